@@ -1,0 +1,55 @@
+import { AppError } from "@parley/shared";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { except } from "hono/combine";
+import { secureHeaders } from "hono/secure-headers";
+import { requireAuth } from "./auth/middleware.ts";
+import { jwks } from "./auth/tokens.ts";
+import { config } from "./env.ts";
+import type { AppEnv } from "./http/context.ts";
+import { errorResponse } from "./http/errors.ts";
+import { auth } from "./routes/auth.ts";
+import { me } from "./routes/me.ts";
+import { orgs } from "./routes/orgs.ts";
+import { orgProjects, projects } from "./routes/projects.ts";
+import { sessions } from "./routes/sessions.ts";
+
+/** Largest JSON body any API route accepts. Project memory (16 KiB) is the largest legitimate one. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export const app = new Hono<AppEnv>()
+  .use("/api/*", secureHeaders())
+  .use(
+    "/api/*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new AppError(
+          "payload_too_large",
+          `Request body must be at most ${MAX_BODY_BYTES} bytes`,
+        );
+      },
+    }),
+  )
+  // Every API route needs a verified caller, except these few public ones.
+  .use("/api/*", except(["/api/health", "/api/auth/*"], requireAuth))
+  .get("/api/health", (c) => c.json({ ok: true }))
+  .get("/.well-known/jwks.json", async (c) => {
+    c.header("cache-control", "public, max-age=300");
+    return c.json(await jwks(config(c.env)));
+  })
+  .route("/api/auth", auth)
+  .route("/api/me", me)
+  .route("/api/orgs", orgs)
+  .route("/api/orgs", orgProjects)
+  .route("/api/projects", projects)
+  .route("/api/sessions", sessions)
+  .notFound((c) => {
+    if (c.req.path.startsWith("/api/") || c.req.path.startsWith("/.well-known/")) {
+      return errorResponse(new AppError("not_found", "No such route"), c);
+    }
+    return c.env.ASSETS.fetch(c.req.raw);
+  })
+  .onError(errorResponse);
+
+export type App = typeof app;

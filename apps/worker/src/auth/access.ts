@@ -1,0 +1,102 @@
+import { AppError, type Role } from "@parley/shared";
+import type { OrgAccess } from "../http/context.ts";
+
+/**
+ * Authorization in one place. Every route that touches an org's data goes through one of these
+ * loaders, which answer `not_found` for a missing object and for another org's object alike (the
+ * caller must not learn that it exists), `gone` for an erased one, and `forbidden` when the caller is
+ * a member whose role is too low.
+ */
+
+const rank: Record<Role, number> = { member: 0, admin: 1, owner: 2 };
+
+export function atLeast(role: Role, needed: Role): boolean {
+  return rank[role] >= rank[needed];
+}
+
+export function requireRole(access: OrgAccess, needed: Role): void {
+  if (!atLeast(access.role, needed)) {
+    throw new AppError("forbidden", `This needs the ${needed} role or higher`);
+  }
+}
+
+export const notFound = (what: string) => new AppError("not_found", `${what} not found`);
+
+export async function orgAccess(db: D1Database, userId: string, orgId: string): Promise<OrgAccess> {
+  const row = await db
+    .prepare("SELECT role FROM memberships WHERE org_id = ? AND user_id = ?")
+    .bind(orgId, userId)
+    .first<{ role: Role }>();
+  if (!row) throw notFound("Organization");
+  return { orgId, role: row.role };
+}
+
+export interface ProjectRow {
+  id: string;
+  org_id: string;
+  name: string;
+  memory: string;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+/** The project and the caller's role in its org, in one query. */
+export async function projectAccess(
+  db: D1Database,
+  userId: string,
+  projectId: string,
+): Promise<{ project: ProjectRow; access: OrgAccess }> {
+  const row = await db
+    .prepare(
+      `SELECT p.*, m.role AS role FROM projects p
+       JOIN memberships m ON m.org_id = p.org_id AND m.user_id = ?
+       WHERE p.id = ?`,
+    )
+    .bind(userId, projectId)
+    .first<ProjectRow & { role: Role }>();
+  if (!row) throw notFound("Project");
+  if (row.deleted_at !== null) throw new AppError("gone", "This project was deleted");
+  const { role, ...project } = row;
+  return { project, access: { orgId: project.org_id, role } };
+}
+
+export interface SessionRow {
+  id: string;
+  project_id: string;
+  org_id: string;
+  owner_id: string;
+  title: string | null;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+/**
+ * The session, if the caller may see it: its owner, or an admin or owner of its org. A member who
+ * does not own it gets `not_found`, as for a foreign object: sessions are private to their owner.
+ */
+export async function sessionAccess(
+  db: D1Database,
+  userId: string,
+  sessionId: string,
+): Promise<{ session: SessionRow; access: OrgAccess }> {
+  const row = await db
+    .prepare(
+      `SELECT s.*, m.role AS role, p.deleted_at AS project_deleted_at FROM sessions s
+       JOIN memberships m ON m.org_id = s.org_id AND m.user_id = ?
+       JOIN projects p ON p.id = s.project_id
+       WHERE s.id = ?`,
+    )
+    .bind(userId, sessionId)
+    .first<SessionRow & { role: Role; project_deleted_at: number | null }>();
+  if (!row) throw notFound("Session");
+  const { role, project_deleted_at, ...session } = row;
+  const access = { orgId: session.org_id, role };
+  if (session.owner_id !== userId && !atLeast(role, "admin")) throw notFound("Session");
+  if (session.deleted_at !== null || project_deleted_at !== null) {
+    throw new AppError("gone", "This session was deleted");
+  }
+  return { session, access };
+}

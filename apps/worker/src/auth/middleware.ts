@@ -1,0 +1,27 @@
+import { AppError } from "@parley/shared";
+import { createMiddleware } from "hono/factory";
+import { config } from "../env.ts";
+import type { AppEnv } from "../http/context.ts";
+import { verifyAccessToken } from "./tokens.ts";
+
+/** Reads `Authorization: Bearer <token>`; anything else is no token at all. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = /^Bearer ([A-Za-z0-9_\-.]+)$/.exec(header ?? "");
+  return match?.[1];
+}
+
+/**
+ * Verifies the access token and sets `caller`. The user must still exist: a token outliving its
+ * account (erased, say) is refused like any bad token.
+ */
+export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
+  const token = bearerToken(c.req.header("authorization"));
+  if (!token) throw new AppError("unauthorized", "Missing access token");
+  const verified = await verifyAccessToken(config(c.env), token);
+  const user = await c.env.DB.prepare("SELECT 1 AS ok FROM users WHERE id = ?")
+    .bind(verified.userId)
+    .first<{ ok: number }>();
+  if (!user) throw new AppError("unauthorized", "Invalid or expired access token");
+  c.set("caller", verified);
+  await next();
+});

@@ -1,0 +1,38 @@
+import { z } from "zod";
+
+/**
+ * Configuration read from the Worker's bindings, validated once per `env` object. A missing or
+ * malformed secret fails loudly at the first request instead of minting unusable tokens.
+ */
+const configSchema = z.object({
+  JWT_PRIVATE_KEY: z.string().min(1, "JWT_PRIVATE_KEY is not set (run `pnpm dev` once locally)"),
+  JWT_ISSUER: z.string().min(1),
+  JWT_AUDIENCE: z.string().min(1),
+  ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(3600),
+  REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(3600),
+});
+
+export type Config = {
+  jwtPrivateKey: string;
+  issuer: string;
+  audience: string;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+};
+
+const cache = new WeakMap<object, Config>();
+
+export function config(env: Env): Config {
+  const cached = cache.get(env);
+  if (cached) return cached;
+  const parsed = configSchema.parse(env);
+  const value: Config = {
+    jwtPrivateKey: parsed.JWT_PRIVATE_KEY,
+    issuer: parsed.JWT_ISSUER,
+    audience: parsed.JWT_AUDIENCE,
+    accessTokenTtlSeconds: parsed.ACCESS_TOKEN_TTL_SECONDS,
+    refreshTokenTtlSeconds: parsed.REFRESH_TOKEN_TTL_SECONDS,
+  };
+  cache.set(env, value);
+  return value;
+}

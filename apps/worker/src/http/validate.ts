@@ -1,0 +1,30 @@
+import { AppError } from "@parley/shared";
+import { validator } from "hono/validator";
+import type { z } from "zod";
+import { invalidRequest } from "./errors.ts";
+
+const jsonMediaType = /^application\/([\w.-]+\+)?json$/i;
+
+/**
+ * Validates a JSON body against a strict zod schema. A non-JSON content type, malformed JSON (Hono
+ * throws, `errorResponse` maps it), wrong types, missing and unknown fields are all
+ * `invalid_request` naming the field; nothing is written because the handler never runs.
+ */
+export const jsonBody = <S extends z.ZodType>(schema: S) =>
+  validator("json", (value, c): z.output<S> => {
+    const mediaType = (c.req.header("content-type") ?? "").split(";")[0]?.trim() ?? "";
+    if (!jsonMediaType.test(mediaType)) {
+      throw new AppError("invalid_request", "Content-Type must be application/json");
+    }
+    const result = schema.safeParse(value);
+    if (!result.success) throw invalidRequest(result.error);
+    return result.data;
+  });
+
+/** Validates the query string the same way. */
+export const query = <S extends z.ZodType>(schema: S) =>
+  validator("query", (value): z.output<S> => {
+    const result = schema.safeParse(value);
+    if (!result.success) throw invalidRequest(result.error, "query");
+    return result.data;
+  });

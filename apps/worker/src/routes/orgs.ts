@@ -1,0 +1,240 @@
+import {
+  AppError,
+  addMemberSchema,
+  createOrgSchema,
+  type Member,
+  newId,
+  type OrgSummary,
+  pageQuerySchema,
+  type Role,
+  updateMemberSchema,
+} from "@parley/shared";
+import { Hono } from "hono";
+import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
+import { auditStatement } from "../db/audit.ts";
+import { cursorBound, iso, toPage } from "../db/pagination.ts";
+import type { AppEnv } from "../http/context.ts";
+import { jsonBody, query } from "../http/validate.ts";
+
+interface OrgRow {
+  id: string;
+  name: string;
+  role: Role;
+  created_at: number;
+}
+
+interface MemberRow {
+  user_id: string;
+  email: string;
+  name: string;
+  role: Role;
+  created_at: number;
+}
+
+const toOrg = (row: OrgRow): OrgSummary => ({
+  id: row.id,
+  name: row.name,
+  role: row.role,
+  createdAt: iso(row.created_at),
+});
+
+const toMember = (row: MemberRow): Member => ({
+  userId: row.user_id,
+  email: row.email,
+  name: row.name,
+  role: row.role,
+  joinedAt: iso(row.created_at),
+});
+
+/**
+ * Deletes or re-roles a membership unless that would leave the org without an owner. The check and
+ * the write are one statement, so two owners demoting each other at once cannot both succeed.
+ */
+const keepsAnOwner = `(role <> 'owner' OR (SELECT COUNT(*) FROM memberships WHERE org_id = ?1 AND role = 'owner') > 1)`;
+
+async function memberRow(db: D1Database, orgId: string, userId: string): Promise<MemberRow> {
+  const row = await db
+    .prepare(
+      `SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m
+       JOIN users u ON u.id = m.user_id WHERE m.org_id = ? AND m.user_id = ?`,
+    )
+    .bind(orgId, userId)
+    .first<MemberRow>();
+  if (!row) throw notFound("Member");
+  return row;
+}
+
+export const orgs = new Hono<AppEnv>()
+
+  .get("/", query(pageQuerySchema), async (c) => {
+    const { cursor, limit } = c.req.valid("query");
+    const { results } = await c.env.DB.prepare(
+      `SELECT o.id, o.name, m.role, o.created_at FROM memberships m
+       JOIN organizations o ON o.id = m.org_id
+       WHERE m.user_id = ? AND o.id < ? ORDER BY o.id DESC LIMIT ?`,
+    )
+      .bind(c.get("caller").userId, cursorBound(cursor), limit + 1)
+      .all<OrgRow>();
+    return c.json(toPage(results, limit, (row) => row.id, toOrg));
+  })
+
+  .post("/", jsonBody(createOrgSchema), async (c) => {
+    const { name } = c.req.valid("json");
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const now = Date.now();
+    const orgId = newId("org", now);
+    await db.batch([
+      db
+        .prepare("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)")
+        .bind(orgId, name, now),
+      db
+        .prepare(
+          "INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?)",
+        )
+        .bind(orgId, userId, now),
+      auditStatement(
+        db,
+        { orgId, actorId: userId, action: "org.created", subjectType: "org", subjectId: orgId },
+        { now },
+      ),
+    ]);
+    return c.json(toOrg({ id: orgId, name, role: "owner", created_at: now }), 201);
+  })
+
+  .get("/:orgId", async (c) => {
+    const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
+    const org = await c.env.DB.prepare(
+      "SELECT id, name, created_at FROM organizations WHERE id = ?",
+    )
+      .bind(access.orgId)
+      .first<Omit<OrgRow, "role">>();
+    if (!org) throw notFound("Organization");
+    return c.json(toOrg({ ...org, role: access.role }));
+  })
+
+  .get("/:orgId/members", query(pageQuerySchema), async (c) => {
+    const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
+    const { cursor, limit } = c.req.valid("query");
+    const { results } = await c.env.DB.prepare(
+      `SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m
+       JOIN users u ON u.id = m.user_id
+       WHERE m.org_id = ? AND m.user_id < ? ORDER BY m.user_id DESC LIMIT ?`,
+    )
+      .bind(access.orgId, cursorBound(cursor), limit + 1)
+      .all<MemberRow>();
+    return c.json(toPage(results, limit, (row) => row.user_id, toMember));
+  })
+
+  /** Adds an existing user by email. Admins add members and admins; only owners add owners. */
+  .post("/:orgId/members", jsonBody(addMemberSchema), async (c) => {
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const access = await orgAccess(db, userId, c.req.param("orgId"));
+    requireRole(access, "admin");
+    const input = c.req.valid("json");
+    if (input.role === "owner") requireRole(access, "owner");
+    const user = await db
+      .prepare("SELECT id FROM users WHERE email = ?")
+      .bind(input.email)
+      .first<{ id: string }>();
+    if (!user) throw new AppError("not_found", "No account with this email", { field: "email" });
+    const now = Date.now();
+    const [insert] = await db.batch([
+      db
+        .prepare(
+          `INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT (org_id, user_id) DO NOTHING`,
+        )
+        .bind(access.orgId, user.id, input.role, now),
+      auditStatement(
+        db,
+        {
+          orgId: access.orgId,
+          actorId: userId,
+          action: "member.added",
+          subjectType: "user",
+          subjectId: user.id,
+          data: { role: input.role },
+        },
+        { now, afterChange: true },
+      ),
+    ]);
+    if (insert?.meta.changes !== 1) {
+      throw new AppError("conflict", "This user is already a member", { field: "email" });
+    }
+    return c.json(toMember(await memberRow(db, access.orgId, user.id)), 201);
+  })
+
+  /**
+   * Changes a member's role. Members change no roles (not even their own); admins move people between
+   * member and admin, never to or from owner; owners may do anything but demote the last owner.
+   */
+  .patch("/:orgId/members/:userId", jsonBody(updateMemberSchema), async (c) => {
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const access = await orgAccess(db, userId, c.req.param("orgId"));
+    requireRole(access, "admin");
+    const target = await memberRow(db, access.orgId, c.req.param("userId"));
+    const { role } = c.req.valid("json");
+    if ((role === "owner" || target.role === "owner") && !atLeast(access.role, "owner")) {
+      throw new AppError("forbidden", "Only an owner can grant or change the owner role");
+    }
+    if (role !== target.role) {
+      const now = Date.now();
+      const [update] = await db.batch([
+        db
+          .prepare(
+            `UPDATE memberships SET role = ?3 WHERE org_id = ?1 AND user_id = ?2 AND ${keepsAnOwner}`,
+          )
+          .bind(access.orgId, target.user_id, role),
+        auditStatement(
+          db,
+          {
+            orgId: access.orgId,
+            actorId: userId,
+            action: "member.role_changed",
+            subjectType: "user",
+            subjectId: target.user_id,
+            data: { from: target.role, to: role },
+          },
+          { now, afterChange: true },
+        ),
+      ]);
+      if (update?.meta.changes !== 1) throw lastOwner();
+    }
+    return c.json(toMember({ ...target, role }));
+  })
+
+  /** Removes a member. Anyone may leave; admins remove members and admins; owners remove anyone. */
+  .delete("/:orgId/members/:userId", async (c) => {
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const access = await orgAccess(db, userId, c.req.param("orgId"));
+    const target = await memberRow(db, access.orgId, c.req.param("userId"));
+    if (target.user_id !== userId) {
+      requireRole(access, "admin");
+      if (target.role === "owner") requireRole(access, "owner");
+    }
+    const [removal] = await db.batch([
+      db
+        .prepare(`DELETE FROM memberships WHERE org_id = ?1 AND user_id = ?2 AND ${keepsAnOwner}`)
+        .bind(access.orgId, target.user_id),
+      auditStatement(
+        db,
+        {
+          orgId: access.orgId,
+          actorId: userId,
+          action: "member.removed",
+          subjectType: "user",
+          subjectId: target.user_id,
+        },
+        { afterChange: true },
+      ),
+    ]);
+    if (removal?.meta.changes !== 1) throw lastOwner();
+    return c.body(null, 204);
+  });
+
+const lastOwner = () =>
+  new AppError("conflict", "An organization needs at least one owner: add another owner first");

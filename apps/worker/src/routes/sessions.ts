@@ -1,0 +1,55 @@
+import type { Session } from "@parley/shared";
+import { Hono } from "hono";
+import { type SessionRow, sessionAccess } from "../auth/access.ts";
+import { auditStatement } from "../db/audit.ts";
+import { iso } from "../db/pagination.ts";
+import type { AppEnv } from "../http/context.ts";
+
+export type SessionRowOut = Omit<SessionRow, "deleted_at">;
+
+export const toSession = (row: SessionRowOut): Session => ({
+  id: row.id,
+  projectId: row.project_id,
+  orgId: row.org_id,
+  ownerId: row.owner_id,
+  title: row.title,
+  createdAt: iso(row.created_at),
+  updatedAt: iso(row.updated_at),
+});
+
+/** One session: its owner, or an admin or owner of its org (routes under /api/sessions). */
+export const sessions = new Hono<AppEnv>()
+
+  .get("/:sessionId", async (c) => {
+    const { session } = await sessionAccess(
+      c.env.DB,
+      c.get("caller").userId,
+      c.req.param("sessionId"),
+    );
+    return c.json(toSession(session));
+  })
+
+  /** Marks the session deleted (410 from then on); the erasure job wipes its chat. */
+  .delete("/:sessionId", async (c) => {
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const { session } = await sessionAccess(db, userId, c.req.param("sessionId"));
+    const now = Date.now();
+    await db.batch([
+      db
+        .prepare("UPDATE sessions SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL")
+        .bind(now, session.id),
+      auditStatement(
+        db,
+        {
+          orgId: session.org_id,
+          actorId: userId,
+          action: "session.deleted",
+          subjectType: "session",
+          subjectId: session.id,
+        },
+        { now },
+      ),
+    ]);
+    return c.body(null, 204);
+  });

@@ -1,0 +1,147 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { api, errorCode, snapshot, uniqueEmail } from "./helpers.ts";
+
+const password = "correct horse battery";
+
+async function signup(email = uniqueEmail(), extra: Record<string, unknown> = {}) {
+  const res = await api<{ accessToken: string; user: { id: string; email: string; name: string } }>(
+    "POST",
+    "/api/auth/signup",
+    { body: { email, password, name: "Ada", ...extra } },
+  );
+  expect(res.status).toBe(201);
+  return { ...res, cookie: refreshCookie(res.headers) };
+}
+
+function refreshCookie(headers: Headers): string {
+  const setCookie = headers.get("set-cookie") ?? "";
+  const match = /parley_refresh=([^;]*)/.exec(setCookie);
+  return match?.[1] ?? "";
+}
+
+const withCookie = (cookie: string) => ({ headers: { cookie: `parley_refresh=${cookie}` } });
+
+describe("sign-up and login", () => {
+  it("creates the user, their first org as owner, and signs them in", async () => {
+    const email = uniqueEmail("ada");
+    const res = await signup(email.toUpperCase(), { orgName: "Analytical" });
+    expect(res.body.user).toEqual({ id: expect.stringMatching(/^usr_/), email, name: "Ada" });
+    expect(res.body.accessToken.split(".")).toHaveLength(3);
+    const setCookie = res.headers.get("set-cookie") ?? "";
+    expect(setCookie).toMatch(/HttpOnly/i);
+    expect(setCookie).toMatch(/SameSite=Strict/i);
+    expect(setCookie).toMatch(/Path=\/api\/auth/);
+    expect(setCookie).toMatch(/Secure/);
+
+    const me = await api("GET", "/api/me", { token: res.body.accessToken });
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({
+      id: res.body.user.id,
+      email,
+      orgs: [{ name: "Analytical", role: "owner" }],
+    });
+  });
+
+  it("stores a salted PBKDF2 hash, never the password", async () => {
+    const a = await signup();
+    const b = await signup();
+    const rows = await env.DB.prepare("SELECT password_hash FROM users WHERE id IN (?, ?)")
+      .bind(a.body.user.id, b.body.user.id)
+      .all<{ password_hash: string }>();
+    const [ha, hb] = rows.results.map((r) => r.password_hash);
+    expect(ha).toMatch(/^pbkdf2-sha256\$100000\$/);
+    expect(ha).not.toContain(password);
+    expect(ha).not.toBe(hb);
+  });
+
+  it("refuses a second account with the same email, changing nothing", async () => {
+    const email = uniqueEmail();
+    await signup(email);
+    const before = await snapshot();
+    const res = await api("POST", "/api/auth/signup", { body: { email, password, name: "B" } });
+    expect(res.status).toBe(409);
+    expect(errorCode(res)).toBe("conflict");
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("logs in with the right password and gives one generic error otherwise", async () => {
+    const email = uniqueEmail();
+    await signup(email);
+    const ok = await api("POST", "/api/auth/login", { body: { email, password } });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ user: { email } });
+
+    const wrongPassword = await api("POST", "/api/auth/login", {
+      body: { email, password: "nope-nope-nope" },
+    });
+    const wrongEmail = await api("POST", "/api/auth/login", {
+      body: { email: uniqueEmail(), password },
+    });
+    expect(wrongPassword.status).toBe(401);
+    expect(wrongEmail.status).toBe(401);
+    expect(wrongPassword.body).toEqual(wrongEmail.body);
+  });
+});
+
+describe("refresh tokens", () => {
+  it("rotates: the new cookie works, the old one is refused and revokes the family", async () => {
+    const start = await signup();
+    const first = await api("POST", "/api/auth/refresh", withCookie(start.cookie));
+    expect(first.status).toBe(200);
+    const second = refreshCookie(first.headers);
+    expect(second).not.toBe(start.cookie);
+    expect(second).not.toBe("");
+    expect(first.body).toMatchObject({ user: { id: start.body.user.id } });
+
+    // The rotated token is presented again: theft. The family dies, including the newest token.
+    const reuse = await api("POST", "/api/auth/refresh", withCookie(start.cookie));
+    expect(reuse.status).toBe(401);
+    expect(errorCode(reuse)).toBe("unauthorized");
+    const afterReuse = await api("POST", "/api/auth/refresh", withCookie(second));
+    expect(afterReuse.status).toBe(401);
+  });
+
+  it("stores refresh tokens hashed", async () => {
+    const start = await signup();
+    const row = await env.DB.prepare("SELECT token_hash FROM refresh_tokens WHERE user_id = ?")
+      .bind(start.body.user.id)
+      .first<{ token_hash: string }>();
+    expect(row?.token_hash).toBeTruthy();
+    expect(row?.token_hash).not.toBe(start.cookie);
+  });
+
+  it("logout revokes the family and clears the cookie", async () => {
+    const start = await signup();
+    const out = await api("POST", "/api/auth/logout", withCookie(start.cookie));
+    expect(out.status).toBe(204);
+    expect(out.headers.get("set-cookie")).toMatch(/parley_refresh=;/);
+    const res = await api("POST", "/api/auth/refresh", withCookie(start.cookie));
+    expect(res.status).toBe(401);
+  });
+
+  it("refuses a missing or unknown refresh token", async () => {
+    expect((await api("POST", "/api/auth/refresh")).status).toBe(401);
+    expect((await api("POST", "/api/auth/refresh", withCookie("bogus"))).status).toBe(401);
+  });
+
+  it("refuses an expired refresh token", async () => {
+    const start = await signup();
+    await env.DB.prepare("UPDATE refresh_tokens SET expires_at = 0 WHERE user_id = ?")
+      .bind(start.body.user.id)
+      .run();
+    expect((await api("POST", "/api/auth/refresh", withCookie(start.cookie))).status).toBe(401);
+  });
+});
+
+describe("JWKS", () => {
+  it("publishes the public key only", async () => {
+    const res = await api<{ keys: Record<string, string>[] }>("GET", "/.well-known/jwks.json");
+    expect(res.status).toBe(200);
+    expect(res.body.keys).toHaveLength(1);
+    const [key] = res.body.keys;
+    expect(key).toMatchObject({ kty: "EC", crv: "P-256", alg: "ES256", use: "sig" });
+    expect(key?.kid).toBeTruthy();
+    expect(key).not.toHaveProperty("d");
+  });
+});

@@ -1,0 +1,173 @@
+import { env, SELF } from "cloudflare:test";
+import { newId, type Role } from "@parley/shared";
+import { signAccessToken } from "../src/auth/tokens.ts";
+import { config } from "../src/env.ts";
+
+export const BASE = "https://parley.test";
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface ApiOptions {
+  token?: string;
+  body?: unknown;
+  /** Sent as is, for malformed-input tests. */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+/** Calls the real Worker (routing, middleware, D1) the way a client does. */
+export async function api<T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  options: ApiOptions = {},
+): Promise<ApiResponse<T>> {
+  const headers = new Headers(options.headers);
+  if (options.token !== undefined) headers.set("authorization", `Bearer ${options.token}`);
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    if (!headers.has("content-type")) headers.set("content-type", "application/json");
+  }
+  const response = await SELF.fetch(`${BASE}${path}`, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+export const errorCode = (response: ApiResponse): unknown =>
+  (response.body as { error?: { code?: string } } | null)?.error?.code;
+
+let counter = 0;
+export const uniqueEmail = (label = "user") =>
+  `${label}-${Date.now().toString(36)}-${(counter++).toString(36)}@example.test`;
+
+export async function tokenFor(userId: string): Promise<string> {
+  return (await signAccessToken(config(env), userId)).token;
+}
+
+export interface Person {
+  id: string;
+  email: string;
+  token: string;
+}
+
+/** Inserts a user straight into D1 (no password hashing) and mints an access token for them. */
+export async function person(label: string): Promise<Person> {
+  const id = newId("user");
+  const email = uniqueEmail(label);
+  await env.DB.prepare(
+    "INSERT INTO users (id, email, name, password_hash, created_at) VALUES (?, ?, ?, 'none', ?)",
+  )
+    .bind(id, email, label, Date.now())
+    .run();
+  return { id, email, token: await tokenFor(id) };
+}
+
+export async function addMembership(orgId: string, userId: string, role: Role): Promise<void> {
+  await env.DB.prepare(
+    "INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?, ?, ?, ?)",
+  )
+    .bind(orgId, userId, role, Date.now())
+    .run();
+}
+
+export async function org(owner: Person, name = "Org"): Promise<string> {
+  const id = newId("org");
+  await env.DB.prepare("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)")
+    .bind(id, name, Date.now())
+    .run();
+  await addMembership(id, owner.id, "owner");
+  return id;
+}
+
+export async function project(orgId: string, createdBy: string, memory = {}): Promise<string> {
+  const id = newId("project");
+  const now = Date.now();
+  await env.DB.prepare(
+    "INSERT INTO projects (id, org_id, name, memory, created_by, created_at, updated_at) VALUES (?, ?, 'P', ?, ?, ?, ?)",
+  )
+    .bind(id, orgId, JSON.stringify(memory), createdBy, now, now)
+    .run();
+  return id;
+}
+
+export async function session(projectId: string, orgId: string, ownerId: string): Promise<string> {
+  const id = newId("session");
+  const now = Date.now();
+  await env.DB.prepare(
+    "INSERT INTO sessions (id, project_id, org_id, owner_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, 'S', ?, ?)",
+  )
+    .bind(id, projectId, orgId, ownerId, now, now)
+    .run();
+  return id;
+}
+
+/**
+ * Two organizations: A with an owner, an admin and two members (one owns a session), B with its own
+ * owner, project and session. Each call builds a fresh one, so tests that mutate do not interfere.
+ */
+export async function world() {
+  const [owner, admin, member, otherMember, outsider] = await Promise.all([
+    person("owner"),
+    person("admin"),
+    person("member"),
+    person("member2"),
+    person("outsider"),
+  ]);
+  const orgId = await org(owner, "Acme");
+  await addMembership(orgId, admin.id, "admin");
+  await addMembership(orgId, member.id, "member");
+  await addMembership(orgId, otherMember.id, "member");
+  const projectId = await project(orgId, owner.id, { goal: "ship" });
+  const sessionId = await session(projectId, orgId, member.id);
+  const otherOrgId = await org(outsider, "Other");
+  const otherProjectId = await project(otherOrgId, outsider.id);
+  const otherSessionId = await session(otherProjectId, otherOrgId, outsider.id);
+  return {
+    owner,
+    admin,
+    member,
+    otherMember,
+    outsider,
+    orgId,
+    projectId,
+    sessionId,
+    otherOrgId,
+    otherProjectId,
+    otherSessionId,
+  };
+}
+export type World = Awaited<ReturnType<typeof world>>;
+
+/** Row counts of every directory table: "nothing changed" means this snapshot is equal before and after. */
+export async function snapshot(): Promise<Record<string, number>> {
+  const tables = [
+    "users",
+    "organizations",
+    "memberships",
+    "projects",
+    "sessions",
+    "refresh_tokens",
+    "audit_log",
+  ];
+  const results = await env.DB.batch(
+    tables.map((t) =>
+      env.DB.prepare(`SELECT COUNT(*) AS n, COALESCE(MAX(rowid), 0) AS m FROM ${t}`),
+    ),
+  );
+  return Object.fromEntries(
+    tables.map((t, i) => {
+      const row = results[i]?.results[0] as { n: number; m: number };
+      return [t, row.n * 1e9 + row.m];
+    }),
+  );
+}

@@ -1,0 +1,46 @@
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+import { generateSigningKey } from "../../scripts/lib/signing-key.mjs";
+
+const root = path.resolve(import.meta.dirname, "../..");
+
+// A fresh signing key per run, in the secret the Worker reads; wrangler also looks for it in
+// process.env (and warns when a required secret is missing).
+process.env.JWT_PRIVATE_KEY ??= JSON.stringify(await generateSigningKey());
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        plugins: [
+          cloudflareTest(async () => ({
+            wrangler: { configPath: path.join(root, "wrangler.jsonc") },
+            miniflare: {
+              bindings: {
+                JWT_PRIVATE_KEY: process.env.JWT_PRIVATE_KEY as string,
+                TEST_MIGRATIONS: await readD1Migrations(
+                  path.join(import.meta.dirname, "migrations"),
+                ),
+              },
+            },
+          })),
+        ],
+        test: {
+          name: "workerd",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/node/**"],
+          setupFiles: ["test/apply-migrations.ts"],
+        },
+      },
+      {
+        test: {
+          name: "node",
+          include: ["test/node/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});

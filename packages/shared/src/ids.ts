@@ -1,0 +1,34 @@
+/**
+ * Identifier prefixes. Ids are `<prefix>_<26 chars>`: 10 characters of creation time then 16 random
+ * ones, in Crockford base32, so ids sort by creation time and a list can page on the id alone.
+ */
+export const idPrefix = {
+  user: "usr",
+  org: "org",
+  project: "prj",
+  session: "ses",
+  refreshToken: "rft",
+  audit: "aud",
+} as const;
+
+export type IdKind = keyof typeof idPrefix;
+
+const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+
+export function newId(kind: IdKind, now: number = Date.now()): string {
+  let time = "";
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = ALPHABET[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  let random = "";
+  for (const byte of bytes) random += ALPHABET[byte % 32];
+  return `${idPrefix[kind]}_${time}${random}`;
+}
+
+/** True when `value` has the shape of an id of `kind`: used to answer 404 early for junk ids. */
+export function isId(kind: IdKind, value: string): boolean {
+  return new RegExp(`^${idPrefix[kind]}_[0-9a-hjkmnp-tv-z]{26}$`).test(value);
+}

@@ -1,0 +1,4 @@
+export * from "./errors.ts";
+export * from "./ids.ts";
+export * from "./pagination.ts";
+export * from "./schemas.ts";

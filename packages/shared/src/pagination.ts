@@ -1,0 +1,17 @@
+import { z } from "zod";
+
+/** Every list in the contract is `{ items, nextCursor }`; `nextCursor` is null on the last page. */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 50;
+
+/** Query string of a paginated list: an opaque cursor from the previous page and a page size. */
+export const pageQuerySchema = z.strictObject({
+  cursor: z.string().min(1).max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+});
+export type PageQuery = z.infer<typeof pageQuerySchema>;
