@@ -113,15 +113,16 @@ export async function session(projectId: string, orgId: string, ownerId: string)
 
 /**
  * Two organizations: A with an owner, an admin and two members (one owns a session), B with its own
- * owner, project and session. Each call builds a fresh one, so tests that mutate do not interfere.
+ * owner ("outsider"), project and session, and a newcomer who belongs to neither. Each call builds a fresh one, so tests that mutate do not interfere.
  */
 export async function world() {
-  const [owner, admin, member, otherMember, outsider] = await Promise.all([
+  const [owner, admin, member, otherMember, outsider, newcomer] = await Promise.all([
     person("owner"),
     person("admin"),
     person("member"),
     person("member2"),
     person("outsider"),
+    person("newcomer"),
   ]);
   const orgId = await org(owner, "Acme");
   await addMembership(orgId, admin.id, "admin");
@@ -138,6 +139,7 @@ export async function world() {
     member,
     otherMember,
     outsider,
+    newcomer,
     orgId,
     projectId,
     sessionId,

@@ -1,0 +1,8 @@
+// Placeholder page: shows that the Worker serving this page also answers the API.
+const status = document.querySelector<HTMLOutputElement>("#status");
+fetch("/api/health")
+  .then((response) => (response.ok ? "ok" : `error ${response.status}`))
+  .catch(() => "unreachable")
+  .then((text) => {
+    if (status) status.textContent = text;
+  });

@@ -1,0 +1,210 @@
+import { describe, expect, it } from "vitest";
+import { app } from "../src/app.ts";
+import { api, errorCode, snapshot, uniqueEmail, type World, world } from "./helpers.ts";
+
+/**
+ * The authorization matrix: every route of the app, called by each kind of caller, with the status
+ * each must get. A route missing here fails the inventory test below, so a new route cannot ship
+ * without a decision about who may call it.
+ */
+type Caller = "anonymous" | "member" | "admin" | "owner" | "otherOwner";
+type Expect = Record<Caller, number>;
+
+interface Row {
+  route: string;
+  request: (w: World) => { path: string; body?: unknown };
+  expect: Expect;
+}
+
+const everyone = (status: number): Expect => ({
+  anonymous: status,
+  member: status,
+  admin: status,
+  owner: status,
+  otherOwner: status,
+});
+const signedIn = (status: number): Expect => ({ ...everyone(status), anonymous: 401 });
+const orgMembers = (status: number): Expect => ({ ...signedIn(status), otherOwner: 404 });
+const orgAdmins = (status: number): Expect => ({ ...orgMembers(status), member: 403 });
+
+const matrix: Row[] = [
+  { route: "GET /api/health", request: () => ({ path: "/api/health" }), expect: everyone(200) },
+  {
+    route: "GET /.well-known/jwks.json",
+    request: () => ({ path: "/.well-known/jwks.json" }),
+    expect: everyone(200),
+  },
+  {
+    route: "POST /api/auth/signup",
+    request: () => ({
+      path: "/api/auth/signup",
+      body: { email: uniqueEmail("matrix"), password: "a long enough password", name: "M" },
+    }),
+    expect: everyone(201),
+  },
+  {
+    route: "POST /api/auth/login",
+    request: () => ({
+      path: "/api/auth/login",
+      body: { email: uniqueEmail("nobody"), password: "whatever-it-is" },
+    }),
+    expect: everyone(401),
+  },
+  // Refresh reads only the cookie: an access token does not stand in for it.
+  {
+    route: "POST /api/auth/refresh",
+    request: () => ({ path: "/api/auth/refresh" }),
+    expect: everyone(401),
+  },
+  {
+    route: "POST /api/auth/logout",
+    request: () => ({ path: "/api/auth/logout" }),
+    expect: everyone(204),
+  },
+  { route: "GET /api/me", request: () => ({ path: "/api/me" }), expect: signedIn(200) },
+  { route: "GET /api/orgs", request: () => ({ path: "/api/orgs" }), expect: signedIn(200) },
+  {
+    route: "POST /api/orgs",
+    request: () => ({ path: "/api/orgs", body: { name: "New" } }),
+    expect: signedIn(201),
+  },
+  {
+    route: "GET /api/orgs/:orgId",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "GET /api/orgs/:orgId/members",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/members` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "POST /api/orgs/:orgId/members",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/members`,
+      body: { email: w.newcomer.email, role: "member" },
+    }),
+    expect: orgAdmins(201),
+  },
+  {
+    route: "PATCH /api/orgs/:orgId/members/:userId",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/members/${w.otherMember.id}`,
+      body: { role: "admin" },
+    }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "DELETE /api/orgs/:orgId/members/:userId",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/members/${w.otherMember.id}` }),
+    expect: orgAdmins(204),
+  },
+  {
+    route: "GET /api/orgs/:orgId/projects",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/projects` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "POST /api/orgs/:orgId/projects",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/projects`, body: { name: "Launch" } }),
+    expect: orgMembers(201),
+  },
+  {
+    route: "GET /api/projects/:projectId",
+    request: (w) => ({ path: `/api/projects/${w.projectId}` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "PATCH /api/projects/:projectId",
+    request: (w) => ({ path: `/api/projects/${w.projectId}`, body: { memory: { tone: "dry" } } }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "DELETE /api/projects/:projectId",
+    request: (w) => ({ path: `/api/projects/${w.projectId}` }),
+    expect: orgAdmins(204),
+  },
+  {
+    route: "GET /api/projects/:projectId/sessions",
+    request: (w) => ({ path: `/api/projects/${w.projectId}/sessions` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "POST /api/projects/:projectId/sessions",
+    request: (w) => ({ path: `/api/projects/${w.projectId}/sessions`, body: { title: "Plan" } }),
+    expect: orgMembers(201),
+  },
+  // The session belongs to the member; admins and owners of the org may also read and delete it.
+  {
+    route: "GET /api/sessions/:sessionId",
+    request: (w) => ({ path: `/api/sessions/${w.sessionId}` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "DELETE /api/sessions/:sessionId",
+    request: (w) => ({ path: `/api/sessions/${w.sessionId}` }),
+    expect: orgMembers(204),
+  },
+];
+
+const tokenOf = (w: World, caller: Caller): string | undefined =>
+  caller === "anonymous"
+    ? undefined
+    : { member: w.member, admin: w.admin, owner: w.owner, otherOwner: w.outsider }[caller].token;
+
+describe("route inventory", () => {
+  it("has a matrix row for every route of the app, and no row for a route that does not exist", () => {
+    const routes = new Set(
+      app.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method} ${r.path}`),
+    );
+    const rows = new Set(matrix.map((row) => row.route));
+    expect([...routes].filter((r) => !rows.has(r))).toEqual([]);
+    expect([...rows].filter((r) => !routes.has(r))).toEqual([]);
+  });
+});
+
+describe("authorization matrix", () => {
+  const callers: Caller[] = ["anonymous", "member", "admin", "owner", "otherOwner"];
+  const cells = matrix.flatMap((row) => callers.map((caller) => [row.route, caller, row] as const));
+
+  it.each(cells)("%s as %s", async (route, caller, row) => {
+    const w = await world();
+    const method = route.split(" ")[0] ?? "GET";
+    const { path, body } = row.request(w);
+    const before = await snapshot();
+    const res = await api(method, path, { token: tokenOf(w, caller), body });
+    expect(res.status, JSON.stringify(res.body)).toBe(row.expect[caller]);
+    if (res.status >= 400) {
+      // A refused call changes nothing, and says why with a code.
+      expect(errorCode(res)).toBeTypeOf("string");
+      expect(await snapshot()).toEqual(before);
+    }
+  });
+
+  it("a member who does not own a session cannot see or delete it (404, like a foreign one)", async () => {
+    const w = await world();
+    for (const method of ["GET", "DELETE"]) {
+      const res = await api(method, `/api/sessions/${w.sessionId}`, { token: w.otherMember.token });
+      expect(res.status).toBe(404);
+    }
+  });
+
+  it("a foreign object answers exactly like a missing one", async () => {
+    const w = await world();
+    const foreign = await api("GET", `/api/projects/${w.otherProjectId}`, {
+      token: w.member.token,
+    });
+    const missing = await api("GET", "/api/projects/prj_00000000000000000000000000", {
+      token: w.member.token,
+    });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toEqual(missing.body);
+    const foreignOrg = await api("GET", `/api/orgs/${w.otherOrgId}/members`, {
+      token: w.owner.token,
+    });
+    const missingOrg = await api("GET", "/api/orgs/org_00000000000000000000000000/members", {
+      token: w.owner.token,
+    });
+    expect(foreignOrg.body).toEqual(missingOrg.body);
+  });
+});
