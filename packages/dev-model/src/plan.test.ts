@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_BEHAVIOUR, planCompletion, totalsAfter } from "./plan.ts";
+import { computeCost } from "./pricing.ts";
+import { devReasoning } from "./reply.ts";
+import { type ChatRequest, estimatePromptTokens, parseChatRequest } from "./request.ts";
+
+function request(body: Record<string, unknown>): ChatRequest {
+  const parsed = parseChatRequest(body);
+  if (!parsed.ok) throw new Error(parsed.message);
+  return parsed.request;
+}
+
+const TOOLS = [{ type: "function", function: { name: "save", parameters: {} } }];
+
+describe("estimatePromptTokens", () => {
+  it("counts a quarter token per character of content, tool calls and tools", () => {
+    expect(estimatePromptTokens({ messages: [{ role: "user", content: "abcd" }] })).toBe(1);
+    expect(estimatePromptTokens({ messages: [{ role: "user", content: "abcde" }] })).toBe(2);
+    expect(estimatePromptTokens({ messages: [{ role: "user", content: "" }] })).toBe(1);
+    const calls = [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }];
+    const messages = [
+      { role: "system", content: [{ type: "text", text: "12345678" }] },
+      { role: "assistant", content: null, tool_calls: calls },
+    ];
+    const chars = 8 + JSON.stringify(calls).length + JSON.stringify(TOOLS).length;
+    expect(estimatePromptTokens({ messages, tools: TOOLS })).toBe(Math.ceil(chars / 4));
+  });
+});
+
+describe("planCompletion", () => {
+  it("spends max_tokens on reasoning first, then on the reply", () => {
+    const plan = planCompletion(
+      request({
+        messages: [{ role: "user", content: "think hard" }],
+        reasoning: { effort: "high" },
+        max_tokens: 10,
+      }),
+    );
+    expect(plan.units.map((u) => u.kind)).toEqual([
+      ...Array(8).fill("reasoning"),
+      "content",
+      "content",
+    ]);
+    expect(plan.finishReason).toBe("length");
+    expect(totalsAfter(plan)).toEqual({
+      completionTokens: 10,
+      reasoningTokens: 8,
+      cost: computeCost("parley/dev", plan.promptTokens, 10),
+    });
+    const reasoning = plan.units.map((u) => (u.kind === "reasoning" ? u.text : "")).join("");
+    expect(reasoning).toBe(devReasoning("think hard"));
+  });
+
+  it("counts hidden reasoning (exclude) and caps it with reasoning.max_tokens", () => {
+    const plan = planCompletion(
+      request({
+        messages: [{ role: "user", content: "q" }],
+        reasoning: { max_tokens: 3, exclude: true },
+      }),
+    );
+    const reasoning = plan.units.filter((u) => u.kind === "reasoning");
+    expect(reasoning).toHaveLength(3);
+    expect(reasoning.every((u) => u.kind === "reasoning" && !u.visible)).toBe(true);
+    expect(plan.finishReason).toBe("stop");
+  });
+
+  it("does not reason when reasoning is disabled", () => {
+    const plan = planCompletion(
+      request({ messages: [{ role: "user", content: "q" }], reasoning: { enabled: false } }),
+    );
+    expect(plan.units.some((u) => u.kind === "reasoning")).toBe(false);
+  });
+
+  it("plans parallel tool calls, skipping tools not offered and tool_choice none", () => {
+    const content = '[[tool:save {"a":1}]] [[tool:missing]] [[tool:save]]';
+    const plan = planCompletion(request({ messages: [{ role: "user", content }], tools: TOOLS }));
+    expect(plan.units).toEqual([
+      { kind: "tool-name", index: 0, name: "save" },
+      { kind: "tool-arguments", index: 0, text: '{"a"' },
+      { kind: "tool-arguments", index: 0, text: ":1}" },
+      { kind: "tool-name", index: 1, name: "save" },
+      { kind: "tool-arguments", index: 1, text: "{}" },
+    ]);
+    expect(plan.finishReason).toBe("tool_calls");
+    const none = planCompletion(
+      request({ messages: [{ role: "user", content }], tools: TOOLS, tool_choice: "none" }),
+    );
+    expect(none.finishReason).toBe("stop");
+  });
+
+  it("takes faults and pacing from triggers over server defaults", () => {
+    const behaviour = {
+      ...DEFAULT_BEHAVIOUR,
+      latencyMs: 5,
+      fault: { kind: "hang", afterTokens: 1 },
+    } as const;
+    const plain = planCompletion(
+      request({ messages: [{ role: "user", content: "x" }] }),
+      behaviour,
+    );
+    expect(plain.fault).toEqual({ kind: "hang", afterTokens: 1 });
+    expect(plain.latencyMs).toBe(5);
+    const triggered = planCompletion(
+      request({
+        messages: [{ role: "user", content: "x [[error-after:2]] [[latency:0]] [[tps:9]]" }],
+      }),
+      behaviour,
+    );
+    expect(triggered.fault).toEqual({ kind: "error", afterTokens: 2 });
+    expect(triggered.latencyMs).toBe(0);
+    expect(triggered.tokensPerSecond).toBe(9);
+  });
+});

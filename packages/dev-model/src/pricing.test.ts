@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { computeCost, DEFAULT_PRICE, formatPrice, PRICES, priceFor } from "./pricing.ts";
+
+describe("computeCost", () => {
+  it("multiplies tokens by the model's per-token prices", () => {
+    expect(computeCost("openai/gpt-4o-mini", 1000, 500)).toBe(1000 * 0.00000015 + 500 * 0.0000006);
+    expect(computeCost("anthropic/claude-sonnet-4.5", 10, 0)).toBe(0.00003);
+  });
+
+  it("charges unknown models the default price", () => {
+    expect(priceFor("someone/unknown-model")).toBe(DEFAULT_PRICE);
+    expect(priceFor("constructor")).toBe(DEFAULT_PRICE);
+    expect(computeCost("someone/unknown-model", 3, 4)).toBe(3 * 0.000001 + 4 * 0.000002);
+  });
+});
+
+describe("formatPrice", () => {
+  it("writes dollars per token as plain decimals", () => {
+    expect(formatPrice(0.00000015)).toBe("0.00000015");
+    expect(formatPrice(0.000015)).toBe("0.000015");
+    expect(formatPrice(0)).toBe("0");
+    for (const price of Object.values(PRICES)) {
+      expect(Number(formatPrice(price.prompt))).toBe(price.prompt);
+      expect(Number(formatPrice(price.completion))).toBe(price.completion);
+    }
+  });
+});
