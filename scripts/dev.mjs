@@ -10,6 +10,8 @@ import { generateSigningKey } from "./lib/signing-key.mjs";
 const root = path.resolve(import.meta.dirname, "..");
 const port = Number(process.env.PORT ?? 8787);
 const devModelPort = Number(process.env.DEV_MODEL_PORT ?? 8789);
+// Where local D1 and Durable Object state lives; tests point it at a temporary directory.
+const persist = process.env.PERSIST_DIR ? ["--persist-to", process.env.PERSIST_DIR] : [];
 const wrangler = path.join(
   path.dirname(createRequire(import.meta.url).resolve("wrangler/package.json")),
   "bin/wrangler.js",
@@ -80,6 +82,7 @@ run("applying D1 migrations (local)", process.execPath, [
   "apply",
   "DB",
   "--local",
+  ...persist,
 ]);
 
 const vars = [];
@@ -94,7 +97,7 @@ if (!process.env.OPENROUTER_API_KEY) {
 start(
   "wrangler dev",
   process.execPath,
-  [wrangler, "dev", "--port", String(port), "--ip", "127.0.0.1", ...vars],
+  [wrangler, "dev", "--port", String(port), "--ip", "127.0.0.1", ...persist, ...vars],
   {
     WRANGLER_SEND_METRICS: "false",
   },
