@@ -1,0 +1,79 @@
+/**
+ * @parley/billing: the pure billing core. Integer micro-dollar money, the price table and markup,
+ * the per-org credit ledger with two-phase holds, and the Stripe event mapping. No I/O and no
+ * platform APIs: the BillingAccount Durable Object runs it over SQLite, tests over memory.
+ */
+
+export type {
+  Attribution,
+  Balance,
+  ExpireResult,
+  LedgerConfig,
+  PostCumulativeInput,
+  PostInput,
+  PostResult,
+  ReconcileReport,
+  ReleaseResult,
+  ReserveInput,
+  ReserveResult,
+  SettleInput,
+  SettleResult,
+  SpendLimitScope,
+} from "./ledger.ts";
+export { CreditLedger, DEFAULT_LEDGER_CONFIG, utcDay, utcMonth } from "./ledger.ts";
+export type {
+  AlertKind,
+  AlertRow,
+  EntryKind,
+  EntryRow,
+  HoldRow,
+  HoldStatus,
+  LedgerStore,
+  NewEntryRow,
+  UsageOutcome,
+  UsageRow,
+} from "./ledger-store.ts";
+export { MemoryLedgerStore } from "./memory-ledger-store.ts";
+export {
+  addMicros,
+  assertMicros,
+  assertNonNegativeMicros,
+  assertPositiveMicros,
+  centsToMicros,
+  dollarsToMicrosCeil,
+  formatMicros,
+  MICROS_PER_CENT,
+  MICROS_PER_DOLLAR,
+  microsToCents,
+  subtractMicros,
+  sumDollarsToMicrosCeil,
+} from "./money.ts";
+export type { MaxCallCostInput, ModelPrice, PriceTable, TokenUsage } from "./pricing.ts";
+export {
+  applyMarkup,
+  assertPriceTable,
+  BPS_DENOMINATOR,
+  costFromTokens,
+  maxCallCostMicros,
+  perTokenDollarsToMicrosPerMTok,
+  priceForModel,
+} from "./pricing.ts";
+export type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
+export { LEDGER_SQLITE_SCHEMA, SqlLedgerStore } from "./sql-ledger-store.ts";
+export type {
+  StripeDisputeAction,
+  StripeEvent,
+  StripeEventMapping,
+  StripeIgnoredEvent,
+  StripeLedgerAction,
+  StripePaymentRefs,
+  StripeRefundAction,
+  StripeRejectedEvent,
+  StripeTopupAction,
+} from "./stripe-events.ts";
+export {
+  applyStripeAction,
+  HANDLED_STRIPE_EVENT_TYPES,
+  mapStripeEvent,
+  STRIPE_ORG_METADATA_KEY,
+} from "./stripe-events.ts";

@@ -1,0 +1,135 @@
+/**
+ * The storage contract of {@link CreditLedger}: a narrow, synchronous, row-oriented interface that
+ * the BillingAccount Durable Object implements over its SQLite (`ctx.storage.sql.exec`,
+ * `ctx.storage.transactionSync`) and {@link MemoryLedgerStore} implements for tests. Rows are plain
+ * objects of strings, numbers and nulls, one per table row; booleans are 0/1 as SQLite returns them.
+ */
+
+/** Kinds of ledger entry. `usage` entries are posted only by `settle`. */
+export type EntryKind = "grant" | "topup" | "usage" | "adjustment";
+
+/** One append-only ledger entry. */
+export interface EntryRow {
+  /** Assigned by the store on insert: 1, 2, 3, ... in insertion order. */
+  seq: number;
+  kind: EntryKind;
+  /** Signed: credits are positive, usage and refunds negative. */
+  amountMicros: number;
+  /** The posted balance after this entry. */
+  balanceAfterMicros: number;
+  /** Unique across all entries. */
+  idempotencyKey: string;
+  /** The request id for usage; the Stripe object for top-ups and adjustments. */
+  reference: string | null;
+  memo: string | null;
+  createdAt: number;
+}
+
+export type NewEntryRow = Omit<EntryRow, "seq">;
+
+/** Lifecycle of a reservation: `open` → exactly one of `settled`, `released`, `expired`. */
+export type HoldStatus = "open" | "settled" | "released" | "expired";
+
+/** A reservation of credits for one request. */
+export interface HoldRow {
+  /** Unique: one hold per request. */
+  requestId: string;
+  amountMicros: number;
+  memberId: string;
+  projectId: string | null;
+  sessionId: string | null;
+  status: HoldStatus;
+  createdAt: number;
+  expiresAt: number;
+  resolvedAt: number | null;
+}
+
+/**
+ * How a settle related to a hold: `settled` resolved an open hold; `settled_late` arrived after its
+ * hold expired and was charged without one; `metered` had no hold (non-billable usage).
+ */
+export type UsageOutcome = "settled" | "settled_late" | "metered";
+
+/** One settled model request, billable or not. */
+export interface UsageRow {
+  /** Unique: one usage event per request. */
+  requestId: string;
+  memberId: string | null;
+  projectId: string | null;
+  sessionId: string | null;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  cachedPromptTokens: number;
+  reasoningTokens: number;
+  /** What the provider charged us. */
+  costMicros: number;
+  /** What the org was charged (0 when not billable). */
+  priceMicros: number;
+  billable: 0 | 1;
+  /** JSON array of the provider's generation ids. */
+  generationIds: string;
+  outcome: UsageOutcome;
+  /** The hold's amount when there was one. */
+  holdMicros: number | null;
+  createdAt: number;
+}
+
+export type AlertKind = "org_monthly_spend" | "member_daily_spend" | "low_balance";
+
+/** A threshold alert that fired; its key makes it fire once per limit, threshold and period. */
+export interface AlertRow {
+  /** Unique: kind, period, member, threshold and limit value. */
+  key: string;
+  kind: AlertKind;
+  /** The member for `member_daily_spend`, otherwise null. */
+  memberId: string | null;
+  /** `2026-11` (UTC month), `2026-11-29` (UTC day), or `entry-<seq>` (since the last credit). */
+  period: string;
+  /** 50, 80, 100, ... for spend alerts; null for low balance. */
+  thresholdPct: number | null;
+  /** The spend limit, or the low-balance threshold. */
+  limitMicros: number;
+  /** Committed spend (settled + open holds), or the available balance, when it fired. */
+  levelMicros: number;
+  firedAt: number;
+}
+
+/**
+ * Synchronous storage for one organization's ledger. {@link CreditLedger} calls every mutation
+ * inside `transact`, and checks uniqueness itself before inserting (a store may still enforce it).
+ */
+export interface LedgerStore {
+  /**
+   * Runs `fn` atomically: if it throws, none of its writes remain. A nested call must work (the
+   * route may wrap a ledger call in its own transaction); the ledger never catches an error inside
+   * a transaction, so an inner call may simply join the outer one.
+   */
+  transact<T>(fn: () => T): T;
+
+  insertEntry(entry: NewEntryRow): EntryRow;
+  getEntryByKey(idempotencyKey: string): EntryRow | null;
+  /** Entries with `seq > afterSeq`, ascending, at most `limit`. */
+  listEntries(afterSeq: number, limit: number): EntryRow[];
+  /** Sum of `amountMicros` over all entries (0 when none). */
+  sumEntries(): number;
+  /** Sum of `amountMicros` over entries with this `reference` (0 when none). */
+  sumEntriesByReference(reference: string): number;
+
+  insertHold(hold: HoldRow): void;
+  getHold(requestId: string): HoldRow | null;
+  /** Moves an open hold to a final status; a no-op when the hold is not open. */
+  resolveHold(requestId: string, status: Exclude<HoldStatus, "open">, resolvedAt: number): void;
+  /** Every hold whose status is `open` (few: one per in-flight model call). */
+  listOpenHolds(): HoldRow[];
+
+  insertUsage(usage: UsageRow): void;
+  getUsage(requestId: string): UsageRow | null;
+
+  /** A named integer (cached totals, spend per period); 0 when never set. */
+  getCounter(name: string): number;
+  setCounter(name: string, value: number): void;
+
+  getAlert(key: string): AlertRow | null;
+  insertAlert(alert: AlertRow): void;
+}

@@ -1,0 +1,794 @@
+/**
+ * The credit ledger of one organization: append-only entries, two-phase holds, spend limits and
+ * threshold alerts, over a synchronous {@link LedgerStore}.
+ *
+ * Balance. `posted` is the sum of all entries, `held` the sum of open holds, and
+ * `available = posted − held`. Both totals are cached in counters and checked by `reconcile()`.
+ *
+ * Admission. A reserve is admitted only when `available ≥ amount` (and within the spend limits),
+ * so an admitted reserve never takes `available` below zero.
+ *
+ * Overdraft bound. Only three things lower `available` without a reserve: a settle whose charge
+ * exceeds its open hold (by exactly `charge − hold`, its overrun), a late settle after the hold
+ * expired (by the whole charge), and a negative adjustment (a refund or dispute of credits already
+ * spent). So at any time `available ≥ −(sum of the overruns of holds that were open when
+ * `available` was last ≥ 0, plus late charges and negative adjustments since)`. With holds sized by
+ * `maxCallCostMicros` for one model step, an overrun only happens when the provider charges more
+ * than the price table predicts, and the overdraft is at most one step's overrun per concurrent
+ * request. A settle with a charge above its hold still posts the whole charge: the money was spent.
+ *
+ * Late settle. A hold resolves once. A settle for a released hold is refused (`hold_released`: the
+ * caller declared no model call happened). A settle for an expired hold is a late settle: the
+ * provider did charge, so the usage is posted anyway, without a hold (`outcome: "settled_late"`,
+ * `overrunMicros` = the whole charge), and the hold stays `expired`. Set the hold TTL above the
+ * longest possible model call so that a late settle means a crash or a stuck alarm, not routine.
+ * Holds expire only through `expire(now)`: an open hold past its `expiresAt` still settles normally.
+ */
+
+import type {
+  AlertKind,
+  AlertRow,
+  EntryKind,
+  EntryRow,
+  HoldRow,
+  LedgerStore,
+  UsageOutcome,
+  UsageRow,
+} from "./ledger-store.ts";
+import {
+  addMicros,
+  assertMicros,
+  assertNonNegativeMicros,
+  assertPositiveMicros,
+  subtractMicros,
+} from "./money.ts";
+import type { TokenUsage } from "./pricing.ts";
+
+/** Spend controls and alert thresholds; every limit is in micro-dollars and `null` means none. */
+export interface LedgerConfig {
+  /** Settled spend + open holds of the org per UTC calendar month. */
+  orgMonthlyLimitMicros: number | null;
+  /** Settled spend + open holds of each member per UTC day. */
+  memberDailyLimitMicros: number | null;
+  /** An alert fires when `available` drops below this, once per funding (top-up or grant). */
+  lowBalanceMicros: number | null;
+  /** Percentages of each limit that fire an alert, once per period. */
+  alertThresholdsPct: readonly number[];
+}
+
+export const DEFAULT_LEDGER_CONFIG: LedgerConfig = {
+  orgMonthlyLimitMicros: null,
+  memberDailyLimitMicros: null,
+  lowBalanceMicros: null,
+  alertThresholdsPct: [50, 80, 100],
+};
+
+export interface Balance {
+  postedMicros: number;
+  heldMicros: number;
+  availableMicros: number;
+}
+
+export interface ReserveInput {
+  requestId: string;
+  amountMicros: number;
+  memberId: string;
+  projectId: string | null;
+  sessionId: string | null;
+  now: number;
+  ttlMs: number;
+}
+
+export type SpendLimitScope = "org_monthly" | "member_daily";
+
+export type ReserveResult =
+  | { ok: true; hold: HoldRow; replayed: boolean; alerts: AlertRow[] }
+  | {
+      ok: false;
+      reason: "insufficient_credits";
+      availableMicros: number;
+      requiredMicros: number;
+      alerts: AlertRow[];
+    }
+  | {
+      ok: false;
+      reason: "spend_limit";
+      limit: SpendLimitScope;
+      limitMicros: number;
+      committedMicros: number;
+      requiredMicros: number;
+      alerts: AlertRow[];
+    }
+  | { ok: false; reason: "conflict"; message: string };
+
+/** Who a request belongs to; only used by a settle that has no hold. */
+export interface Attribution {
+  memberId: string;
+  projectId: string | null;
+  sessionId: string | null;
+}
+
+export interface SettleInput {
+  requestId: string;
+  /** What the provider charged (its reported cost, or the price table's cost). */
+  costMicros: number;
+  /** What the org is charged: the cost with markup. Must be 0 when `billable` is false. */
+  priceMicros: number;
+  tokens: TokenUsage;
+  model: string;
+  generationIds: readonly string[];
+  billable: boolean;
+  now: number;
+  /** Required for a settle without a hold; when a hold exists it must match the hold's. */
+  attribution?: Attribution;
+}
+
+export type SettleResult =
+  | {
+      ok: true;
+      outcome: UsageOutcome;
+      replayed: boolean;
+      usage: UsageRow;
+      /** The usage entry; null when nothing was charged. */
+      entry: EntryRow | null;
+      /** The part of the charge not covered by an open hold. */
+      overrunMicros: number;
+      alerts: AlertRow[];
+    }
+  | { ok: false; reason: "conflict"; message: string }
+  | { ok: false; reason: "hold_released"; hold: HoldRow }
+  | { ok: false; reason: "no_hold" };
+
+export type ReleaseResult =
+  | { ok: true; hold: HoldRow; replayed: boolean }
+  | { ok: false; reason: "unknown_request" }
+  | { ok: false; reason: "already_resolved"; hold: HoldRow };
+
+export interface ExpireResult {
+  /** Holds this call voided, as they are now. */
+  expired: HoldRow[];
+  /** The earliest expiry among holds still open, for the next alarm; null when none. */
+  nextExpiresAt: number | null;
+}
+
+export interface PostInput {
+  kind: Exclude<EntryKind, "usage">;
+  /** Positive for `grant` and `topup`; non-zero for `adjustment`. */
+  amountMicros: number;
+  idempotencyKey: string;
+  reference?: string | null;
+  memo?: string | null;
+  now: number;
+}
+
+export interface PostCumulativeInput {
+  kind: Exclude<EntryKind, "usage">;
+  /** Groups the entries; also the prefix of each entry's idempotency key. */
+  reference: string;
+  /** The total the entries under `reference` must reach (negative for refunds). */
+  totalMicros: number;
+  memo?: string | null;
+  now: number;
+}
+
+export type PostResult =
+  | {
+      ok: true;
+      /** The entry posted (or replayed); null when there was nothing left to post. */
+      entry: EntryRow | null;
+      replayed: boolean;
+      alerts: AlertRow[];
+    }
+  | { ok: false; reason: "conflict"; existing: EntryRow };
+
+export interface ReconcileReport {
+  ok: boolean;
+  postedMicros: number;
+  entriesSumMicros: number;
+  heldMicros: number;
+  openHoldsSumMicros: number;
+  /** Human-readable mismatches; empty when ok. */
+  problems: string[];
+}
+
+const POSTED = "posted";
+const HELD = "held";
+/** Seq of the latest credit entry: a low-balance alert fires once per funding. */
+const FUNDED_AT = "funded_at_seq";
+
+/** UTC calendar month of a timestamp: `2026-11`. */
+export function utcMonth(now: number): string {
+  return new Date(now).toISOString().slice(0, 7);
+}
+
+/** UTC day of a timestamp: `2026-11-29`. */
+export function utcDay(now: number): string {
+  return new Date(now).toISOString().slice(0, 10);
+}
+
+function orgSpendCounter(month: string): string {
+  return `spend:org:${month}`;
+}
+
+function memberSpendCounter(day: string, memberId: string): string {
+  return `spend:member:${day}:${memberId}`;
+}
+
+function usageKey(requestId: string): string {
+  return `usage:${requestId}`;
+}
+
+function assertId(value: string, label: string): void {
+  if (typeof value !== "string" || value.length === 0) {
+    throw new RangeError(`${label} must be a non-empty string`);
+  }
+}
+
+function assertTime(value: number, label: string): void {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new RangeError(`${label} must be a non-negative integer timestamp in ms`);
+  }
+}
+
+function assertCount(value: number, label: string): void {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new RangeError(`${label} must be a non-negative safe integer`);
+  }
+}
+
+function crossed(levelMicros: number, limitMicros: number, pct: number): boolean {
+  // level / limit ≥ pct / 100, without rounding or overflow.
+  return limitMicros > 0 && BigInt(levelMicros) * 100n >= BigInt(limitMicros) * BigInt(pct);
+}
+
+/**
+ * One organization's credits. Every method is synchronous and runs in one store transaction, so a
+ * Durable Object (the single writer per org) gets atomic reserve/settle without awaiting. Expected
+ * outcomes (refusals, replays, conflicts) are return values; a `RangeError` means a caller bug
+ * (a non-integer amount, an empty id).
+ */
+export class CreditLedger {
+  readonly config: LedgerConfig;
+  readonly #store: LedgerStore;
+
+  constructor(store: LedgerStore, config: Partial<LedgerConfig> = {}) {
+    this.#store = store;
+    this.config = { ...DEFAULT_LEDGER_CONFIG, ...config };
+    const { orgMonthlyLimitMicros, memberDailyLimitMicros, lowBalanceMicros } = this.config;
+    if (orgMonthlyLimitMicros !== null) assertNonNegativeMicros(orgMonthlyLimitMicros, "limit");
+    if (memberDailyLimitMicros !== null) assertNonNegativeMicros(memberDailyLimitMicros, "limit");
+    if (lowBalanceMicros !== null) assertMicros(lowBalanceMicros, "lowBalanceMicros");
+    for (const pct of this.config.alertThresholdsPct) {
+      if (!Number.isSafeInteger(pct) || pct <= 0) throw new RangeError("bad alert threshold");
+    }
+  }
+
+  /** Posted, held and available credits, from the cached totals. */
+  balance(): Balance {
+    const postedMicros = this.#store.getCounter(POSTED);
+    const heldMicros = this.#store.getCounter(HELD);
+    return { postedMicros, heldMicros, availableMicros: postedMicros - heldMicros };
+  }
+
+  /** The hold of a request, whatever its status, or null. */
+  hold(requestId: string): HoldRow | null {
+    return this.#store.getHold(requestId);
+  }
+
+  /** Entries after `afterSeq`, oldest first (for the ledger page). */
+  entries(afterSeq = 0, limit = 100): EntryRow[] {
+    return this.#store.listEntries(afterSeq, limit);
+  }
+
+  /**
+   * Reserves credits for one request before the model call. Admitted only when
+   * `available ≥ amountMicros` and the spend limits allow it. Replaying a request id with the same
+   * amount and attribution returns the existing hold (whatever its status now) and changes nothing;
+   * different parameters are a conflict. A refusal records nothing but alerts, so the same request
+   * id may be retried after a top-up. Returns the alerts that newly fired.
+   */
+  reserve(input: ReserveInput): ReserveResult {
+    assertId(input.requestId, "requestId");
+    assertId(input.memberId, "memberId");
+    assertPositiveMicros(input.amountMicros, "amountMicros");
+    assertTime(input.now, "now");
+    if (!Number.isSafeInteger(input.ttlMs) || input.ttlMs <= 0) {
+      throw new RangeError("ttlMs must be a positive integer");
+    }
+    return this.#store.transact((): ReserveResult => {
+      const existing = this.#store.getHold(input.requestId);
+      if (existing !== null) {
+        const same =
+          existing.amountMicros === input.amountMicros &&
+          existing.memberId === input.memberId &&
+          existing.projectId === input.projectId &&
+          existing.sessionId === input.sessionId;
+        if (!same) {
+          return {
+            ok: false,
+            reason: "conflict",
+            message: `request ${input.requestId} was reserved with different parameters`,
+          };
+        }
+        return { ok: true, hold: existing, replayed: true, alerts: [] };
+      }
+      if (this.#store.getUsage(input.requestId) !== null) {
+        return {
+          ok: false,
+          reason: "conflict",
+          message: `request ${input.requestId} was already settled without a reservation`,
+        };
+      }
+
+      const { availableMicros, heldMicros } = this.balance();
+      if (availableMicros < input.amountMicros) {
+        return {
+          ok: false,
+          reason: "insufficient_credits",
+          availableMicros,
+          requiredMicros: input.amountMicros,
+          alerts: this.#collectAlerts(input.now, input.memberId, null),
+        };
+      }
+
+      const orgLimit = this.config.orgMonthlyLimitMicros;
+      if (orgLimit !== null) {
+        const committed = this.#store.getCounter(orgSpendCounter(utcMonth(input.now))) + heldMicros;
+        if (committed + input.amountMicros > orgLimit) {
+          return {
+            ok: false,
+            reason: "spend_limit",
+            limit: "org_monthly",
+            limitMicros: orgLimit,
+            committedMicros: committed,
+            requiredMicros: input.amountMicros,
+            alerts: this.#collectAlerts(input.now, input.memberId, "org_monthly"),
+          };
+        }
+      }
+      const memberLimit = this.config.memberDailyLimitMicros;
+      if (memberLimit !== null) {
+        const committed = this.#memberCommitted(input.now, input.memberId);
+        if (committed + input.amountMicros > memberLimit) {
+          return {
+            ok: false,
+            reason: "spend_limit",
+            limit: "member_daily",
+            limitMicros: memberLimit,
+            committedMicros: committed,
+            requiredMicros: input.amountMicros,
+            alerts: this.#collectAlerts(input.now, input.memberId, "member_daily"),
+          };
+        }
+      }
+
+      const hold: HoldRow = {
+        requestId: input.requestId,
+        amountMicros: input.amountMicros,
+        memberId: input.memberId,
+        projectId: input.projectId,
+        sessionId: input.sessionId,
+        status: "open",
+        createdAt: input.now,
+        expiresAt: input.now + input.ttlMs,
+        resolvedAt: null,
+      };
+      this.#store.insertHold(hold);
+      this.#addCounter(HELD, hold.amountMicros);
+      const alerts = this.#collectAlerts(input.now, input.memberId, null);
+      return { ok: true, hold, replayed: false, alerts };
+    });
+  }
+
+  /**
+   * Settles a request to what it actually cost, exactly once. With an open hold: the hold is
+   * resolved and the whole `priceMicros` is charged, even above the hold (the overrun is reported).
+   * With an expired hold: a late settle, charged without a hold (see the module doc). With a
+   * released hold: refused. With no hold: a non-billable request is metered (a usage event at
+   * price 0, the balance untouched); a billable one is refused (`no_hold`). Replays with the same
+   * parameters return the first result without charging again; different parameters are a conflict.
+   */
+  settle(input: SettleInput): SettleResult {
+    assertId(input.requestId, "requestId");
+    assertNonNegativeMicros(input.costMicros, "costMicros");
+    assertNonNegativeMicros(input.priceMicros, "priceMicros");
+    assertTime(input.now, "now");
+    assertCount(input.tokens.promptTokens, "promptTokens");
+    assertCount(input.tokens.completionTokens, "completionTokens");
+    assertCount(input.tokens.cachedPromptTokens, "cachedPromptTokens");
+    assertCount(input.tokens.reasoningTokens, "reasoningTokens");
+    if (!input.billable && input.priceMicros !== 0) {
+      throw new RangeError("a non-billable settle must have priceMicros 0");
+    }
+    if (input.attribution !== undefined) assertId(input.attribution.memberId, "memberId");
+
+    return this.#store.transact((): SettleResult => {
+      const previous = this.#store.getUsage(input.requestId);
+      if (previous !== null) {
+        if (!sameSettle(previous, input)) {
+          return {
+            ok: false,
+            reason: "conflict",
+            message: `request ${input.requestId} was settled with different parameters`,
+          };
+        }
+        return this.#replayedSettle(previous);
+      }
+
+      const hold = this.#store.getHold(input.requestId);
+      if (hold !== null && input.attribution !== undefined && !sameAttribution(hold, input)) {
+        return {
+          ok: false,
+          reason: "conflict",
+          message: `request ${input.requestId} was reserved for a different member, project or session`,
+        };
+      }
+      if (hold === null) {
+        if (input.billable) return { ok: false, reason: "no_hold" };
+        const usage = this.#insertUsage(input, input.attribution ?? null, "metered", null);
+        return {
+          ok: true,
+          outcome: "metered",
+          replayed: false,
+          usage,
+          entry: null,
+          overrunMicros: 0,
+          alerts: [],
+        };
+      }
+      if (hold.status === "released") return { ok: false, reason: "hold_released", hold };
+      if (hold.status === "settled") {
+        // settle writes the hold and the usage event in one transaction: one without the other
+        // means the store lost a write.
+        throw new Error(`hold ${hold.requestId} is settled but has no usage event`);
+      }
+
+      const late = hold.status === "expired";
+      if (!late) {
+        this.#store.resolveHold(hold.requestId, "settled", input.now);
+        this.#addCounter(HELD, -hold.amountMicros);
+      }
+      const charge = input.billable ? input.priceMicros : 0;
+      let entry: EntryRow | null = null;
+      if (charge > 0) {
+        entry = this.#postEntry({
+          kind: "usage",
+          amountMicros: -charge,
+          idempotencyKey: usageKey(hold.requestId),
+          reference: hold.requestId,
+          memo: input.model,
+          createdAt: input.now,
+        });
+        this.#addCounter(orgSpendCounter(utcMonth(input.now)), charge);
+        this.#addCounter(memberSpendCounter(utcDay(input.now), hold.memberId), charge);
+      }
+      const outcome: UsageOutcome = late ? "settled_late" : "settled";
+      const usage = this.#insertUsage(input, hold, outcome, hold.amountMicros);
+      return {
+        ok: true,
+        outcome,
+        replayed: false,
+        usage,
+        entry,
+        overrunMicros: overrun(outcome, charge, hold.amountMicros),
+        alerts: this.#collectAlerts(input.now, hold.memberId, null),
+      };
+    });
+  }
+
+  /**
+   * Releases an open hold without charging: the request made no model call. Releasing a released
+   * hold is a replay; a settled or expired hold is refused (`already_resolved`).
+   */
+  release(requestId: string, now: number): ReleaseResult {
+    assertId(requestId, "requestId");
+    assertTime(now, "now");
+    return this.#store.transact((): ReleaseResult => {
+      const hold = this.#store.getHold(requestId);
+      if (hold === null) return { ok: false, reason: "unknown_request" };
+      if (hold.status === "released") return { ok: true, hold, replayed: true };
+      if (hold.status !== "open") return { ok: false, reason: "already_resolved", hold };
+      this.#store.resolveHold(requestId, "released", now);
+      this.#addCounter(HELD, -hold.amountMicros);
+      return {
+        ok: true,
+        hold: { ...hold, status: "released", resolvedAt: now },
+        replayed: false,
+      };
+    });
+  }
+
+  /**
+   * Voids every open hold whose `expiresAt ≤ now`, returning their credits to `available`. Call it
+   * from the Durable Object's alarm and schedule the next alarm at `nextExpiresAt`.
+   */
+  expire(now: number): ExpireResult {
+    assertTime(now, "now");
+    return this.#store.transact((): ExpireResult => {
+      const expired: HoldRow[] = [];
+      let nextExpiresAt: number | null = null;
+      const open = this.#store.listOpenHolds().sort((a, b) => a.expiresAt - b.expiresAt);
+      for (const hold of open) {
+        if (hold.expiresAt <= now) {
+          this.#store.resolveHold(hold.requestId, "expired", now);
+          this.#addCounter(HELD, -hold.amountMicros);
+          expired.push({ ...hold, status: "expired", resolvedAt: now });
+        } else if (nextExpiresAt === null || hold.expiresAt < nextExpiresAt) {
+          nextExpiresAt = hold.expiresAt;
+        }
+      }
+      return { expired, nextExpiresAt };
+    });
+  }
+
+  /**
+   * Posts a grant, top-up or adjustment once per idempotency key. Replaying the key with the same
+   * kind, amount, reference and memo returns the original entry; anything else is a conflict.
+   * Returns the alerts newly fired (a negative adjustment can cross the low-balance threshold).
+   */
+  post(input: PostInput): PostResult {
+    assertId(input.idempotencyKey, "idempotencyKey");
+    assertTime(input.now, "now");
+    if (input.kind === "adjustment") {
+      assertMicros(input.amountMicros, "amountMicros");
+      if (input.amountMicros === 0) throw new RangeError("an adjustment must not be zero");
+    } else {
+      assertPositiveMicros(input.amountMicros, "amountMicros");
+    }
+    const reference = input.reference ?? null;
+    const memo = input.memo ?? null;
+    return this.#store.transact((): PostResult => {
+      const existing = this.#store.getEntryByKey(input.idempotencyKey);
+      if (existing !== null) {
+        const same =
+          existing.kind === input.kind &&
+          existing.amountMicros === input.amountMicros &&
+          existing.reference === reference &&
+          existing.memo === memo;
+        return same
+          ? { ok: true, entry: existing, replayed: true, alerts: [] }
+          : { ok: false, reason: "conflict", existing };
+      }
+      const entry = this.#postEntry({
+        kind: input.kind,
+        amountMicros: input.amountMicros,
+        idempotencyKey: input.idempotencyKey,
+        reference,
+        memo,
+        createdAt: input.now,
+      });
+      return {
+        ok: true,
+        entry,
+        replayed: false,
+        alerts: this.#collectAlerts(input.now, null, null),
+      };
+    });
+  }
+
+  /**
+   * Brings the sum of entries under `reference` to `totalMicros`, for sources that report a running
+   * total (Stripe's cumulative `amount_refunded`). Posts only the difference, keyed by reference and
+   * total, and only in the direction of the total's sign: a total already reached or passed (a
+   * retried or out-of-order event) posts nothing. So retries and reordering never double-count.
+   */
+  postCumulative(input: PostCumulativeInput): PostResult {
+    assertId(input.reference, "reference");
+    assertMicros(input.totalMicros, "totalMicros");
+    assertTime(input.now, "now");
+    if (input.kind !== "adjustment" && input.totalMicros <= 0) {
+      throw new RangeError(`${input.kind} totals must be positive`);
+    }
+    return this.#store.transact((): PostResult => {
+      const idempotencyKey = `${input.reference}#${input.totalMicros}`;
+      const existing = this.#store.getEntryByKey(idempotencyKey);
+      if (existing !== null) return { ok: true, entry: existing, replayed: true, alerts: [] };
+      const current = this.#store.sumEntriesByReference(input.reference);
+      const delta = subtractMicros(input.totalMicros, current);
+      // A total of 0 has no direction: nothing to post.
+      const towardsTotal = input.totalMicros < 0 ? delta < 0 : input.totalMicros > 0 && delta > 0;
+      if (!towardsTotal) return { ok: true, entry: null, replayed: false, alerts: [] };
+      const entry = this.#postEntry({
+        kind: input.kind,
+        amountMicros: delta,
+        idempotencyKey,
+        reference: input.reference,
+        memo: input.memo ?? null,
+        createdAt: input.now,
+      });
+      return {
+        ok: true,
+        entry,
+        replayed: false,
+        alerts: this.#collectAlerts(input.now, null, null),
+      };
+    });
+  }
+
+  /**
+   * Checks the cached totals against the rows: posted must equal the sum of entries, and held the
+   * sum of open holds. Reads only; run it from a scheduled check or after a migration.
+   */
+  reconcile(): ReconcileReport {
+    const { postedMicros, heldMicros } = this.balance();
+    const entriesSumMicros = this.#store.sumEntries();
+    const openHoldsSumMicros = this.#store
+      .listOpenHolds()
+      .reduce((sum, hold) => sum + hold.amountMicros, 0);
+    const problems: string[] = [];
+    if (postedMicros !== entriesSumMicros) {
+      problems.push(`posted ${postedMicros} ≠ sum of entries ${entriesSumMicros}`);
+    }
+    if (heldMicros !== openHoldsSumMicros) {
+      problems.push(`held ${heldMicros} ≠ sum of open holds ${openHoldsSumMicros}`);
+    }
+    return {
+      ok: problems.length === 0,
+      postedMicros,
+      entriesSumMicros,
+      heldMicros,
+      openHoldsSumMicros,
+      problems,
+    };
+  }
+
+  #addCounter(name: string, delta: number): number {
+    const value = addMicros(this.#store.getCounter(name), delta);
+    this.#store.setCounter(name, value);
+    return value;
+  }
+
+  #postEntry(entry: Omit<EntryRow, "seq" | "balanceAfterMicros">): EntryRow {
+    const balanceAfterMicros = this.#addCounter(POSTED, entry.amountMicros);
+    const row = this.#store.insertEntry({ ...entry, balanceAfterMicros });
+    if (entry.kind !== "usage" && entry.amountMicros > 0) {
+      this.#store.setCounter(FUNDED_AT, row.seq);
+    }
+    return row;
+  }
+
+  #memberCommitted(now: number, memberId: string): number {
+    const openHolds = this.#store
+      .listOpenHolds()
+      .filter((hold) => hold.memberId === memberId)
+      .reduce((sum, hold) => sum + hold.amountMicros, 0);
+    return this.#store.getCounter(memberSpendCounter(utcDay(now), memberId)) + openHolds;
+  }
+
+  #insertUsage(
+    input: SettleInput,
+    who: Attribution | null,
+    outcome: UsageOutcome,
+    holdMicros: number | null,
+  ): UsageRow {
+    const usage: UsageRow = {
+      requestId: input.requestId,
+      memberId: who?.memberId ?? null,
+      projectId: who?.projectId ?? null,
+      sessionId: who?.sessionId ?? null,
+      model: input.model,
+      promptTokens: input.tokens.promptTokens,
+      completionTokens: input.tokens.completionTokens,
+      cachedPromptTokens: input.tokens.cachedPromptTokens,
+      reasoningTokens: input.tokens.reasoningTokens,
+      costMicros: input.costMicros,
+      priceMicros: input.billable ? input.priceMicros : 0,
+      billable: input.billable ? 1 : 0,
+      generationIds: JSON.stringify(input.generationIds),
+      outcome,
+      holdMicros,
+      createdAt: input.now,
+    };
+    this.#store.insertUsage(usage);
+    return usage;
+  }
+
+  #replayedSettle(usage: UsageRow): SettleResult {
+    const entry = this.#store.getEntryByKey(usageKey(usage.requestId));
+    return {
+      ok: true,
+      outcome: usage.outcome,
+      replayed: true,
+      usage,
+      entry,
+      overrunMicros: overrun(usage.outcome, usage.priceMicros, usage.holdMicros ?? 0),
+      alerts: [],
+    };
+  }
+
+  /**
+   * Fires the alerts whose threshold the current state has crossed and that have not fired in this
+   * period. Spend alerts measure committed spend (settled this period + open holds), the quantity
+   * the limits enforce; a refusal by a limit fires its thresholds of 100% and above.
+   */
+  #collectAlerts(
+    now: number,
+    memberId: string | null,
+    refusedBy: SpendLimitScope | null,
+  ): AlertRow[] {
+    const fired: AlertRow[] = [];
+    const { heldMicros, availableMicros } = this.balance();
+    const fire = (alert: Omit<AlertRow, "key" | "firedAt">): void => {
+      const key = [
+        alert.kind,
+        alert.period,
+        alert.memberId ?? "",
+        alert.thresholdPct ?? "",
+        alert.limitMicros,
+      ].join("|");
+      if (this.#store.getAlert(key) !== null) return;
+      const row: AlertRow = { ...alert, key, firedAt: now };
+      this.#store.insertAlert(row);
+      fired.push(row);
+    };
+    const spendAlerts = (
+      kind: AlertKind,
+      scope: SpendLimitScope,
+      limitMicros: number,
+      levelMicros: number,
+      period: string,
+      member: string | null,
+    ): void => {
+      for (const pct of this.config.alertThresholdsPct) {
+        if (crossed(levelMicros, limitMicros, pct) || (refusedBy === scope && pct >= 100)) {
+          fire({ kind, period, memberId: member, thresholdPct: pct, limitMicros, levelMicros });
+        }
+      }
+    };
+
+    const orgLimit = this.config.orgMonthlyLimitMicros;
+    if (orgLimit !== null) {
+      const month = utcMonth(now);
+      const level = this.#store.getCounter(orgSpendCounter(month)) + heldMicros;
+      spendAlerts("org_monthly_spend", "org_monthly", orgLimit, level, month, null);
+    }
+    const memberLimit = this.config.memberDailyLimitMicros;
+    if (memberLimit !== null && memberId !== null) {
+      const level = this.#memberCommitted(now, memberId);
+      spendAlerts("member_daily_spend", "member_daily", memberLimit, level, utcDay(now), memberId);
+    }
+    const lowBalance = this.config.lowBalanceMicros;
+    if (lowBalance !== null && availableMicros < lowBalance) {
+      fire({
+        kind: "low_balance",
+        period: `entry-${this.#store.getCounter(FUNDED_AT)}`,
+        memberId: null,
+        thresholdPct: null,
+        limitMicros: lowBalance,
+        levelMicros: availableMicros,
+      });
+    }
+    return fired;
+  }
+}
+
+function overrun(outcome: UsageOutcome, chargeMicros: number, holdMicros: number): number {
+  if (outcome === "settled_late") return chargeMicros;
+  if (outcome === "metered") return 0;
+  return Math.max(0, chargeMicros - holdMicros);
+}
+
+function sameAttribution(row: Attribution | UsageRow, input: SettleInput): boolean {
+  const who = input.attribution;
+  return (
+    who === undefined ||
+    (row.memberId === who.memberId &&
+      row.projectId === who.projectId &&
+      row.sessionId === who.sessionId)
+  );
+}
+
+function sameSettle(previous: UsageRow, input: SettleInput): boolean {
+  return (
+    previous.costMicros === input.costMicros &&
+    previous.priceMicros === input.priceMicros &&
+    previous.billable === (input.billable ? 1 : 0) &&
+    previous.model === input.model &&
+    previous.promptTokens === input.tokens.promptTokens &&
+    previous.completionTokens === input.tokens.completionTokens &&
+    previous.cachedPromptTokens === input.tokens.cachedPromptTokens &&
+    previous.reasoningTokens === input.tokens.reasoningTokens &&
+    previous.generationIds === JSON.stringify(input.generationIds) &&
+    sameAttribution(previous, input)
+  );
+}

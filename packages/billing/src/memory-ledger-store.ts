@@ -1,0 +1,169 @@
+import type {
+  AlertRow,
+  EntryRow,
+  HoldRow,
+  HoldStatus,
+  LedgerStore,
+  NewEntryRow,
+  UsageRow,
+} from "./ledger-store.ts";
+
+/**
+ * An in-memory {@link LedgerStore} with the same semantics as the SQLite one: unique keys are
+ * enforced (an insert that breaks one throws), rows are copied in and out so callers never alias
+ * stored state, and `transact` rolls every write back when its callback throws.
+ */
+export class MemoryLedgerStore implements LedgerStore {
+  readonly #entries: EntryRow[] = [];
+  readonly #entriesByKey = new Map<string, EntryRow>();
+  readonly #holds = new Map<string, HoldRow>();
+  readonly #usage = new Map<string, UsageRow>();
+  readonly #counters = new Map<string, number>();
+  readonly #alerts = new Map<string, AlertRow>();
+  /** Undo actions of the writes made inside the outermost open transaction, newest last. */
+  #undo: (() => void)[] | null = null;
+
+  transact<T>(fn: () => T): T {
+    const outer = this.#undo === null;
+    if (outer) this.#undo = [];
+    const undo = this.#undo ?? [];
+    const mark = undo.length;
+    try {
+      const result = fn();
+      if (outer) this.#undo = null;
+      return result;
+    } catch (error) {
+      // Roll back to where this (possibly nested) transaction began, like a SQLite savepoint.
+      while (undo.length > mark) undo.pop()?.();
+      if (outer) this.#undo = null;
+      throw error;
+    }
+  }
+
+  #onUndo(action: () => void): void {
+    this.#undo?.push(action);
+  }
+
+  insertEntry(entry: NewEntryRow): EntryRow {
+    if (this.#entriesByKey.has(entry.idempotencyKey)) {
+      throw new Error(`UNIQUE constraint failed: idempotency_key ${entry.idempotencyKey}`);
+    }
+    const row: EntryRow = { ...entry, seq: this.#entries.length + 1 };
+    this.#entries.push(row);
+    this.#entriesByKey.set(row.idempotencyKey, row);
+    this.#onUndo(() => {
+      this.#entries.pop();
+      this.#entriesByKey.delete(row.idempotencyKey);
+    });
+    return { ...row };
+  }
+
+  getEntryByKey(idempotencyKey: string): EntryRow | null {
+    const row = this.#entriesByKey.get(idempotencyKey);
+    return row === undefined ? null : { ...row };
+  }
+
+  listEntries(afterSeq: number, limit: number): EntryRow[] {
+    return this.#entries
+      .filter((row) => row.seq > afterSeq)
+      .slice(0, limit)
+      .map((row) => ({ ...row }));
+  }
+
+  sumEntries(): number {
+    return this.#entries.reduce((sum, row) => sum + row.amountMicros, 0);
+  }
+
+  sumEntriesByReference(reference: string): number {
+    return this.#entries
+      .filter((row) => row.reference === reference)
+      .reduce((sum, row) => sum + row.amountMicros, 0);
+  }
+
+  insertHold(hold: HoldRow): void {
+    if (this.#holds.has(hold.requestId)) {
+      throw new Error(`UNIQUE constraint failed: hold ${hold.requestId}`);
+    }
+    this.#holds.set(hold.requestId, { ...hold });
+    this.#onUndo(() => this.#holds.delete(hold.requestId));
+  }
+
+  getHold(requestId: string): HoldRow | null {
+    const row = this.#holds.get(requestId);
+    return row === undefined ? null : { ...row };
+  }
+
+  resolveHold(requestId: string, status: Exclude<HoldStatus, "open">, resolvedAt: number): void {
+    const row = this.#holds.get(requestId);
+    if (row === undefined || row.status !== "open") return;
+    const before = { ...row };
+    this.#holds.set(requestId, { ...row, status, resolvedAt });
+    this.#onUndo(() => this.#holds.set(requestId, before));
+  }
+
+  listOpenHolds(): HoldRow[] {
+    return [...this.#holds.values()]
+      .filter((row) => row.status === "open")
+      .map((row) => ({ ...row }));
+  }
+
+  insertUsage(usage: UsageRow): void {
+    if (this.#usage.has(usage.requestId)) {
+      throw new Error(`UNIQUE constraint failed: usage ${usage.requestId}`);
+    }
+    this.#usage.set(usage.requestId, { ...usage });
+    this.#onUndo(() => this.#usage.delete(usage.requestId));
+  }
+
+  getUsage(requestId: string): UsageRow | null {
+    const row = this.#usage.get(requestId);
+    return row === undefined ? null : { ...row };
+  }
+
+  getCounter(name: string): number {
+    return this.#counters.get(name) ?? 0;
+  }
+
+  setCounter(name: string, value: number): void {
+    const before = this.#counters.get(name);
+    this.#counters.set(name, value);
+    this.#onUndo(() => {
+      if (before === undefined) this.#counters.delete(name);
+      else this.#counters.set(name, before);
+    });
+  }
+
+  getAlert(key: string): AlertRow | null {
+    const row = this.#alerts.get(key);
+    return row === undefined ? null : { ...row };
+  }
+
+  insertAlert(alert: AlertRow): void {
+    if (this.#alerts.has(alert.key))
+      throw new Error(`UNIQUE constraint failed: alert ${alert.key}`);
+    this.#alerts.set(alert.key, { ...alert });
+    this.#onUndo(() => this.#alerts.delete(alert.key));
+  }
+
+  // Test and inspection helpers, not part of LedgerStore.
+
+  /** Every hold, in insertion order. */
+  allHolds(): HoldRow[] {
+    return [...this.#holds.values()].map((row) => ({ ...row }));
+  }
+
+  /** Every usage event, in insertion order. */
+  allUsage(): UsageRow[] {
+    return [...this.#usage.values()].map((row) => ({ ...row }));
+  }
+
+  /** Every alert that fired, in order. */
+  allAlerts(): AlertRow[] {
+    return [...this.#alerts.values()].map((row) => ({ ...row }));
+  }
+
+  /** Every counter. */
+  counters(): ReadonlyMap<string, number> {
+    return new Map(this.#counters);
+  }
+}

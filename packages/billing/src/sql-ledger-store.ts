@@ -1,0 +1,379 @@
+/**
+ * A {@link LedgerStore} over synchronous SQLite, written against the smallest executor both the
+ * Durable Object (`ctx.storage.sql.exec`, `ctx.storage.transactionSync`) and a Node test harness can
+ * provide. No platform import: the BillingAccount passes
+ * `{ exec: (query, ...bindings) => ctx.storage.sql.exec(query, ...bindings), transact: (fn) => ctx.storage.transactionSync(fn) }`.
+ */
+
+import type {
+  AlertKind,
+  AlertRow,
+  EntryKind,
+  EntryRow,
+  HoldRow,
+  HoldStatus,
+  LedgerStore,
+  NewEntryRow,
+  UsageOutcome,
+  UsageRow,
+} from "./ledger-store.ts";
+
+export type SqlValue = string | number | null;
+
+/** Runs SQL synchronously. `exec` returns the statement's rows (none for writes). */
+export interface SqlExecutor {
+  exec(query: string, ...bindings: SqlValue[]): Iterable<Record<string, unknown>>;
+  /** Atomic; a nested call must work, e.g. by joining the outer transaction. */
+  transact<T>(fn: () => T): T;
+}
+
+/**
+ * Suggested SQLite schema for a {@link LedgerStore} inside the BillingAccount Durable Object, one
+ * statement per table or index (`CREATE ... IF NOT EXISTS`, safe to run on every start).
+ */
+export const LEDGER_SQLITE_SCHEMA: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS ledger_entries (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL CHECK (kind IN ('grant', 'topup', 'usage', 'adjustment')),
+    amount_micros INTEGER NOT NULL,
+    balance_after_micros INTEGER NOT NULL,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    reference TEXT,
+    memo TEXT,
+    created_at INTEGER NOT NULL
+  )`,
+  "CREATE INDEX IF NOT EXISTS ledger_entries_reference ON ledger_entries (reference)",
+  `CREATE TABLE IF NOT EXISTS ledger_holds (
+    request_id TEXT PRIMARY KEY,
+    amount_micros INTEGER NOT NULL CHECK (amount_micros > 0),
+    member_id TEXT NOT NULL,
+    project_id TEXT,
+    session_id TEXT,
+    status TEXT NOT NULL CHECK (status IN ('open', 'settled', 'released', 'expired')),
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    resolved_at INTEGER
+  )`,
+  "CREATE INDEX IF NOT EXISTS ledger_holds_open ON ledger_holds (expires_at) WHERE status = 'open'",
+  `CREATE TABLE IF NOT EXISTS usage_events (
+    request_id TEXT PRIMARY KEY,
+    member_id TEXT,
+    project_id TEXT,
+    session_id TEXT,
+    model TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    cached_prompt_tokens INTEGER NOT NULL,
+    reasoning_tokens INTEGER NOT NULL,
+    cost_micros INTEGER NOT NULL,
+    price_micros INTEGER NOT NULL,
+    billable INTEGER NOT NULL CHECK (billable IN (0, 1)),
+    generation_ids TEXT NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ('settled', 'settled_late', 'metered')),
+    hold_micros INTEGER,
+    created_at INTEGER NOT NULL
+  )`,
+  "CREATE INDEX IF NOT EXISTS usage_events_created ON usage_events (created_at)",
+  "CREATE INDEX IF NOT EXISTS usage_events_member ON usage_events (member_id, created_at)",
+  "CREATE INDEX IF NOT EXISTS usage_events_project ON usage_events (project_id, created_at)",
+  "CREATE INDEX IF NOT EXISTS usage_events_session ON usage_events (session_id, created_at)",
+  `CREATE TABLE IF NOT EXISTS ledger_counters (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS ledger_alerts (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    member_id TEXT,
+    period TEXT NOT NULL,
+    threshold_pct INTEGER,
+    limit_micros INTEGER NOT NULL,
+    level_micros INTEGER NOT NULL,
+    fired_at INTEGER NOT NULL
+  )`,
+];
+
+const ENTRY_KINDS: readonly EntryKind[] = ["grant", "topup", "usage", "adjustment"];
+const HOLD_STATUSES: readonly HoldStatus[] = ["open", "settled", "released", "expired"];
+const OUTCOMES: readonly UsageOutcome[] = ["settled", "settled_late", "metered"];
+const ALERT_KINDS: readonly AlertKind[] = [
+  "org_monthly_spend",
+  "member_daily_spend",
+  "low_balance",
+];
+
+type Row = Record<string, unknown>;
+
+function num(row: Row, column: string): number {
+  const value = row[column];
+  if (typeof value !== "number") throw new TypeError(`column ${column} is not a number`);
+  return value;
+}
+
+function numOrNull(row: Row, column: string): number | null {
+  return row[column] === null ? null : num(row, column);
+}
+
+function str(row: Row, column: string): string {
+  const value = row[column];
+  if (typeof value !== "string") throw new TypeError(`column ${column} is not text`);
+  return value;
+}
+
+function strOrNull(row: Row, column: string): string | null {
+  return row[column] === null ? null : str(row, column);
+}
+
+function oneOf<T extends string>(row: Row, column: string, allowed: readonly T[]): T {
+  const value = str(row, column);
+  const found = allowed.find((candidate) => candidate === value);
+  if (found === undefined) throw new TypeError(`column ${column} has unknown value ${value}`);
+  return found;
+}
+
+function toEntry(row: Row): EntryRow {
+  return {
+    seq: num(row, "seq"),
+    kind: oneOf(row, "kind", ENTRY_KINDS),
+    amountMicros: num(row, "amount_micros"),
+    balanceAfterMicros: num(row, "balance_after_micros"),
+    idempotencyKey: str(row, "idempotency_key"),
+    reference: strOrNull(row, "reference"),
+    memo: strOrNull(row, "memo"),
+    createdAt: num(row, "created_at"),
+  };
+}
+
+function toHold(row: Row): HoldRow {
+  return {
+    requestId: str(row, "request_id"),
+    amountMicros: num(row, "amount_micros"),
+    memberId: str(row, "member_id"),
+    projectId: strOrNull(row, "project_id"),
+    sessionId: strOrNull(row, "session_id"),
+    status: oneOf(row, "status", HOLD_STATUSES),
+    createdAt: num(row, "created_at"),
+    expiresAt: num(row, "expires_at"),
+    resolvedAt: numOrNull(row, "resolved_at"),
+  };
+}
+
+function toUsage(row: Row): UsageRow {
+  const billable = num(row, "billable");
+  return {
+    requestId: str(row, "request_id"),
+    memberId: strOrNull(row, "member_id"),
+    projectId: strOrNull(row, "project_id"),
+    sessionId: strOrNull(row, "session_id"),
+    model: str(row, "model"),
+    promptTokens: num(row, "prompt_tokens"),
+    completionTokens: num(row, "completion_tokens"),
+    cachedPromptTokens: num(row, "cached_prompt_tokens"),
+    reasoningTokens: num(row, "reasoning_tokens"),
+    costMicros: num(row, "cost_micros"),
+    priceMicros: num(row, "price_micros"),
+    billable: billable === 1 ? 1 : 0,
+    generationIds: str(row, "generation_ids"),
+    outcome: oneOf(row, "outcome", OUTCOMES),
+    holdMicros: numOrNull(row, "hold_micros"),
+    createdAt: num(row, "created_at"),
+  };
+}
+
+function toAlert(row: Row): AlertRow {
+  return {
+    key: str(row, "key"),
+    kind: oneOf(row, "kind", ALERT_KINDS),
+    memberId: strOrNull(row, "member_id"),
+    period: str(row, "period"),
+    thresholdPct: numOrNull(row, "threshold_pct"),
+    limitMicros: num(row, "limit_micros"),
+    levelMicros: num(row, "level_micros"),
+    firedAt: num(row, "fired_at"),
+  };
+}
+
+/** {@link LedgerStore} over the tables of {@link LEDGER_SQLITE_SCHEMA}. */
+export class SqlLedgerStore implements LedgerStore {
+  readonly #sql: SqlExecutor;
+
+  constructor(sql: SqlExecutor) {
+    this.#sql = sql;
+  }
+
+  /** Creates the tables and indexes if missing; idempotent, run it when the object starts. */
+  migrate(): void {
+    this.#sql.transact(() => {
+      for (const statement of LEDGER_SQLITE_SCHEMA) this.#run(statement);
+    });
+  }
+
+  transact<T>(fn: () => T): T {
+    return this.#sql.transact(fn);
+  }
+
+  #rows(query: string, ...bindings: SqlValue[]): Row[] {
+    return [...this.#sql.exec(query, ...bindings)];
+  }
+
+  #first(query: string, ...bindings: SqlValue[]): Row | null {
+    return this.#rows(query, ...bindings)[0] ?? null;
+  }
+
+  #run(query: string, ...bindings: SqlValue[]): void {
+    // Drain the cursor: workerd runs a statement as its cursor is consumed.
+    for (const _ of this.#sql.exec(query, ...bindings)) {
+      // nothing to read
+    }
+  }
+
+  insertEntry(entry: NewEntryRow): EntryRow {
+    const row = this.#first(
+      `INSERT INTO ledger_entries
+         (kind, amount_micros, balance_after_micros, idempotency_key, reference, memo, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+      entry.kind,
+      entry.amountMicros,
+      entry.balanceAfterMicros,
+      entry.idempotencyKey,
+      entry.reference,
+      entry.memo,
+      entry.createdAt,
+    );
+    if (row === null) throw new Error("INSERT ... RETURNING returned no row");
+    return { ...entry, seq: num(row, "seq") };
+  }
+
+  getEntryByKey(idempotencyKey: string): EntryRow | null {
+    const row = this.#first(
+      "SELECT * FROM ledger_entries WHERE idempotency_key = ?",
+      idempotencyKey,
+    );
+    return row === null ? null : toEntry(row);
+  }
+
+  listEntries(afterSeq: number, limit: number): EntryRow[] {
+    return this.#rows(
+      "SELECT * FROM ledger_entries WHERE seq > ? ORDER BY seq LIMIT ?",
+      afterSeq,
+      limit,
+    ).map(toEntry);
+  }
+
+  sumEntries(): number {
+    const row = this.#first("SELECT COALESCE(SUM(amount_micros), 0) AS total FROM ledger_entries");
+    return row === null ? 0 : num(row, "total");
+  }
+
+  sumEntriesByReference(reference: string): number {
+    const row = this.#first(
+      "SELECT COALESCE(SUM(amount_micros), 0) AS total FROM ledger_entries WHERE reference = ?",
+      reference,
+    );
+    return row === null ? 0 : num(row, "total");
+  }
+
+  insertHold(hold: HoldRow): void {
+    this.#run(
+      `INSERT INTO ledger_holds
+         (request_id, amount_micros, member_id, project_id, session_id, status, created_at,
+          expires_at, resolved_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      hold.requestId,
+      hold.amountMicros,
+      hold.memberId,
+      hold.projectId,
+      hold.sessionId,
+      hold.status,
+      hold.createdAt,
+      hold.expiresAt,
+      hold.resolvedAt,
+    );
+  }
+
+  getHold(requestId: string): HoldRow | null {
+    const row = this.#first("SELECT * FROM ledger_holds WHERE request_id = ?", requestId);
+    return row === null ? null : toHold(row);
+  }
+
+  resolveHold(requestId: string, status: Exclude<HoldStatus, "open">, resolvedAt: number): void {
+    this.#run(
+      "UPDATE ledger_holds SET status = ?, resolved_at = ? WHERE request_id = ? AND status = 'open'",
+      status,
+      resolvedAt,
+      requestId,
+    );
+  }
+
+  listOpenHolds(): HoldRow[] {
+    return this.#rows(
+      "SELECT * FROM ledger_holds WHERE status = 'open' ORDER BY expires_at, request_id",
+    ).map(toHold);
+  }
+
+  insertUsage(usage: UsageRow): void {
+    this.#run(
+      `INSERT INTO usage_events
+         (request_id, member_id, project_id, session_id, model, prompt_tokens, completion_tokens,
+          cached_prompt_tokens, reasoning_tokens, cost_micros, price_micros, billable,
+          generation_ids, outcome, hold_micros, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      usage.requestId,
+      usage.memberId,
+      usage.projectId,
+      usage.sessionId,
+      usage.model,
+      usage.promptTokens,
+      usage.completionTokens,
+      usage.cachedPromptTokens,
+      usage.reasoningTokens,
+      usage.costMicros,
+      usage.priceMicros,
+      usage.billable,
+      usage.generationIds,
+      usage.outcome,
+      usage.holdMicros,
+      usage.createdAt,
+    );
+  }
+
+  getUsage(requestId: string): UsageRow | null {
+    const row = this.#first("SELECT * FROM usage_events WHERE request_id = ?", requestId);
+    return row === null ? null : toUsage(row);
+  }
+
+  getCounter(name: string): number {
+    const row = this.#first("SELECT value FROM ledger_counters WHERE name = ?", name);
+    return row === null ? 0 : num(row, "value");
+  }
+
+  setCounter(name: string, value: number): void {
+    this.#run(
+      `INSERT INTO ledger_counters (name, value) VALUES (?, ?)
+       ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+      name,
+      value,
+    );
+  }
+
+  getAlert(key: string): AlertRow | null {
+    const row = this.#first("SELECT * FROM ledger_alerts WHERE key = ?", key);
+    return row === null ? null : toAlert(row);
+  }
+
+  insertAlert(alert: AlertRow): void {
+    this.#run(
+      `INSERT INTO ledger_alerts
+         (key, kind, member_id, period, threshold_pct, limit_micros, level_micros, fired_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      alert.key,
+      alert.kind,
+      alert.memberId,
+      alert.period,
+      alert.thresholdPct,
+      alert.limitMicros,
+      alert.levelMicros,
+      alert.firedAt,
+    );
+  }
+}

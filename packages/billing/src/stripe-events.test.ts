@@ -1,0 +1,317 @@
+import { describe, expect, it } from "vitest";
+import { CreditLedger } from "./ledger.ts";
+import { MemoryLedgerStore } from "./memory-ledger-store.ts";
+import {
+  applyStripeAction,
+  mapStripeEvent,
+  type StripeEvent,
+  type StripeEventMapping,
+} from "./stripe-events.ts";
+
+const NOW = Date.UTC(2026, 10, 29, 12, 0, 0);
+
+let eventCounter = 0;
+function event(type: string, object: Record<string, unknown>): StripeEvent {
+  eventCounter += 1;
+  return { id: `evt_${eventCounter}`, type, data: { object } };
+}
+
+function checkoutSession(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: "cs_test_1",
+    object: "checkout.session",
+    mode: "payment",
+    payment_status: "paid",
+    status: "complete",
+    amount_total: 2_500,
+    currency: "usd",
+    client_reference_id: "org_1",
+    metadata: { orgId: "org_1" },
+    payment_intent: "pi_1",
+    ...over,
+  };
+}
+
+function charge(amountRefunded: number, over: Record<string, unknown> = {}) {
+  return {
+    id: "ch_1",
+    object: "charge",
+    amount: 2_500,
+    amount_refunded: amountRefunded,
+    currency: "usd",
+    payment_intent: "pi_1",
+    metadata: { orgId: "org_1" },
+    refunded: amountRefunded === 2_500,
+    ...over,
+  };
+}
+
+function dispute(over: Record<string, unknown> = {}) {
+  return {
+    id: "dp_1",
+    object: "dispute",
+    amount: 1_000,
+    currency: "usd",
+    charge: "ch_1",
+    payment_intent: "pi_1",
+    status: "needs_response",
+    metadata: {},
+    ...over,
+  };
+}
+
+function ledgerWith() {
+  return new CreditLedger(new MemoryLedgerStore());
+}
+
+function apply(ledger: CreditLedger, mapping: StripeEventMapping) {
+  if (mapping.type === "ignore" || mapping.type === "reject") return null;
+  return applyStripeAction(ledger, mapping, NOW);
+}
+
+describe("mapStripeEvent: checkout", () => {
+  it("maps a paid completed session to a top-up keyed by the session", () => {
+    const e = event("checkout.session.completed", checkoutSession());
+    expect(mapStripeEvent(e)).toEqual({
+      type: "topup",
+      eventId: e.id,
+      orgId: "org_1",
+      checkoutSessionId: "cs_test_1",
+      paymentIntentId: "pi_1",
+      amountMicros: 25_000_000,
+      idempotencyKey: "stripe:checkout:cs_test_1",
+    });
+  });
+
+  it("waits on an unpaid completed session, and credits its async success", () => {
+    const unpaid = event(
+      "checkout.session.completed",
+      checkoutSession({ payment_status: "unpaid" }),
+    );
+    expect(mapStripeEvent(unpaid)).toMatchObject({
+      type: "ignore",
+      reason: "payment_not_completed",
+    });
+    const succeeded = event("checkout.session.async_payment_succeeded", checkoutSession());
+    expect(mapStripeEvent(succeeded)).toMatchObject({
+      type: "topup",
+      amountMicros: 25_000_000,
+      idempotencyKey: "stripe:checkout:cs_test_1",
+    });
+    const failed = event("checkout.session.async_payment_failed", checkoutSession());
+    expect(mapStripeEvent(failed)).toMatchObject({
+      type: "ignore",
+      reason: "unhandled_event_type",
+    });
+  });
+
+  it("takes the org from client_reference_id or metadata, and refuses ambiguity", () => {
+    const onlyMetadata = checkoutSession({ client_reference_id: null });
+    expect(mapStripeEvent(event("checkout.session.completed", onlyMetadata))).toMatchObject({
+      type: "topup",
+      orgId: "org_1",
+    });
+    const onlyReference = checkoutSession({ metadata: {} });
+    expect(mapStripeEvent(event("checkout.session.completed", onlyReference))).toMatchObject({
+      orgId: "org_1",
+    });
+    const neither = checkoutSession({ client_reference_id: null, metadata: {} });
+    expect(mapStripeEvent(event("checkout.session.completed", neither))).toMatchObject({
+      type: "reject",
+      reason: "missing_org",
+    });
+    const both = checkoutSession({ metadata: { orgId: "org_2" } });
+    expect(mapStripeEvent(event("checkout.session.completed", both))).toMatchObject({
+      type: "reject",
+      reason: "org_mismatch",
+    });
+  });
+
+  it("refuses other currencies and malformed amounts, ignores non-payment sessions", () => {
+    expect(
+      mapStripeEvent(event("checkout.session.completed", checkoutSession({ currency: "eur" }))),
+    ).toMatchObject({ type: "reject", reason: "unsupported_currency" });
+    expect(
+      mapStripeEvent(event("checkout.session.completed", checkoutSession({ amount_total: 12.5 }))),
+    ).toMatchObject({ type: "reject", reason: "malformed" });
+    expect(
+      mapStripeEvent(event("checkout.session.completed", checkoutSession({ amount_total: null }))),
+    ).toMatchObject({ type: "reject", reason: "malformed" });
+    expect(
+      mapStripeEvent(event("checkout.session.completed", { object: "charge", id: "ch_1" })),
+    ).toMatchObject({ type: "reject", reason: "malformed" });
+    expect(
+      mapStripeEvent(
+        event("checkout.session.completed", checkoutSession({ mode: "subscription" })),
+      ),
+    ).toMatchObject({ type: "ignore", reason: "not_a_payment_session" });
+    expect(
+      mapStripeEvent(
+        event(
+          "checkout.session.completed",
+          checkoutSession({ payment_status: "no_payment_required", amount_total: 0 }),
+        ),
+      ),
+    ).toMatchObject({ type: "ignore", reason: "no_payment_required" });
+    expect(mapStripeEvent(event("customer.created", { object: "customer" }))).toMatchObject({
+      type: "ignore",
+      reason: "unhandled_event_type",
+    });
+  });
+});
+
+describe("applying checkout events", () => {
+  it("credits one payment once whatever the duplicates and their order", () => {
+    const orders: string[][] = [
+      ["completed", "completed", "async"],
+      ["async", "completed"],
+      ["unpaid", "async", "async", "completed"],
+    ];
+    for (const order of orders) {
+      const ledger = ledgerWith();
+      for (const step of order) {
+        const e =
+          step === "async"
+            ? event("checkout.session.async_payment_succeeded", checkoutSession())
+            : event(
+                "checkout.session.completed",
+                checkoutSession(step === "unpaid" ? { payment_status: "unpaid" } : {}),
+              );
+        const result = apply(ledger, mapStripeEvent(e));
+        if (result !== null) expect(result.ok).toBe(true);
+      }
+      expect(ledger.balance().postedMicros).toBe(25_000_000);
+      expect(ledger.entries()).toHaveLength(1);
+      expect(ledger.entries()[0]).toMatchObject({
+        kind: "topup",
+        amountMicros: 25_000_000,
+        idempotencyKey: "stripe:checkout:cs_test_1",
+        reference: "cs_test_1",
+      });
+    }
+  });
+
+  it("credits two sessions separately", () => {
+    const ledger = ledgerWith();
+    apply(ledger, mapStripeEvent(event("checkout.session.completed", checkoutSession())));
+    apply(
+      ledger,
+      mapStripeEvent(
+        event("checkout.session.completed", checkoutSession({ id: "cs_test_2", amount_total: 1 })),
+      ),
+    );
+    expect(ledger.balance().postedMicros).toBe(25_010_000);
+  });
+});
+
+describe("refunds", () => {
+  it("maps the cumulative amount refunded of a charge", () => {
+    const e = event("charge.refunded", charge(1_000));
+    expect(mapStripeEvent(e)).toEqual({
+      type: "refund",
+      eventId: e.id,
+      orgId: "org_1",
+      chargeId: "ch_1",
+      paymentIntentId: "pi_1",
+      reference: "stripe:refunds:ch_1",
+      totalMicros: -10_000_000,
+    });
+    const noOrg = mapStripeEvent(event("charge.refunded", charge(1_000, { metadata: {} })));
+    expect(noOrg).toMatchObject({ type: "refund", orgId: null, paymentIntentId: "pi_1" });
+  });
+
+  it("debits partial then full refunds exactly once, in any order, with retries", () => {
+    const partial = () => event("charge.refunded", charge(1_000));
+    const full = () => event("charge.refunded", charge(2_500));
+    for (const order of [
+      [partial, full],
+      [full, partial],
+      [partial, partial, full, full, partial],
+    ]) {
+      const ledger = ledgerWith();
+      apply(ledger, mapStripeEvent(event("checkout.session.completed", checkoutSession())));
+      for (const make of order) {
+        const result = apply(ledger, mapStripeEvent(make()));
+        expect(result?.ok).toBe(true);
+      }
+      expect(ledger.balance().postedMicros).toBe(0);
+      expect(ledger.reconcile().ok).toBe(true);
+    }
+  });
+
+  it("debits only the partial refund when the full one never comes", () => {
+    const ledger = ledgerWith();
+    apply(ledger, mapStripeEvent(event("checkout.session.completed", checkoutSession())));
+    apply(ledger, mapStripeEvent(event("charge.refunded", charge(1_000))));
+    apply(ledger, mapStripeEvent(event("charge.refunded", charge(1_000))));
+    expect(ledger.balance().postedMicros).toBe(15_000_000);
+    expect(ledger.entries().map((e) => [e.kind, e.amountMicros])).toEqual([
+      ["topup", 25_000_000],
+      ["adjustment", -10_000_000],
+    ]);
+  });
+
+  it("refuses a non-USD refund", () => {
+    expect(
+      mapStripeEvent(event("charge.refunded", charge(100, { currency: "gbp" }))),
+    ).toMatchObject({
+      type: "reject",
+      reason: "unsupported_currency",
+    });
+  });
+});
+
+describe("disputes", () => {
+  it("debits a dispute once across created and funds_withdrawn", () => {
+    const ledger = ledgerWith();
+    apply(ledger, mapStripeEvent(event("checkout.session.completed", checkoutSession())));
+    const created = mapStripeEvent(event("charge.dispute.created", dispute()));
+    expect(created).toMatchObject({
+      type: "dispute",
+      disputeId: "dp_1",
+      orgId: null,
+      chargeId: "ch_1",
+      paymentIntentId: "pi_1",
+      totalMicros: -10_000_000,
+    });
+    apply(ledger, created);
+    apply(ledger, mapStripeEvent(event("charge.dispute.funds_withdrawn", dispute())));
+    apply(ledger, mapStripeEvent(event("charge.dispute.created", dispute())));
+    expect(ledger.balance().postedMicros).toBe(15_000_000);
+    // won: the funds come back, once
+    apply(ledger, mapStripeEvent(event("charge.dispute.funds_reinstated", dispute())));
+    apply(ledger, mapStripeEvent(event("charge.dispute.funds_reinstated", dispute())));
+    expect(ledger.balance().postedMicros).toBe(25_000_000);
+  });
+
+  it("accepts an expanded charge and ignores inquiries", () => {
+    expect(
+      mapStripeEvent(event("charge.dispute.created", dispute({ charge: { id: "ch_9" } }))),
+    ).toMatchObject({ type: "dispute", chargeId: "ch_9" });
+    expect(
+      mapStripeEvent(
+        event("charge.dispute.created", dispute({ status: "warning_needs_response" })),
+      ),
+    ).toMatchObject({ type: "ignore", reason: "dispute_inquiry" });
+  });
+
+  it("takes the balance negative when the disputed credits were spent", () => {
+    const ledger = ledgerWith();
+    apply(ledger, mapStripeEvent(event("checkout.session.completed", checkoutSession())));
+    ledger.reserve({
+      requestId: "r1",
+      amountMicros: 20_000_000,
+      memberId: "m1",
+      projectId: null,
+      sessionId: null,
+      now: NOW,
+      ttlMs: 60_000,
+    });
+    apply(ledger, mapStripeEvent(event("charge.dispute.funds_withdrawn", dispute())));
+    expect(ledger.balance()).toEqual({
+      postedMicros: 15_000_000,
+      heldMicros: 20_000_000,
+      availableMicros: -5_000_000,
+    });
+  });
+});
