@@ -2,6 +2,7 @@
 // `pnpm dev`: the whole platform on one local port (API, agents, web app) plus, with no
 // OPENROUTER_API_KEY, the local dev model. Run through pnpm so it gets Node 22 (root devDependency).
 import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -10,6 +11,9 @@ import { generateSigningKey } from "./lib/signing-key.mjs";
 const root = path.resolve(import.meta.dirname, "..");
 const port = Number(process.env.PORT ?? 8787);
 const devModelPort = Number(process.env.DEV_MODEL_PORT ?? 8789);
+const standinPort = Number(process.env.STRIPE_STANDIN_PORT ?? 12111);
+/** The key that marks "use the local Stripe stand-in" in .dev.vars. */
+const STANDIN_KEY = "sk_test_parley_standin";
 // Where local D1 and Durable Object state lives; tests point it at a temporary directory.
 const persist = process.env.PERSIST_DIR ? ["--persist-to", process.env.PERSIST_DIR] : [];
 const wrangler = path.join(
@@ -26,20 +30,39 @@ function run(label, command, args) {
   }
 }
 
-/** Local secrets live in .dev.vars (git-ignored); the signing key is generated on first run. */
+/**
+ * Local secrets live in .dev.vars (git-ignored), made on first run: the token signing key, the
+ * alert-webhook secret and, unless a real STRIPE_SECRET_KEY is configured, the Stripe stand-in's key
+ * and webhook secret. Returns the values in force.
+ */
 async function ensureDevVars() {
   const file = path.join(root, ".dev.vars");
-  const current = existsSync(file) ? readFileSync(file, "utf8") : "";
-  if (/^JWT_PRIVATE_KEY=/m.test(current)) return;
-  const key = JSON.stringify(await generateSigningKey());
-  writeFileSync(
-    file,
-    `${current}${current && !current.endsWith("\n") ? "\n" : ""}JWT_PRIVATE_KEY='${key}'\n`,
-    {
-      mode: 0o600,
-    },
-  );
-  console.log("[dev] generated a local signing key in .dev.vars");
+  let text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const read = () =>
+    Object.fromEntries(
+      [...text.matchAll(/^([A-Z0-9_]+)=(?:'([^']*)'|"([^"]*)"|(.*))$/gm)].map((m) => [
+        m[1],
+        m[2] ?? m[3] ?? m[4] ?? "",
+      ]),
+    );
+  const add = (name, value) => {
+    text += `${text && !text.endsWith("\n") ? "\n" : ""}${name}='${value}'\n`;
+    console.log(`[dev] generated ${name} in .dev.vars`);
+  };
+  let vars = read();
+  if (!vars.JWT_PRIVATE_KEY) add("JWT_PRIVATE_KEY", JSON.stringify(await generateSigningKey()));
+  if (!vars.ALERT_WEBHOOK_SECRET)
+    add("ALERT_WEBHOOK_SECRET", randomBytes(24).toString("base64url"));
+  if (!process.env.STRIPE_SECRET_KEY && !vars.STRIPE_SECRET_KEY) {
+    add("STRIPE_SECRET_KEY", STANDIN_KEY);
+    add("STRIPE_WEBHOOK_SECRET", `whsec_${randomBytes(24).toString("hex")}`);
+  }
+  writeFileSync(file, text, { mode: 0o600 });
+  vars = read();
+  return {
+    ...vars,
+    ...(process.env.STRIPE_SECRET_KEY ? { STRIPE_SECRET_KEY: process.env.STRIPE_SECRET_KEY } : {}),
+  };
 }
 
 const children = [];
@@ -67,7 +90,7 @@ function shutdown(code = 0) {
 process.on("SIGINT", () => shutdown(0));
 process.on("SIGTERM", () => shutdown(0));
 
-await ensureDevVars();
+const devVars = await ensureDevVars();
 run("building the web app", process.execPath, [
   path.join(root, "node_modules/turbo/bin/turbo"),
   "run",
@@ -93,6 +116,18 @@ if (!process.env.OPENROUTER_API_KEY) {
     String(devModelPort),
   ]);
   vars.push("--var", `MODEL_BASE_URL:http://127.0.0.1:${devModelPort}/api/v1`);
+}
+if (devVars.STRIPE_SECRET_KEY === STANDIN_KEY) {
+  start("stripe stand-in", process.execPath, [
+    path.join(root, "packages/stripe-standin/src/cli.ts"),
+    "--port",
+    String(standinPort),
+    "--webhook-url",
+    `http://127.0.0.1:${port}/api/webhooks/stripe`,
+    "--webhook-secret",
+    devVars.STRIPE_WEBHOOK_SECRET,
+  ]);
+  vars.push("--var", `STRIPE_API_URL:http://127.0.0.1:${standinPort}`);
 }
 start(
   "wrangler dev",

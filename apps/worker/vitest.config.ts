@@ -8,6 +8,9 @@ const root = path.resolve(import.meta.dirname, "../..");
 // A fresh signing key per run, in the secret the Worker reads; wrangler also looks for it in
 // process.env (and warns when a required secret is missing).
 process.env.JWT_PRIVATE_KEY ??= JSON.stringify(await generateSigningKey());
+process.env.STRIPE_SECRET_KEY ??= "sk_test_parley";
+process.env.STRIPE_WEBHOOK_SECRET ??= "whsec_test_parley";
+process.env.ALERT_WEBHOOK_SECRET ??= "alert_secret_test";
 
 export default defineConfig({
   test: {
@@ -19,6 +22,9 @@ export default defineConfig({
             miniflare: {
               bindings: {
                 JWT_PRIVATE_KEY: process.env.JWT_PRIVATE_KEY as string,
+                STRIPE_SECRET_KEY: process.env.STRIPE_SECRET_KEY as string,
+                STRIPE_WEBHOOK_SECRET: process.env.STRIPE_WEBHOOK_SECRET as string,
+                ALERT_WEBHOOK_SECRET: process.env.ALERT_WEBHOOK_SECRET as string,
                 TEST_MIGRATIONS: await readD1Migrations(
                   path.join(import.meta.dirname, "migrations"),
                 ),

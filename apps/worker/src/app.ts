@@ -9,10 +9,12 @@ import { config } from "./env.ts";
 import type { AppEnv } from "./http/context.ts";
 import { errorResponse } from "./http/errors.ts";
 import { auth } from "./routes/auth.ts";
+import { billing } from "./routes/billing.ts";
 import { me } from "./routes/me.ts";
 import { orgs } from "./routes/orgs.ts";
 import { orgProjects, projects } from "./routes/projects.ts";
 import { sessions } from "./routes/sessions.ts";
+import { webhooks } from "./routes/webhooks.ts";
 
 /** Largest JSON body any API route accepts. Project memory (16 KiB) is the largest legitimate one. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -32,7 +34,7 @@ export const app = new Hono<AppEnv>()
     }),
   )
   // Every API route needs a verified caller, except these few public ones.
-  .use("/api/*", except(["/api/health", "/api/auth/*"], requireAuth))
+  .use("/api/*", except(["/api/health", "/api/auth/*", "/api/webhooks/*"], requireAuth))
   .get("/api/health", (c) => c.json({ ok: true }))
   .get("/.well-known/jwks.json", async (c) => {
     c.header("cache-control", "public, max-age=300");
@@ -42,8 +44,10 @@ export const app = new Hono<AppEnv>()
   .route("/api/me", me)
   .route("/api/orgs", orgs)
   .route("/api/orgs", orgProjects)
+  .route("/api/orgs", billing)
   .route("/api/projects", projects)
   .route("/api/sessions", sessions)
+  .route("/api/webhooks", webhooks)
   .notFound((c) => {
     if (c.req.path.startsWith("/api/") || c.req.path.startsWith("/.well-known/")) {
       return errorResponse(new AppError("not_found", "No such route"), c);

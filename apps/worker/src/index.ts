@@ -1,6 +1,8 @@
 import { app } from "./app.ts";
 
-/** The Worker entry: routes only. Durable Object classes are re-exported here as they arrive. */
+export { BillingAccount } from "./billing/billing-account.ts";
+
+/** The Worker entry: routes only, and the Durable Object classes it hosts. */
 export default {
   fetch: app.fetch,
 } satisfies ExportedHandler<Env>;

@@ -145,6 +145,62 @@ const matrix: Row[] = [
     request: (w) => ({ path: `/api/sessions/${w.sessionId}` }),
     expect: orgMembers(204),
   },
+  {
+    route: "GET /api/orgs/:orgId/billing",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "PATCH /api/orgs/:orgId/billing/settings",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/billing/settings`,
+      body: { memberDailyLimitMicros: 2_000_000 },
+    }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "GET /api/orgs/:orgId/billing/ledger",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/ledger` }),
+    expect: orgAdmins(200),
+  },
+  // Members may read usage: their own only (see billing tests).
+  {
+    route: "GET /api/orgs/:orgId/billing/usage",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/usage?groupBy=model` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "GET /api/orgs/:orgId/billing/usage.csv",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/usage.csv` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "GET /api/orgs/:orgId/billing/alerts",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/alerts` }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "POST /api/orgs/:orgId/billing/checkout",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/billing/checkout`,
+      body: { amountMicros: 10_000_000 },
+    }),
+    expect: orgAdmins(201),
+  },
+  {
+    route: "POST /api/orgs/:orgId/billing/portal",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/portal` }),
+    expect: orgAdmins(201),
+  },
+  // Public, authenticated by Stripe's signature instead of a token: unsigned is invalid for everyone.
+  {
+    route: "POST /api/webhooks/stripe",
+    request: () => ({
+      path: "/api/webhooks/stripe",
+      body: { id: "evt_forged", type: "checkout.session.completed" },
+    }),
+    expect: everyone(400),
+  },
 ];
 
 const tokenOf = (w: World, caller: Caller): string | undefined =>

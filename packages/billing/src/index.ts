@@ -59,7 +59,14 @@ export {
   priceForModel,
 } from "./pricing.ts";
 export type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
-export { LEDGER_SQLITE_SCHEMA, SqlLedgerStore } from "./sql-ledger-store.ts";
+export {
+  LEDGER_SQLITE_SCHEMA,
+  SqlLedgerStore,
+  toAlert,
+  toEntry,
+  toHold,
+  toUsage,
+} from "./sql-ledger-store.ts";
 export type {
   StripeDisputeAction,
   StripeEvent,

@@ -102,6 +102,7 @@ const ALERT_KINDS: readonly AlertKind[] = [
   "low_balance",
 ];
 
+/** A row as SQLite returns it; the `to*` mappers below check and convert each column. */
 type Row = Record<string, unknown>;
 
 function num(row: Row, column: string): number {
@@ -131,7 +132,7 @@ function oneOf<T extends string>(row: Row, column: string, allowed: readonly T[]
   return found;
 }
 
-function toEntry(row: Row): EntryRow {
+export function toEntry(row: Row): EntryRow {
   return {
     seq: num(row, "seq"),
     kind: oneOf(row, "kind", ENTRY_KINDS),
@@ -144,7 +145,7 @@ function toEntry(row: Row): EntryRow {
   };
 }
 
-function toHold(row: Row): HoldRow {
+export function toHold(row: Row): HoldRow {
   return {
     requestId: str(row, "request_id"),
     amountMicros: num(row, "amount_micros"),
@@ -158,7 +159,7 @@ function toHold(row: Row): HoldRow {
   };
 }
 
-function toUsage(row: Row): UsageRow {
+export function toUsage(row: Row): UsageRow {
   const billable = num(row, "billable");
   return {
     requestId: str(row, "request_id"),
@@ -180,7 +181,7 @@ function toUsage(row: Row): UsageRow {
   };
 }
 
-function toAlert(row: Row): AlertRow {
+export function toAlert(row: Row): AlertRow {
   return {
     key: str(row, "key"),
     kind: oneOf(row, "kind", ALERT_KINDS),

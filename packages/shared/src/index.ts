@@ -1,3 +1,4 @@
+export * from "./billing.ts";
 export * from "./errors.ts";
 export * from "./ids.ts";
 export * from "./pagination.ts";

@@ -9,6 +9,7 @@ import {
   rotateRefreshToken,
 } from "../auth/refresh-tokens.ts";
 import { signAccessToken } from "../auth/tokens.ts";
+import { openBillingAccount } from "../billing/account.ts";
 import { auditStatement } from "../db/audit.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
@@ -89,6 +90,7 @@ export const auth = new Hono<AppEnv>()
       }
       throw cause;
     }
+    await openBillingAccount(c.env, orgId);
     return c.json(await signedIn(c, { id: userId, email: input.email, name: input.name }), 201);
   })
 

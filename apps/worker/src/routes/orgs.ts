@@ -11,6 +11,7 @@ import {
 } from "@parley/shared";
 import { Hono } from "hono";
 import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
+import { openBillingAccount } from "../billing/account.ts";
 import { auditStatement } from "../db/audit.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
@@ -99,6 +100,7 @@ export const orgs = new Hono<AppEnv>()
         { now },
       ),
     ]);
+    await openBillingAccount(c.env, orgId);
     return c.json(toOrg({ id: orgId, name, role: "owner", created_at: now }), 201);
   })
 

@@ -53,6 +53,7 @@ beforeAll(async () => {
       ...process.env,
       PORT: String(port),
       DEV_MODEL_PORT: String(await freePort()),
+      STRIPE_STANDIN_PORT: String(await freePort()),
       PERSIST_DIR: state,
       OPENROUTER_API_KEY: "",
     },

@@ -1,0 +1,426 @@
+import { DurableObject } from "cloudflare:workers";
+import {
+  type AlertRow,
+  applyStripeAction,
+  type Balance,
+  CreditLedger,
+  type EntryRow,
+  LEDGER_SQLITE_SCHEMA,
+  type LedgerConfig,
+  type PostResult,
+  type ReleaseResult,
+  type ReserveResult,
+  type SettleInput,
+  type SettleResult,
+  SqlLedgerStore,
+  type StripeLedgerAction,
+  toAlert,
+  toEntry,
+  toUsage,
+  type UsageRow,
+} from "@parley/billing";
+import { signAlert } from "./alert-signature.ts";
+
+/**
+ * One organization's credits: the single writer of its append-only ledger (name = org id).
+ *
+ * Every ledger method is synchronous SQLite work with no `await` inside, so each RPC call runs
+ * start to finish before the next one starts: a reservation's balance check and its write cannot be
+ * interleaved by another session's reservation. Mutations run in one `transactionSync`.
+ */
+
+export interface BillingSettings {
+  orgMonthlyLimitMicros: number | null;
+  memberDailyLimitMicros: number | null;
+  lowBalanceMicros: number | null;
+  /** Where threshold alerts are POSTed (signed); null = listed in the API only. */
+  alertWebhookUrl: string | null;
+}
+
+export interface ReserveRequest {
+  requestId: string;
+  amountMicros: number;
+  memberId: string;
+  projectId: string | null;
+  sessionId: string | null;
+  /** How long the hold lives before the alarm voids it. */
+  ttlMs?: number;
+}
+
+export type SettleRequest = Omit<SettleInput, "now">;
+
+export type UsageGroupBy = "day" | "model" | "member" | "project" | "session";
+
+export interface UsageQuery {
+  from: number;
+  to: number;
+  groupBy: UsageGroupBy;
+  /** Restricts to one member's usage (what a plain member may see). */
+  memberId?: string;
+}
+
+export interface UsageGroup {
+  key: string | null;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  cachedPromptTokens: number;
+  reasoningTokens: number;
+  costMicros: number;
+  priceMicros: number;
+  billableRequests: number;
+}
+
+export interface UsageRowsQuery {
+  from: number;
+  to: number;
+  memberId?: string;
+  /** Continue after this (createdAt, requestId). */
+  after?: { createdAt: number; requestId: string };
+  limit: number;
+}
+
+export type StripeApplyResult = { status: "duplicate" } | { status: "applied"; result: PostResult };
+
+export interface AlertDelivery extends AlertRow {
+  deliveredAt: number | null;
+  attempts: number;
+}
+
+const DEFAULT_HOLD_TTL_MS = 10 * 60 * 1000;
+const ALERT_ATTEMPTS = 8;
+
+const groupKey: Record<UsageGroupBy, string> = {
+  day: "strftime('%Y-%m-%d', created_at / 1000, 'unixepoch')",
+  model: "model",
+  member: "member_id",
+  project: "project_id",
+  session: "session_id",
+};
+
+export class BillingAccount extends DurableObject<Env> {
+  readonly #sql: SqlStorage;
+  readonly #store: SqlLedgerStore;
+  #ledger: CreditLedger;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#sql = ctx.storage.sql;
+    for (const statement of LEDGER_SQLITE_SCHEMA) this.#sql.exec(statement);
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS billing_settings (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      org_id TEXT NOT NULL,
+      org_monthly_limit_micros INTEGER,
+      member_daily_limit_micros INTEGER,
+      low_balance_micros INTEGER,
+      alert_webhook_url TEXT
+    )`);
+    // Each verified Stripe event id, written in the same transaction as its ledger effect.
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS stripe_events (
+      event_id TEXT PRIMARY KEY,
+      type TEXT NOT NULL,
+      processed_at INTEGER NOT NULL
+    )`);
+    // Alerts to deliver to the org's webhook: an outbox drained by the alarm, with retries.
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS alert_outbox (
+      key TEXT PRIMARY KEY,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      next_attempt_at INTEGER NOT NULL,
+      delivered_at INTEGER
+    )`);
+    let depth = 0;
+    this.#store = new SqlLedgerStore({
+      exec: (query, ...bindings) => this.#sql.exec(query, ...bindings),
+      transact: (fn) => {
+        // transactionSync does not nest: an inner call joins the outer transaction.
+        if (depth > 0) return fn();
+        depth++;
+        try {
+          return ctx.storage.transactionSync(fn);
+        } finally {
+          depth--;
+        }
+      },
+    });
+    this.#ledger = new CreditLedger(this.#store, this.#ledgerConfig());
+  }
+
+  #settingsRow(): Record<string, SqlStorageValue> | undefined {
+    return this.#sql.exec("SELECT * FROM billing_settings WHERE id = 1").toArray()[0];
+  }
+
+  #ledgerConfig(): Partial<LedgerConfig> {
+    const row = this.#settingsRow();
+    return {
+      orgMonthlyLimitMicros: (row?.org_monthly_limit_micros as number | null) ?? null,
+      memberDailyLimitMicros: (row?.member_daily_limit_micros as number | null) ?? null,
+      lowBalanceMicros: (row?.low_balance_micros as number | null) ?? null,
+    };
+  }
+
+  /**
+   * Opens the account for an org: records its id and posts the sign-up grant, once (the grant's
+   * idempotency key is fixed). Safe to call again; returns the balance.
+   */
+  open(input: { orgId: string; grantMicros: number }): Balance {
+    this.ctx.storage.transactionSync(() => {
+      this.#sql.exec(
+        "INSERT INTO billing_settings (id, org_id) VALUES (1, ?) ON CONFLICT (id) DO NOTHING",
+        input.orgId,
+      );
+      if (input.grantMicros > 0) {
+        this.#ledger.post({
+          kind: "grant",
+          amountMicros: input.grantMicros,
+          idempotencyKey: "signup-grant",
+          memo: "Sign-up grant",
+          now: Date.now(),
+        });
+      }
+    });
+    return this.#ledger.balance();
+  }
+
+  balance(): Balance & { settings: BillingSettings } {
+    return { ...this.#ledger.balance(), settings: this.settings() };
+  }
+
+  settings(): BillingSettings {
+    const row = this.#settingsRow();
+    return {
+      orgMonthlyLimitMicros: (row?.org_monthly_limit_micros as number | null) ?? null,
+      memberDailyLimitMicros: (row?.member_daily_limit_micros as number | null) ?? null,
+      lowBalanceMicros: (row?.low_balance_micros as number | null) ?? null,
+      alertWebhookUrl: (row?.alert_webhook_url as string | null) ?? null,
+    };
+  }
+
+  updateSettings(orgId: string, patch: Partial<BillingSettings>): BillingSettings {
+    const next = { ...this.settings(), ...patch };
+    this.#sql.exec(
+      `INSERT INTO billing_settings (id, org_id, org_monthly_limit_micros, member_daily_limit_micros, low_balance_micros, alert_webhook_url)
+       VALUES (1, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET org_monthly_limit_micros = excluded.org_monthly_limit_micros,
+         member_daily_limit_micros = excluded.member_daily_limit_micros,
+         low_balance_micros = excluded.low_balance_micros, alert_webhook_url = excluded.alert_webhook_url`,
+      orgId,
+      next.orgMonthlyLimitMicros,
+      next.memberDailyLimitMicros,
+      next.lowBalanceMicros,
+      next.alertWebhookUrl,
+    );
+    this.#ledger = new CreditLedger(this.#store, this.#ledgerConfig());
+    return next;
+  }
+
+  /** Reserves credits for one model call before it is made. Replaying a request id is harmless. */
+  async reserve(input: ReserveRequest): Promise<ReserveResult> {
+    const now = Date.now();
+    const result = this.#ledger.reserve({
+      requestId: input.requestId,
+      amountMicros: input.amountMicros,
+      memberId: input.memberId,
+      projectId: input.projectId,
+      sessionId: input.sessionId,
+      now,
+      ttlMs: input.ttlMs ?? DEFAULT_HOLD_TTL_MS,
+    });
+    if ("alerts" in result) this.#queueAlerts(result.alerts, now);
+    await this.#scheduleAlarm();
+    return result;
+  }
+
+  /** Settles a request to what the provider charged, exactly once per request id. */
+  async settle(input: SettleRequest): Promise<SettleResult> {
+    const now = Date.now();
+    const result = this.#ledger.settle({ ...input, now });
+    if (result.ok) this.#queueAlerts(result.alerts, now);
+    await this.#scheduleAlarm();
+    return result;
+  }
+
+  release(requestId: string): ReleaseResult {
+    return this.#ledger.release(requestId, Date.now());
+  }
+
+  /**
+   * Applies a verified Stripe event's ledger action. The event id is recorded in the same
+   * transaction as the credit, so a redelivered event is a no-op, and the action's own idempotency
+   * key makes two different events for one payment credit it once.
+   */
+  applyStripeEvent(
+    event: { id: string; type: string },
+    action: StripeLedgerAction,
+  ): StripeApplyResult {
+    const now = Date.now();
+    return this.ctx.storage.transactionSync((): StripeApplyResult => {
+      const seen = this.#sql
+        .exec("SELECT 1 FROM stripe_events WHERE event_id = ?", event.id)
+        .toArray();
+      if (seen.length > 0) return { status: "duplicate" };
+      const result = applyStripeAction(this.#ledger, action, now);
+      this.#sql.exec(
+        "INSERT INTO stripe_events (event_id, type, processed_at) VALUES (?, ?, ?)",
+        event.id,
+        event.type,
+        now,
+      );
+      if (result.ok) this.#queueAlerts(result.alerts, now);
+      return { status: "applied", result };
+    });
+  }
+
+  /** Ledger entries, newest first; `before` is the seq of the last entry of the previous page. */
+  entries(before: number | null, limit: number): EntryRow[] {
+    return this.#sql
+      .exec(
+        "SELECT * FROM ledger_entries WHERE seq < ? ORDER BY seq DESC LIMIT ?",
+        before ?? Number.MAX_SAFE_INTEGER,
+        limit,
+      )
+      .toArray()
+      .map(toEntry);
+  }
+
+  /** Usage grouped by day, model, member, project or session, over [from, to). */
+  usage(query: UsageQuery): UsageGroup[] {
+    const key = groupKey[query.groupBy];
+    const member = query.memberId === undefined ? "" : "AND member_id = ?";
+    const bindings: SqlStorageValue[] = [query.from, query.to];
+    if (query.memberId !== undefined) bindings.push(query.memberId);
+    return this.#sql
+      .exec(
+        `SELECT ${key} AS key, COUNT(*) AS requests,
+           SUM(prompt_tokens) AS promptTokens, SUM(completion_tokens) AS completionTokens,
+           SUM(cached_prompt_tokens) AS cachedPromptTokens, SUM(reasoning_tokens) AS reasoningTokens,
+           SUM(cost_micros) AS costMicros, SUM(price_micros) AS priceMicros, SUM(billable) AS billableRequests
+         FROM usage_events WHERE created_at >= ? AND created_at < ? ${member}
+         GROUP BY 1 ORDER BY 1`,
+        ...bindings,
+      )
+      .toArray() as unknown as UsageGroup[];
+  }
+
+  /** Raw usage events in time order, a page at a time (the CSV export streams these). */
+  usageRows(query: UsageRowsQuery): UsageRow[] {
+    // Keyset on (created_at, request_id): later rows, or rows at the cursor's time with a greater id.
+    const after = query.after ?? { createdAt: query.from, requestId: "" };
+    const member = query.memberId === undefined ? "" : "AND member_id = ?";
+    const bindings: SqlStorageValue[] = [
+      query.from,
+      after.createdAt,
+      after.createdAt,
+      after.requestId,
+      query.to,
+    ];
+    if (query.memberId !== undefined) bindings.push(query.memberId);
+    bindings.push(query.limit);
+    return this.#sql
+      .exec(
+        `SELECT * FROM usage_events
+         WHERE created_at >= ? AND (created_at > ? OR (created_at = ? AND request_id > ?)) AND created_at < ? ${member}
+         ORDER BY created_at, request_id LIMIT ?`,
+        ...bindings,
+      )
+      .toArray()
+      .map(toUsage);
+  }
+
+  /** Alerts that fired, newest first, with their delivery state. */
+  alerts(limit = 100): AlertDelivery[] {
+    return this.#sql
+      .exec(
+        `SELECT a.*, o.attempts AS outbox_attempts, o.delivered_at AS outbox_delivered_at
+         FROM ledger_alerts a LEFT JOIN alert_outbox o ON o.key = a.key
+         ORDER BY a.fired_at DESC LIMIT ?`,
+        limit,
+      )
+      .toArray()
+      .map((row) => ({
+        ...toAlert(row),
+        attempts: (row.outbox_attempts as number | null) ?? 0,
+        deliveredAt: (row.outbox_delivered_at as number | null) ?? null,
+      }));
+  }
+
+  /** The reconciliation check: cached balance equals the sum of entries, held equals open holds. */
+  reconcile() {
+    return this.#ledger.reconcile();
+  }
+
+  #queueAlerts(alerts: readonly AlertRow[], now: number): void {
+    if (alerts.length === 0 || !this.settings().alertWebhookUrl) return;
+    for (const alert of alerts) {
+      this.#sql.exec(
+        "INSERT INTO alert_outbox (key, next_attempt_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+        alert.key,
+        now,
+      );
+    }
+  }
+
+  /** One alarm serves both jobs: voiding expired holds and delivering queued alerts. */
+  async #scheduleAlarm(): Promise<void> {
+    const holds = this.#sql
+      .exec("SELECT MIN(expires_at) AS at FROM ledger_holds WHERE status = 'open'")
+      .one().at as number | null;
+    const outbox = this.#sql
+      .exec(
+        "SELECT MIN(next_attempt_at) AS at FROM alert_outbox WHERE delivered_at IS NULL AND attempts < ?",
+        ALERT_ATTEMPTS,
+      )
+      .one().at as number | null;
+    const next = [holds, outbox].filter((t): t is number => t !== null);
+    if (next.length === 0) return;
+    const at = Math.min(...next);
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    this.#ledger.expire(now);
+    await this.#deliverAlerts(now);
+    await this.#scheduleAlarm();
+  }
+
+  async #deliverAlerts(now: number): Promise<void> {
+    const url = this.settings().alertWebhookUrl;
+    if (!url) return;
+    const orgId = this.#settingsRow()?.org_id as string;
+    const due = this.#sql
+      .exec(
+        "SELECT key, attempts FROM alert_outbox WHERE delivered_at IS NULL AND attempts < ? AND next_attempt_at <= ? LIMIT 20",
+        ALERT_ATTEMPTS,
+        now,
+      )
+      .toArray();
+    for (const row of due) {
+      const alert = this.#store.getAlert(row.key as string);
+      if (!alert) continue;
+      const attempts = (row.attempts as number) + 1;
+      const body = JSON.stringify({ type: "billing.alert", orgId, alert });
+      let delivered = false;
+      try {
+        const response = await fetch(url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "parley-signature": await signAlert(this.env.ALERT_WEBHOOK_SECRET, body, now),
+          },
+          body,
+        });
+        delivered = response.ok;
+      } catch {
+        delivered = false;
+      }
+      this.#sql.exec(
+        "UPDATE alert_outbox SET attempts = ?, delivered_at = ?, next_attempt_at = ? WHERE key = ?",
+        attempts,
+        delivered ? Date.now() : null,
+        now + 1000 * 2 ** attempts,
+        alert.key,
+      );
+    }
+  }
+}

@@ -1,0 +1,323 @@
+import {
+  AppError,
+  type BillingSummary,
+  billingSettingsSchema,
+  checkoutSchema,
+  type LedgerEntry,
+  pageQuerySchema,
+  type UsageGroup,
+  type UsageReport,
+  usageQuerySchema,
+} from "@parley/shared";
+import { type Context, Hono } from "hono";
+import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
+import { billingAccount, openBillingAccount } from "../billing/account.ts";
+import { stripeClient } from "../billing/stripe.ts";
+import { auditStatement } from "../db/audit.ts";
+import { iso } from "../db/pagination.ts";
+import { config } from "../env.ts";
+import type { AppEnv, OrgAccess } from "../http/context.ts";
+import { jsonBody, query } from "../http/validate.ts";
+
+const CSV_PAGE = 1000;
+
+/** Members see only their own usage; owners and admins see the org's, optionally one member's. */
+function usageMember(
+  access: OrgAccess,
+  userId: string,
+  requested: string | undefined,
+): string | undefined {
+  if (atLeast(access.role, "admin")) return requested;
+  if (requested !== undefined && requested !== userId) {
+    throw new AppError("forbidden", "Members can only see their own usage");
+  }
+  return userId;
+}
+
+function origin(c: Context<AppEnv>): string {
+  return config(c.env).publicUrl ?? new URL(c.req.url).origin;
+}
+
+const csvField = (value: string | number | null): string => {
+  const text = value === null ? "" : String(value);
+  // Quote everything that could break a row, and defuse spreadsheet formulas.
+  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return /[",\n\r]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+};
+
+/** Billing of one org (routes under /api/orgs/:orgId/billing). */
+export const billing = new Hono<AppEnv>()
+  /** Balance and settings. Any member may read the balance; the assistant's tools do too. */
+  .get("/:orgId/billing", async (c) => {
+    const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
+    await openBillingAccount(c.env, access.orgId);
+    const account = await billingAccount(c.env, access.orgId).balance();
+    return c.json({
+      orgId: access.orgId,
+      currency: "usd",
+      availableMicros: account.availableMicros,
+      heldMicros: account.heldMicros,
+      postedMicros: account.postedMicros,
+      ...account.settings,
+    } satisfies BillingSummary);
+  })
+
+  .patch("/:orgId/billing/settings", jsonBody(billingSettingsSchema), async (c) => {
+    const { userId } = c.get("caller");
+    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+    requireRole(access, "admin");
+    const patch = c.req.valid("json");
+    const settings = await billingAccount(c.env, access.orgId).updateSettings(access.orgId, patch);
+    await auditStatement(c.env.DB, {
+      orgId: access.orgId,
+      actorId: userId,
+      action: "billing.settings_changed",
+      subjectType: "org",
+      subjectId: access.orgId,
+      data: Object.fromEntries(Object.keys(patch).map((key) => [key, true])),
+    }).run();
+    return c.json(settings);
+  })
+
+  /** The append-only ledger, newest first (owners and admins). */
+  .get("/:orgId/billing/ledger", query(pageQuerySchema), async (c) => {
+    const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
+    requireRole(access, "admin");
+    const { cursor, limit } = c.req.valid("query");
+    const before = cursor === undefined ? null : Number(cursor);
+    if (before !== null && !Number.isSafeInteger(before)) {
+      throw new AppError("invalid_request", "query.cursor: not a cursor from this list", {
+        field: "query.cursor",
+      });
+    }
+    const rows = await billingAccount(c.env, access.orgId).entries(before, limit + 1);
+    const page = rows.slice(0, limit);
+    return c.json({
+      items: page.map(
+        (entry): LedgerEntry => ({
+          id: String(entry.seq),
+          kind: entry.kind,
+          amountMicros: entry.amountMicros,
+          balanceAfterMicros: entry.balanceAfterMicros,
+          reference: entry.reference,
+          memo: entry.memo,
+          createdAt: iso(entry.createdAt),
+        }),
+      ),
+      nextCursor: rows.length > limit ? String(page.at(-1)?.seq) : null,
+    });
+  })
+
+  .get("/:orgId/billing/usage", query(usageQuerySchema), async (c) => {
+    const { userId } = c.get("caller");
+    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+    const q = c.req.valid("query");
+    const memberId = usageMember(access, userId, q.memberId);
+    const items = (await billingAccount(c.env, access.orgId).usage({
+      from: q.from,
+      to: q.to,
+      groupBy: q.groupBy,
+      ...(memberId === undefined ? {} : { memberId }),
+    })) as UsageGroup[];
+    const totals = items.reduce(
+      (sum, item) => ({
+        requests: sum.requests + item.requests,
+        billableRequests: sum.billableRequests + item.billableRequests,
+        promptTokens: sum.promptTokens + item.promptTokens,
+        completionTokens: sum.completionTokens + item.completionTokens,
+        cachedPromptTokens: sum.cachedPromptTokens + item.cachedPromptTokens,
+        reasoningTokens: sum.reasoningTokens + item.reasoningTokens,
+        costMicros: sum.costMicros + item.costMicros,
+        priceMicros: sum.priceMicros + item.priceMicros,
+      }),
+      {
+        requests: 0,
+        billableRequests: 0,
+        promptTokens: 0,
+        completionTokens: 0,
+        cachedPromptTokens: 0,
+        reasoningTokens: 0,
+        costMicros: 0,
+        priceMicros: 0,
+      },
+    );
+    return c.json({
+      from: iso(q.from),
+      to: iso(q.to),
+      groupBy: q.groupBy,
+      items,
+      nextCursor: null,
+      totals,
+    } satisfies UsageReport);
+  })
+
+  /** Every usage event of the window as CSV, streamed page by page from the Durable Object. */
+  .get("/:orgId/billing/usage.csv", query(usageQuerySchema), async (c) => {
+    const { userId } = c.get("caller");
+    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+    const q = c.req.valid("query");
+    const memberId = usageMember(access, userId, q.memberId);
+    const account = billingAccount(c.env, access.orgId);
+    const columns = [
+      "created_at",
+      "request_id",
+      "member_id",
+      "project_id",
+      "session_id",
+      "model",
+      "prompt_tokens",
+      "completion_tokens",
+      "cached_prompt_tokens",
+      "reasoning_tokens",
+      "cost_micros",
+      "price_micros",
+      "billable",
+    ];
+    const encoder = new TextEncoder();
+    let after: { createdAt: number; requestId: string } | undefined;
+    let started = false;
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (!started) {
+          started = true;
+          controller.enqueue(encoder.encode(`${columns.join(",")}\n`));
+          return;
+        }
+        const rows = await account.usageRows({
+          from: q.from,
+          to: q.to,
+          limit: CSV_PAGE,
+          ...(memberId === undefined ? {} : { memberId }),
+          ...(after === undefined ? {} : { after }),
+        });
+        const text = rows
+          .map((row) =>
+            [
+              iso(row.createdAt),
+              row.requestId,
+              row.memberId,
+              row.projectId,
+              row.sessionId,
+              row.model,
+              row.promptTokens,
+              row.completionTokens,
+              row.cachedPromptTokens,
+              row.reasoningTokens,
+              row.costMicros,
+              row.priceMicros,
+              row.billable,
+            ]
+              .map(csvField)
+              .join(","),
+          )
+          .join("\n");
+        if (text) controller.enqueue(encoder.encode(`${text}\n`));
+        const last = rows.at(-1);
+        if (rows.length < CSV_PAGE || !last) controller.close();
+        else after = { createdAt: last.createdAt, requestId: last.requestId };
+      },
+    });
+    return new Response(stream, {
+      headers: {
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition": `attachment; filename="usage-${access.orgId}.csv"`,
+      },
+    });
+  })
+
+  /** Threshold alerts that fired, with their webhook delivery state (owners and admins). */
+  .get("/:orgId/billing/alerts", async (c) => {
+    const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
+    requireRole(access, "admin");
+    const alerts = await billingAccount(c.env, access.orgId).alerts(100);
+    return c.json({
+      items: alerts.map((alert) => ({
+        ...alert,
+        firedAt: iso(alert.firedAt),
+        deliveredAt: alert.deliveredAt === null ? null : iso(alert.deliveredAt),
+      })),
+      nextCursor: null,
+    });
+  })
+
+  /**
+   * Starts a Stripe Checkout top-up. The amount is only a request: credits are granted by the
+   * verified webhook, for what Stripe says was paid.
+   */
+  .post("/:orgId/billing/checkout", jsonBody(checkoutSchema), async (c) => {
+    const { userId } = c.get("caller");
+    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+    requireRole(access, "admin");
+    const { amountMicros } = c.req.valid("json");
+    const cfg = config(c.env);
+    if (amountMicros < cfg.checkoutMinMicros || amountMicros > cfg.checkoutMaxMicros) {
+      throw new AppError(
+        "invalid_request",
+        `amountMicros: must be between ${cfg.checkoutMinMicros} and ${cfg.checkoutMaxMicros}`,
+        { field: "amountMicros" },
+      );
+    }
+    const idempotencyKey = c.req.header("idempotency-key") ?? crypto.randomUUID();
+    if (!/^[\w-]{8,100}$/.test(idempotencyKey)) {
+      throw new AppError("invalid_request", "Idempotency-Key: 8 to 100 letters, digits, - or _");
+    }
+    const stripe = stripeClient(cfg);
+    const customer = await stripeCustomer(c, access.orgId);
+    const base = origin(c);
+    const session = await stripe.checkout.sessions.create(
+      {
+        mode: "payment",
+        customer,
+        client_reference_id: access.orgId,
+        metadata: { orgId: access.orgId, userId },
+        payment_intent_data: { metadata: { orgId: access.orgId } },
+        line_items: [
+          {
+            quantity: 1,
+            price_data: {
+              currency: "usd",
+              unit_amount: amountMicros / 10_000,
+              product_data: { name: "Parley credits" },
+            },
+          },
+        ],
+        success_url: `${base}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+        cancel_url: `${base}/billing?checkout=cancelled`,
+      },
+      { idempotencyKey: `checkout-${access.orgId}-${userId}-${idempotencyKey}` },
+    );
+    if (!session.url) throw new AppError("internal", "Stripe returned no Checkout URL");
+    return c.json({ id: session.id, url: session.url }, 201);
+  })
+
+  /** A Stripe customer portal link, for receipts and saved cards (owners and admins). */
+  .post("/:orgId/billing/portal", async (c) => {
+    const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
+    requireRole(access, "admin");
+    const portal = await stripeClient(config(c.env)).billingPortal.sessions.create({
+      customer: await stripeCustomer(c, access.orgId),
+      return_url: `${origin(c)}/billing`,
+    });
+    return c.json({ url: portal.url }, 201);
+  });
+
+/** The org's Stripe customer, created on first use (idempotently, so a race makes one customer). */
+async function stripeCustomer(c: Context<AppEnv>, orgId: string): Promise<string> {
+  const org = await c.env.DB.prepare(
+    "SELECT name, stripe_customer_id FROM organizations WHERE id = ?",
+  )
+    .bind(orgId)
+    .first<{ name: string; stripe_customer_id: string | null }>();
+  if (!org) throw notFound("Organization");
+  if (org.stripe_customer_id) return org.stripe_customer_id;
+  const customer = await stripeClient(config(c.env)).customers.create(
+    { name: org.name, metadata: { orgId } },
+    { idempotencyKey: `customer-${orgId}` },
+  );
+  await c.env.DB.prepare(
+    "UPDATE organizations SET stripe_customer_id = ? WHERE id = ? AND stripe_customer_id IS NULL",
+  )
+    .bind(customer.id, orgId)
+    .run();
+  return customer.id;
+}

@@ -1,0 +1,76 @@
+import { mapStripeEvent, type StripeLedgerAction } from "@parley/billing";
+import { AppError } from "@parley/shared";
+import { Hono } from "hono";
+import type Stripe from "stripe";
+import { billingAccount } from "../billing/account.ts";
+import { stripeClient, webCrypto } from "../billing/stripe.ts";
+import { config } from "../env.ts";
+import type { AppEnv } from "../http/context.ts";
+
+/** Stripe's default tolerance: a signature older than this is refused, so a captured one can't be replayed later. */
+const SIGNATURE_TOLERANCE_SECONDS = 300;
+
+const log = (fields: Record<string, string | number | null>) =>
+  console.log(JSON.stringify({ level: "info", source: "stripe-webhook", ...fields }));
+
+/** Finds the org a refund or dispute belongs to when the event itself does not name it. */
+async function resolveOrg(db: D1Database, action: StripeLedgerAction): Promise<string | null> {
+  if (action.orgId) return action.orgId;
+  if (action.type === "topup" || !action.paymentIntentId) return null;
+  const row = await db
+    .prepare("SELECT org_id FROM stripe_payments WHERE payment_intent_id = ?")
+    .bind(action.paymentIntentId)
+    .first<{ org_id: string }>();
+  return row?.org_id ?? null;
+}
+
+export const webhooks = new Hono<AppEnv>().post("/stripe", async (c) => {
+  const signature = c.req.header("stripe-signature");
+  if (!signature) throw new AppError("invalid_request", "Missing Stripe-Signature header");
+  const cfg = config(c.env);
+  const payload = await c.req.text();
+  let event: Stripe.Event;
+  try {
+    event = await stripeClient(cfg).webhooks.constructEventAsync(
+      payload,
+      signature,
+      cfg.stripe.webhookSecret,
+      SIGNATURE_TOLERANCE_SECONDS,
+      webCrypto,
+    );
+  } catch (cause) {
+    throw new AppError("invalid_request", "Invalid Stripe signature", { cause });
+  }
+
+  const mapping = mapStripeEvent(event);
+  if (mapping.type === "ignore" || mapping.type === "reject") {
+    // Answer 2xx so Stripe stops retrying; a rejected event is logged for a human.
+    log({ event: event.id, type: event.type, outcome: mapping.type, reason: mapping.reason });
+    return c.json({ received: true, outcome: mapping.type });
+  }
+  const orgId = await resolveOrg(c.env.DB, mapping);
+  if (!orgId) {
+    log({ event: event.id, type: event.type, outcome: "unknown_org", reason: null });
+    return c.json({ received: true, outcome: "unknown_org" });
+  }
+  if (mapping.type === "topup" && mapping.paymentIntentId) {
+    await c.env.DB.prepare(
+      `INSERT INTO stripe_payments (payment_intent_id, checkout_session_id, org_id, amount_micros, created_at)
+       VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    )
+      .bind(
+        mapping.paymentIntentId,
+        mapping.checkoutSessionId,
+        orgId,
+        mapping.amountMicros,
+        Date.now(),
+      )
+      .run();
+  }
+  const result = await billingAccount(c.env, orgId).applyStripeEvent(
+    { id: event.id, type: event.type },
+    { ...mapping, orgId } as StripeLedgerAction,
+  );
+  log({ event: event.id, type: event.type, outcome: result.status, reason: null });
+  return c.json({ received: true, outcome: result.status });
+});

@@ -1,0 +1,183 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { billingAccount } from "../src/billing/account.ts";
+
+let n = 0;
+/** A fresh org's account with `grantMicros` of credit. */
+async function account(grantMicros: number) {
+  const orgId = `org_test_${Date.now().toString(36)}_${n++}`;
+  const stub = billingAccount(env, orgId);
+  await stub.open({ orgId, grantMicros });
+  return { orgId, stub };
+}
+
+const tokens = {
+  promptTokens: 10,
+  completionTokens: 20,
+  cachedPromptTokens: 0,
+  reasoningTokens: 0,
+};
+const reserve = (requestId: string, amountMicros: number, memberId = "usr_a") => ({
+  requestId,
+  amountMicros,
+  memberId,
+  projectId: "prj_1",
+  sessionId: "ses_1",
+});
+const settle = (requestId: string, costMicros: number, priceMicros: number, model = "m/one") => ({
+  requestId,
+  costMicros,
+  priceMicros,
+  tokens,
+  model,
+  generationIds: [`gen-${requestId}`],
+  billable: true,
+});
+
+describe("BillingAccount", () => {
+  it("posts the sign-up grant once, however often the account is opened", async () => {
+    const { orgId, stub } = await account(5_000_000);
+    await stub.open({ orgId, grantMicros: 5_000_000 });
+    await stub.open({ orgId, grantMicros: 5_000_000 });
+    expect(await stub.balance()).toMatchObject({
+      postedMicros: 5_000_000,
+      heldMicros: 0,
+      availableMicros: 5_000_000,
+    });
+    expect(await stub.entries(null, 10)).toHaveLength(1);
+  });
+
+  it("admits exactly the reservations the balance covers when 25 race for it", async () => {
+    const { stub } = await account(10_000);
+    const results = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => stub.reserve(reserve(`race-${i}`, 1_000))),
+    );
+    const admitted = results.filter((r) => r.ok);
+    expect(admitted).toHaveLength(10);
+    expect(
+      results.filter((r) => !r.ok).every((r) => !r.ok && r.reason === "insufficient_credits"),
+    ).toBe(true);
+    expect(await stub.balance()).toMatchObject({
+      availableMicros: 0,
+      heldMicros: 10_000,
+      postedMicros: 10_000,
+    });
+    expect((await stub.reconcile()).ok).toBe(true);
+  });
+
+  it("charges a settle replayed any number of times exactly once", async () => {
+    const { stub } = await account(100_000);
+    expect((await stub.reserve(reserve("once", 5_000))).ok).toBe(true);
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => stub.settle(settle("once", 3_000, 3_600))),
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(results.filter((r) => r.ok && !r.replayed)).toHaveLength(1);
+    expect(await stub.balance()).toMatchObject({
+      postedMicros: 96_400,
+      heldMicros: 0,
+      availableMicros: 96_400,
+    });
+    const usage = await stub.entries(null, 10);
+    expect(usage.filter((e) => e.kind === "usage")).toEqual([
+      expect.objectContaining({ amountMicros: -3_600 }),
+    ]);
+    expect((await stub.reconcile()).ok).toBe(true);
+  });
+
+  it("settles above the hold to the real cost: the overdraft is bounded by the overrun", async () => {
+    const { stub } = await account(1_000);
+    expect((await stub.reserve(reserve("over", 1_000))).ok).toBe(true);
+    const result = await stub.settle(settle("over", 1_200, 1_300));
+    expect(result).toMatchObject({ ok: true, overrunMicros: 300 });
+    expect(await stub.balance()).toMatchObject({ availableMicros: -300 });
+    // Nothing more is admitted while the balance is negative.
+    expect(await stub.reserve(reserve("after", 1))).toMatchObject({
+      ok: false,
+      reason: "insufficient_credits",
+    });
+  });
+
+  it("voids an expired hold from its alarm, giving the credits back", async () => {
+    const { stub } = await account(10_000);
+    expect((await stub.reserve({ ...reserve("stale", 4_000), ttlMs: 20 })).ok).toBe(true);
+    expect(await stub.balance()).toMatchObject({ availableMicros: 6_000, heldMicros: 4_000 });
+    await new Promise((r) => setTimeout(r, 40));
+    // The alarm may already have fired by itself; if not, run it now. Only the alarm voids holds.
+    await runDurableObjectAlarm(stub);
+    expect(await stub.balance()).toMatchObject({ availableMicros: 10_000, heldMicros: 0 });
+    // The provider did charge: a late settle still posts, without a hold.
+    expect(await stub.settle(settle("stale", 900, 1_000))).toMatchObject({
+      ok: true,
+      outcome: "settled_late",
+    });
+    expect(await stub.balance()).toMatchObject({ availableMicros: 9_000 });
+  });
+
+  it("refuses a reservation over the member's daily limit with spend_limit", async () => {
+    const { orgId, stub } = await account(1_000_000);
+    await stub.updateSettings(orgId, { memberDailyLimitMicros: 10_000 });
+    expect((await stub.reserve(reserve("d1", 8_000, "usr_b"))).ok).toBe(true);
+    expect(await stub.reserve(reserve("d2", 8_000, "usr_b"))).toMatchObject({
+      ok: false,
+      reason: "spend_limit",
+      limit: "member_daily",
+    });
+    // Another member is not affected by usr_b's limit.
+    expect((await stub.reserve(reserve("d3", 8_000, "usr_c"))).ok).toBe(true);
+    const alerts = await stub.alerts();
+    expect(alerts.map((a) => [a.kind, a.thresholdPct, a.memberId])).toEqual(
+      expect.arrayContaining([
+        ["member_daily_spend", 50, "usr_b"],
+        ["member_daily_spend", 80, "usr_b"],
+        ["member_daily_spend", 100, "usr_b"],
+      ]),
+    );
+  });
+
+  it("groups usage by model and member, and pages raw rows in time order", async () => {
+    const { stub } = await account(1_000_000);
+    const plan = [
+      ["u1", "usr_a", "m/one", 100, 150],
+      ["u2", "usr_a", "m/two", 200, 250],
+      ["u3", "usr_b", "m/one", 300, 350],
+    ] as const;
+    for (const [id, member, model, cost, price] of plan) {
+      await stub.reserve(reserve(id, 1_000, member));
+      await stub.settle(settle(id, cost, price, model));
+    }
+    const now = Date.now();
+    const byModel = await stub.usage({ from: now - 60_000, to: now + 1, groupBy: "model" });
+    expect(byModel.map((g) => [g.key, g.requests, g.costMicros, g.priceMicros])).toEqual([
+      ["m/one", 2, 400, 500],
+      ["m/two", 1, 200, 250],
+    ]);
+    const mine = await stub.usage({
+      from: now - 60_000,
+      to: now + 1,
+      groupBy: "member",
+      memberId: "usr_b",
+    });
+    expect(mine.map((g) => [g.key, g.priceMicros])).toEqual([["usr_b", 350]]);
+    const first = await stub.usageRows({ from: now - 60_000, to: now + 1, limit: 2 });
+    const last = first.at(-1);
+    expect(first).toHaveLength(2);
+    const rest = await stub.usageRows({
+      from: now - 60_000,
+      to: now + 1,
+      limit: 2,
+      after: { createdAt: last?.createdAt ?? 0, requestId: last?.requestId ?? "" },
+    });
+    expect([...first, ...rest].map((r) => r.requestId).sort()).toEqual(["u1", "u2", "u3"]);
+  });
+
+  it("keeps every mutation in one transaction: a failing operation leaves no partial write", async () => {
+    const { stub } = await account(10_000);
+    expect((await stub.reserve(reserve("bad", 1_000))).ok).toBe(true);
+    await expect(
+      runInDurableObject(stub, (instance) => instance.settle(settle("bad", -5, 0))),
+    ).rejects.toThrow();
+    expect((await stub.reconcile()).ok).toBe(true);
+    expect(await stub.balance()).toMatchObject({ availableMicros: 9_000, heldMicros: 1_000 });
+  });
+});

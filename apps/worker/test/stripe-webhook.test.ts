@@ -1,0 +1,173 @@
+import { env } from "cloudflare:test";
+import Stripe from "stripe";
+import { describe, expect, it } from "vitest";
+import { billingAccount } from "../src/billing/account.ts";
+import { api, errorCode, world } from "./helpers.ts";
+
+const stripe = new Stripe("sk_test_parley", { httpClient: Stripe.createFetchHttpClient() });
+const crypto = Stripe.createSubtleCryptoProvider();
+let seq = 0;
+const uid = (prefix: string) => `${prefix}_test_${Date.now().toString(36)}${(seq++).toString(36)}`;
+
+async function deliver(event: object, options: { secret?: string; timestamp?: number } = {}) {
+  const payload = JSON.stringify(event);
+  const signature = await stripe.webhooks.generateTestHeaderStringAsync({
+    payload,
+    secret: options.secret ?? env.STRIPE_WEBHOOK_SECRET,
+    timestamp: options.timestamp ?? Math.floor(Date.now() / 1000),
+    cryptoProvider: crypto,
+  });
+  return api("POST", "/api/webhooks/stripe", {
+    headers: { "stripe-signature": signature, "content-type": "application/json" },
+    rawBody: payload,
+  });
+}
+
+function checkoutEvent(
+  orgId: string,
+  type: "checkout.session.completed" | "checkout.session.async_payment_succeeded",
+  session: { id: string; paymentIntent: string; cents: number; paid?: boolean },
+) {
+  return {
+    id: uid("evt"),
+    object: "event",
+    type,
+    api_version: "2026-01-28.clover",
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    data: {
+      object: {
+        id: session.id,
+        object: "checkout.session",
+        mode: "payment",
+        amount_total: session.cents,
+        currency: "usd",
+        client_reference_id: orgId,
+        metadata: { orgId },
+        payment_intent: session.paymentIntent,
+        payment_status: session.paid === false ? "unpaid" : "paid",
+        status: "complete",
+      },
+    },
+  };
+}
+
+function refundEvent(
+  orgId: string | null,
+  paymentIntent: string,
+  refundedCents: number,
+  totalCents: number,
+) {
+  return {
+    id: uid("evt"),
+    object: "event",
+    type: "charge.refunded",
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    data: {
+      object: {
+        id: `ch_for_${paymentIntent}`,
+        object: "charge",
+        amount: totalCents,
+        amount_refunded: refundedCents,
+        currency: "usd",
+        payment_intent: paymentIntent,
+        metadata: orgId ? { orgId } : {},
+        refunded: refundedCents === totalCents,
+      },
+    },
+  };
+}
+
+async function balanceOf(orgId: string) {
+  return (await billingAccount(env, orgId).balance()).postedMicros;
+}
+
+describe("POST /api/webhooks/stripe", () => {
+  it("credits a paid Checkout Session once, keyed on the session whatever the events", async () => {
+    const w = await world();
+    const before = await balanceOf(w.orgId);
+    const session = { id: uid("cs"), paymentIntent: uid("pi"), cents: 2_500 };
+    const completed = checkoutEvent(w.orgId, "checkout.session.completed", session);
+    const first = await deliver(completed);
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ received: true, outcome: "applied" });
+    // The same event again (Stripe retries) and another event for the same payment.
+    expect((await deliver(completed)).body).toEqual({ received: true, outcome: "duplicate" });
+    await deliver(checkoutEvent(w.orgId, "checkout.session.async_payment_succeeded", session));
+    expect(await balanceOf(w.orgId)).toBe(before + 25_000_000);
+    const ledger = await api<{
+      items: { kind: string; amountMicros: number; reference: string }[];
+    }>("GET", `/api/orgs/${w.orgId}/billing/ledger`, { token: w.owner.token });
+    expect(ledger.body.items.filter((e) => e.kind === "topup")).toEqual([
+      expect.objectContaining({ amountMicros: 25_000_000, reference: session.id }),
+    ]);
+  });
+
+  it("credits an async payment when it succeeds, also if that event arrives first", async () => {
+    const w = await world();
+    const before = await balanceOf(w.orgId);
+    const session = { id: uid("cs"), paymentIntent: uid("pi"), cents: 1_000 };
+    // Out of order: the success lands before the "completed but unpaid" event.
+    await deliver(checkoutEvent(w.orgId, "checkout.session.async_payment_succeeded", session));
+    const unpaid = await deliver(
+      checkoutEvent(w.orgId, "checkout.session.completed", { ...session, paid: false }),
+    );
+    expect(unpaid.body).toMatchObject({ outcome: "ignore" });
+    expect(await balanceOf(w.orgId)).toBe(before + 10_000_000);
+  });
+
+  it("turns partial and full refunds into negative adjustments, never refunding twice", async () => {
+    const w = await world();
+    const session = { id: uid("cs"), paymentIntent: uid("pi"), cents: 5_000 };
+    await deliver(checkoutEvent(w.orgId, "checkout.session.completed", session));
+    const funded = await balanceOf(w.orgId);
+    const partial = refundEvent(w.orgId, session.paymentIntent, 1_000, 5_000);
+    await deliver(partial);
+    await deliver(partial);
+    expect(await balanceOf(w.orgId)).toBe(funded - 10_000_000);
+    // The full refund names no org: it is found from the payment recorded at top-up.
+    await deliver(refundEvent(null, session.paymentIntent, 5_000, 5_000));
+    expect(await balanceOf(w.orgId)).toBe(funded - 50_000_000);
+    expect((await billingAccount(env, w.orgId).reconcile()).ok).toBe(true);
+  });
+
+  it("refuses a bad signature, a wrong secret and a stale timestamp with 400, crediting nothing", async () => {
+    const w = await world();
+    const before = await balanceOf(w.orgId);
+    const event = checkoutEvent(w.orgId, "checkout.session.completed", {
+      id: uid("cs"),
+      paymentIntent: uid("pi"),
+      cents: 100_000,
+    });
+    const wrongSecret = await deliver(event, { secret: "whsec_attacker" });
+    const stale = await deliver(event, { timestamp: Math.floor(Date.now() / 1000) - 3_600 });
+    const unsigned = await api("POST", "/api/webhooks/stripe", { body: event });
+    const payload = JSON.stringify(event);
+    const signature = await stripe.webhooks.generateTestHeaderStringAsync({
+      payload,
+      secret: env.STRIPE_WEBHOOK_SECRET,
+      cryptoProvider: crypto,
+    });
+    const tampered = await api("POST", "/api/webhooks/stripe", {
+      headers: { "stripe-signature": signature, "content-type": "application/json" },
+      rawBody: payload.replace("100000", "900000"),
+    });
+    for (const res of [wrongSecret, stale, unsigned, tampered]) {
+      expect(res.status).toBe(400);
+      expect(errorCode(res)).toBe("invalid_request");
+    }
+    expect(await balanceOf(w.orgId)).toBe(before);
+  });
+
+  it("acknowledges events it does not handle without touching any ledger", async () => {
+    const res = await deliver({
+      id: uid("evt"),
+      object: "event",
+      type: "customer.created",
+      data: { object: {} },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ received: true, outcome: "ignore" });
+  });
+});
