@@ -1,6 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
+import type { BillingAccount } from "../src/billing/billing-account.ts";
 
 let n = 0;
 /** A fresh org's account with `grantMicros` of credit. */
@@ -175,7 +176,7 @@ describe("BillingAccount", () => {
     const { stub } = await account(10_000);
     expect((await stub.reserve(reserve("bad", 1_000))).ok).toBe(true);
     await expect(
-      runInDurableObject(stub, (instance) => instance.settle(settle("bad", -5, 0))),
+      runInDurableObject(stub, (instance: BillingAccount) => instance.settle(settle("bad", -5, 0))),
     ).rejects.toThrow();
     expect((await stub.reconcile()).ok).toBe(true);
     expect(await stub.balance()).toMatchObject({ availableMicros: 9_000, heldMicros: 1_000 });
