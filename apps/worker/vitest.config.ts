@@ -17,7 +17,7 @@ export default defineConfig({
     projects: [
       {
         plugins: [
-          cloudflareTest(async () => ({
+          cloudflareTest(async ({ inject }) => ({
             wrangler: { configPath: path.join(root, "wrangler.jsonc") },
             miniflare: {
               bindings: {
@@ -25,6 +25,9 @@ export default defineConfig({
                 STRIPE_SECRET_KEY: process.env.STRIPE_SECRET_KEY as string,
                 STRIPE_WEBHOOK_SECRET: process.env.STRIPE_WEBHOOK_SECRET as string,
                 ALERT_WEBHOOK_SECRET: process.env.ALERT_WEBHOOK_SECRET as string,
+                STRIPE_API_URL: inject("stripeUrl"),
+                MODEL_BASE_URL: inject("devModelUrl"),
+                TEST_MAILBOX_URL: inject("mailboxUrl"),
                 TEST_MIGRATIONS: await readD1Migrations(
                   path.join(import.meta.dirname, "migrations"),
                 ),
@@ -37,6 +40,7 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["test/node/**"],
           setupFiles: ["test/apply-migrations.ts"],
+          globalSetup: ["test/global-setup.ts"],
         },
       },
       {

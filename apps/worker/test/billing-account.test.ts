@@ -1,6 +1,7 @@
-import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
+import type { BillingAccount } from "../src/billing/billing-account.ts";
 
 let n = 0;
 /** A fresh org's account with `grantMicros` of credit. */
@@ -174,8 +175,64 @@ describe("BillingAccount", () => {
   it("keeps every mutation in one transaction: a failing operation leaves no partial write", async () => {
     const { stub } = await account(10_000);
     expect((await stub.reserve(reserve("bad", 1_000))).ok).toBe(true);
-    await expect(stub.settle(settle("bad", -5, 0))).rejects.toThrow();
+    // Called inside the object so the RangeError is caught here, not reported as unhandled by RPC.
+    const thrown = await runInDurableObject(stub, async (instance) => {
+      try {
+        await (instance as unknown as BillingAccount).settle(settle("bad", -5, 0));
+        return null;
+      } catch (error) {
+        return String(error);
+      }
+    });
+    expect(thrown).toContain("RangeError");
     expect((await stub.reconcile()).ok).toBe(true);
     expect(await stub.balance()).toMatchObject({ availableMicros: 9_000, heldMicros: 1_000 });
+  });
+});
+
+describe("threshold alerts", () => {
+  it("are delivered once each to the org's webhook, signed, by the alarm", async () => {
+    const { orgId, stub } = await account(1_000_000);
+    const url = `${env.TEST_MAILBOX_URL}/alerts/${orgId}`;
+    await stub.updateSettings(orgId, { orgMonthlyLimitMicros: 100_000, alertWebhookUrl: url });
+    expect((await stub.reserve(reserve("a1", 60_000))).ok).toBe(true);
+    expect((await stub.reserve(reserve("a2", 30_000))).ok).toBe(true);
+    // Running the alarm again must not deliver anything twice.
+    await runDurableObjectAlarm(stub);
+    await runDurableObjectAlarm(stub);
+    const received = (await (
+      await fetch(`${env.TEST_MAILBOX_URL}/?path=/alerts/${orgId}`)
+    ).json()) as {
+      headers: Record<string, string>;
+      body: string;
+    }[];
+    const alerts = received.map(
+      (d) => JSON.parse(d.body) as { orgId: string; alert: { thresholdPct: number } },
+    );
+    expect(alerts.map((a) => a.alert.thresholdPct).sort()).toEqual([50, 80]);
+    expect(alerts.every((a) => a.orgId === orgId)).toBe(true);
+    for (const delivery of received) {
+      const [t, v1] = (delivery.headers["parley-signature"] ?? "")
+        .split(",")
+        .map((p) => p.split("=")[1]);
+      const key = await crypto.subtle.importKey(
+        "raw",
+        new TextEncoder().encode(env.ALERT_WEBHOOK_SECRET),
+        { name: "HMAC", hash: "SHA-256" },
+        false,
+        ["verify"],
+      );
+      const mac = Uint8Array.from((v1 ?? "").match(/../g) ?? [], (h) => Number.parseInt(h, 16));
+      expect(
+        await crypto.subtle.verify(
+          "HMAC",
+          key,
+          mac,
+          new TextEncoder().encode(`${t}.${delivery.body}`),
+        ),
+      ).toBe(true);
+    }
+    const listed = await stub.alerts();
+    expect(listed.filter((a) => a.deliveredAt !== null)).toHaveLength(2);
   });
 });

@@ -4,6 +4,8 @@ declare global {
   namespace Cloudflare {
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
+      /** The globalSetup's webhook recorder (see test/global-setup.ts). */
+      TEST_MAILBOX_URL: string;
     }
   }
 }

@@ -40,8 +40,6 @@ const model = await startDevModel({
   replyTokens: numberOption("reply-tokens", values["reply-tokens"]),
   apiKey: values["api-key"] ?? process.env.DEV_MODEL_API_KEY,
 });
-process.stdout.write(`dev model listening on ${model.url}\n`);
-
 let stopping = false;
 const stop = () => {
   if (stopping) return;
@@ -51,5 +49,7 @@ const stop = () => {
     () => process.exit(1),
   );
 };
+// Handlers first, then the line a supervisor waits for: a signal sent right after it must find them.
 process.once("SIGINT", stop);
 process.once("SIGTERM", stop);
+process.stdout.write(`dev model listening on ${model.url}\n`);

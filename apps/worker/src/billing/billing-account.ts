@@ -89,6 +89,8 @@ export interface AlertDelivery extends AlertRow {
 
 const DEFAULT_HOLD_TTL_MS = 10 * 60 * 1000;
 const ALERT_ATTEMPTS = 8;
+/** How long a delivery attempt owns its outbox row before another alarm may retry it. */
+const DELIVERY_LEASE_MS = 30_000;
 
 const groupKey: Record<UsageGroupBy, string> = {
   day: "strftime('%Y-%m-%d', created_at / 1000, 'unixepoch')",
@@ -395,6 +397,15 @@ export class BillingAccount extends DurableObject<Env> {
         now,
       )
       .toArray();
+    // Claim the batch before the first await: an alarm retried or run twice meanwhile skips these
+    // rows instead of delivering them a second time.
+    for (const row of due) {
+      this.#sql.exec(
+        "UPDATE alert_outbox SET next_attempt_at = ? WHERE key = ?",
+        now + DELIVERY_LEASE_MS,
+        row.key,
+      );
+    }
     for (const row of due) {
       const alert = this.#store.getAlert(row.key as string);
       if (!alert) continue;

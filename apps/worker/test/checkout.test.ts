@@ -1,0 +1,132 @@
+import { env } from "cloudflare:test";
+import Stripe from "stripe";
+import { describe, expect, it } from "vitest";
+import { billingAccount } from "../src/billing/account.ts";
+import type { Delivered } from "./global-setup.ts";
+import { api, errorCode, world } from "./helpers.ts";
+
+/**
+ * Checkout end to end against the Stripe stand-in: the real `stripe` client creates the session,
+ * the stand-in takes the payment and signs its webhooks exactly as Stripe does; the mailbox hands
+ * them to us and we deliver them, byte for byte, to the Worker.
+ */
+const stripe = new Stripe(env.STRIPE_SECRET_KEY, {
+  httpClient: Stripe.createFetchHttpClient(),
+  host: new URL(env.STRIPE_API_URL).hostname,
+  port: Number(new URL(env.STRIPE_API_URL).port),
+  protocol: "http",
+});
+
+async function stripeDeliveries(match: string): Promise<Delivered[]> {
+  for (let i = 0; i < 100; i++) {
+    const all = (await (
+      await fetch(`${env.TEST_MAILBOX_URL}/?path=/stripe`)
+    ).json()) as Delivered[];
+    const found = all.filter((d) => d.body.includes(match));
+    if (found.length > 0) return found;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no webhook mentioning ${match}`);
+}
+
+async function replay(delivery: Delivered) {
+  return api("POST", "/api/webhooks/stripe", {
+    headers: {
+      "content-type": "application/json",
+      "stripe-signature": String(delivery.headers["stripe-signature"]),
+    },
+    rawBody: delivery.body,
+  });
+}
+
+async function eventually(match: string, type: string): Promise<Delivered> {
+  for (let i = 0; i < 100; i++) {
+    const found = (await stripeDeliveries(match)).find((d) => JSON.parse(d.body).type === type);
+    if (found) return found;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no ${type} for ${match}`);
+}
+
+describe("Stripe Checkout top-up", () => {
+  it("grants exactly what Stripe says was paid, once, and refunds become negative adjustments", async () => {
+    const w = await world();
+    const account = billingAccount(env, w.orgId);
+    await account.open({ orgId: w.orgId, grantMicros: 0 });
+    const start = (await account.balance()).postedMicros;
+
+    const checkout = await api<{ id: string; url: string }>(
+      "POST",
+      `/api/orgs/${w.orgId}/billing/checkout`,
+      {
+        token: w.admin.token,
+        body: { amountMicros: 20_000_000 },
+      },
+    );
+    expect(checkout.status).toBe(201);
+    expect(checkout.body.url).toBe(`${env.STRIPE_API_URL}/pay/${checkout.body.id}`);
+    const session = await stripe.checkout.sessions.retrieve(checkout.body.id);
+    expect(session).toMatchObject({
+      mode: "payment",
+      amount_total: 2_000,
+      currency: "usd",
+      client_reference_id: w.orgId,
+      metadata: { orgId: w.orgId, userId: w.admin.id },
+    });
+
+    const paid = await fetch(
+      `${env.STRIPE_API_URL}/__standin/checkout/sessions/${checkout.body.id}/pay`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      },
+    );
+    expect(paid.status).toBe(200);
+    const completed = await eventually(checkout.body.id, "checkout.session.completed");
+    expect((await replay(completed)).body).toEqual({ received: true, outcome: "applied" });
+    expect((await replay(completed)).body).toEqual({ received: true, outcome: "duplicate" });
+    expect((await account.balance()).postedMicros).toBe(start + 20_000_000);
+
+    const paymentIntent = (await stripe.checkout.sessions.retrieve(checkout.body.id))
+      .payment_intent as string;
+    await stripe.refunds.create({ payment_intent: paymentIntent, amount: 500 });
+    const refunded = await eventually(paymentIntent, "charge.refunded");
+    expect((await replay(refunded)).status).toBe(200);
+    expect((await account.balance()).postedMicros).toBe(start + 15_000_000);
+    expect((await account.reconcile()).ok).toBe(true);
+  });
+
+  it("refuses amounts out of bounds or not in whole cents, creating no session", async () => {
+    const w = await world();
+    const path = `/api/orgs/${w.orgId}/billing/checkout`;
+    for (const amountMicros of [1_000_000, 2_000_000_000, 10_000_001, -5, 12.5]) {
+      const res = await api("POST", path, { token: w.owner.token, body: { amountMicros } });
+      expect(res.status, String(amountMicros)).toBe(400);
+      expect(errorCode(res)).toBe("invalid_request");
+    }
+  });
+
+  it("one Idempotency-Key makes one Checkout Session, however often it is sent", async () => {
+    const w = await world();
+    const send = () =>
+      api<{ id: string }>("POST", `/api/orgs/${w.orgId}/billing/checkout`, {
+        token: w.owner.token,
+        body: { amountMicros: 5_000_000 },
+        headers: { "idempotency-key": "topup-button-click-1" },
+      });
+    const [a, b] = [await send(), await send()];
+    expect(a.status).toBe(201);
+    expect(b.body.id).toBe(a.body.id);
+  });
+
+  it("gives admins a customer portal link for receipts and cards", async () => {
+    const w = await world();
+    const res = await api<{ url: string }>("POST", `/api/orgs/${w.orgId}/billing/portal`, {
+      token: w.admin.token,
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.url).toContain(env.STRIPE_API_URL);
+    expect((await fetch(res.body.url)).status).toBe(200);
+  });
+});

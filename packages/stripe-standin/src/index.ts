@@ -1,0 +1,41 @@
+/**
+ * @parley/stripe-standin: a local stand-in for the part of Stripe's API Parley uses (Checkout
+ * Sessions in payment mode, PaymentIntents, Charges, refunds, customers, the billing portal,
+ * events), driven by the real `stripe` client, with a pay page and webhooks signed as Stripe
+ * signs them. `startStripeStandin` opens a socket; the rest is pure.
+ */
+
+export { StripeApiError, type StripeErrorBody, type StripeErrorType } from "./errors.ts";
+export {
+  decodeForm,
+  type FormObject,
+  type FormValue,
+} from "./form.ts";
+export type {
+  BillingPortalSession,
+  Charge,
+  CheckoutSession,
+  Customer,
+  Dispute,
+  LineItem,
+  PaymentIntent,
+  Refund,
+  StripeEvent,
+  StripeEventType,
+  StripeList,
+  StripeObject,
+} from "./objects.ts";
+export {
+  DEFAULT_API_VERSION,
+  type StripeStandin,
+  type StripeStandinOptions,
+  startStripeStandin,
+} from "./server.ts";
+export { formatAmount, type PayOptions, type PayOutcome, type PayResult } from "./store.ts";
+export {
+  DEFAULT_RETRY,
+  type Delivery,
+  eventPayload,
+  type RetryPolicy,
+  signatureHeader,
+} from "./webhooks.ts";

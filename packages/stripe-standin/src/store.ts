@@ -1,0 +1,876 @@
+/**
+ * The stand-in's state and the payment flows that change it: Checkout Sessions, the
+ * PaymentIntent and Charge a payment creates, refunds, disputes, customers, portal sessions,
+ * and the Event every change emits. Inputs are already validated (api.ts turns Stripe's form
+ * parameters into them); no I/O happens here, events go out through `onEvent`.
+ */
+import { invalidRequest, noSuch, StripeApiError } from "./errors.ts";
+import {
+  type BillingPortalSession,
+  type Charge,
+  type CheckoutSession,
+  type Customer,
+  type Dispute,
+  type DisputeReason,
+  type LineItem,
+  type Metadata,
+  newId,
+  type PaymentIntent,
+  type PaymentMethodDetails,
+  type Refund,
+  type RefundReason,
+  type StripeEvent,
+  type StripeEventType,
+  type StripeList,
+  type StripeObject,
+} from "./objects.ts";
+
+/** The API request behind a change, copied into `event.request`. */
+export type RequestInfo = { id: string | null; idempotencyKey: string | null };
+
+const CUSTOMER_ACTION: RequestInfo = { id: null, idempotencyKey: null };
+
+export type NewCustomer = {
+  email: string | null;
+  name: string | null;
+  description: string | null;
+  phone: string | null;
+  metadata: Metadata;
+};
+
+export type NewLineItem = {
+  name: string;
+  description: string | null;
+  currency: string;
+  unitAmount: number;
+  quantity: number;
+};
+
+export type NewCheckoutSession = {
+  lineItems: NewLineItem[];
+  successUrl: string | null;
+  cancelUrl: string | null;
+  clientReferenceId: string | null;
+  metadata: Metadata;
+  customer: string | null;
+  customerEmail: string | null;
+  customerCreation: "if_required" | "always" | null;
+  paymentIntentData: {
+    metadata: Metadata;
+    description: string | null;
+    receiptEmail: string | null;
+  };
+  expiresAt: number | null;
+  locale: string | null;
+  submitType: string | null;
+  paymentMethodTypes: string[];
+};
+
+export type NewRefund = {
+  charge: string | null;
+  paymentIntent: string | null;
+  amount: number | null;
+  reason: RefundReason | null;
+  metadata: Metadata;
+};
+
+/**
+ * How a test payment ends. `fail` alone is a declined card (the session stays open and can be
+ * paid again); `async` is a delayed method (bank debit): the session completes unpaid, then
+ * succeeds, or fails when `fail` is set too.
+ */
+export type PayOptions = { async?: boolean; fail?: boolean; email?: string };
+
+export type PayOutcome = "paid" | "declined" | "async_succeeded" | "async_failed";
+
+export type PayResult = {
+  outcome: PayOutcome;
+  session: CheckoutSession;
+  paymentIntent: PaymentIntent;
+  charge: Charge;
+};
+
+export type StoreOptions = {
+  apiVersion: string;
+  /** Base URL of pages (pay, portal, receipts) as a browser reaches them. */
+  publicUrl: () => string;
+  /** Milliseconds since the epoch. */
+  now: () => number;
+  /** Called with each new event, after it was recorded. */
+  onEvent: (event: StripeEvent) => void;
+};
+
+const SESSION_LIFETIME_S = 24 * 60 * 60;
+const PORTAL_CONFIGURATION = "bpc_test_standin";
+
+/** The Checkout Session with what Stripe keeps beside it. */
+type SessionRecord = {
+  session: CheckoutSession;
+  lineItems: LineItem[];
+  /** `customer_creation: always`: a customer is created when the session completes. */
+  createCustomer: boolean;
+  intentData: NewCheckoutSession["paymentIntentData"];
+};
+
+export class StandinStore {
+  readonly #options: StoreOptions;
+  readonly #customers = new Map<string, Customer>();
+  readonly #sessions = new Map<string, SessionRecord>();
+  readonly #paymentIntents = new Map<string, PaymentIntent>();
+  readonly #charges = new Map<string, Charge>();
+  readonly #refunds = new Map<string, Refund>();
+  readonly #disputes = new Map<string, Dispute>();
+  readonly #portalSessions = new Map<string, BillingPortalSession>();
+  readonly #events: StripeEvent[] = [];
+  readonly #eventsById = new Map<string, StripeEvent>();
+
+  constructor(options: StoreOptions) {
+    this.#options = options;
+  }
+
+  reset(): void {
+    for (const map of [
+      this.#customers,
+      this.#sessions,
+      this.#paymentIntents,
+      this.#charges,
+      this.#refunds,
+      this.#disputes,
+      this.#portalSessions,
+      this.#eventsById,
+    ]) {
+      map.clear();
+    }
+    this.#events.length = 0;
+  }
+
+  /** The stand-in's clock, in unix seconds. */
+  nowSeconds(): number {
+    return Math.floor(this.#options.now() / 1000);
+  }
+
+  #emit(
+    type: StripeEventType,
+    object: StripeObject,
+    request: RequestInfo,
+    previousAttributes?: Record<string, unknown>,
+  ): void {
+    const event: StripeEvent = {
+      id: newId("evt"),
+      object: "event",
+      api_version: this.#options.apiVersion,
+      created: this.nowSeconds(),
+      // A snapshot: later changes to the object must not rewrite history.
+      data: {
+        object: structuredClone(object),
+        ...(previousAttributes === undefined ? {} : { previous_attributes: previousAttributes }),
+      },
+      livemode: false,
+      pending_webhooks: 0,
+      request: { id: request.id, idempotency_key: request.idempotencyKey },
+      type,
+    };
+    this.#events.push(event);
+    this.#eventsById.set(event.id, event);
+    this.#options.onEvent(event);
+  }
+
+  // --- Customers ---
+
+  createCustomer(input: NewCustomer, request: RequestInfo): Customer {
+    const customer: Customer = {
+      id: newId("cus", 14),
+      object: "customer",
+      address: null,
+      balance: 0,
+      created: this.nowSeconds(),
+      currency: null,
+      default_source: null,
+      delinquent: false,
+      description: input.description,
+      email: input.email,
+      invoice_prefix: newId("x", 8).slice(-8).toUpperCase(),
+      livemode: false,
+      metadata: input.metadata,
+      name: input.name,
+      phone: input.phone,
+      preferred_locales: [],
+      shipping: null,
+      tax_exempt: "none",
+      test_clock: null,
+    };
+    this.#customers.set(customer.id, customer);
+    this.#emit("customer.created", customer, request);
+    return customer;
+  }
+
+  customer(id: string): Customer | undefined {
+    return this.#customers.get(id);
+  }
+
+  customers(): Customer[] {
+    return [...this.#customers.values()];
+  }
+
+  // --- Checkout Sessions ---
+
+  createCheckoutSession(input: NewCheckoutSession): CheckoutSession {
+    const created = this.nowSeconds();
+    const id = newId("cs", 58);
+    const currency = input.lineItems[0]?.currency ?? "usd";
+    const lineItems = input.lineItems.map((item): LineItem => {
+      const total = item.unitAmount * item.quantity;
+      return {
+        id: newId("li"),
+        object: "item",
+        amount_discount: 0,
+        amount_subtotal: total,
+        amount_tax: 0,
+        amount_total: total,
+        currency: item.currency,
+        description: item.name,
+        price: {
+          id: newId("price"),
+          object: "price",
+          active: false,
+          billing_scheme: "per_unit",
+          created,
+          currency: item.currency,
+          livemode: false,
+          lookup_key: null,
+          metadata: {},
+          nickname: null,
+          product: newId("prod", 14),
+          recurring: null,
+          tax_behavior: "unspecified",
+          type: "one_time",
+          unit_amount: item.unitAmount,
+          unit_amount_decimal: String(item.unitAmount),
+        },
+        quantity: item.quantity,
+      };
+    });
+    const amount = lineItems.reduce((sum, item) => sum + item.amount_total, 0);
+    const session: CheckoutSession = {
+      id,
+      object: "checkout.session",
+      after_expiration: null,
+      allow_promotion_codes: null,
+      amount_subtotal: amount,
+      amount_total: amount,
+      automatic_tax: { enabled: false, liability: null, status: null },
+      billing_address_collection: null,
+      cancel_url: input.cancelUrl,
+      client_reference_id: input.clientReferenceId,
+      client_secret: null,
+      created,
+      currency,
+      customer: input.customer,
+      customer_creation: input.customer === null ? (input.customerCreation ?? "if_required") : null,
+      customer_details: null,
+      customer_email: input.customerEmail,
+      expires_at: input.expiresAt ?? created + SESSION_LIFETIME_S,
+      invoice: null,
+      livemode: false,
+      locale: input.locale,
+      metadata: input.metadata,
+      mode: "payment",
+      payment_intent: null,
+      payment_link: null,
+      payment_method_collection: "if_required",
+      payment_method_types: input.paymentMethodTypes,
+      payment_status: "unpaid",
+      setup_intent: null,
+      shipping_address_collection: null,
+      status: "open",
+      submit_type: input.submitType,
+      subscription: null,
+      success_url: input.successUrl,
+      total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: 0 },
+      ui_mode: "hosted",
+      url: `${this.#options.publicUrl()}/pay/${id}`,
+    };
+    this.#sessions.set(id, {
+      session,
+      lineItems,
+      createCustomer: input.customer === null && input.customerCreation === "always",
+      intentData: input.paymentIntentData,
+    });
+    return session;
+  }
+
+  /** The session, expired first if its `expires_at` has passed (Stripe expires it then too). */
+  checkoutSession(id: string): CheckoutSession | undefined {
+    const record = this.#sessions.get(id);
+    if (record === undefined) return undefined;
+    const { session } = record;
+    if (session.status === "open" && this.nowSeconds() >= session.expires_at) {
+      this.#expire(record, CUSTOMER_ACTION);
+    }
+    return session;
+  }
+
+  checkoutSessions(): CheckoutSession[] {
+    return [...this.#sessions.keys()].flatMap((id) => this.checkoutSession(id) ?? []);
+  }
+
+  lineItems(sessionId: string): LineItem[] | undefined {
+    return this.#sessions.get(sessionId)?.lineItems;
+  }
+
+  expireCheckoutSession(id: string, request: RequestInfo): CheckoutSession {
+    const session = this.checkoutSession(id);
+    const record = this.#sessions.get(id);
+    if (session === undefined || record === undefined) {
+      throw noSuch("checkout.session", id, { param: "session" });
+    }
+    if (session.status !== "open") {
+      throw invalidRequest(
+        `Only Checkout Sessions with a status in ["open"] can be expired. This Checkout Session has a status of "${session.status}".`,
+        { param: "session" },
+      );
+    }
+    this.#expire(record, request);
+    return session;
+  }
+
+  #expire(record: SessionRecord, request: RequestInfo): void {
+    const { session } = record;
+    session.status = "expired";
+    session.url = null;
+    const intent = this.#intentOf(session);
+    if (intent !== undefined && intent.status === "requires_payment_method") {
+      intent.status = "canceled";
+      intent.canceled_at = this.nowSeconds();
+      intent.cancellation_reason = "abandoned";
+    }
+    this.#emit("checkout.session.expired", session, request);
+  }
+
+  #intentOf(session: CheckoutSession): PaymentIntent | undefined {
+    return session.payment_intent === null
+      ? undefined
+      : this.#paymentIntents.get(session.payment_intent);
+  }
+
+  /**
+   * The customer paying on the pay page (or a test through the control API). Refuses a session
+   * that is not open, so a double submit never pays twice.
+   */
+  pay(sessionId: string, options: PayOptions = {}): PayResult {
+    const session = this.checkoutSession(sessionId);
+    const record = this.#sessions.get(sessionId);
+    if (session === undefined || record === undefined) {
+      throw noSuch("checkout.session", sessionId, { param: "session" });
+    }
+    if (session.status !== "open") {
+      throw new StripeApiError(
+        409,
+        "invalid_request_error",
+        `This Checkout Session is ${session.status === "complete" ? "already complete" : "expired"}; it cannot be paid.`,
+        { code: "checkout_session_not_open", param: "session" },
+      );
+    }
+    const customer = session.customer === null ? undefined : this.#customers.get(session.customer);
+    const email =
+      options.email ?? session.customer_email ?? customer?.email ?? "customer@example.com";
+    const async = options.async === true;
+    const fail = options.fail === true;
+
+    let intent = this.#intentOf(session);
+    if (intent === undefined) {
+      intent = this.#createIntent(session, record.intentData);
+      session.payment_intent = intent.id;
+      this.#emit("payment_intent.created", intent, CUSTOMER_ACTION);
+    }
+    const charge = this.#createCharge(intent, session, email, async);
+    intent.latest_charge = charge.id;
+    intent.payment_method = charge.payment_method;
+
+    if (!async && fail) {
+      decline(charge, intent, "card_declined", "Your card was declined.", "generic_decline");
+      this.#emit("charge.failed", charge, CUSTOMER_ACTION);
+      this.#emit("payment_intent.payment_failed", intent, CUSTOMER_ACTION);
+      return { outcome: "declined", ...snapshot(session, intent, charge) };
+    }
+
+    session.status = "complete";
+    session.url = null;
+    session.customer_details = {
+      address: null,
+      email,
+      name: customer?.name ?? null,
+      phone: null,
+      tax_exempt: "none",
+      tax_ids: [],
+    };
+    if (record.createCustomer) {
+      const created = this.createCustomer(
+        { email, name: null, description: null, phone: null, metadata: {} },
+        CUSTOMER_ACTION,
+      );
+      session.customer = created.id;
+      intent.customer = created.id;
+      charge.customer = created.id;
+    }
+
+    if (!async) {
+      succeed(charge, intent);
+      session.payment_status = "paid";
+      this.#emit("charge.succeeded", charge, CUSTOMER_ACTION);
+      this.#emit("payment_intent.succeeded", intent, CUSTOMER_ACTION);
+      this.#emit("checkout.session.completed", session, CUSTOMER_ACTION);
+      return { outcome: "paid", ...snapshot(session, intent, charge) };
+    }
+
+    // A delayed method: the customer is done, the money is not. Stripe completes the session
+    // unpaid, then reports the settlement with a second checkout event.
+    intent.status = "processing";
+    this.#emit("charge.pending", charge, CUSTOMER_ACTION);
+    this.#emit("payment_intent.processing", intent, CUSTOMER_ACTION);
+    this.#emit("checkout.session.completed", session, CUSTOMER_ACTION);
+    if (fail) {
+      decline(
+        charge,
+        intent,
+        "insufficient_funds",
+        "The account has insufficient funds to cover this payment.",
+      );
+      this.#emit("charge.failed", charge, CUSTOMER_ACTION);
+      this.#emit("payment_intent.payment_failed", intent, CUSTOMER_ACTION);
+      this.#emit("checkout.session.async_payment_failed", session, CUSTOMER_ACTION);
+      return { outcome: "async_failed", ...snapshot(session, intent, charge) };
+    }
+    succeed(charge, intent);
+    session.payment_status = "paid";
+    this.#emit("charge.succeeded", charge, CUSTOMER_ACTION);
+    this.#emit("payment_intent.succeeded", intent, CUSTOMER_ACTION);
+    this.#emit("checkout.session.async_payment_succeeded", session, CUSTOMER_ACTION);
+    return { outcome: "async_succeeded", ...snapshot(session, intent, charge) };
+  }
+
+  #createIntent(
+    session: CheckoutSession,
+    data: NewCheckoutSession["paymentIntentData"],
+  ): PaymentIntent {
+    const id = newId("pi");
+    const intent: PaymentIntent = {
+      id,
+      object: "payment_intent",
+      amount: session.amount_total,
+      amount_capturable: 0,
+      amount_received: 0,
+      application: null,
+      application_fee_amount: null,
+      canceled_at: null,
+      cancellation_reason: null,
+      capture_method: "automatic_async",
+      client_secret: `${id}_secret_${newId("s").slice(-20)}`,
+      confirmation_method: "automatic",
+      created: this.nowSeconds(),
+      currency: session.currency,
+      customer: session.customer,
+      description: data.description,
+      last_payment_error: null,
+      latest_charge: null,
+      livemode: false,
+      metadata: { ...data.metadata },
+      next_action: null,
+      payment_method: null,
+      payment_method_types: session.payment_method_types,
+      receipt_email: data.receiptEmail,
+      status: "requires_payment_method",
+    };
+    this.#paymentIntents.set(id, intent);
+    return intent;
+  }
+
+  #createCharge(
+    intent: PaymentIntent,
+    session: CheckoutSession,
+    email: string,
+    async: boolean,
+  ): Charge {
+    const id = newId("ch");
+    const details: PaymentMethodDetails = async
+      ? {
+          type: "us_bank_account",
+          us_bank_account: {
+            account_holder_type: "individual",
+            account_type: "checking",
+            bank_name: "STRIPE TEST BANK",
+            last4: "6789",
+            routing_number: "110000000",
+          },
+        }
+      : {
+          type: "card",
+          card: {
+            brand: "visa",
+            country: "US",
+            exp_month: 12,
+            exp_year: new Date(this.#options.now()).getUTCFullYear() + 3,
+            funding: "credit",
+            last4: "4242",
+          },
+        };
+    const charge: Charge = {
+      id,
+      object: "charge",
+      amount: intent.amount,
+      amount_captured: async ? intent.amount : 0,
+      amount_refunded: 0,
+      balance_transaction: null,
+      billing_details: { address: null, email, name: null, phone: null },
+      calculated_statement_descriptor: "PARLEY",
+      captured: async,
+      created: this.nowSeconds(),
+      currency: intent.currency,
+      customer: session.customer,
+      description: intent.description,
+      disputed: false,
+      failure_code: null,
+      failure_message: null,
+      livemode: false,
+      metadata: { ...intent.metadata },
+      outcome: null,
+      paid: false,
+      payment_intent: intent.id,
+      payment_method: newId("pm"),
+      payment_method_details: details,
+      receipt_email: intent.receipt_email,
+      receipt_number: null,
+      receipt_url: `${this.#options.publicUrl()}/receipts/${id}`,
+      refunded: false,
+      status: "pending",
+    };
+    this.#charges.set(id, charge);
+    return charge;
+  }
+
+  // --- PaymentIntents, Charges, Refunds, Disputes ---
+
+  paymentIntent(id: string): PaymentIntent | undefined {
+    return this.#paymentIntents.get(id);
+  }
+
+  paymentIntents(): PaymentIntent[] {
+    return [...this.#paymentIntents.values()];
+  }
+
+  charge(id: string): Charge | undefined {
+    return this.#charges.get(id);
+  }
+
+  charges(): Charge[] {
+    return [...this.#charges.values()];
+  }
+
+  refund(id: string): Refund | undefined {
+    return this.#refunds.get(id);
+  }
+
+  refunds(): Refund[] {
+    return [...this.#refunds.values()];
+  }
+
+  createRefund(input: NewRefund, request: RequestInfo): Refund {
+    const charge = this.#refundableCharge(input);
+    const remaining = charge.amount - charge.amount_refunded;
+    if (remaining <= 0) {
+      throw invalidRequest(`Charge ${charge.id} has already been refunded.`, {
+        code: "charge_already_refunded",
+      });
+    }
+    const amount = input.amount ?? remaining;
+    if (amount > remaining) {
+      throw invalidRequest(
+        `Refund amount (${formatAmount(amount, charge.currency)}) is greater than unrefunded amount on charge (${formatAmount(remaining, charge.currency)})`,
+        { code: "amount_too_large", param: "amount" },
+      );
+    }
+    const refund: Refund = {
+      id: newId("re"),
+      object: "refund",
+      amount,
+      balance_transaction: null,
+      charge: charge.id,
+      created: this.nowSeconds(),
+      currency: charge.currency,
+      metadata: input.metadata,
+      payment_intent: charge.payment_intent,
+      reason: input.reason,
+      receipt_number: null,
+      status: "succeeded",
+    };
+    this.#refunds.set(refund.id, refund);
+    const previous: Record<string, unknown> = { amount_refunded: charge.amount_refunded };
+    charge.amount_refunded += amount;
+    if (charge.amount_refunded === charge.amount) {
+      charge.refunded = true;
+      previous.refunded = false;
+    }
+    this.#emit("charge.refunded", charge, request, previous);
+    this.#emit("refund.created", refund, request);
+    return refund;
+  }
+
+  #refundableCharge(input: NewRefund): Charge {
+    let charge: Charge | undefined;
+    if (input.charge !== null) {
+      charge = this.#charges.get(input.charge);
+      if (charge === undefined)
+        throw noSuch("charge", input.charge, { param: "charge", status: 400 });
+      if (input.paymentIntent !== null && charge.payment_intent !== input.paymentIntent) {
+        throw invalidRequest(
+          `Charge ${charge.id} does not belong to PaymentIntent ${input.paymentIntent}.`,
+          { param: "payment_intent" },
+        );
+      }
+    } else if (input.paymentIntent !== null) {
+      const intent = this.#paymentIntents.get(input.paymentIntent);
+      if (intent === undefined) {
+        throw noSuch("payment_intent", input.paymentIntent, {
+          param: "payment_intent",
+          status: 400,
+        });
+      }
+      charge = intent.latest_charge === null ? undefined : this.#charges.get(intent.latest_charge);
+      if (charge === undefined || intent.status !== "succeeded") {
+        throw invalidRequest(
+          `This PaymentIntent (${intent.id}) does not have a successful charge to refund.`,
+          { param: "payment_intent" },
+        );
+      }
+    } else {
+      throw invalidRequest(
+        "One of the following params should be provided for this request: payment_intent or charge.",
+        { code: "parameter_missing" },
+      );
+    }
+    if (charge.status !== "succeeded") {
+      throw invalidRequest(
+        `Charge ${charge.id} has a status of ${charge.status} and cannot be refunded.`,
+        { param: "charge" },
+      );
+    }
+    return charge;
+  }
+
+  dispute(id: string): Dispute | undefined {
+    return this.#disputes.get(id);
+  }
+
+  disputes(): Dispute[] {
+    return [...this.#disputes.values()];
+  }
+
+  /** A cardholder disputes a charge (test control): `charge.dispute.created`. */
+  createDispute(
+    chargeId: string,
+    options: { amount?: number; reason?: DisputeReason } = {},
+  ): Dispute {
+    const charge = this.#charges.get(chargeId);
+    if (charge === undefined) throw noSuch("charge", chargeId, { param: "charge" });
+    if (charge.status !== "succeeded") {
+      throw invalidRequest(
+        `Charge ${charge.id} has a status of ${charge.status}; it cannot be disputed.`,
+      );
+    }
+    if (charge.disputed) throw invalidRequest(`Charge ${charge.id} is already disputed.`);
+    const amount = options.amount ?? charge.amount;
+    if (!Number.isSafeInteger(amount) || amount < 1 || amount > charge.amount) {
+      throw invalidRequest(`A dispute amount must be an integer from 1 to ${charge.amount}.`, {
+        param: "amount",
+      });
+    }
+    const dispute: Dispute = {
+      id: newId("dp"),
+      object: "dispute",
+      amount,
+      charge: charge.id,
+      created: this.nowSeconds(),
+      currency: charge.currency,
+      is_charge_refundable: false,
+      livemode: false,
+      metadata: {},
+      payment_intent: charge.payment_intent,
+      reason: options.reason ?? "fraudulent",
+      status: "needs_response",
+    };
+    charge.disputed = true;
+    this.#disputes.set(dispute.id, dispute);
+    this.#emit("charge.dispute.created", dispute, CUSTOMER_ACTION);
+    return dispute;
+  }
+
+  /** The card network decides (test control): `charge.dispute.closed` with `won` or `lost`. */
+  closeDispute(id: string, status: "won" | "lost"): Dispute {
+    const dispute = this.#disputes.get(id);
+    if (dispute === undefined) throw noSuch("dispute", id, { param: "dispute" });
+    if (dispute.status === "won" || dispute.status === "lost") {
+      throw invalidRequest(`Dispute ${id} is already closed (${dispute.status}).`);
+    }
+    const previous = { status: dispute.status };
+    dispute.status = status;
+    this.#emit("charge.dispute.closed", dispute, CUSTOMER_ACTION, previous);
+    return dispute;
+  }
+
+  // --- Billing portal ---
+
+  createPortalSession(
+    input: { customer: string; returnUrl: string | null; locale: string | null },
+    _request: RequestInfo,
+  ): BillingPortalSession {
+    if (!this.#customers.has(input.customer)) {
+      throw noSuch("customer", input.customer, { param: "customer", status: 400 });
+    }
+    const id = newId("bps");
+    const portal: BillingPortalSession = {
+      id,
+      object: "billing_portal.session",
+      configuration: PORTAL_CONFIGURATION,
+      created: this.nowSeconds(),
+      customer: input.customer,
+      flow: null,
+      livemode: false,
+      locale: input.locale,
+      on_behalf_of: null,
+      return_url: input.returnUrl,
+      url: `${this.#options.publicUrl()}/portal/${id}`,
+    };
+    this.#portalSessions.set(id, portal);
+    return portal;
+  }
+
+  portalSession(id: string): BillingPortalSession | undefined {
+    return this.#portalSessions.get(id);
+  }
+
+  // --- Events ---
+
+  event(id: string): StripeEvent | undefined {
+    return this.#eventsById.get(id);
+  }
+
+  /** Oldest first. */
+  events(): readonly StripeEvent[] {
+    return this.#events;
+  }
+
+  /** Any stored object by id, for `expand[]`. */
+  resolve(id: string): StripeObject | undefined {
+    const prefix = id.slice(0, id.indexOf("_"));
+    switch (prefix) {
+      case "cus":
+        return this.#customers.get(id);
+      case "cs":
+        return this.checkoutSession(id);
+      case "pi":
+        return this.#paymentIntents.get(id);
+      case "ch":
+        return this.#charges.get(id);
+      case "re":
+        return this.#refunds.get(id);
+      case "dp":
+        return this.#disputes.get(id);
+      case "bps":
+        return this.#portalSessions.get(id);
+      default:
+        return undefined;
+    }
+  }
+
+  /** The refunds of a charge as Stripe lists them under `charge.refunds` (newest first). */
+  refundList(chargeId: string): StripeList<Refund> {
+    return {
+      object: "list",
+      data: this.refunds()
+        .filter((r) => r.charge === chargeId)
+        .reverse(),
+      has_more: false,
+      url: `/v1/charges/${chargeId}/refunds`,
+    };
+  }
+}
+
+function succeed(charge: Charge, intent: PaymentIntent): void {
+  charge.status = "succeeded";
+  charge.paid = true;
+  charge.captured = true;
+  charge.amount_captured = charge.amount;
+  charge.outcome = {
+    network_status: "approved_by_network",
+    reason: null,
+    risk_level: "normal",
+    seller_message: "Payment complete.",
+    type: "authorized",
+  };
+  intent.status = "succeeded";
+  intent.amount_received = intent.amount;
+  intent.last_payment_error = null;
+}
+
+function decline(
+  charge: Charge,
+  intent: PaymentIntent,
+  code: string,
+  message: string,
+  declineCode?: string,
+): void {
+  charge.status = "failed";
+  charge.paid = false;
+  charge.captured = false;
+  charge.amount_captured = 0;
+  charge.failure_code = code;
+  charge.failure_message = message;
+  charge.outcome = {
+    network_status: "declined_by_network",
+    reason: declineCode ?? code,
+    risk_level: "normal",
+    seller_message: "The bank did not return any further details with this decline.",
+    type: "issuer_declined",
+  };
+  intent.status = "requires_payment_method";
+  intent.last_payment_error = {
+    type: "card_error",
+    code,
+    ...(declineCode === undefined ? {} : { decline_code: declineCode }),
+    message,
+    charge: charge.id,
+  };
+}
+
+function snapshot(session: CheckoutSession, intent: PaymentIntent, charge: Charge) {
+  return {
+    session: structuredClone(session),
+    paymentIntent: structuredClone(intent),
+    charge: structuredClone(charge),
+  };
+}
+
+/** Digits after the decimal point, from ISO 4217 as Intl knows it (JPY 0, KWD 3, USD 2). */
+export function currencyDigits(currency: string): number {
+  try {
+    return (
+      new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions()
+        .maximumFractionDigits ?? 2
+    );
+  } catch {
+    return 2;
+  }
+}
+
+/** An amount in the currency's smallest unit, for people: `formatAmount(1050, "usd")` is "$10.50". */
+export function formatAmount(amount: number, currency: string): string {
+  const digits = currencyDigits(currency);
+  try {
+    return new Intl.NumberFormat("en-US", {
+      style: "currency",
+      currency: currency.toUpperCase(),
+    }).format(amount / 10 ** digits);
+  } catch {
+    return `${(amount / 10 ** digits).toFixed(digits)} ${currency.toUpperCase()}`;
+  }
+}
