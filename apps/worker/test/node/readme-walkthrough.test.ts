@@ -50,7 +50,10 @@ beforeAll(async () => {
   dev = spawn(process.execPath, [path.join(root, "scripts/dev.mjs")], {
     cwd: root,
     env: {
-      ...process.env,
+      // The vitest config puts test secrets in process.env; the platform must start as on a laptop.
+      ...Object.fromEntries(
+        Object.entries(process.env).filter(([key]) => !/^(JWT_|STRIPE_|ALERT_)/.test(key)),
+      ),
       PORT: String(port),
       DEV_MODEL_PORT: String(await freePort()),
       STRIPE_STANDIN_PORT: String(await freePort()),
@@ -78,7 +81,7 @@ afterAll(async () => {
 });
 
 describe("README walk-through", () => {
-  it("signs up, creates a project and opens a session with curl, as written", async () => {
+  it("signs up, creates a project, opens a session and tops up with curl, as written", async () => {
     const readme = await readFile(path.join(root, "README.md"), "utf8");
     const block = readme.split("With `pnpm dev` running:\n\n```sh\n")[1]?.split("```")[0];
     expect(block).toBeDefined();
@@ -94,5 +97,7 @@ describe("README walk-through", () => {
     expect(stdout).toMatch(/"id":"ses_[0-9a-z]{26}"/);
     expect(stdout).toMatch(/"title":"First draft"/);
     expect(stdout).toMatch(/"accessToken":"ey/);
+    // $5 sign-up grant + the $20 top-up, credited by the stand-in's signed webhook.
+    expect(stdout).toMatch(/"availableMicros":25000000/);
   });
 });

@@ -1,0 +1,118 @@
+// Bench-only Worker: the production BillingAccount, plus a seeding method and endpoints that drive
+// it from a Worker over RPC, as the agents do. Not deployed; `pnpm bench` runs it under wrangler dev.
+import { BillingAccount } from "../apps/worker/src/billing/billing-account.ts";
+
+export class BenchBillingAccount extends BillingAccount {
+  ping(): number {
+    return 1;
+  }
+
+  write(i: number): number {
+    this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS bench_w (i INTEGER)");
+    this.ctx.storage.sql.exec("INSERT INTO bench_w VALUES (?)", i);
+    return i;
+  }
+
+  /** Inserts `count` settled usage events spread over 30 days, 5 models, 50 members, 20 projects. */
+  seed(count: number): number {
+    const now = Date.now();
+    this.ctx.storage.transactionSync(() => {
+      for (let i = 0; i < count; i++) {
+        this.ctx.storage.sql.exec(
+          `INSERT INTO usage_events (request_id, member_id, project_id, session_id, model, prompt_tokens, completion_tokens,
+             cached_prompt_tokens, reasoning_tokens, cost_micros, price_micros, billable, generation_ids, outcome, hold_micros, created_at)
+           VALUES (?, ?, ?, ?, ?, 500, 200, 0, 0, 900, 1000, 1, '[]', 'settled', 1000, ?)`,
+          `seed-${i}`,
+          `usr_${i % 50}`,
+          `prj_${i % 20}`,
+          `ses_${i % 2000}`,
+          `model/${i % 5}`,
+          now - (i % (30 * 24 * 60)) * 60_000,
+        );
+      }
+    });
+    return count;
+  }
+}
+
+interface BenchEnv {
+  BILLING: DurableObjectNamespace<BenchBillingAccount>;
+}
+
+export default {
+  async fetch(request: Request, env: BenchEnv): Promise<Response> {
+    const url = new URL(request.url);
+    const org = url.searchParams.get("org") ?? "bench";
+    const stub = env.BILLING.get(env.BILLING.idFromName(org));
+    if (url.pathname === "/open") {
+      await stub.open({ orgId: org, grantMicros: 1_000_000_000_000 });
+      return Response.json({ ok: true });
+    }
+    if (url.pathname === "/pairs") {
+      // `parallel` loops, each reserving then settling `n / parallel` requests in turn.
+      const n = Number(url.searchParams.get("n") ?? 1000);
+      const parallel = Number(url.searchParams.get("parallel") ?? 1);
+      const run = url.searchParams.get("run") ?? "r";
+      let failures = 0;
+      await Promise.all(
+        Array.from({ length: parallel }, async (_, loop) => {
+          for (let i = loop; i < n; i += parallel) {
+            const requestId = `${run}-${i}`;
+            const hold = await stub.reserve({
+              requestId,
+              amountMicros: 5_000,
+              memberId: "usr_bench",
+              projectId: "prj_bench",
+              sessionId: "ses_bench",
+            });
+            const settled = await stub.settle({
+              requestId,
+              costMicros: 3_000,
+              priceMicros: 3_300,
+              tokens: {
+                promptTokens: 500,
+                completionTokens: 200,
+                cachedPromptTokens: 0,
+                reasoningTokens: 0,
+              },
+              model: "model/0",
+              generationIds: [`gen-${requestId}`],
+              billable: true,
+            });
+            if (!hold.ok || !settled.ok) failures++;
+          }
+        }),
+      );
+      const reconcile = await stub.reconcile();
+      return Response.json({ failures, reconciled: reconcile.ok });
+    }
+    if (url.pathname === "/ping" || url.pathname === "/write") {
+      const n = Number(url.searchParams.get("n") ?? 1000);
+      const parallel = Number(url.searchParams.get("parallel") ?? 1);
+      await Promise.all(
+        Array.from({ length: parallel }, async (_, loop) => {
+          for (let i = loop; i < n; i += parallel) {
+            if (url.pathname === "/ping") await stub.ping();
+            else await stub.write(i);
+          }
+        }),
+      );
+      return Response.json({ ok: true });
+    }
+    if (url.pathname === "/seed") {
+      return Response.json({
+        seeded: await stub.seed(Number(url.searchParams.get("n") ?? 100_000)),
+      });
+    }
+    if (url.pathname === "/usage") {
+      const groupBy = (url.searchParams.get("groupBy") ?? "day") as "day";
+      const now = Date.now();
+      const groups = await stub.usage({ from: now - 31 * 24 * 3600_000, to: now + 1, groupBy });
+      return Response.json({
+        groups: groups.length,
+        requests: groups.reduce((s, g) => s + g.requests, 0),
+      });
+    }
+    return new Response("not found", { status: 404 });
+  },
+};

@@ -1,0 +1,85 @@
+// Shared pieces of the benchmarks: start a Worker under wrangler dev (the runtime `pnpm dev` uses),
+// time things, and summarize samples. Run through pnpm so Node 22 and wrangler's bin are used.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+const wrangler = path.join(
+  path.dirname(createRequire(import.meta.url).resolve("wrangler/package.json")),
+  "bin/wrangler.js",
+);
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+/** Starts `wrangler dev` for a config with its state in a temp dir; resolves once it answers. */
+export async function startWorker(config, { vars = {}, readyPath = "/" } = {}) {
+  const port = await freePort();
+  const state = mkdtempSync(path.join(os.tmpdir(), "parley-bench-"));
+  const args = [
+    wrangler,
+    "dev",
+    "--config",
+    config,
+    "--port",
+    String(port),
+    "--ip",
+    "127.0.0.1",
+    "--persist-to",
+    state,
+  ];
+  for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
+  const child = spawn(process.execPath, args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
+  let log = "";
+  child.stdout.on("data", (c) => (log += c));
+  child.stderr.on("data", (c) => (log += c));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await fetch(`${url}${readyPath}`);
+      break;
+    } catch {
+      if (Date.now() > deadline)
+        throw new Error(`wrangler dev did not start:\n${log.slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return {
+    url,
+    stop() {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {}
+      rmSync(state, { recursive: true, force: true });
+    },
+  };
+}
+
+export function summarize(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  return { n: sorted.length, min: sorted[0], p50: at(50), p99: at(99), max: sorted.at(-1) };
+}
+
+export function machine() {
+  const cpus = os.cpus();
+  return `${os.type()} ${os.release()}, ${cpus.length} x ${cpus[0]?.model ?? "cpu"}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+}
+
+export const ms = (n) => `${n.toFixed(1)} ms`;
