@@ -1,8 +1,10 @@
 // Placeholder page: shows that the Worker serving this page also answers the API.
-const status = document.querySelector<HTMLOutputElement>("#status");
+const statusOutput = document.querySelector<HTMLOutputElement>("#status");
 fetch("/api/health")
   .then((response) => (response.ok ? "ok" : `error ${response.status}`))
   .catch(() => "unreachable")
   .then((text) => {
-    if (status) status.textContent = text;
+    if (statusOutput) statusOutput.textContent = text;
   });
+
+export {};

@@ -47,7 +47,7 @@ beforeAll(async () => {
   state = await mkdtemp(path.join(tmpdir(), "parley-dev-state-"));
   work = await mkdtemp(path.join(tmpdir(), "parley-walkthrough-"));
   port = await freePort();
-  dev = spawn(process.execPath, [path.join(root, "scripts/dev.mjs")], {
+  const child = spawn(process.execPath, [path.join(root, "scripts/dev.mjs")], {
     cwd: root,
     env: {
       // The vitest config puts test secrets in process.env; the platform must start as on a laptop.
@@ -63,10 +63,11 @@ beforeAll(async () => {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
-  dev.stdout?.on("data", (chunk) => {
+  dev = child;
+  child.stdout?.on("data", (chunk: Buffer) => {
     log += chunk;
   });
-  dev.stderr?.on("data", (chunk) => {
+  child.stderr?.on("data", (chunk: Buffer) => {
     log += chunk;
   });
   await waitForHealth(`http://127.0.0.1:${port}`, Date.now() + 90_000).catch((error) => {
