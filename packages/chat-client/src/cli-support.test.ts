@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import {
+  agentUrlFor,
+  CliUsageError,
+  describeError,
+  formatMetadata,
+  parseCliArgs,
+  tokenExpiresAt,
+} from "./cli-support.ts";
+
+describe("parseCliArgs", () => {
+  it("reads flags over the environment, and skips the `--` pnpm forwards", () => {
+    const options = parseCliArgs(["--", "--project", "prj_1", "--email", "a@b.c"], {
+      PARLEY_EMAIL: "env@b.c",
+      PARLEY_PASSWORD: "secret",
+      PARLEY_URL: "http://localhost:9000/",
+    });
+    expect(options).toMatchObject({
+      url: "http://localhost:9000",
+      email: "a@b.c",
+      password: "secret",
+      project: "prj_1",
+      history: 10,
+    });
+    expect(agentUrlFor(options)).toBe("http://localhost:9000/agents/onboarding-agent/prj_1");
+    expect(agentUrlFor(parseCliArgs(["--session", "ses_2"]))).toBe(
+      "http://127.0.0.1:8787/agents/assistant-agent/ses_2",
+    );
+    expect(agentUrlFor(parseCliArgs([]))).toBeUndefined();
+  });
+
+  it("refuses two targets, unknown flags and a bad --history", () => {
+    expect(() => parseCliArgs(["--project", "a", "--session", "b"])).toThrow(CliUsageError);
+    expect(() => parseCliArgs(["--nope"])).toThrow(CliUsageError);
+    expect(() => parseCliArgs(["--history", "-1"])).toThrow(CliUsageError);
+  });
+});
+
+describe("output helpers", () => {
+  it("formats metadata beyond a normal finish", () => {
+    expect(formatMetadata(undefined)).toBeUndefined();
+    expect(formatMetadata({ finishReason: "stop" })).toBeUndefined();
+    expect(
+      formatMetadata({ finishReason: "stop", code: "preview_exhausted", costMicros: 120 }),
+    ).toBe("code: preview_exhausted · costMicros: 120");
+    expect(formatMetadata({ finishReason: "length" })).toBe("finishReason: length");
+  });
+
+  it("describes platform errors and reads a JWT's expiry", () => {
+    expect(describeError(404, { error: { code: "not_found", message: "No such project." } })).toBe(
+      "404 not_found: No such project.",
+    );
+    expect(describeError(400, "Invalid request")).toBe("400 Invalid request");
+    const payload = Buffer.from(JSON.stringify({ exp: 1_900_000_000 })).toString("base64url");
+    expect(tokenExpiresAt(`h.${payload}.s`)).toBe(1_900_000_000_000);
+    expect(tokenExpiresAt("opaque")).toBeUndefined();
+  });
+});
