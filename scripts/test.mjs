@@ -6,7 +6,8 @@ import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
 const turbo = path.join(root, "node_modules/turbo/bin/turbo");
-const args = ["run", "test", ...process.argv.slice(2)];
+// One package at a time: these machines have 2 cores, and workerd tests are timing-sensitive.
+const args = ["run", "test", "--concurrency=1", "--continue", ...process.argv.slice(2)];
 
 const child = spawn(process.execPath, [turbo, ...args], {
   cwd: root,
