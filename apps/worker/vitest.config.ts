@@ -27,6 +27,7 @@ export default defineConfig({
                 ALERT_WEBHOOK_SECRET: process.env.ALERT_WEBHOOK_SECRET as string,
                 STRIPE_API_URL: inject("stripeUrl"),
                 MODEL_BASE_URL: inject("devModelUrl"),
+                MODEL_ID: "parley/dev",
                 TEST_MAILBOX_URL: inject("mailboxUrl"),
                 TEST_MIGRATIONS: await readD1Migrations(
                   path.join(import.meta.dirname, "migrations"),
@@ -46,7 +47,7 @@ export default defineConfig({
       {
         test: {
           name: "node",
-          include: ["test/node/**/*.test.ts"],
+          include: ["test/node/**/*.test.ts", "src/**/*.test.ts"],
           environment: "node",
           testTimeout: 120_000,
         },

@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { except } from "hono/combine";
 import { secureHeaders } from "hono/secure-headers";
+import { handleAgentRequest } from "./agents/routing.ts";
 import { requireAuth } from "./auth/middleware.ts";
 import { jwks } from "./auth/tokens.ts";
 import { config } from "./env.ts";
@@ -48,6 +49,8 @@ export const app = new Hono<AppEnv>()
   .route("/api/projects", projects)
   .route("/api/sessions", sessions)
   .route("/api/webhooks", webhooks)
+  // Chat agents: authorized here, before any Durable Object is addressed (agents/routing.ts).
+  .all("/agents/*", handleAgentRequest)
   .notFound((c) => {
     if (c.req.path.startsWith("/api/") || c.req.path.startsWith("/.well-known/")) {
       return errorResponse(new AppError("not_found", "No such route"), c);

@@ -57,3 +57,10 @@ export function config(env: Env): Config {
   cache.set(env, value);
   return value;
 }
+
+declare global {
+  interface Env {
+    /** OpenRouter's key (a secret). Absent offline: the dev model needs none. */
+    OPENROUTER_API_KEY?: string;
+  }
+}

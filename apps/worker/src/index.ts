@@ -1,5 +1,6 @@
 import { app } from "./app.ts";
 
+export { OnboardingAgent } from "./agents/onboarding-agent.ts";
 export { BillingAccount } from "./billing/billing-account.ts";
 
 /** The Worker entry: routes only, and the Durable Object classes it hosts. */

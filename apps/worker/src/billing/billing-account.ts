@@ -126,6 +126,11 @@ export class BillingAccount extends DurableObject<Env> {
       type TEXT NOT NULL,
       processed_at INTEGER NOT NULL
     )`);
+    // Free onboarding-preview turns admitted per UTC day, for the per-org daily cap.
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS preview_turns (
+      day TEXT PRIMARY KEY,
+      turns INTEGER NOT NULL
+    )`);
     // Alerts to deliver to the org's webhook: an outbox drained by the alarm, with retries.
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS alert_outbox (
       key TEXT PRIMARY KEY,
@@ -216,6 +221,24 @@ export class BillingAccount extends DurableObject<Env> {
     );
     this.#ledger = new CreditLedger(this.#store, this.#ledgerConfig());
     return next;
+  }
+
+  /**
+   * Admits one free preview turn against the org's daily cap (UTC day), counting it when admitted.
+   * The preview is free for the org, so this is a count, not money.
+   */
+  admitPreviewTurn(cap: number): { ok: boolean; used: number } {
+    const day = new Date().toISOString().slice(0, 10);
+    const used =
+      (this.#sql.exec("SELECT turns FROM preview_turns WHERE day = ?", day).toArray()[0]?.turns as
+        | number
+        | undefined) ?? 0;
+    if (used >= cap) return { ok: false, used };
+    this.#sql.exec(
+      "INSERT INTO preview_turns (day, turns) VALUES (?, 1) ON CONFLICT (day) DO UPDATE SET turns = turns + 1",
+      day,
+    );
+    return { ok: true, used: used + 1 };
   }
 
   /** Reserves credits for one model call before it is made. Replaying a request id is harmless. */

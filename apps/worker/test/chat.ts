@@ -1,0 +1,205 @@
+import { SELF } from "cloudflare:test";
+import { BASE } from "./helpers.ts";
+
+/**
+ * A minimal client of the agents chat protocol over a real WebSocket inside workerd (the Node client
+ * in packages/chat-client cannot run here). Frames are kept in order; turns are awaited by id.
+ */
+export interface Frame {
+  type: string;
+  id?: string;
+  body?: string;
+  done?: boolean;
+  error?: boolean | { code: string; message: string };
+  outcome?: string;
+  requestId?: string | null;
+  messages?: unknown[];
+  [key: string]: unknown;
+}
+
+export interface TurnResult {
+  text: string;
+  reasoning: string;
+  metadata: Record<string, unknown>;
+  error: string | null;
+  outcome: string | undefined;
+  chunks: Record<string, unknown>[];
+  parleyError: { code: string; message: string } | null;
+}
+
+export class ChatSocket {
+  readonly frames: Frame[] = [];
+  readonly ws: WebSocket;
+  closed: { code: number; reason: string } | null = null;
+  #waiters: (() => void)[] = [];
+
+  constructor(ws: WebSocket) {
+    this.ws = ws;
+    ws.addEventListener("message", (event) => {
+      this.frames.push(JSON.parse(String(event.data)) as Frame);
+      for (const wake of this.#waiters.splice(0)) wake();
+    });
+    ws.addEventListener("close", (event) => {
+      this.closed = { code: event.code, reason: event.reason };
+      for (const wake of this.#waiters.splice(0)) wake();
+    });
+  }
+
+  sendRaw(data: string): void {
+    this.ws.send(data);
+  }
+
+  send(frame: Record<string, unknown>): void {
+    this.ws.send(JSON.stringify(frame));
+  }
+
+  async waitFor(
+    predicate: (frame: Frame, index: number) => boolean,
+    timeoutMs = 10_000,
+    from = 0,
+  ): Promise<Frame> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.frames.findIndex((f, i) => i >= from && predicate(f, i));
+      if (index >= 0) return this.frames[index] as Frame;
+      if (this.closed) throw new Error(`socket closed (${this.closed.code}) while waiting`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out; frames: ${JSON.stringify(this.frames.slice(-5))}`);
+      await new Promise<void>((resolve) => {
+        this.#waiters.push(resolve);
+        setTimeout(resolve, 50);
+      });
+    }
+  }
+
+  /** Sends a chat request (by default: one new user message) and waits for its end. */
+  async turn(
+    text: string,
+    options: {
+      id?: string;
+      messageId?: string;
+      body?: Record<string, unknown>;
+      messages?: unknown[];
+      trigger?: string;
+    } = {},
+  ): Promise<TurnResult> {
+    const id = options.id ?? crypto.randomUUID();
+    const start = this.frames.length;
+    this.request(id, text, options);
+    return this.result(id, start);
+  }
+
+  request(
+    id: string,
+    text: string,
+    options: {
+      messageId?: string;
+      body?: Record<string, unknown>;
+      messages?: unknown[];
+      trigger?: string;
+    } = {},
+  ): void {
+    const message = {
+      id: options.messageId ?? crypto.randomUUID(),
+      role: "user",
+      parts: [{ type: "text", text }],
+    };
+    this.send({
+      type: "cf_agent_use_chat_request",
+      id,
+      init: {
+        method: "POST",
+        body: JSON.stringify({
+          messages: options.messages ?? [message],
+          trigger: options.trigger ?? "submit-message",
+          ...options.body,
+        }),
+      },
+    });
+  }
+
+  async result(id: string, from = 0, timeoutMs = 15_000): Promise<TurnResult> {
+    await this.waitFor(
+      (f) => f.type === "cf_agent_use_chat_response" && f.id === id && f.done === true,
+      timeoutMs,
+      from,
+    );
+    const mine = this.frames.slice(from).filter((f) => f.id === id || f.requestId === id);
+    const chunks = mine
+      .filter((f) => f.type === "cf_agent_use_chat_response" && !f.error && f.body)
+      .map((f) => JSON.parse(f.body as string) as Record<string, unknown>);
+    const text = chunks
+      .filter((c) => c.type === "text-delta")
+      .map((c) => c.delta)
+      .join("");
+    const reasoning = chunks
+      .filter((c) => c.type === "reasoning-delta")
+      .map((c) => c.delta)
+      .join("");
+    const metadata = Object.assign(
+      {},
+      ...chunks.filter((c) => c.messageMetadata).map((c) => c.messageMetadata),
+    );
+    const errorFrame = mine.find(
+      (f) => f.type === "cf_agent_use_chat_response" && f.error === true,
+    );
+    const parley = mine.find((f) => f.type === "parley_error");
+    const done = mine.find((f) => f.done === true);
+    return {
+      text,
+      reasoning,
+      metadata,
+      error: errorFrame ? String(errorFrame.body) : null,
+      outcome: done?.outcome as string | undefined,
+      chunks,
+      parleyError: (parley?.error as { code: string; message: string } | undefined) ?? null,
+    };
+  }
+
+  close(): void {
+    try {
+      this.ws.close(1000, "bye");
+    } catch {
+      // already closed
+    }
+  }
+}
+
+export type Upgrade =
+  | { socket: ChatSocket; status: 101 }
+  | { socket: null; status: number; body: unknown };
+
+export async function connect(
+  path: string,
+  token?: string,
+  headers: Record<string, string> = {},
+): Promise<Upgrade> {
+  const url = `${BASE}${path}${token === undefined ? "" : `?token=${encodeURIComponent(token)}`}`;
+  const response = await SELF.fetch(url, { headers: { upgrade: "websocket", ...headers } });
+  const ws = response.webSocket;
+  if (!ws) {
+    const text = await response.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // keep text
+    }
+    return { socket: null, status: response.status, body };
+  }
+  ws.accept();
+  return { socket: new ChatSocket(ws), status: 101 };
+}
+
+export async function mustConnect(
+  path: string,
+  token: string,
+  headers: Record<string, string> = {},
+): Promise<ChatSocket> {
+  const upgrade = await connect(path, token, headers);
+  if (!upgrade.socket)
+    throw new Error(`upgrade refused: ${upgrade.status} ${JSON.stringify(upgrade.body)}`);
+  // The server speaks first (identity); wait for it so the socket is fully set up.
+  await upgrade.socket.waitFor((f) => f.type === "cf_agent_identity");
+  return upgrade.socket;
+}
