@@ -199,7 +199,9 @@ export class OnboardingAgent extends AIChatAgent<Cloudflare.Env> {
     const requestId = options?.requestId ?? crypto.randomUUID();
     const turn = this.#turns.get(requestId);
     this.#turns.delete(requestId);
-    if (!turn) throw new AppError("forbidden", "This turn was not authorized");
+    // A turn the guard did not admit (an SDK recovery re-run after an eviction, say) gets no model
+    // call: its caller cannot be re-checked here. The client sees a clear error and can resend.
+    if (!turn) return errorReply("This reply was interrupted. Please send your message again.");
 
     const used = this.#counter("turns_used");
     if (used >= this.#allowance)
@@ -367,6 +369,16 @@ export class OnboardingAgent extends AIChatAgent<Cloudflare.Env> {
     this.messages = [];
     return { erased: true };
   }
+}
+
+/** A reply that is only an error: the SDK ends the turn with an error frame and persists nothing new. */
+function errorReply(errorText: string): Response {
+  const stream = createUIMessageStream({
+    execute: ({ writer }) => {
+      writer.write({ type: "error", errorText });
+    },
+  });
+  return createUIMessageStreamResponse({ stream });
 }
 
 function systemPrompt(project: ProjectRow): string {
