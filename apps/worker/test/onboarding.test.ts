@@ -53,8 +53,8 @@ const textOf = (message: { parts: { type: string; text?: string }[] }) =>
     .join("");
 
 async function setTurnsUsed(projectId: string, used: number) {
-  await runInDurableObject(stub(projectId), (instance: OnboardingAgent) => {
-    instance.ctx.storage.sql.exec(
+  await runInDurableObject(stub(projectId), (_instance: OnboardingAgent, state) => {
+    state.storage.sql.exec(
       "INSERT INTO parley_counters (key, value) VALUES ('turns_used', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       used,
     );
