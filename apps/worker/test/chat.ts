@@ -166,7 +166,7 @@ export class ChatSocket {
 }
 
 export type Upgrade =
-  | { socket: ChatSocket; status: 101 }
+  | { socket: ChatSocket; status: 101; body?: undefined }
   | { socket: null; status: number; body: unknown };
 
 export async function connect(

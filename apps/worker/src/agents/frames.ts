@@ -147,7 +147,7 @@ function chatRequest(
   if (body.trigger === "regenerate-message") {
     // Regenerate answers the last user message again: the stored transcript minus its last reply.
     const last = transcript.at(-1);
-    if (!last || last.role !== "assistant") {
+    if (last?.role !== "assistant") {
       return refuse("invalid_request", "There is no reply to regenerate", id);
     }
     return {
