@@ -1,6 +1,6 @@
 import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { dollarsToMicrosCeil } from "@parley/billing";
-import { devReply } from "@parley/dev-model/reply";
+import { devReasoning, devReply } from "@parley/dev-model/reply";
 import { describe, expect, it } from "vitest";
 import type { OnboardingAgent } from "../src/agents/onboarding-agent.ts";
 import { billingAccount } from "../src/billing/account.ts";
@@ -402,5 +402,117 @@ describe("faults", () => {
     expect(charged?.cancelled).toBe(true);
     expect(usage[0]?.costMicros).toBe(dollarsToMicrosCeil(charged?.total_cost ?? -1));
     chat.close();
+  });
+});
+
+describe("bounds", () => {
+  it("stores reasoning parts unchanged, as the model sent them", async () => {
+    const w = await world();
+    const chat = await mustConnect(agentPath(w.projectId), w.member.token);
+    const turn = await chat.turn("think first [[reasoning]]");
+    expect(turn.reasoning.trim()).toBe(devReasoning("think first"));
+    const [, reply] = await transcript(w);
+    const reasoning = reply?.parts.find((p) => p.type === "reasoning") as
+      | { text?: string }
+      | undefined;
+    expect(reasoning?.text?.trim()).toBe(devReasoning("think first"));
+    chat.close();
+  });
+
+  it("stops at the org's daily preview cap with preview_exhausted and no model call", async () => {
+    const w = await world();
+    const day = new Date().toISOString().slice(0, 10);
+    await runInDurableObject(billingAccount(env, w.orgId), (_instance, state) => {
+      state.storage.sql.exec(
+        "INSERT INTO preview_turns (day, turns) VALUES (?, ?) ON CONFLICT (day) DO UPDATE SET turns = excluded.turns",
+        day,
+        Number(env.PREVIEW_ORG_DAILY_CAP),
+      );
+    });
+    const chat = await mustConnect(agentPath(w.projectId), w.member.token);
+    const calls = await modelRequests();
+    const refused = await chat.turn("over the cap");
+    expect(refused.metadata).toMatchObject({ code: "preview_exhausted" });
+    expect(await modelRequests()).toBe(calls);
+    chat.close();
+  });
+
+  it("rate-limits one user with rate_limited and leaves other users alone", async () => {
+    const w = await world();
+    await setTurnsUsed(w.projectId, 1_000); // every turn is a cheap notice: no model calls
+    const chat = await mustConnect(agentPath(w.projectId), w.member.token);
+    const codes: (string | undefined)[] = [];
+    for (let i = 0; i < 25; i++) codes.push((await chat.turn(`spam ${i}`)).parleyError?.code);
+    expect(codes.filter((c) => c === "rate_limited").length).toBeGreaterThan(0);
+    expect(codes.slice(0, 20).every((c) => c === undefined)).toBe(true);
+    const other = await mustConnect(agentPath(w.projectId), w.admin.token);
+    expect((await other.turn("my turn")).parleyError).toBeNull();
+    chat.close();
+    other.close();
+  });
+});
+
+describe("metering that cannot reach the BillingAccount", () => {
+  it("waits in the agent's own storage and lands once on retry", async () => {
+    const w = await world();
+    const payload = {
+      requestId: "pending-1",
+      costMicros: 1234,
+      priceMicros: 0,
+      tokens: { promptTokens: 10, completionTokens: 5, cachedPromptTokens: 0, reasoningTokens: 0 },
+      model: "parley/dev",
+      generationIds: ["gen-x"],
+      billable: false,
+      attribution: { memberId: w.member.id, projectId: w.projectId, sessionId: null },
+    };
+    await runInDurableObject(stub(w.projectId), async (instance: OnboardingAgent, state) => {
+      state.storage.sql.exec(
+        "INSERT INTO parley_pending_usage (request_id, org_id, payload) VALUES (?, ?, ?)",
+        payload.requestId,
+        w.orgId,
+        JSON.stringify(payload),
+      );
+      await instance.retryPendingUsage();
+      await instance.retryPendingUsage();
+      expect(state.storage.sql.exec("SELECT COUNT(*) AS n FROM parley_pending_usage").one().n).toBe(
+        0,
+      );
+    });
+    expect(await usageOf(w, "pending-1")).toEqual([
+      expect.objectContaining({ costMicros: 1234, billable: 0 }),
+    ]);
+  });
+});
+
+describe("destroyForErasure", () => {
+  it("closes sockets with 4410, settles the turn in flight once, deletes everything, and is harmless twice", async () => {
+    const w = await world();
+    const chat = await mustConnect(agentPath(w.projectId), w.member.token);
+    await chat.turn("remember me");
+    const id = crypto.randomUUID();
+    chat.request(id, "a long answer please [[tps:20]]");
+    await chat.waitFor(
+      (f) => f.id === id && typeof f.body === "string" && f.body.includes("text-delta"),
+    );
+
+    const first = await stub(w.projectId).destroyForErasure();
+    expect(first).toEqual({ erased: true });
+    await chat.waitFor(() => chat.closed !== null).catch(() => undefined);
+    expect(chat.closed?.code).toBe(4410);
+    expect(await usageOf(w, id)).toHaveLength(1);
+    // Anything still running that wrote after the wipe would recreate tables: give it the chance.
+    await new Promise((r) => setTimeout(r, 300));
+
+    await runInDurableObject(stub(w.projectId), async (instance: OnboardingAgent, state) => {
+      const tables = state.storage.sql
+        .exec(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'sqlite_%'",
+        )
+        .toArray();
+      expect(tables).toEqual([]);
+      expect(await state.storage.getAlarm()).toBeNull();
+      expect(instance.messages).toEqual([]);
+    });
+    expect(await stub(w.projectId).destroyForErasure()).toEqual({ erased: true });
   });
 });

@@ -363,7 +363,11 @@ export class OnboardingAgent extends AIChatAgent<Cloudflare.Env> {
     this.#erased = true;
     for (const connection of this.getConnections()) connection.close(CLOSE_ERASED, "erased");
     this.abortAllRequests("erased");
+    // Let the aborted turn wind down (the SDK writes its terminal state) and its usage land before
+    // the storage goes: nothing may write after the wipe.
+    await this.waitUntilStable({ timeout: 5_000 });
     await Promise.allSettled([...this.#metering]);
+    await this.lifecycle.disableAlarms();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.messages = [];
