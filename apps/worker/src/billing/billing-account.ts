@@ -19,6 +19,7 @@ import {
   toUsage,
   type UsageRow,
 } from "@parley/billing";
+import type { UsageGroup, UsageGroupBy } from "@parley/shared";
 import { signAlert } from "./alert-signature.ts";
 
 /**
@@ -49,26 +50,12 @@ export interface ReserveRequest {
 
 export type SettleRequest = Omit<SettleInput, "now">;
 
-export type UsageGroupBy = "day" | "model" | "member" | "project" | "session";
-
 export interface UsageQuery {
   from: number;
   to: number;
   groupBy: UsageGroupBy;
   /** Restricts to one member's usage (what a plain member may see). */
   memberId?: string;
-}
-
-export interface UsageGroup {
-  key: string | null;
-  requests: number;
-  promptTokens: number;
-  completionTokens: number;
-  cachedPromptTokens: number;
-  reasoningTokens: number;
-  costMicros: number;
-  priceMicros: number;
-  billableRequests: number;
 }
 
 export interface UsageRowsQuery {

@@ -10,7 +10,7 @@ import {
 } from "../auth/refresh-tokens.ts";
 import { signAccessToken } from "../auth/tokens.ts";
 import { openBillingAccount } from "../billing/account.ts";
-import { auditStatement } from "../db/audit.ts";
+import { createOrgStatements } from "../db/orgs.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody } from "../http/validate.ts";
@@ -68,19 +68,12 @@ export const auth = new Hono<AppEnv>()
             "INSERT INTO users (id, email, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
           )
           .bind(userId, input.email, input.name, passwordHash, now),
-        db
-          .prepare("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)")
-          .bind(orgId, input.orgName ?? `${input.name}'s organization`, now),
-        db
-          .prepare(
-            "INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?)",
-          )
-          .bind(orgId, userId, now),
-        auditStatement(
-          db,
-          { orgId, actorId: userId, action: "org.created", subjectType: "org", subjectId: orgId },
-          { now },
-        ),
+        ...createOrgStatements(db, {
+          id: orgId,
+          name: input.orgName ?? `${input.name}'s organization`,
+          ownerId: userId,
+          now,
+        }),
       ]);
     } catch (cause) {
       if (String(cause).includes("UNIQUE constraint failed: users.email")) {

@@ -5,7 +5,6 @@ import {
   checkoutSchema,
   type LedgerEntry,
   pageQuerySchema,
-  type UsageGroup,
   type UsageReport,
   usageQuerySchema,
 } from "@parley/shared";
@@ -113,12 +112,12 @@ export const billing = new Hono<AppEnv>()
     const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
     const q = c.req.valid("query");
     const memberId = usageMember(access, userId, q.memberId);
-    const items = (await billingAccount(c.env, access.orgId).usage({
+    const items = await billingAccount(c.env, access.orgId).usage({
       from: q.from,
       to: q.to,
       groupBy: q.groupBy,
       ...(memberId === undefined ? {} : { memberId }),
-    })) as UsageGroup[];
+    });
     const totals = items.reduce(
       (sum, item) => ({
         requests: sum.requests + item.requests,

@@ -13,6 +13,7 @@ import { Hono } from "hono";
 import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { openBillingAccount } from "../billing/account.ts";
 import { auditStatement } from "../db/audit.ts";
+import { createOrgStatements } from "../db/orgs.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody, query } from "../http/validate.ts";
@@ -85,21 +86,7 @@ export const orgs = new Hono<AppEnv>()
     const db = c.env.DB;
     const now = Date.now();
     const orgId = newId("org", now);
-    await db.batch([
-      db
-        .prepare("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)")
-        .bind(orgId, name, now),
-      db
-        .prepare(
-          "INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?)",
-        )
-        .bind(orgId, userId, now),
-      auditStatement(
-        db,
-        { orgId, actorId: userId, action: "org.created", subjectType: "org", subjectId: orgId },
-        { now },
-      ),
-    ]);
+    await db.batch(createOrgStatements(db, { id: orgId, name, ownerId: userId, now }));
     await openBillingAccount(c.env, orgId);
     return c.json(toOrg({ id: orgId, name, role: "owner", created_at: now }), 201);
   })
