@@ -28,6 +28,7 @@ export default defineConfig({
                 STRIPE_API_URL: inject("stripeUrl"),
                 MODEL_BASE_URL: inject("devModelUrl"),
                 MODEL_ID: "parley/dev",
+                MODEL_STALL_TIMEOUT_MS: "1500",
                 TEST_MAILBOX_URL: inject("mailboxUrl"),
                 TEST_MIGRATIONS: await readD1Migrations(
                   path.join(import.meta.dirname, "migrations"),

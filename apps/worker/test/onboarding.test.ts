@@ -363,6 +363,27 @@ describe("the server's transcript is the only truth", () => {
 });
 
 describe("faults", () => {
+  it("a model that hangs mid-stream is cut off: a clear error, the partial reply kept, one usage record", async () => {
+    const w = await world();
+    const chat = await mustConnect(agentPath(w.projectId), w.member.token);
+    const id = crypto.randomUUID();
+    const turn = await chat.turn("stall out [[hang-after:3]]", { id });
+    expect(turn.parleyError).toMatchObject({
+      code: "internal",
+      message: expect.stringMatching(/stopped responding/),
+    });
+    expect(turn.text.length).toBeGreaterThan(0);
+    const stored = await transcript(w);
+    expect(stored.map((m) => m.role)).toEqual(["user", "assistant"]);
+    const usage = await usageOf(w, id);
+    expect(usage).toHaveLength(1);
+    const generationId = (JSON.parse(usage[0]?.generationIds ?? "[]") as string[])[0] ?? "";
+    expect(usage[0]?.costMicros).toBe(
+      dollarsToMicrosCeil((await generation(generationId))?.total_cost ?? -1),
+    );
+    chat.close();
+  });
+
   it("a model error mid-stream leaves a consistent transcript, a clear error and one usage record", async () => {
     const w = await world();
     const chat = await mustConnect(agentPath(w.projectId), w.member.token);

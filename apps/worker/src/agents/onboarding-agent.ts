@@ -228,6 +228,21 @@ export class OnboardingAgent extends AIChatAgent<Cloudflare.Env> {
       Math.ceil((system.length + JSON.stringify(modelMessages).length) / 4),
     );
     const settle = () => this.#settle(requestId, turn, meter);
+    // A model that stops sending is cut off the way a client's Stop is (the SDK's own abort path),
+    // metered like any abort, and the client is told why.
+    const stall = new StallGuard(numberVar(this.env.MODEL_STALL_TIMEOUT_MS, 30_000), () => {
+      this.broadcast(
+        JSON.stringify({
+          type: "parley_error",
+          requestId,
+          error: {
+            code: "internal",
+            message: "The model stopped responding; the reply was cut off.",
+          },
+        }),
+      );
+      this.abortRequest(requestId, "model stalled");
+    });
     const result = streamText({
       model: modelClient(this.env, meter).chat(modelId, { usage: { include: true } }),
       system,
@@ -372,6 +387,32 @@ export class OnboardingAgent extends AIChatAgent<Cloudflare.Env> {
     await this.ctx.storage.deleteAll();
     this.messages = [];
     return { erased: true };
+  }
+}
+
+/**
+ * Calls `onStall` when a model call has sent nothing for `timeoutMs` (a hung provider would otherwise
+ * hold the turn, and the chat, forever). Every chunk resets the clock.
+ */
+export class StallGuard {
+  readonly #timeoutMs: number;
+  readonly #onStall: () => void;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(timeoutMs: number, onStall: () => void) {
+    this.#timeoutMs = timeoutMs;
+    this.#onStall = onStall;
+    this.touch();
+  }
+
+  touch(): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(this.#onStall, this.#timeoutMs);
+  }
+
+  done<T>(then: () => T): T {
+    clearTimeout(this.#timer);
+    return then();
   }
 }
 
