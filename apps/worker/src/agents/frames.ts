@@ -39,8 +39,12 @@ export type FrameDecision =
   | {
       kind: "forward";
       frame: string;
+      /** Set for chat requests: the turn starts under this id. */
+      requestId?: string;
       newUserMessage?: UIMessage;
       trigger?: "submit-message" | "regenerate-message";
+      /** Set for tool approvals: the SDK continues the turn under an id of its own. */
+      approval?: { toolCallId: string; approved: boolean };
     }
   | FrameRefusal;
 
@@ -95,10 +99,17 @@ export function decideFrame(
     case FrameType.resumeRequest:
     case FrameType.resumeAck:
       return { kind: "forward", frame: raw };
-    case FrameType.toolApproval:
-      return policy.toolApprovals
-        ? { kind: "forward", frame: raw }
-        : refuse("forbidden", "This chat has no tools to approve");
+    case FrameType.toolApproval: {
+      if (!policy.toolApprovals) return refuse("forbidden", "This chat has no tools to approve");
+      if (typeof frame.toolCallId !== "string" || typeof frame.approved !== "boolean") {
+        return refuse("invalid_request", "A tool approval needs a toolCallId and approved");
+      }
+      return {
+        kind: "forward",
+        frame: raw,
+        approval: { toolCallId: frame.toolCallId, approved: frame.approved },
+      };
+    }
     case FrameType.chatMessages:
       return refuse("forbidden", "The transcript is kept by the server and cannot be replaced");
     case FrameType.toolResult:
@@ -153,6 +164,7 @@ function chatRequest(
     return {
       kind: "forward",
       frame: rebuilt(transcript.slice(0, -1), "regenerate-message"),
+      requestId: id,
       trigger: "regenerate-message",
     };
   }
@@ -189,6 +201,7 @@ function chatRequest(
   return {
     kind: "forward",
     frame: rebuilt([...transcript, newUserMessage], "submit-message"),
+    requestId: id,
     newUserMessage,
     trigger: "submit-message",
   };
