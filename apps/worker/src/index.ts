@@ -1,5 +1,6 @@
 import { app } from "./app.ts";
 
+export { AssistantAgent } from "./agents/assistant-agent.ts";
 export { OnboardingAgent } from "./agents/onboarding-agent.ts";
 export { BillingAccount } from "./billing/billing-account.ts";
 

@@ -13,6 +13,17 @@ export const CLOSE_ERASED = 4410;
 /** Close code for a socket whose caller lost access. */
 export const CLOSE_FORBIDDEN = 4403;
 
+/** Where an admitted tool approval waits: the SDK continues the turn under an id of its own. */
+export const CONTINUATION = "continuation";
+
+/** A non-negative integer setting (0 allowed), or the fallback when unset or malformed. */
+export const intVar = (value: string | undefined, fallback: number) => {
+  const parsed = Number(value);
+  return value !== undefined && value !== "" && Number.isSafeInteger(parsed) && parsed >= 0
+    ? parsed
+    : fallback;
+};
+
 export const numberVar = (value: string | undefined, fallback: number) => {
   const parsed = Number(value);
   return Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
@@ -152,7 +163,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
         const caller = this.callerOf(connection);
         if (!caller) throw new AppError("forbidden", "This connection has no caller");
         const turn = await this.admitTurn(caller, decision);
-        if (requestId) this.admitted.set(requestId, turn);
+        this.admitted.set(requestId ?? CONTINUATION, turn);
       } catch (error) {
         const appError = isAppError(error)
           ? error

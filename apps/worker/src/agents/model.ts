@@ -11,7 +11,7 @@ import {
  * dev model, or any OpenAI-compatible server). The fetch is wrapped to note each call's generation id
  * from the `X-Generation-Id` header, so a turn aborted before its usage chunk can still be looked up.
  */
-export function modelClient(env: Env, meter: TurnMeter) {
+export function modelClient(env: Env, meter: { noteCall(generationId: string | null): void }) {
   const openrouter = createOpenRouter({
     apiKey: env.OPENROUTER_API_KEY || "dev",
     baseURL: env.MODEL_BASE_URL,

@@ -325,6 +325,17 @@ export class BillingAccount extends DurableObject<Env> {
       });
   }
 
+  /** What one session has spent so far (billable price charged) and how many model calls it made. */
+  sessionSpend(sessionId: string): { priceMicros: number; requests: number } {
+    const row = this.#sql
+      .exec(
+        "SELECT COALESCE(SUM(price_micros), 0) AS price, COUNT(*) AS requests FROM usage_events WHERE session_id = ?",
+        sessionId,
+      )
+      .one();
+    return { priceMicros: row.price as number, requests: row.requests as number };
+  }
+
   /** Raw usage events in time order, a page at a time (the CSV export streams these). */
   usageRows(query: UsageRowsQuery): UsageRow[] {
     // Keyset on (created_at, request_id): later rows, or rows at the cursor's time with a greater id.
