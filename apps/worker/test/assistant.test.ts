@@ -86,3 +86,285 @@ describe("AssistantAgent", () => {
     }
   });
 });
+
+describe("tools", () => {
+  it("a multi-step tool turn is charged the sum of its steps", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const id = crypto.randomUUID();
+    const turn = await chat.turn("How much is left? [[tool:get_balance]]", { id });
+    const steps = await stepsOf(w, id, 2);
+    expect(steps.map((s) => s.requestId)).toEqual([`${id}:0`, `${id}:1`]);
+    let price = 0;
+    for (const step of steps) {
+      const cost = await costOf(step.generationIds);
+      expect(step.costMicros).toBe(cost);
+      expect(step.priceMicros).toBe(applyMarkup(cost, markup));
+      price += step.priceMicros;
+    }
+    expect(turn.metadata).toMatchObject({ steps: 2, priceMicros: price });
+    expect(turn.text).toMatch(/Dev model got tool result from get_balance/);
+    expect(turn.chunks.some((c) => c.type === "tool-output-available")).toBe(true);
+    chat.close();
+  });
+
+  it("cannot be aimed at another org's project: tools take no ids, extra arguments are refused", async () => {
+    const w = await funded();
+    await env.DB.prepare("UPDATE projects SET memory = ? WHERE id = ?")
+      .bind(JSON.stringify({ secret: "other-org-plans" }), w.otherProjectId)
+      .run();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const turn = await chat.turn(
+      `Read it [[tool:read_project_memory {"projectId":"${w.otherProjectId}"}]]`,
+    );
+    expect(JSON.stringify(turn.chunks)).not.toContain("other-org-plans");
+    const plain = await chat.turn("Read ours [[tool:read_project_memory]]");
+    expect(JSON.stringify(plain.chunks)).toContain("ship");
+    chat.close();
+  });
+
+  it("writes the project memory only after the member approves, and not at all after a refusal", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const memory = async () =>
+      JSON.parse(
+        (
+          await env.DB.prepare("SELECT memory FROM projects WHERE id = ?")
+            .bind(w.projectId)
+            .first<{ memory: string }>()
+        )?.memory ?? "{}",
+      );
+
+    const ask = async (text: string) => {
+      const turn = await chat.turn(text);
+      const request = turn.chunks.find((c) => c.type === "tool-approval-request") as
+        | { toolCallId?: string }
+        | undefined;
+      expect(request?.toolCallId).toBeTruthy();
+      return request?.toolCallId as string;
+    };
+    const answer = async (toolCallId: string, approved: boolean) => {
+      const start = chat.frames.length;
+      chat.send({ type: "cf_agent_tool_approval", toolCallId, approved, autoContinue: true });
+      const done = await chat.waitFor(
+        (f) => f.type === "cf_agent_use_chat_response" && f.done === true,
+        15_000,
+        start,
+      );
+      return done;
+    };
+
+    const refused = await ask(
+      'Please note the tone [[tool:update_project_memory {"set":{"tone":"dry"}}]]',
+    );
+    expect(await memory()).toEqual({ goal: "ship" });
+    await answer(refused, false);
+    expect(await memory()).toEqual({ goal: "ship" });
+
+    const approved = await ask(
+      'Note the tone again [[tool:update_project_memory {"set":{"tone":"dry"}}]]',
+    );
+    expect(await memory()).toEqual({ goal: "ship" });
+    await answer(approved, true);
+    expect(await memory()).toEqual({ goal: "ship", tone: "dry" });
+    chat.close();
+  });
+});
+
+describe("the credit gate", () => {
+  it("refuses a turn the org cannot afford with a persisted message and no provider call", async () => {
+    const w = await funded(1);
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const calls = await modelRequests();
+    const turn = await chat.turn("Anything?");
+    expect(turn.metadata).toMatchObject({ code: "insufficient_credits" });
+    expect(turn.text).toMatch(/out of credits/);
+    expect(await modelRequests()).toBe(calls);
+    const stored = await api<{ role: string; metadata?: unknown }[]>(
+      "GET",
+      `${agentPath(w.sessionId)}/get-messages`,
+      {
+        token: w.member.token,
+      },
+    );
+    expect(stored.body.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(stored.body[1]?.metadata).toMatchObject({ code: "insufficient_credits" });
+    chat.close();
+  });
+
+  it("refuses with spend_limit when the member's daily limit would be passed", async () => {
+    const w = await funded();
+    await billingAccount(env, w.orgId).updateSettings(w.orgId, { memberDailyLimitMicros: 10 });
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const turn = await chat.turn("Anything?");
+    expect(turn.metadata).toMatchObject({ code: "spend_limit" });
+    chat.close();
+  });
+
+  it("two sessions racing for the last credits: exactly the affordable calls run, the refused one calls no provider", async () => {
+    const w = await world();
+    const { session } = await import("./helpers.ts");
+    const second = await session(w.projectId, w.orgId, w.member.id);
+    // Measure the hold one such call takes (its maximum cost: prompt estimate + max output tokens,
+    // with markup) on an identical probe session while its reply streams.
+    const probe = await funded(1_000_000_000);
+    const chatProbe = await mustConnect(agentPath(probe.sessionId), probe.member.token);
+    const probeId = crypto.randomUUID();
+    chatProbe.request(probeId, "race [[tps:50]]");
+    await chatProbe.waitFor(
+      (f) => f.id === probeId && typeof f.body === "string" && f.body.includes("text-delta"),
+    );
+    const hold = (await billingAccount(env, probe.orgId).balance()).heldMicros;
+    expect(hold).toBeGreaterThan(0);
+    await chatProbe.result(probeId);
+    chatProbe.close();
+    // Credits for one hold and a half: exactly one of two racing calls can be reserved.
+    await billingAccount(env, w.orgId).open({
+      orgId: w.orgId,
+      grantMicros: Math.floor(hold * 1.5),
+    });
+
+    const a = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const b = await mustConnect(agentPath(second), w.member.token);
+    const calls = await modelRequests();
+    const [ta, tb] = await Promise.all([a.turn("race [[tps:50]]"), b.turn("race [[tps:50]]")]);
+    const refused = [ta, tb].filter((t) => t.metadata.code === "insufficient_credits");
+    const answered = [ta, tb].filter((t) => t.text.startsWith("Dev model reply"));
+    expect(refused).toHaveLength(1);
+    expect(answered).toHaveLength(1);
+    expect(await modelRequests()).toBe(calls + 1);
+    const balance = await billingAccount(env, w.orgId).balance();
+    expect(balance.availableMicros).toBeGreaterThanOrEqual(0);
+    expect((await billingAccount(env, w.orgId).reconcile()).ok).toBe(true);
+    a.close();
+    b.close();
+  });
+});
+
+describe("faults and concurrency", () => {
+  it("a stopped reply is settled once, to what the provider reported for the cut generation", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const id = crypto.randomUUID();
+    chat.request(id, "go on [[hang-after:4]]");
+    await chat.waitFor(
+      (f) => f.id === id && typeof f.body === "string" && f.body.includes("text-delta"),
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    chat.send({ type: "cf_agent_chat_request_cancel", id });
+    const result = await chat.result(id);
+    expect(result.outcome).toBe("aborted");
+    const steps = await stepsOf(w, id, 1);
+    expect(steps).toHaveLength(1);
+    const cost = await costOf(steps[0]?.generationIds ?? "[]");
+    expect(steps[0]).toMatchObject({ costMicros: cost, priceMicros: applyMarkup(cost, markup) });
+    const balance = await billingAccount(env, w.orgId).balance();
+    expect(balance.heldMicros).toBe(0);
+    chat.close();
+  });
+
+  it("refuses a second message while a reply is being written, storing and charging nothing for it", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const first = crypto.randomUUID();
+    chat.request(first, "slowly [[tps:40]]");
+    await chat.waitFor(
+      (f) => f.id === first && typeof f.body === "string" && f.body.includes("text-delta"),
+    );
+    const second = await chat.turn("me too");
+    expect(second.parleyError?.code).toBe("conflict");
+    await chat.result(first);
+    const stored = await api<{ role: string }[]>("GET", `${agentPath(w.sessionId)}/get-messages`, {
+      token: w.member.token,
+    });
+    expect(stored.body.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(await stepsOf(w, first, 1)).toHaveLength(1);
+    // After the reply, the next message goes through.
+    expect((await chat.turn("now me")).text).toBe(devReply("now me"));
+    chat.close();
+  });
+
+  it("refuses a removed member on the next turn", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    await env.DB.prepare("DELETE FROM memberships WHERE org_id = ? AND user_id = ?")
+      .bind(w.orgId, w.member.id)
+      .run();
+    const calls = await modelRequests();
+    const refused = await chat.turn("still here?");
+    expect(refused.parleyError?.code).toBe("not_found");
+    expect(await modelRequests()).toBe(calls);
+  });
+
+  it("shows the model a bounded window of a long history while the whole transcript stays stored", async () => {
+    const w = await funded();
+    const { runInDurableObject } = await import("cloudflare:test");
+    const stub = env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(w.sessionId));
+    await runInDurableObject(
+      stub,
+      async (instance: { persistMessages(m: unknown[]): Promise<void> }) => {
+        await instance.persistMessages(
+          Array.from({ length: 2000 }, (_, i) => ({
+            id: `h-${i}`,
+            role: i % 2 === 0 ? "user" : "assistant",
+            parts: [{ type: "text", text: `history message number ${i} `.repeat(4) }],
+          })),
+        );
+      },
+    );
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    await fetch(`${devModel}/__dev/reset`, { method: "POST" });
+    await chat.turn("and now?");
+    const requests = (
+      (await (await fetch(`${devModel}/__dev/requests`)).json()) as {
+        requests: { body: { messages: unknown[] } }[];
+      }
+    ).requests;
+    const sent = requests.at(-1)?.body.messages.length ?? 0;
+    expect(sent).toBeGreaterThan(2);
+    expect(sent).toBeLessThan(400);
+    const stored = await api<unknown[]>("GET", `${agentPath(w.sessionId)}/get-messages`, {
+      token: w.member.token,
+    });
+    expect(stored.body).toHaveLength(2002);
+    chat.close();
+  });
+});
+
+describe("a reset mid-stream", () => {
+  it("leaves a consistent transcript and charges the cut request exactly once", async () => {
+    const { runInDurableObject } = await import("cloudflare:test");
+    const w = await funded();
+    const stub = env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(w.sessionId));
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const id = crypto.randomUUID();
+    chat.request(id, "a long one [[tps:30]]");
+    await chat.waitFor(
+      (f) => f.id === id && typeof f.body === "string" && f.body.includes("text-delta"),
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const calls = await modelRequests();
+    await runInDurableObject(stub, (_instance, state) =>
+      state.abort("test: reset mid-stream"),
+    ).catch(() => undefined);
+
+    // Reconnecting wakes the object; what the reset left open is settled on start.
+    const again = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const steps = await stepsOf(w, id, 1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await stepsOf(w, id, 1)).toHaveLength(1);
+    const cost = await costOf(steps[0]?.generationIds ?? "[]");
+    expect(steps[0]).toMatchObject({ costMicros: cost, priceMicros: applyMarkup(cost, markup) });
+    expect((await billingAccount(env, w.orgId).balance()).heldMicros).toBe(0);
+    // No re-run called the provider again for the cut request.
+    expect(await modelRequests()).toBe(calls);
+    const stored = await api<{ role: string }[]>("GET", `${agentPath(w.sessionId)}/get-messages`, {
+      token: w.member.token,
+    });
+    expect(stored.body[0]?.role).toBe("user");
+    expect(stored.body.length).toBeLessThanOrEqual(2);
+    // And the session carries on.
+    expect((await again.turn("still there?")).text).toBe(devReply("still there?"));
+    again.close();
+  });
+});
