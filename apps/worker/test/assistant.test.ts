@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { applyMarkup, dollarsToMicrosCeil } from "@parley/billing";
 import { devReply } from "@parley/dev-model/reply";
 import { describe, expect, it } from "vitest";
+import type { AssistantAgent } from "../src/agents/assistant-agent.ts";
 import { billingAccount } from "../src/billing/account.ts";
 import { connect, mustConnect } from "./chat.ts";
 import { api, type World, world } from "./helpers.ts";
@@ -300,18 +301,15 @@ describe("faults and concurrency", () => {
     const w = await funded();
     const { runInDurableObject } = await import("cloudflare:test");
     const stub = env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(w.sessionId));
-    await runInDurableObject(
-      stub,
-      async (instance: { persistMessages(m: unknown[]): Promise<void> }) => {
-        await instance.persistMessages(
-          Array.from({ length: 2000 }, (_, i) => ({
-            id: `h-${i}`,
-            role: i % 2 === 0 ? "user" : "assistant",
-            parts: [{ type: "text", text: `history message number ${i} `.repeat(4) }],
-          })),
-        );
-      },
-    );
+    await runInDurableObject(stub, async (instance: AssistantAgent) => {
+      await instance.persistMessages(
+        Array.from({ length: 2000 }, (_, i) => ({
+          id: `h-${i}`,
+          role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
+          parts: [{ type: "text" as const, text: `history message number ${i} `.repeat(4) }],
+        })),
+      );
+    });
     const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
     await fetch(`${devModel}/__dev/reset`, { method: "POST" });
     await chat.turn("and now?");
