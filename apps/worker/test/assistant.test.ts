@@ -366,3 +366,57 @@ describe("a reset mid-stream", () => {
     again.close();
   });
 });
+
+describe("sessions", () => {
+  it("list their title from the first exchange, last activity and spend; deleting one erases its chat", async () => {
+    const w = await funded();
+    const created = await api<{ id: string; title: string | null }>(
+      "POST",
+      `/api/projects/${w.projectId}/sessions`,
+      {
+        token: w.member.token,
+        body: {},
+      },
+    );
+    expect(created.body.title).toBeNull();
+    const chat = await mustConnect(agentPath(created.body.id), w.member.token);
+    const id = crypto.randomUUID();
+    await chat.turn("Plan the beta launch for March", { id });
+    await chat.turn("And the pricing page");
+    const steps = await stepsOf(w, id, 1);
+    expect(steps.length).toBe(1);
+    chat.close();
+
+    const spent = (await billingAccount(env, w.orgId).sessionSpend(created.body.id)).priceMicros;
+    expect(spent).toBeGreaterThan(0);
+    const list = await api<{
+      items: {
+        id: string;
+        title: string;
+        spendMicros: number;
+        lastActivityAt: string;
+        createdAt: string;
+      }[];
+    }>("GET", `/api/projects/${w.projectId}/sessions`, { token: w.member.token });
+    const listed = list.body.items.find((s) => s.id === created.body.id);
+    expect(listed).toMatchObject({ title: "Plan the beta launch for March", spendMicros: spent });
+    expect(Date.parse(listed?.lastActivityAt ?? "")).toBeGreaterThan(
+      Date.parse(listed?.createdAt ?? ""),
+    );
+
+    expect(
+      (await api("DELETE", `/api/sessions/${created.body.id}`, { token: w.member.token })).status,
+    ).toBe(204);
+    const upgrade = await connect(agentPath(created.body.id), w.member.token);
+    expect(upgrade.status).toBe(410);
+    const { runInDurableObject } = await import("cloudflare:test");
+    const stub = env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(created.body.id));
+    await runInDurableObject(stub, (instance: AssistantAgent) => {
+      expect(instance.messages).toEqual([]);
+    });
+    // The financial record stays: the ledger still holds what the session cost.
+    expect((await billingAccount(env, w.orgId).sessionSpend(created.body.id)).priceMicros).toBe(
+      spent,
+    );
+  });
+});

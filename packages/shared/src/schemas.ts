@@ -106,9 +106,14 @@ export interface Session {
   projectId: string;
   orgId: string;
   ownerId: string;
+  /** From the first exchange, unless given at creation. */
   title: string | null;
   createdAt: string;
   updatedAt: string;
+  /** The last turn, or the creation when there was none. */
+  lastActivityAt: string;
+  /** What the session's model calls cost the org so far (price charged, with markup). */
+  spendMicros: number;
 }
 
 export interface AuthResult {

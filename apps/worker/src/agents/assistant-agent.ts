@@ -127,8 +127,27 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   /** When the turn in flight was admitted; null when idle. Cleared as each turn completes. */
   #busySince: number | null = null;
 
-  protected override onChatResponse(): void {
+  /**
+   * After each turn: the session's last activity, and its title from the first exchange when it has
+   * none (one D1 write, after the reply, off the turn's path).
+   */
+  protected override async onChatResponse(): Promise<void> {
     this.#busySince = null;
+    const first = this.messages.find((message) => message.role === "user");
+    const text =
+      first?.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ") ?? "";
+    const title =
+      text
+        .replace(/\[\[[^\]]*\]\]/g, "")
+        .replace(/\s+/g, " ")
+        .trim()
+        .slice(0, 80) || null;
+    await this.env.DB.prepare(
+      "UPDATE sessions SET updated_at = ?, title = COALESCE(title, ?) WHERE id = ?",
+    )
+      .bind(Date.now(), title, this.name)
+      .run()
+      .catch(() => undefined);
   }
 
   override async onChatMessage(

@@ -325,6 +325,19 @@ export class BillingAccount extends DurableObject<Env> {
       });
   }
 
+  /** Spend per session for a page of sessions (price charged, summed), for the sessions list. */
+  spendBySession(sessionIds: string[]): Record<string, number> {
+    if (sessionIds.length === 0) return {};
+    const rows = this.#sql
+      .exec(
+        `SELECT session_id, SUM(price_micros) AS price FROM usage_events
+         WHERE session_id IN (${sessionIds.map(() => "?").join(", ")}) GROUP BY session_id`,
+        ...sessionIds,
+      )
+      .toArray();
+    return Object.fromEntries(rows.map((row) => [row.session_id as string, row.price as number]));
+  }
+
   /** What one session has spent so far (billable price charged) and how many model calls it made. */
   sessionSpend(sessionId: string): { priceMicros: number; requests: number } {
     const row = this.#sql

@@ -16,7 +16,7 @@ import { auditStatement } from "../db/audit.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody, query } from "../http/validate.ts";
-import { type SessionRowOut, toSession } from "./sessions.ts";
+import { type SessionRowOut, sessionSpend, toSession } from "./sessions.ts";
 
 export const toProject = (row: ProjectRow): Project => ({
   id: row.id,
@@ -184,7 +184,19 @@ export const projects = new Hono<AppEnv>()
     )
       .bind(project.id, cursorBound(cursor), everyone ? 1 : 0, userId, limit + 1)
       .all<SessionRowOut>();
-    return c.json(toPage(results, limit, (row) => row.id, toSession));
+    const spend = await sessionSpend(
+      c.env,
+      project.org_id,
+      results.slice(0, limit).map((row) => row.id),
+    );
+    return c.json(
+      toPage(
+        results,
+        limit,
+        (row) => row.id,
+        (row) => toSession(row, spend[row.id] ?? 0),
+      ),
+    );
   })
 
   .post("/:projectId/sessions", jsonBody(createSessionSchema), async (c) => {

@@ -1,13 +1,14 @@
 import type { Session } from "@parley/shared";
 import { Hono } from "hono";
 import { type SessionRow, sessionAccess } from "../auth/access.ts";
+import { billingAccount } from "../billing/account.ts";
 import { auditStatement } from "../db/audit.ts";
 import { iso } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 
 export type SessionRowOut = Omit<SessionRow, "deleted_at">;
 
-export const toSession = (row: SessionRowOut): Session => ({
+export const toSession = (row: SessionRowOut, spendMicros = 0): Session => ({
   id: row.id,
   projectId: row.project_id,
   orgId: row.org_id,
@@ -15,7 +16,18 @@ export const toSession = (row: SessionRowOut): Session => ({
   title: row.title,
   createdAt: iso(row.created_at),
   updatedAt: iso(row.updated_at),
+  lastActivityAt: iso(row.updated_at),
+  spendMicros,
 });
+
+/** The spend of each session of a page, in one call to the org's BillingAccount. */
+export async function sessionSpend(
+  env: Env,
+  orgId: string,
+  ids: string[],
+): Promise<Record<string, number>> {
+  return ids.length === 0 ? {} : billingAccount(env, orgId).spendBySession(ids);
+}
 
 /** One session: its owner, or an admin or owner of its org (routes under /api/sessions). */
 export const sessions = new Hono<AppEnv>()
@@ -29,7 +41,10 @@ export const sessions = new Hono<AppEnv>()
     return c.json(toSession(session));
   })
 
-  /** Marks the session deleted (410 from then on); the erasure job wipes its chat. */
+  /**
+   * Deletes a session through the erasure path: the D1 mark comes first (the Worker answers 410 and
+   * never addresses the object again), then the agent wipes its chat, sockets and alarms.
+   */
   .delete("/:sessionId", async (c) => {
     const { userId } = c.get("caller");
     const db = c.env.DB;
@@ -51,5 +66,8 @@ export const sessions = new Hono<AppEnv>()
         { now },
       ),
     ]);
+    await c.env.ASSISTANT_AGENT.get(
+      c.env.ASSISTANT_AGENT.idFromName(session.id),
+    ).destroyForErasure();
     return c.body(null, 204);
   });
