@@ -420,3 +420,83 @@ describe("sessions", () => {
     );
   });
 });
+
+describe("a loop that runs out of credits", () => {
+  it("stops cleanly at the step it cannot afford: no call for it, the reply says why", async () => {
+    const text = "What is my balance? [[tool:get_balance]]";
+    // The first step's hold, measured on an identical session while it streams.
+    const probe = await funded(1_000_000_000);
+    const chatProbe = await mustConnect(agentPath(probe.sessionId), probe.member.token);
+    const probeId = crypto.randomUUID();
+    chatProbe.request(probeId, `${text} [[tps:50]]`);
+    await chatProbe.waitFor(
+      (f) => f.id === probeId && typeof f.body === "string" && f.body.includes("tool-input"),
+    );
+    const firstHold = (await billingAccount(env, probe.orgId).balance()).heldMicros;
+    await chatProbe.result(probeId);
+    chatProbe.close();
+
+    // Exactly the first hold: the first call runs; the second, with a longer prompt, cannot be held.
+    const w = await funded(firstHold);
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const calls = await modelRequests();
+    const id = crypto.randomUUID();
+    const turn = await chat.turn(`${text} [[tps:50]]`, { id });
+    expect(await modelRequests()).toBe(calls + 1);
+    expect(turn.metadata).toMatchObject({ code: "insufficient_credits", steps: 1 });
+    expect(turn.chunks.some((c) => c.type === "tool-output-available")).toBe(true);
+    expect(await stepsOf(w, id, 1)).toHaveLength(1);
+    const balance = await billingAccount(env, w.orgId).balance();
+    expect(balance.heldMicros).toBe(0);
+    expect(balance.availableMicros).toBeGreaterThanOrEqual(0);
+    chat.close();
+  });
+
+  it("a tool that fails reports back to the model and the turn still completes", async () => {
+    const w = await funded();
+    // Memory just under its limit: the tool's write would go over it and fails.
+    await env.DB.prepare("UPDATE projects SET memory = ? WHERE id = ?")
+      .bind(JSON.stringify({ goal: "ship", notes: "n".repeat(15 * 1024) }), w.projectId)
+      .run();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const more = JSON.stringify({ set: { more: "m".repeat(2 * 1024) } });
+    const asked = await chat.turn(`Save my notes [[tool:update_project_memory ${more}]]`);
+    const request = asked.chunks.find((c) => c.type === "tool-approval-request") as
+      | { toolCallId: string }
+      | undefined;
+    const start = chat.frames.length;
+    chat.send({
+      type: "cf_agent_tool_approval",
+      toolCallId: request?.toolCallId,
+      approved: true,
+      autoContinue: true,
+    });
+    await chat.waitFor(
+      (f) => f.type === "cf_agent_use_chat_response" && f.done === true,
+      15_000,
+      start,
+    );
+    const continued = chat.frames
+      .slice(start)
+      .filter(
+        (f) => f.type === "cf_agent_use_chat_response" && typeof f.body === "string" && f.body,
+      )
+      .map(
+        (f) => JSON.parse(f.body as string) as { type: string; errorText?: string; delta?: string },
+      );
+    expect(
+      continued.some((c) => c.type === "tool-output-error" && /exceed/.test(c.errorText ?? "")),
+    ).toBe(true);
+    expect(
+      continued
+        .filter((c) => c.type === "text-delta")
+        .map((c) => c.delta)
+        .join(""),
+    ).toMatch(/Dev model got tool result from update_project_memory/);
+    const memory = await env.DB.prepare("SELECT memory FROM projects WHERE id = ?")
+      .bind(w.projectId)
+      .first<{ memory: string }>();
+    expect(Object.keys(JSON.parse(memory?.memory ?? "{}"))).toEqual(["goal", "notes"]);
+    chat.close();
+  });
+});

@@ -32,11 +32,18 @@ export class ChatSocket {
   readonly ws: WebSocket;
   closed: { code: number; reason: string } | null = null;
   #waiters: (() => void)[] = [];
+  readonly #acked = new Set<string>();
 
   constructor(ws: WebSocket) {
     this.ws = ws;
     ws.addEventListener("message", (event) => {
-      this.frames.push(JSON.parse(String(event.data)) as Frame);
+      const frame = JSON.parse(String(event.data)) as Frame;
+      this.frames.push(frame);
+      // As the SDK's client does: a connection gets a stream's chunks only after acknowledging it.
+      if (frame.type === "cf_agent_stream_resuming" && frame.id && !this.#acked.has(frame.id)) {
+        this.#acked.add(frame.id);
+        ws.send(JSON.stringify({ type: "cf_agent_stream_resume_ack", id: frame.id }));
+      }
       for (const wake of this.#waiters.splice(0)) wake();
     });
     ws.addEventListener("close", (event) => {

@@ -7,8 +7,14 @@ import {
   type ReserveResult,
   type TokenUsage,
 } from "@parley/billing";
-import { AppError } from "@parley/shared";
-import { convertToModelMessages, stepCountIs, streamText } from "ai";
+import { AppError, isAppError } from "@parley/shared";
+import {
+  convertToModelMessages,
+  createUIMessageStreamResponse,
+  stepCountIs,
+  streamText,
+  type UIMessageChunk,
+} from "ai";
 import { type ProjectRow, projectAccess, sessionAccess } from "../auth/access.ts";
 import { billingAccount } from "../billing/account.ts";
 import { priceTable } from "../billing/prices.ts";
@@ -222,8 +228,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         reported === null ? costFromTokens(table, modelId, tokens) : dollarsToMicrosCeil(reported);
       return { tokens, costMicros, priceMicros: applyMarkup(costMicros, markupBps) };
     };
-    // What the reply shows: summed from each finish-step part as it streams (the same numbers the
-    // settlement uses, computed from the same usage; the metadata is written by the server only).
+    // What the reply shows: the same numbers the settlement uses, summed as each step is settled.
     const totals = { tokens: zeroTokens(), priceMicros: 0, steps: 0 };
     let stopped: AssistantMetadata["code"];
     let step = 0;
@@ -271,6 +276,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       onStepFinish: async (result) => {
         const index = step;
         const { tokens, costMicros, priceMicros } = charge(result.usage, result.providerMetadata);
+        totals.steps += 1;
+        totals.priceMicros += priceMicros;
+        for (const key of Object.keys(tokens) as (keyof TokenUsage)[])
+          totals.tokens[key] += tokens[key];
         const generationId = this.#generationOf(holdId(index));
         this.ctx.storage.sql.exec(
           "UPDATE parley_steps SET status = 'settled' WHERE hold_id = ?",
@@ -299,29 +308,33 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       onError: finish,
     });
 
-    return result.toUIMessageStreamResponse({
-      sendReasoning: true,
-      // After each step, the running totals (the SDK rewrites the finish chunk's metadata on the
-      // wire, so the last step's numbers are the reply's).
-      messageMetadata: ({ part }): AssistantMetadata | undefined => {
-        if (part.type === "finish-step") {
-          const { tokens, priceMicros } = charge(part.usage, part.providerMetadata);
-          totals.steps += 1;
-          totals.priceMicros += priceMicros;
-          for (const key of Object.keys(tokens) as (keyof TokenUsage)[])
-            totals.tokens[key] += tokens[key];
+    // The reply's cost goes in a metadata chunk just before `finish`: by then every step has been
+    // settled (the SDK awaits onStepFinish), and the SDK rewrites the finish chunk's own metadata.
+    const withCost = new TransformStream<UIMessageChunk, UIMessageChunk>({
+      transform(chunk, controller) {
+        if (chunk.type === "finish") {
+          const metadata: AssistantMetadata = {
+            tokens: { ...totals.tokens },
+            priceMicros: totals.priceMicros,
+            steps: totals.steps,
+            ...(stopped ? { code: stopped } : {}),
+          };
+          controller.enqueue({ type: "message-metadata", messageMetadata: metadata });
         }
-        return part.type === "finish-step" || part.type === "finish"
-          ? {
-              tokens: { ...totals.tokens },
-              priceMicros: totals.priceMicros,
-              steps: totals.steps,
-              ...(stopped ? { code: stopped } : {}),
-            }
-          : undefined;
+        controller.enqueue(chunk);
       },
-      onError: () =>
-        "The model failed to answer. You are charged only for what the provider actually produced.",
+    });
+    return createUIMessageStreamResponse({
+      stream: result
+        .toUIMessageStream({
+          sendReasoning: true,
+          // Our own errors (a tool refusing a write, say) are safe to show; anything else stays generic.
+          onError: (error) =>
+            isAppError(error)
+              ? error.message
+              : "The model failed to answer. You are charged only for what the provider actually produced.",
+        })
+        .pipeThrough(withCost),
     });
   }
 
