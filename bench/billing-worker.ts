@@ -1,6 +1,6 @@
 // Bench-only Worker: the production BillingAccount, plus a seeding method and endpoints that drive
 // it from a Worker over RPC, as the agents do. Not deployed; `pnpm bench` runs it under wrangler dev.
-import { BillingAccount } from "../apps/worker/src/billing/billing-account.ts";
+import { BillingAccount, usageGroups } from "../apps/worker/src/billing/billing-account.ts";
 
 export class BenchBillingAccount extends BillingAccount {
   ping(): number {
@@ -13,21 +13,28 @@ export class BenchBillingAccount extends BillingAccount {
     return i;
   }
 
-  /** Inserts `count` settled usage events spread over 30 days, 5 models, 50 members, 20 projects. */
-  seed(count: number): number {
+  /**
+   * Inserts `count` settled usage events over 30 days, 5 models, 50 members, 20 projects, 2,000
+   * sessions. `sessions`: "tasks" puts each session's events within one day (a session is one task);
+   * "everyday" spreads every session over every day, the worst case for the per-session rollup.
+   */
+  seed(count: number, sessions: "tasks" | "everyday"): number {
     const now = Date.now();
     this.ctx.storage.transactionSync(() => {
       for (let i = 0; i < count; i++) {
+        const session = sessions === "tasks" ? Math.floor((i * 2000) / count) : i % 2000;
+        const minutesAgo =
+          sessions === "tasks" ? (session % 30) * 24 * 60 + (i % (20 * 60)) : i % (30 * 24 * 60);
         this.ctx.storage.sql.exec(
           `INSERT INTO usage_events (request_id, member_id, project_id, session_id, model, prompt_tokens, completion_tokens,
              cached_prompt_tokens, reasoning_tokens, cost_micros, price_micros, billable, generation_ids, outcome, hold_micros, created_at)
            VALUES (?, ?, ?, ?, ?, 500, 200, 0, 0, 900, 1000, 1, '[]', 'settled', 1000, ?)`,
           `seed-${i}`,
-          `usr_${i % 50}`,
-          `prj_${i % 20}`,
-          `ses_${i % 2000}`,
+          `usr_${session % 50}`,
+          `prj_${session % 20}`,
+          `ses_${session}`,
           `model/${i % 5}`,
-          now - (i % (30 * 24 * 60)) * 60_000,
+          now - minutesAgo * 60_000,
         );
       }
     });
@@ -100,14 +107,17 @@ export default {
       return Response.json({ ok: true });
     }
     if (url.pathname === "/seed") {
+      const sessions = url.searchParams.get("sessions") === "everyday" ? "everyday" : "tasks";
       return Response.json({
-        seeded: await stub.seed(Number(url.searchParams.get("n") ?? 100_000)),
+        seeded: await stub.seed(Number(url.searchParams.get("n") ?? 100_000), sessions),
       });
     }
     if (url.pathname === "/usage") {
       const groupBy = (url.searchParams.get("groupBy") ?? "day") as "day";
       const now = Date.now();
-      const groups = await stub.usage({ from: now - 31 * 24 * 3600_000, to: now + 1, groupBy });
+      const groups = usageGroups(
+        await stub.usage({ from: now - 31 * 24 * 3600_000, to: now + 1, groupBy }),
+      );
       return Response.json({
         groups: groups.length,
         requests: groups.reduce((s, g) => s + g.requests, 0),

@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
-import type { BillingAccount } from "../src/billing/billing-account.ts";
+import { type BillingAccount, usageGroups } from "../src/billing/billing-account.ts";
 
 let n = 0;
 /** A fresh org's account with `grantMicros` of credit. */
@@ -148,17 +148,21 @@ describe("BillingAccount", () => {
       await stub.settle(settle(id, cost, price, model));
     }
     const now = Date.now();
-    const byModel = await stub.usage({ from: now - 60_000, to: now + 1, groupBy: "model" });
+    const byModel = usageGroups(
+      await stub.usage({ from: now - 60_000, to: now + 1, groupBy: "model" }),
+    );
     expect(byModel.map((g) => [g.key, g.requests, g.costMicros, g.priceMicros])).toEqual([
       ["m/one", 2, 400, 500],
       ["m/two", 1, 200, 250],
     ]);
-    const mine = await stub.usage({
-      from: now - 60_000,
-      to: now + 1,
-      groupBy: "member",
-      memberId: "usr_b",
-    });
+    const mine = usageGroups(
+      await stub.usage({
+        from: now - 60_000,
+        to: now + 1,
+        groupBy: "member",
+        memberId: "usr_b",
+      }),
+    );
     expect(mine.map((g) => [g.key, g.priceMicros])).toEqual([["usr_b", 350]]);
     const first = await stub.usageRows({ from: now - 60_000, to: now + 1, limit: 2 });
     const last = first.at(-1);
@@ -234,5 +238,92 @@ describe("threshold alerts", () => {
     }
     const listed = await stub.alerts();
     expect(listed.filter((a) => a.deliveredAt !== null)).toHaveLength(2);
+  });
+});
+
+describe("usage groupings", () => {
+  it("read whole days from the rollup and edge days from the events, matching a plain sum exactly", async () => {
+    const { stub } = await account(0);
+    const day = 86_400_000;
+    const base = Math.floor(Date.now() / day) * day - 10 * day;
+    // 400 events over 10 days at pseudo-random times, some without a member or session.
+    await runInDurableObject(stub, (_instance, state) => {
+      let seed = 7;
+      const next = () => {
+        seed = (seed * 48271) % 2147483647;
+        return seed;
+      };
+      for (let i = 0; i < 400; i++) {
+        state.storage.sql.exec(
+          `INSERT INTO usage_events (request_id, member_id, project_id, session_id, model, prompt_tokens, completion_tokens,
+             cached_prompt_tokens, reasoning_tokens, cost_micros, price_micros, billable, generation_ids, outcome, hold_micros, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, '[]', 'settled', NULL, ?)`,
+          `r${i}`,
+          i % 7 === 0 ? null : `usr_${next() % 5}`,
+          `prj_${next() % 3}`,
+          i % 11 === 0 ? null : `ses_${next() % 9}`,
+          `m/${next() % 4}`,
+          next() % 1000,
+          next() % 500,
+          next() % 3000,
+          next() % 4000,
+          i % 5 === 0 ? 0 : 1,
+          base + (next() % (10 * day)),
+        );
+      }
+    });
+    const windows = [
+      [base, base + 10 * day],
+      [base + 3_600_000, base + 7 * day + 1234],
+      [base + 2 * day + 5, base + 2 * day + 20_000_000],
+      [base - day, base + 20 * day],
+    ] as const;
+    for (const [from, to] of windows) {
+      for (const groupBy of ["day", "model", "member", "project", "session"] as const) {
+        for (const memberId of [undefined, "usr_1"]) {
+          const got = usageGroups(
+            await stub.usage({ from, to, groupBy, ...(memberId ? { memberId } : {}) }),
+          );
+          const expected = await runInDurableObject(stub, (_instance, state) => {
+            const key = {
+              day: "created_at / 86400000",
+              model: "model",
+              member: "member_id",
+              project: "project_id",
+              session: "session_id",
+            }[groupBy];
+            return state.storage.sql
+              .exec(
+                `SELECT ${key} AS key, COUNT(*) AS requests, SUM(cost_micros) AS costMicros, SUM(price_micros) AS priceMicros,
+                   SUM(prompt_tokens) AS promptTokens, SUM(billable) AS billableRequests
+                 FROM usage_events WHERE created_at >= ? AND created_at < ? ${memberId ? "AND member_id = ?" : ""}
+                 GROUP BY 1 ORDER BY 1`,
+                from,
+                to,
+                ...(memberId ? [memberId] : []),
+              )
+              .toArray()
+              .map((row) => ({
+                ...row,
+                key:
+                  groupBy === "day"
+                    ? new Date((row.key as number) * day).toISOString().slice(0, 10)
+                    : row.key,
+              }));
+          });
+          expect(
+            got.map((g) => ({
+              key: g.key,
+              requests: g.requests,
+              costMicros: g.costMicros,
+              priceMicros: g.priceMicros,
+              promptTokens: g.promptTokens,
+              billableRequests: g.billableRequests,
+            })),
+            `${groupBy} ${memberId ?? "all"} [${from - base}, ${to - base})`,
+          ).toEqual(expected);
+        }
+      }
+    }
   });
 });

@@ -11,6 +11,7 @@ import {
 import { type Context, Hono } from "hono";
 import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { billingAccount, openBillingAccount } from "../billing/account.ts";
+import { usageGroups } from "../billing/billing-account.ts";
 import { stripeClient } from "../billing/stripe.ts";
 import { auditStatement } from "../db/audit.ts";
 import { iso } from "../db/pagination.ts";
@@ -112,12 +113,14 @@ export const billing = new Hono<AppEnv>()
     const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
     const q = c.req.valid("query");
     const memberId = usageMember(access, userId, q.memberId);
-    const items = await billingAccount(c.env, access.orgId).usage({
-      from: q.from,
-      to: q.to,
-      groupBy: q.groupBy,
-      ...(memberId === undefined ? {} : { memberId }),
-    });
+    const items = usageGroups(
+      await billingAccount(c.env, access.orgId).usage({
+        from: q.from,
+        to: q.to,
+        groupBy: q.groupBy,
+        ...(memberId === undefined ? {} : { memberId }),
+      }),
+    );
     const totals = items.reduce(
       (sum, item) => ({
         requests: sum.requests + item.requests,
