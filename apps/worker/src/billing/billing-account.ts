@@ -329,8 +329,10 @@ export class BillingAccount extends DurableObject<Env> {
       now,
       ttlMs: input.ttlMs ?? DEFAULT_HOLD_TTL_MS,
     });
-    if ("alerts" in result) this.#queueAlerts(result.alerts, now);
-    await this.#scheduleAlarm();
+    const queued = "alerts" in result && this.#queueAlerts(result.alerts, now);
+    // Only new work can need an earlier alarm: the new hold's expiry, or alerts just queued.
+    if (result.ok && !result.replayed) await this.#alarmBy(result.hold.expiresAt);
+    if (queued) await this.#alarmBy(now);
     return result;
   }
 
@@ -338,8 +340,8 @@ export class BillingAccount extends DurableObject<Env> {
   async settle(input: SettleRequest): Promise<SettleResult> {
     const now = Date.now();
     const result = this.#ledger.settle({ ...input, now });
-    if (result.ok) this.#queueAlerts(result.alerts, now);
-    await this.#scheduleAlarm();
+    // A settle only removes work, unless it fired alerts to deliver.
+    if (result.ok && this.#queueAlerts(result.alerts, now)) await this.#alarmBy(now);
     return result;
   }
 
@@ -517,8 +519,9 @@ export class BillingAccount extends DurableObject<Env> {
     return this.#ledger.reconcile();
   }
 
-  #queueAlerts(alerts: readonly AlertRow[], now: number): void {
-    if (alerts.length === 0 || !this.settings().alertWebhookUrl) return;
+  /** Queues alerts for delivery; true when anything was queued. */
+  #queueAlerts(alerts: readonly AlertRow[], now: number): boolean {
+    if (alerts.length === 0 || !this.settings().alertWebhookUrl) return false;
     for (const alert of alerts) {
       this.#sql.exec(
         "INSERT INTO alert_outbox (key, next_attempt_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
@@ -526,6 +529,7 @@ export class BillingAccount extends DurableObject<Env> {
         now,
       );
     }
+    return true;
   }
 
   /** One alarm serves both jobs: voiding expired holds and delivering queued alerts. */
@@ -541,7 +545,11 @@ export class BillingAccount extends DurableObject<Env> {
       .one().at as number | null;
     const next = [holds, outbox].filter((t): t is number => t !== null);
     if (next.length === 0) return;
-    const at = Math.min(...next);
+    await this.#alarmBy(Math.min(...next));
+  }
+
+  /** Makes sure the alarm fires by `at` (one storage write only when it must move earlier). */
+  async #alarmBy(at: number): Promise<void> {
     if (this.#alarmAt === undefined) this.#alarmAt = await this.ctx.storage.getAlarm();
     if (this.#alarmAt === null || this.#alarmAt > at) {
       this.#alarmAt = at;
