@@ -11,6 +11,7 @@ process.env.JWT_PRIVATE_KEY ??= JSON.stringify(await generateSigningKey());
 process.env.STRIPE_SECRET_KEY ??= "sk_test_parley";
 process.env.STRIPE_WEBHOOK_SECRET ??= "whsec_test_parley";
 process.env.ALERT_WEBHOOK_SECRET ??= "alert_secret_test";
+process.env.ERASURE_HASH_KEY ??= "erasure_hash_key_test";
 
 export default defineConfig({
   test: {
@@ -25,6 +26,7 @@ export default defineConfig({
                 STRIPE_SECRET_KEY: process.env.STRIPE_SECRET_KEY as string,
                 STRIPE_WEBHOOK_SECRET: process.env.STRIPE_WEBHOOK_SECRET as string,
                 ALERT_WEBHOOK_SECRET: process.env.ALERT_WEBHOOK_SECRET as string,
+                ERASURE_HASH_KEY: process.env.ERASURE_HASH_KEY as string,
                 STRIPE_API_URL: inject("stripeUrl"),
                 MODEL_BASE_URL: inject("devModelUrl"),
                 MODEL_ID: "parley/dev",

@@ -11,6 +11,7 @@ import type { AppEnv } from "./http/context.ts";
 import { errorResponse } from "./http/errors.ts";
 import { auth } from "./routes/auth.ts";
 import { billing } from "./routes/billing.ts";
+import { erasure } from "./routes/erasure.ts";
 import { me } from "./routes/me.ts";
 import { orgs } from "./routes/orgs.ts";
 import { orgProjects, projects } from "./routes/projects.ts";
@@ -46,6 +47,7 @@ export const app = new Hono<AppEnv>()
   .route("/api/orgs", orgs)
   .route("/api/orgs", orgProjects)
   .route("/api/orgs", billing)
+  .route("/api/orgs", erasure)
   .route("/api/projects", projects)
   .route("/api/sessions", sessions)
   .route("/api/webhooks", webhooks)

@@ -3,6 +3,7 @@ import { app } from "./app.ts";
 export { AssistantAgent } from "./agents/assistant-agent.ts";
 export { OnboardingAgent } from "./agents/onboarding-agent.ts";
 export { BillingAccount } from "./billing/billing-account.ts";
+export { ErasureJob } from "./erasure/erasure-job.ts";
 
 /** The Worker entry: routes only, and the Durable Object classes it hosts. */
 export default {

@@ -201,6 +201,34 @@ const matrix: Row[] = [
     }),
     expect: everyone(400),
   },
+  // Erasure: owners and admins erase members, projects and sessions (a member only their own
+  // sessions: see test/erasure.test.ts); everyone reads the requests they may see.
+  {
+    route: "POST /api/orgs/:orgId/erasure-requests",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/erasure-requests`,
+      body: { subject: { type: "project", id: w.projectId }, reason: "matrix" },
+    }),
+    expect: orgAdmins(202),
+  },
+  {
+    route: "GET /api/orgs/:orgId/erasure-requests",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/erasure-requests` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "GET /api/orgs/:orgId/erasure-requests/:requestId",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/erasure-requests/${w.erasureRequestId}` }),
+    // A member sees only the requests they filed; this one the owner filed.
+    expect: { ...orgAdmins(200), member: 404 },
+  },
+  // Self-erasure: anyone signed in, for their own account only (the member's org has another owner).
+  // The owner is the only owner of an org with other members: refused until ownership is handed over.
+  {
+    route: "DELETE /api/me",
+    request: () => ({ path: "/api/me", body: { confirm: true } }),
+    expect: { ...signedIn(202), owner: 409 },
+  },
   // The chat agents: every method, WebSocket upgrades included, is authorized in the Worker first.
   // (test/onboarding.test.ts covers the upgrade itself; this row reads the transcript over HTTP.)
   {

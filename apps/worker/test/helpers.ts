@@ -133,6 +133,14 @@ export async function world() {
   const otherOrgId = await org(outsider, "Other");
   const otherProjectId = await project(otherOrgId, outsider.id);
   const otherSessionId = await session(otherProjectId, otherOrgId, outsider.id);
+  // A completed erasure request filed by the owner (subject shown by its hash only).
+  const erasureRequestId = newId("erasure");
+  await env.DB.prepare(
+    `INSERT INTO erasure_requests (id, org_id, requested_by, subject_type, subject_hash, legal_basis, status, steps, created_at, updated_at)
+     VALUES (?, ?, ?, 'session', 'anon_x', 'GDPR Art. 17', 'completed', '[]', ?, ?)`,
+  )
+    .bind(erasureRequestId, orgId, owner.id, Date.now(), Date.now())
+    .run();
   return {
     owner,
     admin,
@@ -146,6 +154,7 @@ export async function world() {
     otherOrgId,
     otherProjectId,
     otherSessionId,
+    erasureRequestId,
   };
 }
 export type World = Awaited<ReturnType<typeof world>>;

@@ -9,6 +9,7 @@ export const idPrefix = {
   session: "ses",
   refreshToken: "rft",
   audit: "aud",
+  erasure: "era",
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

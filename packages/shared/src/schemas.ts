@@ -125,3 +125,15 @@ export interface AuthResult {
 export interface Me extends User {
   orgs: OrgSummary[];
 }
+
+export const erasureRequestSchema = z.strictObject({
+  subject: z.strictObject({
+    type: z.enum(["member", "project", "session"]),
+    id: z.string().min(1).max(100),
+  }),
+  reason: z.string().trim().max(500).optional(),
+});
+export type ErasureRequestInput = z.infer<typeof erasureRequestSchema>;
+
+/** Erasing one's own account must be confirmed explicitly, orgs one alone belongs to included. */
+export const deleteAccountSchema = z.strictObject({ confirm: z.literal(true) });

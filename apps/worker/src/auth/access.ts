@@ -22,6 +22,21 @@ export function requireRole(access: OrgAccess, needed: Role): void {
 
 export const notFound = (what: string) => new AppError("not_found", `${what} not found`);
 
+/**
+ * Erased objects leave a tombstone (an id, nothing else): the Worker answers 410 for them and never
+ * addresses their Durable Object again, so nothing recreates it.
+ */
+async function tombstoned(db: D1Database, userId: string, id: string): Promise<boolean> {
+  // Only members of the org it belonged to learn that it was erased; anyone else gets 404.
+  const row = await db
+    .prepare(
+      "SELECT 1 AS t FROM tombstones t JOIN memberships m ON m.org_id = t.org_id AND m.user_id = ? WHERE t.subject_id = ?",
+    )
+    .bind(userId, id)
+    .first<{ t: number }>();
+  return row !== null;
+}
+
 export async function orgAccess(db: D1Database, userId: string, orgId: string): Promise<OrgAccess> {
   const row = await db
     .prepare("SELECT role FROM memberships WHERE org_id = ? AND user_id = ?")
@@ -56,7 +71,11 @@ export async function projectAccess(
     )
     .bind(userId, projectId)
     .first<ProjectRow & { role: Role }>();
-  if (!row) throw notFound("Project");
+  if (!row) {
+    if (await tombstoned(db, userId, projectId))
+      throw new AppError("gone", "This project was erased");
+    throw notFound("Project");
+  }
   if (row.deleted_at !== null) throw new AppError("gone", "This project was deleted");
   const { role, ...project } = row;
   return { project, access: { orgId: project.org_id, role } };
@@ -91,7 +110,11 @@ export async function sessionAccess(
     )
     .bind(userId, sessionId)
     .first<SessionRow & { role: Role; project_deleted_at: number | null }>();
-  if (!row) throw notFound("Session");
+  if (!row) {
+    if (await tombstoned(db, userId, sessionId))
+      throw new AppError("gone", "This session was erased");
+    throw notFound("Session");
+  }
   const { role, project_deleted_at, ...session } = row;
   const access = { orgId: session.org_id, role };
   if (session.owner_id !== userId && !atLeast(role, "admin")) throw notFound("Session");

@@ -18,7 +18,10 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearerToken(c.req.header("authorization"));
   if (!token) throw new AppError("unauthorized", "Missing access token");
   const verified = await verifyAccessToken(config(c.env), token);
-  const user = await c.env.DB.prepare("SELECT 1 AS ok FROM users WHERE id = ?")
+  // An erased account's tokens die with the erasure request, before its rows are gone.
+  const user = await c.env.DB.prepare(
+    "SELECT 1 AS ok FROM users WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM tombstones WHERE subject_id = ?1)",
+  )
     .bind(verified.userId)
     .first<{ ok: number }>();
   if (!user) throw new AppError("unauthorized", "Invalid or expired access token");

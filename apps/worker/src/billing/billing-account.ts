@@ -448,6 +448,56 @@ export class BillingAccount extends DurableObject<Env> {
     };
   }
 
+  /**
+   * Erasure: replaces a member's id with its pseudonym wherever this account stores it. Entries and
+   * amounts are untouched (financial records are kept), so every total stays the same. Idempotent.
+   */
+  pseudonymizeMember(memberId: string, pseudonym: string): { rows: number } {
+    return this.ctx.storage.transactionSync(() => {
+      let rows = 0;
+      for (const table of [
+        "usage_events",
+        "ledger_holds",
+        "ledger_alerts",
+        "usage_by_dimension",
+        "usage_by_session",
+      ]) {
+        rows += this.#sql.exec(
+          `UPDATE ${table} SET member_id = ? WHERE member_id = ?`,
+          pseudonym,
+          memberId,
+        ).rowsWritten;
+      }
+      // Alert keys name the member they fired for.
+      rows += this.#sql.exec(
+        "UPDATE ledger_alerts SET key = replace(key, ?, ?) WHERE instr(key, ?) > 0",
+        memberId,
+        pseudonym,
+        memberId,
+      ).rowsWritten;
+      return { rows };
+    });
+  }
+
+  /** How many rows still hold this identifier (the erasure job's verification scan). */
+  countIdentity(id: string): number {
+    let count = 0;
+    for (const table of [
+      "usage_events",
+      "ledger_holds",
+      "ledger_alerts",
+      "usage_by_dimension",
+      "usage_by_session",
+    ]) {
+      count += this.#sql.exec(`SELECT COUNT(*) AS n FROM ${table} WHERE member_id = ?`, id).one()
+        .n as number;
+    }
+    count += this.#sql
+      .exec("SELECT COUNT(*) AS n FROM ledger_alerts WHERE instr(key, ?) > 0", id)
+      .one().n as number;
+    return count;
+  }
+
   /** Spend per session for a page of sessions (price charged, summed), for the sessions list. */
   spendBySession(sessionIds: string[]): Record<string, number> {
     if (sessionIds.length === 0) return {};

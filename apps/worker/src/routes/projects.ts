@@ -14,6 +14,7 @@ import { Hono } from "hono";
 import { atLeast, orgAccess, type ProjectRow, projectAccess, requireRole } from "../auth/access.ts";
 import { auditStatement } from "../db/audit.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
+import { fileErasure } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody, query } from "../http/validate.ts";
 import { type SessionRowOut, sessionSpend, toSession } from "./sessions.ts";
@@ -141,34 +142,32 @@ export const projects = new Hono<AppEnv>()
   })
 
   /**
-   * Deleting a project is for admins and owners. It marks the project deleted at once (the Worker
-   * answers 410 from then on); wiping its chats and memory is the erasure job's work.
+   * Deleting a project is for admins and owners, and goes through the erasure path: the tombstone
+   * makes the Worker answer 410 at once; the job wipes its chats, sessions and memory.
    */
   .delete("/:projectId", async (c) => {
     const { userId } = c.get("caller");
     const db = c.env.DB;
     const { project, access } = await projectAccess(db, userId, c.req.param("projectId"));
     requireRole(access, "admin");
-    const now = Date.now();
-    await db.batch([
-      db
-        .prepare("UPDATE projects SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL")
-        .bind(now, project.id),
-      db
-        .prepare("UPDATE sessions SET deleted_at = ? WHERE project_id = ? AND deleted_at IS NULL")
-        .bind(now, project.id),
-      auditStatement(
-        db,
-        {
-          orgId: project.org_id,
-          actorId: userId,
-          action: "project.deleted",
-          subjectType: "project",
-          subjectId: project.id,
-        },
-        { now },
-      ),
-    ]);
+    const { results } = await db
+      .prepare("SELECT id FROM sessions WHERE project_id = ?")
+      .bind(project.id)
+      .all<{ id: string }>();
+    await fileErasure(c.env, {
+      requestedBy: userId,
+      orgId: project.org_id,
+      subject: { type: "project", id: project.id },
+      reason: "project deleted",
+      plan: {
+        userId: null,
+        orgIds: [],
+        projectIds: [project.id],
+        sessionIds: results.map((row) => row.id),
+        deleteOrgIds: [],
+        membershipOrgId: null,
+      },
+    });
     return c.body(null, 204);
   })
 

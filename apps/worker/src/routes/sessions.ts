@@ -2,8 +2,8 @@ import type { Session } from "@parley/shared";
 import { Hono } from "hono";
 import { type SessionRow, sessionAccess } from "../auth/access.ts";
 import { billingAccount } from "../billing/account.ts";
-import { auditStatement } from "../db/audit.ts";
 import { iso } from "../db/pagination.ts";
+import { fileErasure } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
 
 export type SessionRowOut = Omit<SessionRow, "deleted_at">;
@@ -47,27 +47,20 @@ export const sessions = new Hono<AppEnv>()
    */
   .delete("/:sessionId", async (c) => {
     const { userId } = c.get("caller");
-    const db = c.env.DB;
-    const { session } = await sessionAccess(db, userId, c.req.param("sessionId"));
-    const now = Date.now();
-    await db.batch([
-      db
-        .prepare("UPDATE sessions SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL")
-        .bind(now, session.id),
-      auditStatement(
-        db,
-        {
-          orgId: session.org_id,
-          actorId: userId,
-          action: "session.deleted",
-          subjectType: "session",
-          subjectId: session.id,
-        },
-        { now },
-      ),
-    ]);
-    await c.env.ASSISTANT_AGENT.get(
-      c.env.ASSISTANT_AGENT.idFromName(session.id),
-    ).destroyForErasure();
+    const { session } = await sessionAccess(c.env.DB, userId, c.req.param("sessionId"));
+    await fileErasure(c.env, {
+      requestedBy: userId,
+      orgId: session.org_id,
+      subject: { type: "session", id: session.id },
+      reason: "session deleted",
+      plan: {
+        userId: null,
+        orgIds: [],
+        projectIds: [],
+        sessionIds: [session.id],
+        deleteOrgIds: [],
+        membershipOrgId: null,
+      },
+    });
     return c.body(null, 204);
   });

@@ -1,0 +1,144 @@
+import { newId } from "@parley/shared";
+import { auditStatement } from "../db/audit.ts";
+import {
+  type ErasurePlan,
+  type ErasureRequestRow,
+  STEP_NAMES,
+  type Step,
+  type SubjectType,
+} from "./plan.ts";
+import { pseudonym } from "./pseudonym.ts";
+
+export const LEGAL_BASIS = "GDPR Art. 17 (right to erasure)";
+
+export interface FileErasure {
+  requestedBy: string;
+  orgId: string | null;
+  subject: { type: SubjectType; id: string };
+  reason: string | null;
+  plan: ErasurePlan;
+}
+
+/**
+ * Files an erasure request: in one D1 transaction, the request with its steps, the tombstones of
+ * everything it reaches (from this moment the Worker answers 410 and never addresses those objects,
+ * so nothing can recreate them while the job runs) and an audit entry naming the subject by its
+ * hash only; then the job is started. Filing the same subject again returns the request already
+ * filed: erasure is idempotent.
+ */
+export async function fileErasure(env: Env, input: FileErasure): Promise<ErasureRequestRow> {
+  const db = env.DB;
+  const subjectHash = await pseudonym(env.ERASURE_HASH_KEY, input.subject.id);
+  const existing = await db
+    .prepare(
+      "SELECT * FROM erasure_requests WHERE subject_hash = ? AND status <> 'failed' ORDER BY id DESC LIMIT 1",
+    )
+    .bind(subjectHash)
+    .first<ErasureRequestRow>();
+  if (existing) {
+    if (existing.status !== "completed") await startJob(env, existing.id);
+    return existing;
+  }
+  const now = Date.now();
+  const id = newId("erasure", now);
+  const steps: Step[] = STEP_NAMES.map((name) => ({
+    name,
+    status: "pending",
+    at: null,
+    detail: null,
+  }));
+  const tombstoned: [string, string][] = [
+    ...input.plan.sessionIds.map((s): [string, string] => [s, "session"]),
+    ...input.plan.projectIds.map((p): [string, string] => [p, "project"]),
+    ...(input.subject.type === "account"
+      ? [[input.subject.id, "account"] as [string, string]]
+      : []),
+  ];
+  await db.batch([
+    db
+      .prepare(
+        `INSERT INTO erasure_requests (id, org_id, requested_by, subject_type, subject_hash, subject_id, plan, legal_basis,
+           reason, status, steps, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+      )
+      .bind(
+        id,
+        input.orgId,
+        input.requestedBy,
+        input.subject.type,
+        subjectHash,
+        input.subject.id,
+        JSON.stringify(input.plan),
+        LEGAL_BASIS,
+        input.reason,
+        JSON.stringify(steps),
+        now,
+        now,
+      ),
+    // The rows stay until the job's D1 step; marking them now makes the API answer 410 at once.
+    ...input.plan.sessionIds.map((sessionId) =>
+      db
+        .prepare("UPDATE sessions SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL")
+        .bind(now, sessionId),
+    ),
+    ...input.plan.projectIds.map((projectId) =>
+      db
+        .prepare("UPDATE projects SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL")
+        .bind(now, projectId),
+    ),
+    ...tombstoned.map(([subjectId, type]) =>
+      db
+        .prepare(
+          `INSERT INTO tombstones (subject_id, subject_type, org_id, request_id, erased_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT DO NOTHING`,
+        )
+        .bind(subjectId, type, input.orgId, id, now),
+    ),
+    auditStatement(
+      db,
+      {
+        orgId: input.orgId,
+        actorId: input.requestedBy,
+        action: "erasure.requested",
+        subjectType: input.subject.type,
+        subjectId: subjectHash,
+        data: { requestId: id },
+      },
+      { now },
+    ),
+  ]);
+  await startJob(env, id);
+  return (await db
+    .prepare("SELECT * FROM erasure_requests WHERE id = ?")
+    .bind(id)
+    .first<ErasureRequestRow>()) as ErasureRequestRow;
+}
+
+/**
+ * Runs the job now, in the job's own object, so the answer usually reports it completed; its alarm
+ * stays set as the safety net that resumes it after a crash.
+ */
+async function startJob(env: Env, requestId: string): Promise<void> {
+  const job = env.ERASURE_JOB.get(env.ERASURE_JOB.idFromName(requestId));
+  await job.start(requestId);
+  await job.run(requestId);
+}
+
+/** The request as the API shows it: the subject by its hash, never by its id. */
+export function toErasureRequest(row: ErasureRequestRow) {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    status: row.status,
+    subject: { type: row.subject_type, hash: row.subject_hash },
+    legalBasis: row.legal_basis,
+    reason: row.reason,
+    requestedBy: row.requested_by,
+    steps: JSON.parse(row.steps) as Step[],
+    verification: row.verification ? (JSON.parse(row.verification) as unknown) : null,
+    attempts: row.attempts,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+    completedAt: row.completed_at === null ? null : new Date(row.completed_at).toISOString(),
+  };
+}

@@ -1,0 +1,44 @@
+/** What an erasure reaches, resolved when it is filed (the rows it names are deleted as it runs). */
+export interface ErasurePlan {
+  /** The member or account being erased, if any. */
+  userId: string | null;
+  /** Orgs whose stores hold the member's identity (ledger, audit). */
+  orgIds: string[];
+  projectIds: string[];
+  sessionIds: string[];
+  /** Orgs erased whole (an account's orgs it alone belonged to). */
+  deleteOrgIds: string[];
+  /** For a member erasure: the org they leave. */
+  membershipOrgId: string | null;
+}
+
+export type SubjectType = "member" | "project" | "session" | "account";
+
+export type StepName = "agents" | "d1" | "ledger" | "audit" | "verify";
+export const STEP_NAMES: StepName[] = ["agents", "d1", "ledger", "audit", "verify"];
+
+export interface Step {
+  name: StepName;
+  status: "pending" | "done" | "skipped" | "failed";
+  at: string | null;
+  detail: string | null;
+}
+
+export interface ErasureRequestRow {
+  id: string;
+  org_id: string | null;
+  requested_by: string;
+  subject_type: SubjectType;
+  subject_hash: string;
+  subject_id: string | null;
+  plan: string | null;
+  legal_basis: string;
+  reason: string | null;
+  status: "pending" | "running" | "completed" | "failed";
+  steps: string;
+  verification: string | null;
+  attempts: number;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+}

@@ -1,0 +1,122 @@
+import { AppError, erasureRequestSchema, pageQuerySchema, type Role } from "@parley/shared";
+import { Hono } from "hono";
+import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
+import { cursorBound, toPage } from "../db/pagination.ts";
+import { fileErasure, toErasureRequest } from "../erasure/file.ts";
+import type { ErasurePlan, ErasureRequestRow } from "../erasure/plan.ts";
+import type { AppEnv } from "../http/context.ts";
+import { jsonBody, query } from "../http/validate.ts";
+
+const emptyPlan = (): ErasurePlan => ({
+  userId: null,
+  orgIds: [],
+  projectIds: [],
+  sessionIds: [],
+  deleteOrgIds: [],
+  membershipOrgId: null,
+});
+
+async function ids(db: D1Database, sql: string, ...bindings: string[]): Promise<string[]> {
+  const { results } = await db
+    .prepare(sql)
+    .bind(...bindings)
+    .all<{ id: string }>();
+  return results.map((row) => row.id);
+}
+
+/**
+ * Erasure requests of an org (GDPR Art. 17): owners and admins for members, projects and sessions;
+ * a member for their own sessions. Everyone else gets 403, or 404 for a foreign org.
+ */
+export const erasure = new Hono<AppEnv>()
+  .post("/:orgId/erasure-requests", jsonBody(erasureRequestSchema), async (c) => {
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const access = await orgAccess(db, userId, c.req.param("orgId"));
+    const { subject, reason } = c.req.valid("json");
+    const plan = emptyPlan();
+
+    if (subject.type === "member") {
+      requireRole(access, "admin");
+      const target = await db
+        .prepare("SELECT role FROM memberships WHERE org_id = ? AND user_id = ?")
+        .bind(access.orgId, subject.id)
+        .first<{ role: Role }>();
+      if (!target) throw notFound("Member");
+      if (target.role === "owner") {
+        requireRole(access, "owner");
+        const owners = await db
+          .prepare("SELECT COUNT(*) AS n FROM memberships WHERE org_id = ? AND role = 'owner'")
+          .bind(access.orgId)
+          .first<{ n: number }>();
+        if ((owners?.n ?? 0) <= 1) {
+          throw new AppError(
+            "conflict",
+            "The last owner cannot be erased: add another owner first",
+          );
+        }
+      }
+      plan.userId = subject.id;
+      plan.orgIds = [access.orgId];
+      plan.membershipOrgId = access.orgId;
+      plan.sessionIds = await ids(
+        db,
+        "SELECT id FROM sessions WHERE org_id = ? AND owner_id = ?",
+        access.orgId,
+        subject.id,
+      );
+    } else if (subject.type === "project") {
+      requireRole(access, "admin");
+      const project = await db
+        .prepare("SELECT id FROM projects WHERE id = ? AND org_id = ?")
+        .bind(subject.id, access.orgId)
+        .first<{ id: string }>();
+      if (!project) throw notFound("Project");
+      plan.projectIds = [project.id];
+      plan.sessionIds = await ids(db, "SELECT id FROM sessions WHERE project_id = ?", project.id);
+    } else {
+      const session = await db
+        .prepare("SELECT id, owner_id FROM sessions WHERE id = ? AND org_id = ?")
+        .bind(subject.id, access.orgId)
+        .first<{ id: string; owner_id: string }>();
+      if (!session) throw notFound("Session");
+      if (session.owner_id !== userId && !atLeast(access.role, "admin")) {
+        throw new AppError("forbidden", "Members can erase only their own sessions");
+      }
+      plan.sessionIds = [session.id];
+    }
+
+    const request = await fileErasure(c.env, {
+      requestedBy: userId,
+      orgId: access.orgId,
+      subject,
+      reason: reason ?? null,
+      plan,
+    });
+    return c.json(toErasureRequest(request), 202);
+  })
+
+  .get("/:orgId/erasure-requests", query(pageQuerySchema), async (c) => {
+    const { userId } = c.get("caller");
+    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+    const { cursor, limit } = c.req.valid("query");
+    const everyone = atLeast(access.role, "admin");
+    const { results } = await c.env.DB.prepare(
+      `SELECT * FROM erasure_requests WHERE org_id = ?1 AND id < ?2 AND (?3 OR requested_by = ?4)
+       ORDER BY id DESC LIMIT ?5`,
+    )
+      .bind(access.orgId, cursorBound(cursor), everyone ? 1 : 0, userId, limit + 1)
+      .all<ErasureRequestRow>();
+    return c.json(toPage(results, limit, (row) => row.id, toErasureRequest));
+  })
+
+  .get("/:orgId/erasure-requests/:requestId", async (c) => {
+    const { userId } = c.get("caller");
+    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+    const row = await c.env.DB.prepare("SELECT * FROM erasure_requests WHERE id = ? AND org_id = ?")
+      .bind(c.req.param("requestId"), access.orgId)
+      .first<ErasureRequestRow>();
+    if (!row || (row.requested_by !== userId && !atLeast(access.role, "admin")))
+      throw notFound("Erasure request");
+    return c.json(toErasureRequest(row));
+  });
