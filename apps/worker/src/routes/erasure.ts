@@ -4,6 +4,7 @@ import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { cursorBound, toPage } from "../db/pagination.ts";
 import { fileErasure, toErasureRequest } from "../erasure/file.ts";
 import type { ErasurePlan, ErasureRequestRow } from "../erasure/plan.ts";
+import { pseudonym } from "../erasure/pseudonym.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody, query } from "../http/validate.ts";
 
@@ -34,6 +35,14 @@ export const erasure = new Hono<AppEnv>()
     const db = c.env.DB;
     const access = await orgAccess(db, userId, c.req.param("orgId"));
     const { subject, reason } = c.req.valid("json");
+    // Asked again after it is done (the subject's rows are gone by then): the same request answers.
+    const earlier = await db
+      .prepare(
+        "SELECT * FROM erasure_requests WHERE subject_hash = ? AND org_id = ? AND status <> 'failed'",
+      )
+      .bind(await pseudonym(c.env.ERASURE_HASH_KEY, subject.id), access.orgId)
+      .first<ErasureRequestRow>();
+    if (earlier) return c.json(toErasureRequest(earlier), 202);
     const plan = emptyPlan();
 
     if (subject.type === "member") {

@@ -1,0 +1,359 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { AssistantAgent } from "../src/agents/assistant-agent.ts";
+import type { OnboardingAgent } from "../src/agents/onboarding-agent.ts";
+import { billingAccount } from "../src/billing/account.ts";
+import type { ErasurePlan } from "../src/erasure/plan.ts";
+import { pseudonym } from "../src/erasure/pseudonym.ts";
+import { verifyErasure } from "../src/erasure/steps.ts";
+import { connect, mustConnect } from "./chat.ts";
+import { api, errorCode, snapshot, type World, world } from "./helpers.ts";
+
+interface ErasureView {
+  id: string;
+  status: string;
+  subject: { type: string; hash: string };
+  steps: { name: string; status: string }[];
+  verification: { ok: boolean; findings: string[] } | null;
+  legalBasis: string;
+}
+
+const file = (w: World, token: string, subject: { type: string; id: string }) =>
+  api<ErasureView>("POST", `/api/orgs/${w.orgId}/erasure-requests`, {
+    token,
+    body: { subject, reason: "user asked" },
+  });
+
+async function funded(): Promise<World> {
+  const w = await world();
+  await billingAccount(env, w.orgId).open({ orgId: w.orgId, grantMicros: 10_000_000 });
+  return w;
+}
+
+const count = async (sql: string, ...bindings: string[]) =>
+  (
+    await env.DB.prepare(sql)
+      .bind(...bindings)
+      .first<{ n: number }>()
+  )?.n ?? -1;
+
+function expectCompleted(view: ErasureView) {
+  expect(view.status).toBe("completed");
+  expect(view.steps.map((s) => [s.name, s.status])).toEqual([
+    ["agents", "done"],
+    ["d1", "done"],
+    ["ledger", "done"],
+    ["audit", "done"],
+    ["verify", "done"],
+  ]);
+  expect(view.verification).toMatchObject({ ok: true, findings: [] });
+  expect(view.legalBasis).toMatch(/Art\. 17/);
+}
+
+describe("erasure of a session", () => {
+  it("by its owner: the chat, the row and the socket go; a reconnect gets 410; the ledger keeps its entries", async () => {
+    const w = await funded();
+    const chat = await mustConnect(`/agents/assistant-agent/${w.sessionId}`, w.member.token);
+    await chat.turn("remember my secret plan");
+    const spent = (await billingAccount(env, w.orgId).sessionSpend(w.sessionId)).priceMicros;
+    const res = await file(w, w.member.token, { type: "session", id: w.sessionId });
+    expect(res.status).toBe(202);
+    expectCompleted(res.body);
+    expect(res.body.subject.hash).toBe(await pseudonym(env.ERASURE_HASH_KEY, w.sessionId));
+    expect(JSON.stringify(res.body)).not.toContain(w.sessionId);
+
+    await chat.waitFor(() => chat.closed !== null).catch(() => undefined);
+    expect(chat.closed?.code).toBe(4410);
+    expect((await connect(`/agents/assistant-agent/${w.sessionId}`, w.member.token)).status).toBe(
+      410,
+    );
+    expect(
+      (await api("GET", `/api/sessions/${w.sessionId}`, { token: w.member.token })).status,
+    ).toBe(410);
+    // Someone outside the org learns nothing.
+    expect(
+      (await api("GET", `/api/sessions/${w.sessionId}`, { token: w.outsider.token })).status,
+    ).toBe(404);
+    expect(await count("SELECT COUNT(*) AS n FROM sessions WHERE id = ?", w.sessionId)).toBe(0);
+    expect(
+      await count("SELECT COUNT(*) AS n FROM audit_log WHERE subject_id = ?", w.sessionId),
+    ).toBe(0);
+    expect((await billingAccount(env, w.orgId).sessionSpend(w.sessionId)).priceMicros).toBe(spent);
+  });
+
+  it("while a reply is streaming: the socket closes, the turn is settled once, nothing is re-persisted", async () => {
+    const w = await funded();
+    const chat = await mustConnect(`/agents/assistant-agent/${w.sessionId}`, w.member.token);
+    const id = crypto.randomUUID();
+    chat.request(id, "a long answer [[tps:20]]");
+    await chat.waitFor(
+      (f) => f.id === id && typeof f.body === "string" && f.body.includes("text-delta"),
+    );
+    const res = await file(w, w.admin.token, { type: "session", id: w.sessionId });
+    expectCompleted(res.body);
+    await chat.waitFor(() => chat.closed !== null).catch(() => undefined);
+    expect(chat.closed?.code).toBe(4410);
+    const usage = (
+      await billingAccount(env, w.orgId).usageRows({ from: 0, to: Date.now() + 1, limit: 100 })
+    ).filter((r) => r.requestId.startsWith(`${id}:`));
+    expect(usage).toHaveLength(1);
+    expect((await billingAccount(env, w.orgId).balance()).heldMicros).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    const stub = env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(w.sessionId));
+    await runInDurableObject(stub, (instance: AssistantAgent) => {
+      expect(instance.messages).toEqual([]);
+    });
+  });
+
+  it("requested twice is one request, completed once", async () => {
+    const w = await funded();
+    const first = await file(w, w.owner.token, { type: "session", id: w.sessionId });
+    const second = await file(w, w.owner.token, { type: "session", id: w.sessionId });
+    expect(second.body.id).toBe(first.body.id);
+    expectCompleted(second.body);
+    expect(
+      await count(
+        "SELECT COUNT(*) AS n FROM erasure_requests WHERE subject_hash = ?",
+        first.body.subject.hash,
+      ),
+    ).toBe(1);
+  });
+});
+
+describe("erasure of a project", () => {
+  it("erases its onboarding chat, its sessions and its memory; members get 410, others 404", async () => {
+    const w = await funded();
+    const preview = await mustConnect(`/agents/onboarding-agent/${w.projectId}`, w.member.token);
+    await preview.turn("hello preview");
+    preview.close();
+    const res = await file(w, w.admin.token, { type: "project", id: w.projectId });
+    expectCompleted(res.body);
+    expect(await count("SELECT COUNT(*) AS n FROM projects WHERE id = ?", w.projectId)).toBe(0);
+    expect(
+      await count("SELECT COUNT(*) AS n FROM sessions WHERE project_id = ?", w.projectId),
+    ).toBe(0);
+    expect((await connect(`/agents/onboarding-agent/${w.projectId}`, w.member.token)).status).toBe(
+      410,
+    );
+    expect(
+      (await api("GET", `/api/projects/${w.projectId}`, { token: w.member.token })).status,
+    ).toBe(410);
+    expect(
+      (await api("GET", `/api/projects/${w.projectId}`, { token: w.outsider.token })).status,
+    ).toBe(404);
+    const stub = env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(w.projectId));
+    await runInDurableObject(stub, (instance: OnboardingAgent) => {
+      expect(instance.messages).toEqual([]);
+    });
+  });
+
+  it("a schedule pending at erasure time does not revive the object", async () => {
+    const w = await funded();
+    const stub = env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(w.projectId));
+    const chat = await mustConnect(`/agents/onboarding-agent/${w.projectId}`, w.member.token);
+    await chat.turn("before the schedule");
+    chat.close();
+    await runInDurableObject(stub, async (instance: OnboardingAgent) => {
+      await instance.schedule(1, "retryPendingUsage");
+    });
+    expectCompleted((await file(w, w.owner.token, { type: "project", id: w.projectId })).body);
+    await new Promise((r) => setTimeout(r, 1_500));
+    await runInDurableObject(stub, async (instance: OnboardingAgent, state) => {
+      expect(instance.messages).toEqual([]);
+      expect(await state.storage.getAlarm()).toBeNull();
+      const schedules = state.storage.sql
+        .exec(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'cf_agents_schedules'",
+        )
+        .toArray();
+      if (schedules.length > 0) {
+        expect(
+          state.storage.sql.exec("SELECT COUNT(*) AS n FROM cf_agents_schedules").one().n,
+        ).toBe(0);
+      }
+    });
+  });
+});
+
+describe("erasure of a member", () => {
+  it("removes their sessions and membership and pseudonymizes their usage, leaving the org's totals", async () => {
+    const w = await funded();
+    const chat = await mustConnect(`/agents/assistant-agent/${w.sessionId}`, w.member.token);
+    await chat.turn("spend a little");
+    chat.close();
+    const before = await billingAccount(env, w.orgId).balance();
+    const res = await file(w, w.owner.token, { type: "member", id: w.member.id });
+    expectCompleted(res.body);
+    const alias = await pseudonym(env.ERASURE_HASH_KEY, w.member.id);
+    expect(
+      await count(
+        "SELECT COUNT(*) AS n FROM memberships WHERE user_id = ? AND org_id = ?",
+        w.member.id,
+        w.orgId,
+      ),
+    ).toBe(0);
+    expect(
+      await count(
+        "SELECT COUNT(*) AS n FROM sessions WHERE owner_id = ? AND org_id = ?",
+        w.member.id,
+        w.orgId,
+      ),
+    ).toBe(0);
+    const rows = await billingAccount(env, w.orgId).usageRows({
+      from: 0,
+      to: Date.now() + 1,
+      limit: 100,
+    });
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((r) => r.memberId === alias)).toBe(true);
+    expect(await billingAccount(env, w.orgId).countIdentity(w.member.id)).toBe(0);
+    expect(await billingAccount(env, w.orgId).balance()).toEqual(before);
+    expect((await billingAccount(env, w.orgId).reconcile()).ok).toBe(true);
+    // Their account itself stays (it is not theirs alone to lose): they just left this org.
+    expect(await count("SELECT COUNT(*) AS n FROM users WHERE id = ?", w.member.id)).toBe(1);
+    expect((await api("GET", `/api/orgs/${w.orgId}`, { token: w.member.token })).status).toBe(404);
+  });
+
+  it("who may: a member cannot erase another member (403) or their session (403); another org is 404", async () => {
+    const w = await funded();
+    const before = await snapshot();
+    const member = await file(w, w.member.token, { type: "member", id: w.otherMember.id });
+    expect(member.status).toBe(403);
+    expect(errorCode(member)).toBe("forbidden");
+    const session = await file(w, w.otherMember.token, { type: "session", id: w.sessionId });
+    expect(session.status).toBe(403);
+    const foreign = await api("POST", `/api/orgs/${w.otherOrgId}/erasure-requests`, {
+      token: w.owner.token,
+      body: { subject: { type: "project", id: w.otherProjectId } },
+    });
+    expect(foreign.status).toBe(404);
+    const lastOwner = await file(w, w.owner.token, { type: "member", id: w.owner.id });
+    expect(lastOwner.status).toBe(409);
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe("erasure of an account", () => {
+  it("needs an explicit confirmation, then removes the user everywhere and erases orgs they alone belonged to", async () => {
+    const w = await funded();
+    const refused = await api("DELETE", "/api/me", { token: w.outsider.token, body: {} });
+    expect(refused.status).toBe(400);
+    const res = await api<ErasureView>("DELETE", "/api/me", {
+      token: w.outsider.token,
+      body: { confirm: true },
+    });
+    expect(res.status).toBe(202);
+    expectCompleted(res.body);
+    expect(await count("SELECT COUNT(*) AS n FROM users WHERE id = ?", w.outsider.id)).toBe(0);
+    expect(
+      await count("SELECT COUNT(*) AS n FROM memberships WHERE user_id = ?", w.outsider.id),
+    ).toBe(0);
+    expect(await count("SELECT COUNT(*) AS n FROM projects WHERE org_id = ?", w.otherOrgId)).toBe(
+      0,
+    );
+    expect(
+      await count("SELECT COUNT(*) AS n FROM audit_log WHERE actor_id = ?", w.outsider.id),
+    ).toBe(0);
+    expect((await api("GET", "/api/me", { token: w.outsider.token })).status).toBe(401);
+  });
+
+  it("is refused while the user is the only owner of an org with other members", async () => {
+    const w = await funded();
+    const res = await api("DELETE", "/api/me", { token: w.owner.token, body: { confirm: true } });
+    expect(res.status).toBe(409);
+    expect((res.body as { error: { message: string } }).error.message).toMatch(/only owner/);
+  });
+});
+
+describe("the job", () => {
+  it("resumes after a crash between steps and completes", async () => {
+    const w = await funded();
+    const plan: ErasurePlan = {
+      userId: null,
+      orgIds: [],
+      projectIds: [],
+      sessionIds: [w.sessionId],
+      deleteOrgIds: [],
+      membershipOrgId: null,
+    };
+    // The state a crash after the first step leaves: the chat erased, the rest pending.
+    await env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(w.sessionId)).destroyForErasure();
+    const id = "era_crashtest0000000000000000";
+    const steps = ["agents", "d1", "ledger", "audit", "verify"].map((name, i) => ({
+      name,
+      status: i === 0 ? "done" : "pending",
+      at: null,
+      detail: null,
+    }));
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO erasure_requests (id, org_id, requested_by, subject_type, subject_hash, subject_id, plan, legal_basis, status, steps, created_at, updated_at)
+         VALUES (?, ?, ?, 'session', 'anon_crash', ?, ?, 'GDPR Art. 17', 'running', ?, ?, ?)`,
+      ).bind(
+        id,
+        w.orgId,
+        w.member.id,
+        w.sessionId,
+        JSON.stringify(plan),
+        JSON.stringify(steps),
+        Date.now(),
+        Date.now(),
+      ),
+      env.DB.prepare(
+        "INSERT INTO tombstones (subject_id, subject_type, org_id, request_id, erased_at) VALUES (?, 'session', ?, ?, ?)",
+      ).bind(w.sessionId, w.orgId, id, Date.now()),
+    ]);
+    // The job's alarm fires again after the crash.
+    const job = env.ERASURE_JOB.get(env.ERASURE_JOB.idFromName(id));
+    await job.start(id);
+    const { runDurableObjectAlarm } = await import("cloudflare:test");
+    await runInDurableObject(job, (_instance, state) => state.storage.setAlarm(Date.now()));
+    await runDurableObjectAlarm(job);
+    const view = await api<ErasureView>("GET", `/api/orgs/${w.orgId}/erasure-requests/${id}`, {
+      token: w.owner.token,
+    });
+    expectCompleted(view.body);
+    expect(await count("SELECT COUNT(*) AS n FROM sessions WHERE id = ?", w.sessionId)).toBe(0);
+  });
+
+  it("its verification scan fails when something is left behind", async () => {
+    const w = await funded();
+    expectCompleted((await file(w, w.owner.token, { type: "member", id: w.member.id })).body);
+    const plan: ErasurePlan = {
+      userId: w.member.id,
+      orgIds: [w.orgId],
+      projectIds: [],
+      sessionIds: [w.sessionId],
+      deleteOrgIds: [],
+      membershipOrgId: w.orgId,
+    };
+    expect((await verifyErasure(env, plan)).ok).toBe(true);
+    // Plant a leftover: an audit row naming the member.
+    await env.DB.prepare(
+      "INSERT INTO audit_log (id, org_id, actor_id, action, created_at) VALUES ('aud_planted', ?, ?, 'planted', ?)",
+    )
+      .bind(w.orgId, w.member.id, Date.now())
+      .run();
+    const scan = await verifyErasure(env, plan);
+    expect(scan.ok).toBe(false);
+    expect(scan.findings.join()).toMatch(/audit actor/);
+  });
+
+  it("lets admins read the trail, without the erased content or ids", async () => {
+    const w = await funded();
+    await file(w, w.owner.token, { type: "session", id: w.sessionId });
+    const list = await api<{ items: ErasureView[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/erasure-requests`,
+      { token: w.admin.token },
+    );
+    expect(list.body.items.length).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(list.body)).not.toContain(w.sessionId);
+    const mine = await api<{ items: ErasureView[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/erasure-requests`,
+      { token: w.member.token },
+    );
+    expect(mine.body.items).toEqual([]);
+  });
+});
