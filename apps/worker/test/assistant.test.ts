@@ -1,47 +1,21 @@
 import { env } from "cloudflare:test";
-import { applyMarkup, dollarsToMicrosCeil } from "@parley/billing";
+import { applyMarkup } from "@parley/billing";
 import { devReply } from "@parley/dev-model/reply";
 import { describe, expect, it } from "vitest";
 import type { AssistantAgent } from "../src/agents/assistant-agent.ts";
 import { billingAccount } from "../src/billing/account.ts";
 import { connect, mustConnect } from "./chat.ts";
 import { api, type World, world } from "./helpers.ts";
+import { funded, generationCost, modelRequests, usageRowsOf } from "./metering.ts";
 
 const agentPath = (sessionId: string) => `/agents/assistant-agent/${sessionId}`;
-const devModel = env.MODEL_BASE_URL.replace(/\/api\/v1$/, "");
 const markup = Number(env.MARKUP_BPS);
-
-async function generations(): Promise<{ id: string; total_cost: number; cancelled: boolean }[]> {
-  return ((await (await fetch(`${devModel}/__dev/generations`)).json()) as { data: never[] }).data;
-}
-
-async function modelRequests(): Promise<number> {
-  return ((await (await fetch(`${devModel}/__dev/requests`)).json()) as { count: number }).count;
-}
-
-async function funded(grantMicros = 10_000_000): Promise<World> {
-  const w = await world();
-  await billingAccount(env, w.orgId).open({ orgId: w.orgId, grantMicros });
-  return w;
-}
+const devModel = env.MODEL_BASE_URL.replace(/\/api\/v1$/, "");
 
 /** The org's usage rows of one turn (one per model step), once metering has landed. */
-async function stepsOf(w: World, requestId: string, expected: number) {
-  for (let i = 0; i < 100; i++) {
-    const rows = (
-      await billingAccount(env, w.orgId).usageRows({ from: 0, to: Date.now() + 1, limit: 1000 })
-    ).filter((r) => r.requestId.startsWith(`${requestId}:`));
-    if (rows.length >= expected) return rows.sort((a, b) => a.requestId.localeCompare(b.requestId));
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return [];
-}
-
-const costOf = async (generationIds: string) => {
-  const [id] = JSON.parse(generationIds) as string[];
-  const generation = (await generations()).find((g) => g.id === id);
-  return dollarsToMicrosCeil(generation?.total_cost ?? -1);
-};
+const stepsOf = (w: World, requestId: string, expected: number) =>
+  usageRowsOf(w.orgId, (row) => row.requestId.startsWith(`${requestId}:`), expected);
+const costOf = generationCost;
 
 describe("AssistantAgent", () => {
   it("charges a turn exactly the provider's reported cost plus markup, and says so in the reply", async () => {

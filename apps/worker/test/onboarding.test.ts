@@ -6,35 +6,15 @@ import type { OnboardingAgent } from "../src/agents/onboarding-agent.ts";
 import { billingAccount } from "../src/billing/account.ts";
 import { connect, mustConnect } from "./chat.ts";
 import { api, type World, world } from "./helpers.ts";
+import { generation, modelRequests, usageRowsOf } from "./metering.ts";
 
 const agentPath = (projectId: string) => `/agents/onboarding-agent/${projectId}`;
 const stub = (projectId: string) =>
   env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(projectId));
 
-async function modelRequests(): Promise<number> {
-  const res = await fetch(`${env.MODEL_BASE_URL.replace(/\/api\/v1$/, "")}/__dev/requests`);
-  return ((await res.json()) as { count: number }).count;
-}
-
-async function generation(id: string) {
-  const res = await fetch(`${env.MODEL_BASE_URL.replace(/\/api\/v1$/, "")}/__dev/generations`);
-  const all = (
-    (await res.json()) as { data: { id: string; total_cost: number; cancelled: boolean }[] }
-  ).data;
-  return all.find((g) => g.id === id);
-}
-
 /** Usage rows the org's BillingAccount holds for this request (metering runs after the reply). */
-async function usageOf(w: World, requestId: string, expected = 1) {
-  for (let i = 0; i < 100; i++) {
-    const rows = (
-      await billingAccount(env, w.orgId).usageRows({ from: 0, to: Date.now() + 1, limit: 1000 })
-    ).filter((r) => r.requestId === requestId);
-    if (rows.length >= expected) return rows;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return [];
-}
+const usageOf = (w: World, requestId: string, expected = 1) =>
+  usageRowsOf(w.orgId, (row) => row.requestId === requestId, expected);
 
 async function transcript(w: World, token = w.member.token) {
   const res = await api<{ id: string; role: string; parts: { type: string; text?: string }[] }[]>(
@@ -174,7 +154,8 @@ describe("turns", () => {
     expect(last.text).toBe(devReply("last free one"));
 
     chat.send({ type: "cf_agent_chat_clear" });
-    await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && (await transcript(w)).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect(await transcript(w)).toEqual([]);
 
     const calls = await modelRequests();

@@ -29,7 +29,7 @@ import {
   stallGuard,
 } from "./chat-agent.ts";
 import { contextWindow, estimateTokens } from "./context.ts";
-import type { FrameDecision, FramePolicy } from "./frames.ts";
+import type { FrameDecision } from "./frames.ts";
 import { lookupGenerationCost, modelClient, reportedCost, type StepUsage } from "./model.ts";
 import { assistantTools } from "./tools/project-tools.ts";
 
@@ -91,13 +91,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     await this.#closeOpenSteps().catch(() => undefined);
   }
 
-  protected framePolicy(): FramePolicy {
-    return {
-      maxFrameBytes: 256 * 1024,
-      maxUserMessageBytes: numberVar(this.env.MAX_USER_MESSAGE_BYTES, 16 * 1024),
-      toolApprovals: true,
-    };
-  }
+  protected readonly toolApprovals = true;
 
   protected ownsCaller(caller: AgentCaller): boolean {
     return caller.sessionId === this.name;

@@ -66,8 +66,17 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       this.#guard(connection, message, sdkOnMessage);
   }
 
+  /** Whether this agent's tools ask the member for approval (tool-approval frames are accepted). */
+  protected abstract readonly toolApprovals: boolean;
+
   /** Which frames this agent accepts. */
-  protected abstract framePolicy(): FramePolicy;
+  protected framePolicy(): FramePolicy {
+    return {
+      maxFrameBytes: 256 * 1024,
+      maxUserMessageBytes: numberVar(this.env.MAX_USER_MESSAGE_BYTES, 16 * 1024),
+      toolApprovals: this.toolApprovals,
+    };
+  }
 
   /** The caller's right to this object (its project or session id), checked at connect. */
   protected abstract ownsCaller(caller: AgentCaller): boolean;

@@ -6,7 +6,6 @@ import { billingAccount } from "../billing/account.ts";
 import { priceTable } from "../billing/prices.ts";
 import type { AgentCaller } from "./caller.ts";
 import { errorReply, noticeReply, numberVar, ParleyChatAgent, stallGuard } from "./chat-agent.ts";
-import type { FramePolicy } from "./frames.ts";
 import { lookupGenerationCost, modelClient, TurnMeter } from "./model.ts";
 
 export { CLOSE_ERASED, CLOSE_FORBIDDEN } from "./chat-agent.ts";
@@ -36,13 +35,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
   /** The metering of each turn in flight, by request id, so it runs once. */
   readonly #settled = new Map<string, Promise<void>>();
 
-  protected framePolicy(): FramePolicy {
-    return {
-      maxFrameBytes: 256 * 1024,
-      maxUserMessageBytes: numberVar(this.env.MAX_USER_MESSAGE_BYTES, 16 * 1024),
-      toolApprovals: false,
-    };
-  }
+  protected readonly toolApprovals = false;
 
   protected ownsCaller(caller: AgentCaller): boolean {
     return caller.projectId === this.name;

@@ -1,4 +1,4 @@
-import { toBase64Url } from "../auth/encoding.ts";
+import { hmacSha256, toBase64Url } from "../auth/encoding.ts";
 
 /**
  * A keyed hash standing in for an erased identifier: stable (the same member gets the same
@@ -6,17 +6,5 @@ import { toBase64Url } from "../auth/encoding.ts";
  * without `ERASURE_HASH_KEY`.
  */
 export async function pseudonym(secret: string, id: string): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const mac = await crypto.subtle.sign(
-    "HMAC",
-    key,
-    new TextEncoder().encode(`parley-erasure:${id}`),
-  );
-  return `anon_${toBase64Url(new Uint8Array(mac)).slice(0, 22)}`;
+  return `anon_${toBase64Url(await hmacSha256(secret, `parley-erasure:${id}`)).slice(0, 22)}`;
 }

@@ -1,0 +1,52 @@
+import { env } from "cloudflare:test";
+import { dollarsToMicrosCeil, type UsageRow } from "@parley/billing";
+import { billingAccount } from "../src/billing/account.ts";
+import { type World, world } from "./helpers.ts";
+
+/** What the dev model (started by the global setup) saw and charged, read from its control API. */
+const devModel = env.MODEL_BASE_URL.replace(/\/api\/v1$/, "");
+
+export async function modelRequests(): Promise<number> {
+  return ((await (await fetch(`${devModel}/__dev/requests`)).json()) as { count: number }).count;
+}
+
+export async function generation(id: string) {
+  const all = (
+    (await (await fetch(`${devModel}/__dev/generations`)).json()) as {
+      data: { id: string; total_cost: number; cancelled: boolean }[];
+    }
+  ).data;
+  return all.find((g) => g.id === id);
+}
+
+/** The micros the provider charged for the first generation named in a usage row. */
+export async function generationCost(generationIds: string): Promise<number> {
+  const [id] = JSON.parse(generationIds) as string[];
+  return dollarsToMicrosCeil((await generation(id ?? ""))?.total_cost ?? -1);
+}
+
+/** A world whose org has credits (the worlds of helpers.ts have no BillingAccount yet). */
+export async function funded(grantMicros = 10_000_000): Promise<World> {
+  const w = await world();
+  await billingAccount(env, w.orgId).open({ orgId: w.orgId, grantMicros });
+  return w;
+}
+
+/**
+ * The org's usage rows matching `match`, waiting (briefly) until `expected` have landed: metering
+ * runs after the reply.
+ */
+export async function usageRowsOf(
+  orgId: string,
+  match: (row: UsageRow) => boolean,
+  expected: number,
+): Promise<UsageRow[]> {
+  for (let i = 0; i < 100; i++) {
+    const rows = (
+      await billingAccount(env, orgId).usageRows({ from: 0, to: Date.now() + 1, limit: 1000 })
+    ).filter(match);
+    if (rows.length >= expected) return rows.sort((a, b) => a.requestId.localeCompare(b.requestId));
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return [];
+}
