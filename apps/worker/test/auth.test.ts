@@ -84,6 +84,29 @@ describe("sign-up and login", () => {
   });
 });
 
+describe("sign-in rate limit", () => {
+  it("slows password guessing per email with rate_limited, leaving other accounts alone", async () => {
+    const email = uniqueEmail("guessed");
+    await signup(email);
+    const codes: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      codes.push(
+        (await api("POST", "/api/auth/login", { body: { email, password: `wrong-guess-${i}` } }))
+          .status,
+      );
+    }
+    expect(codes.slice(0, 10).every((s) => s === 401)).toBe(true);
+    expect(codes.slice(10)).toEqual([429, 429]);
+    const limited = await api("POST", "/api/auth/login", { body: { email, password } });
+    expect(limited.status).toBe(429);
+    const other = uniqueEmail("other");
+    await signup(other);
+    expect(
+      (await api("POST", "/api/auth/login", { body: { email: other, password } })).status,
+    ).toBe(200);
+  });
+});
+
 describe("refresh tokens", () => {
   it("rotates: the new cookie works, the old one is refused and revokes the family", async () => {
     const start = await signup();

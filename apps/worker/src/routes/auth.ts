@@ -89,6 +89,11 @@ export const auth = new Hono<AppEnv>()
 
   .post("/login", jsonBody(loginSchema), async (c) => {
     const input = c.req.valid("json");
+    // Per email address, counted before the password is checked: guesses are slowed whether or
+    // not the account exists, so the limit reveals nothing either.
+    const { success } = await c.env.LOGIN_RATE_LIMITER.limit({ key: input.email });
+    if (!success)
+      throw new AppError("rate_limited", "Too many sign-in attempts; try again in a minute");
     const user = await c.env.DB.prepare(
       "SELECT id, email, name, password_hash FROM users WHERE email = ?",
     )
