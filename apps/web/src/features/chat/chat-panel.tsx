@@ -1,0 +1,157 @@
+import { useAgentChat } from "@cloudflare/ai-chat/react";
+import { useAgent } from "agents/react";
+import { getToolName, isToolUIPart, type UIMessage } from "ai";
+import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from "react";
+import { api } from "../../lib/api.ts";
+
+export type AgentKind = "onboarding-agent" | "assistant-agent";
+
+/** A refusal the agent sends on the socket (`parley_error`), outside the chat protocol. */
+export interface ParleyError {
+  code: string;
+  message: string;
+}
+
+export function readParleyError(data: unknown): ParleyError | null {
+  if (typeof data !== "string") return null;
+  try {
+    const frame = JSON.parse(data) as {
+      type?: unknown;
+      error?: { code?: unknown; message?: unknown };
+    };
+    if (frame.type !== "parley_error") return null;
+    return {
+      code: typeof frame.error?.code === "string" ? frame.error.code : "internal",
+      message: typeof frame.error?.message === "string" ? frame.error.message : "Request refused",
+    };
+  } catch {
+    return null;
+  }
+}
+
+export const messageText = (message: UIMessage): string =>
+  message.parts
+    .map((part) => (part.type === "text" || part.type === "reasoning" ? part.text : ""))
+    .join("");
+
+interface ChatPanelProps {
+  agent: AgentKind;
+  /** Project id (onboarding) or session id (assistant). */
+  name: string;
+  label: string;
+  /** Rendered under each assistant reply. */
+  renderMeta?: (message: UIMessage) => ReactNode;
+  /** Rendered above the composer, given the transcript (free turns left, calls to action). */
+  renderStatus?: (messages: UIMessage[]) => ReactNode;
+  /** Disables the composer (preview exhausted). */
+  closed?: (messages: UIMessage[]) => boolean;
+}
+
+/**
+ * One agent chat over the agents WebSocket. The token goes in the async `query`, so every
+ * (re)connect asks the API client for a token that is still valid; history is the server's
+ * (`get-messages` with the bearer token), and the client never pushes its copy back.
+ */
+export function ChatPanel({
+  agent,
+  name,
+  label,
+  renderMeta,
+  renderStatus,
+  closed,
+}: ChatPanelProps) {
+  const query = useCallback(async () => ({ token: await api.accessToken() }), []);
+  const connection = useAgent({ agent, name, query, cacheTtl: 60_000 });
+  const getInitialMessages = useCallback(
+    () => api.get<UIMessage[]>(`/agents/${agent}/${encodeURIComponent(name)}/get-messages`),
+    [agent, name],
+  );
+  const chat = useAgentChat({ agent: connection, getInitialMessages, syncMessagesToServer: false });
+  const [refusal, setRefusal] = useState<ParleyError | null>(null);
+  const [draft, setDraft] = useState("");
+
+  useEffect(() => {
+    const onMessage = (event: MessageEvent) => {
+      const error = readParleyError(event.data);
+      if (error) setRefusal(error);
+    };
+    connection.addEventListener("message", onMessage);
+    return () => connection.removeEventListener("message", onMessage);
+  }, [connection]);
+
+  const busy = chat.status === "submitted" || chat.status === "streaming" || chat.isStreaming;
+  const isClosed = closed?.(chat.messages) ?? false;
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const text = draft.trim();
+    if (!text || busy || isClosed) return;
+    setRefusal(null);
+    setDraft("");
+    void chat.sendMessage({ text });
+  }
+
+  return (
+    <section className="chat" aria-label={label}>
+      <ol className="messages" aria-live="polite">
+        {chat.messages.length === 0 ? (
+          <li className="empty">No messages yet. Say hello.</li>
+        ) : (
+          chat.messages.map((message) => (
+            <li key={message.id} className={`message ${message.role}`}>
+              <span className="visually-hidden">
+                {message.role === "user" ? "You:" : "Assistant:"}
+              </span>
+              <p className="bubble">{messageText(message)}</p>
+              {message.parts.filter(isToolUIPart).map((part) => (
+                <p key={part.toolCallId} className="tool muted">
+                  Tool call: {getToolName(part)}
+                </p>
+              ))}
+              {message.role === "assistant" ? renderMeta?.(message) : null}
+            </li>
+          ))
+        )}
+      </ol>
+      {refusal ? (
+        <p role="alert" className="error">
+          {refusal.message}
+        </p>
+      ) : null}
+      {chat.error ? (
+        <p role="alert" className="error">
+          {chat.error.message}
+        </p>
+      ) : null}
+      {renderStatus?.(chat.messages)}
+      <form className="composer" onSubmit={onSubmit}>
+        <label className="visually-hidden" htmlFor={`composer-${name}`}>
+          Message
+        </label>
+        <textarea
+          id={`composer-${name}`}
+          value={draft}
+          rows={2}
+          disabled={isClosed}
+          placeholder={isClosed ? "This chat is closed." : "Write a message…"}
+          onChange={(event) => setDraft(event.target.value)}
+          onKeyDown={(event) => {
+            if (event.key === "Enter" && !event.shiftKey) {
+              event.preventDefault();
+              event.currentTarget.form?.requestSubmit();
+            }
+          }}
+        />
+        {busy ? (
+          <button type="button" onClick={() => void chat.stop()}>
+            Stop
+          </button>
+        ) : (
+          <button type="submit" className="primary" disabled={isClosed || draft.trim() === ""}>
+            Send
+          </button>
+        )}
+      </form>
+    </section>
+  );
+}

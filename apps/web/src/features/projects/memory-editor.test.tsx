@@ -1,0 +1,60 @@
+import type { Project } from "@parley/shared";
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ApiError, api } from "../../lib/api.ts";
+import { MemoryEditor } from "./memory-editor.tsx";
+
+afterEach(() => {
+  cleanup();
+  vi.restoreAllMocks();
+});
+
+const project: Project = {
+  id: "prj_1",
+  orgId: "org_1",
+  name: "Launch plan",
+  memory: { audience: "founders" },
+  createdBy: "u1",
+  createdAt: "2026-11-29T00:00:00.000Z",
+  updatedAt: "2026-11-29T00:00:00.000Z",
+};
+
+const editor = () => screen.getByLabelText(/Memory/) as HTMLTextAreaElement;
+
+describe("MemoryEditor", () => {
+  it("does not send invalid JSON and says why", async () => {
+    const update = vi.spyOn(api, "updateProject");
+    render(<MemoryEditor project={project} onSaved={() => {}} />);
+    fireEvent.change(editor(), { target: { value: '{"audience": ' } });
+    fireEvent.click(screen.getByRole("button", { name: "Save memory" }));
+    expect((await screen.findByRole("alert")).textContent).toMatch(/Not valid JSON/);
+    expect(editor().getAttribute("aria-invalid")).toBe("true");
+    expect(update).not.toHaveBeenCalled();
+  });
+
+  it("saves a valid memory and reports it", async () => {
+    const onSaved = vi.fn();
+    const update = vi
+      .spyOn(api, "updateProject")
+      .mockImplementation(async (_id, input) => ({ ...project, memory: input.memory ?? {} }));
+    render(<MemoryEditor project={project} onSaved={onSaved} />);
+    fireEvent.change(editor(), { target: { value: '{"audience": "teams"}' } });
+    fireEvent.click(screen.getByRole("button", { name: "Save memory" }));
+    expect((await screen.findByRole("status")).textContent).toBe("Memory saved.");
+    expect(update).toHaveBeenCalledWith("prj_1", { memory: { audience: "teams" } });
+    expect(onSaved).toHaveBeenCalledOnce();
+  });
+
+  it("explains payload_too_large from the server", async () => {
+    vi.spyOn(api, "updateProject").mockRejectedValue(
+      new ApiError("payload_too_large", "memory: at most 16384 bytes", 413, "memory"),
+    );
+    render(<MemoryEditor project={project} onSaved={() => {}} />);
+    fireEvent.click(screen.getByRole("button", { name: "Save memory" }));
+    await waitFor(() =>
+      expect(screen.getByRole("alert").textContent).toBe(
+        "Memory is too large to save: memory: at most 16384 bytes",
+      ),
+    );
+  });
+});

@@ -1,0 +1,136 @@
+import { describe, expect, it, vi } from "vitest";
+import { ApiError, createApiClient } from "./api.ts";
+
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+
+const auth = (token: string) => ({
+  accessToken: token,
+  expiresIn: 900,
+  user: { id: "u1", email: "ada@example.com", name: "Ada" },
+});
+
+const me = { id: "u1", email: "ada@example.com", name: "Ada", createdAt: "x", orgs: [] };
+
+function fakeServer(handler: (path: string, init: RequestInit) => Response | Promise<Response>) {
+  const calls: { path: string; authorization: string | undefined; method: string }[] = [];
+  const fetch = vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
+    const path = String(input);
+    const headers = (init?.headers ?? {}) as Record<string, string>;
+    calls.push({ path, authorization: headers.authorization, method: init?.method ?? "GET" });
+    return handler(path, init ?? {});
+  });
+  return { fetch: fetch as unknown as typeof globalThis.fetch, calls };
+}
+
+describe("api client", () => {
+  it("refreshes once on a 401 and retries with the new token", async () => {
+    const server = fakeServer((path, init) => {
+      if (path === "/api/auth/login") return json(200, auth("old"));
+      if (path === "/api/auth/refresh") return json(200, auth("new"));
+      const headers = init.headers as Record<string, string>;
+      return headers.authorization === "Bearer new"
+        ? json(200, me)
+        : json(401, { error: { code: "unauthorized", message: "expired" } });
+    });
+    const client = createApiClient({ fetch: server.fetch });
+    await client.login({ email: "ada@example.com", password: "x" });
+
+    await expect(client.me()).resolves.toEqual(me);
+    expect(server.calls.map((call) => [call.path, call.authorization])).toEqual([
+      ["/api/auth/login", undefined],
+      ["/api/me", "Bearer old"],
+      ["/api/auth/refresh", undefined],
+      ["/api/me", "Bearer new"],
+    ]);
+  });
+
+  it("shares one refresh between concurrent 401s", async () => {
+    let refreshes = 0;
+    const server = fakeServer((path, init) => {
+      if (path === "/api/auth/refresh") {
+        refreshes++;
+        return json(200, auth("new"));
+      }
+      const headers = init.headers as Record<string, string>;
+      return headers.authorization === "Bearer new"
+        ? json(200, { items: [], nextCursor: null })
+        : json(401, { error: { code: "unauthorized", message: "expired" } });
+    });
+    const client = createApiClient({ fetch: server.fetch });
+    await Promise.all([client.projects("o1"), client.projects("o2"), client.sessions("p1")]);
+    expect(refreshes).toBe(1);
+  });
+
+  it("gives up after one refresh: a failed refresh surfaces as unauthorized and signs out", async () => {
+    const server = fakeServer((path) =>
+      path === "/api/auth/refresh"
+        ? json(401, { error: { code: "unauthorized", message: "No refresh token" } })
+        : json(401, { error: { code: "unauthorized", message: "expired" } }),
+    );
+    const client = createApiClient({ fetch: server.fetch });
+    const signedIn: boolean[] = [];
+    client.onAuthChange((value) => signedIn.push(value));
+
+    const error = await client.me().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ code: "unauthorized", status: 401, message: "No refresh token" });
+    expect(server.calls.filter((call) => call.path === "/api/me")).toHaveLength(1);
+    expect(signedIn).toEqual([false]);
+    expect(client.hasToken()).toBe(false);
+  });
+
+  it("does not retry when the retried call is refused again", async () => {
+    const server = fakeServer((path) =>
+      path === "/api/auth/refresh"
+        ? json(200, auth("new"))
+        : json(401, { error: { code: "unauthorized", message: "still no" } }),
+    );
+    const client = createApiClient({ fetch: server.fetch });
+    await expect(client.me()).rejects.toMatchObject({ code: "unauthorized" });
+    expect(server.calls.map((call) => call.path)).toEqual([
+      "/api/me",
+      "/api/auth/refresh",
+      "/api/me",
+    ]);
+  });
+
+  it("turns the error envelope into a typed ApiError with its field", async () => {
+    const server = fakeServer(() =>
+      json(409, {
+        error: {
+          code: "conflict",
+          message: "An account with this email already exists",
+          field: "email",
+        },
+      }),
+    );
+    const client = createApiClient({ fetch: server.fetch });
+    await expect(
+      client.signup({ email: "ada@example.com", password: "correct horse", name: "Ada" }),
+    ).rejects.toMatchObject({ name: "ApiError", code: "conflict", status: 409, field: "email" });
+  });
+
+  it("reports a network failure as code network", async () => {
+    const client = createApiClient({
+      fetch: (() => Promise.reject(new TypeError("Failed to fetch"))) as typeof fetch,
+    });
+    await expect(client.login({ email: "a@b.co", password: "x" })).rejects.toMatchObject({
+      code: "network",
+      status: 0,
+    });
+  });
+
+  it("hands out the current token while valid and refreshes it close to expiry", async () => {
+    let clock = 0;
+    let issued = 0;
+    const server = fakeServer((path) =>
+      path === "/api/auth/refresh" ? json(200, auth(`t${++issued}`)) : json(200, auth("t0")),
+    );
+    const client = createApiClient({ fetch: server.fetch, now: () => clock });
+    await client.login({ email: "a@b.co", password: "x" });
+    await expect(client.accessToken()).resolves.toBe("t0");
+    clock = 850_000; // 50 s left of 900: under the 60 s margin
+    await expect(client.accessToken()).resolves.toBe("t1");
+  });
+});

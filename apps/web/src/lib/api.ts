@@ -1,0 +1,207 @@
+import type {
+  AuthResult,
+  BillingSummary,
+  ErrorCode,
+  LedgerEntry,
+  Login,
+  Me,
+  Memory,
+  OrgSummary,
+  Page,
+  Project,
+  Session,
+  Signup,
+} from "@parley/shared";
+
+/** Codes of the public contract, plus `network` when no answer came back at all. */
+export type ApiErrorCode = ErrorCode | "network";
+
+/** Every failed call. `message` is safe to show; `field` names the offending input when known. */
+export class ApiError extends Error {
+  readonly code: ApiErrorCode;
+  readonly status: number;
+  readonly field: string | undefined;
+
+  constructor(code: ApiErrorCode, message: string, status: number, field?: string) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.status = status;
+    this.field = field;
+  }
+}
+
+export const isApiError = (value: unknown): value is ApiError => value instanceof ApiError;
+
+/** A user-facing sentence for any thrown value. */
+export function errorMessage(error: unknown): string {
+  if (isApiError(error)) return error.message;
+  return "Something went wrong. Please try again.";
+}
+
+interface ErrorEnvelope {
+  error?: { code?: unknown; message?: unknown; field?: unknown };
+}
+
+async function toApiError(response: Response): Promise<ApiError> {
+  let body: ErrorEnvelope | undefined;
+  try {
+    body = (await response.json()) as ErrorEnvelope;
+  } catch {
+    body = undefined;
+  }
+  const error = body?.error;
+  const code = typeof error?.code === "string" ? (error.code as ErrorCode) : fallbackCode(response);
+  const message =
+    typeof error?.message === "string" ? error.message : `Request failed (${response.status})`;
+  const field = typeof error?.field === "string" ? error.field : undefined;
+  return new ApiError(code, message, response.status, field);
+}
+
+function fallbackCode(response: Response): ErrorCode {
+  if (response.status === 401) return "unauthorized";
+  if (response.status === 404) return "not_found";
+  if (response.status === 413) return "payload_too_large";
+  return "internal";
+}
+
+export interface ApiClientOptions {
+  /** Injected in tests; the browser's fetch otherwise. */
+  fetch?: typeof fetch;
+  /** Clock in milliseconds, for token expiry. */
+  now?: () => number;
+}
+
+type Method = "GET" | "POST" | "PATCH" | "DELETE";
+
+/**
+ * The typed HTTP client. The access token lives only in memory (never in storage, out of reach of
+ * other tabs' scripts); the refresh token is an HttpOnly cookie the browser sends to /api/auth only.
+ * A 401 triggers one refresh through that cookie and one retry; concurrent 401s share the refresh.
+ */
+export function createApiClient(options: ApiClientOptions = {}) {
+  const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
+  const now = options.now ?? Date.now;
+  let token: { value: string; expiresAt: number } | null = null;
+  let refreshing: Promise<AuthResult> | null = null;
+  const listeners = new Set<(signedIn: boolean) => void>();
+
+  const setToken = (result: AuthResult | null) => {
+    token = result
+      ? { value: result.accessToken, expiresAt: now() + result.expiresIn * 1000 }
+      : null;
+    for (const listener of listeners) listener(token !== null);
+  };
+
+  async function send(method: Method, path: string, body: unknown, auth: boolean) {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (auth && token) headers.authorization = `Bearer ${token.value}`;
+    try {
+      return await doFetch(path, {
+        method,
+        headers,
+        credentials: "same-origin",
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch {
+      throw new ApiError("network", "Cannot reach the server. Check your connection.", 0);
+    }
+  }
+
+  /** Exchanges the refresh cookie for a new access token; one request at a time. */
+  function refresh(): Promise<AuthResult> {
+    refreshing ??= (async () => {
+      try {
+        const response = await send("POST", "/api/auth/refresh", undefined, false);
+        if (!response.ok) {
+          setToken(null);
+          throw await toApiError(response);
+        }
+        const result = (await response.json()) as AuthResult;
+        setToken(result);
+        return result;
+      } finally {
+        refreshing = null;
+      }
+    })();
+    return refreshing;
+  }
+
+  async function request<T>(method: Method, path: string, body?: unknown): Promise<T> {
+    let response = await send(method, path, body, true);
+    if (response.status === 401) {
+      await refresh();
+      response = await send(method, path, body, true);
+    }
+    if (!response.ok) throw await toApiError(response);
+    if (response.status === 204) return undefined as T;
+    return (await response.json()) as T;
+  }
+
+  async function authenticate(path: string, body: unknown): Promise<AuthResult> {
+    const response = await send("POST", path, body, false);
+    if (!response.ok) throw await toApiError(response);
+    const result = (await response.json()) as AuthResult;
+    setToken(result);
+    return result;
+  }
+
+  const enc = encodeURIComponent;
+
+  return {
+    /** A token valid for at least `minValidityMs` more, refreshed when it is not (for WebSockets). */
+    async accessToken(minValidityMs = 60_000): Promise<string> {
+      if (token && token.expiresAt - now() > minValidityMs) return token.value;
+      return (await refresh()).accessToken;
+    },
+    hasToken: () => token !== null,
+    onAuthChange(listener: (signedIn: boolean) => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    /** Restores a session from the refresh cookie after a page load. */
+    refresh,
+    signup: (input: Signup) => authenticate("/api/auth/signup", input),
+    login: (input: Login) => authenticate("/api/auth/login", input),
+    async logout(): Promise<void> {
+      try {
+        await send("POST", "/api/auth/logout", undefined, false);
+      } finally {
+        setToken(null);
+      }
+    },
+    /** An authorized fetch of any path (agents' `get-messages`), with the same refresh rule. */
+    get: <T>(path: string) => request<T>("GET", path),
+
+    me: () => request<Me>("GET", "/api/me"),
+    createOrg: (name: string) => request<OrgSummary>("POST", "/api/orgs", { name }),
+    projects: (orgId: string) => request<Page<Project>>("GET", `/api/orgs/${enc(orgId)}/projects`),
+    createProject: (orgId: string, input: { name: string; memory?: Memory }) =>
+      request<Project>("POST", `/api/orgs/${enc(orgId)}/projects`, input),
+    project: (projectId: string) => request<Project>("GET", `/api/projects/${enc(projectId)}`),
+    updateProject: (projectId: string, input: { name?: string; memory?: Memory }) =>
+      request<Project>("PATCH", `/api/projects/${enc(projectId)}`, input),
+    sessions: (projectId: string) =>
+      request<Page<Session>>("GET", `/api/projects/${enc(projectId)}/sessions`),
+    createSession: (projectId: string, title?: string) =>
+      request<Session>(
+        "POST",
+        `/api/projects/${enc(projectId)}/sessions`,
+        title === undefined ? {} : { title },
+      ),
+    session: (sessionId: string) => request<Session>("GET", `/api/sessions/${enc(sessionId)}`),
+    billing: (orgId: string) => request<BillingSummary>("GET", `/api/orgs/${enc(orgId)}/billing`),
+    ledger: (orgId: string) =>
+      request<Page<LedgerEntry>>("GET", `/api/orgs/${enc(orgId)}/billing/ledger`),
+    checkout: (orgId: string, amountMicros: number) =>
+      request<{ id: string; url: string }>("POST", `/api/orgs/${enc(orgId)}/billing/checkout`, {
+        amountMicros,
+      }),
+  };
+}
+
+export type ApiClient = ReturnType<typeof createApiClient>;
+
+/** The app's one client. */
+export const api: ApiClient = createApiClient();

@@ -1,0 +1,58 @@
+import { Suspense } from "react";
+import { ErrorBoundary } from "../components/error-boundary.tsx";
+import { ChatPanel } from "../features/chat/chat-panel.tsx";
+import { AssistantReplyMeta } from "../features/chat/reply-meta.tsx";
+import { api, errorMessage } from "../lib/api.ts";
+import { formatMicros } from "../lib/money.ts";
+import { Link } from "../lib/router.tsx";
+import { useAsync } from "../lib/use-async.ts";
+
+export default function SessionPage({ params }: { params: Record<string, string> }) {
+  const sessionId = params.sessionId ?? "";
+  const [session] = useAsync(() => api.session(sessionId), [sessionId]);
+  if (session.status === "loading") {
+    return (
+      <p role="status" className="muted">
+        Loading session…
+      </p>
+    );
+  }
+  if (session.status === "error") {
+    return (
+      <p role="alert" className="error">
+        {errorMessage(session.error)}
+      </p>
+    );
+  }
+  const { data } = session;
+  return (
+    <div className="stack">
+      <p>
+        <Link to={`/projects/${encodeURIComponent(data.projectId)}`}>← Project</Link>
+      </p>
+      <h1>{data.title ?? "Untitled session"}</h1>
+      <p className="muted">Spent so far: {formatMicros(data.spendMicros)}</p>
+      <ErrorBoundary>
+        <Suspense
+          fallback={
+            <p role="status" className="muted">
+              Connecting…
+            </p>
+          }
+        >
+          <ChatPanel
+            agent="assistant-agent"
+            name={sessionId}
+            label="Assistant chat"
+            renderMeta={(message) => (
+              <AssistantReplyMeta
+                metadata={message.metadata}
+                topUp={<Link to="/billing">Top up credits</Link>}
+              />
+            )}
+          />
+        </Suspense>
+      </ErrorBoundary>
+    </div>
+  );
+}
