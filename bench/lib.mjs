@@ -1,6 +1,6 @@
 // Shared pieces of the benchmarks: start a Worker under wrangler dev (the runtime `pnpm dev` uses),
 // time things, and summarize samples. Run through pnpm so Node 22 and wrangler's bin are used.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
@@ -24,9 +24,26 @@ export function freePort() {
 }
 
 /** Starts `wrangler dev` for a config with its state in a temp dir; resolves once it answers. */
-export async function startWorker(config, { vars = {}, readyPath = "/" } = {}) {
+/** Runs wrangler to completion (migrations and the like), with Node 22 and no metrics. */
+export function wranglerRun(args) {
+  const result = spawnSync(process.execPath, [wrangler, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
+  });
+  if (result.status !== 0) {
+    throw new Error(`wrangler ${args.join(" ")} failed:\n${result.stdout}\n${result.stderr}`);
+  }
+}
+
+/**
+ * Starts `wrangler dev` for a config with its state in a temp dir; resolves once it answers.
+ * `envFile` holds secrets (values may contain colons, which `--var` cannot carry); `prepare(state)`
+ * runs before the server starts (D1 migrations).
+ */
+export async function startWorker(config, { vars = {}, readyPath = "/", envFile, prepare } = {}) {
   const port = await freePort();
   const state = mkdtempSync(path.join(os.tmpdir(), "parley-bench-"));
+  prepare?.(state);
   const args = [
     wrangler,
     "dev",
@@ -40,6 +57,7 @@ export async function startWorker(config, { vars = {}, readyPath = "/" } = {}) {
     state,
   ];
   for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
+  if (envFile) args.push("--env-file", envFile);
   const child = spawn(process.execPath, args, {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,

@@ -5,11 +5,19 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { benchBilling } from "../bench/billing.mjs";
 import { machine } from "../bench/lib.mjs";
+import { benchTurns } from "../bench/turns.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
 const sections = [];
-console.log("[bench] billing");
-sections.push(await benchBilling());
+const only = process.argv[2];
+if (!only || only === "turns") {
+  console.log("[bench] turn overhead");
+  sections.push(await benchTurns());
+}
+if (!only || only === "billing") {
+  console.log("[bench] billing");
+  sections.push(await benchBilling());
+}
 
 const report = [
   "# Benchmark results",

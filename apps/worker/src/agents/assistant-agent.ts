@@ -15,7 +15,7 @@ import {
   streamText,
   type UIMessageChunk,
 } from "ai";
-import { type ProjectRow, projectAccess, sessionAccess } from "../auth/access.ts";
+import { type ProjectRow, sessionAccess } from "../auth/access.ts";
 import { billingAccount } from "../billing/account.ts";
 import { priceTable } from "../billing/prices.ts";
 import type { AgentCaller } from "./caller.ts";
@@ -117,9 +117,8 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       );
     }
     // Rights are checked again at every turn and approval: owner of the session, member of the org.
-    const { session } = await sessionAccess(this.env.DB, caller.userId, this.name);
+    const { session, project } = await sessionAccess(this.env.DB, caller.userId, this.name);
     if (session.owner_id !== caller.userId) throw new AppError("not_found", "Session not found");
-    const { project } = await projectAccess(this.env.DB, caller.userId, session.project_id);
     if (decision.trigger) this.#busySince = Date.now();
     return { caller, project };
   }
@@ -226,6 +225,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     const totals = { tokens: zeroTokens(), priceMicros: 0, steps: 0 };
     let stopped: AssistantMetadata["code"];
     let step = 0;
+    let streamed = 0;
     const stall = stallGuard(
       this,
       () => this.abortRequest(requestId, "model stalled"),
@@ -234,6 +234,11 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     );
     const finish = () =>
       stall.done(() => {
+        this.ctx.storage.sql.exec(
+          "UPDATE parley_steps SET streamed_chars = ? WHERE hold_id = ? AND status = 'called'",
+          streamed,
+          holdId(step),
+        );
         const closing = this.#closeOpenSteps(requestId);
         this.metering.add(closing);
         void closing.finally(() => this.metering.delete(closing));
@@ -256,19 +261,17 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       stopWhen: [stepCountIs(maxSteps), () => stopped !== undefined],
       ...(options?.abortSignal ? { abortSignal: options.abortSignal } : {}),
       maxRetries: 0,
+      // Counted in memory (no write per chunk on the hot path); written once when a turn is cut,
+      // for the estimate. After a reset the generation lookup prices the step instead.
       onChunk: ({ chunk }) => {
         stall.touch();
-        if (chunk.type === "text-delta" || chunk.type === "reasoning-delta") {
-          this.ctx.storage.sql.exec(
-            "UPDATE parley_steps SET streamed_chars = streamed_chars + ? WHERE hold_id = ?",
-            chunk.text.length,
-            holdId(step),
-          );
-        }
+        if (chunk.type === "text-delta" || chunk.type === "reasoning-delta")
+          streamed += chunk.text.length;
       },
       // Awaited by the SDK before the next step: the next call is reserved before it is made.
       onStepFinish: async (result) => {
         const index = step;
+        streamed = 0;
         const { tokens, costMicros, priceMicros } = charge(result.usage, result.providerMetadata);
         totals.steps += 1;
         totals.priceMicros += priceMicros;

@@ -100,26 +100,59 @@ export async function sessionAccess(
   db: D1Database,
   userId: string,
   sessionId: string,
-): Promise<{ session: SessionRow; access: OrgAccess }> {
+): Promise<{ session: SessionRow; access: OrgAccess; project: ProjectRow }> {
+  // One query for the session, the caller's role and the project (an agent turn needs all three).
   const row = await db
     .prepare(
-      `SELECT s.*, m.role AS role, p.deleted_at AS project_deleted_at FROM sessions s
+      `SELECT s.*, m.role AS role, p.name AS project_name, p.memory AS project_memory,
+         p.created_by AS project_created_by, p.created_at AS project_created_at,
+         p.updated_at AS project_updated_at, p.deleted_at AS project_deleted_at
+       FROM sessions s
        JOIN memberships m ON m.org_id = s.org_id AND m.user_id = ?
        JOIN projects p ON p.id = s.project_id
        WHERE s.id = ?`,
     )
     .bind(userId, sessionId)
-    .first<SessionRow & { role: Role; project_deleted_at: number | null }>();
+    .first<
+      SessionRow & {
+        role: Role;
+        project_name: string;
+        project_memory: string;
+        project_created_by: string | null;
+        project_created_at: number;
+        project_updated_at: number;
+        project_deleted_at: number | null;
+      }
+    >();
   if (!row) {
     if (await tombstoned(db, userId, sessionId))
       throw new AppError("gone", "This session was erased");
     throw notFound("Session");
   }
-  const { role, project_deleted_at, ...session } = row;
+  const {
+    role,
+    project_name,
+    project_memory,
+    project_created_by,
+    project_created_at,
+    project_updated_at,
+    project_deleted_at,
+    ...session
+  } = row;
   const access = { orgId: session.org_id, role };
   if (session.owner_id !== userId && !atLeast(role, "admin")) throw notFound("Session");
   if (session.deleted_at !== null || project_deleted_at !== null) {
     throw new AppError("gone", "This session was deleted");
   }
-  return { session, access };
+  const project: ProjectRow = {
+    id: session.project_id,
+    org_id: session.org_id,
+    name: project_name,
+    memory: project_memory,
+    created_by: project_created_by,
+    created_at: project_created_at,
+    updated_at: project_updated_at,
+    deleted_at: project_deleted_at,
+  };
+  return { session, access, project };
 }

@@ -1,0 +1,149 @@
+// Turn overhead (issue 8, item 1): an assistant turn on the platform (token check, membership,
+// reservation, context, settlement) against a bare AIChatAgent turn (no auth, no billing), both
+// under wrangler dev, both answered by the dev model at zero latency, driven over real WebSockets
+// from Node, interleaved in one run.
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { connectChat } from "../packages/chat-client/src/index.ts";
+import { startDevModel } from "../packages/dev-model/src/index.ts";
+import { generateSigningKey } from "../scripts/lib/signing-key.mjs";
+import { ms, startWorker, summarize, wranglerRun } from "./lib.mjs";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+async function platform(modelUrl) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "parley-bench-env-"));
+  const envFile = path.join(dir, ".env");
+  const secrets = {
+    JWT_PRIVATE_KEY: JSON.stringify(await generateSigningKey()),
+    STRIPE_SECRET_KEY: "sk_test_bench",
+    STRIPE_WEBHOOK_SECRET: "whsec_bench",
+    ALERT_WEBHOOK_SECRET: randomBytes(16).toString("hex"),
+    ERASURE_HASH_KEY: randomBytes(16).toString("hex"),
+  };
+  writeFileSync(
+    envFile,
+    Object.entries(secrets)
+      .map(([k, v]) => `${k}='${v}'`)
+      .join("\n"),
+  );
+  const config = path.join(root, "wrangler.jsonc");
+  return startWorker(config, {
+    vars: { MODEL_BASE_URL: modelUrl, MODEL_ID: "parley/dev" },
+    envFile,
+    readyPath: "/api/health",
+    prepare: (state) =>
+      wranglerRun([
+        "d1",
+        "migrations",
+        "apply",
+        "DB",
+        "--local",
+        "--config",
+        config,
+        "--persist-to",
+        state,
+      ]),
+  });
+}
+
+async function json(url, init) {
+  const res = await fetch(url, init);
+  if (!res.ok)
+    throw new Error(`${init?.method ?? "GET"} ${url}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** A member with a funded org, a project and an assistant session; returns the chat URL and token. */
+async function assistantSession(base) {
+  const post = (p, body, token) =>
+    json(`${base}${p}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+  const { accessToken } = await post("/api/auth/signup", {
+    email: `bench-${Date.now()}@example.test`,
+    password: "benchmark password",
+    name: "Bench",
+  });
+  const orgs = await json(`${base}/api/orgs`, {
+    headers: { authorization: `Bearer ${accessToken}` },
+  });
+  const project = await post(
+    `/api/orgs/${orgs.items[0].id}/projects`,
+    { name: "Bench" },
+    accessToken,
+  );
+  const session = await post(`/api/projects/${project.id}/sessions`, {}, accessToken);
+  return { url: `${base}/agents/assistant-agent/${session.id}`, token: accessToken };
+}
+
+export async function benchTurns({ turns = 150 } = {}) {
+  const model = await startDevModel({ port: 0, latencyMs: 0, tokensPerSecond: 0 });
+  const bare = await startWorker(
+    path.join(root, "packages/chat-client/test/fixture/wrangler.jsonc"),
+    {
+      vars: { DEV_MODEL_URL: model.url, MODEL_ID: "parley/dev" },
+      readyPath: "/",
+    },
+  );
+  const full = await platform(model.url);
+  try {
+    const session = await assistantSession(full.url);
+    const clients = {
+      platform: await connectChat(session.url, { token: session.token, sendHistory: "last" }),
+      baseline: await connectChat(`${bare.url}/agents/bare-chat-agent/bench-${Date.now()}`, {
+        sendHistory: "last",
+      }),
+    };
+    const samples = { platform: { first: [], total: [] }, baseline: { first: [], total: [] } };
+    for (let i = 0; i < turns + 10; i++) {
+      for (const kind of i % 2 === 0 ? ["platform", "baseline"] : ["baseline", "platform"]) {
+        const result = await clients[kind].send(`turn ${i} of the overhead benchmark`).done;
+        if (result.error || result.firstTokenMs === null)
+          throw new Error(`${kind} turn failed: ${result.error}`);
+        if (i >= 10) {
+          samples[kind].first.push(result.firstTokenMs);
+          samples[kind].total.push(result.totalMs);
+        }
+      }
+    }
+    for (const client of Object.values(clients)) client.close();
+    const s = Object.fromEntries(
+      Object.entries(samples).map(([k, v]) => [
+        k,
+        { first: summarize(v.first), total: summarize(v.total) },
+      ]),
+    );
+    const row = (label, key) => {
+      const p = s.platform[key];
+      const b = s.baseline[key];
+      const added = p.p50 - b.p50;
+      const ratio = p.p50 / b.p50;
+      return `| ${label} | ${ms(b.p50)} | ${ms(b.p99)} | ${ms(p.p50)} | ${ms(p.p99)} | ${ms(added)} | ${ratio.toFixed(2)} | ${added <= 5 && ratio <= 1.2 ? "met" : "MISSED"} |`;
+    };
+    return [
+      "## Turn overhead (issue 8)",
+      "",
+      `${turns} assistant turns on the platform (token, membership, reservation, context window, settlement)`,
+      "against the same number on a bare AIChatAgent (packages/chat-client/test/fixture: no auth, no",
+      "billing), interleaved, both under wrangler dev, dev model at zero latency, over WebSockets from Node.",
+      "Target: at most 5 ms added at p50 and a ratio of at most 1.2.",
+      "",
+      "| measure | bare p50 | bare p99 | platform p50 | platform p99 | added at p50 | ratio (p50) | target |",
+      "| --- | --- | --- | --- | --- | --- | --- | --- |",
+      row("time to first token", "first"),
+      row("whole turn", "total"),
+    ].join("\n");
+  } finally {
+    full.stop();
+    bare.stop();
+    await model.close();
+  }
+}
