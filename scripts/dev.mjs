@@ -53,6 +53,7 @@ async function ensureDevVars() {
   if (!vars.JWT_PRIVATE_KEY) add("JWT_PRIVATE_KEY", JSON.stringify(await generateSigningKey()));
   if (!vars.ALERT_WEBHOOK_SECRET)
     add("ALERT_WEBHOOK_SECRET", randomBytes(24).toString("base64url"));
+  if (!vars.ERASURE_HASH_KEY) add("ERASURE_HASH_KEY", randomBytes(32).toString("base64url"));
   if (!process.env.STRIPE_SECRET_KEY && !vars.STRIPE_SECRET_KEY) {
     add("STRIPE_SECRET_KEY", STANDIN_KEY);
     add("STRIPE_WEBHOOK_SECRET", `whsec_${randomBytes(24).toString("hex")}`);
