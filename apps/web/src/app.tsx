@@ -10,6 +10,8 @@ const ProjectsPage = lazy(() => import("./pages/projects-page.tsx"));
 const ProjectPage = lazy(() => import("./pages/project-page.tsx"));
 const SessionPage = lazy(() => import("./pages/session-page.tsx"));
 const BillingPage = lazy(() => import("./pages/billing-page.tsx"));
+const MembersPage = lazy(() => import("./pages/members-page.tsx"));
+const AdminPage = lazy(() => import("./pages/admin-page.tsx"));
 
 type Params = Record<string, string>;
 const routes: { pattern: string; page: ComponentType<{ params: Params }> }[] = [
@@ -17,6 +19,8 @@ const routes: { pattern: string; page: ComponentType<{ params: Params }> }[] = [
   { pattern: "/projects/:projectId", page: ProjectPage },
   { pattern: "/sessions/:sessionId", page: SessionPage },
   { pattern: "/billing", page: BillingPage },
+  { pattern: "/members", page: MembersPage },
+  { pattern: "/admin", page: AdminPage },
 ];
 
 export function App() {

@@ -16,7 +16,9 @@ export function Shell({ children }: { children: ReactNode }) {
         </Link>
         <nav aria-label="Main">
           <Link to="/projects">Projects</Link>
+          <Link to="/members">Members</Link>
           <Link to="/billing">Billing</Link>
+          <Link to="/admin">Admin</Link>
         </nav>
         <div className="topbar-end">
           {me && me.orgs.length > 0 ? (

@@ -1,17 +1,85 @@
 import type {
   AuthResult,
+  BillingSettingsPatch,
   BillingSummary,
+  ErasureRequestInput,
   ErrorCode,
   LedgerEntry,
   Login,
   Me,
+  Member,
   Memory,
   OrgSummary,
   Page,
   Project,
+  Role,
   Session,
   Signup,
+  UsageGroupBy,
+  UsageReport,
 } from "@parley/shared";
+
+/** The spend controls and alert settings of an org, as `PATCH .../billing/settings` answers them. */
+export type BillingSettings = Pick<
+  BillingSummary,
+  "orgMonthlyLimitMicros" | "memberDailyLimitMicros" | "lowBalanceMicros" | "alertWebhookUrl"
+>;
+
+/** A threshold alert that fired, with its webhook delivery (`GET .../billing/alerts`). */
+export interface BillingAlert {
+  key: string;
+  kind: string;
+  memberId: string | null;
+  period: string;
+  thresholdPct: number | null;
+  limitMicros: number;
+  levelMicros: number;
+  firedAt: string;
+  deliveredAt: string | null;
+  attempts: number;
+}
+
+export type ErasureStatus = "pending" | "running" | "completed" | "failed";
+
+/** One store the erasure job clears, in order. */
+export interface ErasureStep {
+  name: string;
+  status: "pending" | "done" | "skipped" | "failed";
+  at: string | null;
+  detail: string | null;
+}
+
+/** An erasure request; the subject is kept only as a keyed hash. */
+export interface ErasureRequest {
+  id: string;
+  orgId: string | null;
+  status: ErasureStatus;
+  subject: { type: string; hash: string };
+  legalBasis: string;
+  reason: string | null;
+  requestedBy: string | null;
+  steps: ErasureStep[];
+  verification: unknown;
+  attempts: number;
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+}
+
+/** Query of the usage report; dates are `YYYY-MM-DD` (from inclusive, to exclusive). */
+export interface UsageRange {
+  from?: string;
+  to?: string;
+}
+
+const queryString = (params: Record<string, string | undefined>): string => {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== "") search.set(key, value);
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+};
 
 /** Codes of the public contract, plus `network` when no answer came back at all. */
 export type ApiErrorCode = ErrorCode | "network";
@@ -128,13 +196,19 @@ export function createApiClient(options: ApiClientOptions = {}) {
     return refreshing;
   }
 
-  async function request<T>(method: Method, path: string, body?: unknown): Promise<T> {
+  /** An authorized call with one refresh-and-retry on 401; a failed answer throws ApiError. */
+  async function authorized(method: Method, path: string, body?: unknown): Promise<Response> {
     let response = await send(method, path, body, true);
     if (response.status === 401) {
       await refresh();
       response = await send(method, path, body, true);
     }
     if (!response.ok) throw await toApiError(response);
+    return response;
+  }
+
+  async function request<T>(method: Method, path: string, body?: unknown): Promise<T> {
+    const response = await authorized(method, path, body);
     if (response.status === 204) return undefined as T;
     return (await response.json()) as T;
   }
@@ -192,8 +266,47 @@ export function createApiClient(options: ApiClientOptions = {}) {
       ),
     session: (sessionId: string) => request<Session>("GET", `/api/sessions/${enc(sessionId)}`),
     billing: (orgId: string) => request<BillingSummary>("GET", `/api/orgs/${enc(orgId)}/billing`),
-    ledger: (orgId: string) =>
-      request<Page<LedgerEntry>>("GET", `/api/orgs/${enc(orgId)}/billing/ledger`),
+    ledger: (orgId: string, cursor?: string) =>
+      request<Page<LedgerEntry>>(
+        "GET",
+        `/api/orgs/${enc(orgId)}/billing/ledger${queryString({ cursor })}`,
+      ),
+    updateBillingSettings: (orgId: string, patch: BillingSettingsPatch) =>
+      request<BillingSettings>("PATCH", `/api/orgs/${enc(orgId)}/billing/settings`, patch),
+    usage: (orgId: string, groupBy: UsageGroupBy, range: UsageRange = {}) =>
+      request<UsageReport>(
+        "GET",
+        `/api/orgs/${enc(orgId)}/billing/usage${queryString({ ...range, groupBy })}`,
+      ),
+    /** The usage CSV as a Blob: the endpoint needs the bearer token, so a plain link cannot fetch it. */
+    async usageCsv(orgId: string, range: UsageRange = {}): Promise<Blob> {
+      const response = await authorized(
+        "GET",
+        `/api/orgs/${enc(orgId)}/billing/usage.csv${queryString({ ...range })}`,
+      );
+      return response.blob();
+    },
+    alerts: (orgId: string) =>
+      request<Page<BillingAlert>>("GET", `/api/orgs/${enc(orgId)}/billing/alerts`),
+    members: (orgId: string) => request<Page<Member>>("GET", `/api/orgs/${enc(orgId)}/members`),
+    addMember: (orgId: string, input: { email: string; role: Role }) =>
+      request<Member>("POST", `/api/orgs/${enc(orgId)}/members`, input),
+    updateMember: (orgId: string, userId: string, role: Role) =>
+      request<Member>("PATCH", `/api/orgs/${enc(orgId)}/members/${enc(userId)}`, { role }),
+    removeMember: (orgId: string, userId: string) =>
+      request<void>("DELETE", `/api/orgs/${enc(orgId)}/members/${enc(userId)}`),
+    fileErasure: (orgId: string, input: ErasureRequestInput) =>
+      request<ErasureRequest>("POST", `/api/orgs/${enc(orgId)}/erasure-requests`, input),
+    erasureRequests: (orgId: string) =>
+      request<Page<ErasureRequest>>("GET", `/api/orgs/${enc(orgId)}/erasure-requests`),
+    erasureRequest: (orgId: string, requestId: string) =>
+      request<ErasureRequest>("GET", `/api/orgs/${enc(orgId)}/erasure-requests/${enc(requestId)}`),
+    /** Files the erasure of the caller's own account; the refresh cookie is gone afterwards. */
+    async deleteAccount(): Promise<ErasureRequest> {
+      const result = await request<ErasureRequest>("DELETE", "/api/me", { confirm: true });
+      setToken(null);
+      return result;
+    },
     checkout: (orgId: string, amountMicros: number) =>
       request<{ id: string; url: string }>("POST", `/api/orgs/${enc(orgId)}/billing/checkout`, {
         amountMicros,

@@ -1,17 +1,24 @@
 import { type FormEvent, useState } from "react";
 import { FormError } from "../components/field-error.tsx";
+import { AlertsList } from "../features/billing/alerts-list.tsx";
+import { LedgerTable } from "../features/billing/ledger-table.tsx";
+import { LimitsForm } from "../features/billing/limits-form.tsx";
+import { UsagePanel } from "../features/billing/usage-panel.tsx";
 import { api, errorMessage } from "../lib/api.ts";
 import { formatMicros, parseDollarsToMicros } from "../lib/money.ts";
 import { useLocation } from "../lib/router.tsx";
 import { useSession } from "../lib/session.tsx";
 import { useAsync } from "../lib/use-async.ts";
 
-/** Balance and top-up through Stripe Checkout (admins and owners). */
+/**
+ * Balance, top-up through Stripe Checkout, spend charts and the CSV for everyone; limits, the
+ * ledger and alerts for owners and admins.
+ */
 export default function BillingPage() {
   const { org } = useSession();
   const { search } = useLocation();
   const orgId = org?.id ?? "";
-  const [billing] = useAsync(() => api.billing(orgId), [orgId]);
+  const [billing, , setBilling] = useAsync(() => api.billing(orgId), [orgId]);
   const [error, setError] = useState<unknown>(null);
   const [inputError, setInputError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -90,6 +97,27 @@ export default function BillingPage() {
       ) : (
         <p className="muted">Ask an owner or admin of this organization to top up credits.</p>
       )}
+      {orgId ? <UsagePanel orgId={orgId} /> : null}
+      {canTopUp && orgId ? (
+        <>
+          {billing.status === "ready" ? (
+            <LimitsForm
+              key={orgId}
+              orgId={orgId}
+              settings={billing.data}
+              onSaved={(settings) => setBilling({ ...billing.data, ...settings })}
+            />
+          ) : null}
+          <section aria-labelledby="alerts-title" className="card stack">
+            <h2 id="alerts-title">Alerts</h2>
+            <AlertsList orgId={orgId} />
+          </section>
+          <section aria-labelledby="ledger-title" className="card stack">
+            <h2 id="ledger-title">Ledger</h2>
+            <LedgerTable orgId={orgId} />
+          </section>
+        </>
+      ) : null}
     </section>
   );
 }

@@ -1,8 +1,9 @@
 import { useAgentChat } from "@cloudflare/ai-chat/react";
 import { useAgent } from "agents/react";
-import { getToolName, isToolUIPart, type UIMessage } from "ai";
+import { isToolUIPart, type UIMessage } from "ai";
 import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from "react";
 import { api } from "../../lib/api.ts";
+import { ToolPartView } from "./tool-part.tsx";
 
 export type AgentKind = "onboarding-agent" | "assistant-agent";
 
@@ -104,9 +105,11 @@ export function ChatPanel({
               </span>
               <p className="bubble">{messageText(message)}</p>
               {message.parts.filter(isToolUIPart).map((part) => (
-                <p key={part.toolCallId} className="tool muted">
-                  Tool call: {getToolName(part)}
-                </p>
+                <ToolPartView
+                  key={part.toolCallId}
+                  part={part}
+                  onRespond={chat.addToolApprovalResponse}
+                />
               ))}
               {message.role === "assistant" ? renderMeta?.(message) : null}
             </li>

@@ -1,0 +1,70 @@
+import type { BillingSettingsPatch } from "@parley/shared";
+import type { BillingSettings } from "../../lib/api.ts";
+import { MICROS_PER_DOLLAR, parseDollarsToMicros } from "../../lib/money.ts";
+
+export type LimitField = "orgMonthlyLimitMicros" | "memberDailyLimitMicros" | "lowBalanceMicros";
+
+export const LIMIT_FIELDS: readonly LimitField[] = [
+  "orgMonthlyLimitMicros",
+  "memberDailyLimitMicros",
+  "lowBalanceMicros",
+];
+
+/** The form's text for a limit: dollars without a trailing `.00`, empty when there is none. */
+export function microsToDollarsInput(micros: number | null): string {
+  if (micros === null) return "";
+  const whole = Math.trunc(micros / MICROS_PER_DOLLAR);
+  const fraction = micros % MICROS_PER_DOLLAR;
+  if (fraction === 0) return String(whole);
+  // Cents when the amount is whole cents, otherwise every micro (a limit set through the API).
+  const digits = String(fraction).padStart(6, "0");
+  return `${whole}.${fraction % 10_000 === 0 ? digits.slice(0, 2) : digits.replace(/0+$/, "")}`;
+}
+
+export type LimitsValues = Record<LimitField, string> & { alertWebhookUrl: string };
+
+export const formFromSettings = (settings: BillingSettings): LimitsValues => ({
+  orgMonthlyLimitMicros: microsToDollarsInput(settings.orgMonthlyLimitMicros),
+  memberDailyLimitMicros: microsToDollarsInput(settings.memberDailyLimitMicros),
+  lowBalanceMicros: microsToDollarsInput(settings.lowBalanceMicros),
+  alertWebhookUrl: settings.alertWebhookUrl ?? "",
+});
+
+export type LimitsPatchResult =
+  | { ok: true; patch: BillingSettingsPatch }
+  | { ok: false; field: keyof LimitsValues; message: string };
+
+/**
+ * Turns the limits form into the settings PATCH: only changed fields, dollars as integer micros,
+ * an emptied field as `null` (removes the limit). An untouched field is never re-sent, so a limit
+ * set in micros that the form cannot show in cents survives a save of another field.
+ */
+export function limitsPatch(form: LimitsValues, current: BillingSettings): LimitsPatchResult {
+  const patch: BillingSettingsPatch = {};
+  const initial = formFromSettings(current);
+  for (const field of LIMIT_FIELDS) {
+    const text = form[field].trim();
+    if (text === initial[field]) continue;
+    if (text === "") {
+      patch[field] = null;
+      continue;
+    }
+    const micros = parseDollarsToMicros(text);
+    if (micros === null || micros <= 0) {
+      return {
+        ok: false,
+        field,
+        message: "Enter an amount in dollars above zero, like 50 or 12.50, or leave it empty",
+      };
+    }
+    patch[field] = micros;
+  }
+  const url = form.alertWebhookUrl.trim();
+  if (url !== initial.alertWebhookUrl) {
+    if (url === "") patch.alertWebhookUrl = null;
+    else if (!/^https?:\/\/[^\s]+$/.test(url) || !URL.canParse(url)) {
+      return { ok: false, field: "alertWebhookUrl", message: "Enter an http(s) URL" };
+    } else patch.alertWebhookUrl = url;
+  }
+  return { ok: true, patch };
+}

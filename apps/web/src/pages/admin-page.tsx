@@ -1,0 +1,32 @@
+import { DeleteAccount } from "../features/admin/delete-account.tsx";
+import { ErasureForm } from "../features/admin/erasure-form.tsx";
+import { ErasureList, usePollWhileActive } from "../features/admin/erasure-list.tsx";
+import { api } from "../lib/api.ts";
+import { useSession } from "../lib/session.tsx";
+import { useAsync } from "../lib/use-async.ts";
+
+/** Erasure requests of the org (file one, watch its steps) and the user's own account deletion. */
+export default function AdminPage() {
+  const { me, org } = useSession();
+  const orgId = org?.id ?? "";
+  const [requests, reload] = useAsync(
+    () => (orgId ? api.erasureRequests(orgId) : Promise.resolve({ items: [], nextCursor: null })),
+    [orgId],
+  );
+  usePollWhileActive(requests, reload);
+  return (
+    <div className="stack">
+      <h1>Admin{org ? ` for ${org.name}` : ""}</h1>
+      <div className="columns">
+        <section aria-labelledby="requests-title" className="stack">
+          <h2 id="requests-title">Erasure requests</h2>
+          <ErasureList state={requests} />
+        </section>
+        <div className="stack">
+          {orgId ? <ErasureForm orgId={orgId} onFiled={reload} /> : null}
+          {me ? <DeleteAccount email={me.email} /> : null}
+        </div>
+      </div>
+    </div>
+  );
+}
