@@ -306,4 +306,34 @@ describe("the web app in Chromium", () => {
     await expect.poll(() => head.textContent(), { timeout: 60_000 }).toMatch(/completed$/);
     await screenshot("erasure-complete");
   });
+
+  it("opens the assistant as a panel in the project page, and regenerates its last reply", async () => {
+    await page
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: "Projects" })
+      .click();
+    await page.getByRole("link", { name: projectName }).click();
+    await page.getByRole("heading", { level: 1, name: projectName }).waitFor();
+    const panel = page.getByRole("region", { name: "In-app assistant" });
+    await page.getByRole("button", { name: "Ask the assistant here" }).click();
+    const text = "Summarize the plan in one line";
+    await panel.getByLabel("Message").fill(text);
+    await panel.getByRole("button", { name: "Send" }).click();
+    const replies = panel.getByRole("listitem").filter({ hasText: "Assistant:" });
+    await expect.poll(() => replies.last().textContent()).toContain(devReply(text));
+    await replies
+      .last()
+      .getByText(/^Cost \$\d/)
+      .waitFor();
+    await panel.getByRole("button", { name: "Regenerate" }).click();
+    // The reply is answered again in place: still one reply, and a settled cost under it.
+    await panel.getByRole("button", { name: "Send" }).waitFor();
+    await expect.poll(() => replies.count()).toBe(1);
+    await expect.poll(() => replies.last().textContent()).toContain(devReply(text));
+    await replies
+      .last()
+      .getByText(/^Cost \$\d/)
+      .waitFor();
+    await screenshot("assistant-panel");
+  });
 });

@@ -1,6 +1,7 @@
 import { Suspense, useState } from "react";
 import { ErrorBoundary } from "../components/error-boundary.tsx";
 import { FormError } from "../components/field-error.tsx";
+import { AssistantPanel } from "../features/chat/assistant-panel.tsx";
 import { ChatPanel } from "../features/chat/chat-panel.tsx";
 import { previewStatus } from "../features/chat/reply-meta.tsx";
 import { MemoryEditor } from "../features/projects/memory-editor.tsx";
@@ -124,6 +125,13 @@ export default function ProjectPage({ params }: { params: Record<string, string>
             <button type="button" onClick={() => void newSession()} disabled={creating}>
               New session
             </button>
+          </section>
+          <section aria-labelledby="assistant-title" className="card stack">
+            <h2 id="assistant-title">In-app assistant</h2>
+            <AssistantPanel
+              projectId={projectId}
+              sessions={sessions.status === "ready" ? sessions.data.items : []}
+            />
           </section>
           <section aria-labelledby="memory-title" className="card">
             <h2 id="memory-title">Project memory</h2>

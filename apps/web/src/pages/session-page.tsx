@@ -44,6 +44,7 @@ export default function SessionPage({ params }: { params: Record<string, string>
             agent="assistant-agent"
             name={sessionId}
             label="Assistant chat"
+            regenerate
             renderMeta={(message) => (
               <AssistantReplyMeta
                 metadata={message.metadata}

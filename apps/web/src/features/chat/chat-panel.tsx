@@ -46,6 +46,8 @@ interface ChatPanelProps {
   renderStatus?: (messages: UIMessage[]) => ReactNode;
   /** Disables the composer (preview exhausted). */
   closed?: (messages: UIMessage[]) => boolean;
+  /** Offers "Regenerate" for the last reply (the assistant; the free preview does not). */
+  regenerate?: boolean;
 }
 
 /**
@@ -60,6 +62,7 @@ export function ChatPanel({
   renderMeta,
   renderStatus,
   closed,
+  regenerate = false,
 }: ChatPanelProps) {
   const query = useCallback(async () => ({ token: await api.accessToken() }), []);
   const connection = useAgent({ agent, name, query, cacheTtl: 60_000 });
@@ -150,9 +153,24 @@ export function ChatPanel({
             Stop
           </button>
         ) : (
-          <button type="submit" className="primary" disabled={isClosed || draft.trim() === ""}>
-            Send
-          </button>
+          <>
+            {regenerate && !isClosed && chat.messages.at(-1)?.role === "assistant" ? (
+              // Answers the last message again; the server rebuilds the turn from its own
+              // transcript, so only the last reply can be replaced.
+              <button
+                type="button"
+                onClick={() => {
+                  setRefusal(null);
+                  void chat.regenerate();
+                }}
+              >
+                Regenerate
+              </button>
+            ) : null}
+            <button type="submit" className="primary" disabled={isClosed || draft.trim() === ""}>
+              Send
+            </button>
+          </>
         )}
       </form>
     </section>

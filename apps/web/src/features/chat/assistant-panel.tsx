@@ -1,0 +1,80 @@
+import type { Session } from "@parley/shared";
+import { Suspense, useState } from "react";
+import { ErrorBoundary } from "../../components/error-boundary.tsx";
+import { FormError } from "../../components/field-error.tsx";
+import { api } from "../../lib/api.ts";
+import { Link } from "../../lib/router.tsx";
+import { useSession } from "../../lib/session.tsx";
+import { ChatPanel } from "./chat-panel.tsx";
+import { AssistantReplyMeta } from "./reply-meta.tsx";
+
+/**
+ * The in-app assistant as a panel inside the project page: it continues the member's latest
+ * session of this project, or opens a new one, without leaving the page.
+ */
+export function AssistantPanel({
+  projectId,
+  sessions,
+}: {
+  projectId: string;
+  sessions: Session[];
+}) {
+  const { me } = useSession();
+  const [sessionId, setSessionId] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [opening, setOpening] = useState(false);
+
+  async function open() {
+    setOpening(true);
+    setError(null);
+    try {
+      const mine = sessions.find((session) => session.ownerId === me?.id);
+      setSessionId(mine?.id ?? (await api.createSession(projectId)).id);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setOpening(false);
+    }
+  }
+
+  if (!sessionId) {
+    return (
+      <div className="stack">
+        <FormError error={error} />
+        <button type="button" className="primary" onClick={() => void open()} disabled={opening}>
+          Ask the assistant here
+        </button>
+      </div>
+    );
+  }
+  return (
+    <div className="stack">
+      <p className="muted">
+        In <Link to={`/sessions/${encodeURIComponent(sessionId)}`}>this session</Link>; replies are
+        charged to your organization's credits.
+      </p>
+      <ErrorBoundary>
+        <Suspense
+          fallback={
+            <p role="status" className="muted">
+              Connecting…
+            </p>
+          }
+        >
+          <ChatPanel
+            agent="assistant-agent"
+            name={sessionId}
+            label="In-app assistant"
+            regenerate
+            renderMeta={(message) => (
+              <AssistantReplyMeta
+                metadata={message.metadata}
+                topUp={<Link to="/billing">Top up credits</Link>}
+              />
+            )}
+          />
+        </Suspense>
+      </ErrorBoundary>
+    </div>
+  );
+}
