@@ -336,4 +336,49 @@ describe("the web app in Chromium", () => {
       .waitFor();
     await screenshot("assistant-panel");
   });
+
+  it("keeps the page still while a reply streams, and resumes a reply across a dropped connection", async () => {
+    // Route the assistant's WebSocket through the test, so the test can cut it like a network drop.
+    const sockets: { close(): Promise<void> }[] = [];
+    await page.routeWebSocket(/\/agents\/assistant-agent\//, (ws) => {
+      ws.connectToServer();
+      sockets.push(ws);
+    });
+    await page.reload();
+    await page.getByRole("button", { name: "Ask the assistant here" }).click();
+    const panel = page.getByRole("region", { name: "In-app assistant" });
+    await panel.getByLabel("Message").waitFor();
+    await expect.poll(() => sockets.length).toBeGreaterThan(0);
+    // Layout shifts while a reply streams (Chromium's layout-instability API), summed as CLS.
+    await page.evaluate(() => {
+      const w = window as unknown as { __cls: number };
+      w.__cls = 0;
+      new PerformanceObserver((list) => {
+        for (const entry of list.getEntries() as unknown as {
+          value: number;
+          hadRecentInput: boolean;
+        }[]) {
+          if (!entry.hadRecentInput) w.__cls += entry.value;
+        }
+      }).observe({ type: "layout-shift", buffered: false });
+    });
+    const text = "Write it out slowly";
+    await panel.getByLabel("Message").fill(`${text} [[tps:12]]`);
+    await panel.getByRole("button", { name: "Send" }).click();
+    const replies = panel.getByRole("listitem").filter({ hasText: "Assistant:" });
+    await expect.poll(() => replies.last().textContent()).toContain("Dev model reply to: Write");
+    // The connection drops mid-reply: the client reconnects by itself and the stream resumes.
+    const before = sockets.length;
+    await sockets.at(-1)?.close();
+    await expect.poll(() => sockets.length, { timeout: 30_000 }).toBeGreaterThan(before);
+    await expect
+      .poll(() => replies.last().textContent(), { timeout: 30_000 })
+      .toContain(devReply(text));
+    await replies
+      .last()
+      .getByText(/^Cost \$\d/)
+      .waitFor({ timeout: 30_000 });
+    const cls = await page.evaluate(() => (window as unknown as { __cls: number }).__cls);
+    expect(cls).toBeLessThan(0.1);
+  });
 });

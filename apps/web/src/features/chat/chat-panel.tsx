@@ -74,14 +74,23 @@ export function ChatPanel({
   const [refusal, setRefusal] = useState<ParleyError | null>(null);
   const [draft, setDraft] = useState("");
 
+  const { setMessages } = chat;
   useEffect(() => {
     const onMessage = (event: MessageEvent) => {
       const error = readParleyError(event.data);
       if (error) setRefusal(error);
+      // After a reconnect the server says whether a reply is still streaming. If it finished while
+      // the socket was down, its chunks are gone: reload the transcript so the reply shows whole.
+      if (typeof event.data === "string" && event.data.includes('"cf_agent_stream_resume_none"')) {
+        void getInitialMessages().then(
+          (messages) => setMessages(messages),
+          () => undefined,
+        );
+      }
     };
     connection.addEventListener("message", onMessage);
     return () => connection.removeEventListener("message", onMessage);
-  }, [connection]);
+  }, [connection, getInitialMessages, setMessages]);
 
   const busy = chat.status === "submitted" || chat.status === "streaming" || chat.isStreaming;
   const isClosed = closed?.(chat.messages) ?? false;
