@@ -12,7 +12,13 @@ export default function UsageChart({ items }: { items: readonly UsageGroup[] }) 
   return (
     <div className="chart" aria-hidden="true">
       <ResponsiveContainer width="100%" height={260}>
-        <BarChart data={data} margin={{ top: 8, right: 8, bottom: 8, left: 8 }}>
+        {/* The chart is a picture of the table below it: hidden from screen readers, and with
+            recharts' keyboard layer off, since nothing inside aria-hidden may take focus. */}
+        <BarChart
+          data={data}
+          margin={{ top: 8, right: 8, bottom: 8, left: 8 }}
+          accessibilityLayer={false}
+        >
           <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" />
           <XAxis dataKey="key" tick={{ fontSize: 12 }} />
           <YAxis
