@@ -13,7 +13,8 @@ import { ms, startWorker, summarize, wranglerRun } from "./lib.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
 
-async function platform(modelUrl) {
+/** The platform under wrangler dev with fresh secrets and migrated D1, answering from `modelUrl`. */
+export async function platform(modelUrl) {
   const dir = mkdtempSync(path.join(os.tmpdir(), "parley-bench-env-"));
   const envFile = path.join(dir, ".env");
   const secrets = {

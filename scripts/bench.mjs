@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { benchBilling } from "../bench/billing.mjs";
+import { benchConcurrency } from "../bench/concurrency.mjs";
 import { machine } from "../bench/lib.mjs";
 import { benchSize } from "../bench/size.mjs";
 import { benchTurns } from "../bench/turns.mjs";
@@ -15,6 +16,10 @@ const only = process.argv[2];
 if (!only || only === "turns") {
   console.log("[bench] turn overhead");
   sections.push(await benchTurns());
+}
+if (!only || only === "concurrency") {
+  console.log("[bench] concurrency");
+  sections.push(await benchConcurrency());
 }
 if (!only || only === "size") {
   console.log("[bench] size");
