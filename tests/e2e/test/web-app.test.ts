@@ -447,4 +447,21 @@ describe("the web app in Chromium", () => {
     }
     expect(problems).toEqual([]);
   });
+  it("keeps tokens and message content out of the platform's logs", async () => {
+    const refresh = (await page.context().cookies()).find(
+      (c) => c.name === "parley_refresh",
+    )?.value;
+    expect(refresh).toBeTruthy();
+    expect(log.length).toBeGreaterThan(0);
+    for (const secret of [
+      refresh ?? "",
+      previewText,
+      sessionText,
+      "Summarize the plan in one line",
+    ]) {
+      expect(log).not.toContain(secret);
+    }
+    // No JWT (access tokens are ES256 JWTs) anywhere in what the stack printed.
+    expect(log).not.toMatch(/eyJ[\w-]{10,}\.eyJ[\w-]{10,}/);
+  });
 });
