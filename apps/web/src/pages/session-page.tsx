@@ -1,7 +1,4 @@
-import { Suspense } from "react";
-import { ErrorBoundary } from "../components/error-boundary.tsx";
-import { ChatPanel } from "../features/chat/chat-panel.tsx";
-import { AssistantReplyMeta } from "../features/chat/reply-meta.tsx";
+import { AssistantChat } from "../features/chat/assistant-panel.tsx";
 import { api, errorMessage } from "../lib/api.ts";
 import { formatMicros } from "../lib/money.ts";
 import { Link } from "../lib/router.tsx";
@@ -32,28 +29,7 @@ export default function SessionPage({ params }: { params: Record<string, string>
       </p>
       <h1>{data.title ?? "Untitled session"}</h1>
       <p className="muted">Spent so far: {formatMicros(data.spendMicros)}</p>
-      <ErrorBoundary>
-        <Suspense
-          fallback={
-            <p role="status" className="muted">
-              Connecting…
-            </p>
-          }
-        >
-          <ChatPanel
-            agent="assistant-agent"
-            name={sessionId}
-            label="Assistant chat"
-            regenerate
-            renderMeta={(message) => (
-              <AssistantReplyMeta
-                metadata={message.metadata}
-                topUp={<Link to="/billing">Top up credits</Link>}
-              />
-            )}
-          />
-        </Suspense>
-      </ErrorBoundary>
+      <AssistantChat sessionId={sessionId} label="Assistant chat" />
     </div>
   );
 }

@@ -9,6 +9,37 @@ import { ChatPanel } from "./chat-panel.tsx";
 import { AssistantReplyMeta } from "./reply-meta.tsx";
 
 /**
+ * An assistant session's chat: Regenerate, and each reply's cost with a top-up link when credits
+ * or a limit stopped it. Used by the session page and by the project page's panel.
+ */
+export function AssistantChat({ sessionId, label }: { sessionId: string; label: string }) {
+  return (
+    <ErrorBoundary>
+      <Suspense
+        fallback={
+          <p role="status" className="muted">
+            Connecting…
+          </p>
+        }
+      >
+        <ChatPanel
+          agent="assistant-agent"
+          name={sessionId}
+          label={label}
+          regenerate
+          renderMeta={(message) => (
+            <AssistantReplyMeta
+              metadata={message.metadata}
+              topUp={<Link to="/billing">Top up credits</Link>}
+            />
+          )}
+        />
+      </Suspense>
+    </ErrorBoundary>
+  );
+}
+
+/**
  * The in-app assistant as a panel inside the project page: it continues the member's latest
  * session of this project, or opens a new one, without leaving the page.
  */
@@ -53,28 +84,7 @@ export function AssistantPanel({
         In <Link to={`/sessions/${encodeURIComponent(sessionId)}`}>this session</Link>; replies are
         charged to your organization's credits.
       </p>
-      <ErrorBoundary>
-        <Suspense
-          fallback={
-            <p role="status" className="muted">
-              Connecting…
-            </p>
-          }
-        >
-          <ChatPanel
-            agent="assistant-agent"
-            name={sessionId}
-            label="In-app assistant"
-            regenerate
-            renderMeta={(message) => (
-              <AssistantReplyMeta
-                metadata={message.metadata}
-                topUp={<Link to="/billing">Top up credits</Link>}
-              />
-            )}
-          />
-        </Suspense>
-      </ErrorBoundary>
+      <AssistantChat sessionId={sessionId} label="In-app assistant" />
     </div>
   );
 }
