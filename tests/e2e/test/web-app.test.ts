@@ -1,13 +1,12 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { devReply } from "@parley/dev-model/reply";
 import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
 import { CHROMIUM } from "./global-setup.ts";
 
 /**
@@ -16,34 +15,8 @@ import { CHROMIUM } from "./global-setup.ts";
  * dev, dev model, Stripe stand-in), with its state in a temporary directory. Each step leaves a
  * screenshot in screenshots/.
  */
-const root = path.resolve(import.meta.dirname, "../../..");
 const screenshots = path.resolve(import.meta.dirname, "../screenshots");
 const UI_TIMEOUT = 30_000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(),
-      );
-    });
-  });
-}
-
-async function waitForHealth(base: string, deadline: number): Promise<void> {
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(`${base}/api/health`);
-      if (res.ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error("pnpm dev did not become healthy in time");
-}
 
 /** "$24.99" -> 2499 (cents); the billing page shows whole cents for amounts of a cent or more. */
 function cents(text: string): number {
@@ -52,10 +25,10 @@ function cents(text: string): number {
   return Number((match[1] ?? "").replaceAll(",", "")) * 100 + Number(match[2]);
 }
 
-let dev: ChildProcess | undefined;
-let state = "";
+let stack: DevStack | undefined;
 let base = "";
-let log = "";
+/** Everything the stack printed so far. */
+const log = () => stack?.log() ?? "";
 let browser: Browser | undefined;
 let page: Page;
 let shot = 0;
@@ -76,33 +49,7 @@ function availableBalance(): Locator {
 
 beforeAll(async () => {
   await mkdir(screenshots, { recursive: true });
-  state = await mkdtemp(path.join(tmpdir(), "parley-e2e-state-"));
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [path.join(root, "scripts/dev.mjs")], {
-    cwd: root,
-    env: {
-      // The platform must start as on a laptop: no test secrets from the environment.
-      ...Object.fromEntries(
-        Object.entries(process.env).filter(([key]) => !/^(JWT_|STRIPE_|ALERT_|ERASURE_)/.test(key)),
-      ),
-      PORT: String(port),
-      DEV_MODEL_PORT: String(await freePort()),
-      STRIPE_STANDIN_PORT: String(await freePort()),
-      PERSIST_DIR: state,
-      OPENROUTER_API_KEY: "",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-    // Its own process group, so afterAll ends wrangler, the dev model and the stand-in with it.
-    detached: true,
-  });
-  dev = child;
-  child.stdout?.on("data", (chunk: Buffer) => {
-    log += chunk;
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    log += chunk;
-  });
+  const starting = startDevStack({ timeoutMs: 150_000 });
   const launching = chromium.launch({
     executablePath: CHROMIUM,
     // Each launch gets a fresh, temporary user-data dir from Playwright, removed on close.
@@ -117,9 +64,8 @@ beforeAll(async () => {
       "--no-first-run",
     ],
   });
-  await waitForHealth(base, Date.now() + 150_000).catch((error) => {
-    throw new Error(`${error}\n${log.slice(-3000)}`);
-  });
+  stack = await starting;
+  base = stack.base;
   browser = await launching;
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   context.setDefaultTimeout(UI_TIMEOUT);
@@ -136,14 +82,7 @@ afterEach(async (context) => {
 
 afterAll(async () => {
   await browser?.close().catch(() => undefined);
-  if (dev?.pid && dev.exitCode === null) {
-    try {
-      process.kill(-dev.pid, "SIGTERM");
-    } catch {
-      // already gone
-    }
-  }
-  if (state) await rm(state, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 describe("the web app in Chromium", () => {
@@ -299,7 +238,7 @@ describe("the web app in Chromium", () => {
       throw new Error(
         `Filing the erasure request failed: "${await refusal.textContent()}". Under pnpm dev ` +
           "(scripts/dev.mjs) this is what a missing ERASURE_HASH_KEY in .dev.vars looks like.\n" +
-          log.slice(-2000),
+          log().slice(-2000),
       );
     }
 
@@ -452,16 +391,16 @@ describe("the web app in Chromium", () => {
       (c) => c.name === "parley_refresh",
     )?.value;
     expect(refresh).toBeTruthy();
-    expect(log.length).toBeGreaterThan(0);
+    expect(log().length).toBeGreaterThan(0);
     for (const secret of [
       refresh ?? "",
       previewText,
       sessionText,
       "Summarize the plan in one line",
     ]) {
-      expect(log).not.toContain(secret);
+      expect(log()).not.toContain(secret);
     }
     // No JWT (access tokens are ES256 JWTs) anywhere in what the stack printed.
-    expect(log).not.toMatch(/eyJ[\w-]{10,}\.eyJ[\w-]{10,}/);
+    expect(log()).not.toMatch(/eyJ[\w-]{10,}\.eyJ[\w-]{10,}/);
   });
 });

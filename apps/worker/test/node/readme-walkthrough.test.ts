@@ -1,10 +1,10 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DevStack, startDevStack } from "../../../../scripts/lib/dev-stack.mjs";
 
 /**
  * The README's curl walk-through, run as written against the platform started the way `pnpm dev`
@@ -12,72 +12,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  */
 const root = path.resolve(import.meta.dirname, "../../../..");
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(),
-      );
-    });
-  });
-}
-
-async function waitForHealth(base: string, deadline: number): Promise<void> {
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(`${base}/api/health`);
-      if (res.ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error("pnpm dev did not become healthy in time");
-}
-
-let dev: ChildProcess | undefined;
-let state: string;
+let stack: DevStack;
 let work: string;
-let port: number;
-let log = "";
 
 beforeAll(async () => {
-  state = await mkdtemp(path.join(tmpdir(), "parley-dev-state-"));
   work = await mkdtemp(path.join(tmpdir(), "parley-walkthrough-"));
-  port = await freePort();
-  const child = spawn(process.execPath, [path.join(root, "scripts/dev.mjs")], {
-    cwd: root,
-    env: {
-      // The vitest config puts test secrets in process.env; the platform must start as on a laptop.
-      ...Object.fromEntries(
-        Object.entries(process.env).filter(([key]) => !/^(JWT_|STRIPE_|ALERT_)/.test(key)),
-      ),
-      PORT: String(port),
-      DEV_MODEL_PORT: String(await freePort()),
-      STRIPE_STANDIN_PORT: String(await freePort()),
-      PERSIST_DIR: state,
-      OPENROUTER_API_KEY: "",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  dev = child;
-  child.stdout?.on("data", (chunk: Buffer) => {
-    log += chunk;
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    log += chunk;
-  });
-  await waitForHealth(`http://127.0.0.1:${port}`, Date.now() + 90_000).catch((error) => {
-    throw new Error(`${error}\n${log.slice(-3000)}`);
-  });
+  stack = await startDevStack({ timeoutMs: 90_000 });
 }, 120_000);
 
 afterAll(async () => {
-  if (dev?.pid) process.kill(-dev.pid, "SIGTERM");
-  await rm(state, { recursive: true, force: true });
+  await stack?.stop();
   await rm(work, { recursive: true, force: true });
 });
 
@@ -86,10 +30,7 @@ describe("README walk-through", () => {
     const readme = await readFile(path.join(root, "README.md"), "utf8");
     const block = readme.split("With `pnpm dev` running:\n\n```sh\n")[1]?.split("```")[0];
     expect(block).toBeDefined();
-    const script = (block ?? "").replace(
-      "BASE=http://127.0.0.1:8787",
-      `BASE=http://127.0.0.1:${port}`,
-    );
+    const script = (block ?? "").replace("BASE=http://127.0.0.1:8787", `BASE=${stack.base}`);
     const { stdout } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", script], {
       cwd: work,
     });
