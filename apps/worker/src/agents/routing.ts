@@ -2,7 +2,7 @@ import { AppError } from "@parley/shared";
 import { routeAgentRequest } from "agents";
 import type { Context } from "hono";
 import { projectAccess, sessionAccess } from "../auth/access.ts";
-import { bearerToken } from "../auth/middleware.ts";
+import { bearerToken, requireLiveUser } from "../auth/middleware.ts";
 import { verifyAccessToken } from "../auth/tokens.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
@@ -29,6 +29,8 @@ async function authorize(
     url.searchParams.get("token") ?? bearerToken(request.headers.get("authorization") ?? undefined);
   if (!token) throw new AppError("unauthorized", "Missing access token");
   const { userId } = await verifyAccessToken(config(env), token);
+  // As for the API: a token outliving its account (or filed for erasure) opens nothing.
+  await requireLiveUser(env.DB, userId);
 
   let caller: AgentCaller;
   if (agent === "onboarding-agent") {
