@@ -1,5 +1,6 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { dollarsToMicrosCeil, type UsageRow } from "@parley/billing";
+import type { OnboardingAgent } from "../src/agents/onboarding-agent.ts";
 import { billingAccount } from "../src/billing/account.ts";
 import { type World, world } from "./helpers.ts";
 
@@ -49,4 +50,27 @@ export async function usageRowsOf(
     await new Promise((r) => setTimeout(r, 20));
   }
   return [];
+}
+
+/** Sets how many free preview turns a project has used (the counter lives in its OnboardingAgent). */
+export async function setTurnsUsed(projectId: string, used: number): Promise<void> {
+  const stub = env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(projectId));
+  await runInDurableObject(stub, (_instance: OnboardingAgent, state) => {
+    state.storage.sql.exec(
+      "INSERT INTO parley_counters (key, value) VALUES ('turns_used', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      used,
+    );
+  });
+}
+
+/** Puts an org at its daily cap of free preview turns for today. */
+export async function fillPreviewCap(orgId: string): Promise<void> {
+  const day = new Date().toISOString().slice(0, 10);
+  await runInDurableObject(billingAccount(env, orgId), (_instance, state) => {
+    state.storage.sql.exec(
+      "INSERT INTO preview_turns (day, turns) VALUES (?, ?) ON CONFLICT (day) DO UPDATE SET turns = excluded.turns",
+      day,
+      Number(env.PREVIEW_ORG_DAILY_CAP),
+    );
+  });
 }

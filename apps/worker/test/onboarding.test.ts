@@ -6,7 +6,13 @@ import type { OnboardingAgent } from "../src/agents/onboarding-agent.ts";
 import { billingAccount } from "../src/billing/account.ts";
 import { connect, mustConnect } from "./chat.ts";
 import { api, type World, world } from "./helpers.ts";
-import { generation, modelRequests, usageRowsOf } from "./metering.ts";
+import {
+  fillPreviewCap,
+  generation,
+  modelRequests,
+  setTurnsUsed,
+  usageRowsOf,
+} from "./metering.ts";
 
 const agentPath = (projectId: string) => `/agents/onboarding-agent/${projectId}`;
 const stub = (projectId: string) =>
@@ -31,15 +37,6 @@ const textOf = (message: { parts: { type: string; text?: string }[] }) =>
     .filter((p) => p.type === "text")
     .map((p) => p.text)
     .join("");
-
-async function setTurnsUsed(projectId: string, used: number) {
-  await runInDurableObject(stub(projectId), (_instance: OnboardingAgent, state) => {
-    state.storage.sql.exec(
-      "INSERT INTO parley_counters (key, value) VALUES ('turns_used', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      used,
-    );
-  });
-}
 
 describe("authorization before the object is addressed", () => {
   it("refuses a missing or bad token (401), a foreign or missing project (404), and creates no object", async () => {
@@ -423,14 +420,7 @@ describe("bounds", () => {
 
   it("stops at the org's daily preview cap with preview_exhausted and no model call", async () => {
     const w = await world();
-    const day = new Date().toISOString().slice(0, 10);
-    await runInDurableObject(billingAccount(env, w.orgId), (_instance, state) => {
-      state.storage.sql.exec(
-        "INSERT INTO preview_turns (day, turns) VALUES (?, ?) ON CONFLICT (day) DO UPDATE SET turns = excluded.turns",
-        day,
-        Number(env.PREVIEW_ORG_DAILY_CAP),
-      );
-    });
+    await fillPreviewCap(w.orgId);
     const chat = await mustConnect(agentPath(w.projectId), w.member.token);
     const calls = await modelRequests();
     const refused = await chat.turn("over the cap");

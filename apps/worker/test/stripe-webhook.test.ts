@@ -1,87 +1,8 @@
 import { env } from "cloudflare:test";
-import Stripe from "stripe";
 import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
 import { api, errorCode, world } from "./helpers.ts";
-
-const stripe = new Stripe("sk_test_parley", { httpClient: Stripe.createFetchHttpClient() });
-const crypto = Stripe.createSubtleCryptoProvider();
-let seq = 0;
-const uid = (prefix: string) => `${prefix}_test_${Date.now().toString(36)}${(seq++).toString(36)}`;
-
-async function deliver(event: object, options: { secret?: string; timestamp?: number } = {}) {
-  const payload = JSON.stringify(event);
-  const signature = await stripe.webhooks.generateTestHeaderStringAsync({
-    payload,
-    secret: options.secret ?? env.STRIPE_WEBHOOK_SECRET,
-    timestamp: options.timestamp ?? Math.floor(Date.now() / 1000),
-    cryptoProvider: crypto,
-  });
-  return api("POST", "/api/webhooks/stripe", {
-    headers: { "stripe-signature": signature, "content-type": "application/json" },
-    rawBody: payload,
-  });
-}
-
-function checkoutEvent(
-  orgId: string,
-  type: "checkout.session.completed" | "checkout.session.async_payment_succeeded",
-  session: { id: string; paymentIntent: string; cents: number; paid?: boolean },
-) {
-  return {
-    id: uid("evt"),
-    object: "event",
-    type,
-    api_version: "2026-01-28.clover",
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    data: {
-      object: {
-        id: session.id,
-        object: "checkout.session",
-        mode: "payment",
-        amount_total: session.cents,
-        currency: "usd",
-        client_reference_id: orgId,
-        metadata: { orgId },
-        payment_intent: session.paymentIntent,
-        payment_status: session.paid === false ? "unpaid" : "paid",
-        status: "complete",
-      },
-    },
-  };
-}
-
-function refundEvent(
-  orgId: string | null,
-  paymentIntent: string,
-  refundedCents: number,
-  totalCents: number,
-) {
-  return {
-    id: uid("evt"),
-    object: "event",
-    type: "charge.refunded",
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    data: {
-      object: {
-        id: `ch_for_${paymentIntent}`,
-        object: "charge",
-        amount: totalCents,
-        amount_refunded: refundedCents,
-        currency: "usd",
-        payment_intent: paymentIntent,
-        metadata: orgId ? { orgId } : {},
-        refunded: refundedCents === totalCents,
-      },
-    },
-  };
-}
-
-async function balanceOf(orgId: string) {
-  return (await billingAccount(env, orgId).balance()).postedMicros;
-}
+import { balanceOf, checkoutEvent, deliver, post, refundEvent, sign, uid } from "./stripe.ts";
 
 describe("POST /api/webhooks/stripe", () => {
   it("credits a paid Checkout Session once, keyed on the session whatever the events", async () => {
@@ -144,15 +65,7 @@ describe("POST /api/webhooks/stripe", () => {
     const stale = await deliver(event, { timestamp: Math.floor(Date.now() / 1000) - 3_600 });
     const unsigned = await api("POST", "/api/webhooks/stripe", { body: event });
     const payload = JSON.stringify(event);
-    const signature = await stripe.webhooks.generateTestHeaderStringAsync({
-      payload,
-      secret: env.STRIPE_WEBHOOK_SECRET,
-      cryptoProvider: crypto,
-    });
-    const tampered = await api("POST", "/api/webhooks/stripe", {
-      headers: { "stripe-signature": signature, "content-type": "application/json" },
-      rawBody: payload.replace("100000", "900000"),
-    });
+    const tampered = await post(payload.replace("100000", "900000"), await sign(payload));
     for (const res of [wrongSecret, stale, unsigned, tampered]) {
       expect(res.status).toBe(400);
       expect(errorCode(res)).toBe("invalid_request");
