@@ -7,7 +7,8 @@ import type { TestProject } from "vitest/node";
 /**
  * Outside services for the workerd tests, started once per run in Node: the Stripe stand-in, the
  * dev model and a mailbox that records webhooks (the Worker under test has no port of its own, so
- * tests read deliveries from the mailbox and replay them, signature and all, through SELF).
+ * tests read deliveries from the mailbox and replay them, signature and all, through SELF). Paths with
+ * "/fail" always answer 500; paths with "/flaky" answer 500 to the first delivery of each body.
  */
 export interface Delivered {
   path: string;
@@ -36,12 +37,18 @@ export default async function setup(project: TestProject) {
         res.end(JSON.stringify(deliveries.filter((d) => d.path.startsWith(prefix))));
         return;
       }
-      deliveries.push({
+      const delivery = {
         path: req.url ?? "/",
         headers: req.headers,
         body: Buffer.concat(chunks).toString(),
-      });
-      res.statusCode = req.url?.includes("/fail") ? 500 : 200;
+      };
+      // "/flaky" paths refuse the first delivery of each body: a webhook endpoint that recovers.
+      const firstTry = !deliveries.some(
+        (d) => d.path === delivery.path && d.body === delivery.body,
+      );
+      deliveries.push(delivery);
+      res.statusCode =
+        req.url?.includes("/fail") || (req.url?.includes("/flaky") && firstTry) ? 500 : 200;
       res.end("ok");
     });
   });

@@ -25,19 +25,6 @@ describe("POST /api/webhooks/stripe", () => {
     ]);
   });
 
-  it("credits an async payment when it succeeds, also if that event arrives first", async () => {
-    const w = await world();
-    const before = await balanceOf(w.orgId);
-    const session = { id: uid("cs"), paymentIntent: uid("pi"), cents: 1_000 };
-    // Out of order: the success lands before the "completed but unpaid" event.
-    await deliver(checkoutEvent(w.orgId, "checkout.session.async_payment_succeeded", session));
-    const unpaid = await deliver(
-      checkoutEvent(w.orgId, "checkout.session.completed", { ...session, paid: false }),
-    );
-    expect(unpaid.body).toMatchObject({ outcome: "ignore" });
-    expect(await balanceOf(w.orgId)).toBe(before + 10_000_000);
-  });
-
   it("turns partial and full refunds into negative adjustments, never refunding twice", async () => {
     const w = await world();
     const session = { id: uid("cs"), paymentIntent: uid("pi"), cents: 5_000 };

@@ -51,6 +51,10 @@ export const webhooks = new Hono<AppEnv>().post("/stripe", async (c) => {
   const orgId = await resolveOrg(c.env.DB, mapping);
   if (!orgId) {
     log({ event: event.id, type: event.type, outcome: "unknown_org", reason: null });
+    // Stripe does not order deliveries: a refund or dispute can arrive before the payment it names
+    // is recorded. Acknowledging it would drop it for good; a non-2xx answer makes Stripe redeliver.
+    if (mapping.type !== "topup")
+      throw new AppError("conflict", "The payment this event refers to is not recorded yet");
     return c.json({ received: true, outcome: "unknown_org" });
   }
   if (mapping.type === "topup" && mapping.paymentIntentId) {

@@ -1,0 +1,417 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { applyMarkup, type UsageRow } from "@parley/billing";
+import { devReply } from "@parley/dev-model/reply";
+import { describe, expect, it } from "vitest";
+import type { AssistantAgent } from "../src/agents/assistant-agent.ts";
+import { billingAccount } from "../src/billing/account.ts";
+import { type ChatSocket, connect, mustConnect } from "./chat.ts";
+import { api, errorCode, snapshot, type World } from "./helpers.ts";
+import { funded, generationCost, modelRequests } from "./metering.ts";
+import { checkoutEvent, deliver, refundEvent, uid } from "./stripe.ts";
+
+/**
+ * The fault suite: each case breaks one thing mid-flight (the object, the model, the client, the
+ * webhook order, erasure, an alarm's delivery, D1) and then checks the same four invariants:
+ * no accepted user message lost, no model call charged twice or at anything but the provider's cost
+ * plus markup, a reconciled ledger with nothing held, and a clear signal to the client.
+ */
+
+const GRANT = 10_000_000;
+const markup = Number(env.MARKUP_BPS);
+const agentPath = (sessionId: string) => `/agents/assistant-agent/${sessionId}`;
+const agentStub = (sessionId: string) =>
+  env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(sessionId));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface StoredMessage {
+  role: string;
+  parts: { type: string; text?: string }[];
+  metadata?: Record<string, unknown>;
+}
+
+const textOf = (message: StoredMessage) =>
+  message.parts
+    .filter((p) => p.type === "text")
+    .map((p) => p.text)
+    .join("");
+
+async function transcript(w: World): Promise<StoredMessage[]> {
+  const res = await api<StoredMessage[]>("GET", `${agentPath(w.sessionId)}/get-messages`, {
+    token: w.member.token,
+  });
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+/** 0 lost user messages: the stored user messages are exactly the accepted ones, each once. */
+async function expectNoLostMessages(w: World, accepted: string[]): Promise<StoredMessage[]> {
+  const stored = await transcript(w);
+  expect(stored.filter((m) => m.role === "user").map(textOf)).toEqual(accepted);
+  return stored;
+}
+
+async function usageOf(orgId: string): Promise<UsageRow[]> {
+  return billingAccount(env, orgId).usageRows({ from: 0, to: Date.now() + 1, limit: 1000 });
+}
+
+/** Polls `read` until `done` holds (metering and settlement run after the reply), or gives up. */
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  let value = await read();
+  for (let i = 0; i < 150 && !done(value); i++) {
+    await sleep(20);
+    value = await read();
+  }
+  return value;
+}
+
+/**
+ * 0 double charges: the org's usage is exactly `<requestId>:<step>` for the given turns and step
+ * counts, each model call once, no generation charged twice, and each charged what the provider
+ * reported for its generation plus markup.
+ */
+async function expectChargedOnce(w: World, turns: Record<string, number>): Promise<UsageRow[]> {
+  const expected = Object.entries(turns)
+    .flatMap(([id, steps]) => Array.from({ length: steps }, (_, i) => `${id}:${i}`))
+    .sort();
+  await eventually(
+    () => usageOf(w.orgId),
+    (rows) => rows.length >= expected.length,
+  );
+  // Give a late second settlement (a re-run, a retried metering) the time to land.
+  await sleep(250);
+  const rows = await usageOf(w.orgId);
+  expect(rows.map((r) => r.requestId).sort()).toEqual(expected);
+  const generations = rows.flatMap((r) => JSON.parse(r.generationIds) as string[]);
+  expect(generations).toHaveLength(rows.length);
+  expect(new Set(generations).size).toBe(generations.length);
+  for (const row of rows) {
+    const cost = await generationCost(row.generationIds);
+    expect(row).toMatchObject({
+      billable: 1,
+      costMicros: cost,
+      priceMicros: applyMarkup(cost, markup),
+    });
+  }
+  return rows;
+}
+
+/**
+ * The ledger reconciled: nothing left held, posted = credits in - everything charged, one usage
+ * entry per charged call, and the cached totals agree with the entries.
+ */
+async function expectReconciled(w: World, creditsMicros = GRANT): Promise<void> {
+  const account = billingAccount(env, w.orgId);
+  const balance = await eventually(
+    () => account.balance(),
+    (b) => b.heldMicros === 0,
+  );
+  const rows = await usageOf(w.orgId);
+  const charged = rows.reduce((sum, r) => sum + r.priceMicros, 0);
+  expect(balance).toMatchObject({
+    heldMicros: 0,
+    postedMicros: creditsMicros - charged,
+    availableMicros: creditsMicros - charged,
+  });
+  const entries = await account.entries(null, 1000);
+  expect(
+    entries
+      .filter((e) => e.kind === "usage")
+      .map((e) => e.reference)
+      .sort(),
+  ).toEqual(
+    rows
+      .filter((r) => r.priceMicros > 0)
+      .map((r) => r.requestId)
+      .sort(),
+  );
+  expect(await account.reconcile()).toMatchObject({ ok: true });
+}
+
+/** Sends a message and returns once the reply is streaming text. */
+async function streaming(chat: ChatSocket, text: string): Promise<string> {
+  const id = crypto.randomUUID();
+  chat.request(id, text);
+  await chat.waitFor(
+    (f) => f.id === id && typeof f.body === "string" && f.body.includes("text-delta"),
+  );
+  return id;
+}
+
+describe("faults on an assistant turn", { timeout: 20_000 }, () => {
+  it("the object reset mid-stream: the cut call is settled once on restart, and the session carries on", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const id = await streaming(chat, "a long one [[tps:30]]");
+    await sleep(100);
+    const calls = await modelRequests();
+    await runInDurableObject(agentStub(w.sessionId), (_instance, state) =>
+      state.abort("test: reset mid-stream"),
+    ).catch(() => undefined);
+    // The client sees its socket drop with the object.
+    await chat.waitFor(() => chat.closed !== null).catch(() => undefined);
+    expect(chat.closed).not.toBeNull();
+
+    // Reconnecting wakes the object; what the reset left open is settled on start, from the
+    // provider's record of the cut generation, and nothing calls the provider again for it.
+    const again = await mustConnect(agentPath(w.sessionId), w.member.token);
+    // The reconnected client learns the reply was cut: the stream ends aborted, and the recovery
+    // re-run (which makes no model call) asks for the message again.
+    await again.waitFor(
+      (f) => f.id === id && f.type === "cf_agent_use_chat_response" && f.done === true,
+    );
+    expect(again.frames.find((f) => f.id === id && f.done === true)?.outcome).toBe("aborted");
+    const interrupted = await again.waitFor(
+      (f) => f.type === "cf_agent_use_chat_response" && f.error === true,
+    );
+    expect(interrupted.body).toMatch(/interrupted\. Please send your message again/);
+    await expectChargedOnce(w, { [id]: 1 });
+    expect(await modelRequests()).toBe(calls);
+    await expectReconciled(w);
+    const stored = await expectNoLostMessages(w, ["a long one [[tps:30]]"]);
+    expect(stored.length).toBeLessThanOrEqual(2);
+
+    const next = crypto.randomUUID();
+    expect((await again.turn("still there?", { id: next })).text).toBe(devReply("still there?"));
+    await expectChargedOnce(w, { [id]: 1, [next]: 1 });
+    await expectNoLostMessages(w, ["a long one [[tps:30]]", "still there?"]);
+    await expectReconciled(w);
+    again.close();
+  });
+
+  it("the model erroring mid-stream: an error chunk, the partial call charged once, the chat usable", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const id = crypto.randomUUID();
+    const turn = await chat.turn("break please [[error-after:3]]", { id });
+    expect(turn.error).toMatch(/model failed to answer/);
+    await expectChargedOnce(w, { [id]: 1 });
+    await expectReconciled(w);
+    await expectNoLostMessages(w, ["break please [[error-after:3]]"]);
+
+    const next = crypto.randomUUID();
+    expect((await chat.turn("and now?", { id: next })).text).toBe(devReply("and now?"));
+    await expectChargedOnce(w, { [id]: 1, [next]: 1 });
+    await expectNoLostMessages(w, ["break please [[error-after:3]]", "and now?"]);
+    await expectReconciled(w);
+    chat.close();
+  });
+
+  it("the model hanging mid-stream: cut off by the stall timeout with a clear error, charged once", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const id = crypto.randomUUID();
+    const started = Date.now();
+    const turn = await chat.turn("stall out [[hang-after:3]]", { id });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(Number(env.MODEL_STALL_TIMEOUT_MS));
+    expect(turn.parleyError).toMatchObject({
+      code: "internal",
+      message: expect.stringMatching(/stopped responding/),
+    });
+    expect(turn.outcome).toBe("aborted");
+    expect(turn.text.length).toBeGreaterThan(0);
+    const [row] = await expectChargedOnce(w, { [id]: 1 });
+    expect(row?.completionTokens).toBeGreaterThan(0);
+    await expectReconciled(w);
+    await expectNoLostMessages(w, ["stall out [[hang-after:3]]"]);
+    chat.close();
+  });
+
+  it("the client disconnecting mid-stream: the reply finishes server-side, charged once, and a reconnect sees it", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const id = await streaming(chat, "tell me slowly [[tps:40]]");
+    chat.close();
+
+    const again = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const stored = await eventually(
+      () => transcript(w),
+      (messages) =>
+        messages.at(-1)?.role === "assistant" && messages.at(-1)?.metadata !== undefined,
+    );
+    expect(stored.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(textOf(stored[1] as StoredMessage)).toBe(devReply("tell me slowly"));
+    const [row] = await expectChargedOnce(w, { [id]: 1 });
+    expect(stored[1]?.metadata).toMatchObject({ priceMicros: row?.priceMicros, steps: 1 });
+    await expectReconciled(w);
+    await expectNoLostMessages(w, ["tell me slowly [[tps:40]]"]);
+    expect((await again.turn("welcome back")).text).toBe(devReply("welcome back"));
+    again.close();
+  });
+
+  it("erasure during a turn: the socket closes with 4410, the turn is settled once, nothing is re-persisted", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const id = await streaming(chat, "a long answer [[tps:20]]");
+    // The message was accepted and stored before the erasure took it.
+    await expectNoLostMessages(w, ["a long answer [[tps:20]]"]);
+    const res = await api<{ status: string }>("POST", `/api/orgs/${w.orgId}/erasure-requests`, {
+      token: w.admin.token,
+      body: { subject: { type: "session", id: w.sessionId }, reason: "user asked" },
+    });
+    expect(res.status).toBe(202);
+    expect(res.body.status).toBe("completed");
+    await chat.waitFor(() => chat.closed !== null).catch(() => undefined);
+    expect(chat.closed?.code).toBe(4410);
+
+    await expectChargedOnce(w, { [id]: 1 });
+    await expectReconciled(w);
+    // Anything still running that wrote after the wipe would bring the chat back: give it the chance.
+    await sleep(300);
+    await runInDurableObject(agentStub(w.sessionId), (instance: AssistantAgent) => {
+      expect(instance.messages).toEqual([]);
+    });
+    expect((await connect(agentPath(w.sessionId), w.member.token)).status).toBe(410);
+  });
+
+  it("D1 failing when a turn is admitted: a clear error, no model call, nothing stored or charged; then it recovers", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const calls = await modelRequests();
+    const refused = await withoutTable("memberships", () => chat.turn("are you there?"));
+    expect(refused.parleyError?.code).toBe("internal");
+    expect(refused.outcome).toBe("error");
+    expect(chat.closed).toBeNull();
+    expect(await modelRequests()).toBe(calls);
+    await expectNoLostMessages(w, []);
+    await expectChargedOnce(w, {});
+    await expectReconciled(w);
+
+    const id = crypto.randomUUID();
+    expect((await chat.turn("are you there now?", { id })).text).toBe(
+      devReply("are you there now?"),
+    );
+    await expectNoLostMessages(w, ["are you there now?"]);
+    await expectChargedOnce(w, { [id]: 1 });
+    await expectReconciled(w);
+    chat.close();
+  });
+});
+
+describe("faults around the ledger", { timeout: 20_000 }, () => {
+  it("Stripe webhooks replayed and reordered: each payment credited once, each refund once, the balance exact", async () => {
+    const w = await funded();
+    const card = { id: uid("cs"), paymentIntent: uid("pi"), cents: 2_500 };
+    const bank = { id: uid("cs"), paymentIntent: uid("pi"), cents: 1_000 };
+    const completed = checkoutEvent(w.orgId, "checkout.session.completed", card);
+    // The refund names no org: it is found from the payment, which has not been recorded yet.
+    const refund = refundEvent(null, card.paymentIntent, 500, 2_500);
+    const answers: unknown[] = [];
+    for (const event of [
+      // The refund lands before the payment it refunds (refused so that Stripe redelivers it),
+      // the payment three times, then Stripe's redeliveries of the refund.
+      refund,
+      completed,
+      completed,
+      completed,
+      refund,
+      refund,
+      // The async success before the "completed, unpaid" event, then another success event.
+      checkoutEvent(w.orgId, "checkout.session.async_payment_succeeded", bank),
+      checkoutEvent(w.orgId, "checkout.session.completed", { ...bank, paid: false }),
+      checkoutEvent(w.orgId, "checkout.session.async_payment_succeeded", bank),
+    ]) {
+      const res = await deliver(event);
+      answers.push(
+        res.status === 200
+          ? (res.body as { outcome: string }).outcome
+          : [res.status, errorCode(res)],
+      );
+    }
+    expect(answers).toEqual([
+      [409, "conflict"],
+      "applied",
+      "duplicate",
+      "duplicate",
+      "applied",
+      "duplicate",
+      "applied",
+      "ignore",
+      "applied",
+    ]);
+    const credits = GRANT + 25_000_000 - 5_000_000 + 10_000_000;
+    const entries = await billingAccount(env, w.orgId).entries(null, 100);
+    expect(entries.filter((e) => e.kind === "topup").map((e) => e.amountMicros)).toEqual([
+      10_000_000, 25_000_000,
+    ]);
+    expect(entries.filter((e) => e.kind === "adjustment").map((e) => e.amountMicros)).toEqual([
+      -5_000_000,
+    ]);
+    await expectChargedOnce(w, {});
+    await expectReconciled(w, credits);
+  });
+
+  it("an alarm delivering an alert to an endpoint that fails: retried by the next alarm, delivered once", async () => {
+    const w = await funded();
+    const path = `/alerts/${w.orgId}/flaky`;
+    await billingAccount(env, w.orgId).updateSettings(w.orgId, {
+      lowBalanceMicros: GRANT,
+      alertWebhookUrl: `${env.TEST_MAILBOX_URL}${path}`,
+    });
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const id = crypto.randomUUID();
+    expect((await chat.turn("spend a little", { id })).text).toBe(devReply("spend a little"));
+    chat.close();
+
+    // The first delivery fails (500); the alarm reschedules it with backoff and retries on its own.
+    type Delivery = { body: string };
+    const mailbox = async () =>
+      (await (await fetch(`${env.TEST_MAILBOX_URL}/?path=${path}`)).json()) as Delivery[];
+    const received = await eventually(mailbox, (d) => d.length >= 2);
+    // Extra alarm runs after the success must not deliver it again.
+    await runDurableObjectAlarm(billingAccount(env, w.orgId));
+    await runDurableObjectAlarm(billingAccount(env, w.orgId));
+    await sleep(200);
+    expect(await mailbox()).toHaveLength(received.length);
+    expect(received).toHaveLength(2);
+    expect(received[1]?.body).toBe(received[0]?.body);
+    expect(JSON.parse(received[0]?.body ?? "{}")).toMatchObject({
+      orgId: w.orgId,
+      alert: { kind: "low_balance" },
+    });
+    const alerts = await billingAccount(env, w.orgId).alerts();
+    expect(alerts).toEqual([
+      expect.objectContaining({
+        kind: "low_balance",
+        attempts: 2,
+        deliveredAt: expect.any(Number),
+      }),
+    ]);
+    await expectNoLostMessages(w, ["spend a little"]);
+    await expectChargedOnce(w, { [id]: 1 });
+    await expectReconciled(w);
+  });
+
+  it("D1 failing on a route: 500 internal, no partial write, and the next call works", async () => {
+    const w = await funded();
+    const before = await snapshot();
+    const failed = await withoutTable("audit_log", () =>
+      api("POST", `/api/orgs/${w.orgId}/projects`, {
+        token: w.owner.token,
+        body: { name: "Launch" },
+      }),
+    );
+    expect(failed.status).toBe(500);
+    expect(errorCode(failed)).toBe("internal");
+    expect(JSON.stringify(failed.body)).not.toMatch(/audit_log|SQLITE|D1_/i);
+    // The project insert rode in the same batch as its audit row: neither is there.
+    expect(await snapshot()).toEqual(before);
+
+    const created = await api("POST", `/api/orgs/${w.orgId}/projects`, {
+      token: w.owner.token,
+      body: { name: "Launch" },
+    });
+    expect(created.status).toBe(201);
+    await expectChargedOnce(w, {});
+    await expectReconciled(w);
+  });
+});
+
+/** Runs `fn` while a D1 table is missing (renamed away), restoring it whatever happens. */
+async function withoutTable<T>(table: string, fn: () => Promise<T>): Promise<T> {
+  await env.DB.prepare(`ALTER TABLE ${table} RENAME TO ${table}_away`).run();
+  try {
+    return await fn();
+  } finally {
+    await env.DB.prepare(`ALTER TABLE ${table}_away RENAME TO ${table}`).run();
+  }
+}
