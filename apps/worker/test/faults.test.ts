@@ -381,6 +381,58 @@ describe("faults around the ledger", { timeout: 20_000 }, () => {
     await expectReconciled(w);
   });
 
+  it("an erasure job whose D1 step fails: its alarm retries it and the erasure completes, the ledger intact", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const id = crypto.randomUUID();
+    await chat.turn("forget me later", { id });
+    chat.close();
+    // D1 refuses exactly the directory step's delete; everything else works.
+    await env.DB.prepare(
+      "CREATE TRIGGER fault_sessions BEFORE DELETE ON sessions BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
+    ).run();
+    type View = { id: string; status: string; attempts: number; steps: Step[] };
+    type Step = { name: string; status: string; detail: string | null };
+    let filed: View;
+    try {
+      const res = await api<View>("POST", `/api/orgs/${w.orgId}/erasure-requests`, {
+        token: w.member.token,
+        body: { subject: { type: "session", id: w.sessionId }, reason: "user asked" },
+      });
+      expect(res.status).toBe(202);
+      filed = res.body;
+    } finally {
+      await env.DB.prepare("DROP TRIGGER fault_sessions").run();
+    }
+    // The requester sees where it stopped and why; the chat itself is already gone.
+    expect(filed).toMatchObject({ status: "running", attempts: 1 });
+    expect(filed.steps.find((s) => s.name === "agents")?.status).toBe("done");
+    expect(filed.steps.find((s) => s.name === "d1")).toMatchObject({
+      status: "pending",
+      detail: expect.stringMatching(/attempt 1 failed: .*injected fault/),
+    });
+    expect((await connect(agentPath(w.sessionId), w.member.token)).status).toBe(410);
+
+    // The alarm the failure scheduled runs the job again, from the failed step, to completion.
+    const job = env.ERASURE_JOB.get(env.ERASURE_JOB.idFromName(filed.id));
+    // The retry is the failure's backoff (2 s after attempt 1), not the 30 s safety net.
+    const retryAt = await runInDurableObject(job, (_instance, state) => state.storage.getAlarm());
+    expect(retryAt).toBeLessThanOrEqual(Date.now() + 2_000);
+    expect(await runDurableObjectAlarm(job)).toBe(true);
+    const view = await api<View>("GET", `/api/orgs/${w.orgId}/erasure-requests/${filed.id}`, {
+      token: w.owner.token,
+    });
+    expect(view.body.status).toBe("completed");
+    expect(view.body.steps.every((s) => s.status === "done")).toBe(true);
+    const left = await env.DB.prepare("SELECT COUNT(*) AS n FROM sessions WHERE id = ?")
+      .bind(w.sessionId)
+      .first<{ n: number }>();
+    expect(left?.n).toBe(0);
+    // The financial record outlives the erasure: the turn is charged once and the ledger balances.
+    await expectChargedOnce(w, { [id]: 1 });
+    await expectReconciled(w);
+  });
+
   it("D1 failing on a route: 500 internal, no partial write, and the next call works", async () => {
     const w = await funded();
     const before = await snapshot();
