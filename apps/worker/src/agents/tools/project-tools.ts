@@ -1,10 +1,20 @@
 import { AppError, MAX_MEMORY_BYTES, type Memory, memoryBytes, memorySchema } from "@parley/shared";
-import { tool } from "ai";
+import { tool, zodSchema } from "ai";
 import { z } from "zod";
 import { projectAccess } from "../../auth/access.ts";
 import { billingAccount } from "../../billing/account.ts";
 import { auditStatement } from "../../db/audit.ts";
 import type { AgentCaller } from "../caller.ts";
+
+// Built once per isolate: a schema object converts itself to JSON Schema once and keeps the result,
+// where a zod schema written inline in a tool would be converted again on every model call.
+const noInput = zodSchema(z.strictObject({}));
+const memoryChange = zodSchema(
+  z.strictObject({
+    set: memorySchema.optional().describe("Keys to set, with their new JSON values"),
+    remove: z.array(z.string().min(1).max(100)).max(50).optional().describe("Keys to remove"),
+  }),
+);
 
 /**
  * The assistant's tools. Identity is injected here, from the caller the Worker verified and the
@@ -17,7 +27,7 @@ export function assistantTools(env: Cloudflare.Env, caller: AgentCaller) {
     read_project_memory: tool({
       description:
         "Read the shared memory of this project (a small JSON object all members share).",
-      inputSchema: z.strictObject({}),
+      inputSchema: noInput,
       execute: async () => {
         const { project } = await projectAccess(env.DB, caller.userId, projectId);
         return { memory: JSON.parse(project.memory) as Memory };
@@ -26,10 +36,7 @@ export function assistantTools(env: Cloudflare.Env, caller: AgentCaller) {
     update_project_memory: tool({
       description:
         "Set or remove keys in this project's shared memory. The member must approve the change before it is written.",
-      inputSchema: z.strictObject({
-        set: memorySchema.optional().describe("Keys to set, with their new JSON values"),
-        remove: z.array(z.string().min(1).max(100)).max(50).optional().describe("Keys to remove"),
-      }),
+      inputSchema: memoryChange,
       // Human in the loop: the SDK asks the member, and runs execute only after an approval.
       needsApproval: true,
       execute: async ({ set, remove }) => {
@@ -67,7 +74,7 @@ export function assistantTools(env: Cloudflare.Env, caller: AgentCaller) {
     get_balance: tool({
       description:
         "Look up the organization's prepaid credit balance, in micro-dollars (1 USD = 1,000,000).",
-      inputSchema: z.strictObject({}),
+      inputSchema: noInput,
       execute: async () => {
         const { availableMicros, heldMicros } = await billingAccount(env, caller.orgId).balance();
         return { availableMicros, heldMicros };
@@ -75,7 +82,7 @@ export function assistantTools(env: Cloudflare.Env, caller: AgentCaller) {
     }),
     get_session_spend: tool({
       description: "Look up what this assistant session has cost so far, in micro-dollars.",
-      inputSchema: z.strictObject({}),
+      inputSchema: noInput,
       execute: async () => billingAccount(env, caller.orgId).sessionSpend(caller.sessionId ?? ""),
     }),
   };
