@@ -13,6 +13,7 @@ import {
   createUIMessageStreamResponse,
   stepCountIs,
   streamText,
+  type UIMessage,
   type UIMessageChunk,
 } from "ai";
 import { type ProjectRow, sessionAccess } from "../auth/access.ts";
@@ -46,6 +47,15 @@ export interface AssistantMetadata {
 interface AssistantTurn {
   caller: AgentCaller;
   project: ProjectRow;
+  /** The first call's hold, reserved at admission (it runs alongside the SDK storing the message). */
+  firstHold?: Promise<Reservation>;
+}
+
+/** A hold, its id and the prompt estimate it was sized for. */
+interface Reservation {
+  holdId: string;
+  result: ReserveResult;
+  promptEstimate: number;
 }
 
 const zeroTokens = (): TokenUsage => ({
@@ -87,6 +97,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   }
 
   override async onStart(): Promise<void> {
+    await super.onStart();
     // Steps a reset cut off: priced by the provider's generation record, or released if never called.
     await this.#closeOpenSteps().catch(() => undefined);
   }
@@ -116,15 +127,108 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         "A reply is still being written: wait for it or stop it, then send again.",
       );
     }
-    // Rights are checked again at every turn and approval: owner of the session, member of the org.
-    const { session, project } = await sessionAccess(this.env.DB, caller.userId, this.name);
-    if (session.owner_id !== caller.userId) throw new AppError("not_found", "Session not found");
+    const requestId = decision.trigger ? decision.requestId : undefined;
+    const messages = decision.newUserMessage
+      ? [...this.messages, decision.newUserMessage]
+      : this.messages;
+    // The first call's hold does not wait for the membership check when the project is known from
+    // an earlier turn: the two run side by side, and the hold is released if the check fails.
+    const known = this.#project;
+    const knownEstimate = known ? this.#firstCallEstimate(known, messages) : 0;
+    let early = requestId && known ? this.#reserveFirst(caller, requestId, knownEstimate) : null;
+    let project: ProjectRow;
+    try {
+      // Rights are checked again at every turn and approval: owner of the session, member of the org.
+      const access = await sessionAccess(this.env.DB, caller.userId, this.name);
+      if (access.session.owner_id !== caller.userId)
+        throw new AppError("not_found", "Session not found");
+      project = access.project;
+    } catch (error) {
+      if (early && requestId) await this.#abandon(early, requestId);
+      throw error;
+    }
+    this.#project = project;
+    const estimate = this.#firstCallEstimate(project, messages);
+    if (early && requestId && knownEstimate < estimate) {
+      // The memory grew since the hold was sized: size it again on what the model will be shown,
+      // under an id of its own (a hold id is never reused, even once released).
+      await this.#abandon(early, requestId);
+      early = this.#reserveFirst(caller, requestId, estimate, `${requestId}:0r`);
+    }
+    if (requestId && !early) early = this.#reserveFirst(caller, requestId, estimate);
     if (decision.trigger) this.#busySince = Date.now();
-    return { caller, project };
+    return { caller, project, ...(early ? { firstHold: early } : {}) };
   }
 
   /** When the turn in flight was admitted; null when idle. Cleared as each turn completes. */
   #busySince: number | null = null;
+  /** The session's project as the last admitted turn saw it (names and memory size the first hold). */
+  #project: ProjectRow | null = null;
+
+  /** The prompt the model is shown for a first call, in tokens: system prompt, window, tools. */
+  #firstCallEstimate(project: ProjectRow, messages: readonly UIMessage[]): number {
+    const window = contextWindow(messages, numberVar(this.env.ASSISTANT_CONTEXT_TOKENS, 12_000));
+    return (
+      estimateTokens(assistantSystemPrompt(project, window.omitted)) +
+      estimateTokens(JSON.stringify(window.messages)) +
+      TOOL_PROMPT_TOKENS
+    );
+  }
+
+  /**
+   * Reserves a model call's maximum cost on the org's BillingAccount and notes the hold locally
+   * before the call is made (what a reset leaves open is closed on start).
+   */
+  async #reserveStep(
+    caller: AgentCaller,
+    holdId: string,
+    promptEstimate: number,
+  ): Promise<Reservation> {
+    const env = this.env;
+    const amountMicros = maxCallCostMicros({
+      table: priceTable(env.MODEL_PRICES),
+      model: env.MODEL_ID,
+      promptTokens: promptEstimate,
+      maxOutputTokens: numberVar(env.ASSISTANT_MAX_OUTPUT_TOKENS, 1024),
+      markupBps: intVar(env.MARKUP_BPS, 0),
+    });
+    const result = await billingAccount(env, caller.orgId).reserve({
+      requestId: holdId,
+      amountMicros,
+      memberId: caller.userId,
+      projectId: caller.projectId,
+      sessionId: this.name,
+    });
+    if (result.ok) {
+      this.ctx.storage.sql.exec(
+        `INSERT INTO parley_steps (hold_id, org_id, prompt_estimate, status, created_at) VALUES (?, ?, ?, 'reserved', ?)
+         ON CONFLICT (hold_id) DO NOTHING`,
+        holdId,
+        caller.orgId,
+        promptEstimate,
+        Date.now(),
+      );
+    }
+    return { holdId, result, promptEstimate };
+  }
+
+  #reserveFirst(
+    caller: AgentCaller,
+    requestId: string,
+    promptEstimate: number,
+    holdId = `${requestId}:0`,
+  ): Promise<Reservation> {
+    const hold = this.#reserveStep(caller, holdId, promptEstimate);
+    // Awaited by the turn (or abandoned); a failure surfaces there, not as an unhandled rejection.
+    hold.catch(() => undefined);
+    return hold;
+  }
+
+  /** Gives back a first hold the turn will not use. */
+  async #abandon(hold: Promise<Reservation>, requestId: string): Promise<void> {
+    const reserved = await hold.catch(() => null);
+    if (reserved?.result.ok) await this.#closeOpenSteps(requestId);
+  }
 
   /**
    * After each turn: the session's last activity, and its title from the first exchange when it has
@@ -172,41 +276,16 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     const window = contextWindow(this.messages, numberVar(env.ASSISTANT_CONTEXT_TOKENS, 12_000));
     const modelMessages = await convertToModelMessages(window.messages);
     const system = assistantSystemPrompt(turn.project, window.omitted);
-    let promptEstimate =
-      estimateTokens(system) + estimateTokens(JSON.stringify(modelMessages)) + TOOL_PROMPT_TOKENS;
-    const billing = billingAccount(env, turn.caller.orgId);
-    const holdId = (step: number) => `${requestId}:${step}`;
-
-    const reserve = async (step: number): Promise<ReserveResult> => {
-      const amountMicros = maxCallCostMicros({
-        table,
-        model: modelId,
-        promptTokens: promptEstimate,
-        maxOutputTokens,
-        markupBps,
-      });
-      const result = await billing.reserve({
-        requestId: holdId(step),
-        amountMicros,
-        memberId: turn.caller.userId,
-        projectId: turn.caller.projectId,
-        sessionId: this.name,
-      });
-      if (result.ok) {
-        this.ctx.storage.sql.exec(
-          `INSERT INTO parley_steps (hold_id, org_id, prompt_estimate, status, created_at) VALUES (?, ?, ?, 'reserved', ?)
-           ON CONFLICT (hold_id) DO NOTHING`,
-          holdId(step),
-          turn.caller.orgId,
-          promptEstimate,
-          Date.now(),
-        );
-      }
-      return result;
-    };
-
-    const first = await reserve(0);
-    if (!first.ok) return refusedReply(first);
+    // A tool approval's continuation has no hold yet (its id is the SDK's): reserve it now.
+    const first = await (turn.firstHold ??
+      this.#reserveStep(
+        turn.caller,
+        `${requestId}:0`,
+        this.#firstCallEstimate(turn.project, this.messages),
+      ));
+    if (!first.result.ok) return refusedReply(first.result);
+    const holdId = (step: number) => (step === 0 ? first.holdId : `${requestId}:${step}`);
+    let promptEstimate = first.promptEstimate;
 
     /** A step's tokens, the provider's cost (reported, else the price table) and the price charged. */
     const charge = (usage: StepUsage, providerMetadata: unknown) => {
@@ -282,7 +361,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
           "UPDATE parley_steps SET status = 'settled' WHERE hold_id = ?",
           holdId(index),
         );
-        await this.recordUsage(turn.caller.orgId, {
+        const settled = this.recordUsage(turn.caller.orgId, {
           requestId: holdId(index),
           costMicros,
           priceMicros,
@@ -291,13 +370,16 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
           generationIds: generationId ? [generationId] : [],
           billable: true,
         });
+        // The last step's settlement does not hold up the reply (its usage is already stored locally
+        // and lands once, now or on retry); a next step waits for it, so the hold it frees counts.
         if (result.finishReason === "tool-calls" && index + 1 < maxSteps) {
+          await settled;
           promptEstimate +=
             tokens.completionTokens + estimateTokens(JSON.stringify(result.toolResults ?? []));
           step = index + 1;
-          const next = await reserve(step);
-          if (!next.ok)
-            stopped = next.reason === "spend_limit" ? "spend_limit" : "insufficient_credits";
+          const next = await this.#reserveStep(turn.caller, holdId(step), promptEstimate);
+          if (!next.result.ok)
+            stopped = next.result.reason === "spend_limit" ? "spend_limit" : "insufficient_credits";
         }
       },
       onFinish: finish,

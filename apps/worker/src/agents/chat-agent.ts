@@ -69,12 +69,20 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
   /** Whether this agent's tools ask the member for approval (tool-approval frames are accepted). */
   protected abstract readonly toolApprovals: boolean;
 
-  /** Which frames this agent accepts. */
-  protected framePolicy(): FramePolicy {
+  /** Which frames this agent accepts from `sender`. */
+  protected framePolicy(sender: Connection): FramePolicy {
+    let othersConnected = false;
+    for (const connection of this.getConnections()) {
+      if (connection.id !== sender.id) {
+        othersConnected = true;
+        break;
+      }
+    }
     return {
       maxFrameBytes: 256 * 1024,
       maxUserMessageBytes: numberVar(this.env.MAX_USER_MESSAGE_BYTES, 16 * 1024),
       toolApprovals: this.toolApprovals,
+      othersConnected,
     };
   }
 
@@ -161,7 +169,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       connection.close(CLOSE_ERASED, "erased");
       return;
     }
-    const decision = decideFrame(message, this.messages, this.framePolicy());
+    const decision = decideFrame(message, this.messages, this.framePolicy(connection));
     if (decision.kind === "refuse") {
       this.refuse(connection, decision);
       return;
@@ -195,30 +203,43 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     await next(connection, decision.frame);
   }
 
+  /** Usage that a reset kept from landing is sent first thing (a rare case: one RPC per row). */
+  override async onStart(): Promise<void> {
+    const waiting = this.ctx.storage.sql.exec("SELECT 1 FROM parley_pending_usage LIMIT 1");
+    if (waiting.toArray().length > 0) await this.retryPendingUsage();
+  }
+
   /**
    * Records usage on the org's BillingAccount, exactly once per request id (the ledger keys usage on
-   * it). If the account cannot be reached, the usage waits in `parley_pending_usage` for a scheduled
-   * retry: the transcript is never held back by metering. Returns the settle result when it landed.
+   * it). The usage is written to `parley_pending_usage` first, in the same local transaction as the
+   * caller's own bookkeeping, and deleted once the account has it: a reset in between, or an account
+   * that cannot be reached, leaves it there for a retry (on start, or by a schedule). The transcript
+   * is never held back by metering. Returns the settle result when it landed.
    */
   protected recordUsage(orgId: string, payload: UsagePayload): Promise<unknown> {
+    this.ctx.storage.sql.exec(
+      "INSERT INTO parley_pending_usage (request_id, org_id, payload) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+      payload.requestId,
+      orgId,
+      JSON.stringify(payload),
+    );
     const work = (async () => {
       try {
-        return await billingAccount(this.env, orgId).settle(payload);
+        const result = await billingAccount(this.env, orgId).settle(payload);
+        if (!this.erased) this.#landed(payload.requestId);
+        return result;
       } catch {
-        if (this.erased) return null;
-        this.ctx.storage.sql.exec(
-          "INSERT INTO parley_pending_usage (request_id, org_id, payload) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-          payload.requestId,
-          orgId,
-          JSON.stringify(payload),
-        );
-        await this.schedule(10, "retryPendingUsage");
+        if (!this.erased) await this.schedule(10, "retryPendingUsage");
         return null;
       }
     })();
     this.metering.add(work);
     void work.finally(() => this.metering.delete(work));
     return work;
+  }
+
+  #landed(requestId: string): void {
+    this.ctx.storage.sql.exec("DELETE FROM parley_pending_usage WHERE request_id = ?", requestId);
   }
 
   /** Scheduled: sends usage that could not be recorded earlier. Replays are harmless (keyed by request). */
@@ -232,10 +253,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
         await billingAccount(this.env, row.org_id as string).settle(
           JSON.parse(row.payload as string),
         );
-        this.ctx.storage.sql.exec(
-          "DELETE FROM parley_pending_usage WHERE request_id = ?",
-          row.request_id,
-        );
+        this.#landed(row.request_id as string);
       } catch {
         failed = true;
       }

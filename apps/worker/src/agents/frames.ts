@@ -25,6 +25,12 @@ export interface FramePolicy {
   maxUserMessageBytes: number;
   /** Whether tool approvals are accepted (the assistant's memory tool asks for them). */
   toolApprovals: boolean;
+  /**
+   * Whether the chat has connections other than the sender. The SDK shows them a request's messages
+   * as the whole transcript, so then a new message goes with the stored transcript; alone, it goes
+   * by itself and the SDK appends it, so a turn's work does not grow with the history.
+   */
+  othersConnected: boolean;
 }
 
 export type FrameRefusal = {
@@ -200,7 +206,10 @@ function chatRequest(
   };
   return {
     kind: "forward",
-    frame: rebuilt([...transcript, newUserMessage], "submit-message"),
+    frame: rebuilt(
+      policy.othersConnected ? [...transcript, newUserMessage] : [newUserMessage],
+      "submit-message",
+    ),
     requestId: id,
     newUserMessage,
     trigger: "submit-message",

@@ -1,0 +1,154 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { devReply } from "@parley/dev-model/reply";
+import { describe, expect, it } from "vitest";
+import type { AssistantAgent } from "../src/agents/assistant-agent.ts";
+import { billingAccount } from "../src/billing/account.ts";
+import { type ChatSocket, mustConnect } from "./chat.ts";
+import { api } from "./helpers.ts";
+import { funded, modelRequests, usageRowsOf } from "./metering.ts";
+
+/**
+ * The assistant's hot path (docs/2026-11-29-performance.md): the first call's hold is reserved while
+ * the membership check and the SDK's write of the message run, a turn's last settlement does not hold
+ * up the reply, and a lone connection's message is not sent with the whole transcript. Each shortcut
+ * must keep the guarantees of the slow path.
+ */
+
+const agentPath = (sessionId: string) => `/agents/assistant-agent/${sessionId}`;
+const stub = (sessionId: string) =>
+  env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(sessionId));
+
+/** The org's held credits while a slow reply to `text` streams: the first call's hold. */
+async function holdWhileStreaming(chat: ChatSocket, orgId: string, text: string) {
+  const id = crypto.randomUUID();
+  const from = chat.frames.length;
+  chat.request(id, `${text} [[tps:20]]`);
+  await chat.waitFor(
+    (f) => f.id === id && typeof f.body === "string" && f.body.includes("text-delta"),
+    10_000,
+    from,
+  );
+  const held = (await billingAccount(env, orgId).balance()).heldMicros;
+  await chat.result(id, from);
+  return held;
+}
+
+describe("the first call's hold", () => {
+  it("is given back when the member was removed since the last turn, and no model is called", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    // A first turn: the object now knows the project, so the next hold starts before the check.
+    expect((await chat.turn("hello")).text).toBe(devReply("hello"));
+    await env.DB.prepare("DELETE FROM memberships WHERE org_id = ? AND user_id = ?")
+      .bind(w.orgId, w.member.id)
+      .run();
+    const before = await billingAccount(env, w.orgId).balance();
+    const calls = await modelRequests();
+    const id = crypto.randomUUID();
+    const refused = await chat.turn("still here?", { id });
+    expect(refused.parleyError?.code).toBe("not_found");
+    expect(await modelRequests()).toBe(calls);
+    const after = await billingAccount(env, w.orgId).balance();
+    expect(after).toMatchObject({ heldMicros: 0, postedMicros: before.postedMicros });
+    expect(await usageRowsOf(w.orgId, (row) => row.requestId.startsWith(id), 0)).toEqual([]);
+    expect((await billingAccount(env, w.orgId).reconcile()).ok).toBe(true);
+    await runInDurableObject(stub(w.sessionId), (_instance: AssistantAgent, state) => {
+      const open = state.storage.sql
+        .exec("SELECT status FROM parley_steps WHERE hold_id = ?", `${id}:0`)
+        .toArray();
+      expect(open).toEqual([{ status: "released" }]);
+    });
+  });
+
+  it("is sized on the project memory as it is now, not as the last turn saw it", async () => {
+    const w = await funded(1_000_000_000);
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const small = await holdWhileStreaming(chat, w.orgId, "first");
+    // The memory grows by about 10,000 tokens between two turns.
+    const memory = JSON.stringify({ notes: "n".repeat(40_000) });
+    await env.DB.prepare("UPDATE projects SET memory = ? WHERE id = ?")
+      .bind(memory, w.projectId)
+      .run();
+    const large = await holdWhileStreaming(chat, w.orgId, "second");
+    // The dev model's price is $1 per million prompt tokens (1 micro each), plus the 20% markup.
+    expect(large - small).toBeGreaterThanOrEqual(10_000);
+    chat.close();
+  });
+});
+
+describe("settlement off the reply's path", () => {
+  it("usage a reset kept from the BillingAccount is sent when the object starts again", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    await chat.turn("warm up");
+    chat.close();
+    const requestId = `${crypto.randomUUID()}:0`;
+    // As if the object was reset between storing a step's usage and the settle RPC.
+    const attribution = { memberId: w.member.id, projectId: w.projectId, sessionId: w.sessionId };
+    const hold = await billingAccount(env, w.orgId).reserve({
+      requestId,
+      amountMicros: 500,
+      ...attribution,
+    });
+    expect(hold.ok).toBe(true);
+    await runInDurableObject(stub(w.sessionId), async (_instance: AssistantAgent, state) => {
+      state.storage.sql.exec(
+        "INSERT INTO parley_pending_usage (request_id, org_id, payload) VALUES (?, ?, ?)",
+        requestId,
+        w.orgId,
+        JSON.stringify({
+          requestId,
+          costMicros: 100,
+          priceMicros: 120,
+          tokens: {
+            promptTokens: 10,
+            completionTokens: 5,
+            cachedPromptTokens: 0,
+            reasoningTokens: 0,
+          },
+          model: "parley/dev",
+          generationIds: [],
+          billable: true,
+          attribution,
+        }),
+      );
+      await state.storage.sync();
+    });
+    await runInDurableObject(stub(w.sessionId), (_instance, state) =>
+      state.abort("test: reset before the settle"),
+    ).catch(() => undefined);
+    const again = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const [row] = await usageRowsOf(w.orgId, (r) => r.requestId === requestId, 1);
+    expect(row).toMatchObject({ requestId, priceMicros: 120, memberId: w.member.id });
+    expect((await billingAccount(env, w.orgId).balance()).heldMicros).toBe(0);
+    // Landed once, and the local copy is gone.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await usageRowsOf(w.orgId, (r) => r.requestId === requestId, 1)).toHaveLength(1);
+    await runInDurableObject(stub(w.sessionId), (_instance: AssistantAgent, state) => {
+      expect(state.storage.sql.exec("SELECT * FROM parley_pending_usage").toArray()).toEqual([]);
+    });
+    again.close();
+  });
+});
+
+describe("a message from a lone connection", () => {
+  it("is appended to the stored transcript, and a second connection still gets the whole of it", async () => {
+    const w = await funded();
+    const first = await mustConnect(agentPath(w.sessionId), w.member.token);
+    await first.turn("one");
+    await first.turn("two");
+    const second = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const from = second.frames.length;
+    await first.turn("three");
+    // With another connection open, the SDK shows it the request's messages: all of them.
+    const shown = await second.waitFor((f) => f.type === "cf_agent_chat_messages", 5_000, from);
+    expect((shown.messages as unknown[]).length).toBeGreaterThanOrEqual(5);
+    second.close();
+    await first.turn("four");
+    const stored = await api<{ role: string }[]>("GET", `${agentPath(w.sessionId)}/get-messages`, {
+      token: w.member.token,
+    });
+    expect(stored.body.map((m) => m.role)).toEqual(Array(4).fill(["user", "assistant"]).flat());
+    first.close();
+  });
+});
