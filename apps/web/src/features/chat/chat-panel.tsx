@@ -7,6 +7,15 @@ import { ToolPartView } from "./tool-part.tsx";
 
 export type AgentKind = "onboarding-agent" | "assistant-agent";
 
+/**
+ * The server keeps the transcript and takes only the new message from a request, so the request
+ * carries only that: its size stays flat however long the chat (the transport lets a request's body
+ * replace the messages it would send).
+ */
+const lastMessageOnly = ({ messages }: { messages: UIMessage[] }) => ({
+  body: { messages: messages.slice(-1) },
+});
+
 /** A refusal the agent sends on the socket (`parley_error`), outside the chat protocol. */
 export interface ParleyError {
   code: string;
@@ -70,7 +79,12 @@ export function ChatPanel({
     () => api.get<UIMessage[]>(`/agents/${agent}/${encodeURIComponent(name)}/get-messages`),
     [agent, name],
   );
-  const chat = useAgentChat({ agent: connection, getInitialMessages, syncMessagesToServer: false });
+  const chat = useAgentChat({
+    agent: connection,
+    getInitialMessages,
+    syncMessagesToServer: false,
+    prepareSendMessagesRequest: lastMessageOnly,
+  });
   const [refusal, setRefusal] = useState<ParleyError | null>(null);
   const [draft, setDraft] = useState("");
 
