@@ -64,8 +64,14 @@ export async function startWorker(config, { vars = {}, readyPath = "/", envFile,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
   });
   let log = "";
-  child.stdout.on("data", (c) => (log += c));
-  child.stderr.on("data", (c) => (log += c));
+  // BENCH_LOG=1 shows the Worker's own output (to trace a run); otherwise it is kept for errors.
+  const echo = process.env.BENCH_LOG === "1";
+  const keep = (c) => {
+    log += c;
+    if (echo) process.stderr.write(c);
+  };
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {

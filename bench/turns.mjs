@@ -13,8 +13,11 @@ import { ms, startWorker, summarize, wranglerRun } from "./lib.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
 
-/** The platform under wrangler dev with fresh secrets and migrated D1, answering from `modelUrl`. */
-export async function platform(modelUrl) {
+/**
+ * The platform under wrangler dev with fresh secrets and migrated D1, answering from `modelUrl`;
+ * `vars` override wrangler.jsonc's (a bigger sign-up grant for long runs, say).
+ */
+export async function platform(modelUrl, vars = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), "parley-bench-env-"));
   const envFile = path.join(dir, ".env");
   const secrets = {
@@ -32,7 +35,7 @@ export async function platform(modelUrl) {
   );
   const config = path.join(root, "wrangler.jsonc");
   return startWorker(config, {
-    vars: { MODEL_BASE_URL: modelUrl, MODEL_ID: "parley/dev" },
+    vars: { MODEL_BASE_URL: modelUrl, MODEL_ID: "parley/dev", ...vars },
     envFile,
     readyPath: "/api/health",
     prepare: (state) =>
@@ -57,8 +60,11 @@ async function json(url, init) {
   return res.json();
 }
 
-/** A member with a funded org, a project and an assistant session; returns the chat URL and token. */
-async function assistantSession(base) {
+/**
+ * A member with a funded org, a project and `count` assistant sessions; returns their chat URLs and
+ * the token.
+ */
+export async function assistantSessions(base, count = 1) {
   const post = (p, body, token) =>
     json(`${base}${p}`, {
       method: "POST",
@@ -81,11 +87,15 @@ async function assistantSession(base) {
     { name: "Bench" },
     accessToken,
   );
-  const session = await post(`/api/projects/${project.id}/sessions`, {}, accessToken);
-  return { url: `${base}/agents/assistant-agent/${session.id}`, token: accessToken };
+  const urls = [];
+  for (let i = 0; i < count; i++) {
+    const session = await post(`/api/projects/${project.id}/sessions`, {}, accessToken);
+    urls.push(`${base}/agents/assistant-agent/${session.id}`);
+  }
+  return { urls, token: accessToken };
 }
 
-export async function benchTurns({ turns = 150 } = {}) {
+export async function benchTurns({ turns = 150, extraVars = {} } = {}) {
   const model = await startDevModel({ port: 0, latencyMs: 0, tokensPerSecond: 0 });
   const bare = await startWorker(
     path.join(root, "packages/chat-client/test/fixture/wrangler.jsonc"),
@@ -94,11 +104,11 @@ export async function benchTurns({ turns = 150 } = {}) {
       readyPath: "/",
     },
   );
-  const full = await platform(model.url);
+  const full = await platform(model.url, extraVars);
   try {
-    const session = await assistantSession(full.url);
+    const { urls, token } = await assistantSessions(full.url);
     const clients = {
-      platform: await connectChat(session.url, { token: session.token, sendHistory: "last" }),
+      platform: await connectChat(urls[0], { token, sendHistory: "last" }),
       baseline: await connectChat(`${bare.url}/agents/bare-chat-agent/bench-${Date.now()}`, {
         sendHistory: "last",
       }),

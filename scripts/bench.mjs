@@ -6,6 +6,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { benchBilling } from "../bench/billing.mjs";
 import { benchConcurrency } from "../bench/concurrency.mjs";
+import { benchHistory } from "../bench/history.mjs";
 import { machine } from "../bench/lib.mjs";
 import { benchSize } from "../bench/size.mjs";
 import { benchTurns } from "../bench/turns.mjs";
@@ -20,6 +21,10 @@ if (!only || only === "turns") {
 if (!only || only === "concurrency") {
   console.log("[bench] concurrency");
   sections.push(await benchConcurrency());
+}
+if (!only || only === "history") {
+  console.log("[bench] long history");
+  sections.push(await benchHistory());
 }
 if (!only || only === "size") {
   console.log("[bench] size");
