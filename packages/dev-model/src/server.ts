@@ -117,6 +117,10 @@ export async function startDevModel(options: DevModelOptions = {}): Promise<DevM
       else res.destroy();
     });
   });
+  // Keep idle connections longer than a client's pool does (workerd reuses them between calls): at
+  // Node's 5 s default, a call can go out on a socket the server is closing ("connection lost").
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => {
