@@ -1,15 +1,17 @@
 // Concurrency (issue 8, item 2): 200 assistant sessions x 5 turns across 20 orgs at once, the dev
-// model streaming at a realistic rate, over real WebSockets from Node; then every transcript and
-// every org's ledger is checked.
+// model streaming at a realistic rate from a process of its own, over real WebSockets from Node; then
+// every transcript and every org's ledger is checked. The same load on the bare AIChatAgent, in the
+// same run, shows what the runtime itself does with it on this machine.
+import path from "node:path";
 import { connectChat } from "../packages/chat-client/src/index.ts";
-import { startDevModel } from "../packages/dev-model/src/index.ts";
-import { ms, summarize } from "./lib.mjs";
+import { ms, startModelProcess, startWorker, summarize } from "./lib.mjs";
 import { platform } from "./turns.mjs";
 
 const ORGS = 20;
 const SESSIONS_PER_ORG = 10;
 const TURNS = 5;
 const GRANT_MICROS = 5_000_000;
+const root = path.resolve(import.meta.dirname, "..");
 
 async function json(url, init) {
   const res = await fetch(url, init);
@@ -18,105 +20,143 @@ async function json(url, init) {
   return res.json();
 }
 
+/** Opens every session at once and sends its turns one after another; times the first token. */
+async function load(sessions) {
+  const started = performance.now();
+  const firsts = [];
+  let errors = 0;
+  const errorSamples = [];
+  await Promise.all(
+    sessions.map(async ({ url, token }) => {
+      const client = await connectChat(url, { ...(token ? { token } : {}), sendHistory: "last" });
+      for (let t = 0; t < TURNS; t++) {
+        const result = await client.send(`turn ${t} of ${url.slice(-12)}`).done;
+        if (result.error || result.outcome !== "completed" || result.firstTokenMs === null) {
+          errors++;
+          if (errorSamples.length < 5) errorSamples.push(result.error ?? result.outcome);
+        } else {
+          firsts.push(result.firstTokenMs);
+        }
+      }
+      client.close();
+    }),
+  );
+  return { firsts, errors, errorSamples, seconds: (performance.now() - started) / 1000 };
+}
+
+async function platformOrgs(base) {
+  const orgs = [];
+  for (let o = 0; o < ORGS; o++) {
+    const post = (p, body, token) =>
+      json(`${base}${p}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    const { accessToken } = await post("/api/auth/signup", {
+      email: `load-${o}-${Date.now()}@example.test`,
+      password: "benchmark password",
+      name: `Load ${o}`,
+    });
+    const list = await json(`${base}/api/orgs`, {
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
+    const orgId = list.items[0].id;
+    const project = await post(`/api/orgs/${orgId}/projects`, { name: "Load" }, accessToken);
+    const sessions = [];
+    for (let s = 0; s < SESSIONS_PER_ORG; s++) {
+      sessions.push((await post(`/api/projects/${project.id}/sessions`, {}, accessToken)).id);
+    }
+    orgs.push({ orgId, token: accessToken, sessions });
+  }
+  return orgs;
+}
+
+/** Nothing lost: each transcript holds every message; the ledger adds up to the micro-dollar. */
+async function audit(base, orgs) {
+  let lost = 0;
+  let ledgerMismatches = 0;
+  for (const org of orgs) {
+    const auth = { headers: { authorization: `Bearer ${org.token}` } };
+    for (const sessionId of org.sessions) {
+      const messages = await json(`${base}/agents/assistant-agent/${sessionId}/get-messages`, auth);
+      lost += Math.max(0, TURNS * 2 - messages.length);
+    }
+    const balance = await json(`${base}/api/orgs/${org.orgId}/billing`, auth);
+    const usage = await json(`${base}/api/orgs/${org.orgId}/billing/usage?groupBy=session`, auth);
+    if (
+      balance.heldMicros !== 0 ||
+      balance.postedMicros !== GRANT_MICROS - usage.totals.priceMicros
+    ) {
+      ledgerMismatches++;
+    }
+  }
+  return { lost, ledgerMismatches };
+}
+
 export async function benchConcurrency() {
   // About 60 tokens a second after 150 ms: a quick hosted model.
-  const model = await startDevModel({ port: 0, latencyMs: 150, tokensPerSecond: 60 });
-  const full = await platform(model.url);
-  const base = full.url;
+  const model = await startModelProcess({ latencyMs: 150, tokensPerSecond: 60 });
+  const rows = [];
+  const samples = [];
   try {
-    const orgs = [];
-    for (let o = 0; o < ORGS; o++) {
-      const post = (p, body, token) =>
-        json(`${base}${p}`, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            ...(token ? { authorization: `Bearer ${token}` } : {}),
-          },
-          body: JSON.stringify(body),
-        });
-      const { accessToken } = await post("/api/auth/signup", {
-        email: `load-${o}-${Date.now()}@example.test`,
-        password: "benchmark password",
-        name: `Load ${o}`,
-      });
-      const list = await json(`${base}/api/orgs`, {
-        headers: { authorization: `Bearer ${accessToken}` },
-      });
-      const orgId = list.items[0].id;
-      const project = await post(`/api/orgs/${orgId}/projects`, { name: "Load" }, accessToken);
-      const sessions = [];
-      for (let s = 0; s < SESSIONS_PER_ORG; s++) {
-        sessions.push((await post(`/api/projects/${project.id}/sessions`, {}, accessToken)).id);
-      }
-      orgs.push({ orgId, token: accessToken, sessions });
-    }
-
-    const started = performance.now();
-    const firsts = [];
-    let errors = 0;
-    const errorSamples = [];
-    await Promise.all(
-      orgs.flatMap((org) =>
-        org.sessions.map(async (sessionId) => {
-          const client = await connectChat(`${base}/agents/assistant-agent/${sessionId}`, {
-            token: org.token,
-            sendHistory: "last",
-          });
-          for (let t = 0; t < TURNS; t++) {
-            const result = await client.send(`turn ${t} of session ${sessionId}`).done;
-            if (result.error || result.outcome !== "completed" || result.firstTokenMs === null) {
-              errors++;
-              if (errorSamples.length < 5) errorSamples.push(result.error ?? result.outcome);
-            } else {
-              firsts.push(result.firstTokenMs);
-            }
-          }
-          client.close();
-        }),
-      ),
+    const bare = await startWorker(
+      path.join(root, "packages/chat-client/test/fixture/wrangler.jsonc"),
+      { vars: { DEV_MODEL_URL: model.url, MODEL_ID: "parley/dev" }, readyPath: "/" },
     );
-    const seconds = (performance.now() - started) / 1000;
-
-    // Nothing lost: each transcript holds every message; the ledger adds up to the micro-dollar.
-    let lost = 0;
-    let ledgerMismatches = 0;
-    for (const org of orgs) {
-      const auth = { headers: { authorization: `Bearer ${org.token}` } };
-      for (const sessionId of org.sessions) {
-        const messages = await json(
-          `${base}/agents/assistant-agent/${sessionId}/get-messages`,
-          auth,
-        );
-        lost += Math.max(0, TURNS * 2 - messages.length);
-      }
-      const balance = await json(`${base}/api/orgs/${org.orgId}/billing`, auth);
-      const usage = await json(`${base}/api/orgs/${org.orgId}/billing/usage?groupBy=session`, auth);
-      if (
-        balance.heldMicros !== 0 ||
-        balance.postedMicros !== GRANT_MICROS - usage.totals.priceMicros
-      ) {
-        ledgerMismatches++;
-      }
+    try {
+      const sessions = Array.from({ length: ORGS * SESSIONS_PER_ORG }, (_, i) => ({
+        url: `${bare.url}/agents/bare-chat-agent/load-${Date.now()}-${i}`,
+      }));
+      const run = await load(sessions);
+      rows.push({ label: "bare AIChatAgent (baseline)", run, audit: null });
+    } finally {
+      bare.stop();
     }
-    const first = summarize(firsts);
-    return [
-      "## Concurrency (issue 8)",
-      "",
-      `${ORGS * SESSIONS_PER_ORG} assistant sessions x ${TURNS} turns across ${ORGS} orgs, all at once, dev model at`,
-      "150 ms latency and 60 tokens/s, under wrangler dev, over WebSockets from Node. Afterwards every",
-      "transcript is read back and every org's ledger is checked (posted = grant - usage charged, nothing held).",
-      "Target: 0 errors, 0 lost, exact ledger, p99 time to first token at most 250 ms.",
-      "",
-      "| turns | errors | lost messages | orgs whose ledger does not add up | TTFT p50 | TTFT p99 | wall time | target |",
-      "| --- | --- | --- | --- | --- | --- | --- | --- |",
-      `| ${ORGS * SESSIONS_PER_ORG * TURNS} | ${errors} | ${lost} | ${ledgerMismatches} | ${ms(first.p50)} | ${ms(first.p99)} | ${seconds.toFixed(1)} s | ${errors === 0 && lost === 0 && ledgerMismatches === 0 && first.p99 <= 250 ? "met" : "MISSED"} |`,
-      ...(errorSamples.length > 0
-        ? ["", `Sample errors: ${errorSamples.map((e) => JSON.stringify(e)).join("; ")}`]
-        : []),
-    ].join("\n");
+
+    const full = await platform(model.url);
+    try {
+      const orgs = await platformOrgs(full.url);
+      const sessions = orgs.flatMap((org) =>
+        org.sessions.map((id) => ({
+          url: `${full.url}/agents/assistant-agent/${id}`,
+          token: org.token,
+        })),
+      );
+      const run = await load(sessions);
+      rows.push({ label: "platform", run, audit: await audit(full.url, orgs) });
+    } finally {
+      full.stop();
+    }
   } finally {
-    full.stop();
-    await model.close();
+    model.stop();
   }
+
+  const lines = rows.map(({ label, run, audit }) => {
+    const first = summarize(run.firsts);
+    if (run.errorSamples.length > 0) samples.push(`${label}: ${run.errorSamples.join("; ")}`);
+    const verdict = audit
+      ? run.errors === 0 && audit.lost === 0 && audit.ledgerMismatches === 0 && first.p99 <= 250
+        ? "met"
+        : "MISSED"
+      : "-";
+    return `| ${label} | ${ORGS * SESSIONS_PER_ORG * TURNS} | ${run.errors} | ${audit?.lost ?? "-"} | ${audit?.ledgerMismatches ?? "-"} | ${ms(first.p50)} | ${ms(first.p99)} | ${run.seconds.toFixed(1)} s | ${verdict} |`;
+  });
+  return [
+    "## Concurrency (issue 8)",
+    "",
+    `${ORGS * SESSIONS_PER_ORG} assistant sessions x ${TURNS} turns across ${ORGS} orgs, all at once, dev model (its own`,
+    "process) at 150 ms latency and 60 tokens/s, under wrangler dev, over WebSockets from Node. Afterwards",
+    "every transcript is read back and every org's ledger is checked (posted = grant - usage charged,",
+    "nothing held). The same load on the bare AIChatAgent (no auth, no billing) runs first, in the same run.",
+    "Target: 0 errors, 0 lost, exact ledger, p99 time to first token at most 250 ms.",
+    "",
+    "| agent | turns | errors | lost messages | orgs whose ledger does not add up | TTFT p50 | TTFT p99 | wall time | target |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...lines,
+    ...(samples.length > 0 ? ["", `Sample errors: ${samples.join(" / ")}`] : []),
+  ].join("\n");
 }

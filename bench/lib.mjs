@@ -95,6 +95,37 @@ export async function startWorker(config, { vars = {}, readyPath = "/", envFile,
   };
 }
 
+/**
+ * The dev model in a process of its own (so the load's clients and the model do not share one event
+ * loop); resolves with its base URL and a stop function.
+ */
+export async function startModelProcess({ latencyMs = 0, tokensPerSecond = 0 } = {}) {
+  const cli = path.resolve(import.meta.dirname, "../packages/dev-model/src/cli.ts");
+  const child = spawn(
+    process.execPath,
+    [
+      cli,
+      "--port",
+      "0",
+      "--latency-ms",
+      String(latencyMs),
+      "--tokens-per-second",
+      String(tokensPerSecond),
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const url = await new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      const match = /listening on (\S+)/.exec(out);
+      if (match) resolve(match[1]);
+    });
+    child.on("exit", (code) => reject(new Error(`dev model exited (${code})`)));
+  });
+  return { url, stop: () => child.kill("SIGTERM") };
+}
+
 export function summarize(samples) {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
