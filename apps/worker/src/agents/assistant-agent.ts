@@ -170,7 +170,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     const window = contextWindow(messages, numberVar(this.env.ASSISTANT_CONTEXT_TOKENS, 12_000));
     return (
       estimateTokens(assistantSystemPrompt(project, window.omitted)) +
-      estimateTokens(JSON.stringify(window.messages)) +
+      window.tokens +
       TOOL_PROMPT_TOKENS
     );
   }

@@ -69,15 +69,11 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
   /** Whether this agent's tools ask the member for approval (tool-approval frames are accepted). */
   protected abstract readonly toolApprovals: boolean;
 
-  /** Which frames this agent accepts from `sender`. */
-  protected framePolicy(sender: Connection): FramePolicy {
-    let othersConnected = false;
-    for (const connection of this.getConnections()) {
-      if (connection.id !== sender.id) {
-        othersConnected = true;
-        break;
-      }
-    }
+  /** Which frames this agent accepts (from a connection, while `ctx` holds its sockets). */
+  protected framePolicy(): FramePolicy {
+    // Every open socket of this object is a chat connection (the SDK accepts them all for
+    // hibernation); counting them is cheaper than the SDK's connection iterator.
+    const othersConnected = this.ctx.getWebSockets().length > 1;
     return {
       maxFrameBytes: 256 * 1024,
       maxUserMessageBytes: numberVar(this.env.MAX_USER_MESSAGE_BYTES, 16 * 1024),
@@ -169,7 +165,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       connection.close(CLOSE_ERASED, "erased");
       return;
     }
-    const decision = decideFrame(message, this.messages, this.framePolicy(connection));
+    const decision = decideFrame(message, this.messages, this.framePolicy());
     if (decision.kind === "refuse") {
       this.refuse(connection, decision);
       return;

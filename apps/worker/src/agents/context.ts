@@ -11,15 +11,33 @@ export const estimateTokens = (text: string) => Math.ceil(text.length / 4);
 export function contextWindow(
   messages: readonly UIMessage[],
   maxTokens: number,
-): { messages: UIMessage[]; omitted: number } {
+): { messages: UIMessage[]; omitted: number; tokens: number } {
   let tokens = 0;
   let start = messages.length;
   for (let i = messages.length - 1; i >= 0; i--) {
-    const cost = estimateTokens(JSON.stringify((messages[i] as UIMessage).parts));
+    const cost = messageTokens(messages[i] as UIMessage);
     if (tokens + cost > maxTokens && start < messages.length) break;
     tokens += cost;
     start = i;
   }
-  while (start < messages.length - 1 && messages[start]?.role !== "user") start++;
-  return { messages: messages.slice(start), omitted: start };
+  while (start < messages.length - 1 && messages[start]?.role !== "user") {
+    tokens -= messageTokens(messages[start] as UIMessage);
+    start++;
+  }
+  return { messages: messages.slice(start), omitted: start, tokens };
+}
+
+/**
+ * A stored message's estimate, kept per parts array (a turn reads the same stored messages again
+ * and again; serializing each on every turn was the window's whole cost). A message whose parts
+ * grew is estimated again.
+ */
+const estimates = new WeakMap<readonly unknown[], { parts: number; tokens: number }>();
+
+export function messageTokens(message: UIMessage): number {
+  const known = estimates.get(message.parts);
+  if (known && known.parts === message.parts.length) return known.tokens;
+  const tokens = estimateTokens(JSON.stringify(message.parts));
+  estimates.set(message.parts, { parts: message.parts.length, tokens });
+  return tokens;
 }
