@@ -40,7 +40,10 @@ export function wranglerRun(args) {
  * `envFile` holds secrets (values may contain colons, which `--var` cannot carry); `prepare(state)`
  * runs before the server starts (D1 migrations).
  */
-export async function startWorker(config, { vars = {}, readyPath = "/", envFile, prepare } = {}) {
+export async function startWorker(
+  config,
+  { vars = {}, readyPath = "/", envFile, prepare, inspectorPort } = {},
+) {
   const port = await freePort();
   const state = mkdtempSync(path.join(os.tmpdir(), "parley-bench-"));
   prepare?.(state);
@@ -58,6 +61,7 @@ export async function startWorker(config, { vars = {}, readyPath = "/", envFile,
   ];
   for (const [key, value] of Object.entries(vars)) args.push("--var", `${key}:${value}`);
   if (envFile) args.push("--env-file", envFile);
+  if (inspectorPort) args.push("--inspector-port", String(inspectorPort));
   const child = spawn(process.execPath, args, {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,

@@ -17,7 +17,7 @@ const root = path.resolve(import.meta.dirname, "..");
  * The platform under wrangler dev with fresh secrets and migrated D1, answering from `modelUrl`;
  * `vars` override wrangler.jsonc's (a bigger sign-up grant for long runs, say).
  */
-export async function platform(modelUrl, vars = {}) {
+export async function platform(modelUrl, vars = {}, options = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), "parley-bench-env-"));
   const envFile = path.join(dir, ".env");
   const secrets = {
@@ -38,6 +38,7 @@ export async function platform(modelUrl, vars = {}) {
     vars: { MODEL_BASE_URL: modelUrl, MODEL_ID: "parley/dev", ...vars },
     envFile,
     readyPath: "/api/health",
+    ...options,
     prepare: (state) =>
       wranglerRun([
         "d1",

@@ -8,10 +8,17 @@ import { benchBilling } from "../bench/billing.mjs";
 import { benchConcurrency } from "../bench/concurrency.mjs";
 import { benchHistory } from "../bench/history.mjs";
 import { machine } from "../bench/lib.mjs";
+import { benchProfile } from "../bench/profile.mjs";
 import { benchSize } from "../bench/size.mjs";
 import { benchTurns } from "../bench/turns.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
+// `pnpm bench profile [turns] [bare]`: a CPU profile of turns, printed (a diagnostic, not a result).
+if (process.argv[2] === "profile") {
+  const turns = Number(process.argv[3] ?? 100);
+  console.log(await benchProfile({ turns, bare: process.argv[4] === "bare" }));
+  process.exit(0);
+}
 const sections = [];
 const only = process.argv[2];
 if (!only || only === "turns") {

@@ -1,0 +1,122 @@
+// A CPU profile of the Worker's isolate (the Worker and its Durable Objects) while it serves
+// assistant turns, taken through wrangler dev's inspector: where a turn's CPU goes, per function, in
+// ms per turn. A diagnostic for `pnpm bench profile [turns] [bare]`, not part of RESULTS.md.
+import { writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { connectChat } from "../packages/chat-client/src/index.ts";
+import { startDevModel } from "../packages/dev-model/src/index.ts";
+import { freePort, startWorker } from "./lib.mjs";
+import { assistantSessions, platform } from "./turns.mjs";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+/** A minimal Chrome DevTools Protocol client over the inspector's WebSocket. */
+async function inspector(port) {
+  const [target] = await (await fetch(`http://127.0.0.1:${port}/json`)).json();
+  // The inspector proxy only takes local origins.
+  const ws = new WebSocket(target.webSocketDebuggerUrl, {
+    headers: { Origin: "http://localhost" },
+  });
+  await new Promise((resolve, reject) => {
+    ws.addEventListener("open", resolve, { once: true });
+    ws.addEventListener("error", () => reject(new Error("inspector refused")), { once: true });
+  });
+  let next = 0;
+  const pending = new Map();
+  ws.addEventListener("message", (event) => {
+    const message = JSON.parse(event.data);
+    pending.get(message.id)?.(message);
+    pending.delete(message.id);
+  });
+  return {
+    call: (method, params = {}) =>
+      new Promise((resolve) => {
+        const id = ++next;
+        pending.set(id, resolve);
+        ws.send(JSON.stringify({ id, method, params }));
+      }),
+    close: () => ws.close(),
+  };
+}
+
+/** Self and inclusive time per function (name, file, line), in ms per turn, biggest first. */
+export function summarizeProfile(profile, turns, top = 25) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const sampled = new Map();
+  profile.samples.forEach((id, i) => {
+    sampled.set(id, (sampled.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  const label = (node) => {
+    const f = node.callFrame;
+    return `${f.functionName || "(anonymous)"} ${path.basename(f.url || "")}:${f.lineNumber}`;
+  };
+  const self = new Map();
+  const inclusive = new Map();
+  let total = 0;
+  for (const [id, us] of sampled) {
+    total += us;
+    self.set(label(byId.get(id)), (self.get(label(byId.get(id))) ?? 0) + us);
+    const seen = new Set();
+    for (let at = id; at !== undefined; at = parent.get(at)) {
+      const key = label(byId.get(at));
+      if (seen.has(key)) continue;
+      seen.add(key);
+      inclusive.set(key, (inclusive.get(key) ?? 0) + us);
+    }
+  }
+  const table = (map) =>
+    [...map]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([key, us]) => `${(us / 1000 / turns).toFixed(3).padStart(8)}  ${key}`)
+      .join("\n");
+  return [
+    `${(total / 1000 / turns).toFixed(1)} ms of samples per turn`,
+    "",
+    "self (ms/turn):",
+    table(self),
+    "",
+    "inclusive (ms/turn):",
+    table(inclusive),
+  ].join("\n");
+}
+
+export async function benchProfile({ turns = 100, bare = false } = {}) {
+  const model = await startDevModel({ port: 0, latencyMs: 0, tokensPerSecond: 0 });
+  const inspectorPort = await freePort();
+  const worker = bare
+    ? await startWorker(path.join(root, "packages/chat-client/test/fixture/wrangler.jsonc"), {
+        vars: { DEV_MODEL_URL: model.url, MODEL_ID: "parley/dev" },
+        inspectorPort,
+      })
+    : await platform(model.url, {}, { inspectorPort });
+  try {
+    let client;
+    if (bare) {
+      client = await connectChat(`${worker.url}/agents/bare-chat-agent/profile-${Date.now()}`, {
+        sendHistory: "last",
+      });
+    } else {
+      const { urls, token } = await assistantSessions(worker.url);
+      client = await connectChat(urls[0], { token, sendHistory: "last" });
+    }
+    for (let i = 0; i < 10; i++) await client.send(`warm-up turn ${i}`).done;
+    const cdp = await inspector(inspectorPort);
+    await cdp.call("Profiler.enable");
+    await cdp.call("Profiler.setSamplingInterval", { interval: 100 });
+    await cdp.call("Profiler.start");
+    for (let i = 0; i < turns; i++) await client.send(`profiled turn ${i}`).done;
+    const { result } = await cdp.call("Profiler.stop");
+    cdp.close();
+    client.close();
+    const file = path.join(os.tmpdir(), `parley-${bare ? "bare" : "platform"}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(result.profile));
+    return `${summarizeProfile(result.profile, turns)}\n\nWhole profile (open in Chrome DevTools): ${file}`;
+  } finally {
+    worker.stop();
+    await model.close();
+  }
+}
