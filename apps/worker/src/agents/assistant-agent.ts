@@ -29,6 +29,7 @@ import {
   ParleyChatAgent,
   stallGuard,
 } from "./chat-agent.ts";
+import { coalesceDeltas } from "./coalesce.ts";
 import { contextWindow, estimateTokens } from "./context.ts";
 import type { FrameDecision } from "./frames.ts";
 import { lookupGenerationCost, modelClient, reportedCost, type StepUsage } from "./model.ts";
@@ -413,6 +414,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
               ? error.message
               : "The model failed to answer. You are charged only for what the provider actually produced.",
         })
+        .pipeThrough(coalesceDeltas(intVar(env.STREAM_COALESCE_MS, 40)))
         .pipeThrough(withCost),
     });
   }

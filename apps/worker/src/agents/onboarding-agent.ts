@@ -1,11 +1,19 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
 import { AppError } from "@parley/shared";
-import { convertToModelMessages, streamText } from "ai";
+import { convertToModelMessages, createUIMessageStreamResponse, streamText } from "ai";
 import { type ProjectRow, projectAccess } from "../auth/access.ts";
 import { billingAccount } from "../billing/account.ts";
 import { priceTable } from "../billing/prices.ts";
 import type { AgentCaller } from "./caller.ts";
-import { errorReply, noticeReply, numberVar, ParleyChatAgent, stallGuard } from "./chat-agent.ts";
+import {
+  errorReply,
+  intVar,
+  noticeReply,
+  numberVar,
+  ParleyChatAgent,
+  stallGuard,
+} from "./chat-agent.ts";
+import { coalesceDeltas } from "./coalesce.ts";
 import { lookupGenerationCost, modelClient, TurnMeter } from "./model.ts";
 
 export { CLOSE_ERASED, CLOSE_FORBIDDEN } from "./chat-agent.ts";
@@ -125,12 +133,16 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       onAbort: () => stall.done(settle),
       onError: () => stall.done(settle),
     });
-    return result.toUIMessageStreamResponse({
-      sendReasoning: true,
-      messageMetadata: ({ part }): OnboardingMetadata | undefined =>
-        part.type === "start" ? { freeTurnsLeft } : undefined,
-      onError: () =>
-        "The model failed to answer. Nothing was charged to your organization; please try again.",
+    return createUIMessageStreamResponse({
+      stream: result
+        .toUIMessageStream({
+          sendReasoning: true,
+          messageMetadata: ({ part }): OnboardingMetadata | undefined =>
+            part.type === "start" ? { freeTurnsLeft } : undefined,
+          onError: () =>
+            "The model failed to answer. Nothing was charged to your organization; please try again.",
+        })
+        .pipeThrough(coalesceDeltas(intVar(this.env.STREAM_COALESCE_MS, 40))),
     });
   }
 
