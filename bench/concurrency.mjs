@@ -4,7 +4,7 @@
 // same run, shows what the runtime itself does with it on this machine.
 import path from "node:path";
 import { connectChat } from "../packages/chat-client/src/index.ts";
-import { ms, startModelProcess, startWorker, summarize } from "./lib.mjs";
+import { json, ms, signUp, startModelProcess, startWorker, summarize } from "./lib.mjs";
 import { platform } from "./turns.mjs";
 
 const ORGS = 20;
@@ -12,13 +12,6 @@ const SESSIONS_PER_ORG = 10;
 const TURNS = 5;
 const GRANT_MICROS = 5_000_000;
 const root = path.resolve(import.meta.dirname, "..");
-
-async function json(url, init) {
-  const res = await fetch(url, init);
-  if (!res.ok)
-    throw new Error(`${init?.method ?? "GET"} ${url}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
 
 /** Opens every session at once and sends its turns one after another; times the first token. */
 async function load(sessions) {
@@ -47,30 +40,13 @@ async function load(sessions) {
 async function platformOrgs(base) {
   const orgs = [];
   for (let o = 0; o < ORGS; o++) {
-    const post = (p, body, token) =>
-      json(`${base}${p}`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-        },
-        body: JSON.stringify(body),
-      });
-    const { accessToken } = await post("/api/auth/signup", {
-      email: `load-${o}-${Date.now()}@example.test`,
-      password: "benchmark password",
-      name: `Load ${o}`,
-    });
-    const list = await json(`${base}/api/orgs`, {
-      headers: { authorization: `Bearer ${accessToken}` },
-    });
-    const orgId = list.items[0].id;
-    const project = await post(`/api/orgs/${orgId}/projects`, { name: "Load" }, accessToken);
+    const { token, orgId, post } = await signUp(base, `load-${o}`);
+    const project = await post(`/api/orgs/${orgId}/projects`, { name: "Load" });
     const sessions = [];
     for (let s = 0; s < SESSIONS_PER_ORG; s++) {
-      sessions.push((await post(`/api/projects/${project.id}/sessions`, {}, accessToken)).id);
+      sessions.push((await post(`/api/projects/${project.id}/sessions`, {})).id);
     }
-    orgs.push({ orgId, token: accessToken, sessions });
+    orgs.push({ orgId, token, sessions });
   }
   return orgs;
 }

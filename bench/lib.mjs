@@ -130,6 +130,39 @@ export async function startModelProcess({ latencyMs = 0, tokensPerSecond = 0 } =
   return { url, stop: () => child.kill("SIGTERM") };
 }
 
+/** Fetches JSON, throwing on a non-2xx answer with its body. */
+export async function json(url, init) {
+  const res = await fetch(url, init);
+  if (!res.ok)
+    throw new Error(`${init?.method ?? "GET"} ${url}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/**
+ * Signs a new user up on the platform at `base` (their first org comes with it); returns their token,
+ * that org's id, and `post(path, body)` as them.
+ */
+export async function signUp(base, label) {
+  const { accessToken } = await json(`${base}/api/auth/signup`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      email: `${label}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.test`,
+      password: "benchmark password",
+      name: label,
+    }),
+  });
+  const auth = { authorization: `Bearer ${accessToken}` };
+  const orgs = await json(`${base}/api/orgs`, { headers: auth });
+  const post = (p, body) =>
+    json(`${base}${p}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...auth },
+      body: JSON.stringify(body),
+    });
+  return { token: accessToken, orgId: orgs.items[0].id, post };
+}
+
 export function summarize(samples) {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

@@ -9,7 +9,7 @@ import path from "node:path";
 import { connectChat } from "../packages/chat-client/src/index.ts";
 import { startDevModel } from "../packages/dev-model/src/index.ts";
 import { generateSigningKey } from "../scripts/lib/signing-key.mjs";
-import { ms, startWorker, summarize, wranglerRun } from "./lib.mjs";
+import { ms, signUp, startWorker, summarize, wranglerRun } from "./lib.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -54,46 +54,19 @@ export async function platform(modelUrl, vars = {}, options = {}) {
   });
 }
 
-async function json(url, init) {
-  const res = await fetch(url, init);
-  if (!res.ok)
-    throw new Error(`${init?.method ?? "GET"} ${url}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
-
 /**
  * A member with a funded org, a project and `count` assistant sessions; returns their chat URLs and
  * the token.
  */
 export async function assistantSessions(base, count = 1) {
-  const post = (p, body, token) =>
-    json(`${base}${p}`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-      },
-      body: JSON.stringify(body),
-    });
-  const { accessToken } = await post("/api/auth/signup", {
-    email: `bench-${Date.now()}@example.test`,
-    password: "benchmark password",
-    name: "Bench",
-  });
-  const orgs = await json(`${base}/api/orgs`, {
-    headers: { authorization: `Bearer ${accessToken}` },
-  });
-  const project = await post(
-    `/api/orgs/${orgs.items[0].id}/projects`,
-    { name: "Bench" },
-    accessToken,
-  );
+  const { token, orgId, post } = await signUp(base, "bench");
+  const project = await post(`/api/orgs/${orgId}/projects`, { name: "Bench" });
   const urls = [];
   for (let i = 0; i < count; i++) {
-    const session = await post(`/api/projects/${project.id}/sessions`, {}, accessToken);
+    const session = await post(`/api/projects/${project.id}/sessions`, {});
     urls.push(`${base}/agents/assistant-agent/${session.id}`);
   }
-  return { urls, token: accessToken };
+  return { urls, token };
 }
 
 export async function benchTurns({ turns = 150, extraVars = {} } = {}) {
