@@ -285,6 +285,14 @@ describe("the web app in Chromium", () => {
       ws.connectToServer();
       sockets.push(ws);
     });
+    // What the page sends: a chat request carries the new message only (the server keeps the rest).
+    const requests: { messages: unknown[] }[] = [];
+    page.on("websocket", (ws) =>
+      ws.on("framesent", ({ payload }) => {
+        const frame = typeof payload === "string" ? JSON.parse(payload) : null;
+        if (frame?.type === "cf_agent_use_chat_request") requests.push(JSON.parse(frame.init.body));
+      }),
+    );
     await page.reload();
     await page.getByRole("button", { name: "Ask the assistant here" }).click();
     const panel = page.getByRole("region", { name: "In-app assistant" });
@@ -321,6 +329,9 @@ describe("the web app in Chromium", () => {
       .waitFor({ timeout: 30_000 });
     const cls = await page.evaluate(() => (window as unknown as { __cls: number }).__cls);
     expect(cls).toBeLessThan(0.1);
+    // The session already held an exchange (the panel continues it), yet the request held one message.
+    expect(await panel.getByRole("listitem").filter({ hasText: "You:" }).count()).toBe(2);
+    expect(requests.map((body) => body.messages.length)).toEqual([1]);
   });
   it("has no serious or critical accessibility violations on its main screens (axe-core)", async () => {
     const axeSource = readFileSync(
