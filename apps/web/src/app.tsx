@@ -12,6 +12,7 @@ const SessionPage = lazy(() => import("./pages/session-page.tsx"));
 const BillingPage = lazy(() => import("./pages/billing-page.tsx"));
 const MembersPage = lazy(() => import("./pages/members-page.tsx"));
 const AdminPage = lazy(() => import("./pages/admin-page.tsx"));
+const NewOrgPage = lazy(() => import("./pages/new-org-page.tsx"));
 
 type Params = Record<string, string>;
 const routes: { pattern: string; page: ComponentType<{ params: Params }> }[] = [
@@ -21,6 +22,7 @@ const routes: { pattern: string; page: ComponentType<{ params: Params }> }[] = [
   { pattern: "/billing", page: BillingPage },
   { pattern: "/members", page: MembersPage },
   { pattern: "/admin", page: AdminPage },
+  { pattern: "/orgs/new", page: NewOrgPage },
 ];
 
 export function App() {

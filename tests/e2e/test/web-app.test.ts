@@ -397,6 +397,20 @@ describe("the web app in Chromium", () => {
     }
     expect(problems).toEqual([]);
   });
+  it("creates a second organization from the header and switches to it", async () => {
+    await page.getByRole("link", { name: "New organization" }).click();
+    await page.getByLabel("Name").fill("Difference Engines");
+    await page.getByRole("button", { name: "Create organization" }).click();
+    await page.getByRole("heading", { level: 1, name: "Projects in Difference Engines" }).waitFor();
+    const switcher = page.getByRole("combobox", { name: "Organization" });
+    await expect
+      .poll(() => switcher.locator("option:checked").textContent())
+      .toBe("Difference Engines (owner)");
+    // The first org is still there to switch back to.
+    await switcher.selectOption({ label: "Analytical Engines (owner)" });
+    await page.getByRole("heading", { level: 1, name: "Projects in Analytical Engines" }).waitFor();
+  });
+
   it("keeps tokens and message content out of the platform's logs", async () => {
     const refresh = (await page.context().cookies()).find(
       (c) => c.name === "parley_refresh",

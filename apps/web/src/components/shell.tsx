@@ -39,6 +39,7 @@ export function Shell({ children }: { children: ReactNode }) {
               </select>
             </label>
           ) : null}
+          <Link to="/orgs/new">New organization</Link>
           <span className="muted">{me?.email}</span>
           <button
             type="button"

@@ -1,5 +1,6 @@
 import { type FormEvent, useState } from "react";
 import { FormError } from "../components/field-error.tsx";
+import { NewOrgForm } from "../features/orgs/new-org-form.tsx";
 import { api, errorMessage } from "../lib/api.ts";
 import { Link, navigate } from "../lib/router.tsx";
 import { useSession } from "../lib/session.tsx";
@@ -31,7 +32,15 @@ export default function ProjectsPage() {
     }
   }
 
-  if (!org) return <p>You do not belong to any organization.</p>;
+  if (!org) {
+    return (
+      <section className="stack">
+        <h1>No organization yet</h1>
+        <p>You do not belong to any organization. Create one to start a project.</p>
+        <NewOrgForm />
+      </section>
+    );
+  }
   return (
     <section aria-labelledby="projects-title" className="stack">
       <h1 id="projects-title">Projects in {org.name}</h1>

@@ -1,0 +1,48 @@
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ApiError, api } from "../../lib/api.ts";
+import { NewOrgForm } from "./new-org-form.tsx";
+
+const session = vi.hoisted(() => ({ selectOrg: vi.fn(), reload: vi.fn(async () => {}) }));
+vi.mock("../../lib/session.tsx", () => ({ useSession: () => session }));
+
+afterEach(() => {
+  cleanup();
+  vi.restoreAllMocks();
+  session.selectOrg.mockClear();
+  session.reload.mockClear();
+});
+
+describe("NewOrgForm", () => {
+  it("creates the organization, switches to it and reloads who the user is", async () => {
+    const create = vi.spyOn(api, "createOrg").mockResolvedValue({
+      id: "org_new",
+      name: "Difference Engines",
+      role: "owner",
+      createdAt: "2026-11-29T00:00:00.000Z",
+    });
+    render(<NewOrgForm />);
+    fireEvent.change(screen.getByLabelText("Name"), { target: { value: "  Difference Engines " } });
+    fireEvent.click(screen.getByRole("button", { name: "Create organization" }));
+    await waitFor(() => expect(session.reload).toHaveBeenCalled());
+    expect(create).toHaveBeenCalledWith("Difference Engines");
+    expect(session.selectOrg).toHaveBeenCalledWith("org_new");
+    expect(window.location.pathname).toBe("/projects");
+  });
+
+  it("shows the server's refusal on the field and switches nowhere", async () => {
+    vi.spyOn(api, "createOrg").mockRejectedValue(
+      new ApiError("invalid_request", "Name is too long", 400, "name"),
+    );
+    render(<NewOrgForm />);
+    fireEvent.change(screen.getByLabelText("Name"), { target: { value: "x" } });
+    fireEvent.click(screen.getByRole("button", { name: "Create organization" }));
+    expect((await screen.findByRole("alert")).textContent).toMatch(/too long/);
+    expect(screen.getByLabelText("Name").getAttribute("aria-invalid")).toBe("true");
+    expect(session.selectOrg).not.toHaveBeenCalled();
+    expect(screen.getByRole("button", { name: "Create organization" })).not.toHaveProperty(
+      "disabled",
+      true,
+    );
+  });
+});
