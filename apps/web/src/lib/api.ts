@@ -250,14 +250,18 @@ export function createApiClient(options: ApiClientOptions = {}) {
 
     me: () => request<Me>("GET", "/api/me"),
     createOrg: (name: string) => request<OrgSummary>("POST", "/api/orgs", { name }),
-    projects: (orgId: string) => request<Page<Project>>("GET", `/api/orgs/${enc(orgId)}/projects`),
+    projects: (orgId: string, cursor?: string) =>
+      request<Page<Project>>("GET", `/api/orgs/${enc(orgId)}/projects${queryString({ cursor })}`),
     createProject: (orgId: string, input: { name: string; memory?: Memory }) =>
       request<Project>("POST", `/api/orgs/${enc(orgId)}/projects`, input),
     project: (projectId: string) => request<Project>("GET", `/api/projects/${enc(projectId)}`),
     updateProject: (projectId: string, input: { name?: string; memory?: Memory }) =>
       request<Project>("PATCH", `/api/projects/${enc(projectId)}`, input),
-    sessions: (projectId: string) =>
-      request<Page<Session>>("GET", `/api/projects/${enc(projectId)}/sessions`),
+    sessions: (projectId: string, cursor?: string) =>
+      request<Page<Session>>(
+        "GET",
+        `/api/projects/${enc(projectId)}/sessions${queryString({ cursor })}`,
+      ),
     createSession: (projectId: string, title?: string) =>
       request<Session>(
         "POST",
@@ -288,7 +292,8 @@ export function createApiClient(options: ApiClientOptions = {}) {
     },
     alerts: (orgId: string) =>
       request<Page<BillingAlert>>("GET", `/api/orgs/${enc(orgId)}/billing/alerts`),
-    members: (orgId: string) => request<Page<Member>>("GET", `/api/orgs/${enc(orgId)}/members`),
+    members: (orgId: string, cursor?: string) =>
+      request<Page<Member>>("GET", `/api/orgs/${enc(orgId)}/members${queryString({ cursor })}`),
     addMember: (orgId: string, input: { email: string; role: Role }) =>
       request<Member>("POST", `/api/orgs/${enc(orgId)}/members`, input),
     updateMember: (orgId: string, userId: string, role: Role) =>
@@ -297,8 +302,11 @@ export function createApiClient(options: ApiClientOptions = {}) {
       request<void>("DELETE", `/api/orgs/${enc(orgId)}/members/${enc(userId)}`),
     fileErasure: (orgId: string, input: ErasureRequestInput) =>
       request<ErasureRequest>("POST", `/api/orgs/${enc(orgId)}/erasure-requests`, input),
-    erasureRequests: (orgId: string) =>
-      request<Page<ErasureRequest>>("GET", `/api/orgs/${enc(orgId)}/erasure-requests`),
+    erasureRequests: (orgId: string, cursor?: string) =>
+      request<Page<ErasureRequest>>(
+        "GET",
+        `/api/orgs/${enc(orgId)}/erasure-requests${queryString({ cursor })}`,
+      ),
     erasureRequest: (orgId: string, requestId: string) =>
       request<ErasureRequest>("GET", `/api/orgs/${enc(orgId)}/erasure-requests/${enc(requestId)}`),
     /** Files the erasure of the caller's own account; the refresh cookie is gone afterwards. */

@@ -1,10 +1,11 @@
 import type { Member, Role } from "@parley/shared";
 import { type FormEvent, useState } from "react";
 import { FormError } from "../components/field-error.tsx";
+import { LoadMore } from "../components/load-more.tsx";
 import { api, errorMessage } from "../lib/api.ts";
 import { navigate } from "../lib/router.tsx";
 import { useSession } from "../lib/session.tsx";
-import { useAsync } from "../lib/use-async.ts";
+import { usePages } from "../lib/use-pages.ts";
 
 const ROLES: readonly Role[] = ["member", "admin", "owner"];
 
@@ -15,7 +16,7 @@ const ROLES: readonly Role[] = ["member", "admin", "owner"];
 export default function MembersPage() {
   const { me, org, reload: reloadMe } = useSession();
   const orgId = org?.id ?? "";
-  const [members, reload] = useAsync(() => api.members(orgId), [orgId]);
+  const [members, reload, moreMembers] = usePages((cursor) => api.members(orgId, cursor), [orgId]);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const canManage = org?.role === "owner" || org?.role === "admin";
@@ -153,6 +154,7 @@ export default function MembersPage() {
           </table>
         </div>
       )}
+      <LoadMore more={moreMembers} label="More members" />
       {canManage ? (
         <form onSubmit={onInvite} className="card stack narrow" aria-labelledby="invite-title">
           <h2 id="invite-title">Add a member</h2>

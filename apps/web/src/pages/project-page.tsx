@@ -1,6 +1,7 @@
 import { Suspense, useState } from "react";
 import { ErrorBoundary } from "../components/error-boundary.tsx";
 import { FormError } from "../components/field-error.tsx";
+import { LoadMore } from "../components/load-more.tsx";
 import { AssistantPanel } from "../features/chat/assistant-panel.tsx";
 import { ChatPanel } from "../features/chat/chat-panel.tsx";
 import { previewStatus } from "../features/chat/reply-meta.tsx";
@@ -9,11 +10,15 @@ import { api, errorMessage } from "../lib/api.ts";
 import { formatMicros } from "../lib/money.ts";
 import { Link, navigate } from "../lib/router.tsx";
 import { useAsync } from "../lib/use-async.ts";
+import { usePages } from "../lib/use-pages.ts";
 
 export default function ProjectPage({ params }: { params: Record<string, string> }) {
   const projectId = params.projectId ?? "";
   const [project, , setProject] = useAsync(() => api.project(projectId), [projectId]);
-  const [sessions] = useAsync(() => api.sessions(projectId), [projectId]);
+  const [sessions, , moreSessions] = usePages(
+    (cursor) => api.sessions(projectId, cursor),
+    [projectId],
+  );
   const [creating, setCreating] = useState(false);
   const [createError, setCreateError] = useState<unknown>(null);
 
@@ -121,6 +126,7 @@ export default function ProjectPage({ params }: { params: Record<string, string>
                 ))}
               </ul>
             )}
+            <LoadMore more={moreSessions} label="More sessions" />
             <FormError error={createError} />
             <button type="button" onClick={() => void newSession()} disabled={creating}>
               New session

@@ -1,17 +1,19 @@
 import { type FormEvent, useState } from "react";
 import { FormError } from "../components/field-error.tsx";
+import { LoadMore } from "../components/load-more.tsx";
 import { NewOrgForm } from "../features/orgs/new-org-form.tsx";
 import { api, errorMessage } from "../lib/api.ts";
 import { Link, navigate } from "../lib/router.tsx";
 import { useSession } from "../lib/session.tsx";
-import { useAsync } from "../lib/use-async.ts";
+import { usePages } from "../lib/use-pages.ts";
 
 /** The current org's projects, and a form to create one. */
 export default function ProjectsPage() {
   const { org } = useSession();
   const orgId = org?.id ?? null;
-  const [projects] = useAsync(
-    () => (orgId ? api.projects(orgId) : Promise.resolve({ items: [], nextCursor: null })),
+  const [projects, , moreProjects] = usePages(
+    (cursor) =>
+      orgId ? api.projects(orgId, cursor) : Promise.resolve({ items: [], nextCursor: null }),
     [orgId],
   );
   const [error, setError] = useState<unknown>(null);
@@ -67,6 +69,7 @@ export default function ProjectsPage() {
           ))}
         </ul>
       )}
+      <LoadMore more={moreProjects} label="More projects" />
       <form onSubmit={onCreate} className="card stack" aria-labelledby="new-project">
         <h2 id="new-project">New project</h2>
         <label>

@@ -1,49 +1,27 @@
-import type { LedgerEntry } from "@parley/shared";
-import { useState } from "react";
-import { FormError } from "../../components/field-error.tsx";
+import { LoadMore } from "../../components/load-more.tsx";
 import { api, errorMessage } from "../../lib/api.ts";
 import { formatMicros } from "../../lib/money.ts";
-import { useAsync } from "../../lib/use-async.ts";
+import { usePages } from "../../lib/use-pages.ts";
 
 /** The append-only ledger, newest first, a page at a time (owners and admins). */
 export function LedgerTable({ orgId }: { orgId: string }) {
-  const [first] = useAsync(() => api.ledger(orgId), [orgId]);
-  const [more, setMore] = useState<{ items: LedgerEntry[]; nextCursor: string | null } | null>(
-    null,
-  );
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const [ledger, , more] = usePages((cursor) => api.ledger(orgId, cursor), [orgId]);
 
-  if (first.status === "loading") {
+  if (ledger.status === "loading") {
     return (
       <p role="status" className="muted">
         Loading ledger…
       </p>
     );
   }
-  if (first.status === "error") {
+  if (ledger.status === "error") {
     return (
       <p role="alert" className="error">
-        {errorMessage(first.error)}
+        {errorMessage(ledger.error)}
       </p>
     );
   }
-  const items = [...first.data.items, ...(more?.items ?? [])];
-  const nextCursor = more ? more.nextCursor : first.data.nextCursor;
-
-  async function loadMore() {
-    if (!nextCursor) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const page = await api.ledger(orgId, nextCursor);
-      setMore({ items: [...(more?.items ?? []), ...page.items], nextCursor: page.nextCursor });
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const items = ledger.data.items;
 
   if (items.length === 0) return <p className="empty">No ledger entries yet.</p>;
   return (
@@ -77,12 +55,7 @@ export function LedgerTable({ orgId }: { orgId: string }) {
           </tbody>
         </table>
       </div>
-      <FormError error={error} />
-      {nextCursor ? (
-        <button type="button" onClick={() => void loadMore()} disabled={busy}>
-          {busy ? "Loading…" : "Load more"}
-        </button>
-      ) : null}
+      <LoadMore more={more} />
     </div>
   );
 }

@@ -1,0 +1,48 @@
+import type { Project } from "@parley/shared";
+import { cleanup, fireEvent, render, screen } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ApiError, api } from "../lib/api.ts";
+import ProjectsPage from "./projects-page.tsx";
+
+vi.mock("../lib/session.tsx", () => ({
+  useSession: () => ({ org: { id: "org_1", name: "Acme", role: "owner", createdAt: "x" } }),
+}));
+
+afterEach(() => {
+  cleanup();
+  vi.restoreAllMocks();
+});
+
+const project = (n: number): Project => ({
+  id: `project_${n}`,
+  orgId: "org_1",
+  name: `Project ${n}`,
+  memory: {},
+  createdBy: "u1",
+  createdAt: "2026-11-29T00:00:00.000Z",
+  updatedAt: "2026-11-29T00:00:00.000Z",
+});
+
+describe("ProjectsPage paging", () => {
+  it("loads the next page under the first until the list ends, and shows a page that failed", async () => {
+    const projects = vi
+      .spyOn(api, "projects")
+      .mockResolvedValueOnce({ items: [project(1), project(2)], nextCursor: "c2" })
+      .mockRejectedValueOnce(new ApiError("internal", "The server failed", 500))
+      .mockResolvedValueOnce({ items: [project(3)], nextCursor: null });
+    render(<ProjectsPage />);
+    await screen.findByText("Project 2");
+    fireEvent.click(screen.getByRole("button", { name: "More projects" }));
+    expect((await screen.findByRole("alert")).textContent).toMatch(/server failed/);
+    fireEvent.click(screen.getByRole("button", { name: "More projects" }));
+    await screen.findByText("Project 3");
+    expect(screen.getByText("Project 1")).toBeTruthy();
+    expect(screen.queryByRole("button", { name: "More projects" })).toBeNull();
+    expect(screen.queryByRole("alert")).toBeNull();
+    expect(projects.mock.calls).toEqual([
+      ["org_1", undefined],
+      ["org_1", "c2"],
+      ["org_1", "c2"],
+    ]);
+  });
+});
