@@ -1,6 +1,6 @@
 import type { UsageGroupBy } from "@parley/shared";
 import { lazy, Suspense, useState } from "react";
-import { api, errorMessage } from "../../lib/api.ts";
+import { api, errorMessage, type UsageRange } from "../../lib/api.ts";
 import { formatMicros } from "../../lib/money.ts";
 import { useAsync } from "../../lib/use-async.ts";
 import { CsvDownload } from "./csv-download.tsx";
@@ -16,15 +16,52 @@ const GROUPS: { value: UsageGroupBy; label: string }[] = [
   { value: "session", label: "Session" },
 ];
 
-/** Spend of the last 30 days grouped by day, model, member, project or session, with a table. */
+/** The day after a `YYYY-MM-DD` date, as the API's exclusive end. */
+const dayAfter = (date: string) =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + 24 * 60 * 60 * 1000).toISOString().slice(0, 10);
+
+/** The query for the dates the reader picked (UTC days, both inclusive); none is the last 30 days. */
+export function usageRange(from: string, to: string): UsageRange {
+  return { ...(from ? { from } : {}), ...(to ? { to: dayAfter(to) } : {}) };
+}
+
+/**
+ * Spend grouped by day, model, member, project or session, with a table: the last 30 days, or the
+ * days the reader picks (the CSV follows the same range).
+ */
 export function UsagePanel({ orgId }: { orgId: string }) {
   const [groupBy, setGroupBy] = useState<UsageGroupBy>("day");
-  const [usage] = useAsync(() => api.usage(orgId, groupBy), [orgId, groupBy]);
+  const [from, setFrom] = useState("");
+  const [to, setTo] = useState("");
+  const range = usageRange(from, to);
+  const [usage] = useAsync(
+    () => api.usage(orgId, groupBy, usageRange(from, to)),
+    [orgId, groupBy, from, to],
+  );
   const label = GROUPS.find((group) => group.value === groupBy)?.label ?? groupBy;
+  const period = from || to ? `${from || "the start"} to ${to || "today"} (UTC)` : "last 30 days";
   return (
     <section aria-labelledby="usage-title" className="card stack">
-      <h2 id="usage-title">Spend, last 30 days</h2>
+      <h2 id="usage-title">Spend, {period}</h2>
       <div className="toolbar">
+        <label className="inline">
+          <span>From</span>
+          <input
+            type="date"
+            value={from}
+            max={to || undefined}
+            onChange={(e) => setFrom(e.target.value)}
+          />
+        </label>
+        <label className="inline">
+          <span>To</span>
+          <input
+            type="date"
+            value={to}
+            min={from || undefined}
+            onChange={(e) => setTo(e.target.value)}
+          />
+        </label>
         <label className="inline">
           <span>Group by</span>
           <select
@@ -38,7 +75,7 @@ export function UsagePanel({ orgId }: { orgId: string }) {
             ))}
           </select>
         </label>
-        <CsvDownload orgId={orgId} range={{}} />
+        <CsvDownload orgId={orgId} range={range} />
       </div>
       {usage.status === "loading" ? (
         <p role="status" className="muted chart-placeholder">
