@@ -152,3 +152,41 @@ describe("a message from a lone connection", () => {
     first.close();
   });
 });
+
+describe("a turn in a long session", () => {
+  /** Rows the object's SQLite wrote while `run` ran (every statement goes through storage.sql.exec). */
+  async function rowsWrittenDuring(sessionId: string, run: () => Promise<unknown>) {
+    const cursors: { rowsWritten: number }[] = [];
+    await runInDurableObject(stub(sessionId), (_instance: AssistantAgent, state) => {
+      const sql = state.storage.sql;
+      const exec = sql.exec.bind(sql);
+      Object.assign(sql, {
+        exec: (...args: Parameters<typeof sql.exec>) => {
+          const cursor = exec(...args);
+          cursors.push(cursor);
+          return cursor;
+        },
+      });
+    });
+    await run();
+    // Metering runs after the reply: let it land before counting.
+    await new Promise((r) => setTimeout(r, 300));
+    return cursors.reduce((sum, cursor) => sum + cursor.rowsWritten, 0);
+  }
+
+  it("writes as many SQLite rows at 200 stored messages as at 10", async () => {
+    const w = await funded(1_000_000_000);
+    const { session } = await import("./helpers.ts");
+    const longId = await session(w.projectId, w.orgId, w.member.id);
+    const short = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const long = await mustConnect(agentPath(longId), w.member.token);
+    for (let i = 0; i < 5; i++) await short.turn(`short ${i}`);
+    for (let i = 0; i < 100; i++) await long.turn(`long ${i}`);
+    const atTen = await rowsWrittenDuring(w.sessionId, () => short.turn("measured [[tokens:8]]"));
+    const atTwoHundred = await rowsWrittenDuring(longId, () => long.turn("measured [[tokens:8]]"));
+    expect(atTen).toBeGreaterThan(0);
+    expect(Math.abs(atTwoHundred - atTen)).toBeLessThanOrEqual(4);
+    short.close();
+    long.close();
+  }, 60_000);
+});
