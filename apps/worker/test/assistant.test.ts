@@ -186,9 +186,7 @@ describe("the credit gate", () => {
     const chatProbe = await mustConnect(agentPath(probe.sessionId), probe.member.token);
     const probeId = crypto.randomUUID();
     chatProbe.request(probeId, "race [[tps:50]]");
-    await chatProbe.waitFor(
-      (f) => f.id === probeId && typeof f.body === "string" && f.body.includes("text-delta"),
-    );
+    await chatProbe.waitForText(probeId);
     const hold = (await billingAccount(env, probe.orgId).balance()).heldMicros;
     expect(hold).toBeGreaterThan(0);
     await chatProbe.result(probeId);
@@ -222,9 +220,7 @@ describe("faults and concurrency", () => {
     const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
     const id = crypto.randomUUID();
     chat.request(id, "go on [[hang-after:4]]");
-    await chat.waitFor(
-      (f) => f.id === id && typeof f.body === "string" && f.body.includes("text-delta"),
-    );
+    await chat.waitForText(id);
     await new Promise((r) => setTimeout(r, 100));
     chat.send({ type: "cf_agent_chat_request_cancel", id });
     const result = await chat.result(id);
@@ -243,9 +239,7 @@ describe("faults and concurrency", () => {
     const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
     const first = crypto.randomUUID();
     chat.request(first, "slowly [[tps:40]]");
-    await chat.waitFor(
-      (f) => f.id === first && typeof f.body === "string" && f.body.includes("text-delta"),
-    );
+    await chat.waitForText(first);
     const second = await chat.turn("me too");
     expect(second.parleyError?.code).toBe("conflict");
     await chat.result(first);

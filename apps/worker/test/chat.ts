@@ -79,6 +79,15 @@ export class ChatSocket {
     }
   }
 
+  /** Waits until the reply to request `id` has streamed its first text (a frame at `from` or later). */
+  waitForText(id: string, from = 0): Promise<Frame> {
+    return this.waitFor(
+      (f) => f.id === id && typeof f.body === "string" && f.body.includes("text-delta"),
+      10_000,
+      from,
+    );
+  }
+
   /** Sends a chat request (by default: one new user message) and waits for its end. */
   async turn(
     text: string,

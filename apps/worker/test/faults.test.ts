@@ -131,9 +131,7 @@ async function expectReconciled(w: World, creditsMicros = GRANT): Promise<void> 
 async function streaming(chat: ChatSocket, text: string): Promise<string> {
   const id = crypto.randomUUID();
   chat.request(id, text);
-  await chat.waitFor(
-    (f) => f.id === id && typeof f.body === "string" && f.body.includes("text-delta"),
-  );
+  await chat.waitForText(id);
   return id;
 }
 

@@ -191,9 +191,7 @@ describe("turns", () => {
     const id = crypto.randomUUID();
     const text = "tell me slowly [[tps:40]]";
     first.request(id, text);
-    await first.waitFor(
-      (f) => f.id === id && typeof f.body === "string" && f.body.includes("text-delta"),
-    );
+    await first.waitForText(id);
     first.close();
 
     const second = await mustConnect(agentPath(w.projectId), w.member.token);
@@ -387,9 +385,7 @@ describe("faults", () => {
     const chat = await mustConnect(agentPath(w.projectId), w.member.token);
     const id = crypto.randomUUID();
     chat.request(id, "hang on [[hang-after:4]]");
-    await chat.waitFor(
-      (f) => f.id === id && typeof f.body === "string" && f.body.includes("text-delta"),
-    );
+    await chat.waitForText(id);
     await new Promise((r) => setTimeout(r, 100));
     chat.send({ type: "cf_agent_chat_request_cancel", id });
     const result = await chat.result(id);
@@ -483,9 +479,7 @@ describe("destroyForErasure", () => {
     await chat.turn("remember me");
     const id = crypto.randomUUID();
     chat.request(id, "a long answer please [[tps:20]]");
-    await chat.waitFor(
-      (f) => f.id === id && typeof f.body === "string" && f.body.includes("text-delta"),
-    );
+    await chat.waitForText(id);
 
     const first = await stub(w.projectId).destroyForErasure();
     expect(first).toEqual({ erased: true });

@@ -23,11 +23,7 @@ async function holdWhileStreaming(chat: ChatSocket, orgId: string, text: string)
   const id = crypto.randomUUID();
   const from = chat.frames.length;
   chat.request(id, `${text} [[tps:20]]`);
-  await chat.waitFor(
-    (f) => f.id === id && typeof f.body === "string" && f.body.includes("text-delta"),
-    10_000,
-    from,
-  );
+  await chat.waitForText(id, from);
   const held = (await billingAccount(env, orgId).balance()).heldMicros;
   await chat.result(id, from);
   return held;
