@@ -1,9 +1,8 @@
-import { Suspense, useState } from "react";
-import { ErrorBoundary } from "../components/error-boundary.tsx";
+import { useState } from "react";
 import { FormError } from "../components/field-error.tsx";
 import { LoadMore } from "../components/load-more.tsx";
 import { AssistantPanel } from "../features/chat/assistant-panel.tsx";
-import { ChatPanel } from "../features/chat/chat-panel.tsx";
+import { ChatBoundary, ChatPanel } from "../features/chat/chat-panel.tsx";
 import { previewStatus } from "../features/chat/reply-meta.tsx";
 import { MemoryEditor } from "../features/projects/memory-editor.tsx";
 import { api, errorMessage } from "../lib/api.ts";
@@ -63,39 +62,30 @@ export default function ProjectPage({ params }: { params: Record<string, string>
         <section aria-labelledby="preview-title" className="card">
           <h2 id="preview-title">Onboarding preview</h2>
           <p className="muted">Free turns to try the assistant with this project's memory.</p>
-          <ErrorBoundary>
-            <Suspense
-              fallback={
-                <p role="status" className="muted">
-                  Connecting…
-                </p>
-              }
-            >
-              <ChatPanel
-                agent="onboarding-agent"
-                name={projectId}
-                label="Onboarding preview chat"
-                closed={(messages) => previewStatus(messages).exhausted}
-                renderStatus={(messages) => {
-                  const status = previewStatus(messages);
-                  if (status.exhausted) {
-                    return (
-                      <div className="notice" role="status">
-                        <p>The free preview is over. Keep going in an assistant session.</p>
-                        {startSession}
-                      </div>
-                    );
-                  }
-                  return status.freeTurnsLeft === null ? null : (
-                    <p className="muted" role="status">
-                      {status.freeTurnsLeft} free {status.freeTurnsLeft === 1 ? "turn" : "turns"}{" "}
-                      left
-                    </p>
+          <ChatBoundary>
+            <ChatPanel
+              agent="onboarding-agent"
+              name={projectId}
+              label="Onboarding preview chat"
+              closed={(messages) => previewStatus(messages).exhausted}
+              renderStatus={(messages) => {
+                const status = previewStatus(messages);
+                if (status.exhausted) {
+                  return (
+                    <div className="notice" role="status">
+                      <p>The free preview is over. Keep going in an assistant session.</p>
+                      {startSession}
+                    </div>
                   );
-                }}
-              />
-            </Suspense>
-          </ErrorBoundary>
+                }
+                return status.freeTurnsLeft === null ? null : (
+                  <p className="muted" role="status">
+                    {status.freeTurnsLeft} free {status.freeTurnsLeft === 1 ? "turn" : "turns"} left
+                  </p>
+                );
+              }}
+            />
+          </ChatBoundary>
         </section>
         <div className="stack">
           <section aria-labelledby="sessions-title" className="card stack">

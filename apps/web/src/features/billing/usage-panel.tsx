@@ -34,10 +34,7 @@ export function UsagePanel({ orgId }: { orgId: string }) {
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
   const range = usageRange(from, to);
-  const [usage] = useAsync(
-    () => api.usage(orgId, groupBy, usageRange(from, to)),
-    [orgId, groupBy, from, to],
-  );
+  const [usage] = useAsync(() => api.usage(orgId, groupBy, range), [orgId, groupBy, from, to]);
   const label = GROUPS.find((group) => group.value === groupBy)?.label ?? groupBy;
   const period = from || to ? `${from || "the start"} to ${to || "today"} (UTC)` : "last 30 days";
   return (

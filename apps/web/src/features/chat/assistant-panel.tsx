@@ -1,11 +1,10 @@
 import type { Session } from "@parley/shared";
-import { Suspense, useState } from "react";
-import { ErrorBoundary } from "../../components/error-boundary.tsx";
+import { useState } from "react";
 import { FormError } from "../../components/field-error.tsx";
 import { api } from "../../lib/api.ts";
 import { Link } from "../../lib/router.tsx";
 import { useSession } from "../../lib/session.tsx";
-import { ChatPanel } from "./chat-panel.tsx";
+import { ChatBoundary, ChatPanel } from "./chat-panel.tsx";
 import { AssistantReplyMeta } from "./reply-meta.tsx";
 
 /**
@@ -14,28 +13,20 @@ import { AssistantReplyMeta } from "./reply-meta.tsx";
  */
 export function AssistantChat({ sessionId, label }: { sessionId: string; label: string }) {
   return (
-    <ErrorBoundary>
-      <Suspense
-        fallback={
-          <p role="status" className="muted">
-            Connecting…
-          </p>
-        }
-      >
-        <ChatPanel
-          agent="assistant-agent"
-          name={sessionId}
-          label={label}
-          regenerate
-          renderMeta={(message) => (
-            <AssistantReplyMeta
-              metadata={message.metadata}
-              topUp={<Link to="/billing">Top up credits</Link>}
-            />
-          )}
-        />
-      </Suspense>
-    </ErrorBoundary>
+    <ChatBoundary>
+      <ChatPanel
+        agent="assistant-agent"
+        name={sessionId}
+        label={label}
+        regenerate
+        renderMeta={(message) => (
+          <AssistantReplyMeta
+            metadata={message.metadata}
+            topUp={<Link to="/billing">Top up credits</Link>}
+          />
+        )}
+      />
+    </ChatBoundary>
   );
 }
 

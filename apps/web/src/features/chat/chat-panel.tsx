@@ -1,11 +1,29 @@
 import { useAgentChat } from "@cloudflare/ai-chat/react";
 import { useAgent } from "agents/react";
 import { isToolUIPart, type UIMessage } from "ai";
-import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from "react";
+import { type FormEvent, type ReactNode, Suspense, useCallback, useEffect, useState } from "react";
+import { ErrorBoundary } from "../../components/error-boundary.tsx";
 import { api } from "../../lib/api.ts";
 import { ToolPartView } from "./tool-part.tsx";
 
 export type AgentKind = "onboarding-agent" | "assistant-agent";
+
+/** Around a ChatPanel: "Connecting…" while the socket opens, and a failure kept to the panel. */
+export function ChatBoundary({ children }: { children: ReactNode }) {
+  return (
+    <ErrorBoundary>
+      <Suspense
+        fallback={
+          <p role="status" className="muted">
+            Connecting…
+          </p>
+        }
+      >
+        {children}
+      </Suspense>
+    </ErrorBoundary>
+  );
+}
 
 /**
  * The server keeps the transcript and takes only the new message from a request, so the request
