@@ -134,8 +134,9 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       : this.messages;
     // The first call's hold does not wait for the membership check when the project is known from
     // an earlier turn: the two run side by side, and the hold is released if the check fails.
+    const estimateFor = this.#firstCallEstimator(messages);
     const known = this.#project;
-    const knownEstimate = known ? this.#firstCallEstimate(known, messages) : 0;
+    const knownEstimate = known ? estimateFor(known) : 0;
     let early = requestId && known ? this.#reserveFirst(caller, requestId, knownEstimate) : null;
     let project: ProjectRow;
     try {
@@ -149,7 +150,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       throw error;
     }
     this.#project = project;
-    const estimate = this.#firstCallEstimate(project, messages);
+    const estimate = estimateFor(project);
     if (early && requestId && knownEstimate < estimate) {
       // The memory grew since the hold was sized: size it again on what the model will be shown,
       // under an id of its own (a hold id is never reused, even once released).
@@ -166,14 +167,16 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   /** The session's project as the last admitted turn saw it (names and memory size the first hold). */
   #project: ProjectRow | null = null;
 
-  /** The prompt the model is shown for a first call, in tokens: system prompt, window, tools. */
-  #firstCallEstimate(project: ProjectRow, messages: readonly UIMessage[]): number {
+  /**
+   * The prompt a first call over `messages` shows the model, in tokens (system prompt, window, tools),
+   * for a given project: the window is measured once, the project may still change.
+   */
+  #firstCallEstimator(messages: readonly UIMessage[]): (project: ProjectRow) => number {
     const window = contextWindow(messages, numberVar(this.env.ASSISTANT_CONTEXT_TOKENS, 12_000));
-    return (
+    return (project) =>
       estimateTokens(assistantSystemPrompt(project, window.omitted)) +
       window.tokens +
-      TOOL_PROMPT_TOKENS
-    );
+      TOOL_PROMPT_TOKENS;
   }
 
   /**
@@ -282,7 +285,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       this.#reserveStep(
         turn.caller,
         `${requestId}:0`,
-        this.#firstCallEstimate(turn.project, this.messages),
+        this.#firstCallEstimator(this.messages)(turn.project),
       ));
     if (!first.result.ok) return refusedReply(first.result);
     const holdId = (step: number) => (step === 0 ? first.holdId : `${requestId}:${step}`);
