@@ -6,7 +6,14 @@ import { billingAccount } from "../src/billing/account.ts";
 import { signed, tokenAttacks } from "./attacks.ts";
 import { type ChatSocket, connect, mustConnect } from "./chat.ts";
 import { api, errorCode, snapshot, type World, world } from "./helpers.ts";
-import { fillPreviewCap, funded, generationCost, setTurnsUsed, usageRowsOf } from "./metering.ts";
+import {
+  fillPreviewCap,
+  funded,
+  generationCost,
+  modelRequests,
+  setTurnsUsed,
+  usageRowsOf,
+} from "./metering.ts";
 import { checkoutEvent, deliver, post, refundEvent, sign, uid } from "./stripe.ts";
 
 /**
@@ -338,7 +345,11 @@ describe("identity comes from the verified token, never from the client", () => 
     });
     chat.close();
     expect(turn.text).toBe(devReply("who pays for this"));
-    const [step] = await usageRowsOf(w.orgId, (row) => row.requestId.startsWith(`${id}:`), 1);
+    const [step] = await usageRowsOf(
+      w.orgId,
+      (row) => row.requestId.startsWith(`${turn.turnId}:`),
+      1,
+    );
     const cost = await generationCost(step?.generationIds ?? "[]");
     expect(step).toMatchObject({
       memberId: w.member.id,
@@ -910,3 +921,73 @@ describe("logs", () => {
     }
   });
 });
+
+describe("every provider call is reserved and charged under an id the server makes (issue 12)", () => {
+  /** Every billable usage row of the session, once `expected` have landed. */
+  const billed = (w: World, expected: number) =>
+    usageRowsOf(w.orgId, (row) => row.sessionId === w.sessionId && row.billable === 1, expected);
+
+  /** Each row charged the provider's cost of its generation plus markup, and the ledger matches. */
+  async function expectEachCallCharged(w: World, rows: Awaited<ReturnType<typeof billed>>) {
+    let charged = 0;
+    for (const row of rows) {
+      const cost = await generationCost(row.generationIds);
+      expect(row).toMatchObject({ costMicros: cost, priceMicros: applyMarkup(cost, markup) });
+      charged += row.priceMicros;
+    }
+    const account = billingAccount(env, w.orgId);
+    expect(await account.balance()).toMatchObject({
+      heldMicros: 0,
+      postedMicros: 10_000_000 - charged,
+    });
+    expect((await account.reconcile()).ok).toBe(true);
+  }
+
+  it("one request id sent again after each clear: six replies, six charges", async () => {
+    const w = await funded();
+    const chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+    const calls = await modelRequests();
+    for (let i = 0; i < 6; i++) {
+      const turn = await chat.turn(`free lunch ${i}`, { id: "fixed-request-id" });
+      expect(turn.text).toBe(devReply(`free lunch ${i}`));
+      chat.send({ type: "cf_agent_chat_clear" });
+    }
+    expect(await modelRequests()).toBe(calls + 6);
+    const rows = await billed(w, 6);
+    expect(rows).toHaveLength(6);
+    expect(new Set(rows.map((row) => row.requestId)).size).toBe(6);
+    await expectEachCallCharged(w, rows);
+    chat.close();
+  });
+
+  it("one request id reused without a clear, and for a regenerate: each call charged", async () => {
+    const w = await funded();
+    const chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+    await chat.turn("first", { id: "same-id" });
+    await chat.turn("second", { id: "same-id" });
+    const regenerated = await chat.turn("", { id: "same-id", trigger: "regenerate-message" });
+    expect(regenerated.text).toBe(devReply("second"));
+    const rows = await billed(w, 3);
+    expect(rows).toHaveLength(3);
+    await expectEachCallCharged(w, rows);
+    chat.close();
+  });
+
+  it("the onboarding preview records each turn's usage, whatever request id the client reuses", async () => {
+    const w = await world();
+    const chat = await mustConnect(onboardingPath(w.projectId), w.member.token);
+    for (let i = 0; i < 3; i++) {
+      await chat.turn(`preview ${i}`, { id: "fixed-preview-id" });
+      chat.send({ type: "cf_agent_chat_clear" });
+    }
+    const rows = await usageRowsOf(w.orgId, (row) => row.projectId === w.projectId, 3);
+    expect(rows).toHaveLength(3);
+    expect(rows.every((row) => row.billable === 0 && row.costMicros > 0)).toBe(true);
+    for (const row of rows) expect(row.costMicros).toBe(await generationCost(row.generationIds));
+    chat.close();
+  });
+});
+
+// ---- issue 12: bad input gets a clear 4xx and changes nothing ----
+
+// ---- issue 12: sign-in sessions (refresh races, cookie endpoints) ----

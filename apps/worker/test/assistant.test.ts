@@ -12,9 +12,14 @@ const agentPath = (sessionId: string) => `/agents/assistant-agent/${sessionId}`;
 const markup = Number(env.MARKUP_BPS);
 const devModel = env.MODEL_BASE_URL.replace(/\/api\/v1$/, "");
 
-/** The org's usage rows of one turn (one per model step), once metering has landed. */
-const stepsOf = (w: World, requestId: string, expected: number) =>
-  usageRowsOf(w.orgId, (row) => row.requestId.startsWith(`${requestId}:`), expected);
+/**
+ * The org's usage rows of one turn (one per model step), once metering has landed. Usage is keyed by
+ * the server's turn id (from the reply's metadata), never by the client's request id.
+ */
+const stepsOf = (w: World, turnId: string | null, expected: number) => {
+  expect(turnId).toMatch(/^turn-/);
+  return usageRowsOf(w.orgId, (row) => row.requestId.startsWith(`${turnId}:`), expected);
+};
 const costOf = generationCost;
 
 describe("AssistantAgent", () => {
@@ -24,7 +29,7 @@ describe("AssistantAgent", () => {
     const id = crypto.randomUUID();
     const turn = await chat.turn("Draft a launch plan", { id });
     expect(turn.text).toBe(devReply("Draft a launch plan"));
-    const [step] = await stepsOf(w, id, 1);
+    const [step] = await stepsOf(w, chat.turnIdOf(id), 1);
     const cost = await costOf(step?.generationIds ?? "[]");
     expect(step).toMatchObject({
       billable: 1,
@@ -68,8 +73,9 @@ describe("tools", () => {
     const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
     const id = crypto.randomUUID();
     const turn = await chat.turn("How much is left? [[tool:get_balance]]", { id });
-    const steps = await stepsOf(w, id, 2);
-    expect(steps.map((s) => s.requestId)).toEqual([`${id}:0`, `${id}:1`]);
+    const steps = await stepsOf(w, chat.turnIdOf(id), 2);
+    const turnId = chat.turnIdOf(id);
+    expect(steps.map((s) => s.requestId)).toEqual([`${turnId}:0`, `${turnId}:1`]);
     let price = 0;
     for (const step of steps) {
       const cost = await costOf(step.generationIds);
@@ -225,7 +231,7 @@ describe("faults and concurrency", () => {
     chat.send({ type: "cf_agent_chat_request_cancel", id });
     const result = await chat.result(id);
     expect(result.outcome).toBe("aborted");
-    const steps = await stepsOf(w, id, 1);
+    const steps = await stepsOf(w, chat.turnIdOf(id), 1);
     expect(steps).toHaveLength(1);
     const cost = await costOf(steps[0]?.generationIds ?? "[]");
     expect(steps[0]).toMatchObject({ costMicros: cost, priceMicros: applyMarkup(cost, markup) });
@@ -247,7 +253,7 @@ describe("faults and concurrency", () => {
       token: w.member.token,
     });
     expect(stored.body.map((m) => m.role)).toEqual(["user", "assistant"]);
-    expect(await stepsOf(w, first, 1)).toHaveLength(1);
+    expect(await stepsOf(w, chat.turnIdOf(first), 1)).toHaveLength(1);
     // After the reply, the next message goes through.
     expect((await chat.turn("now me")).text).toBe(devReply("now me"));
     chat.close();
@@ -313,7 +319,7 @@ describe("sessions", () => {
     const id = crypto.randomUUID();
     await chat.turn("Plan the beta launch for March", { id });
     await chat.turn("And the pricing page");
-    const steps = await stepsOf(w, id, 1);
+    const steps = await stepsOf(w, chat.turnIdOf(id), 1);
     expect(steps.length).toBe(1);
     chat.close();
 
@@ -375,7 +381,7 @@ describe("a loop that runs out of credits", () => {
     expect(await modelRequests()).toBe(calls + 1);
     expect(turn.metadata).toMatchObject({ code: "insufficient_credits", steps: 1 });
     expect(turn.chunks.some((c) => c.type === "tool-output-available")).toBe(true);
-    expect(await stepsOf(w, id, 1)).toHaveLength(1);
+    expect(await stepsOf(w, chat.turnIdOf(id), 1)).toHaveLength(1);
     const balance = await billingAccount(env, w.orgId).balance();
     expect(balance.heldMicros).toBe(0);
     expect(balance.availableMicros).toBeGreaterThanOrEqual(0);

@@ -21,6 +21,8 @@ export interface TurnResult {
   text: string;
   reasoning: string;
   metadata: Record<string, unknown>;
+  /** The server's id of the turn (its usage rows are `<turnId>:<step>`), from the reply's metadata. */
+  turnId: string | null;
   error: string | null;
   outcome: string | undefined;
   chunks: Record<string, unknown>[];
@@ -77,6 +79,20 @@ export class ChatSocket {
         setTimeout(resolve, 50);
       });
     }
+  }
+
+  /** The server's turn id of request `id`, once its first chunk arrived (null before). */
+  turnIdOf(id: string): string | null {
+    for (const frame of this.frames) {
+      if (frame.type !== "cf_agent_use_chat_response" || frame.id !== id || !frame.body) continue;
+      try {
+        const chunk = JSON.parse(frame.body) as { messageMetadata?: { turnId?: unknown } };
+        if (typeof chunk.messageMetadata?.turnId === "string") return chunk.messageMetadata.turnId;
+      } catch {
+        // an error body is text
+      }
+    }
+    return null;
   }
 
   /** Waits until the reply to request `id` has streamed its first text (a frame at `from` or later). */
@@ -165,6 +181,7 @@ export class ChatSocket {
       text,
       reasoning,
       metadata,
+      turnId: typeof metadata.turnId === "string" ? metadata.turnId : null,
       error: errorFrame ? String(errorFrame.body) : null,
       outcome: done?.outcome as string | undefined,
       chunks,

@@ -64,8 +64,12 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
   return value;
 }
 
+/** The server's id of a turn (usage is keyed `<turnId>:<step>`), read off the reply the socket got. */
+const turnOf = (chat: ChatSocket, requestId: string): string =>
+  chat.turnIdOf(requestId) ?? `no turn id for ${requestId}`;
+
 /**
- * 0 double charges: the org's usage is exactly `<requestId>:<step>` for the given turns and step
+ * 0 double charges: the org's usage is exactly `<turnId>:<step>` for the given turns and step
  * counts, each model call once, no generation charged twice, and each charged what the provider
  * reported for its generation plus markup.
  */
@@ -162,7 +166,7 @@ describe("faults on an assistant turn", { timeout: 20_000 }, () => {
       (f) => f.type === "cf_agent_use_chat_response" && f.error === true,
     );
     expect(interrupted.body).toMatch(/interrupted\. Please send your message again/);
-    await expectChargedOnce(w, { [id]: 1 });
+    await expectChargedOnce(w, { [turnOf(chat, id)]: 1 });
     expect(await modelRequests()).toBe(calls);
     await expectReconciled(w);
     const stored = await expectNoLostMessages(w, ["a long one [[tps:30]]"]);
@@ -170,7 +174,7 @@ describe("faults on an assistant turn", { timeout: 20_000 }, () => {
 
     const next = crypto.randomUUID();
     expect((await again.turn("still there?", { id: next })).text).toBe(devReply("still there?"));
-    await expectChargedOnce(w, { [id]: 1, [next]: 1 });
+    await expectChargedOnce(w, { [turnOf(chat, id)]: 1, [turnOf(again, next)]: 1 });
     await expectNoLostMessages(w, ["a long one [[tps:30]]", "still there?"]);
     await expectReconciled(w);
     again.close();
@@ -182,13 +186,13 @@ describe("faults on an assistant turn", { timeout: 20_000 }, () => {
     const id = crypto.randomUUID();
     const turn = await chat.turn("break please [[error-after:3]]", { id });
     expect(turn.error).toMatch(/model failed to answer/);
-    await expectChargedOnce(w, { [id]: 1 });
+    await expectChargedOnce(w, { [turnOf(chat, id)]: 1 });
     await expectReconciled(w);
     await expectNoLostMessages(w, ["break please [[error-after:3]]"]);
 
     const next = crypto.randomUUID();
     expect((await chat.turn("and now?", { id: next })).text).toBe(devReply("and now?"));
-    await expectChargedOnce(w, { [id]: 1, [next]: 1 });
+    await expectChargedOnce(w, { [turnOf(chat, id)]: 1, [turnOf(chat, next)]: 1 });
     await expectNoLostMessages(w, ["break please [[error-after:3]]", "and now?"]);
     await expectReconciled(w);
     chat.close();
@@ -207,7 +211,7 @@ describe("faults on an assistant turn", { timeout: 20_000 }, () => {
     });
     expect(turn.outcome).toBe("aborted");
     expect(turn.text.length).toBeGreaterThan(0);
-    const [row] = await expectChargedOnce(w, { [id]: 1 });
+    const [row] = await expectChargedOnce(w, { [turnOf(chat, id)]: 1 });
     expect(row?.completionTokens).toBeGreaterThan(0);
     await expectReconciled(w);
     await expectNoLostMessages(w, ["stall out [[hang-after:3]]"]);
@@ -228,7 +232,7 @@ describe("faults on an assistant turn", { timeout: 20_000 }, () => {
     );
     expect(stored.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(textOf(stored[1] as StoredMessage)).toBe(devReply("tell me slowly"));
-    const [row] = await expectChargedOnce(w, { [id]: 1 });
+    const [row] = await expectChargedOnce(w, { [turnOf(chat, id)]: 1 });
     expect(stored[1]?.metadata).toMatchObject({ priceMicros: row?.priceMicros, steps: 1 });
     await expectReconciled(w);
     await expectNoLostMessages(w, ["tell me slowly [[tps:40]]"]);
@@ -251,7 +255,7 @@ describe("faults on an assistant turn", { timeout: 20_000 }, () => {
     await chat.waitFor(() => chat.closed !== null).catch(() => undefined);
     expect(chat.closed?.code).toBe(4410);
 
-    await expectChargedOnce(w, { [id]: 1 });
+    await expectChargedOnce(w, { [turnOf(chat, id)]: 1 });
     await expectReconciled(w);
     // Anything still running that wrote after the wipe would bring the chat back: give it the chance.
     await sleep(300);
@@ -279,7 +283,7 @@ describe("faults on an assistant turn", { timeout: 20_000 }, () => {
       devReply("are you there now?"),
     );
     await expectNoLostMessages(w, ["are you there now?"]);
-    await expectChargedOnce(w, { [id]: 1 });
+    await expectChargedOnce(w, { [turnOf(chat, id)]: 1 });
     await expectReconciled(w);
     chat.close();
   });
@@ -375,7 +379,7 @@ describe("faults around the ledger", { timeout: 20_000 }, () => {
       }),
     ]);
     await expectNoLostMessages(w, ["spend a little"]);
-    await expectChargedOnce(w, { [id]: 1 });
+    await expectChargedOnce(w, { [turnOf(chat, id)]: 1 });
     await expectReconciled(w);
   });
 
@@ -427,7 +431,7 @@ describe("faults around the ledger", { timeout: 20_000 }, () => {
       .first<{ n: number }>();
     expect(left?.n).toBe(0);
     // The financial record outlives the erasure: the turn is charged once and the ledger balances.
-    await expectChargedOnce(w, { [id]: 1 });
+    await expectChargedOnce(w, { [turnOf(chat, id)]: 1 });
     await expectReconciled(w);
   });
 

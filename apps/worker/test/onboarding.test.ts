@@ -18,9 +18,12 @@ const agentPath = (projectId: string) => `/agents/onboarding-agent/${projectId}`
 const stub = (projectId: string) =>
   env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(projectId));
 
-/** Usage rows the org's BillingAccount holds for this request (metering runs after the reply). */
-const usageOf = (w: World, requestId: string, expected = 1) =>
-  usageRowsOf(w.orgId, (row) => row.requestId === requestId, expected);
+/**
+ * Usage rows the org's BillingAccount holds for one turn (metering runs after the reply), by the
+ * server's turn id from the reply's metadata: the client's request id is never a usage key.
+ */
+const usageOf = (w: World, turnId: string | null, expected = 1) =>
+  usageRowsOf(w.orgId, (row) => row.requestId === turnId, expected);
 
 async function transcript(w: World, token = w.member.token) {
   const res = await api<{ id: string; role: string; parts: { type: string; text?: string }[] }[]>(
@@ -107,7 +110,7 @@ describe("turns", () => {
     expect(stored.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(textOf(stored[1] as (typeof stored)[number])).toBe(turn.text);
 
-    const [usage] = await usageOf(w, id);
+    const [usage] = await usageOf(w, chat.turnIdOf(id));
     expect(usage).toMatchObject({
       billable: 0,
       priceMicros: 0,
@@ -246,7 +249,7 @@ describe("membership and identity", () => {
       },
     });
     expect(turn.text).toBe(devReply("who am I"));
-    const [usage] = await usageOf(w, id);
+    const [usage] = await usageOf(w, chat.turnIdOf(id));
     expect(usage).toMatchObject({ memberId: w.member.id, projectId: w.projectId, billable: 0 });
     const elsewhere = await billingAccount(env, w.otherOrgId).usageRows({
       from: 0,
@@ -351,7 +354,7 @@ describe("faults", () => {
     expect(turn.text.length).toBeGreaterThan(0);
     const stored = await transcript(w);
     expect(stored.map((m) => m.role)).toEqual(["user", "assistant"]);
-    const usage = await usageOf(w, id);
+    const usage = await usageOf(w, chat.turnIdOf(id));
     expect(usage).toHaveLength(1);
     const generationId = (JSON.parse(usage[0]?.generationIds ?? "[]") as string[])[0] ?? "";
     expect(usage[0]?.costMicros).toBe(
@@ -369,7 +372,7 @@ describe("faults", () => {
     const stored = await transcript(w);
     expect(stored[0]?.role).toBe("user");
     expect(stored.length).toBeLessThanOrEqual(2);
-    const usage = await usageOf(w, id);
+    const usage = await usageOf(w, chat.turnIdOf(id));
     expect(usage).toHaveLength(1);
     const generationId = (JSON.parse(usage[0]?.generationIds ?? "[]") as string[])[0] ?? "";
     expect(usage[0]?.costMicros).toBe(
@@ -390,7 +393,7 @@ describe("faults", () => {
     chat.send({ type: "cf_agent_chat_request_cancel", id });
     const result = await chat.result(id);
     expect(result.outcome).toBe("aborted");
-    const usage = await usageOf(w, id);
+    const usage = await usageOf(w, chat.turnIdOf(id));
     expect(usage).toHaveLength(1);
     const generationId = (JSON.parse(usage[0]?.generationIds ?? "[]") as string[])[0] ?? "";
     const charged = await generation(generationId);
@@ -485,7 +488,7 @@ describe("destroyForErasure", () => {
     expect(first).toEqual({ erased: true });
     await chat.waitFor(() => chat.closed !== null).catch(() => undefined);
     expect(chat.closed?.code).toBe(4410);
-    expect(await usageOf(w, id)).toHaveLength(1);
+    expect(await usageOf(w, chat.turnIdOf(id))).toHaveLength(1);
     // Anything still running that wrote after the wipe would recreate tables: give it the chance.
     await new Promise((r) => setTimeout(r, 300));
 

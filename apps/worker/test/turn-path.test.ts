@@ -46,13 +46,14 @@ describe("the first call's hold", () => {
     expect(await modelRequests()).toBe(calls);
     const after = await billingAccount(env, w.orgId).balance();
     expect(after).toMatchObject({ heldMicros: 0, postedMicros: before.postedMicros });
-    expect(await usageRowsOf(w.orgId, (row) => row.requestId.startsWith(id), 0)).toEqual([]);
+    // Only the first turn was recorded; the refused one's early hold was released.
+    expect(await usageRowsOf(w.orgId, (row) => row.sessionId === w.sessionId, 1)).toHaveLength(1);
     expect((await billingAccount(env, w.orgId).reconcile()).ok).toBe(true);
     await runInDurableObject(stub(w.sessionId), (_instance: AssistantAgent, state) => {
-      const open = state.storage.sql
-        .exec("SELECT status FROM parley_steps WHERE hold_id = ?", `${id}:0`)
+      const steps = state.storage.sql
+        .exec("SELECT status FROM parley_steps ORDER BY created_at, rowid")
         .toArray();
-      expect(open).toEqual([{ status: "released" }]);
+      expect(steps).toEqual([{ status: "settled" }, { status: "released" }]);
     });
   });
 

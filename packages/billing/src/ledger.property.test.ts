@@ -203,7 +203,9 @@ function runScenario(
         const memberCommitted =
           (model.memberSpend.get(`${utcDay(now)}:${member}`) ?? 0) + model.memberHeld(member);
         if (existing !== undefined) {
-          const same = existing.amount === amount && existing.member === member;
+          // A replay is answered only while the hold is open: a resolved hold admits nothing new.
+          const same =
+            existing.amount === amount && existing.member === member && existing.status === "open";
           expect(result.ok ? "replayed" : result.reason).toBe(same ? "replayed" : "conflict");
           expect(result.ok && result.replayed).toBe(same);
         } else if (model.settled.has(requestId)) {

@@ -538,10 +538,26 @@ describe("release and expire", () => {
     const replay = ledger.settle(settleInput("r1", 250_000, { now: T0 + TTL + 2 }));
     expect(replay.ok && replay.replayed).toBe(true);
     expect(ledger.balance().postedMicros).toBe(750_000);
-    // a reserve replay reports the hold as it is now
+    // a resolved hold admits no new call, whatever the replay
     const reserve = ledger.reserve(reserveInput("r1", 300_000));
-    expect(reserve.ok && reserve.hold.status).toBe("expired");
+    expect(reserve).toMatchObject({ ok: false, reason: "conflict" });
+    expect(ledger.balance().heldMicros).toBe(0);
   });
+
+  it.each(["settled", "released"] as const)(
+    "a reserve replayed after the hold was %s is a conflict and holds nothing",
+    (status) => {
+      const { ledger } = setup();
+      ledger.reserve(reserveInput("r1", 300_000));
+      if (status === "settled") ledger.settle(settleInput("r1", 10));
+      else ledger.release("r1", T0 + 10);
+      const before = ledger.balance();
+      const replay = ledger.reserve(reserveInput("r1", 300_000, { now: T0 + 20 }));
+      expect(replay).toMatchObject({ ok: false, reason: "conflict" });
+      expect(ledger.balance()).toEqual(before);
+      expect(ledger.hold("r1")?.status).toBe(status);
+    },
+  );
 });
 
 describe("reconcile", () => {

@@ -283,8 +283,9 @@ export class CreditLedger {
   /**
    * Reserves credits for one request before the model call. Admitted only when
    * `available ≥ amountMicros` and the spend limits allow it. Replaying a request id with the same
-   * amount and attribution returns the existing hold (whatever its status now) and changes nothing;
-   * different parameters are a conflict. A refusal records nothing but alerts, so the same request
+   * amount and attribution returns the existing hold while it is open and changes nothing; once the
+   * hold is settled, released or expired a replay is a conflict (a resolved hold never admits a new
+   * call); different parameters are a conflict. A refusal records nothing but alerts, so the same request
    * id may be retried after a top-up. Returns the alerts that newly fired.
    */
   reserve(input: ReserveInput): ReserveResult {
@@ -308,6 +309,15 @@ export class CreditLedger {
             ok: false,
             reason: "conflict",
             message: `request ${input.requestId} was reserved with different parameters`,
+          };
+        }
+        // A replay answers only while the hold is still open: a settled, released or expired hold
+        // admits no further call, or a reused id would run a model call that is never charged.
+        if (existing.status !== "open") {
+          return {
+            ok: false,
+            reason: "conflict",
+            message: `request ${input.requestId} was already ${existing.status}`,
           };
         }
         return { ok: true, hold: existing, replayed: true, alerts: [] };

@@ -37,6 +37,11 @@ import { assistantTools } from "./tools/project-tools.ts";
 
 /** Written by the server in each assistant reply's metadata; the client never writes it. */
 export interface AssistantMetadata {
+  /**
+   * The server's id of the turn that wrote this reply: its usage rows (API, CSV) are
+   * `<turnId>:<step>`. Sent with the reply's first chunk.
+   */
+  turnId?: string;
   /** Why the reply stopped short: the org could not afford the (next) model call. */
   code?: "insufficient_credits" | "spend_limit";
   tokens?: TokenUsage;
@@ -48,6 +53,11 @@ export interface AssistantMetadata {
 interface AssistantTurn {
   caller: AgentCaller;
   project: ProjectRow;
+  /**
+   * The server's id for this turn: every hold and usage record of it is keyed `<turnId>:<step>`.
+   * Never derived from the client's request id, which a client may reuse (after a clear, say).
+   */
+  turnId: string;
   /** The first call's hold, reserved at admission (it runs alongside the SDK storing the message). */
   firstHold?: Promise<Reservation>;
 }
@@ -75,7 +85,8 @@ const TOOL_PROMPT_TOKENS = 400;
 /**
  * One assistant session (name = session id), owned by the member who opened it, spending the org's
  * credits. Every model call is paid for in advance: a hold sized to the call's maximum cost is
- * reserved on the org's BillingAccount before the call (`<request id>:<step>`), and settled to what
+ * reserved on the org's BillingAccount before the call (`<turn id>:<step>`, the turn id made by the
+ * server at admission, never by the client), and settled to what
  * the provider charged as soon as the step ends, so a reset between steps loses nothing and a re-run
  * never charges twice. A step that cannot be reserved is not made.
  */
@@ -129,6 +140,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       );
     }
     const requestId = decision.trigger ? decision.requestId : undefined;
+    const turnId = newTurnId();
     const messages = decision.newUserMessage
       ? [...this.messages, decision.newUserMessage]
       : this.messages;
@@ -137,7 +149,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     const estimateFor = this.#firstCallEstimator(messages);
     const known = this.#project;
     const knownEstimate = known ? estimateFor(known) : 0;
-    let early = requestId && known ? this.#reserveFirst(caller, requestId, knownEstimate) : null;
+    let early = requestId && known ? this.#reserveFirst(caller, turnId, knownEstimate) : null;
     let project: ProjectRow;
     try {
       // Rights are checked again at every turn and approval: owner of the session, member of the org.
@@ -146,20 +158,20 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         throw new AppError("not_found", "Session not found");
       project = access.project;
     } catch (error) {
-      if (early && requestId) await this.#abandon(early, requestId);
+      if (early) await this.#abandon(early, turnId);
       throw error;
     }
     this.#project = project;
     const estimate = estimateFor(project);
-    if (early && requestId && knownEstimate < estimate) {
+    if (early && knownEstimate < estimate) {
       // The memory grew since the hold was sized: size it again on what the model will be shown,
       // under an id of its own (a hold id is never reused, even once released).
-      await this.#abandon(early, requestId);
-      early = this.#reserveFirst(caller, requestId, estimate, `${requestId}:0r`);
+      await this.#abandon(early, turnId);
+      early = this.#reserveFirst(caller, turnId, estimate, `${turnId}:0r`);
     }
-    if (requestId && !early) early = this.#reserveFirst(caller, requestId, estimate);
+    if (requestId && !early) early = this.#reserveFirst(caller, turnId, estimate);
     if (decision.trigger) this.#busySince = Date.now();
-    return { caller, project, ...(early ? { firstHold: early } : {}) };
+    return { caller, project, turnId, ...(early ? { firstHold: early } : {}) };
   }
 
   /** When the turn in flight was admitted; null when idle. Cleared as each turn completes. */
@@ -218,9 +230,9 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
 
   #reserveFirst(
     caller: AgentCaller,
-    requestId: string,
+    turnId: string,
     promptEstimate: number,
-    holdId = `${requestId}:0`,
+    holdId = `${turnId}:0`,
   ): Promise<Reservation> {
     const hold = this.#reserveStep(caller, holdId, promptEstimate);
     // Awaited by the turn (or abandoned); a failure surfaces there, not as an unhandled rejection.
@@ -229,9 +241,9 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   }
 
   /** Gives back a first hold the turn will not use. */
-  async #abandon(hold: Promise<Reservation>, requestId: string): Promise<void> {
+  async #abandon(hold: Promise<Reservation>, turnId: string): Promise<void> {
     const reserved = await hold.catch(() => null);
-    if (reserved?.result.ok) await this.#closeOpenSteps(requestId);
+    if (reserved?.result.ok) await this.#closeOpenSteps(turnId);
   }
 
   /**
@@ -271,6 +283,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // charge for a reply the member never saw. They can send again.
     if (!turn) return errorReply("This reply was interrupted. Please send your message again.");
 
+    const { turnId } = turn;
     const env = this.env;
     const modelId = env.MODEL_ID;
     const table = priceTable(env.MODEL_PRICES);
@@ -280,15 +293,15 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     const window = contextWindow(this.messages, numberVar(env.ASSISTANT_CONTEXT_TOKENS, 12_000));
     const modelMessages = await convertToModelMessages(window.messages);
     const system = assistantSystemPrompt(turn.project, window.omitted);
-    // A tool approval's continuation has no hold yet (its id is the SDK's): reserve it now.
+    // A tool approval's continuation has no hold yet: reserve it now, under the turn's own id.
     const first = await (turn.firstHold ??
       this.#reserveStep(
         turn.caller,
-        `${requestId}:0`,
+        `${turnId}:0`,
         this.#firstCallEstimator(this.messages)(turn.project),
       ));
     if (!first.result.ok) return refusedReply(first.result);
-    const holdId = (step: number) => (step === 0 ? first.holdId : `${requestId}:${step}`);
+    const holdId = (step: number) => (step === 0 ? first.holdId : `${turnId}:${step}`);
     let promptEstimate = first.promptEstimate;
 
     /** A step's tokens, the provider's cost (reported, else the price table) and the price charged. */
@@ -322,7 +335,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
           streamed,
           holdId(step),
         );
-        const closing = this.#closeOpenSteps(requestId);
+        const closing = this.#closeOpenSteps(turnId);
         this.metering.add(closing);
         void closing.finally(() => this.metering.delete(closing));
         return closing;
@@ -411,6 +424,8 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       stream: result
         .toUIMessageStream({
           sendReasoning: true,
+          messageMetadata: ({ part }): AssistantMetadata | undefined =>
+            part.type === "start" ? { turnId } : undefined,
           // Our own errors (a tool refusing a write, say) are safe to show; anything else stays generic.
           onError: (error) =>
             isAppError(error)
@@ -433,11 +448,11 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
    * to what the provider charged (generation lookup, else the streamed-token estimate); a step never
    * called is released. Each hold resolves once, on the BillingAccount as here.
    */
-  async #closeOpenSteps(requestId?: string): Promise<void> {
+  async #closeOpenSteps(turnId?: string): Promise<void> {
     const rows = this.ctx.storage.sql
       .exec(
-        `SELECT * FROM parley_steps WHERE status IN ('reserved', 'called') ${requestId ? "AND hold_id LIKE ? || ':%'" : ""}`,
-        ...(requestId ? [requestId] : []),
+        `SELECT * FROM parley_steps WHERE status IN ('reserved', 'called') ${turnId ? "AND substr(hold_id, 1, length(?1) + 1) = ?1 || ':'" : ""}`,
+        ...(turnId ? [turnId] : []),
       )
       .toArray();
     const table = priceTable(this.env.MODEL_PRICES);
@@ -483,7 +498,14 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   }
 }
 
+/** A fresh id for a turn's holds and usage: made here, so no client value can collide with it. */
+const newTurnId = () => `turn-${crypto.randomUUID()}`;
+
 function refusedReply(result: Exclude<ReserveResult, { ok: true }>): Response {
+  // A conflict means a hold id was reused: a bug, never the org's balance. No call is made.
+  if (result.reason === "conflict") {
+    return errorReply("This reply could not be started. Please send your message again.");
+  }
   const code = result.reason === "spend_limit" ? "spend_limit" : "insufficient_credits";
   const text =
     code === "spend_limit"

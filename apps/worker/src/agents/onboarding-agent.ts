@@ -20,6 +20,8 @@ export { CLOSE_ERASED, CLOSE_FORBIDDEN } from "./chat-agent.ts";
 
 /** What the server writes in an assistant message's metadata; the client never writes it. */
 export interface OnboardingMetadata {
+  /** The server's id of the turn: its (non-billable) usage row is recorded under it. */
+  turnId?: string;
   freeTurnsLeft?: number;
   code?: "preview_exhausted";
 }
@@ -40,7 +42,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
   // Every submitted message gets its answer, in order: the preview is free, so nothing to protect.
   override messageConcurrency = "queue" as const;
 
-  /** The metering of each turn in flight, by request id, so it runs once. */
+  /** The metering of each turn in flight, by its usage id, so it runs once. */
   readonly #settled = new Map<string, Promise<void>>();
 
   protected readonly toolApprovals = false;
@@ -101,6 +103,9 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
     this.setCounter("turns_used", used + 1);
     const freeTurnsLeft = this.#allowance - used - 1;
 
+    // The usage record's id is the server's, never the client's request id (which a client may
+    // send again after a clear): each model call is recorded under an id nothing else can claim.
+    const usageId = `turn-${crypto.randomUUID()}`;
     const modelId = this.env.MODEL_ID;
     const table = priceTable(this.env.MODEL_PRICES);
     const modelMessages = await convertToModelMessages(this.messages);
@@ -109,7 +114,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       modelId,
       Math.ceil((system.length + JSON.stringify(modelMessages).length) / 4),
     );
-    const settle = () => this.#settle(requestId, turn, meter);
+    const settle = () => this.#settle(usageId, turn, meter);
     const stall = stallGuard(
       this,
       () => this.abortRequest(requestId, "model stalled"),
@@ -138,7 +143,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
         .toUIMessageStream({
           sendReasoning: true,
           messageMetadata: ({ part }): OnboardingMetadata | undefined =>
-            part.type === "start" ? { freeTurnsLeft } : undefined,
+            part.type === "start" ? { turnId: usageId, freeTurnsLeft } : undefined,
           onError: () =>
             "The model failed to answer. Nothing was charged to your organization; please try again.",
         })
@@ -147,11 +152,11 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
   }
 
   /**
-   * Records the turn's provider cost as non-billable usage, once per request id: `onFinish`,
-   * `onAbort` and `onError` may all fire, the first one does the work.
+   * Records the turn's provider cost as non-billable usage, once per turn: `onFinish`, `onAbort`
+   * and `onError` may all fire, the first one does the work.
    */
-  #settle(requestId: string, turn: OnboardingTurn, meter: TurnMeter): Promise<void> {
-    const existing = this.#settled.get(requestId);
+  #settle(usageId: string, turn: OnboardingTurn, meter: TurnMeter): Promise<void> {
+    const existing = this.#settled.get(usageId);
     if (existing) return existing;
     const work = (async () => {
       if (meter.calls === 0) return;
@@ -160,7 +165,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
         priceTable(this.env.MODEL_PRICES),
       );
       await this.recordUsage(turn.caller.orgId, {
-        requestId,
+        requestId: usageId,
         costMicros: metered.costMicros,
         priceMicros: 0,
         tokens: metered.tokens,
@@ -170,11 +175,11 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
         attribution: { memberId: turn.caller.userId, projectId: this.name, sessionId: null },
       });
     })();
-    this.#settled.set(requestId, work);
+    this.#settled.set(usageId, work);
     this.metering.add(work);
     void work.finally(() => {
       this.metering.delete(work);
-      this.#settled.delete(requestId);
+      this.#settled.delete(usageId);
     });
     return work;
   }
