@@ -109,7 +109,8 @@ run("applying D1 migrations (local)", process.execPath, [
   ...persist,
 ]);
 
-const vars = [];
+// Local alert webhooks (a receiver on this machine, over http) are fine in dev, never in production.
+const vars = ["--var", "ALERT_WEBHOOK_ALLOW_PRIVATE:*"];
 if (!process.env.OPENROUTER_API_KEY) {
   start("dev model", process.execPath, [
     path.join(root, "packages/dev-model/src/cli.ts"),

@@ -32,6 +32,8 @@ export default defineConfig({
                 MODEL_ID: "parley/dev",
                 MODEL_STALL_TIMEOUT_MS: "1500",
                 TEST_MAILBOX_URL: inject("mailboxUrl"),
+                // Exactly the mailbox (http on 127.0.0.1) may receive alert webhooks.
+                ALERT_WEBHOOK_ALLOW_PRIVATE: new URL(inject("mailboxUrl")).host,
                 TEST_MIGRATIONS: await readD1Migrations(
                   path.join(import.meta.dirname, "migrations"),
                 ),

@@ -33,13 +33,24 @@ export type BillingSettingsPatch = z.infer<typeof billingSettingsSchema>;
 export const usageGroupBySchema = z.enum(["day", "model", "member", "project", "session"]);
 export type UsageGroupBy = z.infer<typeof usageGroupBySchema>;
 
-/** A date (`2026-11-01`, midnight UTC) or a full ISO timestamp, turned into epoch milliseconds. */
+const ISO_INSTANT = /^(\d{4}-\d{2}-\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+/**
+ * A date (`2026-11-01`, midnight UTC) or a full ISO timestamp, turned into epoch milliseconds.
+ * Only those two forms: `Date.parse` alone takes "1" for 2001 and rolls 2026-02-31 over to March,
+ * and a six-digit year at the edge of the Date range made the default window unprintable (a 500).
+ */
 const instant = z
   .string()
   .max(40)
   .transform((value, ctx) => {
-    const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
-    if (Number.isNaN(ms)) {
+    const match = ISO_INSTANT.exec(value);
+    const day = match?.[1] ?? "";
+    const midnight = Date.parse(`${day}T00:00:00Z`);
+    const ms = match?.[2] ? Date.parse(value) : midnight;
+    // The calendar day must exist: Date.parse takes 2026-02-31 and means March 3.
+    const realDay = !Number.isNaN(midnight) && new Date(midnight).toISOString().startsWith(day);
+    if (!match || !realDay || Number.isNaN(ms)) {
       ctx.addIssue({ code: "custom", message: "must be a date (YYYY-MM-DD) or an ISO timestamp" });
       return z.NEVER;
     }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jsonValueProblem } from "./json.ts";
 
 /** Roles of a member in an organization, from most to least privileged. */
 export const roleSchema = z.enum(["owner", "admin", "member"]);
@@ -10,7 +11,50 @@ const email = z
   .toLowerCase()
   .max(254)
   .pipe(z.email({ message: "must be a valid email address" }));
-const displayName = z.string().trim().min(1).max(100);
+
+// Refused in text people type, rather than stripped, so what is stored is what they see:
+const LONE_SURROGATE = /\p{Cs}/u; // half of a UTF-16 pair: D1 would store U+FFFD instead
+const CONTROL_SINGLE_LINE = /[\p{Cc}\u2028\u2029]/u; // tabs and line breaks included
+const CONTROL_MULTI_LINE = /(?![\t\n\r])[\p{Cc}\u2028\u2029]/u; // the same but \t \n \r
+// Embeddings, overrides and isolates reorder what follows them ("Trojan Source" names).
+const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
+// Whitespace, format characters (zero-width space and joiners, BOM, soft hyphen) and blank fillers.
+const INVISIBLE_ONLY = /^[\s\p{Cf}\u115F\u1160\u3164\uFFA0\u2800]+$/u;
+
+/** Why `value` is not acceptable human-readable text, or null. */
+export function textProblem(value: string, options: { multiline?: boolean } = {}): string | null {
+  if (LONE_SURROGATE.test(value)) {
+    return "must be valid Unicode text (it has an unpaired surrogate)";
+  }
+  if ((options.multiline ? CONTROL_MULTI_LINE : CONTROL_SINGLE_LINE).test(value)) {
+    return options.multiline
+      ? "must not contain control characters"
+      : "must be a single line without control characters (no tabs or line breaks)";
+  }
+  if (BIDI_CONTROL.test(value)) {
+    return "must not contain bidirectional control characters (U+202A-U+202E, U+2066-U+2069)";
+  }
+  if (INVISIBLE_ONLY.test(value) && value.trim() !== "") return "must contain visible characters";
+  return null;
+}
+
+/**
+ * Text a person types (names, titles, reasons): refused when it carries control characters, an
+ * unpaired surrogate, bidi controls or nothing visible; then trimmed and normalized to NFC, so the
+ * same name typed on two keyboards is the same string. Lengths count the normalized text.
+ */
+function humanText(options: { min: number; max: number; multiline?: boolean }) {
+  return z
+    .string()
+    .superRefine((value, ctx) => {
+      const problem = textProblem(value, options);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .transform((value) => value.normalize("NFC").trim())
+    .pipe(z.string().min(options.min).max(options.max));
+}
+
+const displayName = humanText({ min: 1, max: 100 });
 const password = z.string().min(10, "must be at least 10 characters").max(256);
 
 export const signupSchema = z.strictObject({
@@ -39,11 +83,54 @@ export type UpdateMember = z.infer<typeof updateMemberSchema>;
 /** Largest serialized project memory, in bytes of UTF-8 JSON. The assistant reads all of it each turn. */
 export const MAX_MEMORY_BYTES = 16 * 1024;
 
+const MAX_MEMORY_KEY_CHARS = 100;
+
+/** Why a top-level memory key is refused (it is one line of visible text, like a name), or null. */
+function memoryKeyProblem(key: string, normalized: string): string | null {
+  const problem = textProblem(key);
+  if (problem) return problem;
+  if (normalized === "") return "a key must not be empty";
+  if (normalized.length > MAX_MEMORY_KEY_CHARS) {
+    return `a key must be at most ${MAX_MEMORY_KEY_CHARS} characters`;
+  }
+  return null;
+}
+
 /**
  * Project memory: a small JSON object the assistant reads as context and updates through a tool.
  * Its size is checked separately (`memoryTooLarge`) so the caller gets `payload_too_large`.
+ * Before zod's recursive `z.json()` sees it, the value is walked without recursion: too deep a
+ * nesting or a `__proto__` key (which the record would drop silently) is refused. Top-level keys
+ * follow the rules of names (checked here, where the message can say why: a record reports only
+ * "Invalid key"), are stored trimmed and in NFC, and two keys that would become one are refused.
  */
-export const memorySchema = z.record(z.string().min(1).max(100), z.json());
+export const memorySchema = z.preprocess(
+  (value, ctx) => {
+    const refuse = (message: string, path: (string | number)[]) => {
+      ctx.addIssue({ code: "custom", message, path, input: value });
+      return z.NEVER;
+    };
+    const problem = jsonValueProblem(value);
+    if (problem) return refuse(problem.message, problem.path);
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+    const seen = new Map<string, string>();
+    for (const key of Object.keys(value)) {
+      const normalized = key.normalize("NFC").trim();
+      const keyProblem = memoryKeyProblem(key, normalized);
+      if (keyProblem) return refuse(keyProblem, [key]);
+      const other = seen.get(normalized);
+      if (other !== undefined) {
+        return refuse(`is the same key as ${JSON.stringify(other)} once normalized`, [key]);
+      }
+      seen.set(normalized, key);
+    }
+    return value;
+  },
+  z.record(
+    z.string().transform((key) => key.normalize("NFC").trim()),
+    z.json(),
+  ),
+);
 export type Memory = z.infer<typeof memorySchema>;
 
 export function memoryBytes(memory: Memory): number {
@@ -64,7 +151,7 @@ export const updateProjectSchema = z
 export type UpdateProject = z.infer<typeof updateProjectSchema>;
 
 export const createSessionSchema = z.strictObject({
-  title: z.string().trim().min(1).max(200).optional(),
+  title: humanText({ min: 1, max: 200 }).optional(),
 });
 export type CreateSession = z.infer<typeof createSessionSchema>;
 
@@ -131,7 +218,8 @@ export const erasureRequestSchema = z.strictObject({
     type: z.enum(["member", "project", "session"]),
     id: z.string().min(1).max(100),
   }),
-  reason: z.string().trim().max(500).optional(),
+  // Several lines are fine in a reason (tabs and line breaks pass); other controls do not.
+  reason: humanText({ min: 0, max: 500, multiline: true }).optional(),
 });
 export type ErasureRequestInput = z.infer<typeof erasureRequestSchema>;
 

@@ -1,3 +1,4 @@
+import { jsonTextTooDeep } from "@parley/shared";
 import type { UIMessage } from "ai";
 
 /**
@@ -54,6 +55,14 @@ export type FrameDecision =
     }
   | FrameRefusal;
 
+/**
+ * Deepest nesting of arrays and objects in a frame, and in a chat request's body. The SDK parses
+ * what is forwarded and walks it recursively, so a frame nested thousands of levels deep must stop
+ * here. Twice the HTTP bodies' limit: a client re-sends the history, whose tool parts carry project
+ * memory (itself up to 32 levels) a few levels down.
+ */
+export const MAX_FRAME_JSON_DEPTH = 64;
+
 const refuse = (code: FrameRefusal["code"], message: string, requestId?: string): FrameRefusal => ({
   kind: "refuse",
   code,
@@ -86,6 +95,9 @@ export function decideFrame(
   if (typeof raw !== "string") return refuse("invalid_request", "Binary frames are not accepted");
   if (byteLength(raw) > policy.maxFrameBytes) {
     return refuse("payload_too_large", `Frames must be at most ${policy.maxFrameBytes} bytes`);
+  }
+  if (jsonTextTooDeep(raw, MAX_FRAME_JSON_DEPTH)) {
+    return refuse("invalid_request", `Frames must nest at most ${MAX_FRAME_JSON_DEPTH} levels`);
   }
   let frame: unknown;
   try {
@@ -139,6 +151,13 @@ function chatRequest(
   const init = frame.init;
   if (!isRecord(init) || init.method !== "POST" || typeof init.body !== "string") {
     return refuse("invalid_request", "A chat request needs a POST body", id);
+  }
+  if (jsonTextTooDeep(init.body, MAX_FRAME_JSON_DEPTH)) {
+    return refuse(
+      "invalid_request",
+      `The chat request body must nest at most ${MAX_FRAME_JSON_DEPTH} levels`,
+      id,
+    );
   }
   let body: unknown;
   try {

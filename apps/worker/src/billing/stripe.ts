@@ -19,3 +19,10 @@ export function stripeClient(config: Config): Stripe {
 }
 
 export const webCrypto = Stripe.createSubtleCryptoProvider();
+
+/**
+ * Whether Stripe refused a request because its idempotency key was first used with other
+ * parameters (or on another endpoint): the caller reused a key, nothing was created.
+ */
+export const isIdempotencyConflict = (error: unknown): boolean =>
+  error instanceof Stripe.errors.StripeIdempotencyError;

@@ -1,4 +1,4 @@
-import { AppError } from "@parley/shared";
+import { AppError, jsonValueProblem } from "@parley/shared";
 import { validator } from "hono/validator";
 import type { z } from "zod";
 import { invalidRequest } from "./errors.ts";
@@ -8,13 +8,21 @@ const jsonMediaType = /^application\/([\w.-]+\+)?json$/i;
 /**
  * Validates a JSON body against a strict zod schema. A non-JSON content type, malformed JSON (Hono
  * throws, `errorResponse` maps it), wrong types, missing and unknown fields are all
- * `invalid_request` naming the field; nothing is written because the handler never runs.
+ * `invalid_request` naming the field; nothing is written because the handler never runs. Before
+ * any schema sees the body it is walked without recursion: nesting deeper than `MAX_JSON_DEPTH`
+ * (which overflowed zod's recursive `z.json()`, a 500) and `__proto__` keys (which a record or a
+ * spread would drop or turn into a prototype) are `invalid_request` too.
  */
 export const jsonBody = <S extends z.ZodType>(schema: S) =>
   validator("json", (value, c): z.output<S> => {
     const mediaType = (c.req.header("content-type") ?? "").split(";")[0]?.trim() ?? "";
     if (!jsonMediaType.test(mediaType)) {
       throw new AppError("invalid_request", "Content-Type must be application/json");
+    }
+    const problem = jsonValueProblem(value);
+    if (problem) {
+      const field = problem.path.join(".") || undefined;
+      throw new AppError("invalid_request", `${field ?? "body"}: ${problem.message}`, { field });
     }
     const result = schema.safeParse(value);
     if (!result.success) throw invalidRequest(result.error);

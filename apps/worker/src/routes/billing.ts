@@ -12,7 +12,8 @@ import { type Context, Hono } from "hono";
 import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { billingAccount, openBillingAccount } from "../billing/account.ts";
 import { usageGroups } from "../billing/billing-account.ts";
-import { stripeClient } from "../billing/stripe.ts";
+import { isIdempotencyConflict, stripeClient } from "../billing/stripe.ts";
+import { checkWebhookUrl } from "../billing/webhook-url.ts";
 import { auditStatement } from "../db/audit.ts";
 import { iso } from "../db/pagination.ts";
 import { config } from "../env.ts";
@@ -67,6 +68,15 @@ export const billing = new Hono<AppEnv>()
     const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
     requireRole(access, "admin");
     const patch = c.req.valid("json");
+    if (typeof patch.alertWebhookUrl === "string") {
+      // Checked before the account is addressed: the alarm POSTs to this URL from inside.
+      const check = checkWebhookUrl(patch.alertWebhookUrl, c.env.ALERT_WEBHOOK_ALLOW_PRIVATE ?? "");
+      if (!check.ok) {
+        throw new AppError("invalid_request", `alertWebhookUrl: ${check.reason}`, {
+          field: "alertWebhookUrl",
+        });
+      }
+    }
     const settings = await billingAccount(c.env, access.orgId).updateSettings(access.orgId, patch);
     await auditStatement(c.env.DB, {
       orgId: access.orgId,
@@ -84,7 +94,10 @@ export const billing = new Hono<AppEnv>()
     const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
     requireRole(access, "admin");
     const { cursor, limit } = c.req.valid("query");
-    const before = cursor === undefined ? null : Number(cursor);
+    // A cursor is a ledger sequence number as this list wrote it: digits only, so "0x10" or "1e3"
+    // is refused rather than read as another number.
+    const before =
+      cursor === undefined ? null : /^[1-9]\d{0,15}$/.test(cursor) ? Number(cursor) : NaN;
     if (before !== null && !Number.isSafeInteger(before)) {
       throw new AppError("invalid_request", "query.cursor: not a cursor from this list", {
         field: "query.cursor",
@@ -261,12 +274,14 @@ export const billing = new Hono<AppEnv>()
     }
     const idempotencyKey = c.req.header("idempotency-key") ?? crypto.randomUUID();
     if (!/^[\w-]{8,100}$/.test(idempotencyKey)) {
-      throw new AppError("invalid_request", "Idempotency-Key: 8 to 100 letters, digits, - or _");
+      throw new AppError("invalid_request", "Idempotency-Key: 8 to 100 letters, digits, - or _", {
+        field: "Idempotency-Key",
+      });
     }
     const stripe = stripeClient(cfg);
     const customer = await stripeCustomer(c, access.orgId);
     const base = origin(c);
-    const session = await stripe.checkout.sessions.create(
+    const creating = stripe.checkout.sessions.create(
       {
         mode: "payment",
         customer,
@@ -288,6 +303,15 @@ export const billing = new Hono<AppEnv>()
       },
       { idempotencyKey: `checkout-${access.orgId}-${userId}-${idempotencyKey}` },
     );
+    const session = await creating.catch((cause: unknown) => {
+      // Stripe refuses a key reused with other parameters (another amount): the client's mistake.
+      if (!isIdempotencyConflict(cause)) throw cause;
+      throw new AppError(
+        "conflict",
+        "Idempotency-Key: already used for a different checkout (another amount); use a new key",
+        { field: "Idempotency-Key", cause },
+      );
+    });
     if (!session.url) throw new AppError("internal", "Stripe returned no Checkout URL");
     return c.json({ id: session.id, url: session.url }, 201);
   })

@@ -1,5 +1,5 @@
 import { mapStripeEvent, type StripeLedgerAction } from "@parley/billing";
-import { AppError } from "@parley/shared";
+import { AppError, isId } from "@parley/shared";
 import { Hono } from "hono";
 import type Stripe from "stripe";
 import { billingAccount } from "../billing/account.ts";
@@ -24,6 +24,24 @@ async function resolveOrg(db: D1Database, action: StripeLedgerAction): Promise<s
   return row?.org_id ?? null;
 }
 
+/**
+ * Whether an org id from an event names an org of ours. A correctly signed event can still name an
+ * org that never existed (metadata set outside our Checkout) or one not even shaped like an id;
+ * writing for it failed on D1's foreign key (a 500, which Stripe retries for days) or would create
+ * a BillingAccount for it (addressing a Durable Object creates it).
+ */
+async function orgExists(db: D1Database, orgId: string): Promise<boolean> {
+  if (!isId("org", orgId)) return false;
+  const row = await db
+    .prepare("SELECT 1 AS found FROM organizations WHERE id = ?")
+    .bind(orgId)
+    .first();
+  return row !== null;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
 export const webhooks = new Hono<AppEnv>().post("/stripe", async (c) => {
   const signature = c.req.header("stripe-signature");
   if (!signature) throw new AppError("invalid_request", "Missing Stripe-Signature header");
@@ -42,6 +60,11 @@ export const webhooks = new Hono<AppEnv>().post("/stripe", async (c) => {
     throw new AppError("invalid_request", "Invalid Stripe signature", { cause });
   }
 
+  // Signed, but still parsed from text: an event without a string id and type is not one.
+  if (!isRecord(event) || typeof event.id !== "string" || typeof event.type !== "string") {
+    log({ event: null, type: null, outcome: "reject", reason: "malformed" });
+    return c.json({ received: true, outcome: "reject" });
+  }
   const mapping = mapStripeEvent(event);
   if (mapping.type === "ignore" || mapping.type === "reject") {
     // Answer 2xx so Stripe stops retrying; a rejected event is logged for a human.
@@ -55,6 +78,14 @@ export const webhooks = new Hono<AppEnv>().post("/stripe", async (c) => {
     // is recorded. Acknowledging it would drop it for good; a non-2xx answer makes Stripe redeliver.
     if (mapping.type !== "topup")
       throw new AppError("conflict", "The payment this event refers to is not recorded yet");
+    return c.json({ received: true, outcome: "unknown_org" });
+  }
+  if (!(await orgExists(c.env.DB, orgId))) {
+    // Before anything is written or any BillingAccount addressed. A retry cannot make the org
+    // exist, so the event is acknowledged; the log line (event id, type, outcome, never the bogus
+    // org id itself) is for a human to look at.
+    const reason = isId("org", orgId) ? "no_such_org" : "not_an_org_id";
+    log({ event: event.id, type: event.type, outcome: "unknown_org", reason });
     return c.json({ received: true, outcome: "unknown_org" });
   }
   if (mapping.type === "topup" && mapping.paymentIntentId) {
