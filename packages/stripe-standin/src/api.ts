@@ -5,10 +5,12 @@
  */
 import { invalidRequest, missingParam, noSuch, type StripeApiError } from "./errors.ts";
 import {
+  applyMetadataUpdate,
   expandPaths,
   type FormObject,
   type FormValue,
   metadataParam,
+  metadataUpdateParam,
   optionalArray,
   optionalEnum,
   optionalInteger,
@@ -18,9 +20,12 @@ import {
   rejectUnknown,
   requiredInteger,
   requiredString,
+  unsettableString,
 } from "./form.ts";
 import type { StripeList, StripeObject } from "./objects.ts";
 import {
+  CUSTOMER_TEXT_FIELDS,
+  type CustomerChanges,
   currencyDigits,
   formatAmount,
   type NewLineItem,
@@ -30,7 +35,9 @@ import {
 
 export type ApiCall = { params: FormObject; request: RequestInfo };
 type Handler = (store: StandinStore, call: ApiCall, id: string) => unknown;
-type Route = { method: "GET" | "POST"; pattern: RegExp; handler: Handler };
+/** The methods of Stripe's v1 API. GET and DELETE carry their parameters in the query string. */
+type Method = "GET" | "POST" | "DELETE";
+type Route = { method: Method; pattern: RegExp; handler: Handler };
 
 const ID = "([^/]+)";
 
@@ -40,8 +47,13 @@ const routes: Route[] = [
     list(store, call, "/v1/customers", store.customers(), { email: (c, v) => c.email === v }),
   ),
   get(`/v1/customers/${ID}`, (store, call, id) =>
-    retrieve(store, call, store.customer(id), "customer", id, "id"),
+    retrieve(store, call, store.customer(id) ?? store.deletedCustomer(id), "customer", id, "id"),
   ),
+  post(`/v1/customers/${ID}`, updateCustomer),
+  del(`/v1/customers/${ID}`, (store, call, id) => {
+    rejectUnknown(call.params, new Set());
+    return store.deleteCustomer(id, call.request);
+  }),
   post("/v1/checkout/sessions", createCheckoutSession),
   get("/v1/checkout/sessions", (store, call) =>
     list(store, call, "/v1/checkout/sessions", store.checkoutSessions(), {
@@ -126,12 +138,20 @@ const routes: Route[] = [
   ),
 ];
 
-function post(path: string, handler: Handler): Route {
-  return { method: "POST", pattern: new RegExp(`^${path}$`), handler };
+function route(method: Method, path: string, handler: Handler): Route {
+  return { method, pattern: new RegExp(`^${path}$`), handler };
 }
 
 function get(path: string, handler: Handler): Route {
-  return { method: "GET", pattern: new RegExp(`^${path}$`), handler };
+  return route("GET", path, handler);
+}
+
+function post(path: string, handler: Handler): Route {
+  return route("POST", path, handler);
+}
+
+function del(path: string, handler: Handler): Route {
+  return route("DELETE", path, handler);
 }
 
 /** Finds the handler for a `/v1` request, or undefined (Stripe's "Unrecognized request URL"). */
@@ -356,6 +376,27 @@ function createCustomer(store: StandinStore, call: ApiCall): unknown {
     call.request,
   );
   return expand(store, customer, expandPaths(params));
+}
+
+/**
+ * Stripe's update: only the parameters sent change. An empty value unsets a field (`email=`),
+ * `metadata[key]=` unsets one key, `metadata=` all of them.
+ */
+function updateCustomer(store: StandinStore, call: ApiCall, id: string): unknown {
+  const { params } = call;
+  rejectUnknown(params, CUSTOMER_PARAMS);
+  const paths = expandPaths(params);
+  const customer = store.customer(id);
+  if (customer === undefined) throw noSuch("customer", id, { param: "id" });
+  const changes: CustomerChanges = {};
+  for (const field of CUSTOMER_TEXT_FIELDS) {
+    const value = unsettableString(params, field);
+    if (value !== undefined) changes[field] = value;
+  }
+  if (typeof changes.email === "string") checkEmail(changes.email, "email");
+  const metadata = metadataUpdateParam(params, "metadata");
+  if (metadata !== undefined) changes.metadata = applyMetadataUpdate(customer.metadata, metadata);
+  return expand(store, store.updateCustomer(id, changes, call.request), paths);
 }
 
 const SESSION_PARAMS = new Set([

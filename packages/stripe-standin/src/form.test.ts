@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { StripeApiError } from "./errors.ts";
-import { canonicalParams, decodeForm, metadataParam } from "./form.ts";
+import {
+  applyMetadataUpdate,
+  canonicalParams,
+  decodeForm,
+  metadataParam,
+  metadataUpdateParam,
+  unsettableString,
+} from "./form.ts";
 
 describe("decodeForm", () => {
   it("decodes the stripe client's bracket notation into nested objects and arrays", () => {
@@ -58,6 +65,35 @@ describe("metadataParam", () => {
     expect(() => metadataParam({ metadata: { k: "v".repeat(501) } }, "metadata")).toThrow(
       /up to 500 characters/,
     );
+  });
+});
+
+describe("updates", () => {
+  it("reads an empty value as unset: a field, one metadata key, or all metadata", () => {
+    expect(unsettableString({ email: "" }, "email")).toBeNull();
+    expect(unsettableString({ email: "a@example.com" }, "email")).toBe("a@example.com");
+    expect(unsettableString({}, "email")).toBeUndefined();
+    expect(() => unsettableString({ email: { a: "1" } }, "email")).toThrow(/Invalid string/);
+
+    expect(metadataUpdateParam({}, "metadata")).toBeUndefined();
+    expect(metadataUpdateParam({ metadata: "" }, "metadata")).toBeNull();
+    expect(metadataUpdateParam({ metadata: { a: "1", b: "" } }, "metadata")).toEqual({
+      a: "1",
+      b: null,
+    });
+    expect(() => metadataUpdateParam({ metadata: { k: "v".repeat(501) } }, "metadata")).toThrow(
+      /up to 500 characters/,
+    );
+  });
+
+  it("merges metadata into the current keys, and holds the 50-key limit on the result", () => {
+    const current = { a: "1", b: "2" };
+    expect(applyMetadataUpdate(current, { b: null, c: "3" })).toEqual({ a: "1", c: "3" });
+    expect(applyMetadataUpdate(current, null)).toEqual({});
+    expect(current).toEqual({ a: "1", b: "2" });
+    const full = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, "v"]));
+    expect(Object.keys(applyMetadataUpdate(full, { k0: null, x: "1" }))).toHaveLength(50);
+    expect(() => applyMetadataUpdate(full, { x: "1" })).toThrow(/up to 50 metadata keys/);
   });
 });
 

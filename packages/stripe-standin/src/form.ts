@@ -112,6 +112,19 @@ export function optionalString(obj: FormObject, key: string, parent = ""): strin
   return value;
 }
 
+/**
+ * A string field an update may unset: undefined when absent, null for an empty value (Stripe
+ * reads `email=` as "unset email"), the string otherwise.
+ */
+export function unsettableString(
+  obj: FormObject,
+  key: string,
+  parent = "",
+): string | null | undefined {
+  if (obj[key] === "") return null;
+  return optionalString(obj, key, parent);
+}
+
 export function requiredString(obj: FormObject, key: string, parent = ""): string {
   const value = optionalString(obj, key, parent);
   if (value === undefined) throw missingParam(paramPath(parent, key));
@@ -201,14 +214,57 @@ const METADATA_MAX_VALUE_CHARS = 500;
  * value unsets a key, so on create it is simply left out; `metadata=` (empty) means none.
  */
 export function metadataParam(obj: FormObject, key: string, parent = ""): Record<string, string> {
+  const entries = metadataEntries(obj, key, parent);
+  if (entries === null) return {};
+  const metadata = Object.fromEntries(entries.filter(([, v]) => v !== ""));
+  checkMetadataSize(metadata, paramPath(parent, key));
+  return metadata;
+}
+
+/**
+ * Metadata on an update: `null` when `metadata=` (empty) unsets every key, otherwise each key
+ * sent, with `null` for an empty value (that key is unset). Undefined when `metadata` is absent.
+ */
+export type MetadataUpdate = Record<string, string | null> | null;
+
+export function metadataUpdateParam(
+  obj: FormObject,
+  key: string,
+  parent = "",
+): MetadataUpdate | undefined {
+  if (obj[key] === undefined) return undefined;
+  const entries = metadataEntries(obj, key, parent);
+  return entries === null ? null : Object.fromEntries(entries.map(([k, v]) => [k, v || null]));
+}
+
+/**
+ * `current` with `update` applied as Stripe applies it: sent keys are set or unset, the others
+ * stay. The 50-key limit holds for the result.
+ */
+export function applyMetadataUpdate(
+  current: Readonly<Record<string, string>>,
+  update: MetadataUpdate,
+  param = "metadata",
+): Record<string, string> {
+  if (update === null) return {};
+  const next: Record<string, string> = { ...current };
+  for (const [k, v] of Object.entries(update)) {
+    if (v === null) delete next[k];
+    else next[k] = v;
+  }
+  checkMetadataSize(next, param);
+  return next;
+}
+
+/** The `[key, value]` pairs sent, values as sent (empty included); null for `metadata=`. */
+function metadataEntries(obj: FormObject, key: string, parent: string): [string, string][] | null {
   const value = obj[key];
   const param = paramPath(parent, key);
-  if (value === undefined || value === "") return {};
+  if (value === undefined || value === "") return null;
   if (typeof value === "string" || Array.isArray(value)) {
     throw invalidRequest(`Invalid object: ${param} must be a hash.`, { param });
   }
-  const metadata: Record<string, string> = {};
-  for (const [k, v] of Object.entries(value)) {
+  return Object.entries(value).map(([k, v]) => {
     const keyParam = paramPath(param, k);
     if (typeof v !== "string") {
       throw invalidRequest(`Invalid string: ${keyParam} must be a string.`, { param: keyParam });
@@ -225,12 +281,14 @@ export function metadataParam(obj: FormObject, key: string, parent = ""): Record
         { param: keyParam },
       );
     }
-    if (v !== "") metadata[k] = v;
-  }
+    return [k, v];
+  });
+}
+
+function checkMetadataSize(metadata: Record<string, string>, param: string): void {
   if (Object.keys(metadata).length > METADATA_MAX_KEYS) {
     throw invalidRequest(`You can have up to ${METADATA_MAX_KEYS} metadata keys.`, { param });
   }
-  return metadata;
 }
 
 /** A stable text for comparing two requests' parameters (idempotency), whatever the key order. */

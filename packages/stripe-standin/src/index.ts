@@ -16,6 +16,7 @@ export type {
   Charge,
   CheckoutSession,
   Customer,
+  DeletedCustomer,
   Dispute,
   LineItem,
   PaymentIntent,

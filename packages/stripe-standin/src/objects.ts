@@ -46,6 +46,12 @@ export type Customer = {
   test_clock: null;
 };
 
+/**
+ * What Stripe answers for a deleted customer, on `DELETE`, on a later `GET` and where an expanded
+ * `customer` field names it. Nothing else of the customer is kept.
+ */
+export type DeletedCustomer = { id: string; object: "customer"; deleted: true };
+
 export type Price = {
   id: string;
   object: "price";
@@ -291,6 +297,7 @@ export type BillingPortalSession = {
 
 export type StripeObject =
   | Customer
+  | DeletedCustomer
   | CheckoutSession
   | PaymentIntent
   | Charge
@@ -301,6 +308,8 @@ export type StripeObject =
 /** The event types the stand-in emits (README, "Events"). */
 export type StripeEventType =
   | "customer.created"
+  | "customer.updated"
+  | "customer.deleted"
   | "checkout.session.completed"
   | "checkout.session.async_payment_succeeded"
   | "checkout.session.async_payment_failed"

@@ -237,6 +237,8 @@ async function handleApi(
   res.setHeader("request-id", requestId);
   res.setHeader("stripe-version", version);
   const method = req.method ?? "GET";
+  // Only a POST has a body: the stripe client sends the parameters of GET and DELETE in the
+  // query string.
   const body = method === "POST" ? await readBody(req) : "";
 
   const authError = authenticate(req);
@@ -267,6 +269,7 @@ async function handleApi(
     return sendStripeError(res, asStripeError(error));
   }
 
+  // Stripe: an idempotency key on a GET or a DELETE has no effect (both are idempotent already).
   const key = method === "POST" ? header(req, "idempotency-key") : undefined;
   const route = `${method} ${path}`;
   const canonical = canonicalParams(params);

@@ -10,6 +10,7 @@ import {
   type Charge,
   type CheckoutSession,
   type Customer,
+  type DeletedCustomer,
   type Dispute,
   type DisputeReason,
   type LineItem,
@@ -37,6 +38,14 @@ export type NewCustomer = {
   phone: string | null;
   metadata: Metadata;
 };
+
+/** The new values of an update; `null` unsets a field. Metadata is the whole new set. */
+export type CustomerChanges = Partial<
+  Pick<Customer, "email" | "name" | "description" | "phone" | "metadata">
+>;
+
+/** The customer's fields an update sets or unsets (`""` on the wire, `null` here). */
+export const CUSTOMER_TEXT_FIELDS = ["email", "name", "description", "phone"] as const;
 
 export type NewLineItem = {
   name: string;
@@ -115,6 +124,8 @@ type SessionRecord = {
 export class StandinStore {
   readonly #options: StoreOptions;
   readonly #customers = new Map<string, Customer>();
+  /** Ids of deleted customers, all that is left of them (Stripe answers a stub for them). */
+  readonly #deletedCustomers = new Set<string>();
   readonly #sessions = new Map<string, SessionRecord>();
   readonly #paymentIntents = new Map<string, PaymentIntent>();
   readonly #charges = new Map<string, Charge>();
@@ -141,6 +152,7 @@ export class StandinStore {
     ]) {
       map.clear();
     }
+    this.#deletedCustomers.clear();
     this.#events.length = 0;
   }
 
@@ -204,8 +216,56 @@ export class StandinStore {
     return customer;
   }
 
+  /** A customer that exists; undefined once it is deleted. */
   customer(id: string): Customer | undefined {
     return this.#customers.get(id);
+  }
+
+  /** The stub Stripe answers for a deleted customer; undefined for any other id. */
+  deletedCustomer(id: string): DeletedCustomer | undefined {
+    return this.#deletedCustomers.has(id) ? { id, object: "customer", deleted: true } : undefined;
+  }
+
+  /**
+   * Sets the changed fields and emits `customer.updated` with their earlier values in
+   * `previous_attributes` (metadata: only the keys that changed, null for a new key). An update
+   * that changes nothing emits nothing.
+   */
+  updateCustomer(id: string, changes: CustomerChanges, request: RequestInfo): Customer {
+    const customer = this.#customers.get(id);
+    if (customer === undefined) throw noSuch("customer", id, { param: "id" });
+    const previous: Record<string, unknown> = {};
+    for (const field of CUSTOMER_TEXT_FIELDS) {
+      const next = changes[field];
+      if (next === undefined || next === customer[field]) continue;
+      previous[field] = customer[field];
+      customer[field] = next;
+    }
+    if (changes.metadata !== undefined) {
+      const changed = metadataChanges(customer.metadata, changes.metadata);
+      if (changed !== null) {
+        previous.metadata = changed;
+        customer.metadata = { ...changes.metadata };
+      }
+    }
+    if (Object.keys(previous).length > 0) {
+      this.#emit("customer.updated", customer, request, previous);
+    }
+    return customer;
+  }
+
+  /**
+   * Forgets the customer but its id, and emits `customer.deleted`, whose object is the customer
+   * as it was (as on Stripe). Payment records that name it stay (README, "After a customer
+   * delete"). A second delete is a 404, as on Stripe.
+   */
+  deleteCustomer(id: string, request: RequestInfo): DeletedCustomer {
+    const customer = this.#customers.get(id);
+    if (customer === undefined) throw noSuch("customer", id, { param: "id" });
+    this.#customers.delete(id);
+    this.#deletedCustomers.add(id);
+    this.#emit("customer.deleted", customer, request);
+    return { id, object: "customer", deleted: true };
   }
 
   customers(): Customer[] {
@@ -764,7 +824,7 @@ export class StandinStore {
     const prefix = id.slice(0, id.indexOf("_"));
     switch (prefix) {
       case "cus":
-        return this.#customers.get(id);
+        return this.#customers.get(id) ?? this.deletedCustomer(id);
       case "cs":
         return this.checkoutSession(id);
       case "pi":
@@ -793,6 +853,15 @@ export class StandinStore {
       url: `/v1/charges/${chargeId}/refunds`,
     };
   }
+}
+
+/** The keys whose value differs, with the value before (null where there was none). */
+function metadataChanges(before: Metadata, after: Metadata): Record<string, string | null> | null {
+  const changed: Record<string, string | null> = {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (before[key] !== after[key]) changed[key] = before[key] ?? null;
+  }
+  return Object.keys(changed).length === 0 ? null : changed;
 }
 
 function succeed(charge: Charge, intent: PaymentIntent): void {
