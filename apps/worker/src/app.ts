@@ -11,6 +11,7 @@ import type { AppEnv } from "./http/context.ts";
 import { errorResponse } from "./http/errors.ts";
 import { auth } from "./routes/auth.ts";
 import { billing } from "./routes/billing.ts";
+import { connectTickets } from "./routes/connect-tickets.ts";
 import { erasure } from "./routes/erasure.ts";
 import { me } from "./routes/me.ts";
 import { orgs } from "./routes/orgs.ts";
@@ -50,6 +51,7 @@ export const app = new Hono<AppEnv>()
   .route("/api/orgs", erasure)
   .route("/api/projects", projects)
   .route("/api/sessions", sessions)
+  .route("/api/connect-tickets", connectTickets)
   .route("/api/webhooks", webhooks)
   // Chat agents: authorized here, before any Durable Object is addressed (agents/routing.ts).
   .all("/agents/*", handleAgentRequest)

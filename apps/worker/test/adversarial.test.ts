@@ -1,11 +1,16 @@
-import { env, listDurableObjectIds } from "cloudflare:test";
+import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { applyMarkup } from "@parley/billing";
 import { devReply } from "@parley/dev-model/reply";
+import { newId } from "@parley/shared";
+import Stripe from "stripe";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { ROTATION_GRACE_MS, rotateRefreshToken } from "../src/auth/refresh-tokens.ts";
 import { billingAccount } from "../src/billing/account.ts";
+import type { ErasurePlan } from "../src/erasure/plan.ts";
+import { verifyErasure } from "../src/erasure/steps.ts";
 import { signed, tokenAttacks } from "./attacks.ts";
-import { type ChatSocket, connect, mustConnect } from "./chat.ts";
-import { api, errorCode, snapshot, type World, world } from "./helpers.ts";
+import { type ChatSocket, connect, connectTicket, mustConnect, upgrade } from "./chat.ts";
+import { addMembership, api, errorCode, snapshot, tokenFor, type World, world } from "./helpers.ts";
 import {
   fillPreviewCap,
   funded,
@@ -89,15 +94,17 @@ describe("token attacks on the agents' WebSocket upgrade and HTTP endpoints", ()
       const token = await make();
       const before = await snapshot();
       for (const path of [onboardingPath(v.projectId), assistantPath(v.sessionId)]) {
-        const inQuery = await connect(path, token);
+        // Asking for a connect ticket with it, sending it as the upgrade's header, or in its URL.
+        const viaTicket = await connect(path, token);
         const inHeader = await connect(
           path,
           undefined,
           token === undefined ? {} : { authorization: `Bearer ${token}` },
         );
-        for (const upgrade of [inQuery, inHeader]) {
-          expect(upgrade.status, path).toBe(401);
-          expect(upgrade.body).toMatchObject({ error: { code: "unauthorized" } });
+        const inUrl = await upgrade(path, token === undefined ? {} : { query: { token } });
+        for (const refused of [viaTicket, inHeader, inUrl]) {
+          expect(refused.status, path).toBe(401);
+          expect(refused.body).toMatchObject({ error: { code: "unauthorized" } });
         }
         const http = await api("GET", `${path}/get-messages`, token === undefined ? {} : { token });
         expect(http.status).toBe(401);
@@ -112,10 +119,10 @@ describe("token attacks on the agents' WebSocket upgrade and HTTP endpoints", ()
     const w = await world();
     const token = await signed(w.member.id);
     for (const path of [onboardingPath(w.projectId), assistantPath(w.sessionId)]) {
-      const inQuery = await connect(path, token);
+      const viaTicket = await connect(path, token);
       const inHeader = await connect(path, undefined, { authorization: `Bearer ${token}` });
-      expect([inQuery.status, inHeader.status], path).toEqual([101, 101]);
-      inQuery.socket?.close();
+      expect([viaTicket.status, inHeader.status], path).toEqual([101, 101]);
+      viaTicket.socket?.close();
       inHeader.socket?.close();
     }
   });
@@ -988,6 +995,1169 @@ describe("every provider call is reserved and charged under an id the server mak
   });
 });
 
+describe("no bearer token travels in a URL: WebSockets open with single-use tickets (issue 12)", () => {
+  it("a valid access token in the URL is refused, on the upgrade and on get-messages, and opens nothing", async () => {
+    const w = await world();
+    const before = await snapshot();
+    for (const path of [onboardingPath(w.projectId), assistantPath(w.sessionId)]) {
+      const refused = await upgrade(path, { query: { token: w.member.token } });
+      expect(refused.status, path).toBe(401);
+      expect(String((refused.body as { error: { message: string } }).error.message)).toMatch(
+        /not accepted in URLs/,
+      );
+      const http = await api("GET", `${path}/get-messages?token=${w.member.token}`);
+      expect(http.status).toBe(401);
+      // Even with a good header beside it: the URL is what lands in traces.
+      const both = await upgrade(path, {
+        query: { token: w.member.token },
+        headers: { authorization: `Bearer ${w.member.token}` },
+      });
+      expect(both.status).toBe(401);
+    }
+    expect(await exists(env.ONBOARDING_AGENT, w.projectId)).toBe(false);
+    expect(await exists(env.ASSISTANT_AGENT, w.sessionId)).toBe(false);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("a ticket opens one upgrade of one object, once", async () => {
+    const w = await world();
+    const ticket = await connectTicket(onboardingPath(w.projectId), w.member.token);
+    if (!ticket.ok) throw new Error(`no ticket: ${ticket.status}`);
+    expect(ticket.ticket).not.toContain(w.member.token);
+    // Another object with it: refused, and the ticket is spent by the try.
+    const elsewhere = await upgrade(onboardingPath(w.otherProjectId), {
+      query: { ticket: ticket.ticket },
+    });
+    expect(elsewhere.status).toBe(401);
+    const again = await connectTicket(onboardingPath(w.projectId), w.member.token);
+    if (!again.ok) throw new Error("no ticket");
+    const first = await upgrade(onboardingPath(w.projectId), { query: { ticket: again.ticket } });
+    expect(first.status).toBe(101);
+    first.socket?.close();
+    const replayed = await upgrade(onboardingPath(w.projectId), {
+      query: { ticket: again.ticket },
+    });
+    expect(replayed.status).toBe(401);
+    // A ticket opens sockets only: get-messages takes the header.
+    const third = await connectTicket(onboardingPath(w.projectId), w.member.token);
+    if (!third.ok) throw new Error("no ticket");
+    const http = await api(
+      "GET",
+      `${onboardingPath(w.projectId)}/get-messages?ticket=${third.ticket}`,
+    );
+    expect(http.status).toBe(401);
+    expect(await exists(env.ONBOARDING_AGENT, w.otherProjectId)).toBe(false);
+  });
+
+  it("an expired ticket, a made-up one and one for a foreign object are refused alike", async () => {
+    const w = await world();
+    const ticket = await connectTicket(onboardingPath(w.projectId), w.member.token);
+    if (!ticket.ok) throw new Error("no ticket");
+    await env.DB.prepare("UPDATE connect_tickets SET expires_at = ?")
+      .bind(Date.now() - 1)
+      .run();
+    const expired = await upgrade(onboardingPath(w.projectId), {
+      query: { ticket: ticket.ticket },
+    });
+    expect(expired.status).toBe(401);
+    const madeUp = await upgrade(onboardingPath(w.projectId), {
+      query: { ticket: `ct_${"A".repeat(43)}` },
+    });
+    expect(madeUp.status).toBe(401);
+    // No ticket for an object the caller may not open: the same 404 as everywhere.
+    const before = await snapshot();
+    for (const [path, token] of [
+      [onboardingPath(w.otherProjectId), w.member.token],
+      [assistantPath(w.sessionId), w.otherMember.token],
+      [assistantPath(w.sessionId), w.admin.token],
+      [assistantPath(w.otherSessionId), w.member.token],
+    ] as const) {
+      const refused = await connectTicket(path, token);
+      expect(refused.ok ? 201 : refused.status, path).toBe(404);
+    }
+    expect(await snapshot()).toEqual(before);
+    expect(await exists(env.ONBOARDING_AGENT, w.otherProjectId)).toBe(false);
+  });
+
+  it("access is checked again at the upgrade: a ticket outlived by the membership opens nothing", async () => {
+    const w = await world();
+    const ticket = await connectTicket(onboardingPath(w.projectId), w.member.token);
+    if (!ticket.ok) throw new Error("no ticket");
+    await removeMember(w);
+    const refused = await upgrade(onboardingPath(w.projectId), {
+      query: { ticket: ticket.ticket },
+    });
+    expect(refused.status).toBe(404);
+    expect(await exists(env.ONBOARDING_AGENT, w.projectId)).toBe(false);
+  });
+});
+
+describe("sockets close when access ends, without waiting for the client to speak (issue 12)", () => {
+  /** Resolves with the close code once the socket closes, or null after `ms`. */
+  async function closedWithin(chat: ChatSocket, ms: number): Promise<number | null> {
+    await chat.waitFor(() => chat.closed !== null, ms).catch(() => undefined);
+    return chat.closed?.code ?? null;
+  }
+
+  it("a member removed while listening to the onboarding chat stops hearing it at once", async () => {
+    const w = await world();
+    const owner = await mustConnect(onboardingPath(w.projectId), w.owner.token);
+    const member = await mustConnect(onboardingPath(w.projectId), w.member.token);
+    const res = await api("DELETE", `/api/orgs/${w.orgId}/members/${w.member.id}`, {
+      token: w.admin.token,
+    });
+    expect(res.status).toBe(204);
+    expect(await closedWithin(member, 1_000)).toBe(4403);
+    const heard = member.frames.length;
+    const secret = `owner only ${crypto.randomUUID()}`;
+    await owner.turn(secret);
+    expect(JSON.stringify(member.frames.slice(heard))).not.toContain(secret);
+    expect(owner.closed).toBeNull();
+    owner.close();
+  });
+
+  it("a member who leaves, and a member erased by an admin, are cut off at once", async () => {
+    const w = await world();
+    const leaving = await mustConnect(onboardingPath(w.projectId), w.member.token);
+    const erased = await mustConnect(onboardingPath(w.projectId), w.otherMember.token);
+    const own = await mustConnect(assistantPath(w.sessionId), w.member.token);
+    expect(
+      (
+        await api("DELETE", `/api/orgs/${w.orgId}/members/${w.member.id}`, {
+          token: w.member.token,
+        })
+      ).status,
+    ).toBe(204);
+    expect(await closedWithin(leaving, 1_000)).toBe(4403);
+    expect(await closedWithin(own, 1_000)).not.toBeNull();
+    const filed = await api("POST", `/api/orgs/${w.orgId}/erasure-requests`, {
+      token: w.admin.token,
+      body: { subject: { type: "member", id: w.otherMember.id } },
+    });
+    expect(filed.status).toBe(202);
+    expect(await closedWithin(erased, 1_000)).toBe(4403);
+  });
+
+  it("a role change closes the member's sockets and ends their older tokens; a fresh token works", async () => {
+    const w = await world();
+    const chat = await mustConnect(onboardingPath(w.projectId), w.admin.token);
+    const res = await api("PATCH", `/api/orgs/${w.orgId}/members/${w.admin.id}`, {
+      token: w.owner.token,
+      body: { role: "member" },
+    });
+    expect(res.status).toBe(200);
+    expect(await closedWithin(chat, 1_000)).toBe(4401);
+    expect((await api("GET", "/api/me", { token: w.admin.token })).status).toBe(401);
+    expect((await connect(onboardingPath(w.projectId), w.admin.token)).status).toBe(401);
+    // The owner who made the change keeps working; the demoted member signs in again.
+    expect((await api("GET", "/api/me", { token: w.owner.token })).status).toBe(200);
+    const fresh = await tokenFor(w.admin.id, { version: 1 });
+    expect((await api("GET", "/api/me", { token: fresh })).status).toBe(200);
+    const again = await mustConnect(onboardingPath(w.projectId), fresh);
+    again.close();
+  });
+
+  it("an account erased by its owner closes its sockets at once", async () => {
+    const w = await world();
+    const chat = await mustConnect(onboardingPath(w.projectId), w.member.token);
+    const res = await api("DELETE", "/api/me", { token: w.member.token, body: { confirm: true } });
+    expect(res.status).toBe(202);
+    expect(await closedWithin(chat, 1_000)).not.toBeNull();
+    expect([4401, 4403]).toContain(chat.closed?.code);
+  });
+
+  it("a socket is closed when the token that opened it expires", async () => {
+    const w = await world();
+    const now = Math.floor(Date.now() / 1000);
+    const shortLived = await signed(w.member.id, { claims: { iat: now, exp: now + 2 } });
+    const chat = await mustConnect(onboardingPath(w.projectId), shortLived);
+    expect(chat.closed).toBeNull();
+    expect(await closedWithin(chat, 4_500)).toBe(4401);
+    // A fresh ticket from a fresh token reconnects.
+    const again = await mustConnect(onboardingPath(w.projectId), w.member.token);
+    again.close();
+  });
+
+  it("signing out closes the sockets of that sign-in and ends its access tokens, not others'", async () => {
+    const password = "a long enough password";
+    const email = `logout-${crypto.randomUUID()}@example.test`;
+    const signup = await api<{ accessToken: string }>("POST", "/api/auth/signup", {
+      body: { email, password, name: "Leaving" },
+    });
+    expect(signup.status).toBe(201);
+    const cookie = /parley_refresh=([^;]+)/.exec(signup.headers.get("set-cookie") ?? "")?.[1];
+    const login = await api<{ accessToken: string }>("POST", "/api/auth/login", {
+      body: { email, password },
+    });
+    const mine = signup.body.accessToken;
+    const other = login.body.accessToken;
+    const me = await api<{ orgs: { id: string }[] }>("GET", "/api/me", { token: mine });
+    const orgId = me.body.orgs[0]?.id ?? "";
+    const created = await api<{ id: string }>("POST", `/api/orgs/${orgId}/projects`, {
+      token: mine,
+      body: { name: "Mine" },
+    });
+    const chat = await mustConnect(onboardingPath(created.body.id), mine);
+    const otherChat = await mustConnect(onboardingPath(created.body.id), other);
+    const out = await api("POST", "/api/auth/logout", {
+      headers: { cookie: `parley_refresh=${cookie}` },
+    });
+    expect(out.status).toBe(204);
+    expect(await closedWithin(chat, 1_000)).toBe(4401);
+    expect((await api("GET", "/api/me", { token: mine })).status).toBe(401);
+    // The other sign-in (another device) is untouched.
+    expect((await api("GET", "/api/me", { token: other })).status).toBe(200);
+    expect(otherChat.closed).toBeNull();
+    otherChat.close();
+  });
+});
+
+describe("erasure requests are deduplicated only within their org and subject type (issue 12)", () => {
+  type View = {
+    id: string;
+    orgId: string | null;
+    status: string;
+    requestedBy: string;
+    reason: string | null;
+  };
+  const fileIn = (
+    orgId: string,
+    token: string,
+    subject: { type: string; id: string },
+    reason: string,
+  ) =>
+    api<View>("POST", `/api/orgs/${orgId}/erasure-requests`, {
+      token,
+      body: { subject, reason },
+    });
+
+  it("a person erased as a member of one org is still erased by another org that asks", async () => {
+    const w = await world();
+    await addMembership(w.otherOrgId, w.member.id, "member");
+    const first = await fileIn(
+      w.orgId,
+      w.owner.token,
+      { type: "member", id: w.member.id },
+      "A's own reason",
+    );
+    expect(first.body).toMatchObject({ orgId: w.orgId, status: "completed" });
+    const second = await fileIn(
+      w.otherOrgId,
+      w.outsider.token,
+      { type: "member", id: w.member.id },
+      "B asks",
+    );
+    expect(second.status).toBe(202);
+    expect(second.body.id).not.toBe(first.body.id);
+    expect(second.body).toMatchObject({
+      orgId: w.otherOrgId,
+      status: "completed",
+      requestedBy: w.outsider.id,
+      reason: "B asks",
+    });
+    expect(JSON.stringify(second.body)).not.toContain("A's own reason");
+    const left = await env.DB.prepare("SELECT COUNT(*) AS n FROM memberships WHERE user_id = ?")
+      .bind(w.member.id)
+      .first<{ n: number }>();
+    expect(left?.n).toBe(0);
+  });
+
+  it("a member erased from an org who then deletes their account is erased whole: login fails", async () => {
+    const email = `both-${crypto.randomUUID()}@example.test`;
+    const password = "a long enough password";
+    const signup = await api<{ accessToken: string; user: { id: string } }>(
+      "POST",
+      "/api/auth/signup",
+      {
+        body: { email, password, name: "Both" },
+      },
+    );
+    const userId = signup.body.user.id;
+    const w = await world();
+    await addMembership(w.orgId, userId, "member");
+    const asMember = await fileIn(w.orgId, w.owner.token, { type: "member", id: userId }, "left");
+    expect(asMember.body.status).toBe("completed");
+    const account = await api<View>("DELETE", "/api/me", {
+      token: signup.body.accessToken,
+      body: { confirm: true },
+    });
+    expect(account.status).toBe(202);
+    expect(account.body.id).not.toBe(asMember.body.id);
+    expect(account.body).toMatchObject({ orgId: null, status: "completed" });
+    const login = await api("POST", "/api/auth/login", { body: { email, password } });
+    expect(login.status).toBe(401);
+    const user = await env.DB.prepare("SELECT COUNT(*) AS n FROM users WHERE id = ? OR email = ?")
+      .bind(userId, email)
+      .first<{ n: number }>();
+    expect(user?.n).toBe(0);
+  });
+
+  it("a plain member asking about another subject gets no one else's request back", async () => {
+    const w = await world();
+    // An admin erases the member's session, with a private reason.
+    const byAdmin = await fileIn(
+      w.orgId,
+      w.admin.token,
+      { type: "session", id: w.sessionId },
+      "private note",
+    );
+    expect(byAdmin.body.status).toBe("completed");
+    const before = await snapshot();
+    // The same id as a member subject: the role check comes first.
+    const asMember = await fileIn(
+      w.orgId,
+      w.otherMember.token,
+      { type: "member", id: w.sessionId },
+      "x",
+    );
+    expect(asMember.status).toBe(403);
+    expect(JSON.stringify(asMember.body)).not.toContain("private note");
+    // The same session, asked by a member who never owned it: not theirs to see.
+    const asSession = await fileIn(
+      w.orgId,
+      w.otherMember.token,
+      { type: "session", id: w.sessionId },
+      "x",
+    );
+    expect([403, 404]).toContain(asSession.status);
+    expect(JSON.stringify(asSession.body)).not.toContain("private note");
+    expect(await snapshot()).toEqual(before);
+    // Its owner, asking again, gets the admin's request: it is about their own session.
+    const owner = await fileIn(w.orgId, w.member.token, { type: "session", id: w.sessionId }, "x");
+    expect([202, 404]).toContain(owner.status);
+  });
+});
+
+describe("the sign-up grant is once per person, not per organization (issue 12)", () => {
+  const grant = Number(env.SIGNUP_GRANT_MICROS);
+  const balanceOf = async (orgId: string, token: string) =>
+    (await api<{ availableMicros: number }>("GET", `/api/orgs/${orgId}/billing`, { token })).body
+      .availableMicros;
+
+  it("five more orgs by one person start at zero, and reading their billing grants nothing", async () => {
+    const signup = await api<{ accessToken: string }>("POST", "/api/auth/signup", {
+      body: {
+        email: `farm-${crypto.randomUUID()}@example.test`,
+        password: "a long enough password",
+        name: "Farmer",
+      },
+    });
+    const token = signup.body.accessToken;
+    const me = await api<{ orgs: { id: string }[] }>("GET", "/api/me", { token });
+    const first = me.body.orgs[0]?.id ?? "";
+    expect(await balanceOf(first, token)).toBe(grant);
+    for (let i = 0; i < 5; i++) {
+      const created = await api<{ id: string }>("POST", "/api/orgs", {
+        token,
+        body: { name: `Farm ${i}` },
+      });
+      expect(created.status).toBe(201);
+      expect(await balanceOf(created.body.id, token)).toBe(0);
+      const ledger = await api<{ items: unknown[] }>(
+        "GET",
+        `/api/orgs/${created.body.id}/billing/ledger`,
+        { token },
+      );
+      expect(ledger.body.items).toEqual([]);
+    }
+  });
+
+  it("signing up again with another spelling of the same email, or after erasing the account, grants nothing", async () => {
+    const base = `ada${crypto.randomUUID().slice(0, 8)}`;
+    const password = "a long enough password";
+    const first = await api<{ accessToken: string }>("POST", "/api/auth/signup", {
+      body: { email: `${base}@gmail.com`, password, name: "Ada" },
+    });
+    const orgOf = async (token: string) =>
+      (await api<{ orgs: { id: string }[] }>("GET", "/api/me", { token })).body.orgs[0]?.id ?? "";
+    expect(await balanceOf(await orgOf(first.body.accessToken), first.body.accessToken)).toBe(
+      grant,
+    );
+    for (const variant of [
+      `${base}+2@gmail.com`,
+      `${base.slice(0, 2)}.${base.slice(2)}@gmail.com`,
+      `${base.toUpperCase()}@googlemail.com`,
+    ]) {
+      const again = await api<{ accessToken: string }>("POST", "/api/auth/signup", {
+        body: { email: variant, password, name: "Ada again" },
+      });
+      expect(again.status, variant).toBe(201);
+      expect(await balanceOf(await orgOf(again.body.accessToken), again.body.accessToken)).toBe(0);
+    }
+    // Erased, then back with the very same email: still no second welcome.
+    const erased = await api("DELETE", "/api/me", {
+      token: first.body.accessToken,
+      body: { confirm: true },
+    });
+    expect(erased.status).toBe(202);
+    const back = await api<{ accessToken: string }>("POST", "/api/auth/signup", {
+      body: { email: `${base}@gmail.com`, password, name: "Ada" },
+    });
+    expect(back.status).toBe(201);
+    expect(await balanceOf(await orgOf(back.body.accessToken), back.body.accessToken)).toBe(0);
+    // Someone else still gets theirs.
+    const other = await api<{ accessToken: string }>("POST", "/api/auth/signup", {
+      body: { email: `other-${crypto.randomUUID()}@example.test`, password, name: "Other" },
+    });
+    expect(await balanceOf(await orgOf(other.body.accessToken), other.body.accessToken)).toBe(
+      grant,
+    );
+  });
+});
+
+describe("an erased account leaves nothing that names it, in any store (issue 12)", () => {
+  /** Every row of every table of a SQLite store, as text: an independent look, not the job's scan. */
+  async function rowsNaming(
+    all: (sql: string) => Promise<Record<string, unknown>[]>,
+    needles: string[],
+  ): Promise<string[]> {
+    const tables = await all(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'd1_%'",
+    );
+    const found: string[] = [];
+    for (const { name } of tables as { name: string }[]) {
+      for (const row of await all(`SELECT * FROM "${name}"`)) {
+        const text = JSON.stringify(row);
+        for (const needle of needles)
+          if (text.includes(needle)) found.push(`${name}: ${text.slice(0, 160)}`);
+      }
+    }
+    return found;
+  }
+  const d1 = async (sql: string) =>
+    (await env.DB.prepare(sql).all<Record<string, unknown>>()).results;
+  const inAccount = (orgId: string) => (sql: string) =>
+    runInDurableObject(
+      billingAccount(env, orgId),
+      (_i, state) => state.storage.sql.exec(sql).toArray() as Record<string, unknown>[],
+    );
+  const stripeApi = new Stripe(env.STRIPE_SECRET_KEY, {
+    httpClient: Stripe.createFetchHttpClient(),
+    host: new URL(env.STRIPE_API_URL).hostname,
+    port: Number(new URL(env.STRIPE_API_URL).port),
+    protocol: "http",
+  });
+
+  it("D1, every ledger it spent in and Stripe: its id and email are gone or pseudonymized", async () => {
+    const email = `gone-${crypto.randomUUID()}@example.test`;
+    const signup = await api<{ accessToken: string; user: { id: string } }>(
+      "POST",
+      "/api/auth/signup",
+      {
+        body: { email, password: "a long enough password", name: "Gone", orgName: "Gone Ltd" },
+      },
+    );
+    const token = signup.body.accessToken;
+    const userId = signup.body.user.id;
+    const own =
+      (await api<{ orgs: { id: string }[] }>("GET", "/api/me", { token })).body.orgs[0]?.id ?? "";
+    // A shared org too, where they spend, file a request and write about themselves.
+    const w = await funded();
+    await addMembership(w.orgId, userId, "admin");
+    const project = await api<{ id: string }>("POST", `/api/orgs/${w.orgId}/projects`, {
+      token,
+      body: { name: "Theirs", memory: { contact: email } },
+    });
+    const session = await api<{ id: string }>("POST", `/api/projects/${project.body.id}/sessions`, {
+      token,
+      body: {},
+    });
+    const chat = await mustConnect(assistantPath(session.body.id), token);
+    await chat.turn("spend on the shared org");
+    chat.close();
+    await billingAccount(env, w.orgId).updateSettings(w.orgId, {
+      memberDailyLimitMicros: 9_000_000,
+    });
+    const chat2 = await mustConnect(assistantPath(session.body.id), token);
+    await chat2.turn("spend under a member limit");
+    chat2.close();
+    await api("POST", `/api/orgs/${w.orgId}/erasure-requests`, {
+      token,
+      body: { subject: { type: "member", id: w.otherMember.id }, reason: `filed by ${email}` },
+    });
+    // A Stripe customer for their own org.
+    const checkout = await api("POST", `/api/orgs/${own}/billing/checkout`, {
+      token,
+      body: { amountMicros: 5_000_000 },
+    });
+    expect(checkout.status).toBe(201);
+    const customer =
+      (
+        await env.DB.prepare("SELECT stripe_customer_id AS c FROM organizations WHERE id = ?")
+          .bind(own)
+          .first<{ c: string }>()
+      )?.c ?? "";
+    expect(customer).toMatch(/^cus_/);
+    // The counters keyed by member (the daily spend) exist before the erasure.
+    expect(await rowsNaming(inAccount(w.orgId), [userId])).not.toEqual([]);
+
+    const erased = await api<{ status: string; verification: { ok: boolean } }>(
+      "DELETE",
+      "/api/me",
+      {
+        token,
+        body: { confirm: true },
+      },
+    );
+    expect(erased.body).toMatchObject({ status: "completed", verification: { ok: true } });
+    expect(await rowsNaming(d1, [userId, email])).toEqual([]);
+    expect(await rowsNaming(inAccount(w.orgId), [userId])).toEqual([]);
+    expect(await rowsNaming(inAccount(own), [userId])).toEqual([]);
+    expect(await stripeApi.customers.retrieve(customer)).toMatchObject({
+      id: customer,
+      deleted: true,
+    });
+    // The financial record stays whole, under the pseudonym.
+    expect((await billingAccount(env, w.orgId).reconcile()).ok).toBe(true);
+  });
+
+  it("the verification scan reads every table: a row naming the person in a table it has never heard of fails it", async () => {
+    const w = await funded();
+    const plan: ErasurePlan = {
+      userId: w.member.id,
+      orgIds: [w.orgId],
+      projectIds: [],
+      sessionIds: [],
+      deleteOrgIds: [],
+      membershipOrgId: null,
+    };
+    await env.DB.batch([
+      env.DB.prepare("DELETE FROM memberships WHERE user_id = ?").bind(w.member.id),
+      env.DB.prepare("DELETE FROM sessions WHERE owner_id = ?").bind(w.member.id),
+      env.DB.prepare("DELETE FROM users WHERE id = ?").bind(w.member.id),
+    ]);
+    expect((await verifyErasure(env, plan)).ok).toBe(true);
+    await env.DB.prepare("CREATE TABLE planted_later (note TEXT)").run();
+    try {
+      await env.DB.prepare("INSERT INTO planted_later (note) VALUES (?)")
+        .bind(`about ${w.member.id}`)
+        .run();
+      const scan = await verifyErasure(env, plan);
+      expect(scan.ok).toBe(false);
+      expect(scan.findings.join()).toMatch(/planted_later\.note: 1 left/);
+    } finally {
+      await env.DB.prepare("DROP TABLE planted_later").run();
+    }
+    // The same in the ledger's store.
+    await runInDurableObject(billingAccount(env, w.orgId), (_i, state) => {
+      state.storage.sql.exec("CREATE TABLE planted_later (note TEXT)");
+      state.storage.sql.exec("INSERT INTO planted_later (note) VALUES (?)", w.member.id);
+    });
+    const ledgerScan = await verifyErasure(env, plan);
+    expect(ledgerScan.findings.join()).toMatch(/ledger of .* planted_later\.note: 1 left/);
+  });
+
+  it("checkout sends Stripe nothing that names the member", async () => {
+    const w = await world();
+    await billingAccount(env, w.orgId).open({ orgId: w.orgId, grantMicros: 0 });
+    const checkout = await api<{ id: string }>("POST", `/api/orgs/${w.orgId}/billing/checkout`, {
+      token: w.admin.token,
+      body: { amountMicros: 5_000_000 },
+    });
+    const session = await stripeApi.checkout.sessions.retrieve(checkout.body.id);
+    expect(JSON.stringify(session)).not.toContain(w.admin.id);
+  });
+});
+
 // ---- issue 12: bad input gets a clear 4xx and changes nothing ----
+describe("bad input gets a clear 4xx and changes nothing (issue 12)", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** The error of a refused call, as a client sees it. */
+  const refusal = (res: Parameters<typeof errorCode>[0]) => ({
+    status: res.status,
+    code: errorCode(res),
+    field: (res.body as { error?: { field?: string } } | null)?.error?.field,
+  });
+  const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+  const memoryOf = async (w: World) =>
+    (
+      await api<{ memory: unknown }>("GET", `/api/projects/${w.projectId}`, {
+        token: w.member.token,
+      })
+    ).body.memory;
+
+  describe("JSON nested thousands of levels deep, and __proto__ keys", () => {
+    const bodies: [string, string, string][] = [
+      [
+        "project memory nested 20,000 levels deep",
+        `{"memory":{"notes":${nested(20_000)}}}`,
+        "memory",
+      ],
+      [
+        "a memory key __proto__ (JSON.parse makes it an own key, the record dropped it)",
+        '{"memory":{"__proto__":{"admin":true},"goal":"ship"}}',
+        "memory.__proto__",
+      ],
+      [
+        "a nested __proto__ key in a memory value",
+        '{"memory":{"goal":{"__proto__":{"admin":true}}}}',
+        "memory.goal.__proto__",
+      ],
+      [
+        "a constructor.prototype path in memory (the SDK's parsers throw on it later)",
+        '{"memory":{"goal":"ship","constructor":{"prototype":{"admin":true}}}}',
+        "memory.constructor.prototype",
+      ],
+    ];
+
+    it.each(bodies)("PATCH a project with %s: 400, memory unchanged", async (_n, raw, field) => {
+      const w = await world();
+      const before = await snapshot();
+      const res = await api("PATCH", `/api/projects/${w.projectId}`, {
+        token: w.member.token,
+        headers: { "content-type": "application/json" },
+        rawBody: raw,
+      });
+      expect(refusal(res)).toEqual({ status: 400, code: "invalid_request", field });
+      expect(await snapshot()).toEqual(before);
+      expect(await memoryOf(w)).toEqual({ goal: "ship" });
+    });
+
+    it("POST a project with deep memory: 400, no project", async () => {
+      const w = await world();
+      const before = await snapshot();
+      const res = await api("POST", `/api/orgs/${w.orgId}/projects`, {
+        token: w.member.token,
+        headers: { "content-type": "application/json" },
+        rawBody: `{"name":"Deep","memory":{"a":${nested(20_000)}}}`,
+      });
+      expect(refusal(res)).toEqual({ status: 400, code: "invalid_request", field: "memory" });
+      expect(await snapshot()).toEqual(before);
+    });
+
+    it("a chat request whose body nests 20,000 levels deep: refused, no turn", async () => {
+      const w = await funded();
+      const chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+      const watched = [{ path: assistantPath(w.sessionId), token: w.member.token }];
+      const before = await state([w.orgId], watched);
+      const body = `{"messages":[{"id":"${crypto.randomUUID()}","role":"user","parts":[{"type":"text","text":"deep"}]}],"trigger":"submit-message","junk":${nested(20_000)}}`;
+      const start = chat.frames.length;
+      chat.ws.send(
+        JSON.stringify({
+          type: "cf_agent_use_chat_request",
+          id: crypto.randomUUID(),
+          init: { method: "POST", body },
+        }),
+      );
+      expect(await refusalCode(chat, start)).toBe("invalid_request");
+      await new Promise((r) => setTimeout(r, 200));
+      chat.close();
+      expect(await state([w.orgId], watched)).toEqual(before);
+    });
+  });
+
+  describe("a signed Stripe webhook naming an org that does not exist", () => {
+    const paymentsOf = async (paymentIntent: string) =>
+      (
+        await env.DB.prepare(
+          "SELECT COUNT(*) AS n FROM stripe_payments WHERE payment_intent_id = ?",
+        )
+          .bind(paymentIntent)
+          .first<{ n: number }>()
+      )?.n;
+    const disputeEvent = (orgId: string) => ({
+      id: uid("evt"),
+      object: "event",
+      type: "charge.dispute.created",
+      data: {
+        object: {
+          id: uid("dp"),
+          object: "dispute",
+          amount: 2_500,
+          currency: "usd",
+          charge: uid("ch"),
+          payment_intent: uid("pi"),
+          status: "needs_response",
+          metadata: { orgId },
+        },
+      },
+    });
+
+    const events: [string, (orgId: string, pi: string) => object][] = [
+      [
+        "a paid Checkout Session for an org id that was never created",
+        (orgId, pi) =>
+          checkoutEvent(orgId, "checkout.session.completed", {
+            id: uid("cs"),
+            paymentIntent: pi,
+            cents: 2_500,
+          }),
+      ],
+      [
+        "a Checkout Session without a PaymentIntent for an unknown org",
+        (orgId) => {
+          const event = checkoutEvent(orgId, "checkout.session.async_payment_succeeded", {
+            id: uid("cs"),
+            paymentIntent: "",
+            cents: 2_500,
+          });
+          (event.data.object as { payment_intent: string | null }).payment_intent = null;
+          return event;
+        },
+      ],
+      [
+        "a Checkout Session whose org is not even shaped like an org id",
+        (_orgId, pi) =>
+          checkoutEvent("../../org_x';--", "checkout.session.completed", {
+            id: uid("cs"),
+            paymentIntent: pi,
+            cents: 2_500,
+          }),
+      ],
+      [
+        "a refund whose charge names an unknown org",
+        (orgId, pi) => refundEvent(orgId, pi, 500, 2_500),
+      ],
+      ["a dispute naming an unknown org", (orgId) => disputeEvent(orgId)],
+    ];
+
+    it.each(events)("%s: 2xx unknown_org, nothing written, no BillingAccount", async (_n, make) => {
+      const lines: string[] = [];
+      vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => {
+        lines.push(args.map(String).join(" "));
+      });
+      const ghost = newId("org");
+      const paymentIntent = uid("pi");
+      const event = make(ghost, paymentIntent) as { id: string; type: string };
+      const before = await snapshot();
+      const res = await deliver(event);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ received: true, outcome: "unknown_org" });
+      expect(await snapshot()).toEqual(before);
+      expect(await paymentsOf(paymentIntent)).toBe(0);
+      expect(await exists(env.BILLING, ghost)).toBe(false);
+      expect(await exists(env.BILLING, "../../org_x';--")).toBe(false);
+      // One content-free line for a human: which event, what happened; not the org it named.
+      const line = lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.event === event.id);
+      expect(line).toMatchObject({
+        source: "stripe-webhook",
+        type: event.type,
+        outcome: "unknown_org",
+      });
+      expect(JSON.stringify(line)).not.toContain(ghost);
+    });
+
+    it("a signed payload that is JSON but not an event object: 2xx reject, nothing written", async () => {
+      const before = await snapshot();
+      const res = await post("null", await sign("null"));
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ received: true, outcome: "reject" });
+      expect(await snapshot()).toEqual(before);
+    });
+  });
+
+  describe("alert webhook URLs that reach inside the platform (SSRF)", () => {
+    const urls: [string, string][] = [
+      ["plain http to a public host", "http://hooks.example.com/parley"],
+      ["loopback", "https://127.0.0.1/hook"],
+      ["loopback written as one number", "https://2130706433/hook"],
+      ["loopback in hex", "https://0x7f.1/hook"],
+      ["IPv6 loopback", "https://[::1]/hook"],
+      ["IPv4-mapped IPv6 loopback", "https://[::ffff:127.0.0.1]/hook"],
+      ["the cloud metadata address", "https://169.254.169.254/latest/meta-data/"],
+      ["a private network address", "https://10.0.0.7/hook"],
+      ["carrier-grade NAT", "https://100.64.0.1/hook"],
+      ["unique-local IPv6", "https://[fd00:ec2::254]/hook"],
+      ["localhost", "https://localhost/hook"],
+      ["a *.localhost name", "https://api.localhost/hook"],
+      ["an *.internal name", "https://metadata.google.internal/computeMetadata/v1/"],
+      ["a single-label host", "https://intranet/hook"],
+      ["credentials in the URL", "https://user:secret@hooks.example.com/parley"],
+      ["the test mailbox's host on another port", `http://127.0.0.1:1/hook`],
+    ];
+
+    it.each(urls)("%s: 400 on alertWebhookUrl, no BillingAccount", async (_n, url) => {
+      const w = await world();
+      const before = await snapshot();
+      const res = await api("PATCH", `/api/orgs/${w.orgId}/billing/settings`, {
+        token: w.admin.token,
+        body: { alertWebhookUrl: url },
+      });
+      expect(refusal(res)).toEqual({
+        status: 400,
+        code: "invalid_request",
+        field: "alertWebhookUrl",
+      });
+      expect(await snapshot()).toEqual(before);
+      expect(await exists(env.BILLING, w.orgId)).toBe(false);
+    });
+
+    it("the one host ALERT_WEBHOOK_ALLOW_PRIVATE lists (the test mailbox) is accepted over http", async () => {
+      const w = await world();
+      const url = `${env.TEST_MAILBOX_URL}/alerts/${w.orgId}`;
+      const res = await api("PATCH", `/api/orgs/${w.orgId}/billing/settings`, {
+        token: w.admin.token,
+        body: { alertWebhookUrl: url },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ alertWebhookUrl: url });
+    });
+  });
+
+  describe("names and other typed text with invisible or control characters", () => {
+    const texts: [string, string][] = [
+      ["a NUL", "Acme\u0000Corp"],
+      ["a line break", "Acme\nCorp"],
+      ["a tab", "Acme\tCorp"],
+      ["an escape sequence", "Acme\u001b[31m"],
+      ["a lone surrogate", "Acme \ud800"],
+      ["a right-to-left override", "Acme\u202eprC"],
+      ["a first-strong isolate", "\u2068Acme"],
+      ["nothing but zero-width characters", "\u200b\u200c\u200d"],
+    ];
+
+    it.each(texts)("an org name with %s: 400 on name, no org", async (_n, name) => {
+      const w = await world();
+      const before = await snapshot();
+      const res = await api("POST", "/api/orgs", { token: w.newcomer.token, body: { name } });
+      expect(refusal(res)).toEqual({ status: 400, code: "invalid_request", field: "name" });
+      expect(await snapshot()).toEqual(before);
+    });
+
+    const bad = "Report\u202eFDP.exe";
+    const fields: [string, (w: World) => [string, string, unknown], string][] = [
+      [
+        "a user name at sign-up",
+        () => [
+          "POST",
+          "/api/auth/signup",
+          {
+            email: `t-${crypto.randomUUID()}@example.test`,
+            password: "a long enough password",
+            name: bad,
+          },
+        ],
+        "name",
+      ],
+      [
+        "an org name at sign-up",
+        () => [
+          "POST",
+          "/api/auth/signup",
+          {
+            email: `t-${crypto.randomUUID()}@example.test`,
+            password: "a long enough password",
+            name: "Ada",
+            orgName: bad,
+          },
+        ],
+        "orgName",
+      ],
+      [
+        "a new project's name",
+        (w) => ["POST", `/api/orgs/${w.orgId}/projects`, { name: bad }],
+        "name",
+      ],
+      [
+        "a project renamed",
+        (w) => ["PATCH", `/api/projects/${w.projectId}`, { name: bad }],
+        "name",
+      ],
+      [
+        "a session title",
+        (w) => ["POST", `/api/projects/${w.projectId}/sessions`, { title: bad }],
+        "title",
+      ],
+      [
+        "a memory key",
+        (w) => ["PATCH", `/api/projects/${w.projectId}`, { memory: { [bad]: 1 } }],
+        `memory.${bad}`,
+      ],
+    ];
+
+    it.each(fields)("%s with a bidi override: 400 naming the field", async (_n, make, field) => {
+      const w = await world();
+      const [method, path, body] = make(w);
+      const before = await snapshot();
+      const res = await api(method, path, { token: w.member.token, body });
+      expect(refusal(res)).toEqual({ status: 400, code: "invalid_request", field });
+      expect(await snapshot()).toEqual(before);
+      expect(await memoryOf(w)).toEqual({ goal: "ship" });
+    });
+
+    it("an erasure reason with a NUL: 400 on reason, nothing filed", async () => {
+      const w = await world();
+      const erasures = async () =>
+        (
+          await env.DB.prepare("SELECT COUNT(*) AS n FROM erasure_requests WHERE org_id = ?")
+            .bind(w.orgId)
+            .first<{ n: number }>()
+        )?.n;
+      const [before, filed] = [await snapshot(), await erasures()];
+      const res = await api("POST", `/api/orgs/${w.orgId}/erasure-requests`, {
+        token: w.member.token,
+        body: { subject: { type: "session", id: w.sessionId }, reason: "mine\u0000, gone" },
+      });
+      expect(refusal(res)).toEqual({ status: 400, code: "invalid_request", field: "reason" });
+      expect(await snapshot()).toEqual(before);
+      expect(await erasures()).toBe(filed);
+      const session = await api("GET", `/api/sessions/${w.sessionId}`, { token: w.member.token });
+      expect(session.status).toBe(200);
+    });
+  });
+
+  describe("siblings: other inputs that got a 500 or passed silently", () => {
+    it("an Idempotency-Key reused for another amount: 409, the first checkout stands", async () => {
+      const w = await world();
+      const key = `reused-${crypto.randomUUID()}`;
+      const send = (amountMicros: number) =>
+        api<{ id: string }>("POST", `/api/orgs/${w.orgId}/billing/checkout`, {
+          token: w.owner.token,
+          body: { amountMicros },
+          headers: { "idempotency-key": key },
+        });
+      const first = await send(5_000_000);
+      expect(first.status).toBe(201);
+      const before = await snapshot();
+      const other = await send(50_000_000);
+      expect(refusal(other)).toEqual({ status: 409, code: "conflict", field: "Idempotency-Key" });
+      expect(await snapshot()).toEqual(before);
+      const again = await send(5_000_000);
+      expect(again.body.id).toBe(first.body.id);
+    });
+
+    const queries: [string, string, string][] = [
+      ["usage", "usage?to=-271821-04-20T00:00:00Z", "query.to"],
+      ["usage", "usage.csv?to=-271821-04-20T00:00:00Z", "query.to"],
+      ["usage", "usage?from=2026-02-31&to=2026-03-10", "query.from"],
+      ["usage", "usage?from=1", "query.from"],
+      ["ledger", "ledger?cursor=0x10", "query.cursor"],
+    ];
+
+    it("a page size spelled in hex (read as 16 by z.coerce.number()): 400 on query.limit", async () => {
+      const w = await world();
+      const res = await api("GET", `/api/orgs/${w.orgId}/projects?limit=0x10`, {
+        token: w.member.token,
+      });
+      expect(refusal(res)).toEqual({ status: 400, code: "invalid_request", field: "query.limit" });
+    });
+
+    it.each(queries)(
+      "%s with %s: 400 naming the parameter, no BillingAccount",
+      async (_n, q, field) => {
+        const w = await world();
+        const res = await api("GET", `/api/orgs/${w.orgId}/billing/${q}`, { token: w.admin.token });
+        expect(refusal(res)).toEqual({ status: 400, code: "invalid_request", field });
+        expect(await exists(env.BILLING, w.orgId)).toBe(false);
+      },
+    );
+  });
+});
 
 // ---- issue 12: sign-in sessions (refresh races, cookie endpoints) ----
+describe("sign-in sessions: refresh races and cookie endpoints (issue 12)", () => {
+  const ttlSeconds = 3600;
+  const foreign = { origin: "https://evil.test", "sec-fetch-site": "cross-site" };
+  const cookieOf = (res: { headers: Headers }) =>
+    /parley_refresh=([^;]*)/.exec(res.headers.get("set-cookie") ?? "")?.[1] ?? "";
+  const refresh = (cookie: string, headers: Record<string, string> = {}) =>
+    api("POST", "/api/auth/refresh", {
+      headers: { ...headers, cookie: `parley_refresh=${cookie}` },
+    });
+  const logout = (cookie: string, headers: Record<string, string> = {}) =>
+    api("POST", "/api/auth/logout", {
+      headers: { ...headers, cookie: `parley_refresh=${cookie}` },
+    });
+
+  async function signedUp(): Promise<{ userId: string; email: string; cookie: string }> {
+    const email = `sessions-${crypto.randomUUID()}@example.test`;
+    const res = await api<{ user: { id: string } }>("POST", "/api/auth/signup", {
+      body: { email, password: "a long enough password", name: "Tabs" },
+    });
+    expect(res.status).toBe(201);
+    return { userId: res.body.user.id, email, cookie: cookieOf(res) };
+  }
+
+  /** The user's refresh-token rows, oldest first. */
+  async function family(userId: string) {
+    const { results } = await env.DB.prepare(
+      "SELECT id, rotated_at, revoked_at, successor_sealed FROM refresh_tokens WHERE user_id = ? ORDER BY rowid",
+    )
+      .bind(userId)
+      .all<{
+        id: string;
+        rotated_at: number | null;
+        revoked_at: number | null;
+        successor_sealed: string | null;
+      }>();
+    return results;
+  }
+  const liveTokens = async (userId: string) =>
+    (await family(userId)).filter((r) => r.rotated_at === null && r.revoked_at === null).length;
+
+  /** Moves the user's rotations back past the grace window, as if that time had gone by. */
+  const windowPasses = (userId: string) =>
+    env.DB.prepare(
+      "UPDATE refresh_tokens SET rotated_at = rotated_at - ? WHERE user_id = ? AND rotated_at IS NOT NULL",
+    )
+      .bind(ROTATION_GRACE_MS + 1000, userId)
+      .run();
+
+  it("two tabs refreshing with one cookie at once both get the same successor; the family lives on", async () => {
+    const { userId, cookie } = await signedUp();
+    const answers = await Promise.all([refresh(cookie), refresh(cookie), refresh(cookie)]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    const successors = new Set(answers.map(cookieOf));
+    expect(successors.size).toBe(1);
+    const [successor = ""] = successors;
+    expect(successor).not.toBe(cookie);
+    // No fork: one rotation, one live token, nothing revoked.
+    expect((await family(userId)).map((r) => r.revoked_at)).toEqual([null, null]);
+    expect(await liveTokens(userId)).toBe(1);
+    const next = await refresh(successor);
+    expect(next.status).toBe(200);
+    expect(cookieOf(next)).not.toBe(successor);
+  });
+
+  it("a refresh that read the token before a concurrent one rotated it gets that rotation's successor", async () => {
+    // Both lookups finish before either UPDATE runs (held at a barrier): the loser's conditional
+    // UPDATE matches nothing, and it must take the grace path, not revoke the family.
+    const { userId, cookie } = await signedUp();
+    let arrived = 0;
+    let release = () => {};
+    const together = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const racing = {
+      batch: (statements: D1PreparedStatement[]) => env.DB.batch(statements),
+      prepare: (sql: string) => {
+        const statement = env.DB.prepare(sql);
+        if (!sql.includes("WHERE token_hash = ?")) return statement;
+        return {
+          bind: (...values: unknown[]) => ({
+            first: async () => {
+              const row = await statement.bind(...values).first();
+              if (++arrived === 2) release();
+              await together;
+              return row;
+            },
+          }),
+        };
+      },
+    } as unknown as D1Database;
+    const [a, b] = await Promise.all([
+      rotateRefreshToken(racing, cookie, ttlSeconds),
+      rotateRefreshToken(racing, cookie, ttlSeconds),
+    ]);
+    expect(arrived).toBe(2);
+    expect(a.token).toBe(b.token);
+    expect(await liveTokens(userId)).toBe(1);
+    expect((await family(userId)).every((r) => r.revoked_at === null)).toBe(true);
+    expect((await refresh(a.token)).status).toBe(200);
+  });
+
+  it("a tab presenting a token the other tab has since rotated twice gets the current one, not a fork", async () => {
+    const { userId, cookie: first } = await signedUp();
+    const second = cookieOf(await refresh(first));
+    const third = cookieOf(await refresh(second));
+    expect(new Set([first, second, third]).size).toBe(3);
+    // Tab B still sent the first cookie: it must get what the shared jar holds now (the third), or
+    // its answer would put a rotated token back in the jar and the next refresh would revoke.
+    const late = await refresh(first);
+    expect(late.status).toBe(200);
+    expect(cookieOf(late)).toBe(third);
+    expect(await liveTokens(userId)).toBe(1);
+    expect((await family(userId)).length).toBe(3);
+    const next = await refresh(third);
+    expect(next.status).toBe(200);
+  });
+
+  it("a rotated token presented after the grace window still revokes the whole family", async () => {
+    const { userId, cookie } = await signedUp();
+    const successor = cookieOf(await refresh(cookie));
+    await windowPasses(userId);
+    const reuse = await refresh(cookie);
+    expect(reuse.status).toBe(401);
+    expect(errorCode(reuse)).toBe("unauthorized");
+    expect(await liveTokens(userId)).toBe(0);
+    expect((await refresh(successor)).status).toBe(401);
+  });
+
+  it("keeps the successor only sealed, and erases it when the window passes or the family is revoked", async () => {
+    const { userId, cookie } = await signedUp();
+    const successor = cookieOf(await refresh(cookie));
+    const [rotated] = await family(userId);
+    expect(rotated?.successor_sealed).toBeTruthy();
+    const stored = JSON.stringify(
+      await env.DB.prepare("SELECT * FROM refresh_tokens WHERE user_id = ?").bind(userId).all(),
+    );
+    expect(stored).not.toContain(successor);
+    expect(stored).not.toContain(cookie);
+    // Past the window, the next sign-in or refresh anywhere clears it.
+    await windowPasses(userId);
+    await signedUp();
+    expect((await family(userId)).map((r) => r.successor_sealed)).toEqual([null, null]);
+
+    const other = await signedUp();
+    await refresh(other.cookie);
+    expect((await family(other.userId))[0]?.successor_sealed).toBeTruthy();
+    expect((await logout(other.cookie)).status).toBe(204);
+    expect((await family(other.userId)).map((r) => r.successor_sealed)).toEqual([null, null]);
+  });
+
+  it("refresh and logout from another origin's page get 403 and change nothing", async () => {
+    const { userId, cookie } = await signedUp();
+    const before = { d1: await snapshot(), rows: await family(userId) };
+    const pages: Record<string, string>[] = [
+      foreign,
+      { origin: "https://evil.test" },
+      { origin: "https://sub.parley.test", "sec-fetch-site": "same-site" },
+      { origin: "null" },
+      { "sec-fetch-site": "cross-site" },
+    ];
+    for (const headers of pages) {
+      for (const res of [await refresh(cookie, headers), await logout(cookie, headers)]) {
+        expect(res.status, JSON.stringify(headers)).toBe(403);
+        expect(errorCode(res)).toBe("forbidden");
+        expect(res.headers.get("set-cookie")).toBeNull();
+      }
+    }
+    expect({ d1: await snapshot(), rows: await family(userId) }).toEqual(before);
+    expect((await refresh(cookie)).status).toBe(200);
+  });
+
+  it("signup and login from another origin's page get 403 and set no cookie (login CSRF)", async () => {
+    const { email } = await signedUp();
+    const before = await snapshot();
+    const body = { email, password: "a long enough password" };
+    const login = await api("POST", "/api/auth/login", { headers: foreign, body });
+    const signup = await api("POST", "/api/auth/signup", {
+      headers: foreign,
+      body: {
+        email: `csrf-${crypto.randomUUID()}@example.test`,
+        password: body.password,
+        name: "X",
+      },
+    });
+    for (const res of [login, signup]) {
+      expect(res.status).toBe(403);
+      expect(errorCode(res)).toBe("forbidden");
+      expect(res.headers.get("set-cookie")).toBeNull();
+    }
+    expect(await snapshot()).toEqual(before);
+    expect((await api("POST", "/api/auth/login", { body })).status).toBe(200);
+  });
+
+  it("same-origin pages and clients without Origin (curl, Node) still refresh, log in and log out", async () => {
+    const { email, cookie } = await signedUp();
+    const sameOrigin = { origin: "https://parley.test", "sec-fetch-site": "same-origin" };
+    const viaPage = await refresh(cookie, sameOrigin);
+    expect(viaPage.status).toBe(200);
+    const viaCurl = await refresh(cookieOf(viaPage));
+    expect(viaCurl.status).toBe(200);
+    const login = await api("POST", "/api/auth/login", {
+      headers: sameOrigin,
+      body: { email, password: "a long enough password" },
+    });
+    expect(login.status).toBe(200);
+    expect((await logout(cookieOf(login), sameOrigin)).status).toBe(204);
+    expect((await refresh(cookieOf(login))).status).toBe(401);
+    expect((await logout(cookieOf(viaCurl))).status).toBe(204);
+    expect((await refresh(cookieOf(viaCurl))).status).toBe(401);
+  });
+});

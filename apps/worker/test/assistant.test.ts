@@ -4,7 +4,7 @@ import { devReply } from "@parley/dev-model/reply";
 import { describe, expect, it } from "vitest";
 import type { AssistantAgent } from "../src/agents/assistant-agent.ts";
 import { billingAccount } from "../src/billing/account.ts";
-import { connect, mustConnect } from "./chat.ts";
+import { connect, mustConnect, settled } from "./chat.ts";
 import { api, type World, world } from "./helpers.ts";
 import { funded, generationCost, modelRequests, usageRowsOf } from "./metering.ts";
 
@@ -262,6 +262,7 @@ describe("faults and concurrency", () => {
   it("refuses a removed member on the next turn", async () => {
     const w = await funded();
     const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    await settled(agentPath(w.sessionId));
     await env.DB.prepare("DELETE FROM memberships WHERE org_id = ? AND user_id = ?")
       .bind(w.orgId, w.member.id)
       .run();

@@ -23,6 +23,8 @@ export async function signed(
     iat: now(),
     exp: now() + 600,
     jti: crypto.randomUUID(),
+    sid: crypto.randomUUID(),
+    ver: 0,
     ...change.claims,
   })
     .setProtectedHeader({ alg: "ES256", kid: secret.kid, typ: "JWT", ...change.header })
@@ -43,6 +45,11 @@ export function tokenAttacks(victim: () => string): TokenAttack[] {
     ["wrong audience", () => signed(victim(), { claims: { aud: "someone-else" } })],
     ["wrong issuer", () => signed(victim(), { claims: { iss: "evil" } })],
     ["no jti", () => signed(victim(), { claims: { jti: undefined } })],
+    ["no sign-in session (sid)", () => signed(victim(), { claims: { sid: undefined } })],
+    [
+      "a token version older than the user's (issued before a role change)",
+      () => signed(victim(), { claims: { ver: -1 } }),
+    ],
     ["issued too long ago", () => signed(victim(), { claims: { iat: now() - 7200 } })],
     [
       "one payload byte flipped",

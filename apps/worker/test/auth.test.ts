@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { ROTATION_GRACE_MS } from "../src/auth/refresh-tokens.ts";
 import { api, errorCode, snapshot, uniqueEmail } from "./helpers.ts";
 
 const password = "correct horse battery";
@@ -117,7 +118,13 @@ describe("refresh tokens", () => {
     expect(second).not.toBe("");
     expect(first.body).toMatchObject({ user: { id: start.body.user.id } });
 
-    // The rotated token is presented again: theft. The family dies, including the newest token.
+    // The rotated token is presented again after its grace window (see the adversarial suite for
+    // the window itself): theft. The family dies, including the newest token.
+    await env.DB.prepare(
+      "UPDATE refresh_tokens SET rotated_at = rotated_at - ? WHERE user_id = ? AND rotated_at IS NOT NULL",
+    )
+      .bind(ROTATION_GRACE_MS, start.body.user.id)
+      .run();
     const reuse = await api("POST", "/api/auth/refresh", withCookie(start.cookie));
     expect(reuse.status).toBe(401);
     expect(errorCode(reuse)).toBe("unauthorized");

@@ -229,6 +229,16 @@ const matrix: Row[] = [
     request: () => ({ path: "/api/me", body: { confirm: true } }),
     expect: { ...signedIn(202), owner: 409 },
   },
+  // A connect ticket for the project's onboarding chat: any member of its org (the session row of
+  // the assistant is covered by test/adversarial.test.ts, where only the owner gets one).
+  {
+    route: "POST /api/connect-tickets",
+    request: (w) => ({
+      path: "/api/connect-tickets",
+      body: { agent: "onboarding-agent", name: w.projectId },
+    }),
+    expect: orgMembers(201),
+  },
   // The chat agents: every method, WebSocket upgrades included, is authorized in the Worker first.
   // (test/onboarding.test.ts covers the upgrade itself; this row reads the transcript over HTTP.)
   {

@@ -1,4 +1,4 @@
-import { SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { BASE } from "./helpers.ts";
 
 /**
@@ -202,13 +202,34 @@ export type Upgrade =
   | { socket: ChatSocket; status: 101; body?: undefined }
   | { socket: null; status: number; body: unknown };
 
-export async function connect(
+/** Asks the API for a connect ticket to the agent object at `path`, as the web app does. */
+export async function connectTicket(
   path: string,
-  token?: string,
-  headers: Record<string, string> = {},
+  token: string,
+): Promise<{ ok: true; ticket: string } | { ok: false; status: number; body: unknown }> {
+  const [, , agent, name] = path.split("/");
+  const response = await SELF.fetch(`${BASE}/api/connect-tickets`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ agent, name }),
+  });
+  const body = (await response.json().catch(() => null)) as { ticket?: string } | null;
+  if (response.status !== 201 || typeof body?.ticket !== "string") {
+    return { ok: false, status: response.status, body };
+  }
+  return { ok: true, ticket: body.ticket };
+}
+
+/** A WebSocket upgrade of `path` exactly as given: the query and headers are the caller's. */
+export async function upgrade(
+  path: string,
+  options: { query?: Record<string, string>; headers?: Record<string, string> } = {},
 ): Promise<Upgrade> {
-  const url = `${BASE}${path}${token === undefined ? "" : `?token=${encodeURIComponent(token)}`}`;
-  const response = await SELF.fetch(url, { headers: { upgrade: "websocket", ...headers } });
+  const url = new URL(`${BASE}${path}`);
+  for (const [key, value] of Object.entries(options.query ?? {})) url.searchParams.set(key, value);
+  const response = await SELF.fetch(url, {
+    headers: { upgrade: "websocket", ...options.headers },
+  });
   const ws = response.webSocket;
   if (!ws) {
     const text = await response.text();
@@ -224,6 +245,22 @@ export async function connect(
   return { socket: new ChatSocket(ws), status: 101 };
 }
 
+/**
+ * Opens `path` the way the web app does: a connect ticket asked for with the bearer token, then
+ * the upgrade with `?ticket=`. A refused ticket is returned as the refusal (the same status the
+ * upgrade itself would give). Without a token, the upgrade carries only `headers`.
+ */
+export async function connect(
+  path: string,
+  token?: string,
+  headers: Record<string, string> = {},
+): Promise<Upgrade> {
+  if (token === undefined) return upgrade(path, { headers });
+  const ticket = await connectTicket(path, token);
+  if (!ticket.ok) return { socket: null, status: ticket.status, body: ticket.body };
+  return upgrade(path, { query: { ticket: ticket.ticket }, headers });
+}
+
 export async function mustConnect(
   path: string,
   token: string,
@@ -235,4 +272,24 @@ export async function mustConnect(
   // The server speaks first (identity); wait for it so the socket is fully set up.
   await upgrade.socket.waitFor((f) => f.type === "cf_agent_identity");
   return upgrade.socket;
+}
+
+/**
+ * Waits until the agent at `path` has entered its sockets in the connection registry and re-checked
+ * them (it does so right after the upgrade, off the connect path), so a test that changes rights
+ * behind the API's back afterwards tests the per-turn check, not that re-check.
+ */
+export async function settled(path: string, sockets = 1): Promise<void> {
+  const [, , agent, name] = path.split("/");
+  for (let i = 0; i < 100; i++) {
+    const row = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM agent_connections WHERE agent = ? AND name = ?",
+    )
+      .bind(agent, name)
+      .first<{ n: number }>();
+    if ((row?.n ?? 0) >= sockets) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  // The re-check is two D1 reads after the insert.
+  await new Promise((resolve) => setTimeout(resolve, 150));
 }

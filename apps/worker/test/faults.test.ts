@@ -1,9 +1,13 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { applyMarkup, type UsageRow } from "@parley/billing";
 import { devReply } from "@parley/dev-model/reply";
-import { describe, expect, it } from "vitest";
-import type { AssistantAgent } from "../src/agents/assistant-agent.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { AssistantAgent } from "../src/agents/assistant-agent.ts";
+import { OnboardingAgent } from "../src/agents/onboarding-agent.ts";
 import { billingAccount } from "../src/billing/account.ts";
+import { BillingAccount } from "../src/billing/billing-account.ts";
+import { ErasureJob } from "../src/erasure/erasure-job.ts";
+import { signed } from "./attacks.ts";
 import { type ChatSocket, connect, mustConnect } from "./chat.ts";
 import { api, errorCode, snapshot, type World } from "./helpers.ts";
 import { funded, generationCost, modelRequests } from "./metering.ts";
@@ -457,6 +461,130 @@ describe("faults around the ledger", { timeout: 20_000 }, () => {
     expect(created.status).toBe(201);
     await expectChargedOnce(w, {});
     await expectReconciled(w);
+  });
+});
+
+describe("alarms never spin (issue 12)", { timeout: 30_000 }, () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("over an idle period, with pending work in every state, each object class's alarm runs a bounded number of times", async () => {
+    const runs = {
+      BillingAccount: vi.spyOn(BillingAccount.prototype, "alarm"),
+      ErasureJob: vi.spyOn(ErasureJob.prototype, "alarm"),
+      OnboardingAgent: vi.spyOn(OnboardingAgent.prototype, "alarm"),
+      AssistantAgent: vi.spyOn(AssistantAgent.prototype, "alarm"),
+    };
+    const mailbox = env.TEST_MAILBOX_URL;
+    /** An org with a low-balance alert queued for `url`, after one turn's spend. */
+    async function queuedAlert(url: string) {
+      const w = await funded();
+      await billingAccount(env, w.orgId).updateSettings(w.orgId, {
+        lowBalanceMicros: GRANT,
+        alertWebhookUrl: url,
+      });
+      return w;
+    }
+    const spend = async (w: World) => {
+      const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+      await chat.turn("spend a little");
+      chat.close();
+    };
+    // 1. Alerts queued, then the webhook URL cleared (the alarm used to re-arm in the past forever).
+    const cleared = await queuedAlert(`${mailbox}/alerts/fail-then-cleared`);
+    await spend(cleared);
+    await billingAccount(env, cleared.orgId).updateSettings(cleared.orgId, {
+      alertWebhookUrl: null,
+    });
+    // 2. An alert queued for a URL that is refused now (saved before the rule): parked, not retried.
+    const refused = await queuedAlert(`${mailbox}/alerts/fail-then-refused`);
+    await spend(refused);
+    await billingAccount(env, refused.orgId).updateSettings(refused.orgId, {
+      alertWebhookUrl: "http://10.0.0.1/hook",
+    });
+    // 3. An endpoint that always fails: retried with backoff (2 s, 4 s, ...), never in a loop.
+    const failing = await queuedAlert(`${mailbox}/alerts/fail`);
+    await spend(failing);
+    // 4. A hold that expires during the idle period: one run voids it.
+    const held = await funded();
+    await billingAccount(env, held.orgId).reserve({
+      requestId: "idle-hold",
+      amountMicros: 1_000,
+      memberId: held.member.id,
+      projectId: held.projectId,
+      sessionId: held.sessionId,
+      ttlMs: 500,
+    });
+    // 5. An erasure job whose request does not exist (its alarm fires once and stops).
+    const job = env.ERASURE_JOB.get(env.ERASURE_JOB.idFromName("era_missing"));
+    await runInDurableObject(job, async (_i, state) => {
+      await state.storage.put("requestId", "era_missing");
+      await state.storage.setAlarm(Date.now() + 200);
+    });
+    // 6. An agent holding usage its account refuses for good (parked, not retried), and a socket
+    //    whose token expires during the period (one scheduled close).
+    const parked = await funded();
+    const onboarding = env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(parked.projectId));
+    const now = Math.floor(Date.now() / 1000);
+    const shortLived = await signed(parked.member.id, { claims: { iat: now, exp: now + 2 } });
+    const socket = await mustConnect(`/agents/onboarding-agent/${parked.projectId}`, shortLived);
+    await runInDurableObject(onboarding, async (instance: OnboardingAgent, state) => {
+      state.storage.sql.exec(
+        "INSERT INTO parley_pending_usage (request_id, org_id, payload) VALUES ('refused-usage', ?, ?)",
+        parked.orgId,
+        JSON.stringify({
+          requestId: "refused-usage",
+          costMicros: 10,
+          priceMicros: 12,
+          tokens: {
+            promptTokens: 1,
+            completionTokens: 1,
+            cachedPromptTokens: 0,
+            reasoningTokens: 0,
+          },
+          model: "parley/dev",
+          generationIds: [],
+          billable: true,
+        }),
+      );
+      await instance.retryPendingUsage();
+    });
+
+    for (const spy of Object.values(runs)) spy.mockClear();
+    const idleMs = 5_000;
+    await sleep(idleMs);
+    const counts = Object.fromEntries(
+      Object.entries(runs).map(([name, spy]) => [name, spy.mock.calls.length]),
+    );
+    // Four accounts: the hold's expiry (1), the failing endpoint's backoff (at most 3 in 5 s), and
+    // the parked ones at most one run each to park. A spinning alarm runs hundreds of times a second.
+    expect(counts.BillingAccount).toBeLessThanOrEqual(8);
+    expect(counts.ErasureJob).toBeLessThanOrEqual(1);
+    expect(counts.OnboardingAgent).toBeLessThanOrEqual(2);
+    expect(counts.AssistantAgent).toBeLessThanOrEqual(4);
+    expect(socket.closed?.code).toBe(4401);
+
+    // Nothing is left armed in the past, and the work that cannot be done says why.
+    for (const w of [cleared, refused, failing, held]) {
+      const alarm = await runInDurableObject(billingAccount(env, w.orgId), (_i, state) =>
+        state.storage.getAlarm(),
+      );
+      if (alarm !== null) expect(alarm).toBeGreaterThan(Date.now());
+    }
+    const reasons = async (w: World) =>
+      (await billingAccount(env, w.orgId).alerts()).map((a) => a.parkedReason);
+    expect(await reasons(cleared)).toEqual([expect.stringMatching(/URL was removed/)]);
+    expect(await reasons(refused)).toEqual([expect.stringMatching(/URL is refused/)]);
+    expect(await reasons(failing)).toEqual([null]);
+    await runInDurableObject(onboarding, (_i, state) => {
+      expect(
+        state.storage.sql
+          .exec("SELECT request_id, parked_reason FROM parley_pending_usage")
+          .toArray(),
+      ).toEqual([{ request_id: "refused-usage", parked_reason: "no_hold" }]);
+    });
+    expect((await billingAccount(env, held.orgId).balance()).heldMicros).toBe(0);
   });
 });
 

@@ -50,8 +50,21 @@ let counter = 0;
 export const uniqueEmail = (label = "user") =>
   `${label}-${Date.now().toString(36)}-${(counter++).toString(36)}@example.test`;
 
-export async function tokenFor(userId: string): Promise<string> {
-  return (await signAccessToken(config(env), userId)).token;
+/**
+ * An access token for a user made straight in D1: a sign-in session (family) of its own that no
+ * refresh token belongs to, so only a logout-style revocation of that family (or a role change)
+ * ends it, as for a real one.
+ */
+export async function tokenFor(
+  userId: string,
+  options: { familyId?: string; version?: number } = {},
+): Promise<string> {
+  const subject = {
+    userId,
+    familyId: options.familyId ?? crypto.randomUUID(),
+    version: options.version ?? 0,
+  };
+  return (await signAccessToken(config(env), subject)).token;
 }
 
 export interface Person {

@@ -125,11 +125,12 @@ describe("members and roles", () => {
         body: { role: "member" },
       }),
     ]);
-    // Whichever lands second is refused: by the role check (403) if the first already finished, or by
-    // the owner-count guard inside the UPDATE (409) if they interleaved.
+    // Whichever lands second is refused: its caller's token by then predates their own demotion
+    // (401), or by the role check (403) if the first already finished, or by the owner-count guard
+    // inside the UPDATE (409) if they interleaved.
     const statuses = [a.status, b.status].sort();
     expect(statuses[0]).toBe(200);
-    expect([403, 409]).toContain(statuses[1]);
+    expect([401, 403, 409]).toContain(statuses[1]);
     const owners = await env.DB.prepare(
       "SELECT COUNT(*) AS n FROM memberships WHERE org_id = ? AND role = 'owner'",
     )

@@ -54,10 +54,15 @@ export interface ReconnectPolicy {
 
 export interface ChatClientOptions {
   /**
-   * The access token: sent as `?token=` on the upgrade and as `Authorization: Bearer` to
-   * `get-messages`. A function is called on every (re)connect and HTTP call, so it can refresh.
+   * The access token: sent as `Authorization: Bearer` on the upgrade and to `get-messages`, never
+   * in a URL. A function is called on every (re)connect and HTTP call, so it can refresh.
    */
   token?: string | (() => string | Promise<string>);
+  /**
+   * A single-use connect ticket for each (re)connect (Parley's `POST /api/connect-tickets`), sent
+   * as `?ticket=`, for servers or clients that do not take a header on the upgrade.
+   */
+  ticket?: () => string | Promise<string>;
   /** Extra headers on the upgrade request and on `get-messages`. */
   headers?: Record<string, string>;
   WebSocket?: WebSocketConstructor;
@@ -224,18 +229,12 @@ export class ChatClient extends EventEmitter<ChatClientEvents> {
     return [...this.#turns.values()];
   }
 
-  /**
-   * `GET <agent-url>/get-messages`: the persisted transcript. The token goes in the
-   * `Authorization` header, or in `?token=` with `tokenIn: "query"`.
-   */
-  async getMessages(options: { tokenIn?: "header" | "query" } = {}): Promise<UIMessage[]> {
+  /** `GET <agent-url>/get-messages`: the persisted transcript (the token in the header). */
+  async getMessages(): Promise<UIMessage[]> {
     const token = await this.#token();
-    const inQuery = options.tokenIn === "query";
     const headers: Record<string, string> = { ...this.#options.headers };
-    if (token !== undefined && !inQuery) headers.authorization = `Bearer ${token}`;
-    const response = await fetch(getMessagesUrl(this.url, inQuery ? token : undefined), {
-      headers,
-    });
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
+    const response = await fetch(getMessagesUrl(this.url), { headers });
     const text = await response.text();
     let body: unknown = text;
     try {
@@ -329,11 +328,15 @@ export class ChatClient extends EventEmitter<ChatClientEvents> {
 
   async #openSocket(): Promise<void> {
     if (this.connected) return;
-    const token = await this.#token();
+    const ticket = this.#options.ticket ? await this.#options.ticket() : undefined;
+    const token = ticket === undefined ? await this.#token() : undefined;
     if (this.#closing) throw new ChatClientError("the client was closed");
     const Socket = this.#options.WebSocket ?? WebSocket;
-    const socket = new Socket(webSocketUrl(this.url, token), {
-      headers: this.#options.headers,
+    const socket = new Socket(webSocketUrl(this.url, ticket), {
+      headers: {
+        ...this.#options.headers,
+        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      },
       handshakeTimeout: this.#options.connectTimeoutMs ?? 10_000,
     });
     this.#socket = socket;

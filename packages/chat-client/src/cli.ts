@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `pnpm chat`: chat with a Parley agent from the terminal. Logs in (`POST /api/auth/login`),
- * connects with `?token=`, and streams replies. `--help` lists the flags (see cli-support.ts).
+ * connects with the token in the upgrade's Authorization header (never in the URL), and streams replies. `--help` lists the flags (see cli-support.ts).
  */
 import readline from "node:readline";
 import { Writable } from "node:stream";

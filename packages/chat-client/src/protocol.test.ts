@@ -51,13 +51,13 @@ describe("frames", () => {
   });
 
   it("derives the socket and get-messages URLs", () => {
-    expect(webSocketUrl("https://x.dev/agents/a/b", "t k")).toBe(
-      "wss://x.dev/agents/a/b?token=t+k",
+    expect(webSocketUrl("https://x.dev/agents/a/b", "ct_1")).toBe(
+      "wss://x.dev/agents/a/b?ticket=ct_1",
     );
     expect(webSocketUrl("http://x.dev/agents/a/b")).toBe("ws://x.dev/agents/a/b");
     expect(getMessagesUrl("ws://x.dev/agents/a/b/")).toBe("http://x.dev/agents/a/b/get-messages");
-    expect(getMessagesUrl("http://x.dev/agents/a/b?v=1", "t")).toBe(
-      "http://x.dev/agents/a/b/get-messages?v=1&token=t",
+    expect(getMessagesUrl("http://x.dev/agents/a/b?v=1")).toBe(
+      "http://x.dev/agents/a/b/get-messages?v=1",
     );
   });
 });

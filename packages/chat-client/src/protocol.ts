@@ -214,23 +214,23 @@ export const resumeAckFrame = (id: string): string =>
   JSON.stringify({ type: FrameType.streamResumeAck, id });
 
 /**
- * The agent's WebSocket URL for an agent URL given as http(s) or ws(s), with `token` set as the
- * `?token=` query parameter when given (the platform's WebSocket auth).
+ * The agent's WebSocket URL for an agent URL given as http(s) or ws(s), with a single-use connect
+ * ticket as `?ticket=` when given. A bearer token never goes in a URL (URLs land in traces and
+ * logs): it travels in the `Authorization` header.
  */
-export function webSocketUrl(agentUrl: string, token?: string): string {
+export function webSocketUrl(agentUrl: string, ticket?: string): string {
   const url = new URL(agentUrl);
   if (url.protocol === "http:") url.protocol = "ws:";
   else if (url.protocol === "https:") url.protocol = "wss:";
-  if (token !== undefined) url.searchParams.set("token", token);
+  if (ticket !== undefined) url.searchParams.set("ticket", ticket);
   return url.toString();
 }
 
 /** `<agent-url>/get-messages` over http(s), keeping the agent URL's query. */
-export function getMessagesUrl(agentUrl: string, token?: string): string {
+export function getMessagesUrl(agentUrl: string): string {
   const url = new URL(agentUrl);
   if (url.protocol === "ws:") url.protocol = "http:";
   else if (url.protocol === "wss:") url.protocol = "https:";
   url.pathname = `${url.pathname.replace(/\/+$/, "")}/get-messages`;
-  if (token !== undefined) url.searchParams.set("token", token);
   return url.toString();
 }

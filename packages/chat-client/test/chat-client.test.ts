@@ -294,14 +294,31 @@ describe("a refused upgrade", () => {
     expect(missing).toMatchObject({ status: 404, code: "not_found" });
   });
 
-  it("and get-messages surfaces a refusal the same way, with the token in a header or the query", async () => {
+  it("and get-messages surfaces a refusal the same way; a good token in the header is taken", async () => {
     const client = new ChatClient(fixture.agentUrl(), { token: "bad" });
-    for (const tokenIn of ["header", "query"] as const) {
-      const error = await client.getMessages({ tokenIn }).catch((e) => e);
-      expect(error).toMatchObject({ status: 401, code: "unauthorized" });
-    }
+    const error = await client.getMessages().catch((e) => e);
+    expect(error).toMatchObject({ status: 401, code: "unauthorized" });
     const ok = new ChatClient(fixture.agentUrl(), { token: "good" });
-    expect(await ok.getMessages({ tokenIn: "query" })).toEqual([]);
+    expect(await ok.getMessages()).toEqual([]);
+  });
+
+  it("never puts the token in a URL: a good token opens the socket (the fixture refuses ?token=)", async () => {
+    const client = await connectChat(fixture.agentUrl(), { token: "good" });
+    expect(client.connected).toBe(true);
+    await client.close();
+  });
+
+  it("with a ticket source, opens each socket with a fresh ticket in the URL", async () => {
+    const tickets: string[] = [];
+    const client = await connectChat(fixture.agentUrl(), {
+      ticket: () => {
+        const ticket = `ct_${tickets.length}`;
+        tickets.push(ticket);
+        return ticket;
+      },
+    });
+    expect(tickets).toEqual(["ct_0"]);
+    await client.close();
   });
 });
 

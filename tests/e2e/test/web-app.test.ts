@@ -31,6 +31,8 @@ let base = "";
 const log = () => stack?.log() ?? "";
 let browser: Browser | undefined;
 let page: Page;
+/** Every WebSocket URL the page opened: each carries a connect ticket, none a bearer token. */
+const socketUrls: string[] = [];
 let shot = 0;
 
 async function screenshot(name: string): Promise<void> {
@@ -70,6 +72,7 @@ beforeAll(async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   context.setDefaultTimeout(UI_TIMEOUT);
   page = await context.newPage();
+  page.on("websocket", (ws) => socketUrls.push(ws.url()));
 }, 180_000);
 
 // A failed step leaves a picture of the page outside the commit-worthy screenshots.
@@ -427,5 +430,12 @@ describe("the web app in Chromium", () => {
     }
     // No JWT (access tokens are ES256 JWTs) anywhere in what the stack printed.
     expect(log()).not.toMatch(/eyJ[\w-]{10,}\.eyJ[\w-]{10,}/);
+    // Nor in any URL the page opened a socket with (URLs land in traces): a ticket instead.
+    expect(socketUrls.length).toBeGreaterThan(0);
+    for (const url of socketUrls) {
+      expect(url).not.toMatch(/eyJ[\w-]{10,}\.eyJ/);
+      expect(new URL(url).searchParams.has("token")).toBe(false);
+      expect(new URL(url).searchParams.get("ticket")).toMatch(/^ct_/);
+    }
   });
 });

@@ -133,4 +133,26 @@ describe("api client", () => {
     clock = 850_000; // 50 s left of 900: under the 60 s margin
     await expect(client.accessToken()).resolves.toBe("t1");
   });
+
+  it("asks for a connect ticket with a token good for five more minutes, never putting it in a URL", async () => {
+    let clock = 0;
+    let issued = 0;
+    const bodies: unknown[] = [];
+    const server = fakeServer((path, init) => {
+      if (path === "/api/auth/refresh") return json(200, auth(`t${++issued}`));
+      if (path === "/api/connect-tickets") {
+        bodies.push(JSON.parse(String(init.body)));
+        return json(201, { ticket: `ct_${bodies.length}`, expiresAt: "x" });
+      }
+      return json(200, auth("t0"));
+    });
+    const client = createApiClient({ fetch: server.fetch, now: () => clock });
+    await client.login({ email: "a@b.co", password: "x" });
+    clock = 700_000; // 200 s left: enough for a request, too little for a socket
+    await expect(client.connectTicket("assistant-agent", "ses_1")).resolves.toBe("ct_1");
+    expect(bodies).toEqual([{ agent: "assistant-agent", name: "ses_1" }]);
+    const ticketCall = server.calls.find((c) => c.path === "/api/connect-tickets");
+    expect(ticketCall).toMatchObject({ method: "POST", authorization: "Bearer t1" });
+    expect(server.calls.every((c) => !c.path.includes("t0") && !c.path.includes("t1"))).toBe(true);
+  });
 });

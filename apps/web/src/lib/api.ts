@@ -37,6 +37,8 @@ export interface BillingAlert {
   firedAt: string;
   deliveredAt: string | null;
   attempts: number;
+  /** Why delivery stopped for good (the URL was removed or refused, too many failures). */
+  parkedReason: string | null;
 }
 
 export type ErasureStatus = "pending" | "running" | "completed" | "failed";
@@ -223,13 +225,30 @@ export function createApiClient(options: ApiClientOptions = {}) {
 
   const enc = encodeURIComponent;
 
+  /** A token valid for at least `minValidityMs` more, refreshed when it is not. */
+  async function accessToken(minValidityMs = 60_000): Promise<string> {
+    if (token && token.expiresAt - now() > minValidityMs) return token.value;
+    return (await refresh()).accessToken;
+  }
+
   return {
-    /** A token valid for at least `minValidityMs` more, refreshed when it is not (for WebSockets). */
-    async accessToken(minValidityMs = 60_000): Promise<string> {
-      if (token && token.expiresAt - now() > minValidityMs) return token.value;
-      return (await refresh()).accessToken;
-    },
+    accessToken,
     hasToken: () => token !== null,
+    /**
+     * A single-use ticket for opening one agent's WebSocket (the browser cannot send a header on
+     * the upgrade, and a token in the URL would be logged). Asked with a token good for at least
+     * five more minutes: the server closes the socket (4401) when that token expires, and the
+     * chat reconnects with a fresh ticket.
+     */
+    async connectTicket(agent: "onboarding-agent" | "assistant-agent", name: string) {
+      await accessToken(5 * 60_000);
+      const issued = await request<{ ticket: string; expiresAt: string }>(
+        "POST",
+        "/api/connect-tickets",
+        { agent, name },
+      );
+      return issued.ticket;
+    },
     onAuthChange(listener: (signedIn: boolean) => void): () => void {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -116,8 +116,15 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
 
   protected readonly toolApprovals = true;
 
+  protected readonly agentName = "assistant-agent";
+
   protected ownsCaller(caller: AgentCaller): boolean {
     return caller.sessionId === this.name;
+  }
+
+  protected async checkAccess(caller: AgentCaller): Promise<void> {
+    const { session } = await sessionAccess(this.env.DB, caller.userId, this.name);
+    if (session.owner_id !== caller.userId) throw new AppError("not_found", "Session not found");
   }
 
   /**

@@ -14,6 +14,12 @@ export interface AgentCaller {
   /** Set for assistant sessions. */
   sessionId: string | null;
   role: Role;
+  /** The sign-in session (refresh-token family) of the token that opened the socket. */
+  familyId: string;
+  /** That token's version (see `requireLiveUser`). */
+  tokenVersion: number;
+  /** When that token expires (ms): the socket is closed then, and the client reconnects. */
+  expiresAt: number;
 }
 
 export function readCaller(request: Request): AgentCaller | null {
@@ -25,7 +31,10 @@ export function readCaller(request: Request): AgentCaller | null {
       typeof value.userId !== "string" ||
       typeof value.orgId !== "string" ||
       typeof value.projectId !== "string" ||
-      typeof value.role !== "string"
+      typeof value.role !== "string" ||
+      typeof value.familyId !== "string" ||
+      !Number.isSafeInteger(value.tokenVersion) ||
+      !Number.isSafeInteger(value.expiresAt)
     ) {
       return null;
     }
@@ -35,6 +44,9 @@ export function readCaller(request: Request): AgentCaller | null {
       projectId: value.projectId,
       sessionId: typeof value.sessionId === "string" ? value.sessionId : null,
       role: value.role,
+      familyId: value.familyId,
+      tokenVersion: value.tokenVersion as number,
+      expiresAt: value.expiresAt as number,
     };
   } catch {
     return null;

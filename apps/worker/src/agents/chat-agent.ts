@@ -1,8 +1,9 @@
 import { AIChatAgent } from "@cloudflare/ai-chat";
-import type { SettleInput } from "@parley/billing";
+import type { SettleInput, SettleResult } from "@parley/billing";
 import { AppError, type ErrorCode, isAppError } from "@parley/shared";
 import type { Connection, ConnectionContext, WSMessage } from "agents";
 import { createUIMessageStream, createUIMessageStreamResponse, type UIMessage } from "ai";
+import { requireLiveUser } from "../auth/middleware.ts";
 import { billingAccount } from "../billing/account.ts";
 import { type AgentCaller, readCaller } from "./caller.ts";
 import { decideFrame, type FrameDecision, type FramePolicy, type FrameRefusal } from "./frames.ts";
@@ -10,8 +11,23 @@ import { isTransientStorageError, withRetry } from "./retry.ts";
 
 /** Close code for a socket whose object was erased (4000-4999 are the application's). */
 export const CLOSE_ERASED = 4410;
-/** Close code for a socket whose caller lost access. */
+/** Close code for a socket whose caller lost access (removed from the org, account erased). */
 export const CLOSE_FORBIDDEN = 4403;
+/**
+ * Close code for a socket whose token is no longer good (expired, signed out, rights changed): the
+ * client gets a fresh token and a new connect ticket, and reconnects.
+ */
+export const CLOSE_REAUTHENTICATE = 4401;
+
+/** The close code that goes with a refusal of the caller's access. */
+export function closeCodeFor(code: string): number {
+  if (code === "unauthorized") return CLOSE_REAUTHENTICATE;
+  if (code === "gone") return CLOSE_ERASED;
+  return CLOSE_FORBIDDEN;
+}
+
+/** Which sockets a revocation is about: one user's (in one org, or all), or one sign-in session's. */
+export type ConnectionFilter = { userId: string; orgId?: string } | { familyId: string };
 
 /** Where an admitted tool approval waits: the SDK continues the turn under an id of its own. */
 export const CONTINUATION = "continuation";
@@ -58,8 +74,15 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     );
     // Usage that could not reach the BillingAccount yet; retried by a schedule until it lands.
     ctx.storage.sql.exec(
-      "CREATE TABLE IF NOT EXISTS parley_pending_usage (request_id TEXT PRIMARY KEY, org_id TEXT NOT NULL, payload TEXT NOT NULL)",
+      "CREATE TABLE IF NOT EXISTS parley_pending_usage (request_id TEXT PRIMARY KEY, org_id TEXT NOT NULL, payload TEXT NOT NULL, parked_reason TEXT)",
     );
+    const pendingColumns = ctx.storage.sql
+      .exec("SELECT name FROM pragma_table_info('parley_pending_usage')")
+      .toArray()
+      .map((row) => row.name);
+    if (!pendingColumns.includes("parked_reason")) {
+      ctx.storage.sql.exec("ALTER TABLE parley_pending_usage ADD COLUMN parked_reason TEXT");
+    }
     // The SDK wraps onMessage in its constructor; wrapping it again puts this guard in front of it.
     const sdkOnMessage = this.onMessage.bind(this);
     this.onMessage = (connection: Connection, message: WSMessage) =>
@@ -84,6 +107,15 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
 
   /** The caller's right to this object (its project or session id), checked at connect. */
   protected abstract ownsCaller(caller: AgentCaller): boolean;
+
+  /**
+   * Checks in D1 that the caller may still use this object (membership, ownership, not deleted),
+   * throwing an `AppError` when not. Asked when a revocation names the caller's sockets.
+   */
+  protected abstract checkAccess(caller: AgentCaller): Promise<void>;
+
+  /** The agent's URL segment, as the connection registry names it. */
+  protected abstract readonly agentName: "onboarding-agent" | "assistant-agent";
 
   /**
    * Admits a turn the client asked for (a new message, a regeneration or a tool approval): checks
@@ -118,7 +150,121 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       );
       return;
     }
+    if (caller.expiresAt <= Date.now()) {
+      connection.close(CLOSE_REAUTHENTICATE, "token expired");
+      return;
+    }
     connection.setState({ caller });
+    // The socket lives no longer than the token that opened it.
+    // One schedule per second of expiry (idempotent on its payload), however many sockets share it.
+    const expirySecond = Math.ceil(caller.expiresAt / 1000);
+    await this.schedule(
+      new Date(expirySecond * 1000),
+      "closeExpiredConnections",
+      String(expirySecond),
+      { idempotent: true },
+    );
+    this.ctx.waitUntil(this.#register(connection, caller));
+  }
+
+  /**
+   * Enters the socket in the connection registry (D1), so that a removal, a role change, a logout
+   * or an erasure finds it and closes it at once; then checks the caller's access again. The order
+   * matters: a revocation deletes the right first and reads the registry second, this writes the
+   * registry first and reads the right second, so whichever comes last sees the other, and no
+   * socket authorized just before a removal outlives it. A socket that cannot be registered is
+   * closed (the client reconnects): an unregistered socket could not be revoked.
+   */
+  async #register(connection: Connection, caller: AgentCaller): Promise<void> {
+    try {
+      await this.env.DB.prepare(
+        `INSERT INTO agent_connections (agent, name, connection_id, user_id, org_id, family_id, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      )
+        .bind(
+          this.agentName,
+          this.name,
+          connection.id,
+          caller.userId,
+          caller.orgId,
+          caller.familyId,
+          caller.expiresAt,
+        )
+        .run();
+    } catch {
+      connection.close(1011, "try again");
+      return;
+    }
+    await this.#recheck(connection, caller);
+  }
+
+  /** Closes the socket if its token or its caller's access is no longer good; true if it stays. */
+  async #recheck(connection: Connection, caller: AgentCaller): Promise<boolean> {
+    try {
+      await requireLiveUser(this.env.DB, {
+        userId: caller.userId,
+        familyId: caller.familyId,
+        version: caller.tokenVersion,
+      });
+      await this.checkAccess(caller);
+      return true;
+    } catch (error) {
+      if (!isAppError(error)) return true; // D1 unreachable: the per-turn check still stands guard
+      connection.close(closeCodeFor(error.code), error.code);
+      return false;
+    }
+  }
+
+  override async onClose(
+    connection: Connection,
+    code: number,
+    reason: string,
+    wasClean: boolean,
+  ): Promise<void> {
+    await super.onClose(connection, code, reason, wasClean);
+    if (this.erased) return;
+    this.ctx.waitUntil(
+      this.env.DB.prepare(
+        "DELETE FROM agent_connections WHERE agent = ? AND name = ? AND connection_id = ?",
+      )
+        .bind(this.agentName, this.name, connection.id)
+        .run()
+        .then(
+          () => undefined,
+          () => undefined,
+        ),
+    );
+  }
+
+  /**
+   * Re-checks the sockets a revocation names (the Worker calls this after removing a member,
+   * changing a role, signing out or filing an erasure) and closes those no longer allowed, without
+   * waiting for their client to speak. Returns how many were closed.
+   */
+  async recheckConnections(filter: ConnectionFilter): Promise<{ closed: number }> {
+    let closed = 0;
+    for (const connection of this.getConnections()) {
+      const caller = this.callerOf(connection);
+      if (!caller) continue;
+      const named =
+        "familyId" in filter
+          ? caller.familyId === filter.familyId
+          : caller.userId === filter.userId &&
+            (filter.orgId === undefined || caller.orgId === filter.orgId);
+      if (named && !(await this.#recheck(connection, caller))) closed++;
+    }
+    return { closed };
+  }
+
+  /** Scheduled at each socket's token expiry: closes the sockets whose token has expired. */
+  async closeExpiredConnections(): Promise<void> {
+    const now = Date.now();
+    for (const connection of this.getConnections()) {
+      const caller = this.callerOf(connection);
+      if (caller && caller.expiresAt <= now) {
+        connection.close(CLOSE_REAUTHENTICATE, "token expired");
+      }
+    }
   }
 
   protected callerOf(connection: Connection | undefined): AgentCaller | null {
@@ -175,6 +321,9 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       try {
         const caller = this.callerOf(connection);
         if (!caller) throw new AppError("forbidden", "This connection has no caller");
+        if (caller.expiresAt <= Date.now()) {
+          throw new AppError("unauthorized", "Your sign-in expired: reconnect to continue");
+        }
         const turn = await this.admitTurn(caller, decision);
         this.admitted.set(requestId ?? CONTINUATION, turn);
       } catch (error) {
@@ -189,9 +338,10 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
         if (
           appError.code === "not_found" ||
           appError.code === "gone" ||
-          appError.code === "forbidden"
+          appError.code === "forbidden" ||
+          appError.code === "unauthorized"
         ) {
-          connection.close(CLOSE_FORBIDDEN, "forbidden");
+          connection.close(closeCodeFor(appError.code), appError.code);
         }
         return;
       }
@@ -201,8 +351,41 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
 
   /** Usage that a reset kept from landing is sent first thing (a rare case: one RPC per row). */
   override async onStart(): Promise<void> {
-    const waiting = this.ctx.storage.sql.exec("SELECT 1 FROM parley_pending_usage LIMIT 1");
+    const waiting = this.ctx.storage.sql.exec(
+      "SELECT 1 FROM parley_pending_usage WHERE parked_reason IS NULL LIMIT 1",
+    );
     if (waiting.toArray().length > 0) await this.retryPendingUsage();
+  }
+
+  /**
+   * What the account answered for a settle: landed (or a replay of it) deletes the local copy; a
+   * refusal can never land by retrying, so the row is parked with the reason, kept for a human and
+   * logged (ids and reason only), never silently dropped and never retried in a loop.
+   */
+  #settled(requestId: string, result: SettleResult): void {
+    if (result.ok) {
+      this.#landed(requestId);
+      return;
+    }
+    this.ctx.storage.sql.exec(
+      "UPDATE parley_pending_usage SET parked_reason = ? WHERE request_id = ?",
+      result.reason,
+      requestId,
+    );
+    console.error(
+      JSON.stringify({
+        level: "error",
+        source: "metering",
+        outcome: "usage_parked",
+        reason: result.reason,
+        requestId,
+      }),
+    );
+  }
+
+  /** One retry at a time, in the future (idempotent: a burst of failures schedules it once). */
+  #retryLater(seconds: number): Promise<unknown> {
+    return this.schedule(seconds, "retryPendingUsage", undefined, { idempotent: true });
   }
 
   /**
@@ -222,10 +405,10 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     const work = (async () => {
       try {
         const result = await billingAccount(this.env, orgId).settle(payload);
-        if (!this.erased) this.#landed(payload.requestId);
+        if (!this.erased) this.#settled(payload.requestId, result);
         return result;
       } catch {
-        if (!this.erased) await this.schedule(10, "retryPendingUsage");
+        if (!this.erased) await this.#retryLater(10);
         return null;
       }
     })();
@@ -241,20 +424,22 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
   /** Scheduled: sends usage that could not be recorded earlier. Replays are harmless (keyed by request). */
   async retryPendingUsage(): Promise<void> {
     const rows = this.ctx.storage.sql
-      .exec("SELECT request_id, org_id, payload FROM parley_pending_usage")
+      .exec(
+        "SELECT request_id, org_id, payload FROM parley_pending_usage WHERE parked_reason IS NULL",
+      )
       .toArray();
     let failed = false;
     for (const row of rows) {
       try {
-        await billingAccount(this.env, row.org_id as string).settle(
+        const result = await billingAccount(this.env, row.org_id as string).settle(
           JSON.parse(row.payload as string),
         );
-        this.#landed(row.request_id as string);
+        this.#settled(row.request_id as string, result);
       } catch {
         failed = true;
       }
     }
-    if (failed) await this.schedule(60, "retryPendingUsage");
+    if (failed) await this.#retryLater(60);
   }
 
   /** Transient SQLite errors while saving the transcript are retried; anything else is thrown. */
@@ -278,6 +463,10 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
    */
   async destroyForErasure(): Promise<{ erased: true }> {
     this.erased = true;
+    // The registry stops naming this object: nothing may address it again.
+    await this.env.DB.prepare("DELETE FROM agent_connections WHERE agent = ? AND name = ?")
+      .bind(this.agentName, this.name)
+      .run();
     for (const connection of this.getConnections()) connection.close(CLOSE_ERASED, "erased");
     this.abortAllRequests("erased");
     await this.waitUntilStable({ timeout: 5_000 });

@@ -2,6 +2,7 @@ import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
 import { AppError } from "@parley/shared";
 import { convertToModelMessages, createUIMessageStreamResponse, streamText } from "ai";
 import { type ProjectRow, projectAccess } from "../auth/access.ts";
+import { keyedHash } from "../auth/keyed-hash.ts";
 import { billingAccount } from "../billing/account.ts";
 import { priceTable } from "../billing/prices.ts";
 import type { AgentCaller } from "./caller.ts";
@@ -47,14 +48,23 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
 
   protected readonly toolApprovals = false;
 
+  protected readonly agentName = "onboarding-agent";
+
   protected ownsCaller(caller: AgentCaller): boolean {
     return caller.projectId === this.name;
+  }
+
+  protected async checkAccess(caller: AgentCaller): Promise<void> {
+    await projectAccess(this.env.DB, caller.userId, this.name);
   }
 
   protected async admitTurn(caller: AgentCaller): Promise<OnboardingTurn> {
     // Membership is checked again at every turn: a removed member stops here, at once.
     const { project } = await projectAccess(this.env.DB, caller.userId, this.name);
-    const { success } = await this.env.PREVIEW_RATE_LIMITER.limit({ key: caller.userId });
+    // Keyed by a hash: the limiter's counters never hold a user id.
+    const { success } = await this.env.PREVIEW_RATE_LIMITER.limit({
+      key: await keyedHash(this.env.ERASURE_HASH_KEY, "preview-rate", caller.userId),
+    });
     if (!success)
       throw new AppError("rate_limited", "Too many messages; wait a moment and try again");
     return { caller, project };

@@ -2,7 +2,7 @@ import { AppError } from "@parley/shared";
 import { createMiddleware } from "hono/factory";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
-import { verifyAccessToken } from "./tokens.ts";
+import { type VerifiedAccessToken, verifyAccessToken } from "./tokens.ts";
 
 /** Reads `Authorization: Bearer <token>`; anything else is no token at all. */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -10,30 +10,37 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
-/**
- * Refuses a verified token whose user no longer exists, or whose erasure was filed: an erased
- * account's tokens die with the erasure request, before its rows are gone. Every surface that takes
- * a token (the API and the agents route) asks this after verifying the signature.
- */
-export async function requireLiveUser(db: D1Database, userId: string): Promise<void> {
-  const user = await db
-    .prepare(
-      "SELECT 1 AS ok FROM users WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM tombstones WHERE subject_id = ?1)",
-    )
-    .bind(userId)
-    .first<{ ok: number }>();
-  if (!user) throw new AppError("unauthorized", "Invalid or expired access token");
-}
+/** The parts of a verified token that decide whether it is still good. */
+export type LiveToken = Pick<VerifiedAccessToken, "userId" | "familyId" | "version">;
 
 /**
- * Verifies the access token and sets `caller`. The user must still exist: a token outliving its
- * account (erased, say) is refused like any bad token.
+ * Refuses a verified token that is no longer good: its user no longer exists or has an erasure
+ * filed (an erased account's tokens die with the request, before its rows are gone), its sign-in
+ * session was revoked (logout, or a refresh token reused), or it predates a change of the user's
+ * rights (its version is older than the user's). Every surface that takes a token (the API, the
+ * agents route, a connect ticket, an agent re-checking its sockets) asks this, in one D1 read.
  */
+export async function requireLiveUser(db: D1Database, token: LiveToken): Promise<void> {
+  const row = await db
+    .prepare(
+      `SELECT u.token_version AS version,
+         EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.family_id = ?2 AND r.revoked_at IS NOT NULL) AS revoked
+       FROM users u
+       WHERE u.id = ?1 AND NOT EXISTS (SELECT 1 FROM tombstones WHERE subject_id = ?1)`,
+    )
+    .bind(token.userId, token.familyId)
+    .first<{ version: number; revoked: number }>();
+  if (!row || row.revoked === 1 || row.version > token.version) {
+    throw new AppError("unauthorized", "Invalid or expired access token");
+  }
+}
+
+/** Verifies the access token and sets `caller`; a token no longer good is refused like a bad one. */
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearerToken(c.req.header("authorization"));
   if (!token) throw new AppError("unauthorized", "Missing access token");
   const verified = await verifyAccessToken(config(c.env), token);
-  await requireLiveUser(c.env.DB, verified.userId);
+  await requireLiveUser(c.env.DB, verified);
   c.set("caller", verified);
   await next();
 });

@@ -61,11 +61,24 @@ export interface AccessToken {
   expiresIn: number;
 }
 
-export async function signAccessToken(config: Config, userId: string): Promise<AccessToken> {
+/**
+ * Whom a token is for and what can revoke it: the sign-in session (the refresh-token family) it
+ * belongs to, which logout revokes, and the user's token version, which a role change bumps.
+ */
+export interface AccessSubject {
+  userId: string;
+  familyId: string;
+  version: number;
+}
+
+export async function signAccessToken(
+  config: Config,
+  subject: AccessSubject,
+): Promise<AccessToken> {
   const keys = await signingKeys(config);
-  const token = await new SignJWT({})
+  const token = await new SignJWT({ sid: subject.familyId, ver: subject.version })
     .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid: keys.kid, typ: "JWT" })
-    .setSubject(userId)
+    .setSubject(subject.userId)
     .setIssuer(config.issuer)
     .setAudience(config.audience)
     .setIssuedAt()
@@ -75,15 +88,17 @@ export async function signAccessToken(config: Config, userId: string): Promise<A
   return { token, expiresIn: config.accessTokenTtlSeconds };
 }
 
-export interface VerifiedAccessToken {
-  userId: string;
+export interface VerifiedAccessToken extends AccessSubject {
   tokenId: string;
+  /** When the token expires, in ms since the epoch: a socket it opened is closed then. */
+  expiresAt: number;
 }
 
 /**
  * Verifies an access token: signature by our key (by `kid`), algorithm, issuer, audience, `exp`,
- * `nbf`, and the presence of `iat`, `jti` and `sub`. Any failure is the same `unauthorized`; the
- * reason is not logged with the token.
+ * `nbf`, and the presence of `iat`, `jti`, `sub`, `sid` and `ver`. Any failure is the same
+ * `unauthorized`; the reason is not logged with the token. Whether the token was revoked since
+ * (logout, a role change) is `requireLiveUser`'s question, asked of D1.
  */
 export async function verifyAccessToken(
   config: Config,
@@ -102,17 +117,31 @@ export async function verifyAccessToken(
         algorithms: [ACCESS_TOKEN_ALG],
         issuer: config.issuer,
         audience: config.audience,
-        requiredClaims: ["exp", "iat", "jti", "sub"],
+        requiredClaims: ["exp", "iat", "jti", "sub", "sid", "ver"],
         maxTokenAge: `${config.accessTokenTtlSeconds + 60}s`,
       },
     ));
   } catch (cause) {
     throw new AppError("unauthorized", "Invalid or expired access token", { cause });
   }
-  if (typeof payload.sub !== "string" || typeof payload.jti !== "string") {
+  const { sub, jti, sid, ver, exp } = payload;
+  if (
+    typeof sub !== "string" ||
+    typeof jti !== "string" ||
+    typeof sid !== "string" ||
+    sid.length === 0 ||
+    !Number.isSafeInteger(ver) ||
+    typeof exp !== "number"
+  ) {
     throw new AppError("unauthorized", "Invalid or expired access token");
   }
-  return { userId: payload.sub, tokenId: payload.jti };
+  return {
+    userId: sub,
+    tokenId: jti,
+    familyId: sid,
+    version: ver as number,
+    expiresAt: exp * 1000,
+  };
 }
 
 /** The public half of the signing key, as served at `/.well-known/jwks.json`. */

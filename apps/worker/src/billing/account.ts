@@ -5,7 +5,17 @@ export function billingAccount(env: Env, orgId: string) {
   return env.BILLING.get(env.BILLING.idFromName(orgId));
 }
 
-/** Opens a new org's account with the configured sign-up grant (idempotent). */
+/**
+ * Opens an org's account (idempotent): with the configured sign-up grant if this org is the one
+ * that received its person's welcome grant (recorded in D1 at sign-up, once per person), else at
+ * zero. Safe to call again: the grant's idempotency key is fixed, so it is posted at most once.
+ */
 export async function openBillingAccount(env: Env, orgId: string): Promise<void> {
-  await billingAccount(env, orgId).open({ orgId, grantMicros: config(env).signupGrantMicros });
+  const granted = await env.DB.prepare("SELECT 1 AS ok FROM signup_grants WHERE org_id = ?")
+    .bind(orgId)
+    .first<{ ok: number }>();
+  await billingAccount(env, orgId).open({
+    orgId,
+    grantMicros: granted ? config(env).signupGrantMicros : 0,
+  });
 }

@@ -20,7 +20,9 @@ import {
   type UsageRow,
 } from "@parley/billing";
 import type { UsageGroup, UsageGroupBy } from "@parley/shared";
+import { type Finding, scanStore, sqlSource } from "../erasure/scan.ts";
 import { signAlert } from "./alert-signature.ts";
+import { checkWebhookUrl } from "./webhook-url.ts";
 
 /**
  * One organization's credits: the single writer of its append-only ledger (name = org id).
@@ -72,6 +74,8 @@ export type StripeApplyResult = { status: "duplicate" } | { status: "applied"; r
 export interface AlertDelivery extends AlertRow {
   deliveredAt: number | null;
   attempts: number;
+  /** Why delivery stopped for good (the URL removed or refused, too many failures); null if not. */
+  parkedReason: string | null;
 }
 
 const DEFAULT_HOLD_TTL_MS = 10 * 60 * 1000;
@@ -80,6 +84,11 @@ const ALERT_ATTEMPTS = 8;
 const DELIVERY_LEASE_MS = 30_000;
 
 const DAY_MS = 86_400_000;
+/**
+ * The soonest an alarm re-arms after it ran: whatever is pending, the next run is in the future, so
+ * no state of the outbox or the holds can make the alarm fire in a loop.
+ */
+const MIN_ALARM_GAP_MS = 1_000;
 
 /** Usage groups as parallel columns (what `usage` returns over RPC); `usageGroups` turns them back. */
 export type UsageColumns = { keys: (string | null)[] } & Record<
@@ -212,8 +221,19 @@ export class BillingAccount extends DurableObject<Env> {
       key TEXT PRIMARY KEY,
       attempts INTEGER NOT NULL DEFAULT 0,
       next_attempt_at INTEGER NOT NULL,
-      delivered_at INTEGER
+      delivered_at INTEGER,
+      parked_at INTEGER,
+      parked_reason TEXT
     )`);
+    // Accounts made before alerts could be parked get the columns once.
+    const outboxColumns = this.#sql
+      .exec("SELECT name FROM pragma_table_info('alert_outbox')")
+      .toArray()
+      .map((row) => row.name);
+    if (!outboxColumns.includes("parked_at")) {
+      this.#sql.exec("ALTER TABLE alert_outbox ADD COLUMN parked_at INTEGER");
+      this.#sql.exec("ALTER TABLE alert_outbox ADD COLUMN parked_reason TEXT");
+    }
     let depth = 0;
     this.#store = new SqlLedgerStore({
       exec: (query, ...bindings) => this.#sql.exec(query, ...bindings),
@@ -449,8 +469,10 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   /**
-   * Erasure: replaces a member's id with its pseudonym wherever this account stores it. Entries and
-   * amounts are untouched (financial records are kept), so every total stays the same. Idempotent.
+   * Erasure: replaces a member's id with its pseudonym wherever this account stores it: as a
+   * column (usage, holds, alerts, rollups) and inside keys (alert keys, the alert outbox, the daily
+   * spend counters `spend:member:<day>:<id>`). Entries and amounts are untouched (financial records
+   * are kept), so every total stays the same. Idempotent.
    */
   pseudonymizeMember(memberId: string, pseudonym: string): { rows: number } {
     return this.ctx.storage.transactionSync(() => {
@@ -468,34 +490,27 @@ export class BillingAccount extends DurableObject<Env> {
           memberId,
         ).rowsWritten;
       }
-      // Alert keys name the member they fired for.
-      rows += this.#sql.exec(
-        "UPDATE ledger_alerts SET key = replace(key, ?, ?) WHERE instr(key, ?) > 0",
-        memberId,
-        pseudonym,
-        memberId,
-      ).rowsWritten;
+      for (const [table, column] of [
+        ["ledger_alerts", "key"],
+        ["alert_outbox", "key"],
+        ["ledger_counters", "name"],
+      ] as const) {
+        rows += this.#sql.exec(
+          `UPDATE ${table} SET ${column} = replace(${column}, ?1, ?2) WHERE instr(${column}, ?1) > 0`,
+          memberId,
+          pseudonym,
+        ).rowsWritten;
+      }
       return { rows };
     });
   }
 
-  /** How many rows still hold this identifier (the erasure job's verification scan). */
-  countIdentity(id: string): number {
-    let count = 0;
-    for (const table of [
-      "usage_events",
-      "ledger_holds",
-      "ledger_alerts",
-      "usage_by_dimension",
-      "usage_by_session",
-    ]) {
-      count += this.#sql.exec(`SELECT COUNT(*) AS n FROM ${table} WHERE member_id = ?`, id).one()
-        .n as number;
-    }
-    count += this.#sql
-      .exec("SELECT COUNT(*) AS n FROM ledger_alerts WHERE instr(key, ?) > 0", id)
-      .one().n as number;
-    return count;
+  /**
+   * The erasure job's verification scan of this account: every table and text column, so a table
+   * added later is scanned too. Returns where the identifiers are still found.
+   */
+  scanFor(needles: string[]): Promise<Finding[]> {
+    return scanStore(sqlSource(this.#sql), { needles });
   }
 
   /** Spend per session for a page of sessions (price charged, summed), for the sessions list. */
@@ -551,7 +566,8 @@ export class BillingAccount extends DurableObject<Env> {
   alerts(limit = 100): AlertDelivery[] {
     return this.#sql
       .exec(
-        `SELECT a.*, o.attempts AS outbox_attempts, o.delivered_at AS outbox_delivered_at
+        `SELECT a.*, o.attempts AS outbox_attempts, o.delivered_at AS outbox_delivered_at,
+           o.parked_reason AS outbox_parked_reason
          FROM ledger_alerts a LEFT JOIN alert_outbox o ON o.key = a.key
          ORDER BY a.fired_at DESC LIMIT ?`,
         limit,
@@ -561,6 +577,7 @@ export class BillingAccount extends DurableObject<Env> {
         ...toAlert(row),
         attempts: (row.outbox_attempts as number | null) ?? 0,
         deliveredAt: (row.outbox_delivered_at as number | null) ?? null,
+        parkedReason: (row.outbox_parked_reason as string | null) ?? null,
       }));
   }
 
@@ -582,20 +599,25 @@ export class BillingAccount extends DurableObject<Env> {
     return true;
   }
 
-  /** One alarm serves both jobs: voiding expired holds and delivering queued alerts. */
-  async #scheduleAlarm(): Promise<void> {
+  /**
+   * One alarm serves both jobs: voiding expired holds and delivering queued alerts. It is only ever
+   * set in the future, for work that can be done: a hold that will expire, or an alert that is due
+   * and deliverable (parked and spent rows never count), so an idle account never spins.
+   */
+  async #scheduleAlarm(now: number): Promise<void> {
     const holds = this.#sql
       .exec("SELECT MIN(expires_at) AS at FROM ledger_holds WHERE status = 'open'")
       .one().at as number | null;
     const outbox = this.#sql
       .exec(
-        "SELECT MIN(next_attempt_at) AS at FROM alert_outbox WHERE delivered_at IS NULL AND attempts < ?",
+        `SELECT MIN(next_attempt_at) AS at FROM alert_outbox
+         WHERE delivered_at IS NULL AND parked_at IS NULL AND attempts < ?`,
         ALERT_ATTEMPTS,
       )
       .one().at as number | null;
     const next = [holds, outbox].filter((t): t is number => t !== null);
     if (next.length === 0) return;
-    await this.#alarmBy(Math.min(...next));
+    await this.#alarmBy(Math.max(Math.min(...next), now + MIN_ALARM_GAP_MS));
   }
 
   /** Makes sure the alarm fires by `at` (one storage write only when it must move earlier). */
@@ -613,16 +635,40 @@ export class BillingAccount extends DurableObject<Env> {
     const now = Date.now();
     this.#ledger.expire(now);
     await this.#deliverAlerts(now);
-    await this.#scheduleAlarm();
+    await this.#scheduleAlarm(Date.now());
+  }
+
+  /**
+   * Parks the undelivered alerts that can no longer be delivered, with the reason: they stay listed
+   * (with the reason) and are never tried again, so nothing waits on them.
+   */
+  #park(reason: string, now: number, key?: string): void {
+    this.#sql.exec(
+      `UPDATE alert_outbox SET parked_at = ?, parked_reason = ?
+       WHERE delivered_at IS NULL AND parked_at IS NULL ${key === undefined ? "" : "AND key = ?"}`,
+      now,
+      reason,
+      ...(key === undefined ? [] : [key]),
+    );
   }
 
   async #deliverAlerts(now: number): Promise<void> {
     const url = this.settings().alertWebhookUrl;
-    if (!url) return;
+    if (!url) {
+      this.#park("the alert webhook URL was removed", now);
+      return;
+    }
+    // Checked again before each delivery: a URL saved before a rule changed is not trusted either.
+    const allowed = checkWebhookUrl(url, this.env.ALERT_WEBHOOK_ALLOW_PRIVATE ?? "");
+    if (!allowed.ok) {
+      this.#park(`the alert webhook URL is refused: it ${allowed.reason}`, now);
+      return;
+    }
     const orgId = this.#settingsRow()?.org_id as string;
     const due = this.#sql
       .exec(
-        "SELECT key, attempts FROM alert_outbox WHERE delivered_at IS NULL AND attempts < ? AND next_attempt_at <= ? LIMIT 20",
+        `SELECT key, attempts FROM alert_outbox
+         WHERE delivered_at IS NULL AND parked_at IS NULL AND attempts < ? AND next_attempt_at <= ? LIMIT 20`,
         ALERT_ATTEMPTS,
         now,
       )
@@ -638,7 +684,10 @@ export class BillingAccount extends DurableObject<Env> {
     }
     for (const row of due) {
       const alert = this.#store.getAlert(row.key as string);
-      if (!alert) continue;
+      if (!alert) {
+        this.#park("the alert no longer exists", now, row.key as string);
+        continue;
+      }
       const attempts = (row.attempts as number) + 1;
       const body = JSON.stringify({ type: "billing.alert", orgId, alert });
       let delivered = false;
@@ -650,6 +699,8 @@ export class BillingAccount extends DurableObject<Env> {
             "parley-signature": await signAlert(this.env.ALERT_WEBHOOK_SECRET, body, now),
           },
           body,
+          // A redirect could lead anywhere, a private address included: delivery stops at the URL.
+          redirect: "manual",
         });
         delivered = response.ok;
       } catch {
@@ -662,6 +713,9 @@ export class BillingAccount extends DurableObject<Env> {
         now + 1000 * 2 ** attempts,
         alert.key,
       );
+      if (!delivered && attempts >= ALERT_ATTEMPTS) {
+        this.#park(`gave up after ${attempts} failed deliveries`, now, alert.key);
+      }
     }
   }
 }

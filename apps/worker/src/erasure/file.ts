@@ -1,4 +1,5 @@
 import { newId } from "@parley/shared";
+import { revokeConnections } from "../agents/revocation.ts";
 import { auditStatement } from "../db/audit.ts";
 import {
   type ErasurePlan,
@@ -23,18 +24,32 @@ export interface FileErasure {
  * Files an erasure request: in one D1 transaction, the request with its steps, the tombstones of
  * everything it reaches (from this moment the Worker answers 410 and never addresses those objects,
  * so nothing can recreate them while the job runs) and an audit entry naming the subject by its
- * hash only; then the job is started. Filing the same subject again returns the request already
- * filed: erasure is idempotent.
+ * hash only; then the job is started. Filing the same subject again (same org, same type) returns
+ * the request already filed: erasure is idempotent.
  */
+/**
+ * The request already filed (and not failed) for this subject in this org, of this subject type:
+ * the same person erased in two orgs, or a member and then their whole account, are different
+ * erasures, each of which must run. `orgId` null is an account erasure.
+ */
+export async function earlierRequest(
+  env: Env,
+  orgId: string | null,
+  subject: { type: SubjectType; id: string },
+): Promise<ErasureRequestRow | null> {
+  return env.DB.prepare(
+    `SELECT * FROM erasure_requests
+     WHERE subject_hash = ? AND subject_type = ? AND org_id IS ? AND status <> 'failed'
+     ORDER BY id DESC LIMIT 1`,
+  )
+    .bind(await pseudonym(env.ERASURE_HASH_KEY, subject.id), subject.type, orgId)
+    .first<ErasureRequestRow>();
+}
+
 export async function fileErasure(env: Env, input: FileErasure): Promise<ErasureRequestRow> {
   const db = env.DB;
   const subjectHash = await pseudonym(env.ERASURE_HASH_KEY, input.subject.id);
-  const existing = await db
-    .prepare(
-      "SELECT * FROM erasure_requests WHERE subject_hash = ? AND status <> 'failed' ORDER BY id DESC LIMIT 1",
-    )
-    .bind(subjectHash)
-    .first<ErasureRequestRow>();
+  const existing = await earlierRequest(env, input.orgId, input.subject);
   if (existing) {
     if (existing.status !== "completed") await startJob(env, existing.id);
     return existing;
@@ -107,6 +122,15 @@ export async function fileErasure(env: Env, input: FileErasure): Promise<Erasure
       { now },
     ),
   ]);
+  if (input.subject.type === "account") {
+    // The account stops working now, not when the job reaches its rows: its sign-ins are revoked
+    // (a refresh would otherwise still mint tokens) and its open sockets close.
+    await db
+      .prepare("UPDATE refresh_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL")
+      .bind(now, input.subject.id)
+      .run();
+    await revokeConnections(env, { userId: input.subject.id });
+  }
   await startJob(env, id);
   return (await db
     .prepare("SELECT * FROM erasure_requests WHERE id = ?")

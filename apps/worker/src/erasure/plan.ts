@@ -10,12 +10,17 @@ export interface ErasurePlan {
   deleteOrgIds: string[];
   /** For a member erasure: the org they leave. */
   membershipOrgId: string | null;
+  /**
+   * The member's or account's email, for the verification scan and for scrubbing free text (an
+   * erasure reason that names them). Held only while the job runs: the plan is cleared when done.
+   */
+  email?: string | null;
 }
 
 export type SubjectType = "member" | "project" | "session" | "account";
 
-export type StepName = "agents" | "d1" | "ledger" | "audit" | "verify";
-export const STEP_NAMES: StepName[] = ["agents", "d1", "ledger", "audit", "verify"];
+export type StepName = "agents" | "d1" | "ledger" | "audit" | "stripe" | "verify";
+export const STEP_NAMES: StepName[] = ["agents", "d1", "ledger", "audit", "stripe", "verify"];
 
 export interface Step {
   name: StepName;

@@ -1,6 +1,11 @@
+import { revokeConnections } from "../agents/revocation.ts";
 import { billingAccount } from "../billing/account.ts";
+import { stripeClient } from "../billing/stripe.ts";
+import { config } from "../env.ts";
+import { overwriteSql } from "./overwrite.ts";
 import type { ErasurePlan, ErasureRequestRow, StepName } from "./plan.ts";
 import { pseudonym } from "./pseudonym.ts";
+import { type Allowance, d1Source, type Finding, scanStore } from "./scan.ts";
 
 /**
  * The erasure job's steps, one per store. Each is idempotent: the job may run a step again after a
@@ -22,6 +27,8 @@ export async function runStep(
       return pseudonymizeLedgers(env, plan);
     case "audit":
       return pseudonymizeAudit(env, request, plan);
+    case "stripe":
+      return eraseAtStripe(env, plan);
     case "verify":
       return "see verification";
   }
@@ -40,26 +47,45 @@ async function eraseAgents(env: Env, plan: ErasurePlan): Promise<string> {
 
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
 
+const overwriteStatement = (
+  db: D1Database,
+  table: string,
+  columns: readonly string[],
+  where: string,
+  ...bindings: string[]
+) => db.prepare(overwriteSql(table, columns, where)).bind(...bindings);
+
 async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
   const db = env.DB;
   const statements: D1PreparedStatement[] = [];
   if (plan.sessionIds.length > 0) {
+    const ids = plan.sessionIds;
     statements.push(
-      db
-        .prepare(`DELETE FROM sessions WHERE id IN (${placeholders(plan.sessionIds.length)})`)
-        .bind(...plan.sessionIds),
+      overwriteStatement(db, "sessions", ["title"], `id IN (${placeholders(ids.length)})`, ...ids),
+      db.prepare(`DELETE FROM sessions WHERE id IN (${placeholders(ids.length)})`).bind(...ids),
     );
   }
   if (plan.projectIds.length > 0) {
+    const ids = plan.projectIds;
     statements.push(
+      overwriteStatement(
+        db,
+        "sessions",
+        ["title"],
+        `project_id IN (${placeholders(ids.length)})`,
+        ...ids,
+      ),
       db
-        .prepare(
-          `DELETE FROM sessions WHERE project_id IN (${placeholders(plan.projectIds.length)})`,
-        )
-        .bind(...plan.projectIds),
-      db
-        .prepare(`DELETE FROM projects WHERE id IN (${placeholders(plan.projectIds.length)})`)
-        .bind(...plan.projectIds),
+        .prepare(`DELETE FROM sessions WHERE project_id IN (${placeholders(ids.length)})`)
+        .bind(...ids),
+      overwriteStatement(
+        db,
+        "projects",
+        ["name", "memory"],
+        `id IN (${placeholders(ids.length)})`,
+        ...ids,
+      ),
+      db.prepare(`DELETE FROM projects WHERE id IN (${placeholders(ids.length)})`).bind(...ids),
     );
   }
   if (plan.userId && plan.membershipOrgId) {
@@ -67,24 +93,46 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db
         .prepare("DELETE FROM memberships WHERE org_id = ? AND user_id = ?")
         .bind(plan.membershipOrgId, plan.userId),
+      // The projects they made stay the org's; who made them goes.
+      db
+        .prepare("UPDATE projects SET created_by = NULL WHERE org_id = ? AND created_by = ?")
+        .bind(plan.membershipOrgId, plan.userId),
     );
   }
   for (const orgId of plan.deleteOrgIds) {
     // The org's ledger lives on in its BillingAccount (financial records); its directory rows go.
     statements.push(
       db.prepare("DELETE FROM memberships WHERE org_id = ?").bind(orgId),
+      overwriteStatement(db, "organizations", ["name"], "id = ?", orgId),
       db.prepare("UPDATE organizations SET name = '(erased)' WHERE id = ?").bind(orgId),
     );
   }
   if (plan.userId && !plan.membershipOrgId) {
     // The whole account.
+    const user = plan.userId;
     statements.push(
-      db.prepare("DELETE FROM refresh_tokens WHERE user_id = ?").bind(plan.userId),
-      db.prepare("DELETE FROM memberships WHERE user_id = ?").bind(plan.userId),
-      db.prepare("DELETE FROM users WHERE id = ?").bind(plan.userId),
+      db.prepare("DELETE FROM refresh_tokens WHERE user_id = ?").bind(user),
+      db.prepare("DELETE FROM connect_tickets WHERE user_id = ?").bind(user),
+      db.prepare("DELETE FROM memberships WHERE user_id = ?").bind(user),
+      db.prepare("UPDATE projects SET created_by = NULL WHERE created_by = ?").bind(user),
+      overwriteStatement(db, "users", ["email", "name", "password_hash"], "id = ?", user),
+      db.prepare("DELETE FROM users WHERE id = ?").bind(user),
     );
   }
   if (statements.length > 0) await db.batch(statements);
+  if (plan.userId) {
+    // With the rights gone, whatever they still have open closes now; then the registry forgets them.
+    const scope = plan.membershipOrgId
+      ? { userId: plan.userId, orgId: plan.membershipOrgId }
+      : { userId: plan.userId };
+    await revokeConnections(env, scope);
+    await db
+      .prepare(
+        `DELETE FROM agent_connections WHERE user_id = ? ${plan.membershipOrgId ? "AND org_id = ?" : ""}`,
+      )
+      .bind(plan.userId, ...(plan.membershipOrgId ? [plan.membershipOrgId] : []))
+      .run();
+  }
   return `${statements.length} statements`;
 }
 
@@ -98,9 +146,16 @@ async function pseudonymizeLedgers(env: Env, plan: ErasurePlan): Promise<string>
   return `${rows} ledger rows now carry the member's pseudonym`;
 }
 
+/**
+ * The audit trail keeps what happened, with every erased identifier replaced by its pseudonym: as
+ * actor, as subject, inside event data, as the requester of erasure requests (this one included),
+ * and in the free text of a request's reason; an erased account's tombstone keeps only its
+ * pseudonym too (the account's rows are gone, so nothing needs the raw id to refuse it any more).
+ * A member erasure reaches only the org they leave: their trail elsewhere is still theirs.
+ */
 async function pseudonymizeAudit(
   env: Env,
-  request: ErasureRequestRow,
+  _request: ErasureRequestRow,
   plan: ErasurePlan,
 ): Promise<string> {
   const db = env.DB;
@@ -110,28 +165,73 @@ async function pseudonymizeAudit(
   const scoped = plan.membershipOrgId ? "AND org_id = ?" : "";
   const scope = plan.membershipOrgId ? [plan.membershipOrgId] : [];
   const statements: D1PreparedStatement[] = [];
+  const replaceIn = (table: string, column: string, needle: string, alias: string) =>
+    db
+      .prepare(
+        `UPDATE ${table} SET ${column} = replace(${column}, ?1, ?2) WHERE instr(${column}, ?1) > 0 ${scoped.replace("?", "?3")}`,
+      )
+      .bind(needle, alias, ...scope);
   for (const id of ids) {
     const alias = await pseudonym(env.ERASURE_HASH_KEY, id);
     statements.push(
-      db
-        .prepare(`UPDATE audit_log SET actor_id = ? WHERE actor_id = ? ${scoped}`)
-        .bind(alias, id, ...scope),
-      db
-        .prepare(`UPDATE audit_log SET subject_id = ? WHERE subject_id = ? ${scoped}`)
-        .bind(alias, id, ...scope),
+      replaceIn("audit_log", "actor_id", id, alias),
+      replaceIn("audit_log", "subject_id", id, alias),
+      replaceIn("audit_log", "data", id, alias),
+      replaceIn("erasure_requests", "reason", id, alias),
     );
-    if (!plan.membershipOrgId && id === plan.userId) {
-      statements.push(
-        db
-          .prepare(
-            "UPDATE erasure_requests SET requested_by = ? WHERE requested_by = ? AND id <> ?",
-          )
-          .bind(alias, id, request.id),
-      );
+    if (id === plan.userId) {
+      statements.push(replaceIn("erasure_requests", "requested_by", id, alias));
+      if (!plan.membershipOrgId) {
+        statements.push(
+          db
+            .prepare(
+              "UPDATE tombstones SET subject_id = ? WHERE subject_id = ? AND subject_type = 'account'",
+            )
+            .bind(alias, id),
+        );
+      }
+    }
+  }
+  if (plan.email) {
+    // Free text people typed about them: an erasure reason, an audit note, a project's memory, a
+    // session title. The email is what reliably names them there (an email has no quote or
+    // backslash, so replacing it inside JSON keeps the JSON valid).
+    for (const [table, column] of [
+      ["erasure_requests", "reason"],
+      ["audit_log", "data"],
+      ["projects", "memory"],
+      ["sessions", "title"],
+    ] as const) {
+      statements.push(replaceIn(table, column, plan.email, "[erased]"));
     }
   }
   if (statements.length > 0) await db.batch(statements);
   return `${ids.length} identifiers replaced by their pseudonyms`;
+}
+
+/**
+ * Stripe holds an org's customer (its name, by default the owner's, and the payer's email). An org
+ * erased whole has its customer deleted; Stripe itself keeps the payment records it must keep
+ * (docs/ on data retention). Orgs that live on keep their customer: it names the org, not a member.
+ */
+async function eraseAtStripe(env: Env, plan: ErasurePlan): Promise<string> {
+  if (plan.deleteOrgIds.length === 0) return "no customer to erase";
+  const { results } = await env.DB.prepare(
+    `SELECT id, stripe_customer_id FROM organizations
+     WHERE id IN (${placeholders(plan.deleteOrgIds.length)}) AND stripe_customer_id IS NOT NULL`,
+  )
+    .bind(...plan.deleteOrgIds)
+    .all<{ id: string; stripe_customer_id: string }>();
+  const stripe = stripeClient(config(env));
+  for (const org of results) {
+    try {
+      await stripe.customers.del(org.stripe_customer_id);
+    } catch (error) {
+      // Deleted by an earlier run of this step: Stripe answers "No such customer".
+      if ((error as { code?: string }).code !== "resource_missing") throw error;
+    }
+  }
+  return `${results.length} Stripe customers deleted`;
 }
 
 export interface Verification {
@@ -140,68 +240,80 @@ export interface Verification {
   findings: string[];
 }
 
+/** Where an erased identifier may stay by design (docs/ on data retention says why and how long). */
+const OBJECT_ALLOWANCES: readonly Allowance[] = [
+  // The tombstone is the id and nothing else: it makes the Worker answer 410 and never recreate the
+  // object.
+  { table: "tombstones", column: "subject_id", why: "tombstone of an erased object" },
+];
+
 /**
- * Scans every store for what the erasure should have removed. Fails (with findings) if anything is
- * left: a planted row makes it fail, which is how the scan itself is tested.
+ * Scans every store for what the erasure should have removed, over every table of each (not a
+ * list), so a store or table added later is covered: D1, each BillingAccount the plan names (for a
+ * person), and Stripe (for orgs erased whole). Fails with findings if anything is left; a planted
+ * row makes it fail, which is how the scan itself is tested.
  */
-export async function verifyErasure(env: Env, plan: ErasurePlan): Promise<Verification> {
+export async function verifyErasure(
+  env: Env,
+  plan: ErasurePlan,
+  request?: Pick<ErasureRequestRow, "id">,
+): Promise<Verification> {
   const db = env.DB;
   const findings: string[] = [];
-  const count = async (label: string, sql: string, ...bindings: string[]) => {
-    const row = await db
-      .prepare(sql)
-      .bind(...bindings)
-      .first<{ n: number }>();
-    if ((row?.n ?? 0) > 0) findings.push(`${label}: ${row?.n} left`);
+  const report = (store: string, found: Finding[]) => {
+    for (const f of found) findings.push(`${store} ${f.table}.${f.column}: ${f.rows} left`);
   };
-  for (const id of plan.sessionIds) {
-    await count("session row", "SELECT COUNT(*) AS n FROM sessions WHERE id = ?", id);
-    await count(
-      "session tombstone missing",
-      "SELECT 1 - COUNT(*) AS n FROM tombstones WHERE subject_id = ?",
-      id,
+  // The request's own row holds the subject and the plan until it completes, then drops both.
+  const excludeRows = request
+    ? { erasure_requests: { where: "id = ?", bindings: [request.id] } }
+    : undefined;
+
+  const objects = [...plan.sessionIds, ...plan.projectIds];
+  if (objects.length > 0) {
+    report(
+      "D1",
+      await scanStore(d1Source(db), {
+        needles: objects,
+        allow: OBJECT_ALLOWANCES,
+        ...(excludeRows ? { excludeRows } : {}),
+      }),
     );
-  }
-  for (const id of plan.projectIds) {
-    await count("project row", "SELECT COUNT(*) AS n FROM projects WHERE id = ?", id);
-    await count(
-      "project tombstone missing",
-      "SELECT 1 - COUNT(*) AS n FROM tombstones WHERE subject_id = ?",
-      id,
-    );
+    for (const id of objects) {
+      const tomb = await db
+        .prepare("SELECT COUNT(*) AS n FROM tombstones WHERE subject_id = ?")
+        .bind(id)
+        .first<{ n: number }>();
+      if ((tomb?.n ?? 0) === 0) findings.push(`D1 tombstones: ${id} has none`);
+    }
   }
   if (plan.userId) {
-    const scoped = plan.membershipOrgId ? " AND org_id = ?" : "";
-    const scope = plan.membershipOrgId ? [plan.membershipOrgId] : [];
-    await count(
-      "membership",
-      `SELECT COUNT(*) AS n FROM memberships WHERE user_id = ?${scoped}`,
-      plan.userId,
-      ...scope,
+    const needles = [plan.userId, ...(plan.email ? [plan.email] : [])];
+    report(
+      "D1",
+      await scanStore(d1Source(db), {
+        needles,
+        ...(plan.membershipOrgId ? { orgId: plan.membershipOrgId } : {}),
+        ...(excludeRows ? { excludeRows } : {}),
+      }),
     );
-    await count(
-      "audit actor",
-      `SELECT COUNT(*) AS n FROM audit_log WHERE actor_id = ?${scoped}`,
-      plan.userId,
-      ...scope,
-    );
-    await count(
-      "audit subject",
-      `SELECT COUNT(*) AS n FROM audit_log WHERE subject_id = ?${scoped}`,
-      plan.userId,
-      ...scope,
-    );
-    if (!plan.membershipOrgId) {
-      await count("user row", "SELECT COUNT(*) AS n FROM users WHERE id = ?", plan.userId);
-      await count(
-        "refresh tokens",
-        "SELECT COUNT(*) AS n FROM refresh_tokens WHERE user_id = ?",
-        plan.userId,
-      );
-    }
     for (const orgId of plan.orgIds) {
-      const left = await billingAccount(env, orgId).countIdentity(plan.userId);
-      if (left > 0) findings.push(`ledger of ${orgId}: ${left} rows still name the member`);
+      const left = await billingAccount(env, orgId).scanFor(needles);
+      for (const f of left)
+        findings.push(`ledger of ${orgId} ${f.table}.${f.column}: ${f.rows} left`);
+    }
+  }
+  if (plan.deleteOrgIds.length > 0) {
+    const { results } = await db
+      .prepare(
+        `SELECT stripe_customer_id AS customer FROM organizations
+         WHERE id IN (${placeholders(plan.deleteOrgIds.length)}) AND stripe_customer_id IS NOT NULL`,
+      )
+      .bind(...plan.deleteOrgIds)
+      .all<{ customer: string }>();
+    const stripe = stripeClient(config(env));
+    for (const { customer } of results) {
+      const found = await stripe.customers.retrieve(customer);
+      if (!found.deleted) findings.push(`Stripe customer ${customer}: not deleted`);
     }
   }
   return { ok: findings.length === 0, checkedAt: new Date().toISOString(), findings };

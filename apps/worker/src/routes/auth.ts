@@ -1,10 +1,13 @@
 import { AppError, type AuthResult, loginSchema, newId, signupSchema } from "@parley/shared";
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { revokeConnections } from "../agents/revocation.ts";
+import { keyedHash, normalizedEmail } from "../auth/keyed-hash.ts";
 import { decoyHash, hashPassword, verifyPassword } from "../auth/password.ts";
 import {
   type IssuedRefreshToken,
   issueRefreshToken,
+  revokedFamilyOf,
   revokeRefreshToken,
   rotateRefreshToken,
 } from "../auth/refresh-tokens.ts";
@@ -13,6 +16,7 @@ import { openBillingAccount } from "../billing/account.ts";
 import { createOrgStatements } from "../db/orgs.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
+import { sameOriginOnly } from "../http/same-origin.ts";
 import { jsonBody } from "../http/validate.ts";
 
 export const REFRESH_COOKIE = "parley_refresh";
@@ -22,6 +26,7 @@ interface UserRow {
   email: string;
   name: string;
   password_hash: string;
+  tokenVersion: number;
 }
 
 /** The refresh token travels only in this cookie: HttpOnly, SameSite=Strict, scoped to /api/auth. */
@@ -37,12 +42,16 @@ function setRefreshCookie(c: Context<AppEnv>, issued: IssuedRefreshToken): void 
 
 async function signedIn(
   c: Context<AppEnv>,
-  user: { id: string; email: string; name: string },
+  user: { id: string; email: string; name: string; tokenVersion: number },
 ): Promise<AuthResult> {
   const cfg = config(c.env);
   const refresh = await issueRefreshToken(c.env.DB, user.id, cfg.refreshTokenTtlSeconds);
   setRefreshCookie(c, refresh);
-  const access = await signAccessToken(cfg, user.id);
+  const access = await signAccessToken(cfg, {
+    userId: user.id,
+    familyId: refresh.familyId,
+    version: user.tokenVersion,
+  });
   return {
     accessToken: access.token,
     expiresIn: access.expiresIn,
@@ -53,6 +62,10 @@ async function signedIn(
 const wrongCredentials = () => new AppError("unauthorized", "Invalid email or password");
 
 export const auth = new Hono<AppEnv>()
+  // Every route here uses or sets the refresh cookie, so none answers another origin's page:
+  // refresh and logout would act on the victim's cookie, and signup and login would plant the
+  // attacker's account in the victim's browser (login CSRF). Policy in http/same-origin.ts.
+  .use("*", sameOriginOnly)
   /** Creates the user, their first organization and their owner membership in one transaction. */
   .post("/signup", jsonBody(signupSchema), async (c) => {
     const input = c.req.valid("json");
@@ -61,6 +74,13 @@ export const auth = new Hono<AppEnv>()
     const userId = newId("user", now);
     const orgId = newId("org", now);
     const passwordHash = await hashPassword(input.password);
+    // The welcome grant goes to a person's first org, once per person however they spell their
+    // email (a keyed hash of it, so the record outlives an erased account without naming anyone).
+    const emailKey = await keyedHash(
+      c.env.ERASURE_HASH_KEY,
+      "signup-grant",
+      normalizedEmail(input.email),
+    );
     try {
       await db.batch([
         db
@@ -74,6 +94,11 @@ export const auth = new Hono<AppEnv>()
           ownerId: userId,
           now,
         }),
+        db
+          .prepare(
+            "INSERT INTO signup_grants (email_key, org_id, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+          )
+          .bind(emailKey, orgId, now),
       ]);
     } catch (cause) {
       if (String(cause).includes("UNIQUE constraint failed: users.email")) {
@@ -84,18 +109,23 @@ export const auth = new Hono<AppEnv>()
       throw cause;
     }
     await openBillingAccount(c.env, orgId);
-    return c.json(await signedIn(c, { id: userId, email: input.email, name: input.name }), 201);
+    return c.json(
+      await signedIn(c, { id: userId, email: input.email, name: input.name, tokenVersion: 0 }),
+      201,
+    );
   })
 
   .post("/login", jsonBody(loginSchema), async (c) => {
     const input = c.req.valid("json");
     // Per email address, counted before the password is checked: guesses are slowed whether or
     // not the account exists, so the limit reveals nothing either.
-    const { success } = await c.env.LOGIN_RATE_LIMITER.limit({ key: input.email });
+    const { success } = await c.env.LOGIN_RATE_LIMITER.limit({
+      key: await keyedHash(c.env.ERASURE_HASH_KEY, "login-rate", input.email),
+    });
     if (!success)
       throw new AppError("rate_limited", "Too many sign-in attempts; try again in a minute");
     const user = await c.env.DB.prepare(
-      "SELECT id, email, name, password_hash FROM users WHERE email = ?",
+      "SELECT id, email, name, password_hash, token_version AS tokenVersion FROM users WHERE email = ?",
     )
       .bind(input.email)
       .first<UserRow>();
@@ -114,24 +144,36 @@ export const auth = new Hono<AppEnv>()
       issued = await rotateRefreshToken(c.env.DB, token, cfg.refreshTokenTtlSeconds);
     } catch (error) {
       deleteCookie(c, REFRESH_COOKIE, { path: "/api/auth" });
+      // A reused token revoked its family: what the family's access tokens opened closes too.
+      const revoked = await revokedFamilyOf(c.env.DB, token);
+      if (revoked) await revokeConnections(c.env, { familyId: revoked });
       throw error;
     }
-    const user = await c.env.DB.prepare("SELECT id, email, name FROM users WHERE id = ?")
+    const row = await c.env.DB.prepare(
+      "SELECT id, email, name, token_version FROM users WHERE id = ?",
+    )
       .bind(issued.userId)
-      .first<Omit<UserRow, "password_hash">>();
-    if (!user) throw new AppError("unauthorized", "Session expired, please sign in again");
+      .first<Omit<UserRow, "password_hash" | "tokenVersion"> & { token_version: number }>();
+    if (!row) throw new AppError("unauthorized", "Session expired, please sign in again");
     setRefreshCookie(c, issued);
-    const access = await signAccessToken(cfg, user.id);
+    const access = await signAccessToken(cfg, {
+      userId: row.id,
+      familyId: issued.familyId,
+      version: row.token_version,
+    });
     return c.json({
       accessToken: access.token,
       expiresIn: access.expiresIn,
-      user,
+      user: { id: row.id, email: row.email, name: row.name },
     } satisfies AuthResult);
   })
 
   .post("/logout", async (c) => {
     const token = getCookie(c, REFRESH_COOKIE);
-    if (token) await revokeRefreshToken(c.env.DB, token);
+    // The sign-in ends everywhere it reached: its refresh tokens, its access tokens (they carry the
+    // family as `sid`, and requireLiveUser refuses a revoked one) and the sockets they opened.
+    const familyId = token ? await revokeRefreshToken(c.env.DB, token) : null;
+    if (familyId) await revokeConnections(c.env, { familyId });
     deleteCookie(c, REFRESH_COOKIE, { path: "/api/auth" });
     return c.body(null, 204);
   });

@@ -10,6 +10,7 @@ import {
 } from "@parley/shared";
 import { type Context, Hono } from "hono";
 import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
+import { keyedHash } from "../auth/keyed-hash.ts";
 import { billingAccount, openBillingAccount } from "../billing/account.ts";
 import { usageGroups } from "../billing/billing-account.ts";
 import { isIdempotencyConflict, stripeClient } from "../billing/stripe.ts";
@@ -286,7 +287,8 @@ export const billing = new Hono<AppEnv>()
         mode: "payment",
         customer,
         client_reference_id: access.orgId,
-        metadata: { orgId: access.orgId, userId },
+        // Only the org: nothing at Stripe names a member (erasure could not reach it there).
+        metadata: { orgId: access.orgId },
         payment_intent_data: { metadata: { orgId: access.orgId } },
         line_items: [
           {
@@ -301,7 +303,10 @@ export const billing = new Hono<AppEnv>()
         success_url: `${base}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
         cancel_url: `${base}/billing?checkout=cancelled`,
       },
-      { idempotencyKey: `checkout-${access.orgId}-${userId}-${idempotencyKey}` },
+      {
+        // Per caller, without naming them at Stripe (which keeps idempotency keys for a day).
+        idempotencyKey: `checkout-${access.orgId}-${await keyedHash(c.env.ERASURE_HASH_KEY, "checkout", userId)}-${idempotencyKey}`,
+      },
     );
     const session = await creating.catch((cause: unknown) => {
       // Stripe refuses a key reused with other parameters (another amount): the client's mistake.

@@ -2,9 +2,8 @@ import { AppError, erasureRequestSchema, pageQuerySchema, type Role } from "@par
 import { Hono } from "hono";
 import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { cursorBound, toPage } from "../db/pagination.ts";
-import { fileErasure, toErasureRequest } from "../erasure/file.ts";
+import { earlierRequest, fileErasure, toErasureRequest } from "../erasure/file.ts";
 import type { ErasurePlan, ErasureRequestRow } from "../erasure/plan.ts";
-import { pseudonym } from "../erasure/pseudonym.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody, query } from "../http/validate.ts";
 
@@ -16,6 +15,14 @@ const emptyPlan = (): ErasurePlan => ({
   deleteOrgIds: [],
   membershipOrgId: null,
 });
+
+async function emailOf(db: D1Database, userId: string): Promise<string | null> {
+  const row = await db
+    .prepare("SELECT email FROM users WHERE id = ?")
+    .bind(userId)
+    .first<{ email: string }>();
+  return row?.email ?? null;
+}
 
 async function ids(db: D1Database, sql: string, ...bindings: string[]): Promise<string[]> {
   const { results } = await db
@@ -35,18 +42,19 @@ export const erasure = new Hono<AppEnv>()
     const db = c.env.DB;
     const access = await orgAccess(db, userId, c.req.param("orgId"));
     const { subject, reason } = c.req.valid("json");
-    // Asked again after it is done (the subject's rows are gone by then): the same request answers.
-    const earlier = await db
-      .prepare(
-        "SELECT * FROM erasure_requests WHERE subject_hash = ? AND org_id = ? AND status <> 'failed'",
-      )
-      .bind(await pseudonym(c.env.ERASURE_HASH_KEY, subject.id), access.orgId)
-      .first<ErasureRequestRow>();
-    if (earlier) return c.json(toErasureRequest(earlier), 202);
+    const admin = atLeast(access.role, "admin");
+    // Who may ask comes first, before anything is looked up: members and projects are erased by
+    // owners and admins only; a member erases only their own sessions (checked below).
+    if (subject.type !== "session") requireRole(access, "admin");
+    // Asked again after it is done (the subject's rows are gone by then): the request already filed
+    // for this subject, in this org, of this type, answers; a member only ever gets back their own.
+    const earlier = await earlierRequest(c.env, access.orgId, subject);
+    if (earlier && (admin || earlier.requested_by === userId)) {
+      return c.json(toErasureRequest(earlier), 202);
+    }
     const plan = emptyPlan();
 
     if (subject.type === "member") {
-      requireRole(access, "admin");
       const target = await db
         .prepare("SELECT role FROM memberships WHERE org_id = ? AND user_id = ?")
         .bind(access.orgId, subject.id)
@@ -66,6 +74,7 @@ export const erasure = new Hono<AppEnv>()
         }
       }
       plan.userId = subject.id;
+      plan.email = await emailOf(db, subject.id);
       plan.orgIds = [access.orgId];
       plan.membershipOrgId = access.orgId;
       plan.sessionIds = await ids(
@@ -75,7 +84,6 @@ export const erasure = new Hono<AppEnv>()
         subject.id,
       );
     } else if (subject.type === "project") {
-      requireRole(access, "admin");
       const project = await db
         .prepare("SELECT id FROM projects WHERE id = ? AND org_id = ?")
         .bind(subject.id, access.orgId)
@@ -89,7 +97,7 @@ export const erasure = new Hono<AppEnv>()
         .bind(subject.id, access.orgId)
         .first<{ id: string; owner_id: string }>();
       if (!session) throw notFound("Session");
-      if (session.owner_id !== userId && !atLeast(access.role, "admin")) {
+      if (session.owner_id !== userId && !admin) {
         throw new AppError("forbidden", "Members can erase only their own sessions");
       }
       plan.sessionIds = [session.id];

@@ -62,8 +62,13 @@ export const me = new Hono<AppEnv>()
       )
       .bind(userId)
       .all<{ org_id: string; role: Role; name: string; members: number; owners: number }>();
+    const account = await db
+      .prepare("SELECT email FROM users WHERE id = ?")
+      .bind(userId)
+      .first<{ email: string }>();
     const plan = {
       userId,
+      email: account?.email ?? null,
       orgIds: memberships.map((m) => m.org_id),
       projectIds: [] as string[],
       sessionIds: [] as string[],

@@ -10,6 +10,7 @@ import {
   updateMemberSchema,
 } from "@parley/shared";
 import { Hono } from "hono";
+import { revokeConnections } from "../agents/revocation.ts";
 import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { openBillingAccount } from "../billing/account.ts";
 import { auditStatement } from "../db/audit.ts";
@@ -158,6 +159,9 @@ export const orgs = new Hono<AppEnv>()
   /**
    * Changes a member's role. Members change no roles (not even their own); admins move people between
    * member and admin, never to or from owner; owners may do anything but demote the last owner.
+   * The member's access tokens issued before the change stop working (their version is bumped in
+   * the same transaction) and their open chat sockets close: every client of theirs picks up the
+   * new rights on its next refresh instead of acting on the old ones.
    */
   .patch("/:orgId/members/:userId", jsonBody(updateMemberSchema), async (c) => {
     const { userId } = c.get("caller");
@@ -189,8 +193,16 @@ export const orgs = new Hono<AppEnv>()
           },
           { now, afterChange: true },
         ),
+        // Only if the role did change (the update above may have been refused for the last owner).
+        db
+          .prepare(
+            `UPDATE users SET token_version = token_version + 1 WHERE id = ?1
+             AND EXISTS (SELECT 1 FROM memberships WHERE org_id = ?2 AND user_id = ?1 AND role = ?3)`,
+          )
+          .bind(target.user_id, access.orgId, role),
       ]);
       if (update?.meta.changes !== 1) throw lastOwner();
+      await revokeConnections(c.env, { userId: target.user_id });
     }
     return c.json(toMember({ ...target, role }));
   })
@@ -222,6 +234,8 @@ export const orgs = new Hono<AppEnv>()
       ),
     ]);
     if (removal?.meta.changes !== 1) throw lastOwner();
+    // Whoever was removed stops hearing the org's chats now, not when they next speak.
+    await revokeConnections(c.env, { userId: target.user_id, orgId: access.orgId });
     return c.body(null, 204);
   });
 

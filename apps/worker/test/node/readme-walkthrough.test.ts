@@ -39,6 +39,8 @@ describe("README walk-through", () => {
     expect(stdout).toMatch(/"id":"ses_[0-9a-z]{26}"/);
     expect(stdout).toMatch(/"title":"First draft"/);
     expect(stdout).toMatch(/"accessToken":"ey/);
+    // The socket ticket, in place of a token in the URL.
+    expect(stdout).toMatch(/"ticket":"ct_[\w-]{43}"/);
     // $5 sign-up grant + the $20 top-up, credited by the stand-in's signed webhook.
     expect(stdout).toMatch(/"availableMicros":25000000/);
   });

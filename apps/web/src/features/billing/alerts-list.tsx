@@ -45,9 +45,11 @@ export function AlertsList({ orgId }: { orgId: string }) {
             · {alert.period} · fired {new Date(alert.firedAt).toLocaleString()} ·{" "}
             {alert.deliveredAt
               ? `webhook delivered ${new Date(alert.deliveredAt).toLocaleString()}`
-              : alert.attempts > 0
-                ? `webhook not delivered (${alert.attempts} attempts)`
-                : "no webhook delivery"}
+              : alert.parkedReason
+                ? `webhook not delivered: ${alert.parkedReason}`
+                : alert.attempts > 0
+                  ? `webhook not delivered (${alert.attempts} attempts)`
+                  : "no webhook delivery"}
           </span>
         </li>
       ))}

@@ -78,8 +78,9 @@ interface ChatPanelProps {
 }
 
 /**
- * One agent chat over the agents WebSocket. The token goes in the async `query`, so every
- * (re)connect asks the API client for a token that is still valid; history is the server's
+ * One agent chat over the agents WebSocket. The socket opens with a single-use connect ticket from
+ * the async `query` (never the access token: URLs are logged), asked for again on every
+ * (re)connect: the SDK drops its cached query when a socket closes. History is the server's
  * (`get-messages` with the bearer token), and the client never pushes its copy back.
  */
 export function ChatPanel({
@@ -91,8 +92,12 @@ export function ChatPanel({
   closed,
   regenerate = false,
 }: ChatPanelProps) {
-  const query = useCallback(async () => ({ token: await api.accessToken() }), []);
-  const connection = useAgent({ agent, name, query, cacheTtl: 60_000 });
+  const query = useCallback(
+    async () => ({ ticket: await api.connectTicket(agent, name) }),
+    [agent, name],
+  );
+  // A ticket is spent by the connect it opened: no point refreshing it while the socket is up.
+  const connection = useAgent({ agent, name, query, cacheTtl: 24 * 60 * 60_000 });
   const getInitialMessages = useCallback(
     () => api.get<UIMessage[]>(`/agents/${agent}/${encodeURIComponent(name)}/get-messages`),
     [agent, name],
