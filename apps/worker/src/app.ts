@@ -21,21 +21,24 @@ import { webhooks } from "./routes/webhooks.ts";
 
 /** Largest JSON body any API route accepts. Project memory (16 KiB) is the largest legitimate one. */
 export const MAX_BODY_BYTES = 64 * 1024;
+/**
+ * Largest webhook body. Stripe's events are not ours to size (an event embeds whole objects, line
+ * items and metadata included): refusing a real one with 413 would have Stripe retry it for days.
+ */
+export const MAX_WEBHOOK_BYTES = 1024 * 1024;
+
+const limitBody = (maxSize: number) =>
+  bodyLimit({
+    maxSize,
+    onError: () => {
+      throw new AppError("payload_too_large", `Request body must be at most ${maxSize} bytes`);
+    },
+  });
 
 export const app = new Hono<AppEnv>()
   .use("/api/*", secureHeaders())
-  .use(
-    "/api/*",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new AppError(
-          "payload_too_large",
-          `Request body must be at most ${MAX_BODY_BYTES} bytes`,
-        );
-      },
-    }),
-  )
+  .use("/api/*", except("/api/webhooks/*", limitBody(MAX_BODY_BYTES)))
+  .use("/api/webhooks/*", limitBody(MAX_WEBHOOK_BYTES))
   // Every API route needs a verified caller, except these few public ones.
   .use("/api/*", except(["/api/health", "/api/auth/*", "/api/webhooks/*"], requireAuth))
   .get("/api/health", (c) => c.json({ ok: true }))

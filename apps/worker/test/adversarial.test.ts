@@ -1559,6 +1559,85 @@ describe("an erased account leaves nothing that names it, in any store (issue 12
   });
 });
 
+describe("siblings found while closing the probe's holes (issue 12)", () => {
+  it("a session's automatic title keeps no control or bidi characters and no half code point", async () => {
+    const w = await funded();
+    const chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+    await env.DB.prepare("UPDATE sessions SET title = NULL WHERE id = ?").bind(w.sessionId).run();
+    await chat.turn(`Plan\u202Ethe\tlaunch ${"😀".repeat(79)}`);
+    chat.close();
+    let title: string | null = null;
+    for (let i = 0; i < 50 && title === null; i++) {
+      title = (
+        await api<{ title: string | null }>("GET", `/api/sessions/${w.sessionId}`, {
+          token: w.member.token,
+        })
+      ).body.title;
+      if (title === null) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(title).toMatch(/^Plan the launch (?:😀)+$/u);
+    expect([...(title ?? "")]).toHaveLength(80);
+    expect(/\p{Cs}/u.test(title ?? "")).toBe(false);
+  });
+
+  it("a signed Stripe event larger than the API's 64 KiB body limit is still taken (not 413, retried for days)", async () => {
+    const res = await deliver({
+      id: uid("evt"),
+      object: "event",
+      type: "customer.updated",
+      data: { object: { id: uid("cus"), object: "customer", description: "x".repeat(200_000) } },
+    });
+    expect(res.status).toBe(200);
+    // The API itself keeps its limit.
+    const big = await api("POST", "/api/orgs", {
+      token: (await world()).owner.token,
+      body: { name: "x".repeat(70_000) },
+    });
+    expect(big.status).toBe(413);
+  });
+
+  it("a password with an unpaired surrogate is refused (it would hash like another password)", async () => {
+    const before = await snapshot();
+    const res = await api("POST", "/api/auth/signup", {
+      body: {
+        email: `lone-${crypto.randomUUID()}@example.test`,
+        password: "long enough \uD800",
+        name: "L",
+      },
+    });
+    expect(res.status).toBe(400);
+    expect(errorCode(res)).toBe("invalid_request");
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("long-expired refresh tokens are swept at sign-in, and a revoked sign-in stays revoked", async () => {
+    const email = `sweep-${crypto.randomUUID()}@example.test`;
+    const password = "a long enough password";
+    const signup = await api<{ accessToken: string; user: { id: string } }>(
+      "POST",
+      "/api/auth/signup",
+      {
+        body: { email, password, name: "Sweep" },
+      },
+    );
+    const userId = signup.body.user.id;
+    await env.DB.prepare(
+      `INSERT INTO refresh_tokens (id, family_id, user_id, token_hash, created_at, expires_at)
+       VALUES ('rft_old', 'fam_old', ?, 'hash_old', 0, ?)`,
+    )
+      .bind(userId, Date.now() - 2 * 86_400_000)
+      .run();
+    const cookie = /parley_refresh=([^;]+)/.exec(signup.headers.get("set-cookie") ?? "")?.[1];
+    await api("POST", "/api/auth/logout", { headers: { cookie: `parley_refresh=${cookie}` } });
+    await api("POST", "/api/auth/login", { body: { email, password } });
+    const old = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM refresh_tokens WHERE id = 'rft_old'",
+    ).first<{ n: number }>();
+    expect(old?.n).toBe(0);
+    expect((await api("GET", "/api/me", { token: signup.body.accessToken })).status).toBe(401);
+  });
+});
+
 // ---- issue 12: bad input gets a clear 4xx and changes nothing ----
 describe("bad input gets a clear 4xx and changes nothing (issue 12)", () => {
   afterEach(() => {

@@ -6,10 +6,12 @@ import {
   createProjectSchema,
   createSessionSchema,
   erasureRequestSchema,
+  loginSchema,
   MAX_MEMORY_BYTES,
   memoryBytes,
   memorySchema,
   signupSchema,
+  titleFrom,
   updateProjectSchema,
 } from "./schemas.ts";
 
@@ -239,5 +241,23 @@ describe("usage query instants (issue 12)", () => {
       path: "to",
     });
     expect(usageQuerySchema.safeParse({ to: "0000-01-01" }).success).toBe(true);
+  });
+});
+
+describe("titleFrom", () => {
+  it("keeps what is visible, in at most max code points, never half a surrogate pair", () => {
+    expect(titleFrom("  Plan\tthe\u202Ebeta\n launch ", 80)).toBe("Plan the beta launch");
+    expect(titleFrom("😀😀😀", 2)).toBe("😀😀");
+    expect(titleFrom("\u200B\u200B", 10)).toBeNull();
+    expect(titleFrom("a\uD800b", 10)).toBe("ab");
+  });
+});
+
+describe("passwords", () => {
+  it("refuse an unpaired surrogate (it would hash like U+FFFD)", () => {
+    const base = { email: "a@b.co", name: "A" };
+    expect(signupSchema.safeParse({ ...base, password: "long enough \uD800" }).success).toBe(false);
+    expect(signupSchema.safeParse({ ...base, password: "long enough 😀 ok" }).success).toBe(true);
+    expect(loginSchema.safeParse({ email: "a@b.co", password: "x\uDC00" }).success).toBe(false);
   });
 });

@@ -21,6 +21,22 @@ const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
 // Whitespace, format characters (zero-width space and joiners, BOM, soft hyphen) and blank fillers.
 const INVISIBLE_ONLY = /^[\s\p{Cf}\u115F\u1160\u3164\uFFA0\u2800]+$/u;
 
+/**
+ * A title made from text someone typed elsewhere (a session's first message): control and bidi
+ * characters become spaces, whitespace runs collapse, and it is cut to `max` code points (never
+ * inside a surrogate pair). Null when nothing visible is left.
+ */
+export function titleFrom(text: string, max: number): string | null {
+  const cleaned = text
+    .replace(/\p{Cs}/gu, "")
+    .replace(/[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/gu, " ")
+    .replace(/\s+/g, " ")
+    .trim()
+    .normalize("NFC");
+  const cut = [...cleaned].slice(0, max).join("").trim();
+  return cut === "" || INVISIBLE_ONLY.test(cut) ? null : cut;
+}
+
 /** Why `value` is not acceptable human-readable text, or null. */
 export function textProblem(value: string, options: { multiline?: boolean } = {}): string | null {
   if (LONE_SURROGATE.test(value)) {
@@ -55,7 +71,15 @@ function humanText(options: { min: number; max: number; multiline?: boolean }) {
 }
 
 const displayName = humanText({ min: 1, max: 100 });
-const password = z.string().min(10, "must be at least 10 characters").max(256);
+// A password is taken as typed, spaces and all, but must be real Unicode: an unpaired surrogate
+// would be hashed as U+FFFD, so two different passwords would match each other.
+const password = z
+  .string()
+  .min(10, "must be at least 10 characters")
+  .max(256)
+  .refine((value) => !LONE_SURROGATE.test(value), {
+    message: "must be valid Unicode text (it has an unpaired surrogate)",
+  });
 
 export const signupSchema = z.strictObject({
   email,
@@ -67,7 +91,13 @@ export type Signup = z.infer<typeof signupSchema>;
 
 export const loginSchema = z.strictObject({
   email,
-  password: z.string().min(1).max(256),
+  password: z
+    .string()
+    .min(1)
+    .max(256)
+    .refine((value) => !LONE_SURROGATE.test(value), {
+      message: "must be valid Unicode text (it has an unpaired surrogate)",
+    }),
 });
 export type Login = z.infer<typeof loginSchema>;
 

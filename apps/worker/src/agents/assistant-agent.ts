@@ -7,7 +7,7 @@ import {
   type ReserveResult,
   type TokenUsage,
 } from "@parley/billing";
-import { AppError, isAppError } from "@parley/shared";
+import { AppError, isAppError, titleFrom } from "@parley/shared";
 import {
   convertToModelMessages,
   createUIMessageStreamResponse,
@@ -262,12 +262,8 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     const first = this.messages.find((message) => message.role === "user");
     const text =
       first?.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ") ?? "";
-    const title =
-      text
-        .replace(/\[\[[^\]]*\]\]/g, "")
-        .replace(/\s+/g, " ")
-        .trim()
-        .slice(0, 80) || null;
+    // The same rules as a title typed at creation: no control or bidi characters, whole code points.
+    const title = titleFrom(text.replace(/\[\[[^\]]*\]\]/g, ""), 80);
     await this.env.DB.prepare(
       "UPDATE sessions SET updated_at = ?, title = COALESCE(title, ?) WHERE id = ?",
     )

@@ -32,8 +32,10 @@ export async function issueConnectTicket(
   const ticket = `ct_${toBase64Url(crypto.getRandomValues(new Uint8Array(32)))}`;
   const expiresAt = now + CONNECT_TICKET_TTL_MS;
   await db.batch([
-    // Tickets nobody used are swept as new ones are issued (an index on the expiry keeps it cheap).
+    // Tickets nobody used are swept as new ones are issued (an index on the expiry keeps it cheap),
+    // and so are registry rows a reset left behind, an hour after their token expired.
     db.prepare("DELETE FROM connect_tickets WHERE expires_at <= ?").bind(now),
+    db.prepare("DELETE FROM agent_connections WHERE expires_at < ?").bind(now - 3_600_000),
     db
       .prepare(
         `INSERT INTO connect_tickets (ticket_hash, user_id, family_id, token_version, token_expires_at, agent, name, expires_at)

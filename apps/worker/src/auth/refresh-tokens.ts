@@ -110,6 +110,15 @@ function sweepStatement(db: D1Database, now: number): D1PreparedStatement {
     .bind(now - ROTATION_GRACE_MS);
 }
 
+/**
+ * Deletes refresh tokens that expired over a day ago, so the table does not grow forever. Safe for
+ * revocation: a family's newest row expires last and stays until then, still marked if the family
+ * was revoked, and by the time it expires every access token of the family has expired too.
+ */
+function expiredStatement(db: D1Database, now: number): D1PreparedStatement {
+  return db.prepare("DELETE FROM refresh_tokens WHERE expires_at < ?").bind(now - 86_400_000);
+}
+
 async function insertStatement(
   db: D1Database,
   userId: string,
@@ -149,7 +158,7 @@ export async function issueRefreshToken(
     ttlSeconds,
     now,
   );
-  await db.batch([statement, sweepStatement(db, now)]);
+  await db.batch([statement, sweepStatement(db, now), expiredStatement(db, now)]);
   return issued;
 }
 
