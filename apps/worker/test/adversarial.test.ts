@@ -467,7 +467,23 @@ describe("identity comes from the verified token, never from the client", () => 
     chat.close();
     const [stored] = await transcript(assistantPath(w.sessionId), w.member.token);
     expect(stored).toMatchObject({ id: message.id, role: "user" });
-    expect(stored?.metadata).toBeUndefined();
+    // Only what the server writes: who sent it, from the verified token.
+    expect(stored?.metadata).toEqual({ authorId: w.member.id });
+  });
+
+  it("an author a client writes into its message's metadata is replaced by the verified one", async () => {
+    const w = await world();
+    const chat = await mustConnect(onboardingPath(w.projectId), w.member.token);
+    const message = {
+      id: crypto.randomUUID(),
+      role: "user",
+      parts: [{ type: "text", text: "in someone else's name" }],
+      metadata: { authorId: w.owner.id },
+    };
+    await chat.turn("unused", { messages: [message] });
+    chat.close();
+    const [stored] = await transcript(onboardingPath(w.projectId), w.owner.token);
+    expect(stored?.metadata).toEqual({ authorId: w.member.id });
   });
 });
 
@@ -1635,6 +1651,40 @@ describe("siblings found while closing the probe's holes (issue 12)", () => {
     ).first<{ n: number }>();
     expect(old?.n).toBe(0);
     expect((await api("GET", "/api/me", { token: signup.body.accessToken })).status).toBe(401);
+  });
+});
+
+describe("what a member wrote in a shared chat goes with them (issue 12)", () => {
+  it("erasing a member removes their messages and the replies to them from the project's preview, for everyone", async () => {
+    const w = await world();
+    const path = onboardingPath(w.projectId);
+    const member = await mustConnect(path, w.member.token);
+    await member.turn(`my email is ${w.member.email}, call me`);
+    member.close();
+    const owner = await mustConnect(path, w.owner.token);
+    await owner.turn("the owner's own question");
+    const before = await transcript(path, w.owner.token);
+    expect(before).toHaveLength(4);
+    const filed = await api<{ status: string; verification: { ok: boolean } }>(
+      "POST",
+      `/api/orgs/${w.orgId}/erasure-requests`,
+      { token: w.admin.token, body: { subject: { type: "member", id: w.member.id } } },
+    );
+    expect(filed.body).toMatchObject({ status: "completed", verification: { ok: true } });
+    const after = await transcript(path, w.owner.token);
+    expect(after.map(textOf)).toEqual(before.slice(2).map(textOf));
+    expect(JSON.stringify(after)).not.toContain(w.member.email);
+    expect(JSON.stringify(after)).not.toContain(w.member.id);
+    // Nothing in the chat's storage names them, and the owner's socket was told.
+    const left = await env.ONBOARDING_AGENT.get(
+      env.ONBOARDING_AGENT.idFromName(w.projectId),
+    ).scanFor([w.member.id, w.member.email]);
+    expect(left).toEqual([]);
+    await owner.waitFor(
+      (f) =>
+        f.type === "cf_agent_chat_messages" && Array.isArray(f.messages) && f.messages.length === 2,
+    );
+    owner.close();
   });
 });
 

@@ -311,7 +311,11 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       connection.close(CLOSE_ERASED, "erased");
       return;
     }
-    const decision = decideFrame(message, this.messages, this.framePolicy());
+    const author = this.callerOf(connection)?.userId;
+    const decision = decideFrame(message, this.messages, {
+      ...this.framePolicy(),
+      ...(author === undefined ? {} : { authorId: author }),
+    });
     if (decision.kind === "refuse") {
       this.refuse(connection, decision);
       return;

@@ -20,6 +20,11 @@ export const FrameType = {
 } as const;
 
 export interface FramePolicy {
+  /**
+   * The verified sender, written by the server into a new user message's metadata (`authorId`),
+   * so that erasing a member can find the messages they wrote in a shared chat.
+   */
+  authorId?: string;
   /** Largest frame accepted at all, in bytes. */
   maxFrameBytes: number;
   /** Largest user message text, in bytes of UTF-8: well under the SDK's 2 MB row limit. */
@@ -222,6 +227,7 @@ function chatRequest(
     id: messageId,
     role: "user",
     parts: [{ type: "text", text }],
+    ...(policy.authorId === undefined ? {} : { metadata: { authorId: policy.authorId } }),
   };
   return {
     kind: "forward",

@@ -1,10 +1,16 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
 import { AppError } from "@parley/shared";
-import { convertToModelMessages, createUIMessageStreamResponse, streamText } from "ai";
+import {
+  convertToModelMessages,
+  createUIMessageStreamResponse,
+  streamText,
+  type UIMessage,
+} from "ai";
 import { type ProjectRow, projectAccess } from "../auth/access.ts";
 import { keyedHash } from "../auth/keyed-hash.ts";
 import { billingAccount } from "../billing/account.ts";
 import { priceTable } from "../billing/prices.ts";
+import { type Finding, scanStore, sqlSource } from "../erasure/scan.ts";
 import type { AgentCaller } from "./caller.ts";
 import {
   errorReply,
@@ -58,9 +64,21 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
     await projectAccess(this.env.DB, caller.userId, this.name);
   }
 
+  /** Authors already entered in `preview_authors` by this instance: one D1 write per author. */
+  readonly #knownAuthors = new Set<string>();
+
   protected async admitTurn(caller: AgentCaller): Promise<OnboardingTurn> {
     // Membership is checked again at every turn: a removed member stops here, at once.
     const { project } = await projectAccess(this.env.DB, caller.userId, this.name);
+    if (!this.#knownAuthors.has(caller.userId)) {
+      // Before their message is stored, so an erasure of them always knows to look here.
+      await this.env.DB.prepare(
+        "INSERT INTO preview_authors (project_id, user_id, org_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+      )
+        .bind(this.name, caller.userId, caller.orgId)
+        .run();
+      this.#knownAuthors.add(caller.userId);
+    }
     // Keyed by a hash: the limiter's counters never hold a user id.
     const { success } = await this.env.PREVIEW_RATE_LIMITER.limit({
       key: await keyedHash(this.env.ERASURE_HASH_KEY, "preview-rate", caller.userId),
@@ -159,6 +177,39 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
         })
         .pipeThrough(coalesceDeltas(intVar(this.env.STREAM_COALESCE_MS, 40))),
     });
+  }
+
+  /**
+   * Erasure of a member from this shared chat: removes every message they wrote (each user message
+   * carries its author in server-written metadata) and the replies to it, for everyone; their
+   * attribution in usage still waiting to land becomes their pseudonym. Turns in flight finish
+   * first. Idempotent. Messages stored before authors were recorded (2026-12-01) carry no author
+   * and cannot be told apart (docs/2026-12-01-data-retention.md).
+   */
+  async eraseAuthor(userId: string, pseudonym: string): Promise<{ removed: number }> {
+    await this.waitUntilStable({ timeout: 5_000 });
+    const kept: UIMessage[] = [];
+    let dropping = false;
+    for (const message of this.messages) {
+      if (message.role === "user") {
+        dropping = (message.metadata as { authorId?: unknown } | undefined)?.authorId === userId;
+      }
+      if (!dropping) kept.push(message);
+    }
+    const removed = this.messages.length - kept.length;
+    if (removed > 0) await this.persistMessages(kept, [], { _deleteStaleRows: true });
+    this.ctx.storage.sql.exec(
+      "UPDATE parley_pending_usage SET payload = replace(payload, ?1, ?2) WHERE instr(payload, ?1) > 0",
+      userId,
+      pseudonym,
+    );
+    this.#knownAuthors.delete(userId);
+    return { removed };
+  }
+
+  /** The erasure's verification scan of this chat's storage, every table (see erasure/scan.ts). */
+  scanFor(needles: string[]): Promise<Finding[]> {
+    return scanStore(sqlSource(this.ctx.storage.sql), { needles });
   }
 
   /**

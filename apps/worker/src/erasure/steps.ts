@@ -42,7 +42,33 @@ async function eraseAgents(env: Env, plan: ErasurePlan): Promise<string> {
   for (const id of plan.projectIds) {
     await env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(id)).destroyForErasure();
   }
-  return `${plan.sessionIds.length} assistant sessions, ${plan.projectIds.length} onboarding chats`;
+  // What the person wrote in shared chats that live on.
+  let removed = 0;
+  const shared = plan.userId ? await sharedChats(env, plan) : [];
+  if (plan.userId && shared.length > 0) {
+    const alias = await pseudonym(env.ERASURE_HASH_KEY, plan.userId);
+    for (const id of shared) {
+      const chat = env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(id));
+      removed += (await chat.eraseAuthor(plan.userId, alias)).removed;
+    }
+  }
+  return `${plan.sessionIds.length} assistant sessions, ${plan.projectIds.length} onboarding chats, ${removed} messages in ${shared.length} shared chats`;
+}
+
+/**
+ * The shared onboarding chats the person wrote in that still exist: an object erased since (it has
+ * a tombstone) is never addressed again, since addressing it would recreate it.
+ */
+async function sharedChats(env: Env, plan: ErasurePlan): Promise<string[]> {
+  const ids = (plan.authoredProjectIds ?? []).filter((id) => !plan.projectIds.includes(id));
+  if (ids.length === 0) return [];
+  const { results } = await env.DB.prepare(
+    `SELECT subject_id FROM tombstones WHERE subject_id IN (${placeholders(ids.length)})`,
+  )
+    .bind(...ids)
+    .all<{ subject_id: string }>();
+  const erased = new Set(results.map((row) => row.subject_id));
+  return ids.filter((id) => !erased.has(id));
 }
 
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
@@ -88,8 +114,20 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db.prepare(`DELETE FROM projects WHERE id IN (${placeholders(ids.length)})`).bind(...ids),
     );
   }
+  if (plan.projectIds.length > 0) {
+    statements.push(
+      db
+        .prepare(
+          `DELETE FROM preview_authors WHERE project_id IN (${placeholders(plan.projectIds.length)})`,
+        )
+        .bind(...plan.projectIds),
+    );
+  }
   if (plan.userId && plan.membershipOrgId) {
     statements.push(
+      db
+        .prepare("DELETE FROM preview_authors WHERE org_id = ? AND user_id = ?")
+        .bind(plan.membershipOrgId, plan.userId),
       db
         .prepare("DELETE FROM memberships WHERE org_id = ? AND user_id = ?")
         .bind(plan.membershipOrgId, plan.userId),
@@ -113,6 +151,7 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
     statements.push(
       db.prepare("DELETE FROM refresh_tokens WHERE user_id = ?").bind(user),
       db.prepare("DELETE FROM connect_tickets WHERE user_id = ?").bind(user),
+      db.prepare("DELETE FROM preview_authors WHERE user_id = ?").bind(user),
       db.prepare("DELETE FROM memberships WHERE user_id = ?").bind(user),
       db.prepare("UPDATE projects SET created_by = NULL WHERE created_by = ?").bind(user),
       overwriteStatement(db, "users", ["email", "name", "password_hash"], "id = ?", user),
@@ -296,6 +335,12 @@ export async function verifyErasure(
         ...(excludeRows ? { excludeRows } : {}),
       }),
     );
+    for (const id of await sharedChats(env, plan)) {
+      const chat = env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(id));
+      for (const f of await chat.scanFor([plan.userId])) {
+        findings.push(`onboarding chat of ${id} ${f.table}.${f.column}: ${f.rows} left`);
+      }
+    }
     for (const orgId of plan.orgIds) {
       const left = await billingAccount(env, orgId).scanFor(needles);
       for (const f of left)

@@ -83,6 +83,12 @@ export const erasure = new Hono<AppEnv>()
         access.orgId,
         subject.id,
       );
+      plan.authoredProjectIds = await ids(
+        db,
+        "SELECT project_id AS id FROM preview_authors WHERE org_id = ? AND user_id = ?",
+        access.orgId,
+        subject.id,
+      );
     } else if (subject.type === "project") {
       const project = await db
         .prepare("SELECT id FROM projects WHERE id = ? AND org_id = ?")

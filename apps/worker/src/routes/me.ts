@@ -102,12 +102,20 @@ export const me = new Hono<AppEnv>()
         plan.sessionIds.push(...sessions.map((s) => s.id));
       }
     }
+    const { results: authored } = await db
+      .prepare("SELECT project_id FROM preview_authors WHERE user_id = ?")
+      .bind(userId)
+      .all<{ project_id: string }>();
+    // Shared chats they wrote in, in orgs that live on (an org erased whole takes its chats along).
+    const authoredProjectIds = authored
+      .map((row) => row.project_id)
+      .filter((id) => !plan.projectIds.includes(id));
     const request = await fileErasure(c.env, {
       requestedBy: userId,
       orgId: null,
       subject: { type: "account", id: userId },
       reason: "account deletion by its owner",
-      plan,
+      plan: { ...plan, authoredProjectIds },
     });
     deleteCookie(c, REFRESH_COOKIE, { path: "/api/auth" });
     return c.json(toErasureRequest(request), 202);
