@@ -10,7 +10,16 @@ import type { ErasurePlan } from "../src/erasure/plan.ts";
 import { verifyErasure } from "../src/erasure/steps.ts";
 import { signed, tokenAttacks } from "./attacks.ts";
 import { type ChatSocket, connect, connectTicket, mustConnect, upgrade } from "./chat.ts";
-import { addMembership, api, errorCode, snapshot, tokenFor, type World, world } from "./helpers.ts";
+import {
+  addMembership,
+  api,
+  errorCode,
+  signUp,
+  snapshot,
+  tokenFor,
+  type World,
+  world,
+} from "./helpers.ts";
 import {
   fillPreviewCap,
   funded,
@@ -1195,20 +1204,14 @@ describe("sockets close when access ends, without waiting for the client to spea
   });
 
   it("signing out closes the sockets of that sign-in and ends its access tokens, not others'", async () => {
-    const password = "a long enough password";
-    const email = `logout-${crypto.randomUUID()}@example.test`;
-    const signup = await api<{ accessToken: string }>("POST", "/api/auth/signup", {
-      body: { email, password, name: "Leaving" },
-    });
-    expect(signup.status).toBe(201);
-    const cookie = /parley_refresh=([^;]+)/.exec(signup.headers.get("set-cookie") ?? "")?.[1];
+    const leaving = await signUp("leaving");
     const login = await api<{ accessToken: string }>("POST", "/api/auth/login", {
-      body: { email, password },
+      body: { email: leaving.email, password: leaving.password },
     });
-    const mine = signup.body.accessToken;
+    const mine = leaving.accessToken;
     const other = login.body.accessToken;
-    const me = await api<{ orgs: { id: string }[] }>("GET", "/api/me", { token: mine });
-    const orgId = me.body.orgs[0]?.id ?? "";
+    const orgId = leaving.orgId;
+    const cookie = leaving.refreshCookie;
     const created = await api<{ id: string }>("POST", `/api/orgs/${orgId}/projects`, {
       token: mine,
       body: { name: "Mine" },
@@ -1279,22 +1282,14 @@ describe("erasure requests are deduplicated only within their org and subject ty
   });
 
   it("a member erased from an org who then deletes their account is erased whole: login fails", async () => {
-    const email = `both-${crypto.randomUUID()}@example.test`;
-    const password = "a long enough password";
-    const signup = await api<{ accessToken: string; user: { id: string } }>(
-      "POST",
-      "/api/auth/signup",
-      {
-        body: { email, password, name: "Both" },
-      },
-    );
-    const userId = signup.body.user.id;
+    const both = await signUp("both");
+    const { email, password, userId } = both;
     const w = await world();
     await addMembership(w.orgId, userId, "member");
     const asMember = await fileIn(w.orgId, w.owner.token, { type: "member", id: userId }, "left");
     expect(asMember.body.status).toBe("completed");
     const account = await api<View>("DELETE", "/api/me", {
-      token: signup.body.accessToken,
+      token: both.accessToken,
       body: { confirm: true },
     });
     expect(account.status).toBe(202);
@@ -1351,17 +1346,9 @@ describe("the sign-up grant is once per person, not per organization (issue 12)"
       .availableMicros;
 
   it("five more orgs by one person start at zero, and reading their billing grants nothing", async () => {
-    const signup = await api<{ accessToken: string }>("POST", "/api/auth/signup", {
-      body: {
-        email: `farm-${crypto.randomUUID()}@example.test`,
-        password: "a long enough password",
-        name: "Farmer",
-      },
-    });
-    const token = signup.body.accessToken;
-    const me = await api<{ orgs: { id: string }[] }>("GET", "/api/me", { token });
-    const first = me.body.orgs[0]?.id ?? "";
-    expect(await balanceOf(first, token)).toBe(grant);
+    const farmer = await signUp("farmer");
+    const token = farmer.accessToken;
+    expect(await balanceOf(farmer.orgId, token)).toBe(grant);
     for (let i = 0; i < 5; i++) {
       const created = await api<{ id: string }>("POST", "/api/orgs", {
         token,
@@ -1380,44 +1367,27 @@ describe("the sign-up grant is once per person, not per organization (issue 12)"
 
   it("signing up again with another spelling of the same email, or after erasing the account, grants nothing", async () => {
     const base = `ada${crypto.randomUUID().slice(0, 8)}`;
-    const password = "a long enough password";
-    const first = await api<{ accessToken: string }>("POST", "/api/auth/signup", {
-      body: { email: `${base}@gmail.com`, password, name: "Ada" },
-    });
-    const orgOf = async (token: string) =>
-      (await api<{ orgs: { id: string }[] }>("GET", "/api/me", { token })).body.orgs[0]?.id ?? "";
-    expect(await balanceOf(await orgOf(first.body.accessToken), first.body.accessToken)).toBe(
-      grant,
-    );
+    const first = await signUp("ada", { email: `${base}@gmail.com` });
+    expect(await balanceOf(first.orgId, first.accessToken)).toBe(grant);
     for (const variant of [
       `${base}+2@gmail.com`,
       `${base.slice(0, 2)}.${base.slice(2)}@gmail.com`,
       `${base.toUpperCase()}@googlemail.com`,
     ]) {
-      const again = await api<{ accessToken: string }>("POST", "/api/auth/signup", {
-        body: { email: variant, password, name: "Ada again" },
-      });
-      expect(again.status, variant).toBe(201);
-      expect(await balanceOf(await orgOf(again.body.accessToken), again.body.accessToken)).toBe(0);
+      const again = await signUp("ada-again", { email: variant });
+      expect(await balanceOf(again.orgId, again.accessToken), variant).toBe(0);
     }
     // Erased, then back with the very same email: still no second welcome.
     const erased = await api("DELETE", "/api/me", {
-      token: first.body.accessToken,
+      token: first.accessToken,
       body: { confirm: true },
     });
     expect(erased.status).toBe(202);
-    const back = await api<{ accessToken: string }>("POST", "/api/auth/signup", {
-      body: { email: `${base}@gmail.com`, password, name: "Ada" },
-    });
-    expect(back.status).toBe(201);
-    expect(await balanceOf(await orgOf(back.body.accessToken), back.body.accessToken)).toBe(0);
+    const back = await signUp("ada", { email: `${base}@gmail.com` });
+    expect(await balanceOf(back.orgId, back.accessToken)).toBe(0);
     // Someone else still gets theirs.
-    const other = await api<{ accessToken: string }>("POST", "/api/auth/signup", {
-      body: { email: `other-${crypto.randomUUID()}@example.test`, password, name: "Other" },
-    });
-    expect(await balanceOf(await orgOf(other.body.accessToken), other.body.accessToken)).toBe(
-      grant,
-    );
+    const other = await signUp("other");
+    expect(await balanceOf(other.orgId, other.accessToken)).toBe(grant);
   });
 });
 
@@ -1455,18 +1425,8 @@ describe("an erased account leaves nothing that names it, in any store (issue 12
   });
 
   it("D1, every ledger it spent in and Stripe: its id and email are gone or pseudonymized", async () => {
-    const email = `gone-${crypto.randomUUID()}@example.test`;
-    const signup = await api<{ accessToken: string; user: { id: string } }>(
-      "POST",
-      "/api/auth/signup",
-      {
-        body: { email, password: "a long enough password", name: "Gone", orgName: "Gone Ltd" },
-      },
-    );
-    const token = signup.body.accessToken;
-    const userId = signup.body.user.id;
-    const own =
-      (await api<{ orgs: { id: string }[] }>("GET", "/api/me", { token })).body.orgs[0]?.id ?? "";
+    const gone = await signUp("gone", { orgName: "Gone Ltd" });
+    const { email, userId, accessToken: token, orgId: own } = gone;
     // A shared org too, where they spend, file a request and write about themselves.
     const w = await funded();
     await addMembership(w.orgId, userId, "admin");
@@ -1627,30 +1587,23 @@ describe("siblings found while closing the probe's holes (issue 12)", () => {
   });
 
   it("long-expired refresh tokens are swept at sign-in, and a revoked sign-in stays revoked", async () => {
-    const email = `sweep-${crypto.randomUUID()}@example.test`;
-    const password = "a long enough password";
-    const signup = await api<{ accessToken: string; user: { id: string } }>(
-      "POST",
-      "/api/auth/signup",
-      {
-        body: { email, password, name: "Sweep" },
-      },
-    );
-    const userId = signup.body.user.id;
+    const sweep = await signUp("sweep");
+    const { email, password, userId } = sweep;
     await env.DB.prepare(
       `INSERT INTO refresh_tokens (id, family_id, user_id, token_hash, created_at, expires_at)
        VALUES ('rft_old', 'fam_old', ?, 'hash_old', 0, ?)`,
     )
       .bind(userId, Date.now() - 2 * 86_400_000)
       .run();
-    const cookie = /parley_refresh=([^;]+)/.exec(signup.headers.get("set-cookie") ?? "")?.[1];
-    await api("POST", "/api/auth/logout", { headers: { cookie: `parley_refresh=${cookie}` } });
+    await api("POST", "/api/auth/logout", {
+      headers: { cookie: `parley_refresh=${sweep.refreshCookie}` },
+    });
     await api("POST", "/api/auth/login", { body: { email, password } });
     const old = await env.DB.prepare(
       "SELECT COUNT(*) AS n FROM refresh_tokens WHERE id = 'rft_old'",
     ).first<{ n: number }>();
     expect(old?.n).toBe(0);
-    expect((await api("GET", "/api/me", { token: signup.body.accessToken })).status).toBe(401);
+    expect((await api("GET", "/api/me", { token: sweep.accessToken })).status).toBe(401);
   });
 });
 

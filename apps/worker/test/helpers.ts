@@ -195,3 +195,44 @@ export async function snapshot(): Promise<Record<string, number>> {
     }),
   );
 }
+
+/** A person signed up through the API, as a real user is: their first org, token and cookie. */
+export interface SignedUp {
+  email: string;
+  password: string;
+  userId: string;
+  accessToken: string;
+  /** The refresh cookie's value (`parley_refresh`). */
+  refreshCookie: string;
+  /** The org that came with the sign-up. */
+  orgId: string;
+}
+
+export async function signUp(
+  label: string,
+  options: { email?: string; password?: string; orgName?: string } = {},
+): Promise<SignedUp> {
+  const email = options.email ?? `${label}-${crypto.randomUUID()}@example.test`;
+  const password = options.password ?? "a long enough password";
+  const res = await api<{ accessToken: string; user: { id: string } }>("POST", "/api/auth/signup", {
+    body: {
+      email,
+      password,
+      name: label,
+      ...(options.orgName ? { orgName: options.orgName } : {}),
+    },
+  });
+  if (res.status !== 201)
+    throw new Error(`signup answered ${res.status}: ${JSON.stringify(res.body)}`);
+  const me = await api<{ orgs: { id: string }[] }>("GET", "/api/me", {
+    token: res.body.accessToken,
+  });
+  return {
+    email,
+    password,
+    userId: res.body.user.id,
+    accessToken: res.body.accessToken,
+    refreshCookie: /parley_refresh=([^;]+)/.exec(res.headers.get("set-cookie") ?? "")?.[1] ?? "",
+    orgId: me.body.orgs[0]?.id ?? "",
+  };
+}

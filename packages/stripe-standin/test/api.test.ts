@@ -3,38 +3,15 @@
  * keys, validation errors of the right class, retrieval with expand, expiry, lists, auth.
  */
 import Stripe from "stripe";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_API_VERSION, type StripeStandin, startStripeStandin } from "../src/index.ts";
-import { stripeClient, topUpParams } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_API_VERSION, startStripeStandin } from "../src/index.ts";
+import { rejection, standinPerFile, stripeClient, topUpParams } from "./helpers.ts";
 
-let standin: StripeStandin;
-let stripe: Stripe;
-
-beforeAll(async () => {
-  standin = await startStripeStandin({ webhookSecret: "whsec_api_test" });
-  stripe = stripeClient(standin);
-});
-
-afterAll(async () => {
-  await standin.close();
-});
-
-beforeEach(async () => {
-  await standin.reset();
-});
-
-async function rejection(promise: Promise<unknown>): Promise<Stripe.errors.StripeError> {
-  const error = await promise.then(
-    () => expect.unreachable("the call should have failed"),
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(Stripe.errors.StripeError);
-  return error as Stripe.errors.StripeError;
-}
+const stand = standinPerFile("whsec_api_test");
 
 describe("POST /v1/checkout/sessions", () => {
   it("creates an open, unpaid session whose url is the stand-in's pay page", async () => {
-    const session = await stripe.checkout.sessions.create(topUpParams());
+    const session = await stand.stripe.checkout.sessions.create(topUpParams());
     expect(session.id).toMatch(/^cs_test_[0-9A-Za-z]{58}$/);
     expect(session).toMatchObject({
       object: "checkout.session",
@@ -52,7 +29,7 @@ describe("POST /v1/checkout/sessions", () => {
       livemode: false,
       success_url: "http://127.0.0.1:8787/billing?session={CHECKOUT_SESSION_ID}",
       cancel_url: "http://127.0.0.1:8787/billing?cancelled=1",
-      url: `${standin.url}/pay/${session.id}`,
+      url: `${stand.standin.url}/pay/${session.id}`,
     });
     const nowS = Math.floor(Date.now() / 1000);
     expect(Math.abs(session.created - nowS)).toBeLessThanOrEqual(2);
@@ -62,20 +39,26 @@ describe("POST /v1/checkout/sessions", () => {
   });
 
   it("returns the same session for the same idempotency key and parameters", async () => {
-    const first = await stripe.checkout.sessions.create(topUpParams(), { idempotencyKey: "top-1" });
-    const again = await stripe.checkout.sessions.create(topUpParams(), { idempotencyKey: "top-1" });
+    const first = await stand.stripe.checkout.sessions.create(topUpParams(), {
+      idempotencyKey: "top-1",
+    });
+    const again = await stand.stripe.checkout.sessions.create(topUpParams(), {
+      idempotencyKey: "top-1",
+    });
     expect(again.id).toBe(first.id);
     expect(again.lastResponse.headers["idempotent-replayed"]).toBe("true");
-    const other = await stripe.checkout.sessions.create(topUpParams(), { idempotencyKey: "top-2" });
+    const other = await stand.stripe.checkout.sessions.create(topUpParams(), {
+      idempotencyKey: "top-2",
+    });
     expect(other.id).not.toBe(first.id);
-    const listed = await stripe.checkout.sessions.list();
+    const listed = await stand.stripe.checkout.sessions.list();
     expect(listed.data.map((s) => s.id)).toEqual([other.id, first.id]);
   });
 
   it("refuses the same key with other parameters or on another endpoint (idempotency_error)", async () => {
-    await stripe.checkout.sessions.create(topUpParams(), { idempotencyKey: "top-3" });
+    await stand.stripe.checkout.sessions.create(topUpParams(), { idempotencyKey: "top-3" });
     const changed = await rejection(
-      stripe.checkout.sessions.create(topUpParams({ client_reference_id: "org_456" }), {
+      stand.stripe.checkout.sessions.create(topUpParams({ client_reference_id: "org_456" }), {
         idempotencyKey: "top-3",
       }),
     );
@@ -85,19 +68,23 @@ describe("POST /v1/checkout/sessions", () => {
     expect(changed.message).toContain("same parameters");
 
     const elsewhere = await rejection(
-      stripe.customers.create({ email: "a@example.com" }, { idempotencyKey: "top-3" }),
+      stand.stripe.customers.create({ email: "a@example.com" }, { idempotencyKey: "top-3" }),
     );
     expect(elsewhere).toBeInstanceOf(Stripe.errors.StripeIdempotencyError);
     expect(elsewhere.message).toContain("'POST /v1/checkout/sessions' vs 'POST /v1/customers'");
-    expect((await stripe.checkout.sessions.list()).data).toHaveLength(1);
+    expect((await stand.stripe.checkout.sessions.list()).data).toHaveLength(1);
   });
 
   it("keeps no result for a refused request, so the key can be retried with fixed parameters", async () => {
     const bad = await rejection(
-      stripe.checkout.sessions.create(topUpParams({ mode: undefined }), { idempotencyKey: "k" }),
+      stand.stripe.checkout.sessions.create(topUpParams({ mode: undefined }), {
+        idempotencyKey: "k",
+      }),
     );
     expect(bad).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
-    const good = await stripe.checkout.sessions.create(topUpParams(), { idempotencyKey: "k" });
+    const good = await stand.stripe.checkout.sessions.create(topUpParams(), {
+      idempotencyKey: "k",
+    });
     expect(good.status).toBe("open");
   });
 
@@ -142,7 +129,7 @@ describe("POST /v1/checkout/sessions", () => {
     ],
   ] as const)("refuses %j with a Stripe-shaped 400", async (overrides, code, param, message) => {
     const error = await rejection(
-      stripe.checkout.sessions.create(
+      stand.stripe.checkout.sessions.create(
         topUpParams(overrides as Partial<Stripe.Checkout.SessionCreateParams>),
       ),
     );
@@ -156,7 +143,7 @@ describe("POST /v1/checkout/sessions", () => {
 
   it("refuses an unknown parameter, a total below Stripe's minimum and a non-payment mode", async () => {
     const unknown = await rejection(
-      stripe.checkout.sessions.create({
+      stand.stripe.checkout.sessions.create({
         ...topUpParams(),
         metadta: { org_id: "x" },
       } as Stripe.Checkout.SessionCreateParams),
@@ -165,7 +152,7 @@ describe("POST /v1/checkout/sessions", () => {
     expect(unknown.message).toBe("Received unknown parameter: metadta");
 
     const small = await rejection(
-      stripe.checkout.sessions.create(
+      stand.stripe.checkout.sessions.create(
         topUpParams({
           line_items: [
             {
@@ -181,24 +168,24 @@ describe("POST /v1/checkout/sessions", () => {
     );
 
     const subscription = await rejection(
-      stripe.checkout.sessions.create(topUpParams({ mode: "subscription" })),
+      stand.stripe.checkout.sessions.create(topUpParams({ mode: "subscription" })),
     );
     expect(subscription.param).toBe("mode");
     expect(subscription.message).toContain("does not model mode=subscription");
-    expect((await stripe.checkout.sessions.list()).data).toEqual([]);
+    expect((await stand.stripe.checkout.sessions.list()).data).toEqual([]);
   });
 });
 
 describe("GET /v1/checkout/sessions/:id and expire", () => {
   it("retrieves a session, expanding payment_intent and line_items after payment", async () => {
-    const session = await stripe.checkout.sessions.create(topUpParams());
-    const before = await stripe.checkout.sessions.retrieve(session.id, {
+    const session = await stand.stripe.checkout.sessions.create(topUpParams());
+    const before = await stand.stripe.checkout.sessions.retrieve(session.id, {
       expand: ["payment_intent"],
     });
     expect(before.payment_intent).toBeNull();
 
-    await standin.pay(session.id);
-    const after = await stripe.checkout.sessions.retrieve(session.id, {
+    await stand.standin.pay(session.id);
+    const after = await stand.stripe.checkout.sessions.retrieve(session.id, {
       expand: ["payment_intent.latest_charge", "line_items"],
     });
     expect(after).toMatchObject({ status: "complete", payment_status: "paid", url: null });
@@ -228,35 +215,41 @@ describe("GET /v1/checkout/sessions/:id and expire", () => {
     ]);
 
     // Unexpanded, the ids are plain strings, and both objects are retrievable on their own.
-    const plain = await stripe.checkout.sessions.retrieve(session.id);
+    const plain = await stand.stripe.checkout.sessions.retrieve(session.id);
     expect(plain.payment_intent).toBe(intent.id);
-    expect((await stripe.paymentIntents.retrieve(intent.id)).latest_charge).toBe(charge.id);
-    expect((await stripe.charges.retrieve(charge.id)).amount).toBe(2000);
+    expect((await stand.stripe.paymentIntents.retrieve(intent.id)).latest_charge).toBe(charge.id);
+    expect((await stand.stripe.charges.retrieve(charge.id)).amount).toBe(2000);
   });
 
   it("expires an open session once, with checkout.session.expired", async () => {
-    const session = await stripe.checkout.sessions.create(topUpParams());
-    const expired = await stripe.checkout.sessions.expire(session.id);
+    const session = await stand.stripe.checkout.sessions.create(topUpParams());
+    const expired = await stand.stripe.checkout.sessions.expire(session.id);
     expect(expired).toMatchObject({ id: session.id, status: "expired", url: null });
-    const again = await rejection(stripe.checkout.sessions.expire(session.id));
+    const again = await rejection(stand.stripe.checkout.sessions.expire(session.id));
     expect(again.message).toContain('This Checkout Session has a status of "expired"');
-    await expect(standin.pay(session.id)).rejects.toMatchObject({
+    await expect(stand.standin.pay(session.id)).rejects.toMatchObject({
       status: 409,
       code: "checkout_session_not_open",
     });
-    expect(standin.events().map((e) => e.type)).toEqual(["checkout.session.expired"]);
+    expect(stand.standin.events().map((e) => e.type)).toEqual(["checkout.session.expired"]);
   });
 
   it("answers unknown ids with StripeInvalidRequestError resource_missing (404)", async () => {
     const cases: [Promise<unknown>, string][] = [
       [
-        stripe.checkout.sessions.retrieve("cs_test_nope"),
+        stand.stripe.checkout.sessions.retrieve("cs_test_nope"),
         "No such checkout.session: 'cs_test_nope'",
       ],
-      [stripe.paymentIntents.retrieve("pi_test_nope"), "No such payment_intent: 'pi_test_nope'"],
-      [stripe.charges.retrieve("ch_test_nope"), "No such charge: 'ch_test_nope'"],
-      [stripe.events.retrieve("evt_test_nope"), "No such event: 'evt_test_nope'"],
-      [stripe.checkout.sessions.expire("cs_test_nope"), "No such checkout.session: 'cs_test_nope'"],
+      [
+        stand.stripe.paymentIntents.retrieve("pi_test_nope"),
+        "No such payment_intent: 'pi_test_nope'",
+      ],
+      [stand.stripe.charges.retrieve("ch_test_nope"), "No such charge: 'ch_test_nope'"],
+      [stand.stripe.events.retrieve("evt_test_nope"), "No such event: 'evt_test_nope'"],
+      [
+        stand.stripe.checkout.sessions.expire("cs_test_nope"),
+        "No such checkout.session: 'cs_test_nope'",
+      ],
     ];
     for (const [call, message] of cases) {
       const error = await rejection(call);
@@ -270,9 +263,9 @@ describe("GET /v1/checkout/sessions/:id and expire", () => {
 
 describe("events and lists", () => {
   it("lists events newest first with limit, cursor and type filter", async () => {
-    const session = await stripe.checkout.sessions.create(topUpParams());
-    await standin.pay(session.id);
-    const all = await stripe.events.list();
+    const session = await stand.stripe.checkout.sessions.create(topUpParams());
+    await stand.standin.pay(session.id);
+    const all = await stand.stripe.events.list();
     expect(all.data.map((e) => e.type)).toEqual([
       "checkout.session.completed",
       "payment_intent.succeeded",
@@ -289,15 +282,15 @@ describe("events and lists", () => {
     });
     expect(first?.id).toMatch(/^evt_test_/);
 
-    const page = await stripe.events.list({ limit: 2 });
+    const page = await stand.stripe.events.list({ limit: 2 });
     expect(page.has_more).toBe(true);
-    const next = await stripe.events.list({ limit: 2, starting_after: page.data[1]?.id });
+    const next = await stand.stripe.events.list({ limit: 2, starting_after: page.data[1]?.id });
     expect([...page.data, ...next.data].map((e) => e.id)).toEqual(all.data.map((e) => e.id));
     expect(next.has_more).toBe(false);
 
-    const completed = await stripe.events.list({ type: "checkout.session.*" });
+    const completed = await stand.stripe.events.list({ type: "checkout.session.*" });
     expect(completed.data.map((e) => e.type)).toEqual(["checkout.session.completed"]);
-    const retrieved = await stripe.events.retrieve(completed.data[0]?.id ?? "");
+    const retrieved = await stand.stripe.events.retrieve(completed.data[0]?.id ?? "");
     expect((retrieved.data.object as Stripe.Checkout.Session).payment_status).toBe("paid");
   });
 
@@ -306,7 +299,7 @@ describe("events and lists", () => {
   });
 
   it("records the request id and idempotency key of API-made changes on their events", async () => {
-    const customer = await stripe.customers.create(
+    const customer = await stand.stripe.customers.create(
       { email: "owner@example.com", metadata: { org_id: "org_123" } },
       { idempotencyKey: "customer-org_123" },
     );
@@ -316,19 +309,19 @@ describe("events and lists", () => {
       metadata: { org_id: "org_123" },
     });
     expect(customer.id).toMatch(/^cus_test_/);
-    const [event] = standin.events();
+    const [event] = stand.standin.events();
     expect(event).toMatchObject({
       type: "customer.created",
       request: { id: customer.lastResponse.requestId, idempotency_key: "customer-org_123" },
     });
-    const found = await stripe.customers.list({ email: "owner@example.com" });
+    const found = await stand.stripe.customers.list({ email: "owner@example.com" });
     expect(found.data.map((c) => c.id)).toEqual([customer.id]);
   });
 });
 
 describe("authentication and routing", () => {
   it("answers a request without a key with 401", async () => {
-    const response = await fetch(`${standin.url}/v1/checkout/sessions/cs_test_x`);
+    const response = await fetch(`${stand.standin.url}/v1/checkout/sessions/cs_test_x`);
     expect(response.status).toBe(401);
     const body = (await response.json()) as { error: { type: string; message: string } };
     expect(body.error.type).toBe("invalid_request_error");
@@ -336,24 +329,24 @@ describe("authentication and routing", () => {
   });
 
   it("refuses a key that is not sk_test_ with StripeAuthenticationError, without echoing it", async () => {
-    const live = stripeClient(standin, "sk_live_supersecretvalue1234");
+    const live = stripeClient(stand.standin, "sk_live_supersecretvalue1234");
     const error = await rejection(live.checkout.sessions.create(topUpParams()));
     expect(error).toBeInstanceOf(Stripe.errors.StripeAuthenticationError);
     expect(error.statusCode).toBe(401);
     expect(error.message).toContain("sk_live_****1234");
     expect(error.message).not.toContain("supersecret");
-    expect((await stripe.checkout.sessions.list()).data).toEqual([]);
+    expect((await stand.stripe.checkout.sessions.list()).data).toEqual([]);
   });
 
   it("answers an unknown path with a Stripe-shaped 404", async () => {
-    const response = await fetch(`${standin.url}/v1/products`, {
+    const response = await fetch(`${stand.standin.url}/v1/products`, {
       headers: { authorization: "Bearer sk_test_x" },
     });
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({
       error: { type: "invalid_request_error", code: "resource_missing" },
     });
-    const error = await rejection(stripe.rawRequest("GET", "/v1/subscriptions/sub_123"));
+    const error = await rejection(stand.stripe.rawRequest("GET", "/v1/subscriptions/sub_123"));
     expect(error).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
     expect(error.message).toMatch(
       /^Unrecognized request URL \(GET: \/v1\/subscriptions\/sub_123\)/,
@@ -361,13 +354,13 @@ describe("authentication and routing", () => {
   });
 
   it("refuses a JSON body, as Stripe's v1 API does", async () => {
-    const response = await fetch(`${standin.url}/v1/customers`, {
+    const response = await fetch(`${stand.standin.url}/v1/customers`, {
       method: "POST",
       headers: { authorization: "Bearer sk_test_x", "content-type": "application/json" },
       body: JSON.stringify({ email: "a@example.com" }),
     });
     expect(response.status).toBe(400);
-    expect(standin.events()).toEqual([]);
+    expect(stand.standin.events()).toEqual([]);
   });
 });
 

@@ -4,34 +4,10 @@
  * held) — what GDPR erasure relies on.
  */
 import Stripe from "stripe";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type StripeStandin, startStripeStandin } from "../src/index.ts";
-import { stripeClient, topUpParams } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { rejection, standinPerFile, topUpParams } from "./helpers.ts";
 
-let standin: StripeStandin;
-let stripe: Stripe;
-
-beforeAll(async () => {
-  standin = await startStripeStandin({ webhookSecret: "whsec_customers_test" });
-  stripe = stripeClient(standin);
-});
-
-afterAll(async () => {
-  await standin.close();
-});
-
-beforeEach(async () => {
-  await standin.reset();
-});
-
-async function rejection(promise: Promise<unknown>): Promise<Stripe.errors.StripeError> {
-  const error = await promise.then(
-    () => expect.unreachable("the call should have failed"),
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(Stripe.errors.StripeError);
-  return error as Stripe.errors.StripeError;
-}
+const stand = standinPerFile("whsec_customers_test");
 
 const ADA = {
   name: "Ada Lovelace",
@@ -42,15 +18,15 @@ const ADA = {
 };
 
 function createAda(): Promise<Stripe.Customer> {
-  return stripe.customers.create(ADA);
+  return stand.stripe.customers.create(ADA);
 }
 
 function eventsOfType(type: string) {
-  return standin.events().filter((e) => e.type === type);
+  return stand.standin.events().filter((e) => e.type === type);
 }
 
 async function apiRequest(method: string, path: string): Promise<Response> {
-  return fetch(`${standin.url}${path}`, {
+  return fetch(`${stand.standin.url}${path}`, {
     method,
     headers: { authorization: "Bearer sk_test_x" },
   });
@@ -59,7 +35,7 @@ async function apiRequest(method: string, path: string): Promise<Response> {
 describe("POST /v1/customers/:id", () => {
   it("sets the fields sent, merges metadata, and emits customer.updated with previous_attributes", async () => {
     const ada = await createAda();
-    const updated = await stripe.customers.update(
+    const updated = await stand.stripe.customers.update(
       ada.id,
       { email: "ada@lovelace.example", name: "Ada King", metadata: { plan: "pro", seat: "1" } },
       { idempotencyKey: "update-ada" },
@@ -74,7 +50,7 @@ describe("POST /v1/customers/:id", () => {
       metadata: { org_id: "org_ada", plan: "pro", seat: "1" },
     });
     expect(updated.deleted).toBeUndefined();
-    expect(await stripe.customers.retrieve(ada.id)).toMatchObject({
+    expect(await stand.stripe.customers.retrieve(ada.id)).toMatchObject({
       email: "ada@lovelace.example",
       metadata: { org_id: "org_ada", plan: "pro", seat: "1" },
     });
@@ -98,13 +74,13 @@ describe("POST /v1/customers/:id", () => {
     ]);
 
     // The same values again change nothing, and Stripe emits no event for no change.
-    await stripe.customers.update(ada.id, { email: "ada@lovelace.example", metadata: {} });
+    await stand.stripe.customers.update(ada.id, { email: "ada@lovelace.example", metadata: {} });
     expect(eventsOfType("customer.updated")).toHaveLength(1);
   });
 
   it('unsets a field with "", one metadata key with an empty value, all metadata with metadata=""', async () => {
     const ada = await createAda();
-    const unset = await stripe.customers.update(ada.id, {
+    const unset = await stand.stripe.customers.update(ada.id, {
       email: "",
       phone: "",
       metadata: { plan: "" },
@@ -123,20 +99,20 @@ describe("POST /v1/customers/:id", () => {
     });
 
     // null is how stripe-node spells "unset" too: it sends the same empty value.
-    const nulls = await stripe.customers.update(ada.id, {
+    const nulls = await stand.stripe.customers.update(ada.id, {
       name: "",
       description: "",
       metadata: { org_id: null },
     });
     expect(nulls).toMatchObject({ name: null, description: null, metadata: {} });
 
-    await stripe.customers.update(ada.id, { metadata: { a: "1", b: "2" } });
-    const cleared = await stripe.customers.update(ada.id, { metadata: "" });
+    await stand.stripe.customers.update(ada.id, { metadata: { a: "1", b: "2" } });
+    const cleared = await stand.stripe.customers.update(ada.id, { metadata: "" });
     expect(cleared.metadata).toEqual({});
     expect(eventsOfType("customer.updated").at(-1)?.data.previous_attributes).toEqual({
       metadata: { a: "1", b: "2" },
     });
-    const found = await stripe.customers.retrieve(ada.id);
+    const found = await stand.stripe.customers.retrieve(ada.id);
     expect(found).toMatchObject({
       email: null,
       name: null,
@@ -149,7 +125,9 @@ describe("POST /v1/customers/:id", () => {
   it("refuses an unknown parameter, a bad email, too many metadata keys and an unknown id, changing nothing", async () => {
     const ada = await createAda();
     const unknown = await rejection(
-      stripe.customers.update(ada.id, { emial: "x@example.com" } as Stripe.CustomerUpdateParams),
+      stand.stripe.customers.update(ada.id, {
+        emial: "x@example.com",
+      } as Stripe.CustomerUpdateParams),
     );
     expect(unknown).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
     expect(unknown).toMatchObject({
@@ -159,15 +137,15 @@ describe("POST /v1/customers/:id", () => {
       message: "Received unknown parameter: emial",
     });
 
-    const email = await rejection(stripe.customers.update(ada.id, { email: "not-an-email" }));
+    const email = await rejection(stand.stripe.customers.update(ada.id, { email: "not-an-email" }));
     expect(email).toMatchObject({ statusCode: 400, code: "email_invalid", param: "email" });
 
     const many = Object.fromEntries(Array.from({ length: 49 }, (_, i) => [`k${i}`, "v"]));
-    const tooMany = await rejection(stripe.customers.update(ada.id, { metadata: many }));
+    const tooMany = await rejection(stand.stripe.customers.update(ada.id, { metadata: many }));
     expect(tooMany).toMatchObject({ statusCode: 400, param: "metadata" });
     expect(tooMany.message).toBe("You can have up to 50 metadata keys.");
 
-    const missing = await rejection(stripe.customers.update("cus_test_nope", { name: "x" }));
+    const missing = await rejection(stand.stripe.customers.update("cus_test_nope", { name: "x" }));
     expect(missing).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
     expect(missing).toMatchObject({
       statusCode: 404,
@@ -175,7 +153,7 @@ describe("POST /v1/customers/:id", () => {
       message: "No such customer: 'cus_test_nope'",
     });
 
-    expect(await stripe.customers.retrieve(ada.id)).toMatchObject({
+    expect(await stand.stripe.customers.retrieve(ada.id)).toMatchObject({
       email: ADA.email,
       metadata: ADA.metadata,
     });
@@ -186,7 +164,7 @@ describe("POST /v1/customers/:id", () => {
 describe("DELETE /v1/customers/:id", () => {
   it("answers { id, object, deleted: true } and emits customer.deleted with the customer as it was", async () => {
     const ada = await createAda();
-    const deleted = await stripe.customers.del(ada.id);
+    const deleted = await stand.stripe.customers.del(ada.id);
     expect({ ...deleted }).toEqual({ id: ada.id, object: "customer", deleted: true });
     const raw = await (await apiRequest("GET", `/v1/customers/${ada.id}`)).json();
     expect(raw).toEqual({ id: ada.id, object: "customer", deleted: true });
@@ -197,40 +175,42 @@ describe("DELETE /v1/customers/:id", () => {
       request: { id: deleted.lastResponse.requestId },
     });
     expect(event?.data.previous_attributes).toBeUndefined();
-    const listed = await stripe.events.list({ type: "customer.*" });
+    const listed = await stand.stripe.events.list({ type: "customer.*" });
     expect(listed.data.map((e) => e.type)).toEqual(["customer.deleted", "customer.created"]);
   });
 
   it("retrieves a deleted customer as the deleted stub, also where a session expands it", async () => {
     const ada = await createAda();
-    const session = await stripe.checkout.sessions.create(topUpParams({ customer: ada.id }));
-    await stripe.customers.del(ada.id);
+    const session = await stand.stripe.checkout.sessions.create(topUpParams({ customer: ada.id }));
+    await stand.stripe.customers.del(ada.id);
 
-    const found = await stripe.customers.retrieve(ada.id);
+    const found = await stand.stripe.customers.retrieve(ada.id);
     expect(found.deleted).toBe(true);
     // Exactly the stub: the client keeps lastResponse out of the enumerable fields.
     expect({ ...found }).toEqual({ id: ada.id, object: "customer", deleted: true });
 
-    const expanded = await stripe.checkout.sessions.retrieve(session.id, { expand: ["customer"] });
+    const expanded = await stand.stripe.checkout.sessions.retrieve(session.id, {
+      expand: ["customer"],
+    });
     expect(expanded.customer).toEqual({ id: ada.id, object: "customer", deleted: true });
   });
 
   it("leaves a deleted customer out of GET /v1/customers, the email filter included", async () => {
     const ada = await createAda();
-    const grace = await stripe.customers.create({ email: "grace@example.com" });
-    await stripe.customers.del(ada.id);
-    const all = await stripe.customers.list();
+    const grace = await stand.stripe.customers.create({ email: "grace@example.com" });
+    await stand.stripe.customers.del(ada.id);
+    const all = await stand.stripe.customers.list();
     expect(all.data.map((c) => c.id)).toEqual([grace.id]);
-    const byEmail = await stripe.customers.list({ email: ADA.email });
+    const byEmail = await stand.stripe.customers.list({ email: ADA.email });
     expect(byEmail.data).toEqual([]);
   });
 
   it("refuses a Checkout Session and a billing portal session for a deleted customer", async () => {
     const ada = await createAda();
-    await stripe.customers.del(ada.id);
+    await stand.stripe.customers.del(ada.id);
 
     const checkout = await rejection(
-      stripe.checkout.sessions.create(topUpParams({ customer: ada.id })),
+      stand.stripe.checkout.sessions.create(topUpParams({ customer: ada.id })),
     );
     expect(checkout).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
     expect(checkout).toMatchObject({
@@ -241,7 +221,10 @@ describe("DELETE /v1/customers/:id", () => {
     });
 
     const portal = await rejection(
-      stripe.billingPortal.sessions.create({ customer: ada.id, return_url: "http://x.test/" }),
+      stand.stripe.billingPortal.sessions.create({
+        customer: ada.id,
+        return_url: "http://x.test/",
+      }),
     );
     expect(portal).toMatchObject({
       statusCode: 400,
@@ -249,16 +232,16 @@ describe("DELETE /v1/customers/:id", () => {
       param: "customer",
       message: `No such customer: '${ada.id}'`,
     });
-    expect((await stripe.checkout.sessions.list()).data).toEqual([]);
+    expect((await stand.stripe.checkout.sessions.list()).data).toEqual([]);
   });
 
   it("answers a second delete, and an update after the delete, with 404 No such customer", async () => {
     const ada = await createAda();
-    await stripe.customers.del(ada.id);
+    await stand.stripe.customers.del(ada.id);
     for (const call of [
-      stripe.customers.del(ada.id),
-      stripe.customers.update(ada.id, { name: "Ada" }),
-      stripe.customers.del("cus_test_never"),
+      stand.stripe.customers.del(ada.id),
+      stand.stripe.customers.update(ada.id, { name: "Ada" }),
+      stand.stripe.customers.del("cus_test_never"),
     ]) {
       const error = await rejection(call);
       expect(error).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
@@ -277,9 +260,9 @@ describe("DELETE /v1/customers/:id", () => {
     expect(await withParam.json()).toMatchObject({
       error: { code: "parameter_unknown", param: "expand" },
     });
-    expect((await stripe.customers.retrieve(ada.id)).deleted).toBeUndefined();
+    expect((await stand.stripe.customers.retrieve(ada.id)).deleted).toBeUndefined();
 
-    const elsewhere = await rejection(stripe.rawRequest("DELETE", "/v1/charges/ch_test_x"));
+    const elsewhere = await rejection(stand.stripe.rawRequest("DELETE", "/v1/charges/ch_test_x"));
     expect(elsewhere.statusCode).toBe(404);
     expect(elsewhere.message).toMatch(
       /^Unrecognized request URL \(DELETE: \/v1\/charges\/ch_test_x\)/,
@@ -290,29 +273,29 @@ describe("DELETE /v1/customers/:id", () => {
 
   it("keeps the payment records that name a deleted customer, as Stripe does, and nothing else of it", async () => {
     const ada = await createAda();
-    const session = await stripe.checkout.sessions.create(topUpParams({ customer: ada.id }));
-    const { paymentIntent, charge } = await standin.pay(session.id);
-    const portal = await stripe.billingPortal.sessions.create({ customer: ada.id });
+    const session = await stand.stripe.checkout.sessions.create(topUpParams({ customer: ada.id }));
+    const { paymentIntent, charge } = await stand.standin.pay(session.id);
+    const portal = await stand.stripe.billingPortal.sessions.create({ customer: ada.id });
     expect((await fetch(portal.url)).status).toBe(200);
 
-    await stripe.customers.del(ada.id);
+    await stand.stripe.customers.del(ada.id);
 
     // Kept, as on Stripe: what the payer gave at payment time, on the payment records.
-    const paid = await stripe.checkout.sessions.retrieve(session.id);
+    const paid = await stand.stripe.checkout.sessions.retrieve(session.id);
     expect(paid.customer).toBe(ada.id);
     expect(paid.customer_details).toMatchObject({ email: ADA.email, name: ADA.name });
-    const paidCharge = await stripe.charges.retrieve(charge.id);
+    const paidCharge = await stand.stripe.charges.retrieve(charge.id);
     expect(paidCharge).toMatchObject({ customer: ada.id, billing_details: { email: ADA.email } });
-    expect((await stripe.paymentIntents.retrieve(paymentIntent.id)).customer).toBe(ada.id);
+    expect((await stand.stripe.paymentIntents.retrieve(paymentIntent.id)).customer).toBe(ada.id);
 
     // Gone: the customer's own fields, from every object the API and the pages serve.
     const served = JSON.stringify([
-      await stripe.customers.retrieve(ada.id),
-      await stripe.customers.list({ limit: 100 }),
-      await stripe.checkout.sessions.list({ limit: 100, expand: ["data.customer"] }),
-      await stripe.paymentIntents.list({ limit: 100, expand: ["data.customer"] }),
-      await stripe.charges.list({ limit: 100, expand: ["data.customer"] }),
-      await stripe.refunds.list({ limit: 100 }),
+      await stand.stripe.customers.retrieve(ada.id),
+      await stand.stripe.customers.list({ limit: 100 }),
+      await stand.stripe.checkout.sessions.list({ limit: 100, expand: ["data.customer"] }),
+      await stand.stripe.paymentIntents.list({ limit: 100, expand: ["data.customer"] }),
+      await stand.stripe.charges.list({ limit: 100, expand: ["data.customer"] }),
+      await stand.stripe.refunds.list({ limit: 100 }),
     ]);
     for (const value of [ADA.phone, ADA.description, "org_ada", "team"]) {
       expect(served).not.toContain(JSON.stringify(value));

@@ -6,7 +6,8 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import Stripe from "stripe";
-import type { StripeStandin } from "../src/index.ts";
+import { afterAll, beforeAll, beforeEach, expect } from "vitest";
+import { type StripeStandin, startStripeStandin } from "../src/index.ts";
 
 export function stripeClient(standin: StripeStandin, key = "sk_test_standin"): Stripe {
   return new Stripe(key, {
@@ -114,4 +115,46 @@ export async function verify(
     undefined,
     Stripe.createSubtleCryptoProvider(),
   );
+}
+
+/**
+ * A stand-in for one test file, reset before each test, with a real client on it: the getters
+ * read the current ones (they exist once `beforeAll` has run).
+ */
+export function standinPerFile(webhookSecret: string): {
+  readonly standin: StripeStandin;
+  readonly stripe: Stripe;
+} {
+  let standin: StripeStandin | undefined;
+  let stripe: Stripe | undefined;
+  beforeAll(async () => {
+    standin = await startStripeStandin({ webhookSecret });
+    stripe = stripeClient(standin);
+  });
+  afterAll(async () => {
+    await standin?.close();
+  });
+  beforeEach(async () => {
+    await standin?.reset();
+  });
+  return {
+    get standin() {
+      if (!standin) throw new Error("the stand-in starts in beforeAll");
+      return standin;
+    },
+    get stripe() {
+      if (!stripe) throw new Error("the stand-in starts in beforeAll");
+      return stripe;
+    },
+  };
+}
+
+/** The StripeError a call fails with (the test fails if it succeeds). */
+export async function rejection(promise: Promise<unknown>): Promise<Stripe.errors.StripeError> {
+  const error = await promise.then(
+    () => expect.unreachable("the call should have failed"),
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(Stripe.errors.StripeError);
+  return error as Stripe.errors.StripeError;
 }
