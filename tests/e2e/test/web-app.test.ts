@@ -283,7 +283,7 @@ describe("the web app in Chromium", () => {
 
   it("keeps the page still while a reply streams, and resumes a reply across a dropped connection", async () => {
     // Route the assistant's WebSocket through the test, so the test can cut it like a network drop.
-    const sockets: { close(): Promise<void> }[] = [];
+    const sockets: { close(options?: { code?: number; reason?: string }): Promise<void> }[] = [];
     await page.routeWebSocket(/\/agents\/assistant-agent\//, (ws) => {
       ws.connectToServer();
       sockets.push(ws);
@@ -335,6 +335,16 @@ describe("the web app in Chromium", () => {
     // The session already held an exchange (the panel continues it), yet the request held one message.
     expect(await panel.getByRole("listitem").filter({ hasText: "You:" }).count()).toBe(2);
     expect(requests.map((body) => body.messages.length)).toEqual([1]);
+    // The server closes a socket with 1013 when the token that opened it expires: the page opens a
+    // new one with a fresh ticket on its own, and the chat goes on.
+    const opened = sockets.length;
+    await sockets.at(-1)?.close({ code: 1013, reason: "token expired" });
+    await expect.poll(() => sockets.length, { timeout: 30_000 }).toBeGreaterThan(opened);
+    await panel.getByLabel("Message").fill("Still there?");
+    await panel.getByRole("button", { name: "Send" }).click();
+    await expect
+      .poll(() => replies.last().textContent(), { timeout: 30_000 })
+      .toContain(devReply("Still there?"));
   });
   it("has no serious or critical accessibility violations on its main screens (axe-core)", async () => {
     const axeSource = readFileSync(

@@ -237,7 +237,7 @@ export function createApiClient(options: ApiClientOptions = {}) {
     /**
      * A single-use ticket for opening one agent's WebSocket (the browser cannot send a header on
      * the upgrade, and a token in the URL would be logged). Asked with a token good for at least
-     * five more minutes: the server closes the socket (4401) when that token expires, and the
+     * five more minutes: the server closes the socket (1013) when that token expires, and the
      * chat reconnects with a fresh ticket.
      */
     async connectTicket(agent: "onboarding-agent" | "assistant-agent", name: string) {

@@ -15,9 +15,11 @@ export const CLOSE_ERASED = 4410;
 export const CLOSE_FORBIDDEN = 4403;
 /**
  * Close code for a socket whose token is no longer good (expired, signed out, rights changed): the
- * client gets a fresh token and a new connect ticket, and reconnects.
+ * client gets a fresh token and a new connect ticket, and reconnects. 1013 ("try again later"), not
+ * a 4xxx code: the agents SDK's client treats every 4000-4999 close as final and never reconnects,
+ * which is right for 4403 and 4410 but would leave a chat dead at each token expiry.
  */
-export const CLOSE_REAUTHENTICATE = 4401;
+export const CLOSE_REAUTHENTICATE = 1013;
 
 /** The close code that goes with a refusal of the caller's access. */
 export function closeCodeFor(code: string): number {
