@@ -1005,6 +1005,50 @@ describe("every provider call is reserved and charged under an id the server mak
     chat.close();
   });
 
+  it("whatever a client replays (approvals twice, regenerate, cancel, clear, reused ids), every model call is charged once", async () => {
+    const w = await funded();
+    const chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+    const calls = await modelRequests();
+    const ask = await chat.turn(
+      'Note the tone [[tool:update_project_memory {"set":{"tone":"dry"}}]]',
+      { id: "replayed" },
+    );
+    const request = ask.chunks.find((c) => c.type === "tool-approval-request") as
+      | { toolCallId?: string }
+      | undefined;
+    expect(request?.toolCallId).toBeTruthy();
+    const approve = async () => {
+      const start = chat.frames.length;
+      chat.send({
+        type: "cf_agent_tool_approval",
+        toolCallId: request?.toolCallId,
+        approved: true,
+        autoContinue: true,
+      });
+      await chat
+        .waitFor((f) => f.type === "cf_agent_use_chat_response" && f.done === true, 5_000, start)
+        .catch(() => undefined);
+    };
+    await approve();
+    await approve();
+    await chat.turn("", { id: "replayed", trigger: "regenerate-message" });
+    chat.request("replayed", "cut me off [[tps:20]]");
+    await chat.waitForText("replayed", chat.frames.length - 1).catch(() => undefined);
+    chat.send({ type: "cf_agent_chat_request_cancel", id: "replayed" });
+    await chat.result("replayed", 0).catch(() => undefined);
+    chat.send({ type: "cf_agent_chat_clear" });
+    await chat.turn("after the clear", { id: "replayed" });
+    chat.close();
+    // Give settlements (and any re-run) the time to land.
+    await new Promise((r) => setTimeout(r, 500));
+    const made = (await modelRequests()) - calls;
+    expect(made).toBeGreaterThanOrEqual(5);
+    const rows = await billed(w, made);
+    expect(rows).toHaveLength(made);
+    expect(new Set(rows.map((r) => r.requestId)).size).toBe(made);
+    await expectEachCallCharged(w, rows);
+  });
+
   it("the onboarding preview records each turn's usage, whatever request id the client reuses", async () => {
     const w = await world();
     const chat = await mustConnect(onboardingPath(w.projectId), w.member.token);
