@@ -2287,3 +2287,7 @@ describe("sign-in sessions: refresh races and cookie endpoints (issue 12)", () =
     expect((await refresh(cookieOf(viaCurl))).status).toBe(401);
   });
 });
+
+// ---- issue 12, second probe: chat frames and agents ----
+
+// ---- issue 12, second probe: abuse limits, checkout and HTTP input ----
