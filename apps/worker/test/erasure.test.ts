@@ -185,14 +185,14 @@ describe("erasure of a member", () => {
     expect((await api("GET", `/api/orgs/${w.orgId}`, { token: w.member.token })).status).toBe(404);
   });
 
-  it("who may: a member cannot erase another member (403) or their session (403); another org is 404", async () => {
+  it("who may: a member cannot erase another member (403) or see their session (404); another org is 404", async () => {
     const w = await funded();
     const before = await snapshot();
     const member = await file(w, w.member.token, { type: "member", id: w.otherMember.id });
     expect(member.status).toBe(403);
     expect(errorCode(member)).toBe("forbidden");
     const session = await file(w, w.otherMember.token, { type: "session", id: w.sessionId });
-    expect(session.status).toBe(403);
+    expect(session.status).toBe(404);
     const foreign = await api("POST", `/api/orgs/${w.otherOrgId}/erasure-requests`, {
       token: w.owner.token,
       body: { subject: { type: "project", id: w.otherProjectId } },

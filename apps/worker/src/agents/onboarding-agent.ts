@@ -11,6 +11,7 @@ import { keyedHash } from "../auth/keyed-hash.ts";
 import { billingAccount } from "../billing/account.ts";
 import { priceTable } from "../billing/prices.ts";
 import { type Finding, scanStore, sqlSource } from "../erasure/scan.ts";
+import { scrubText } from "../erasure/scrub.ts";
 import type { AgentCaller } from "./caller.ts";
 import {
   errorReply,
@@ -181,23 +182,37 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
 
   /**
    * Erasure of a member from this shared chat: removes every message they wrote (each user message
-   * carries its author in server-written metadata) and the replies to it, for everyone; their
-   * attribution in usage still waiting to land becomes their pseudonym. Turns in flight finish
-   * first. Idempotent. Messages stored before authors were recorded (2026-12-01) carry no author
-   * and cannot be told apart (docs/2026-12-01-data-retention.md).
+   * carries its author in server-written metadata) and the replies to it, for everyone, and scrubs
+   * their id and email (any letter case) from what is left: others' messages naming them, replies
+   * echoing it. Their attribution in usage still waiting to land becomes their pseudonym. Turns in
+   * flight finish first. Idempotent. Messages stored before authors were recorded (2026-12-01) carry
+   * no author and cannot be told apart (docs/2026-12-01-data-retention.md).
    */
-  async eraseAuthor(userId: string, pseudonym: string): Promise<{ removed: number }> {
+  async eraseSubject(
+    userId: string,
+    pseudonym: string,
+    email: string | null,
+  ): Promise<{ removed: number }> {
     await this.waitUntilStable({ timeout: 5_000 });
+    const replacements = [
+      { find: userId, replace: pseudonym },
+      ...(email ? [{ find: email, replace: "[erased]" }] : []),
+    ];
     const kept: UIMessage[] = [];
     let dropping = false;
+    let changed = false;
     for (const message of this.messages) {
       if (message.role === "user") {
         dropping = (message.metadata as { authorId?: unknown } | undefined)?.authorId === userId;
       }
-      if (!dropping) kept.push(message);
+      if (dropping) continue;
+      const text = JSON.stringify(message);
+      const scrubbed = scrubText(text, replacements);
+      changed ||= scrubbed !== text;
+      kept.push(scrubbed === text ? message : (JSON.parse(scrubbed) as UIMessage));
     }
     const removed = this.messages.length - kept.length;
-    if (removed > 0) await this.persistMessages(kept, [], { _deleteStaleRows: true });
+    if (removed > 0 || changed) await this.persistMessages(kept, [], { _deleteStaleRows: true });
     this.ctx.storage.sql.exec(
       "UPDATE parley_pending_usage SET payload = replace(payload, ?1, ?2) WHERE instr(payload, ?1) > 0",
       userId,

@@ -24,11 +24,11 @@ export interface FileErasure {
  * Files an erasure request: in one D1 transaction, the request with its steps, the tombstones of
  * everything it reaches (from this moment the Worker answers 410 and never addresses those objects,
  * so nothing can recreate them while the job runs) and an audit entry naming the subject by its
- * hash only; then the job is started. Filing the same subject again (same org, same type) returns
- * the request already filed: erasure is idempotent.
+ * hash only; then the job is started. Filing the same subject again (same org, same type) while a
+ * request runs returns it, and a failed one runs again: erasure is idempotent and finishable.
  */
 /**
- * The request already filed (and not failed) for this subject in this org, of this subject type:
+ * The newest request filed for this subject in this org, of this subject type, whatever its status:
  * the same person erased in two orgs, or a member and then their whole account, are different
  * erasures, each of which must run. `orgId` null is an account erasure.
  */
@@ -39,19 +39,58 @@ export async function earlierRequest(
 ): Promise<ErasureRequestRow | null> {
   return env.DB.prepare(
     `SELECT * FROM erasure_requests
-     WHERE subject_hash = ? AND subject_type = ? AND org_id IS ? AND status <> 'failed'
+     WHERE subject_hash = ? AND subject_type = ? AND org_id IS ?
      ORDER BY id DESC LIMIT 1`,
   )
     .bind(await pseudonym(env.ERASURE_HASH_KEY, subject.id), subject.type, orgId)
     .first<ErasureRequestRow>();
 }
 
+/**
+ * Runs a failed request again from the step that failed, with its attempts reset: erasure must be
+ * finishable even after its first run gave up (say a step failed six times while a store was down),
+ * though the subject's rows the run already removed cannot be looked up again to file anew.
+ */
+export async function retryErasure(
+  env: Env,
+  request: ErasureRequestRow,
+): Promise<ErasureRequestRow> {
+  const steps = (JSON.parse(request.steps) as Step[]).map((step) =>
+    step.status === "failed" ? { ...step, status: "pending" as const } : step,
+  );
+  const now = Date.now();
+  await env.DB.batch([
+    env.DB.prepare(
+      "UPDATE erasure_requests SET status = 'running', attempts = 0, steps = ?, updated_at = ? WHERE id = ? AND status = 'failed'",
+    ).bind(JSON.stringify(steps), now, request.id),
+    auditStatement(
+      env.DB,
+      {
+        orgId: request.org_id,
+        actorId: request.requested_by,
+        action: "erasure.retried",
+        subjectType: request.subject_type,
+        subjectId: request.subject_hash,
+        data: { requestId: request.id },
+      },
+      { now, afterChange: true },
+    ),
+  ]);
+  await startJob(env, request.id);
+  return (await env.DB.prepare("SELECT * FROM erasure_requests WHERE id = ?")
+    .bind(request.id)
+    .first<ErasureRequestRow>()) as ErasureRequestRow;
+}
+
 export async function fileErasure(env: Env, input: FileErasure): Promise<ErasureRequestRow> {
   const db = env.DB;
   const subjectHash = await pseudonym(env.ERASURE_HASH_KEY, input.subject.id);
+  // One erasure at a time per subject: one in progress is nudged, a failed one runs again. A
+  // completed one does not stand in for a new one (a member re-added since is a new erasure).
   const existing = await earlierRequest(env, input.orgId, input.subject);
-  if (existing) {
-    if (existing.status !== "completed") await startJob(env, existing.id);
+  if (existing?.status === "failed") return retryErasure(env, existing);
+  if (existing && existing.status !== "completed") {
+    await startJob(env, existing.id);
     return existing;
   }
   const now = Date.now();

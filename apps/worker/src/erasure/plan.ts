@@ -11,10 +11,11 @@ export interface ErasurePlan {
   /** For a member erasure: the org they leave. */
   membershipOrgId: string | null;
   /**
-   * Projects (not erased themselves) whose shared onboarding chat holds messages the member or
-   * account wrote: their messages are removed there. Absent in plans filed before 2026-12-01.
+   * Projects (not erased themselves) of the orgs the person leaves whose shared onboarding chat
+   * has been used (D1 `preview_authors`): the person's messages are removed there, and their id and
+   * email scrubbed from what others wrote. Absent in plans filed before 2026-12-01.
    */
-  authoredProjectIds?: string[];
+  chatProjectIds?: string[];
   /**
    * The member's or account's email, for the verification scan and for scrubbing free text (an
    * erasure reason that names them). Held only while the job runs: the plan is cleared when done.

@@ -58,10 +58,12 @@ export interface ScanOptions {
 
 /**
  * Counts, for every user table of the store and every text column, the rows that still contain any
- * needle. Platform tables (`sqlite_*`, `_cf_*`, D1's `d1_*`) are left out: they hold no user data.
+ * needle, in any letter case. Platform tables (`sqlite_*`, `_cf_*`, D1's `d1_*`) are left out: they hold no user data.
  */
 export async function scanStore(source: ScanSource, options: ScanOptions): Promise<Finding[]> {
-  const needles = options.needles.filter((n) => n.length > 0);
+  // Case does not hide an identifier (an email typed in capitals is the same email): both sides
+  // are compared in lower case (SQLite's lower() folds ASCII, which ids and emails are).
+  const needles = options.needles.filter((n) => n.length > 0).map((n) => n.toLowerCase());
   if (needles.length === 0) return [];
   const tables = await source.all(
     `SELECT name FROM sqlite_master WHERE type = 'table'
@@ -84,7 +86,7 @@ export async function scanStore(source: ScanSource, options: ScanOptions): Promi
       );
       if (allowed) continue;
       const conditions = [
-        `(${needles.map(() => `instr(${quote(column.name)}, ?) > 0`).join(" OR ")})`,
+        `(${needles.map(() => `instr(lower(${quote(column.name)}), ?) > 0`).join(" OR ")})`,
       ];
       const bindings: (string | number)[] = [...needles];
       if (options.orgId !== undefined) {

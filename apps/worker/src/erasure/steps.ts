@@ -6,6 +6,7 @@ import { overwriteSql } from "./overwrite.ts";
 import type { ErasurePlan, ErasureRequestRow, StepName } from "./plan.ts";
 import { pseudonym } from "./pseudonym.ts";
 import { type Allowance, d1Source, type Finding, scanStore } from "./scan.ts";
+import { type Replacement, scrubColumn } from "./scrub.ts";
 
 /**
  * The erasure job's steps, one per store. Each is idempotent: the job may run a step again after a
@@ -42,25 +43,25 @@ async function eraseAgents(env: Env, plan: ErasurePlan): Promise<string> {
   for (const id of plan.projectIds) {
     await env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(id)).destroyForErasure();
   }
-  // What the person wrote in shared chats that live on.
+  // What the person wrote in shared chats that live on, and what others wrote naming them.
   let removed = 0;
   const shared = plan.userId ? await sharedChats(env, plan) : [];
   if (plan.userId && shared.length > 0) {
     const alias = await pseudonym(env.ERASURE_HASH_KEY, plan.userId);
     for (const id of shared) {
       const chat = env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(id));
-      removed += (await chat.eraseAuthor(plan.userId, alias)).removed;
+      removed += (await chat.eraseSubject(plan.userId, alias, plan.email ?? null)).removed;
     }
   }
   return `${plan.sessionIds.length} assistant sessions, ${plan.projectIds.length} onboarding chats, ${removed} messages in ${shared.length} shared chats`;
 }
 
 /**
- * The shared onboarding chats the person wrote in that still exist: an object erased since (it has
- * a tombstone) is never addressed again, since addressing it would recreate it.
+ * The shared onboarding chats of the orgs the person leaves that still exist: an object erased
+ * since (it has a tombstone) is never addressed again, since addressing it would recreate it.
  */
 async function sharedChats(env: Env, plan: ErasurePlan): Promise<string[]> {
-  const ids = (plan.authoredProjectIds ?? []).filter((id) => !plan.projectIds.includes(id));
+  const ids = (plan.chatProjectIds ?? []).filter((id) => !plan.projectIds.includes(id));
   if (ids.length === 0) return [];
   const { results } = await env.DB.prepare(
     `SELECT subject_id FROM tombstones WHERE subject_id IN (${placeholders(ids.length)})`,
@@ -187,10 +188,11 @@ async function pseudonymizeLedgers(env: Env, plan: ErasurePlan): Promise<string>
 
 /**
  * The audit trail keeps what happened, with every erased identifier replaced by its pseudonym: as
- * actor, as subject, inside event data, as the requester of erasure requests (this one included),
- * and in the free text of a request's reason; an erased account's tombstone keeps only its
- * pseudonym too (the account's rows are gone, so nothing needs the raw id to refuse it any more).
- * A member erasure reaches only the org they leave: their trail elsewhere is still theirs.
+ * actor, as subject, as the requester of erasure requests (this one included); an erased account's
+ * tombstone keeps only its pseudonym too (the account's rows are gone, so nothing needs the raw id
+ * to refuse it any more). Free text other people typed (audit event data, a request's reason, a
+ * project's memory, a session's title) loses the ids and the email in any letter case. A member
+ * erasure reaches only the org they leave: their trail elsewhere is still theirs.
  */
 async function pseudonymizeAudit(
   env: Env,
@@ -201,22 +203,20 @@ async function pseudonymizeAudit(
   const ids = [plan.userId, ...plan.sessionIds, ...plan.projectIds].filter(
     (id): id is string => id !== null,
   );
-  const scoped = plan.membershipOrgId ? "AND org_id = ?" : "";
-  const scope = plan.membershipOrgId ? [plan.membershipOrgId] : [];
+  const org = plan.membershipOrgId ?? undefined;
+  const scoped = org ? "AND org_id = ?3" : "";
   const statements: D1PreparedStatement[] = [];
   const replaceIn = (table: string, column: string, needle: string, alias: string) =>
     db
-      .prepare(
-        `UPDATE ${table} SET ${column} = replace(${column}, ?1, ?2) WHERE instr(${column}, ?1) > 0 ${scoped.replace("?", "?3")}`,
-      )
-      .bind(needle, alias, ...scope);
+      .prepare(`UPDATE ${table} SET ${column} = ?2 WHERE ${column} = ?1 ${scoped}`)
+      .bind(needle, alias, ...(org ? [org] : []));
+  const replacements: Replacement[] = [];
   for (const id of ids) {
     const alias = await pseudonym(env.ERASURE_HASH_KEY, id);
+    replacements.push({ find: id, replace: alias });
     statements.push(
       replaceIn("audit_log", "actor_id", id, alias),
       replaceIn("audit_log", "subject_id", id, alias),
-      replaceIn("audit_log", "data", id, alias),
-      replaceIn("erasure_requests", "reason", id, alias),
     );
     if (id === plan.userId) {
       statements.push(replaceIn("erasure_requests", "requested_by", id, alias));
@@ -231,21 +231,18 @@ async function pseudonymizeAudit(
       }
     }
   }
-  if (plan.email) {
-    // Free text people typed about them: an erasure reason, an audit note, a project's memory, a
-    // session title. The email is what reliably names them there (an email has no quote or
-    // backslash, so replacing it inside JSON keeps the JSON valid).
-    for (const [table, column] of [
-      ["erasure_requests", "reason"],
-      ["audit_log", "data"],
-      ["projects", "memory"],
-      ["sessions", "title"],
-    ] as const) {
-      statements.push(replaceIn(table, column, plan.email, "[erased]"));
-    }
-  }
+  if (plan.email) replacements.push({ find: plan.email, replace: "[erased]" });
   if (statements.length > 0) await db.batch(statements);
-  return `${ids.length} identifiers replaced by their pseudonyms`;
+  let scrubbed = 0;
+  for (const [table, column] of [
+    ["audit_log", "data"],
+    ["erasure_requests", "reason"],
+    ["projects", "memory"],
+    ["sessions", "title"],
+  ] as const) {
+    scrubbed += await scrubColumn(db, table, column, replacements, org);
+  }
+  return `${ids.length} identifiers replaced by their pseudonyms, ${scrubbed} texts scrubbed`;
 }
 
 /**
@@ -337,7 +334,7 @@ export async function verifyErasure(
     );
     for (const id of await sharedChats(env, plan)) {
       const chat = env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(id));
-      for (const f of await chat.scanFor([plan.userId])) {
+      for (const f of await chat.scanFor(needles)) {
         findings.push(`onboarding chat of ${id} ${f.table}.${f.column}: ${f.rows} left`);
       }
     }

@@ -2,7 +2,7 @@ import { AppError, erasureRequestSchema, pageQuerySchema, type Role } from "@par
 import { Hono } from "hono";
 import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { cursorBound, toPage } from "../db/pagination.ts";
-import { earlierRequest, fileErasure, toErasureRequest } from "../erasure/file.ts";
+import { earlierRequest, fileErasure, retryErasure, toErasureRequest } from "../erasure/file.ts";
 import type { ErasurePlan, ErasureRequestRow } from "../erasure/plan.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody, query } from "../http/validate.ts";
@@ -15,6 +15,36 @@ const emptyPlan = (): ErasurePlan => ({
   deleteOrgIds: [],
   membershipOrgId: null,
 });
+
+/** Whether the subject of an erasure is still there to erase (a member may have been re-added). */
+async function present(
+  db: D1Database,
+  orgId: string,
+  subject: { type: "member" | "project" | "session"; id: string },
+): Promise<boolean> {
+  const sql = {
+    member: "SELECT 1 AS ok FROM memberships WHERE org_id = ? AND user_id = ?",
+    project: "SELECT 1 AS ok FROM projects WHERE org_id = ? AND id = ?",
+    session: "SELECT 1 AS ok FROM sessions WHERE org_id = ? AND id = ?",
+  }[subject.type];
+  return (await db.prepare(sql).bind(orgId, subject.id).first()) !== null;
+}
+
+/** A project or session that is not there: 410 if it was erased (for members of its org), else 404. */
+async function missing(
+  db: D1Database,
+  userId: string,
+  id: string,
+  what: "Project" | "Session",
+): Promise<AppError> {
+  const erased = await db
+    .prepare(
+      "SELECT 1 AS t FROM tombstones t JOIN memberships m ON m.org_id = t.org_id AND m.user_id = ? WHERE t.subject_id = ?",
+    )
+    .bind(userId, id)
+    .first();
+  return erased ? new AppError("gone", `This ${what.toLowerCase()} was erased`) : notFound(what);
+}
 
 async function emailOf(db: D1Database, userId: string): Promise<string | null> {
   const row = await db
@@ -46,11 +76,17 @@ export const erasure = new Hono<AppEnv>()
     // Who may ask comes first, before anything is looked up: members and projects are erased by
     // owners and admins only; a member erases only their own sessions (checked below).
     if (subject.type !== "session") requireRole(access, "admin");
-    // Asked again after it is done (the subject's rows are gone by then): the request already filed
-    // for this subject, in this org, of this type, answers; a member only ever gets back their own.
+    // The request already filed for this subject, in this org, of this type (a member only ever
+    // gets back their own): one that failed runs again; one in progress answers; a completed one
+    // answers when the subject is gone, but a member re-added since is erased anew.
     const earlier = await earlierRequest(c.env, access.orgId, subject);
     if (earlier && (admin || earlier.requested_by === userId)) {
-      return c.json(toErasureRequest(earlier), 202);
+      if (earlier.status === "failed") {
+        return c.json(toErasureRequest(await retryErasure(c.env, earlier)), 202);
+      }
+      if (earlier.status !== "completed" || !(await present(db, access.orgId, subject))) {
+        return c.json(toErasureRequest(earlier), 202);
+      }
     }
     const plan = emptyPlan();
 
@@ -83,18 +119,19 @@ export const erasure = new Hono<AppEnv>()
         access.orgId,
         subject.id,
       );
-      plan.authoredProjectIds = await ids(
+      // Every shared chat of the org that has been used: the member's messages go, and others'
+      // messages naming them are scrubbed.
+      plan.chatProjectIds = await ids(
         db,
-        "SELECT project_id AS id FROM preview_authors WHERE org_id = ? AND user_id = ?",
+        "SELECT DISTINCT project_id AS id FROM preview_authors WHERE org_id = ?",
         access.orgId,
-        subject.id,
       );
     } else if (subject.type === "project") {
       const project = await db
         .prepare("SELECT id FROM projects WHERE id = ? AND org_id = ?")
         .bind(subject.id, access.orgId)
         .first<{ id: string }>();
-      if (!project) throw notFound("Project");
+      if (!project) throw await missing(db, userId, subject.id, "Project");
       plan.projectIds = [project.id];
       plan.sessionIds = await ids(db, "SELECT id FROM sessions WHERE project_id = ?", project.id);
     } else {
@@ -102,10 +139,9 @@ export const erasure = new Hono<AppEnv>()
         .prepare("SELECT id, owner_id FROM sessions WHERE id = ? AND org_id = ?")
         .bind(subject.id, access.orgId)
         .first<{ id: string; owner_id: string }>();
-      if (!session) throw notFound("Session");
-      if (session.owner_id !== userId && !admin) {
-        throw new AppError("forbidden", "Members can erase only their own sessions");
-      }
+      if (!session) throw await missing(db, userId, subject.id, "Session");
+      // Another member's session is private: a member learns nothing of it, as for a foreign one.
+      if (session.owner_id !== userId && !admin) throw notFound("Session");
       plan.sessionIds = [session.id];
     }
 

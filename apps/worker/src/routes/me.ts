@@ -102,12 +102,16 @@ export const me = new Hono<AppEnv>()
         plan.sessionIds.push(...sessions.map((s) => s.id));
       }
     }
-    const { results: authored } = await db
-      .prepare("SELECT project_id FROM preview_authors WHERE user_id = ?")
+    // The used shared chats of the orgs that live on (an org erased whole takes its chats along):
+    // their messages go, and others' messages naming them are scrubbed.
+    const { results: chats } = await db
+      .prepare(
+        `SELECT DISTINCT p.project_id FROM preview_authors p
+         JOIN memberships m ON m.org_id = p.org_id AND m.user_id = ?`,
+      )
       .bind(userId)
       .all<{ project_id: string }>();
-    // Shared chats they wrote in, in orgs that live on (an org erased whole takes its chats along).
-    const authoredProjectIds = authored
+    const chatProjectIds = chats
       .map((row) => row.project_id)
       .filter((id) => !plan.projectIds.includes(id));
     const request = await fileErasure(c.env, {
@@ -115,7 +119,7 @@ export const me = new Hono<AppEnv>()
       orgId: null,
       subject: { type: "account", id: userId },
       reason: "account deletion by its owner",
-      plan: { ...plan, authoredProjectIds },
+      plan: { ...plan, chatProjectIds },
     });
     deleteCookie(c, REFRESH_COOKIE, { path: "/api/auth" });
     return c.json(toErasureRequest(request), 202);
