@@ -10,7 +10,7 @@ export interface Replacement {
   replace: string;
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
  * `text` with every needle replaced, in any case. Safe inside JSON: ids and emails hold no quote,
@@ -20,7 +20,7 @@ export function scrubText(text: string, replacements: readonly Replacement[]): s
   let out = text;
   for (const { find, replace } of replacements) {
     if (find === "") continue;
-    out = out.replace(new RegExp(escape(find), "gi"), replace);
+    out = out.replace(new RegExp(literally(find), "gi"), replace);
   }
   return out;
 }
