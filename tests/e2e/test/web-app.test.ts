@@ -33,6 +33,8 @@ let browser: Browser | undefined;
 let page: Page;
 /** Every WebSocket URL the page opened: each carries a connect ticket, none a bearer token. */
 const socketUrls: string[] = [];
+/** What the browser refused under the app's Content-Security-Policy: nothing, on every screen. */
+const cspViolations: string[] = [];
 let shot = 0;
 
 async function screenshot(name: string): Promise<void> {
@@ -73,6 +75,10 @@ beforeAll(async () => {
   context.setDefaultTimeout(UI_TIMEOUT);
   page = await context.newPage();
   page.on("websocket", (ws) => socketUrls.push(ws.url()));
+  page.on("console", (message) => {
+    if (/Content.Security.Policy|Refused to/i.test(message.text()))
+      cspViolations.push(message.text());
+  });
 }, 180_000);
 
 // A failed step leaves a picture of the page outside the commit-worthy screenshots.
@@ -394,7 +400,8 @@ describe("the web app in Chromium", () => {
       await open();
       await page.getByRole("heading", { level: 1 }).first().waitFor();
       await page.waitForLoadState("networkidle").catch(() => undefined);
-      await page.addScriptTag({ content: axeSource });
+      // Evaluated through the debugger, not as a <script>: the app's CSP allows no inline script.
+      await page.evaluate(axeSource);
       const violations = (await page.evaluate(async () => {
         const axe = (window as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } })
           .axe;
@@ -440,6 +447,11 @@ describe("the web app in Chromium", () => {
     }
     // No JWT (access tokens are ES256 JWTs) anywhere in what the stack printed.
     expect(log()).not.toMatch(/eyJ[\w-]{10,}\.eyJ[\w-]{10,}/);
+    // The app ran whole under its Content-Security-Policy, which also forbids framing it.
+    expect(cspViolations).toEqual([]);
+    const headers = (await page.request.get(`${base}/`)).headers();
+    expect(headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+    expect(headers["x-content-type-options"]).toBe("nosniff");
     // Nor in any URL the page opened a socket with (URLs land in traces): a ticket instead.
     expect(socketUrls.length).toBeGreaterThan(0);
     for (const url of socketUrls) {
