@@ -31,6 +31,9 @@ export default defineConfig({
                 MODEL_BASE_URL: inject("devModelUrl"),
                 MODEL_ID: "parley/dev",
                 MODEL_STALL_TIMEOUT_MS: "1500",
+                // As in production, where it is required: the tests' requests go to
+                // https://parley.test (test/helpers.ts BASE), not a loopback host.
+                PUBLIC_URL: "https://parley.test",
                 TEST_MAILBOX_URL: inject("mailboxUrl"),
                 // Exactly the mailbox (http on 127.0.0.1) may receive alert webhooks.
                 ALERT_WEBHOOK_ALLOW_PRIVATE: new URL(inject("mailboxUrl")).host,

@@ -1,8 +1,10 @@
 import {
+  createExecutionContext,
   env,
   listDurableObjectIds,
   runDurableObjectAlarm,
   runInDurableObject,
+  SELF,
 } from "cloudflare:test";
 import { applyMarkup } from "@parley/billing";
 import { devReply } from "@parley/dev-model/reply";
@@ -13,12 +15,17 @@ import { ROTATION_GRACE_MS, rotateRefreshToken } from "../src/auth/refresh-token
 import { billingAccount } from "../src/billing/account.ts";
 import type { ErasurePlan } from "../src/erasure/plan.ts";
 import { verifyErasure } from "../src/erasure/steps.ts";
+import worker from "../src/index.ts";
+import { clientAddress as clientAddressKey, NO_CLIENT_ADDRESS } from "../src/routes/auth.ts";
 import { signed, tokenAttacks } from "./attacks.ts";
 import { type ChatSocket, connect, connectTicket, mustConnect, upgrade } from "./chat.ts";
 import {
+  type ApiResponse,
   addMembership,
   api,
+  BASE,
   errorCode,
+  randomClientAddress,
   signUp,
   snapshot,
   tokenFor,
@@ -1030,8 +1037,15 @@ describe("every provider call is reserved and charged under an id the server mak
         approved: true,
         autoContinue: true,
       });
+      // The second answer is refused (conflict: the call is no longer waiting), with no turn to end.
       await chat
-        .waitFor((f) => f.type === "cf_agent_use_chat_response" && f.done === true, 5_000, start)
+        .waitFor(
+          (f) =>
+            (f.type === "cf_agent_use_chat_response" && f.done === true) ||
+            f.type === "parley_error",
+          5_000,
+          start,
+        )
         .catch(() => undefined);
     };
     await approve();
@@ -1052,11 +1066,12 @@ describe("every provider call is reserved and charged under an id the server mak
     expect(rows).toHaveLength(made);
     expect(new Set(rows.map((r) => r.requestId)).size).toBe(made);
     await expectEachCallCharged(w, rows);
-  });
+  }, 20_000);
 
   it("the onboarding preview records each turn's usage, whatever request id the client reuses", async () => {
     const w = await world();
-    const chat = await mustConnect(onboardingPath(w.projectId), w.member.token);
+    // An owner: only an owner or admin may clear the shared chat (second probe, below).
+    const chat = await mustConnect(onboardingPath(w.projectId), w.owner.token);
     for (let i = 0; i < 3; i++) {
       await chat.turn(`preview ${i}`, { id: "fixed-preview-id" });
       chat.send({ type: "cf_agent_chat_clear" });
@@ -2444,5 +2459,654 @@ describe("sign-in sessions: refresh races and cookie endpoints (issue 12)", () =
 });
 
 // ---- issue 12, second probe: chat frames and agents ----
+describe("chat frames and agents, second probe (issue 12)", () => {
+  /** Model calls the dev model saw whose prompt contains `marker` (other files share the model). */
+  const devModelUrl = env.MODEL_BASE_URL.replace(/\/api\/v1$/, "");
+  async function callsMentioning(marker: string): Promise<number> {
+    const { requests } = (await (await fetch(`${devModelUrl}/__dev/requests`)).json()) as {
+      requests: { body: unknown }[];
+    };
+    return requests.filter((request) => JSON.stringify(request.body).includes(marker)).length;
+  }
+  const turnsUsed = async (projectId: string) =>
+    runInDurableObject(
+      env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(projectId)),
+      (_instance, state) =>
+        (state.storage.sql
+          .exec("SELECT value FROM parley_counters WHERE key = 'turns_used'")
+          .toArray()[0]?.value ?? 0) as number,
+    );
+  const toolCallOf = (turn: { chunks: Record<string, unknown>[] }) =>
+    (turn.chunks.find((c) => c.type === "tool-approval-request") as { toolCallId?: string })
+      ?.toolCallId as string;
+
+  it("the shared onboarding chat: a member can neither clear it nor regenerate the owner's reply; its owners and admins clear it, authors regenerate their own", async () => {
+    const w = await world();
+    const path = onboardingPath(w.projectId);
+    const owner = await mustConnect(path, w.owner.token);
+    await owner.turn("the owner's question");
+    const member = await mustConnect(path, w.member.token);
+    const before = await transcript(path, w.owner.token);
+    const used = await turnsUsed(w.projectId);
+    const calls = await modelRequests();
+
+    let start = member.frames.length;
+    member.send({ type: "cf_agent_chat_clear" });
+    expect(await refusalCode(member, start)).toBe("forbidden");
+    const regenerate = await member.turn("", { trigger: "regenerate-message" });
+    expect(regenerate.parleyError?.code).toBe("forbidden");
+    expect(regenerate.outcome).toBe("error");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await transcript(path, w.owner.token)).toEqual(before);
+    expect(await turnsUsed(w.projectId)).toBe(used);
+    expect(await modelRequests()).toBe(calls);
+    expect(owner.frames.some((f) => f.type === "cf_agent_chat_clear")).toBe(false);
+    expect(member.closed).toBeNull();
+
+    // Their own message they may regenerate; then the owner may not regenerate theirs.
+    await member.turn("the member's question");
+    const again = await member.turn("", { trigger: "regenerate-message" });
+    expect(again.text).toBe(devReply("the member's question"));
+    expect((await owner.turn("", { trigger: "regenerate-message" })).parleyError?.code).toBe(
+      "forbidden",
+    );
+
+    // An admin (as an owner) clears it for everyone.
+    const admin = await mustConnect(path, w.admin.token);
+    start = owner.frames.length;
+    admin.send({ type: "cf_agent_chat_clear" });
+    await owner.waitFor((f) => f.type === "cf_agent_chat_clear", 5_000, start);
+    expect(await transcript(path, w.owner.token)).toEqual([]);
+    for (const chat of [owner, member, admin]) chat.close();
+  }, 30_000);
+
+  it("in the shared chat a member cannot stop another's reply or send under its request id; an owner may stop it", async () => {
+    const w = await world();
+    const path = onboardingPath(w.projectId);
+    const owner = await mustConnect(path, w.owner.token);
+    const member = await mustConnect(path, w.member.token);
+    const id = crypto.randomUUID();
+    owner.request(id, "a slow answer [[tps:20]]");
+    // Everyone in the chat sees the request's id in the broadcast.
+    await member.waitFor((f) => f.type === "cf_agent_use_chat_response" && f.id === id);
+    let start = member.frames.length;
+    member.send({ type: "cf_agent_chat_request_cancel", id });
+    expect(await refusalCode(member, start)).toBe("forbidden");
+    const hijack = await member.turn("mine now", { id });
+    expect(hijack.parleyError?.code).toBe("conflict");
+    const answer = await owner.result(id);
+    expect(answer.outcome).not.toBe("aborted");
+    expect(answer.error).toBeNull();
+    expect(answer.text).toBe(devReply("a slow answer"));
+
+    // The member stops their own reply; the owner may stop the member's.
+    for (const [stopper, label] of [
+      [member, "own"],
+      [owner, "owner"],
+    ] as const) {
+      const mine = crypto.randomUUID();
+      start = member.frames.length;
+      member.request(mine, `stopped by ${label} [[tps:20]]`);
+      await member.waitForText(mine, start);
+      stopper.send({ type: "cf_agent_chat_request_cancel", id: mine });
+      expect((await member.result(mine, start)).outcome).toBe("aborted");
+    }
+    owner.close();
+    member.close();
+  }, 30_000);
+
+  it("a tool approval for a call already answered, or for no call, is refused with conflict and makes no model call; two clicks in one tick make one", async () => {
+    const w = await funded();
+    const path = assistantPath(w.sessionId);
+    const chat = await mustConnect(path, w.member.token);
+    const approve = (toolCallId: string, approved = true) =>
+      chat.send({ type: "cf_agent_tool_approval", toolCallId, approved, autoContinue: true });
+    const continued = async (start: number) =>
+      chat.waitFor(
+        (f) => f.type === "cf_agent_use_chat_response" && f.done === true,
+        10_000,
+        start,
+      );
+
+    const first = toolCallOf(
+      await chat.turn('Note the tone [[tool:update_project_memory {"set":{"tone":"dry"}}]]'),
+    );
+    let start = chat.frames.length;
+    approve(first);
+    await continued(start);
+    const second = toolCallOf(
+      await chat.turn('Note the mood [[tool:update_project_memory {"set":{"mood":"calm"}}]]'),
+    );
+    start = chat.frames.length;
+    approve(second, false);
+    await continued(start);
+    await new Promise((r) => setTimeout(r, 300));
+
+    const calls = await modelRequests();
+    const before = await transcript(path, w.member.token);
+    const balance = await billingAccount(env, w.orgId).balance();
+    for (const [toolCallId, approved] of [
+      [first, true],
+      [first, false],
+      [second, true],
+      ["call_nobody_made", true],
+    ] as const) {
+      start = chat.frames.length;
+      approve(toolCallId, approved);
+      expect(await refusalCode(chat, start)).toBe("conflict");
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await modelRequests()).toBe(calls);
+    expect(await transcript(path, w.member.token)).toEqual(before);
+    expect(await billingAccount(env, w.orgId).balance()).toEqual(balance);
+
+    // A double-click: both approvals in the same tick, one continuation.
+    const third = toolCallOf(
+      await chat.turn('Note the pace [[tool:update_project_memory {"set":{"pace":"slow"}}]]'),
+    );
+    const callsBefore = await modelRequests();
+    start = chat.frames.length;
+    approve(third);
+    approve(third);
+    expect(await refusalCode(chat, start)).toBe("conflict");
+    await continued(start);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await modelRequests()).toBe(callsBefore + 1);
+    chat.close();
+  }, 30_000);
+
+  it("two chat requests sent in the same tick to an assistant session: one runs, the other gets conflict (20 pairs)", async () => {
+    const w = await funded();
+    const chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+    const tag = `tick-${crypto.randomUUID().slice(0, 8)}`;
+    for (let i = 0; i < 20; i++) {
+      // Every other pair, the project's memory grew since the last turn (another member edited
+      // it): admission then re-sizes the first call's hold, its slowest path.
+      if (i % 2 === 1) {
+        await env.DB.prepare("UPDATE projects SET memory = ? WHERE id = ?")
+          .bind(JSON.stringify({ goal: "ship", notes: "n".repeat(100 * i) }), w.projectId)
+          .run();
+      }
+      const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];
+      const start = chat.frames.length;
+      chat.request(a, `${tag} pair ${i} first`);
+      chat.request(b, `${tag} pair ${i} second`);
+      const results = [await chat.result(a, start), await chat.result(b, start)];
+      const refused = results.filter((r) => r.parleyError?.code === "conflict");
+      const ran = results.filter((r) => r.parleyError === null && r.text !== "");
+      expect(refused, `pair ${i}`).toHaveLength(1);
+      expect(ran, `pair ${i}`).toHaveLength(1);
+      expect(await callsMentioning(`${tag} pair ${i} `)).toBe(1);
+    }
+    const rows = await usageRowsOf(
+      w.orgId,
+      (row) => row.sessionId === w.sessionId && row.billable === 1,
+      20,
+    );
+    expect(rows).toHaveLength(20);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(
+      (await usageRowsOf(w.orgId, (row) => row.sessionId === w.sessionId && row.billable === 1, 20))
+        .length,
+    ).toBe(20);
+    chat.close();
+  }, 90_000);
+
+  it("an oversized chat request, or one whose id is too long, is refused under its id: the client's turn ends", async () => {
+    const w = await funded();
+    const path = assistantPath(w.sessionId);
+    const chat = await mustConnect(path, w.member.token);
+    const calls = await modelRequests();
+    const before = await state([w.orgId], [{ path, token: w.member.token }]);
+    const id = crypto.randomUUID();
+    chat.request(id, "z".repeat(300 * 1024));
+    const big = await chat.result(id);
+    expect(big.parleyError?.code).toBe("payload_too_large");
+    expect(big.error).toBeTruthy();
+    expect(big.outcome).toBe("error");
+    const longId = "l".repeat(200);
+    chat.request(longId, "an id longer than 128 characters");
+    expect((await chat.result(longId)).parleyError?.code).toBe("invalid_request");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await modelRequests()).toBe(calls);
+    expect(await state([w.orgId], [{ path, token: w.member.token }])).toEqual(before);
+    // The chat still works.
+    expect((await chat.turn("still here")).text).toBe(devReply("still here"));
+    chat.close();
+  });
+
+  it("the onboarding preview shows the model a bounded window: eight 16 KB turns keep the prompt at the window's size", async () => {
+    const w = await world();
+    const chat = await mustConnect(onboardingPath(w.projectId), w.member.token);
+    const windowTokens = Number(env.PREVIEW_CONTEXT_TOKENS);
+    const messageChars = 16_000;
+    const prompts: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const text = `turn ${i} ${"w".repeat(messageChars - 10)}`;
+      const turn = await chat.turn(text);
+      expect(turn.text).toBe(devReply(text));
+      const [row] = await usageRowsOf(w.orgId, (r) => r.requestId === turn.turnId, 1);
+      prompts.push(row?.promptTokens ?? -1);
+    }
+    chat.close();
+    // Without a window the eighth prompt is eight messages (about 32k tokens); with it, every
+    // prompt is the window (or the one new message, when that alone is larger) plus the system prompt.
+    for (const tokens of prompts) {
+      expect(tokens).toBeGreaterThan(0);
+      expect(tokens).toBeLessThanOrEqual(Math.max(windowTokens, messageChars / 4) + 500);
+    }
+    expect(prompts.at(-1)).toBeLessThan((prompts[0] ?? 0) * 1.5);
+  }, 60_000);
+
+  describe("chat text that is refused before it is stored or charged", () => {
+    let w: World;
+    let chat: ChatSocket;
+    beforeAll(async () => {
+      w = await funded();
+      chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+    });
+
+    const refused: [string, string, string | undefined][] = [
+      ["only zero-width characters", "\u200B\u200C\u200D\u2060\uFEFF", undefined],
+      ["only a variation selector and a Hangul filler", "\uFE0F\u3164 \u00AD", undefined],
+      ["a NUL", "hello\u0000world", undefined],
+      ["another C0 control (BEL)", "ring \u0007", undefined],
+      ["an unpaired high surrogate", "half \uD83D", undefined],
+      ["an unpaired low surrogate", "\uDE00 half", undefined],
+      ["the resume-stream trigger", "resume me", "resume-stream"],
+      ["an invented trigger", "free turn", "submit-for-free"],
+    ];
+    it.each(refused)(
+      "%s is refused with invalid_request under its id",
+      async (_name, text, trigger) => {
+        const path = assistantPath(w.sessionId);
+        const calls = await modelRequests();
+        const before = await state([w.orgId], [{ path, token: w.member.token }]);
+        const turn = await chat.turn(text, trigger ? { trigger } : {});
+        expect(turn.parleyError?.code).toBe("invalid_request");
+        expect(turn.outcome).toBe("error");
+        await new Promise((r) => setTimeout(r, 100));
+        expect(await modelRequests()).toBe(calls);
+        expect(await state([w.orgId], [{ path, token: w.member.token }])).toEqual(before);
+      },
+    );
+
+    it("a request without a trigger is refused", async () => {
+      const id = crypto.randomUUID();
+      const message = {
+        id: crypto.randomUUID(),
+        role: "user",
+        parts: [{ type: "text", text: "x" }],
+      };
+      chat.send({
+        type: "cf_agent_use_chat_request",
+        id,
+        init: { method: "POST", body: JSON.stringify({ messages: [message] }) },
+      });
+      expect((await chat.result(id)).parleyError?.code).toBe("invalid_request");
+    });
+
+    it("right-to-left text, with its bidi marks and isolates, tabs and line breaks, is accepted", async () => {
+      const text = "שלום \u202Bעולם\u202C\tמה נשמע?\r\n\u2067مرحبا\u2069 \u200Fok";
+      const turn = await chat.turn(text);
+      expect(turn.parleyError).toBeNull();
+      expect(turn.text).toBe(devReply(text));
+      const stored = await transcript(assistantPath(w.sessionId), w.member.token);
+      expect(stored.map(textOf)).toContain(text);
+    });
+  });
+});
 
 // ---- issue 12, second probe: abuse limits, checkout and HTTP input ----
+
+describe("abuse limits, checkout and HTTP input, second probe (issue 12)", () => {
+  const password = "a long enough password";
+  /**
+   * The simulated limiters, like Cloudflare's, count in windows aligned to the clock: a case that
+   * must see one window whole starts early enough in one.
+   */
+  async function roomInWindow(ms: number): Promise<void> {
+    const left = 60_000 - (Date.now() % 60_000);
+    if (left < ms) await new Promise((resolve) => setTimeout(resolve, left + 100));
+  }
+  const signupFrom = (address: string, label = "farm") =>
+    api<{ accessToken: string }>("POST", "/api/auth/signup", {
+      headers: { "cf-connecting-ip": address },
+      body: { email: `${label}-${crypto.randomUUID()}@example.test`, password, name: label },
+    });
+  const loginFrom = (address: string, email: string, pass: string) =>
+    api("POST", "/api/auth/login", {
+      headers: { "cf-connecting-ip": address },
+      body: { email, password: pass },
+    });
+  const grantsGiven = async () =>
+    (await env.DB.prepare("SELECT COUNT(*) AS n FROM signup_grants").first<{ n: number }>())?.n;
+  const hex = () => Math.floor(Math.random() * 0xffff).toString(16);
+
+  it("sign-ups from one client address stop at 5 a minute (rate_limited, nothing written); other addresses go on", async () => {
+    await roomInWindow(10_000);
+    const address = randomClientAddress();
+    for (let i = 0; i < 5; i++) expect((await signupFrom(address)).status).toBe(201);
+    const before = await snapshot();
+    const grants = await grantsGiven();
+    const refused = await signupFrom(address);
+    expect(refused.status).toBe(429);
+    expect(errorCode(refused)).toBe("rate_limited");
+    expect(refused.headers.get("set-cookie")).toBeNull();
+    expect(await snapshot()).toEqual(before);
+    expect(await grantsGiven()).toBe(grants);
+    expect((await signupFrom(randomClientAddress())).status).toBe(201);
+  }, 60_000);
+
+  it("an IPv6 client is counted as its /64; without CF-Connecting-IP a caller is one fixed client", async () => {
+    expect(clientAddressKey("2001:DB8:0001:0002:ffff:ffff:ffff:ffff")).toBe("2001:db8:1:2::/64");
+    expect(clientAddressKey("2001:db8:1:2::7")).toBe("2001:db8:1:2::/64");
+    expect(clientAddressKey("2001:db8::1")).toBe("2001:db8:0:0::/64");
+    expect(clientAddressKey("::ffff:192.0.2.7")).toBe("192.0.2.7");
+    expect(clientAddressKey(" 192.0.2.7 ")).toBe("192.0.2.7");
+    expect(clientAddressKey(undefined)).toBe(NO_CLIENT_ADDRESS);
+    expect(clientAddressKey("")).toBe(NO_CLIENT_ADDRESS);
+    // End to end: five addresses of one /64 use up the sign-ups of all of it.
+    await roomInWindow(10_000);
+    const prefix = `2001:db8:${hex()}:${hex()}`;
+    for (let i = 1; i <= 5; i++) {
+      expect((await signupFrom(`${prefix}:${i}::${i}`)).status).toBe(201);
+    }
+    expect(errorCode(await signupFrom(`${prefix}:ffff:1:2:3`))).toBe("rate_limited");
+  }, 60_000);
+
+  it("POST /api/orgs stops at 5 a minute per user (rate_limited, nothing written); other users go on", async () => {
+    await roomInWindow(10_000);
+    const w = await world();
+    const create = (token: string, name: string) =>
+      api("POST", "/api/orgs", { token, body: { name } });
+    for (let i = 0; i < 5; i++)
+      expect((await create(w.newcomer.token, `Org ${i}`)).status).toBe(201);
+    const before = await snapshot();
+    const refused = await create(w.newcomer.token, "One too many");
+    expect(refused.status).toBe(429);
+    expect(errorCode(refused)).toBe("rate_limited");
+    expect(await snapshot()).toEqual(before);
+    expect((await create(w.outsider.token, "Another user's")).status).toBe(201);
+  }, 60_000);
+
+  it("ten wrong passwords from a stranger's address do not lock the owner out", async () => {
+    await roomInWindow(10_000);
+    const owner = await signUp("locked-out");
+    const stranger = randomClientAddress();
+    const codes: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      codes.push((await loginFrom(stranger, owner.email, `wrong guess ${i}`)).status);
+    }
+    expect(codes).toEqual([...Array<number>(10).fill(401), 429]);
+    // The owner, from their own address, signs in; the stranger's address stays limited.
+    expect((await loginFrom(randomClientAddress(), owner.email, owner.password)).status).toBe(200);
+    expect((await loginFrom(stranger, owner.email, owner.password)).status).toBe(429);
+  }, 60_000);
+
+  it("guesses spread over many addresses stop at 100 a minute per email", async () => {
+    await roomInWindow(20_000);
+    const owner = await signUp("spread");
+    const statuses: number[] = [];
+    for (let a = 0; a < 11; a++) {
+      const address = randomClientAddress();
+      const batch = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => loginFrom(address, owner.email, `guess ${a}-${i}`)),
+      );
+      statuses.push(...batch.map((res) => res.status));
+    }
+    expect(statuses.slice(0, 100)).toEqual(Array<number>(100).fill(401));
+    expect(statuses.slice(100)).toEqual(Array<number>(10).fill(429));
+    expect((await loginFrom(randomClientAddress(), owner.email, owner.password)).status).toBe(429);
+  }, 120_000);
+
+  const standin = new Stripe(env.STRIPE_SECRET_KEY, {
+    httpClient: Stripe.createFetchHttpClient(),
+    host: new URL(env.STRIPE_API_URL).hostname,
+    port: Number(new URL(env.STRIPE_API_URL).port),
+    protocol: "http",
+  });
+  const storedCustomer = async (orgId: string) =>
+    (
+      await env.DB.prepare("SELECT stripe_customer_id AS id FROM organizations WHERE id = ?")
+        .bind(orgId)
+        .first<{ id: string | null }>()
+    )?.id ?? null;
+  const checkoutBody = { amountMicros: 10_000_000 };
+
+  it("checkout and the portal replace an org's Stripe customer that Stripe no longer has", async () => {
+    const w = await world();
+    const checkout = () =>
+      api<{ id: string; url: string }>("POST", `/api/orgs/${w.orgId}/billing/checkout`, {
+        token: w.owner.token,
+        body: checkoutBody,
+      });
+    const portal = () =>
+      api<{ url: string }>("POST", `/api/orgs/${w.orgId}/billing/portal`, { token: w.owner.token });
+    expect((await checkout()).status).toBe(201);
+    const first = await storedCustomer(w.orgId);
+    expect(first).toMatch(/^cus_/);
+    // Deleted at Stripe (in the dashboard; locally, a restart of the stand-in forgets it).
+    await standin.customers.del(first as string);
+
+    const again = await checkout();
+    expect(again.status).toBe(201);
+    const second = await storedCustomer(w.orgId);
+    expect(second).toMatch(/^cus_/);
+    expect(second).not.toBe(first);
+    expect((await standin.checkout.sessions.retrieve(again.body.id)).customer).toBe(second);
+    const replacement = await standin.customers.retrieve(second as string);
+    expect(replacement.deleted).toBeFalsy();
+    expect(!replacement.deleted && replacement.metadata).toEqual({ orgId: w.orgId });
+
+    await standin.customers.del(second as string);
+    expect((await portal()).status).toBe(201);
+    const third = await storedCustomer(w.orgId);
+    expect([first, second]).not.toContain(third);
+    // The replacement stays: the next calls use it as they are.
+    expect((await checkout()).status).toBe(201);
+    expect((await portal()).status).toBe(201);
+    expect(await storedCustomer(w.orgId)).toBe(third);
+  });
+
+  it("checkout return URLs never follow the Host header: PUBLIC_URL, or the origin of a loopback host", async () => {
+    const w = await world();
+    const init = (token: string, body?: unknown): RequestInit => ({
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    // PUBLIC_URL set, as it must be in production: a forged Host changes nothing.
+    const forged = await SELF.fetch(
+      `http://evil.example/api/orgs/${w.orgId}/billing/checkout`,
+      init(w.owner.token, checkoutBody),
+    );
+    expect(forged.status).toBe(201);
+    const session = await standin.checkout.sessions.retrieve(
+      ((await forged.json()) as { id: string }).id,
+    );
+    expect(session.success_url).toMatch(/^https:\/\/parley\.test\/billing\?checkout=success/);
+    expect(session.cancel_url).toBe("https://parley.test/billing?checkout=cancelled");
+
+    // PUBLIC_URL empty: the request's origin only on a loopback host (`pnpm dev`).
+    const bare = { ...env, PUBLIC_URL: "" } as Env;
+    const call = (url: string, requestInit: RequestInit) =>
+      worker.fetch(new Request(url, requestInit), bare, createExecutionContext());
+    const other = await world();
+    for (const path of ["billing/checkout", "billing/portal"]) {
+      const evil = await call(
+        `http://evil.example/api/orgs/${other.orgId}/${path}`,
+        init(other.owner.token, path === "billing/checkout" ? checkoutBody : undefined),
+      );
+      expect(evil.status, path).toBe(500);
+      expect(((await evil.json()) as { error: { code: string } }).error.code).toBe("internal");
+    }
+    // Refused before Stripe was asked for anything.
+    expect(await storedCustomer(other.orgId)).toBeNull();
+    const local = await call(
+      `http://127.0.0.1:8787/api/orgs/${other.orgId}/billing/checkout`,
+      init(other.owner.token, checkoutBody),
+    );
+    expect(local.status).toBe(201);
+    const localSession = await standin.checkout.sessions.retrieve(
+      ((await local.json()) as { id: string }).id,
+    );
+    expect(localSession.success_url).toMatch(/^http:\/\/127\.0\.0\.1:8787\/billing\?/);
+  });
+
+  it.each([
+    ["only marks without a base (soft hyphen + combining grapheme joiner)", "\u00ad\u034f"],
+    ["a lone combining mark", "\u0301"],
+    ["a combining mark before any letter", "\u0301Acme"],
+    ["a right-to-left mark", "Acme\u200fCorp"],
+    ["a left-to-right mark", "\u200eAcme"],
+    ["an Arabic letter mark", "Acme\u061cCorp"],
+    ["U+FFFD", "Acme \ufffd"],
+  ])("an org name with %s: 400 on name, no org", async (_label, name) => {
+    const w = await world();
+    const before = await snapshot();
+    const res = await api("POST", "/api/orgs", { token: w.newcomer.token, body: { name } });
+    expect(res.status).toBe(400);
+    expect(errorCode(res)).toBe("invalid_request");
+    expect((res.body as { error: { field?: string } }).error.field).toBe("name");
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("a name sent as bytes that are not UTF-8 is refused, not stored as U+FFFD", async () => {
+    const w = await world();
+    const before = await snapshot();
+    const utf8 = new TextEncoder();
+    const body = new Uint8Array([
+      ...utf8.encode('{"name":"Acme '),
+      0xff,
+      0xc3,
+      ...utf8.encode('"}'),
+    ]);
+    const res = await SELF.fetch(`${BASE}/api/orgs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${w.newcomer.token}`, "content-type": "application/json" },
+      body,
+    });
+    expect(res.status).toBe(400);
+    const error = ((await res.json()) as { error: { field: string; message: string } }).error;
+    expect(error.field).toBe("name");
+    expect(error.message).toMatch(/valid UTF-8/);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("memory values with NUL or an unpaired surrogate are refused; other text in values stays allowed", async () => {
+    const w = await world();
+    const memoryOf = async () =>
+      (
+        await api<{ memory: unknown }>("GET", `/api/projects/${w.projectId}`, {
+          token: w.owner.token,
+        })
+      ).body.memory;
+    const memoryBefore = await memoryOf();
+    const before = await snapshot();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ notes: "a\u0000b" }, "memory.notes"],
+      [{ list: ["fine", { deep: "x\ud800" }] }, "memory.list.1.deep"],
+      [{ nested: { "k\udc00": 1 } }, "memory.nested.k\udc00"],
+    ];
+    for (const [memory, field] of cases) {
+      const patched = await api("PATCH", `/api/projects/${w.projectId}`, {
+        token: w.owner.token,
+        body: { memory },
+      });
+      expect(patched.status, field).toBe(400);
+      expect((patched.body as { error: { field?: string } }).error.field).toBe(field);
+      const created = await api("POST", `/api/orgs/${w.orgId}/projects`, {
+        token: w.owner.token,
+        body: { name: "New", memory },
+      });
+      expect(created.status, field).toBe(400);
+    }
+    expect(await snapshot()).toEqual(before);
+    expect(await memoryOf()).toEqual(memoryBefore);
+    const kept = { notes: "line one\n\tline two \u202e \u200f \ufffd 🚀", list: ["\u200b"] };
+    const ok = await api("PATCH", `/api/projects/${w.projectId}`, {
+      token: w.owner.token,
+      body: { memory: kept },
+    });
+    expect(ok.status).toBe(200);
+    expect(await memoryOf()).toEqual(kept);
+  });
+
+  it("billing alerts refuse a bad limit or cursor like every list, and page with a cursor", async () => {
+    const w = await world();
+    const path = `/api/orgs/${w.orgId}/billing/alerts`;
+    for (const q of [
+      "limit=abc",
+      "limit=-1",
+      "limit=0",
+      "limit=101",
+      "limit=1e2",
+      "cursor=zzz",
+      "cursor=",
+      "page=2",
+    ]) {
+      const res = await api("GET", `${path}?${q}`, { token: w.owner.token });
+      expect(res.status, q).toBe(400);
+      expect(errorCode(res), q).toBe("invalid_request");
+    }
+    const account = billingAccount(env, w.orgId);
+    await account.open({ orgId: w.orgId, grantMicros: 0 });
+    // Five alerts, two fired in the same millisecond (the cursor breaks the tie by key).
+    const firedAt = [1_000, 2_000, 2_000, 3_000, 4_000];
+    await runInDurableObject(account, (_instance, state) => {
+      firedAt.forEach((at, i) => {
+        state.storage.sql.exec(
+          `INSERT INTO ledger_alerts (key, kind, member_id, period, threshold_pct, limit_micros, level_micros, fired_at)
+           VALUES (?, 'org_monthly_spend', NULL, '2026-12', ?, 1000000, 500000, ?)`,
+          `org_monthly_spend|2026-12||${50 + i}|1000000`,
+          50 + i,
+          Date.UTC(2026, 11, 1) + at,
+        );
+      });
+    });
+    const all = await api<{ items: { key: string }[]; nextCursor: string | null }>("GET", path, {
+      token: w.owner.token,
+    });
+    expect(all.body.items).toHaveLength(5);
+    expect(all.body.nextCursor).toBeNull();
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res: ApiResponse<{ items: { key: string }[]; nextCursor: string | null }> = await api(
+        "GET",
+        `${path}?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+        { token: w.owner.token },
+      );
+      expect(res.status).toBe(200);
+      expect(res.body.items.length).toBeLessThanOrEqual(2);
+      paged.push(...res.body.items.map((item) => item.key));
+      cursor = res.body.nextCursor;
+      pages++;
+    } while (cursor !== null && pages < 10);
+    expect(pages).toBe(3);
+    expect(paged).toEqual(all.body.items.map((item) => item.key));
+  });
+
+  it("the auth scheme is case-insensitive: `bearer` and `BEARER` work, on the API and the agents", async () => {
+    const w = await world();
+    for (const scheme of ["bearer", "BEARER", "Bearer ", "bEaReR"]) {
+      const headers = { authorization: `${scheme} ${w.member.token}` };
+      expect((await api("GET", "/api/me", { headers })).status, scheme).toBe(200);
+      expect(
+        (await api("GET", `${assistantPath(w.sessionId)}/get-messages`, { headers })).status,
+        scheme,
+      ).toBe(200);
+    }
+    for (const header of [
+      `Basic ${w.member.token}`,
+      `Bearer${w.member.token}`,
+      `Bearer ${w.member.token} x`,
+    ]) {
+      expect((await api("GET", "/api/me", { headers: { authorization: header } })).status).toBe(
+        401,
+      );
+    }
+  });
+});

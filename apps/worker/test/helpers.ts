@@ -19,13 +19,27 @@ export interface ApiOptions {
   headers?: Record<string, string>;
 }
 
-/** Calls the real Worker (routing, middleware, D1) the way a client does. */
+/** A random client address (10.0.0.0/8), as Cloudflare would send in `CF-Connecting-IP`. */
+export const randomClientAddress = (): string =>
+  `10.${[...crypto.getRandomValues(new Uint8Array(3))].join(".")}`;
+
+/**
+ * Calls the real Worker (routing, middleware, D1) the way a client does.
+ *
+ * Sign-ups are rate-limited per client address (`CF-Connecting-IP`), and the simulated limiter's
+ * counters are shared by every test file of the run: without the header all of them would be one
+ * client and the suite would trip the limit. So a sign-up that names no address comes from a new
+ * one, as different people's do; the tests of the limit send `cf-connecting-ip` themselves.
+ */
 export async function api<T = Record<string, unknown>>(
   method: string,
   path: string,
   options: ApiOptions = {},
 ): Promise<ApiResponse<T>> {
   const headers = new Headers(options.headers);
+  if (path.startsWith("/api/auth/signup") && !headers.has("cf-connecting-ip")) {
+    headers.set("cf-connecting-ip", randomClientAddress());
+  }
   if (options.token !== undefined) headers.set("authorization", `Bearer ${options.token}`);
   let body: string | undefined = options.rawBody;
   if (options.body !== undefined) {

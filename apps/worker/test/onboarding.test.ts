@@ -153,7 +153,10 @@ describe("turns", () => {
     expect(last.metadata).toMatchObject({ freeTurnsLeft: 0 });
     expect(last.text).toBe(devReply("last free one"));
 
-    chat.send({ type: "cf_agent_chat_clear" });
+    // Only an owner or admin may clear the shared chat (adversarial suite, issue 12).
+    const owner = await mustConnect(agentPath(w.projectId), w.owner.token);
+    owner.send({ type: "cf_agent_chat_clear" });
+    owner.close();
     for (let i = 0; i < 100 && (await transcript(w)).length > 0; i++)
       await new Promise((r) => setTimeout(r, 20));
     expect(await transcript(w)).toEqual([]);

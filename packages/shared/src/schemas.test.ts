@@ -261,3 +261,70 @@ describe("passwords", () => {
     expect(loginSchema.safeParse({ email: "a@b.co", password: "x\uDC00" }).success).toBe(false);
   });
 });
+
+describe("text people type, second probe (issue 12)", () => {
+  const named = (name: string) => refusal(createOrgSchema, { name });
+
+  it("treats combining marks without a base as invisible, and refuses a leading one", () => {
+    for (const blank of [
+      "\u00ad\u034f",
+      "\u034f",
+      "\u0301\u0302",
+      "\ufe0f",
+      "\u200b\u0301",
+      " \u0301 ",
+    ]) {
+      expect(named(blank)?.message, JSON.stringify(blank)).toBe("must contain visible characters");
+    }
+    expect(named("\u0301Acme")?.message).toBe("must not start with a combining mark");
+    expect(named(" \u0301Acme")?.message).toBe("must not start with a combining mark");
+    // Marks on a base are ordinary text (decomposed accents, Devanagari vowel signs, emoji).
+    expect(createOrgSchema.parse({ name: "Cafe\u0301" }).name).toBe("Caf\u00e9");
+    expect(createOrgSchema.parse({ name: "हिन्दी" }).name).toBe("हिन्दी");
+    expect(createOrgSchema.parse({ name: "❤\ufe0f team" }).name).toBe("❤\ufe0f team");
+  });
+
+  it("refuses the bidi marks LRM, RLM and ALM like the other bidi controls", () => {
+    for (const mark of ["\u200e", "\u200f", "\u061c"]) {
+      expect(named(`invoice${mark}fdp.exe`)?.message, mark).toMatch(/bidirectional control/);
+      expect(refusal(memorySchema, { [`k${mark}`]: 1 })?.message).toMatch(/bidirectional/);
+    }
+  });
+
+  it("refuses U+FFFD, what bytes that are not UTF-8 decode to, in names and sign-up passwords", () => {
+    expect(named("Acme \ufffd")?.message).toMatch(/^must be valid UTF-8 text/);
+    const subject = { type: "session", id: "ses_x" };
+    expect(refusal(erasureRequestSchema, { subject, reason: "\ufffd" })?.path).toBe("reason");
+    const base = { email: "a@b.co", name: "A" };
+    expect(refusal(signupSchema, { ...base, password: "long enough \ufffd" })).toEqual({
+      path: "password",
+      message: "must be valid UTF-8 text (it has U+FFFD, what bytes that are not UTF-8 decode to)",
+    });
+    // A login is not refused for it: the password may predate the rule.
+    expect(loginSchema.safeParse({ email: "a@b.co", password: "x\ufffd" }).success).toBe(true);
+  });
+
+  it("refuses NUL and unpaired surrogates anywhere inside memory values, and keeps other text", () => {
+    expect(refusal(memorySchema, { notes: "a\u0000b" })).toEqual({
+      path: "notes",
+      message: "must not contain NUL characters (U+0000)",
+    });
+    expect(refusal(memorySchema, { notes: ["fine", { deep: "x\ud800" }] })).toEqual({
+      path: "notes.1.deep",
+      message: "must be valid Unicode text (it has an unpaired surrogate)",
+    });
+    expect(refusal(memorySchema, { notes: { "k\u0000": 1 } })).toEqual({
+      path: "notes.k\u0000",
+      message: "a key must not contain NUL characters (U+0000)",
+    });
+    expect(refusal(memorySchema, { notes: { "\udc00": 1 } })?.path).toBe("notes.\udc00");
+    const kept = { notes: "line one\n\tline two \u202e \u200f \ufffd \u0007 🚀", list: ["\u200b"] };
+    expect(memorySchema.parse(kept)).toEqual(kept);
+  });
+
+  it("titles drop bidi marks, U+FFFD and leading marks", () => {
+    expect(titleFrom("\u200fPlan\u200e the \ufffdlaunch", 80)).toBe("Plan the launch");
+    expect(titleFrom("\u0301\u0302 hello", 80)).toBe("hello");
+    expect(titleFrom("\u00ad\u034f", 80)).toBeNull();
+  });
+});

@@ -14,12 +14,21 @@ const email = z
 
 // Refused in text people type, rather than stripped, so what is stored is what they see:
 const LONE_SURROGATE = /\p{Cs}/u; // half of a UTF-16 pair: D1 would store U+FFFD instead
+// What a decoder puts where bytes were not UTF-8 (request bodies are decoded with replacement): what
+// was typed is already lost, and two different byte strings would become the same name.
+const REPLACEMENT_CHARACTER = /\uFFFD/u;
 const CONTROL_SINGLE_LINE = /[\p{Cc}\u2028\u2029]/u; // tabs and line breaks included
 const CONTROL_MULTI_LINE = /(?![\t\n\r])[\p{Cc}\u2028\u2029]/u; // the same but \t \n \r
-// Embeddings, overrides and isolates reorder what follows them ("Trojan Source" names).
-const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
-// Whitespace, format characters (zero-width space and joiners, BOM, soft hyphen) and blank fillers.
-const INVISIBLE_ONLY = /^[\s\p{Cf}\u115F\u1160\u3164\uFFA0\u2800]+$/u;
+// Embeddings, overrides and isolates reorder what follows them ("Trojan Source" names); the marks
+// (LRM, RLM, the Arabic letter mark) are invisible and change how neighbouring characters order.
+const BIDI_CONTROL = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+const BIDI_CHARACTERS = "U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069";
+// Whitespace, format characters (zero-width space and joiners, BOM, soft hyphen), blank fillers,
+// and combining marks, which show only on a base character: marks alone are nothing visible
+// ("\u00AD\u034F", a soft hyphen and a combining grapheme joiner, looked like an empty name).
+const INVISIBLE_ONLY = /^[\s\p{Cf}\p{M}\u115F\u1160\u3164\uFFA0\u2800]+$/u;
+// A mark before any base would attach to whatever a page shows in front of the text.
+const LEADING_MARK = /^\s*\p{M}/u;
 
 /**
  * A title made from text someone typed elsewhere (a session's first message): control and bidi
@@ -28,10 +37,11 @@ const INVISIBLE_ONLY = /^[\s\p{Cf}\u115F\u1160\u3164\uFFA0\u2800]+$/u;
  */
 export function titleFrom(text: string, max: number): string | null {
   const cleaned = text
-    .replace(/\p{Cs}/gu, "")
+    .replace(/[\p{Cs}\uFFFD\u061C\u200E\u200F]/gu, "")
     .replace(/[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/gu, " ")
     .replace(/\s+/g, " ")
     .trim()
+    .replace(/^\p{M}+/u, "")
     .normalize("NFC");
   const cut = [...cleaned].slice(0, max).join("").trim();
   return cut === "" || INVISIBLE_ONLY.test(cut) ? null : cut;
@@ -42,15 +52,19 @@ export function textProblem(value: string, options: { multiline?: boolean } = {}
   if (LONE_SURROGATE.test(value)) {
     return "must be valid Unicode text (it has an unpaired surrogate)";
   }
+  if (REPLACEMENT_CHARACTER.test(value)) {
+    return "must be valid UTF-8 text (it has U+FFFD, what bytes that are not UTF-8 decode to)";
+  }
   if ((options.multiline ? CONTROL_MULTI_LINE : CONTROL_SINGLE_LINE).test(value)) {
     return options.multiline
       ? "must not contain control characters"
       : "must be a single line without control characters (no tabs or line breaks)";
   }
   if (BIDI_CONTROL.test(value)) {
-    return "must not contain bidirectional control characters (U+202A-U+202E, U+2066-U+2069)";
+    return `must not contain bidirectional control characters (${BIDI_CHARACTERS})`;
   }
   if (INVISIBLE_ONLY.test(value) && value.trim() !== "") return "must contain visible characters";
+  if (LEADING_MARK.test(value)) return "must not start with a combining mark";
   return null;
 }
 
@@ -79,6 +93,11 @@ const password = z
   .max(256)
   .refine((value) => !LONE_SURROGATE.test(value), {
     message: "must be valid Unicode text (it has an unpaired surrogate)",
+  })
+  // Likewise bytes that are not UTF-8: they arrive as U+FFFD, so different byte strings would be
+  // one password. Only at sign-up: a login must still work for a password chosen before this rule.
+  .refine((value) => !REPLACEMENT_CHARACTER.test(value), {
+    message: "must be valid UTF-8 text (it has U+FFFD, what bytes that are not UTF-8 decode to)",
   });
 
 export const signupSchema = z.strictObject({
@@ -127,12 +146,51 @@ function memoryKeyProblem(key: string, normalized: string): string | null {
 }
 
 /**
+ * Why a string inside a memory value cannot be stored as sent, or null. Values keep any text
+ * (several lines, tabs, any script) but NUL (C-based tools and some model providers cut or refuse
+ * text at it) and unpaired surrogates (not encodable as UTF-8: the assistant, the web app and any
+ * export would see U+FFFD instead).
+ */
+function unstorable(text: string): string | null {
+  if (text.includes("\u0000")) return "must not contain NUL characters (U+0000)";
+  if (LONE_SURROGATE.test(text)) return "must be valid Unicode text (it has an unpaired surrogate)";
+  return null;
+}
+
+/** The first string in a memory value (a string leaf, or a nested key) that cannot be stored. */
+function memoryValueProblem(value: object): { path: (string | number)[]; message: string } | null {
+  // Iterative like jsonValueProblem, which has already bounded the depth.
+  const stack: { node: unknown; path: (string | number)[] }[] = [{ node: value, path: [] }];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const { node, path } = next;
+    if (typeof node === "string") {
+      const problem = unstorable(node);
+      if (problem) return { path, message: problem };
+      continue;
+    }
+    if (typeof node !== "object" || node === null) continue;
+    const entries: [string | number, unknown][] = Array.isArray(node)
+      ? node.map((child, i) => [i, child])
+      : Object.entries(node);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i] as [string | number, unknown];
+      // Top-level keys follow the rules of names (memoryKeyProblem); nested keys are data.
+      const keyProblem = typeof key === "string" && path.length > 0 ? unstorable(key) : null;
+      if (keyProblem) return { path: [...path, key], message: `a key ${keyProblem}` };
+      stack.push({ node: child, path: [...path, key] });
+    }
+  }
+  return null;
+}
+
+/**
  * Project memory: a small JSON object the assistant reads as context and updates through a tool.
  * Its size is checked separately (`memoryTooLarge`) so the caller gets `payload_too_large`.
  * Before zod's recursive `z.json()` sees it, the value is walked without recursion: too deep a
  * nesting or a `__proto__` key (which the record would drop silently) is refused. Top-level keys
  * follow the rules of names (checked here, where the message can say why: a record reports only
  * "Invalid key"), are stored trimmed and in NFC, and two keys that would become one are refused.
+ * Values keep any text but NUL and unpaired surrogates (`memoryValueProblem`).
  */
 export const memorySchema = z.preprocess(
   (value, ctx) => {
@@ -143,6 +201,8 @@ export const memorySchema = z.preprocess(
     const problem = jsonValueProblem(value);
     if (problem) return refuse(problem.message, problem.path);
     if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+    const valueProblem = memoryValueProblem(value);
+    if (valueProblem) return refuse(valueProblem.message, valueProblem.path);
     const seen = new Map<string, string>();
     for (const key of Object.keys(value)) {
       const normalized = key.normalize("NFC").trim();

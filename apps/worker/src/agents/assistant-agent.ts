@@ -116,6 +116,9 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
 
   protected readonly toolApprovals = true;
 
+  // One owner per session: they may clear it, regenerate and stop as they like.
+  protected readonly sharedChat = false;
+
   protected readonly agentName = "assistant-agent";
 
   protected ownsCaller(caller: AgentCaller): boolean {
@@ -136,16 +139,29 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     caller: AgentCaller,
     decision: Extract<FrameDecision, { kind: "forward" }>,
   ): Promise<AssistantTurn> {
-    if (
-      decision.trigger &&
-      this.#busySince !== null &&
-      Date.now() - this.#busySince < BUSY_STALE_MS
-    ) {
+    if (!decision.trigger) return this.#admit(caller, decision);
+    if (this.#busySince !== null && Date.now() - this.#busySince < BUSY_STALE_MS) {
       throw new AppError(
         "conflict",
         "A reply is still being written: wait for it or stop it, then send again.",
       );
     }
+    // Marked before the first await, so the check and the mark are one step: a second message sent
+    // in the same tick sees the mark. Cleared again if this turn is not admitted after all.
+    this.#busySince = Date.now();
+    try {
+      return await this.#admit(caller, decision);
+    } catch (error) {
+      this.#busySince = null;
+      throw error;
+    }
+  }
+
+  /** Admission after the busy check: rights, the project, and the first call's hold. */
+  async #admit(
+    caller: AgentCaller,
+    decision: Extract<FrameDecision, { kind: "forward" }>,
+  ): Promise<AssistantTurn> {
     const requestId = decision.trigger ? decision.requestId : undefined;
     const turnId = newTurnId();
     const messages = decision.newUserMessage
@@ -177,7 +193,6 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       early = this.#reserveFirst(caller, turnId, estimate, `${turnId}:0r`);
     }
     if (requestId && !early) early = this.#reserveFirst(caller, turnId, estimate);
-    if (decision.trigger) this.#busySince = Date.now();
     return { caller, project, turnId, ...(early ? { firstHold: early } : {}) };
   }
 

@@ -34,6 +34,9 @@ export type ConnectionFilter = { userId: string; orgId?: string } | { familyId: 
 /** Where an admitted tool approval waits: the SDK continues the turn under an id of its own. */
 export const CONTINUATION = "continuation";
 
+/** How many recent chat requests a shared chat remembers the author of. */
+const REQUEST_AUTHORS = 256;
+
 /** A non-negative integer setting (0 allowed), or the fallback when unset or malformed. */
 export const intVar = (value: string | undefined, fallback: number) => {
   const parsed = Number(value);
@@ -94,6 +97,28 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
   /** Whether this agent's tools ask the member for approval (tool-approval frames are accepted). */
   protected abstract readonly toolApprovals: boolean;
 
+  /**
+   * Whether the chat is shared by the org's members (the onboarding preview) rather than owned by
+   * one (an assistant session): then only an owner or admin may clear it, and a member may
+   * regenerate or stop only their own turns.
+   */
+  protected abstract readonly sharedChat: boolean;
+
+  /**
+   * Tool calls whose answer was admitted and handed to the SDK, which applies it to the transcript
+   * a moment later: a second answer in between (two clicks in the same tick) is refused here, the
+   * transcript's `approval-requested` state refuses it afterwards (frames.ts).
+   */
+  readonly #answering = new Set<string>();
+
+  /**
+   * Who sent each recent chat request, by request id (the newest `REQUEST_AUTHORS` of them). In a
+   * shared chat every connection sees every request id in the broadcast frames, so a member could
+   * otherwise stop someone else's reply, or send a request under its id (the SDK keys a turn's
+   * abort signal by it).
+   */
+  readonly #requestAuthors = new Map<string, string>();
+
   /** Which frames this agent accepts (from a connection, while `ctx` holds its sockets). */
   protected framePolicy(): FramePolicy {
     // Every open socket of this object is a chat connection (the SDK accepts them all for
@@ -103,6 +128,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       maxFrameBytes: 256 * 1024,
       maxUserMessageBytes: numberVar(this.env.MAX_USER_MESSAGE_BYTES, 16 * 1024),
       toolApprovals: this.toolApprovals,
+      sharedChat: this.sharedChat,
       othersConnected,
     };
   }
@@ -313,17 +339,37 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       connection.close(CLOSE_ERASED, "erased");
       return;
     }
-    const author = this.callerOf(connection)?.userId;
+    // The role is the one the socket opened with: a role change closes the member's sockets
+    // (revocation), so it is current enough to decide what a frame may do.
+    const sender = this.callerOf(connection);
     const decision = decideFrame(message, this.messages, {
       ...this.framePolicy(),
-      ...(author === undefined ? {} : { authorId: author }),
+      ...(sender ? { authorId: sender.userId, role: sender.role } : {}),
     });
     if (decision.kind === "refuse") {
       this.refuse(connection, decision);
       return;
     }
+    const other = this.#othersTurn(sender, decision);
+    if (other) {
+      this.refuse(connection, other);
+      return;
+    }
     if (decision.trigger || decision.approval) {
       const requestId = decision.requestId;
+      const toolCallId = decision.approval?.toolCallId;
+      // Checked and marked before the first await: two answers in the same tick admit one.
+      if (toolCallId !== undefined) {
+        if (this.#answering.has(toolCallId)) {
+          this.refuse(connection, {
+            code: "conflict",
+            message: "This tool call is already being answered",
+          });
+          return;
+        }
+        this.#forgetAnswered();
+        this.#answering.add(toolCallId);
+      }
       try {
         const caller = this.callerOf(connection);
         if (!caller) throw new AppError("forbidden", "This connection has no caller");
@@ -332,7 +378,9 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
         }
         const turn = await this.admitTurn(caller, decision);
         this.admitted.set(requestId ?? CONTINUATION, turn);
+        if (requestId && this.sharedChat) this.#noteAuthor(requestId, caller.userId);
       } catch (error) {
+        if (toolCallId !== undefined) this.#answering.delete(toolCallId);
         const appError = isAppError(error)
           ? error
           : new AppError("internal", "Could not start the turn", { cause: error });
@@ -353,6 +401,49 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       }
     }
     await next(connection, decision.frame);
+  }
+
+  /**
+   * In a shared chat, a refusal of a frame that acts on another member's turn: stopping their reply
+   * (an owner or admin may, as they may clear the chat), or a chat request under their request id.
+   */
+  #othersTurn(
+    sender: AgentCaller | null,
+    decision: Extract<FrameDecision, { kind: "forward" }>,
+  ): Refusal | null {
+    if (!this.sharedChat) return null;
+    const requestId = decision.cancel?.requestId ?? (decision.trigger && decision.requestId);
+    if (!requestId) return null;
+    const author = this.#requestAuthors.get(requestId);
+    if (author === undefined || author === sender?.userId) return null;
+    if (decision.cancel) {
+      if (sender?.role === "owner" || sender?.role === "admin") return null;
+      return { code: "forbidden", message: "Only its author can stop this reply" };
+    }
+    return { code: "conflict", message: "This request id is already in use", requestId };
+  }
+
+  #noteAuthor(requestId: string, userId: string): void {
+    this.#requestAuthors.delete(requestId);
+    this.#requestAuthors.set(requestId, userId);
+    for (const oldest of this.#requestAuthors.keys()) {
+      if (this.#requestAuthors.size <= REQUEST_AUTHORS) break;
+      this.#requestAuthors.delete(oldest);
+    }
+  }
+
+  /** Drops the answers the SDK has applied (the transcript no longer waits for them). */
+  #forgetAnswered(): void {
+    if (this.#answering.size === 0) return;
+    const waiting = new Set<string>();
+    for (const message of this.messages) {
+      for (const part of message.parts) {
+        if ("toolCallId" in part && "state" in part && part.state === "approval-requested") {
+          waiting.add(part.toolCallId);
+        }
+      }
+    }
+    for (const id of this.#answering) if (!waiting.has(id)) this.#answering.delete(id);
   }
 
   /** Usage that a reset kept from landing is sent first thing (a rare case: one RPC per row). */

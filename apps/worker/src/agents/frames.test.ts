@@ -1,10 +1,12 @@
+import type { UIMessage } from "ai";
 import { describe, expect, it } from "vitest";
-import { decideFrame, type FramePolicy, MAX_FRAME_JSON_DEPTH } from "./frames.ts";
+import { chatTextProblem, decideFrame, type FramePolicy, MAX_FRAME_JSON_DEPTH } from "./frames.ts";
 
 const policy: FramePolicy = {
   maxFrameBytes: 256 * 1024,
   maxUserMessageBytes: 16 * 1024,
   toolApprovals: false,
+  sharedChat: false,
   othersConnected: false,
 };
 
@@ -45,5 +47,136 @@ describe("decideFrame nesting guard (issue 12)", () => {
     // The body sits 1 level in; `junk` adds its own levels below the body's object.
     const decision = decideFrame(chatRequest(submit(nested(MAX_FRAME_JSON_DEPTH - 1))), [], policy);
     expect(decision).toMatchObject({ kind: "forward", requestId: "req-1" });
+  });
+});
+
+const request = (id: unknown, body: Record<string, unknown>) =>
+  JSON.stringify({
+    type: "cf_agent_use_chat_request",
+    id,
+    init: { method: "POST", body: JSON.stringify(body) },
+  });
+const says = (text: string, trigger: unknown = "submit-message") =>
+  request("req-2", {
+    messages: [{ id: crypto.randomUUID(), role: "user", parts: [{ type: "text", text }] }],
+    trigger,
+  });
+
+describe("decideFrame, second probe (issue 12)", () => {
+  it("chat text: invisible-only, control characters and unpaired surrogates are refused; bidi is not", () => {
+    for (const bad of [
+      "\u200B\u200C\u200D\uFEFF",
+      "\u2060 \u00AD",
+      "\uFE0F",
+      "\u3164",
+      "a\u0000b",
+      "bell\u0007",
+      "half \uD83D",
+      "\uDE00 half",
+      "",
+    ]) {
+      expect(chatTextProblem(bad), JSON.stringify(bad)).not.toBeNull();
+    }
+    for (const good of [
+      "שלום \u202Bעולם\u202C",
+      "\u2067مرحبا\u2069 hi",
+      "tab\there\r\nnext",
+      "😀",
+      "\u200Bx",
+    ]) {
+      expect(chatTextProblem(good), JSON.stringify(good)).toBeNull();
+    }
+    expect(decideFrame(says("\u200B\u200B"), [], policy)).toMatchObject({
+      kind: "refuse",
+      code: "invalid_request",
+      requestId: "req-2",
+    });
+  });
+
+  it("a trigger other than submit-message or regenerate-message is refused, with the request id", () => {
+    const missing = request("req-2", {
+      messages: [{ id: "m", role: "user", parts: [{ type: "text", text: "hi" }] }],
+    });
+    for (const frame of [
+      ...["resume-stream", "submit", null, 1].map((t) => says("hi", t)),
+      missing,
+    ]) {
+      expect(decideFrame(frame, [], policy)).toMatchObject({
+        kind: "refuse",
+        code: "invalid_request",
+        requestId: "req-2",
+      });
+    }
+  });
+
+  it("an oversized chat request is refused under its id; an oversized other frame has none", () => {
+    const big = says("z".repeat(300 * 1024));
+    expect(decideFrame(big, [], policy)).toMatchObject({
+      kind: "refuse",
+      code: "payload_too_large",
+      requestId: "req-2",
+    });
+    const other = JSON.stringify({ type: "cf_agent_chat_clear", junk: "z".repeat(300 * 1024) });
+    const refusal = decideFrame(other, [], policy);
+    expect(refusal).toMatchObject({ kind: "refuse", code: "payload_too_large" });
+    expect("requestId" in refusal).toBe(false);
+  });
+
+  it("in a shared chat only an owner or admin clears, and only the author regenerates", () => {
+    const shared = { ...policy, sharedChat: true };
+    const clear = JSON.stringify({ type: "cf_agent_chat_clear" });
+    expect(decideFrame(clear, [], { ...shared, role: "member" })).toMatchObject({
+      code: "forbidden",
+    });
+    expect(decideFrame(clear, [], { ...shared, role: "admin" }).kind).toBe("forward");
+    expect(decideFrame(clear, [], { ...policy, role: "member" }).kind).toBe("forward");
+    const transcript: UIMessage[] = [
+      { id: "u", role: "user", parts: [{ type: "text", text: "q" }], metadata: { authorId: "a" } },
+      { id: "r", role: "assistant", parts: [{ type: "text", text: "r" }] },
+    ];
+    const regenerate = request("req-3", { messages: [], trigger: "regenerate-message" });
+    expect(decideFrame(regenerate, transcript, { ...shared, authorId: "b" })).toMatchObject({
+      code: "forbidden",
+      requestId: "req-3",
+    });
+    expect(decideFrame(regenerate, transcript, { ...shared, authorId: "a" }).kind).toBe("forward");
+  });
+
+  it("a tool approval must name a call still waiting for approval", () => {
+    const withTools = { ...policy, toolApprovals: true };
+    const reply = (state: string): UIMessage[] => [
+      {
+        id: "r",
+        role: "assistant",
+        parts: [
+          {
+            type: "tool-update_project_memory",
+            toolCallId: "call-1",
+            state,
+            input: {},
+            approval: { id: "call-1" },
+          } as unknown as UIMessage["parts"][number],
+        ],
+      },
+    ];
+    const approve = (toolCallId: string) =>
+      JSON.stringify({
+        type: "cf_agent_tool_approval",
+        toolCallId,
+        approved: true,
+        autoContinue: true,
+      });
+    expect(decideFrame(approve("call-1"), reply("approval-requested"), withTools).kind).toBe(
+      "forward",
+    );
+    expect(decideFrame(approve("call-1"), reply("approval-responded"), withTools)).toMatchObject({
+      code: "conflict",
+    });
+    expect(decideFrame(approve("call-1"), reply("output-available"), withTools)).toMatchObject({
+      code: "conflict",
+    });
+    expect(decideFrame(approve("call-2"), reply("approval-requested"), withTools)).toMatchObject({
+      code: "conflict",
+    });
   });
 });

@@ -4,9 +4,13 @@ import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { type VerifiedAccessToken, verifyAccessToken } from "./tokens.ts";
 
-/** Reads `Authorization: Bearer <token>`; anything else is no token at all. */
+/**
+ * Reads `Authorization: Bearer <token>`; anything else is no token at all. The scheme is
+ * case-insensitive (RFC 9110 §11.1: `bearer` and `BEARER` are `Bearer`) and may be followed by
+ * several spaces (`1*SP`); the token itself is taken exactly as sent.
+ */
 export function bearerToken(header: string | undefined): string | undefined {
-  const match = /^Bearer ([A-Za-z0-9_\-.]+)$/.exec(header ?? "");
+  const match = /^Bearer +([A-Za-z0-9_\-.]+)$/i.exec(header ?? "");
   return match?.[1];
 }
 

@@ -562,14 +562,20 @@ export class BillingAccount extends DurableObject<Env> {
       .map(toUsage);
   }
 
-  /** Alerts that fired, newest first, with their delivery state. */
-  alerts(limit = 100): AlertDelivery[] {
+  /**
+   * Alerts that fired, newest first, with their delivery state; a page of `limit` after `before`
+   * (the last alert of the previous page). Keyset on (fired_at, key): keys are unique.
+   */
+  alerts(limit = 100, before?: { firedAt: number; key: string }): AlertDelivery[] {
     return this.#sql
       .exec(
         `SELECT a.*, o.attempts AS outbox_attempts, o.delivered_at AS outbox_delivered_at,
            o.parked_reason AS outbox_parked_reason
          FROM ledger_alerts a LEFT JOIN alert_outbox o ON o.key = a.key
-         ORDER BY a.fired_at DESC LIMIT ?`,
+         WHERE ?1 IS NULL OR a.fired_at < ?1 OR (a.fired_at = ?1 AND a.key < ?2)
+         ORDER BY a.fired_at DESC, a.key DESC LIMIT ?3`,
+        before?.firedAt ?? null,
+        before?.key ?? "",
         limit,
       )
       .toArray()

@@ -61,6 +61,49 @@ async function signedIn(
 
 const wrongCredentials = () => new AppError("unauthorized", "Invalid email or password");
 
+/**
+ * The client address the rate limits count by, from `CF-Connecting-IP` (set by Cloudflare's edge,
+ * which replaces any value a client sends). An IPv6 client is its /64: one home, phone or server
+ * routinely holds a whole /64, so counting single addresses would give it billions of keys.
+ *
+ * Without the header (the Worker reached without Cloudflare's edge in front: vitest's `SELF.fetch`,
+ * a local tool) every caller is the one client `NO_CLIENT_ADDRESS`. That keeps the limits in force:
+ * skipping them instead would let anyone who can leave the header out go unlimited. (`wrangler dev`
+ * sets the header to the caller's address, 127.0.0.1 locally, but keeps one a client sent.)
+ */
+export function clientAddress(header: string | null | undefined): string {
+  const ip = header?.trim().toLowerCase();
+  if (!ip) return NO_CLIENT_ADDRESS;
+  if (!ip.includes(":")) return ip;
+  // An IPv4 address written as IPv6 (::ffff:192.0.2.1) is that IPv4 address.
+  const v4 = /:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(ip)?.[1];
+  if (v4) return v4;
+  const [head = "", tail, ...more] = ip.split("::");
+  const groups = (part: string) => (part === "" ? [] : part.split(":"));
+  const left = groups(head);
+  const right = tail === undefined ? [] : groups(tail);
+  const zeros = 8 - left.length - right.length;
+  const all =
+    tail === undefined ? left : [...left, ...Array<string>(Math.max(0, zeros)).fill("0"), ...right];
+  if (more.length > 0 || all.length !== 8 || !all.every((g) => /^[0-9a-f]{1,4}$/.test(g))) {
+    return ip; // not an address we can read: counted as given
+  }
+  return `${all
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(":")}::/64`;
+}
+
+export const NO_CLIENT_ADDRESS = "no-client-address";
+
+/** The keyed hash of the caller's client address (no address reaches the limiter). */
+const clientKey = (c: Context<AppEnv>, label: string, ...more: string[]): Promise<string> =>
+  keyedHash(
+    c.env.ERASURE_HASH_KEY,
+    label,
+    [...more, clientAddress(c.req.header("cf-connecting-ip"))].join("\n"),
+  );
+
 export const auth = new Hono<AppEnv>()
   // Every route here uses or sets the refresh cookie, so none answers another origin's page:
   // refresh and logout would act on the victim's cookie, and signup and login would plant the
@@ -69,6 +112,18 @@ export const auth = new Hono<AppEnv>()
   /** Creates the user, their first organization and their owner membership in one transaction. */
   .post("/signup", jsonBody(signupSchema), async (c) => {
     const input = c.req.valid("json");
+    // Per client address, before anything is hashed or written: the grant is once per person, but
+    // without email verification a script could still make an org (and a grant) per invented
+    // address. Limit and residual risk: wrangler.jsonc and docs/2026-12-01-hardening.md.
+    const { success } = await c.env.SIGNUP_RATE_LIMITER.limit({
+      key: await clientKey(c, "signup-rate"),
+    });
+    if (!success) {
+      throw new AppError(
+        "rate_limited",
+        "Too many sign-ups from this network; try again in a minute",
+      );
+    }
     const db = c.env.DB;
     const now = Date.now();
     const userId = newId("user", now);
@@ -117,13 +172,24 @@ export const auth = new Hono<AppEnv>()
 
   .post("/login", jsonBody(loginSchema), async (c) => {
     const input = c.req.valid("json");
-    // Per email address, counted before the password is checked: guesses are slowed whether or
-    // not the account exists, so the limit reveals nothing either.
-    const { success } = await c.env.LOGIN_RATE_LIMITER.limit({
-      key: await keyedHash(c.env.ERASURE_HASH_KEY, "login-rate", input.email),
+    // Counted before the password is checked, so guesses are slowed whether or not the account
+    // exists and the limit reveals nothing. Two limits, because one per email let a stranger lock
+    // the owner out: 10 wrong guesses from anywhere and the right password got 429 too.
+    // - Per (email, client address), 10 a minute: one client's guessing is slowed; the owner,
+    //   signing in from their own address, is not affected by guesses from elsewhere.
+    // - Per email from every address, 100 a minute: guesses spread over many addresses stay
+    //   bounded (6,000 an hour). Checked second, so a client over its own limit spends none of it:
+    //   locking the owner out now takes ten or more addresses guessing flat out.
+    const tooMany = () =>
+      new AppError("rate_limited", "Too many sign-in attempts; try again in a minute");
+    const perClient = await c.env.LOGIN_RATE_LIMITER.limit({
+      key: await clientKey(c, "login-rate", input.email),
     });
-    if (!success)
-      throw new AppError("rate_limited", "Too many sign-in attempts; try again in a minute");
+    if (!perClient.success) throw tooMany();
+    const perEmail = await c.env.LOGIN_EMAIL_RATE_LIMITER.limit({
+      key: await keyedHash(c.env.ERASURE_HASH_KEY, "login-email-rate", input.email),
+    });
+    if (!perEmail.success) throw tooMany();
     const user = await c.env.DB.prepare(
       "SELECT id, email, name, password_hash, token_version AS tokenVersion FROM users WHERE email = ?",
     )

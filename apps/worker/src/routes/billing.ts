@@ -9,6 +9,7 @@ import {
   usageQuerySchema,
 } from "@parley/shared";
 import { type Context, Hono } from "hono";
+import Stripe from "stripe";
 import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { keyedHash } from "../auth/keyed-hash.ts";
 import { billingAccount, openBillingAccount } from "../billing/account.ts";
@@ -36,8 +37,28 @@ function usageMember(
   return userId;
 }
 
-function origin(c: Context<AppEnv>): string {
-  return config(c.env).publicUrl ?? new URL(c.req.url).origin;
+/**
+ * Where Checkout and the portal send the browser back to: PUBLIC_URL. The request's own origin is
+ * used only when PUBLIC_URL is empty and the Worker was reached on a loopback host (`pnpm dev` on
+ * 127.0.0.1): that origin comes from the Host header, which any client sets, so with
+ * `Host: evil.example` Stripe sent the payer (and, in the success URL, the Checkout session id) to
+ * evil.example. A loopback host can only point back at the payer's own machine. Anywhere else an
+ * empty PUBLIC_URL is a deployment mistake: answered 500 (the log says why) before anything is
+ * created at Stripe, rather than guessed from the request.
+ */
+function returnBase(c: Context<AppEnv>): string {
+  const configured = config(c.env).publicUrl;
+  if (configured) return configured.replace(/\/+$/, "");
+  const url = new URL(c.req.url);
+  const host = url.hostname;
+  const loopback = host === "localhost" || host === "[::1]" || /^127(?:\.\d{1,3}){3}$/.test(host);
+  if (!loopback) {
+    throw new AppError(
+      "internal",
+      "Billing is not configured on this server (PUBLIC_URL is not set)",
+    );
+  }
+  return url.origin;
 }
 
 const csvField = (value: string | number | null): string => {
@@ -241,18 +262,22 @@ export const billing = new Hono<AppEnv>()
     });
   })
 
-  /** Threshold alerts that fired, with their webhook delivery state (owners and admins). */
-  .get("/:orgId/billing/alerts", async (c) => {
+  /** Threshold alerts that fired, newest first, with their webhook delivery state (owners and admins). */
+  .get("/:orgId/billing/alerts", query(pageQuerySchema), async (c) => {
     const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
     requireRole(access, "admin");
-    const alerts = await billingAccount(c.env, access.orgId).alerts(100);
+    const { cursor, limit } = c.req.valid("query");
+    const before = cursor === undefined ? undefined : alertCursor(cursor);
+    const rows = await billingAccount(c.env, access.orgId).alerts(limit + 1, before);
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
     return c.json({
-      items: alerts.map((alert) => ({
+      items: page.map((alert) => ({
         ...alert,
         firedAt: iso(alert.firedAt),
         deliveredAt: alert.deliveredAt === null ? null : iso(alert.deliveredAt),
       })),
-      nextCursor: null,
+      nextCursor: rows.length > limit && last ? `${last.firedAt}.${last.key}` : null,
     });
   })
 
@@ -280,33 +305,37 @@ export const billing = new Hono<AppEnv>()
       });
     }
     const stripe = stripeClient(cfg);
-    const customer = await stripeCustomer(c, access.orgId);
-    const base = origin(c);
-    const creating = stripe.checkout.sessions.create(
-      {
-        mode: "payment",
-        customer,
-        client_reference_id: access.orgId,
-        // Only the org: nothing at Stripe names a member (erasure could not reach it there).
-        metadata: { orgId: access.orgId },
-        payment_intent_data: { metadata: { orgId: access.orgId } },
-        line_items: [
-          {
-            quantity: 1,
-            price_data: {
-              currency: "usd",
-              unit_amount: amountMicros / 10_000,
-              product_data: { name: "Parley credits" },
+    const base = returnBase(c);
+    const userKey = await keyedHash(c.env.ERASURE_HASH_KEY, "checkout", userId);
+    const creating = withStripeCustomer(c, access.orgId, (customer) =>
+      stripe.checkout.sessions.create(
+        {
+          mode: "payment",
+          customer,
+          client_reference_id: access.orgId,
+          // Only the org: nothing at Stripe names a member (erasure could not reach it there).
+          metadata: { orgId: access.orgId },
+          payment_intent_data: { metadata: { orgId: access.orgId } },
+          line_items: [
+            {
+              quantity: 1,
+              price_data: {
+                currency: "usd",
+                unit_amount: amountMicros / 10_000,
+                product_data: { name: "Parley credits" },
+              },
             },
-          },
-        ],
-        success_url: `${base}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
-        cancel_url: `${base}/billing?checkout=cancelled`,
-      },
-      {
-        // Per caller, without naming them at Stripe (which keeps idempotency keys for a day).
-        idempotencyKey: `checkout-${access.orgId}-${await keyedHash(c.env.ERASURE_HASH_KEY, "checkout", userId)}-${idempotencyKey}`,
-      },
+          ],
+          success_url: `${base}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+          cancel_url: `${base}/billing?checkout=cancelled`,
+        },
+        {
+          // Per caller, without naming them at Stripe (which keeps idempotency keys for a day), and
+          // per customer: the retry with a replaced customer must not meet the refusal Stripe may
+          // have kept for the dead one under the same key (nor be refused as "other parameters").
+          idempotencyKey: `checkout-${access.orgId}-${userKey}-${customer}-${idempotencyKey}`,
+        },
+      ),
     );
     const session = await creating.catch((cause: unknown) => {
       // Stripe refuses a key reused with other parameters (another amount): the client's mistake.
@@ -325,30 +354,116 @@ export const billing = new Hono<AppEnv>()
   .post("/:orgId/billing/portal", async (c) => {
     const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
     requireRole(access, "admin");
-    const portal = await stripeClient(config(c.env)).billingPortal.sessions.create({
-      customer: await stripeCustomer(c, access.orgId),
-      return_url: `${origin(c)}/billing`,
-    });
+    const base = returnBase(c);
+    const stripe = stripeClient(config(c.env));
+    const portal = await withStripeCustomer(c, access.orgId, (customer) =>
+      stripe.billingPortal.sessions.create({ customer, return_url: `${base}/billing` }),
+    );
     return c.json({ url: portal.url }, 201);
   });
 
-/** The org's Stripe customer, created on first use (idempotently, so a race makes one customer). */
-async function stripeCustomer(c: Context<AppEnv>, orgId: string): Promise<string> {
+/** The previous page's last alert, from `nextCursor` (`<firedAt>.<key>`), or a 400. */
+function alertCursor(cursor: string): { firedAt: number; key: string } {
+  const match = /^([1-9]\d{0,15})\.(.+)$/s.exec(cursor);
+  const firedAt = Number(match?.[1]);
+  if (!match?.[2] || !Number.isSafeInteger(firedAt)) {
+    throw new AppError("invalid_request", "query.cursor: not a cursor from this list", {
+      field: "query.cursor",
+    });
+  }
+  return { firedAt, key: match[2] };
+}
+
+interface OrgCustomer {
+  name: string;
+  stripe_customer_id: string | null;
+}
+
+async function orgCustomer(c: Context<AppEnv>, orgId: string): Promise<OrgCustomer> {
   const org = await c.env.DB.prepare(
     "SELECT name, stripe_customer_id FROM organizations WHERE id = ?",
   )
     .bind(orgId)
-    .first<{ name: string; stripe_customer_id: string | null }>();
+    .first<OrgCustomer>();
   if (!org) throw notFound("Organization");
-  if (org.stripe_customer_id) return org.stripe_customer_id;
+  return org;
+}
+
+/**
+ * Creates a Stripe customer for the org and stores it in place of `replacing` (null: the org had
+ * none), conditionally, so requests racing store one; returns the one stored. Requests that race
+ * share the idempotency key, so Stripe makes one customer for them.
+ */
+async function storeNewCustomer(
+  c: Context<AppEnv>,
+  orgId: string,
+  org: OrgCustomer,
+  replacing: string | null,
+): Promise<string> {
   const customer = await stripeClient(config(c.env)).customers.create(
     { name: org.name, metadata: { orgId } },
-    { idempotencyKey: `customer-${orgId}` },
+    // A new key for a replacement: the first key would replay the customer that no longer exists.
+    {
+      idempotencyKey:
+        replacing === null ? `customer-${orgId}` : `customer-${orgId}-after-${replacing}`,
+    },
   );
-  await c.env.DB.prepare(
-    "UPDATE organizations SET stripe_customer_id = ? WHERE id = ? AND stripe_customer_id IS NULL",
+  const stored = await c.env.DB.prepare(
+    `UPDATE organizations SET stripe_customer_id = ?1 WHERE id = ?2 AND stripe_customer_id IS ?3
+     RETURNING stripe_customer_id`,
   )
-    .bind(customer.id, orgId)
-    .run();
-  return customer.id;
+    .bind(customer.id, orgId, replacing)
+    .first<{ stripe_customer_id: string }>();
+  if (stored) return stored.stripe_customer_id;
+  // Another request stored one first (the same customer, or a replacement of its own).
+  return (await orgCustomer(c, orgId)).stripe_customer_id ?? customer.id;
+}
+
+/** The org's Stripe customer, created on first use (idempotently, so a race makes one customer). */
+async function stripeCustomer(c: Context<AppEnv>, orgId: string): Promise<string> {
+  const org = await orgCustomer(c, orgId);
+  return org.stripe_customer_id ?? storeNewCustomer(c, orgId, org, null);
+}
+
+/** Whether Stripe refused a request because the customer it names does not exist (any more). */
+const isMissingCustomer = (error: unknown): boolean =>
+  error instanceof Stripe.errors.StripeInvalidRequestError &&
+  error.code === "resource_missing" &&
+  error.param === "customer";
+
+/**
+ * Runs `use` with the org's Stripe customer. The stored customer can vanish at Stripe: deleted in
+ * the dashboard (or, locally, lost when the Stripe stand-in restarts), and every checkout and
+ * portal link then failed with 500 ("No such customer"). When Stripe says so, the org gets a new
+ * customer, stored in place of the dead id only if that is still the one stored, and `use` runs
+ * once more with it. Payments already made are not at stake: credits come from the webhook, which
+ * reads the org from the session's metadata, not from the customer.
+ */
+async function withStripeCustomer<T>(
+  c: Context<AppEnv>,
+  orgId: string,
+  use: (customer: string) => Promise<T>,
+): Promise<T> {
+  const customer = await stripeCustomer(c, orgId);
+  try {
+    return await use(customer);
+  } catch (error) {
+    if (!isMissingCustomer(error)) throw error;
+    const org = await orgCustomer(c, orgId);
+    // Already replaced by a request that met the same refusal: use that one.
+    const next =
+      org.stripe_customer_id !== null && org.stripe_customer_id !== customer
+        ? org.stripe_customer_id
+        : await storeNewCustomer(c, orgId, org, customer);
+    console.log(
+      JSON.stringify({
+        level: "info",
+        source: "stripe-customer",
+        orgId,
+        replaced: customer,
+        by: next,
+      }),
+    );
+    return use(next);
+  }
 }

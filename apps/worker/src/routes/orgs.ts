@@ -12,6 +12,7 @@ import {
 import { Hono } from "hono";
 import { revokeConnections } from "../agents/revocation.ts";
 import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
+import { keyedHash } from "../auth/keyed-hash.ts";
 import { openBillingAccount } from "../billing/account.ts";
 import { auditStatement } from "../db/audit.ts";
 import { createOrgStatements } from "../db/orgs.ts";
@@ -84,6 +85,15 @@ export const orgs = new Hono<AppEnv>()
   .post("/", jsonBody(createOrgSchema), async (c) => {
     const { name } = c.req.valid("json");
     const { userId } = c.get("caller");
+    // Each org has its own daily free preview allowance, so unbounded orgs were unbounded free
+    // model calls. 5 a minute per user (wrangler.jsonc), before anything is written; keyed by a
+    // hash so the limiter never holds a user id.
+    const { success } = await c.env.ORG_CREATE_RATE_LIMITER.limit({
+      key: await keyedHash(c.env.ERASURE_HASH_KEY, "org-create-rate", userId),
+    });
+    if (!success) {
+      throw new AppError("rate_limited", "Too many new organizations; try again in a minute");
+    }
     const db = c.env.DB;
     const now = Date.now();
     const orgId = newId("org", now);
