@@ -40,6 +40,18 @@ export interface ParleyError {
   message: string;
 }
 
+/**
+ * What a final close of the chat's socket means for the person (the server closes with 4403 when
+ * their access ended, 4410 when the chat was erased; the SDK does not reconnect after either).
+ */
+export function closeNotice(code: number): ParleyError | null {
+  if (code === 4403) {
+    return { code: "forbidden", message: "You no longer have access to this chat." };
+  }
+  if (code === 4410) return { code: "gone", message: "This chat was erased." };
+  return null;
+}
+
 export function readParleyError(data: unknown): ParleyError | null {
   if (typeof data !== "string") return null;
   try {
@@ -109,6 +121,8 @@ export function ChatPanel({
     prepareSendMessagesRequest: lastMessageOnly,
   });
   const [refusal, setRefusal] = useState<ParleyError | null>(null);
+  /** The socket was closed for good (access lost, chat erased): nothing more can be sent. */
+  const [lost, setLost] = useState(false);
   const [draft, setDraft] = useState("");
 
   const { setMessages } = chat;
@@ -125,12 +139,23 @@ export function ChatPanel({
         );
       }
     };
+    const onClose = (event: CloseEvent) => {
+      const notice = closeNotice(event.code);
+      if (notice) {
+        setRefusal(notice);
+        setLost(true);
+      }
+    };
     connection.addEventListener("message", onMessage);
-    return () => connection.removeEventListener("message", onMessage);
+    connection.addEventListener("close", onClose);
+    return () => {
+      connection.removeEventListener("message", onMessage);
+      connection.removeEventListener("close", onClose);
+    };
   }, [connection, getInitialMessages, setMessages]);
 
   const busy = chat.status === "submitted" || chat.status === "streaming" || chat.isStreaming;
-  const isClosed = closed?.(chat.messages) ?? false;
+  const isClosed = lost || (closed?.(chat.messages) ?? false);
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
