@@ -14,11 +14,12 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { ROTATION_GRACE_MS, rotateRefreshToken } from "../src/auth/refresh-tokens.ts";
 import { billingAccount } from "../src/billing/account.ts";
 import type { ErasurePlan } from "../src/erasure/plan.ts";
+import { pseudonym } from "../src/erasure/pseudonym.ts";
 import { verifyErasure } from "../src/erasure/steps.ts";
 import worker from "../src/index.ts";
 import { clientAddress as clientAddressKey, NO_CLIENT_ADDRESS } from "../src/routes/auth.ts";
 import { signed, tokenAttacks } from "./attacks.ts";
-import { type ChatSocket, connect, connectTicket, mustConnect, upgrade } from "./chat.ts";
+import { type ChatSocket, connect, connectTicket, mustConnect, settled, upgrade } from "./chat.ts";
 import {
   type ApiResponse,
   addMembership,
@@ -35,6 +36,7 @@ import {
 import {
   fillPreviewCap,
   funded,
+  generation,
   generationCost,
   modelRequests,
   setTurnsUsed,
@@ -1227,6 +1229,27 @@ describe("sockets close when access ends, without waiting for the client to spea
     expect(await closedWithin(erased, 1_000)).toBe(4403);
   });
 
+  it("a member removed while their reply is being written: it stops, charged only what the provider produced", async () => {
+    const w = await funded();
+    const chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+    await settled(assistantPath(w.sessionId));
+    const id = crypto.randomUUID();
+    chat.request(id, "a long, slow answer please [[tps:8]]");
+    await chat.waitForText(id);
+    const res = await api("DELETE", `/api/orgs/${w.orgId}/members/${w.member.id}`, {
+      token: w.admin.token,
+    });
+    expect(res.status).toBe(204);
+    expect(await closedWithin(chat, 1_000)).toBe(4403);
+    const [row] = await usageRowsOf(w.orgId, (r) => r.sessionId === w.sessionId, 1);
+    const [generationId] = JSON.parse(row?.generationIds ?? "[]") as string[];
+    expect((await generation(generationId ?? ""))?.cancelled).toBe(true);
+    expect(row?.priceMicros).toBe(
+      applyMarkup(await generationCost(row?.generationIds ?? "[]"), markup),
+    );
+    expect((await billingAccount(env, w.orgId).balance()).heldMicros).toBe(0);
+  });
+
   it("a role change closes the member's sockets and ends their older tokens; a fresh token works", async () => {
     const w = await world();
     const chat = await mustConnect(onboardingPath(w.projectId), w.admin.token);
@@ -1517,14 +1540,90 @@ describe("free text naming an erased person is scrubbed, in any case, and cannot
     expect(memory?.memory.toLowerCase()).not.toContain(w.member.id);
   });
 
+  it("nothing anyone types can block an account's erasure: a stranger's project, org and display name holding their email", async () => {
+    const victim = await signUp("victim");
+    const stranger = await signUp("stranger");
+    const project = await api<{ id: string }>("POST", `/api/orgs/${stranger.orgId}/projects`, {
+      token: stranger.accessToken,
+      body: { name: `lead: ${victim.email.toUpperCase()}` },
+    });
+    expect(project.status).toBe(201);
+    const org = await api<{ id: string }>("POST", "/api/orgs", {
+      token: stranger.accessToken,
+      body: { name: `org ${victim.email}` },
+    });
+    expect(org.status).toBe(201);
+    const impostor = await signUp("impostor", { name: victim.email });
+    const erased = await api<{ status: string; verification: { ok: boolean } }>(
+      "DELETE",
+      "/api/me",
+      { token: victim.accessToken, body: { confirm: true } },
+    );
+    expect(erased.body).toMatchObject({ status: "completed", verification: { ok: true } });
+    const names = await env.DB.prepare(
+      `SELECT (SELECT name FROM projects WHERE id = ?1) AS project,
+              (SELECT name FROM organizations WHERE id = ?2) AS org,
+              (SELECT name FROM users WHERE id = ?3) AS person`,
+    )
+      .bind(project.body.id, org.body.id, impostor.userId)
+      .first<{ project: string; org: string; person: string }>();
+    expect(names).toEqual({ project: "lead: [erased]", org: "org [erased]", person: "[erased]" });
+  });
+
+  it("a member's erasure reaches their id and email in the org's name, colleagues' names and the alert URL", async () => {
+    const w = await funded();
+    await env.DB.batch([
+      env.DB.prepare("UPDATE organizations SET name = ? WHERE id = ?").bind(
+        `Acme (ask ${w.member.id})`,
+        w.orgId,
+      ),
+      env.DB.prepare("UPDATE users SET name = ? WHERE id = ?").bind(
+        `cc ${w.member.email.toUpperCase()}`,
+        w.otherMember.id,
+      ),
+    ]);
+    await billingAccount(env, w.orgId).updateSettings(w.orgId, {
+      alertWebhookUrl: `https://hooks.example.com/${w.member.id}`,
+    });
+    const filed = await api<{ status: string; verification: { ok: boolean } }>(
+      "POST",
+      `/api/orgs/${w.orgId}/erasure-requests`,
+      { token: w.admin.token, body: { subject: { type: "member", id: w.member.id } } },
+    );
+    expect(filed.body).toMatchObject({ status: "completed", verification: { ok: true } });
+    const members = await api<{ items: { name: string }[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/members`,
+      {
+        token: w.owner.token,
+      },
+    );
+    expect(JSON.stringify(members.body).toLowerCase()).not.toContain(w.member.email.toLowerCase());
+    const org = await api<{ name: string }>("GET", `/api/orgs/${w.orgId}`, {
+      token: w.owner.token,
+    });
+    expect(org.body.name).not.toContain(w.member.id);
+    const settings = await billingAccount(env, w.orgId).settings();
+    expect(settings.alertWebhookUrl).not.toContain(w.member.id);
+  });
+
   it("an erasure that failed can be filed again and finishes, although its subject's rows are gone", async () => {
     const w = await world();
-    // The verification cannot pass while this planted row names them (a store the job cannot clean).
-    await env.DB.prepare("CREATE TABLE planted_notes (org_id TEXT, note TEXT)").run();
+    // The verification cannot pass while this planted row names them: its scrubbed value would
+    // collide with a unique one already there, so the scrub must leave it (as a store the job
+    // cannot write would).
+    await env.DB.prepare("CREATE TABLE planted_notes (org_id TEXT, note TEXT UNIQUE)").run();
     try {
-      await env.DB.prepare("INSERT INTO planted_notes (org_id, note) VALUES (?, ?)")
-        .bind(w.orgId, w.member.id)
-        .run();
+      await env.DB.batch([
+        env.DB.prepare("INSERT INTO planted_notes (org_id, note) VALUES (?, ?)").bind(
+          w.orgId,
+          `note ${w.member.id}`,
+        ),
+        env.DB.prepare("INSERT INTO planted_notes (org_id, note) VALUES (?, ?)").bind(
+          w.orgId,
+          `note ${await pseudonym(env.ERASURE_HASH_KEY, w.member.id)}`,
+        ),
+      ]);
       const filed = await api<{ id: string; status: string }>(
         "POST",
         `/api/orgs/${w.orgId}/erasure-requests`,
@@ -2803,6 +2902,7 @@ describe("abuse limits, checkout and HTTP input, second probe (issue 12)", () =>
     expect(clientAddressKey("2001:db8:1:2::7")).toBe("2001:db8:1:2::/64");
     expect(clientAddressKey("2001:db8::1")).toBe("2001:db8:0:0::/64");
     expect(clientAddressKey("::ffff:192.0.2.7")).toBe("192.0.2.7");
+    expect(clientAddressKey("::ffff:cb00:7158")).toBe("203.0.113.88");
     expect(clientAddressKey(" 192.0.2.7 ")).toBe("192.0.2.7");
     expect(clientAddressKey(undefined)).toBe(NO_CLIENT_ADDRESS);
     expect(clientAddressKey("")).toBe(NO_CLIENT_ADDRESS);

@@ -337,6 +337,11 @@ describe("sessions", () => {
     }>("GET", `/api/projects/${w.projectId}/sessions`, { token: w.member.token });
     const listed = list.body.items.find((s) => s.id === created.body.id);
     expect(listed).toMatchObject({ title: "Plan the beta launch for March", spendMicros: spent });
+    // The session itself says the same (it said 0 while the list had the real figure).
+    const one = await api<{ spendMicros: number }>("GET", `/api/sessions/${created.body.id}`, {
+      token: w.member.token,
+    });
+    expect(one.body.spendMicros).toBe(spent);
     expect(Date.parse(listed?.lastActivityAt ?? "")).toBeGreaterThan(
       Date.parse(listed?.createdAt ?? ""),
     );

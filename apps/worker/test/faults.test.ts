@@ -346,6 +346,40 @@ describe("faults around the ledger", { timeout: 20_000 }, () => {
     await expectReconciled(w, credits);
   });
 
+  it("a step cut by a model error is settled once, by whichever path comes first: nothing parked, nothing logged", async () => {
+    const logged: string[] = [];
+    const spy = vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => {
+      logged.push(args.map(String).join(" "));
+    });
+    try {
+      const w = await funded();
+      const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+      for (let i = 0; i < 5; i++) {
+        const id = crypto.randomUUID();
+        await chat.turn(`break ${i} [[error-after:3]]`, { id });
+        await expectChargedOnce(
+          w,
+          Object.fromEntries(
+            chat.frames
+              .filter((f) => f.type === "cf_agent_use_chat_response" && typeof f.id === "string")
+              .map((f) => chat.turnIdOf(f.id as string))
+              .filter((t): t is string => t !== null)
+              .map((t) => [t, 1]),
+          ),
+        );
+      }
+      chat.close();
+      await expectReconciled(w);
+      await sleep(300);
+      await runInDurableObject(agentStub(w.sessionId), (_instance, state) => {
+        expect(state.storage.sql.exec("SELECT * FROM parley_pending_usage").toArray()).toEqual([]);
+      });
+      expect(logged.filter((line) => line.includes("usage_parked"))).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it("an alarm delivering an alert to an endpoint that fails: retried by the next alarm, delivered once", async () => {
     const w = await funded();
     const path = `/alerts/${w.orgId}/flaky`;

@@ -224,7 +224,7 @@ export interface SignedUp {
 
 export async function signUp(
   label: string,
-  options: { email?: string; password?: string; orgName?: string } = {},
+  options: { email?: string; password?: string; orgName?: string; name?: string } = {},
 ): Promise<SignedUp> {
   const email = options.email ?? `${label}-${crypto.randomUUID()}@example.test`;
   const password = options.password ?? "a long enough password";
@@ -232,7 +232,7 @@ export async function signUp(
     body: {
       email,
       password,
-      name: label,
+      name: options.name ?? label,
       ...(options.orgName ? { orgName: options.orgName } : {}),
     },
   });

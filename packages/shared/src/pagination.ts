@@ -17,7 +17,7 @@ export const pageQuerySchema = z.strictObject({
   cursor: z.string().min(1).max(200).optional(),
   limit: z
     .string()
-    .regex(/^\d{1,3}$/, "must be a whole number")
+    .regex(/^\d+$/, "must be a whole number")
     .transform(Number)
     .pipe(z.number().int().min(1).max(MAX_PAGE_SIZE))
     .default(DEFAULT_PAGE_SIZE),

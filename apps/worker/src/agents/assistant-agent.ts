@@ -392,19 +392,19 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         for (const key of Object.keys(tokens) as (keyof TokenUsage)[])
           totals.tokens[key] += tokens[key];
         const generationId = this.#generationOf(holdId(index));
-        this.ctx.storage.sql.exec(
-          "UPDATE parley_steps SET status = 'settled' WHERE hold_id = ?",
-          holdId(index),
-        );
-        const settled = this.recordUsage(turn.caller.orgId, {
-          requestId: holdId(index),
-          costMicros,
-          priceMicros,
-          tokens,
-          model: modelId,
-          generationIds: generationId ? [generationId] : [],
-          billable: true,
-        });
+        // Closing the turn's open steps (an error or abort racing this callback) may have settled
+        // this step already, from the provider's record: then it is not settled a second time.
+        const settled = this.#claimSettle(holdId(index))
+          ? this.recordUsage(turn.caller.orgId, {
+              requestId: holdId(index),
+              costMicros,
+              priceMicros,
+              tokens,
+              model: modelId,
+              generationIds: generationId ? [generationId] : [],
+              billable: true,
+            })
+          : Promise.resolve(null);
         // The last step's settlement does not hold up the reply (its usage is already stored locally
         // and lands once, now or on retry); a next step waits for it, so the hold it frees counts.
         if (result.finishReason === "tool-calls" && index + 1 < maxSteps) {
@@ -455,6 +455,19 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     });
   }
 
+  /**
+   * Marks a step settled if nobody has: true for the one caller that may settle it. A step is
+   * settled by its own callback or by closing the turn's open steps, whichever comes first.
+   */
+  #claimSettle(holdId: string): boolean {
+    return (
+      this.ctx.storage.sql.exec(
+        "UPDATE parley_steps SET status = 'settled' WHERE hold_id = ? AND status IN ('reserved', 'called')",
+        holdId,
+      ).rowsWritten === 1
+    );
+  }
+
   #generationOf(holdId: string): string | null {
     return (this.ctx.storage.sql
       .exec("SELECT generation_id FROM parley_steps WHERE hold_id = ?", holdId)
@@ -499,10 +512,8 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         looked === null
           ? costFromTokens(table, this.env.MODEL_ID, tokens)
           : dollarsToMicrosCeil(looked);
-      this.ctx.storage.sql.exec(
-        "UPDATE parley_steps SET status = 'settled' WHERE hold_id = ?",
-        holdId,
-      );
+      // The step's own callback may have settled it while the lookup ran: settle once only.
+      if (!this.#claimSettle(holdId)) continue;
       await this.recordUsage(row.org_id as string, {
         requestId: holdId,
         costMicros,

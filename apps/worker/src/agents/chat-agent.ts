@@ -234,12 +234,33 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
         familyId: caller.familyId,
         version: caller.tokenVersion,
       });
-      await this.checkAccess(caller);
-      return true;
     } catch (error) {
       if (!isAppError(error)) return true; // D1 unreachable: the per-turn check still stands guard
       connection.close(closeCodeFor(error.code), error.code);
       return false;
+    }
+    try {
+      await this.checkAccess(caller);
+      return true;
+    } catch (error) {
+      if (!isAppError(error)) return true;
+      connection.close(closeCodeFor(error.code), error.code);
+      // Their access is gone, not just their token: a reply of theirs still being written stops
+      // here (and is settled to what the provider charged), rather than running on at the org's
+      // cost for someone no longer in it.
+      this.#abortTurnsOf(caller.userId);
+      return false;
+    }
+  }
+
+  /** Aborts the turns in flight that `userId` asked for (in a session: all of them, it is theirs). */
+  #abortTurnsOf(userId: string): void {
+    if (!this.sharedChat) {
+      this.abortAllRequests("access ended");
+      return;
+    }
+    for (const [requestId, author] of this.#requestAuthors) {
+      if (author === userId) this.abortRequest(requestId, "access ended");
     }
   }
 

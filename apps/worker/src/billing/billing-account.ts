@@ -20,7 +20,8 @@ import {
   type UsageRow,
 } from "@parley/billing";
 import type { UsageGroup, UsageGroupBy } from "@parley/shared";
-import { type Finding, scanStore, sqlSource } from "../erasure/scan.ts";
+import { type Finding, scanStore, scrubStore, sqlSource } from "../erasure/scan.ts";
+import type { Replacement } from "../erasure/scrub.ts";
 import { signAlert } from "./alert-signature.ts";
 import { checkWebhookUrl } from "./webhook-url.ts";
 
@@ -511,6 +512,11 @@ export class BillingAccount extends DurableObject<Env> {
    */
   scanFor(needles: string[]): Promise<Finding[]> {
     return scanStore(sqlSource(this.#sql), { needles });
+  }
+
+  /** The erasure's scrub of this account: replaces the person's identifiers in every table. */
+  scrubFor(replacements: Replacement[]): Promise<number> {
+    return scrubStore(sqlSource(this.#sql), replacements, {});
   }
 
   /** Spend per session for a page of sessions (price charged, summed), for the sessions list. */

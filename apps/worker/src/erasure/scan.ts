@@ -1,7 +1,12 @@
+import { type Replacement, scrubText } from "./scrub.ts";
+
 /**
- * The erasure job's verification scan, over every table of a store rather than a list of the
- * places we remember writing to: a table added later is scanned too, so a new place that keeps an
- * identifier makes the erasure fail verification instead of passing silently.
+ * The erasure job's reach over a whole store: every table and text column, rather than a list of
+ * the places we remember writing to. The verification scan counts what still names the person, and
+ * the scrub replaces it (their ids by their pseudonym, their email by `[erased]`) wherever it is
+ * left once the targeted steps ran: a project named after them, a colleague's display name holding
+ * their email, a webhook URL with their id. Both walk the same places, so whatever the scan could
+ * find, the scrub has cleaned; a table added later is covered by both.
  */
 
 /** Where an identifier may stay by design, with the reason (see docs/ on data retention). */
@@ -22,9 +27,12 @@ const isTextual = (type: string) => type === "" || /CHAR|CLOB|TEXT/i.test(type);
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-/** A store the scan reads: D1, or a Durable Object's SQLite (synchronous, wrapped). */
+type Binding = string | number | null;
+
+/** A store the scan reads and the scrub writes: D1, or a Durable Object's SQLite. */
 export interface ScanSource {
-  all(sql: string, ...bindings: (string | number | null)[]): Promise<Record<string, unknown>[]>;
+  all(sql: string, ...bindings: Binding[]): Promise<Record<string, unknown>[]>;
+  run(sql: string, ...bindings: Binding[]): Promise<void>;
 }
 
 export function d1Source(db: D1Database): ScanSource {
@@ -36,6 +44,12 @@ export function d1Source(db: D1Database): ScanSource {
           .bind(...bindings)
           .all<Record<string, unknown>>()
       ).results,
+    run: async (sql, ...bindings) => {
+      await db
+        .prepare(sql)
+        .bind(...bindings)
+        .run();
+    },
   };
 }
 
@@ -43,24 +57,45 @@ export function sqlSource(sql: SqlStorage): ScanSource {
   return {
     all: async (query, ...bindings) =>
       sql.exec(query, ...bindings).toArray() as Record<string, unknown>[],
+    run: async (query, ...bindings) => {
+      sql.exec(query, ...bindings);
+    },
   };
+}
+
+/** A SQL condition on one table, with its bindings. */
+export interface Condition {
+  where: string;
+  bindings: Binding[];
 }
 
 export interface ScanOptions {
   /** The identifiers that must be gone (ids, an email). */
   needles: readonly string[];
-  /** Only rows of this org, in tables that have an `org_id` column; tables without one are skipped. */
+  /**
+   * Only one org's rows: tables with an `org_id` column are read for that org, tables named in
+   * `scopes` under their own condition, and every other table is left out (it is not the org's).
+   */
   orgId?: string;
-  /** Rows to leave out per table (a SQL condition on that table), e.g. the erasure request itself. */
-  excludeRows?: Record<string, { where: string; bindings: (string | number)[] }>;
+  /** Per table, which of its rows belong to the org (for tables without `org_id`). */
+  scopes?: Record<string, Condition>;
+  /** Rows to leave out per table. */
+  excludeRows?: Record<string, Condition>;
+  /** Cells to leave out: these columns, in the rows the condition picks (an erasure in flight). */
+  excludeCells?: Record<string, Condition & { columns: readonly string[] }>;
   allow?: readonly Allowance[];
 }
 
-/**
- * Counts, for every user table of the store and every text column, the rows that still contain any
- * needle, in any letter case. Platform tables (`sqlite_*`, `_cf_*`, D1's `d1_*`) are left out: they hold no user data.
- */
-export async function scanStore(source: ScanSource, options: ScanOptions): Promise<Finding[]> {
+interface Place {
+  table: string;
+  column: string;
+  /** The rows of the place that contain a needle (case-insensitively), and their bindings. */
+  where: string;
+  bindings: Binding[];
+}
+
+/** Every (table, text column) of the store the options reach, with the rows that name a needle. */
+async function places(source: ScanSource, options: ScanOptions): Promise<Place[]> {
   // Case does not hide an identifier (an email typed in capitals is the same email): both sides
   // are compared in lower case (SQLite's lower() folds ASCII, which ids and emails are).
   const needles = options.needles.filter((n) => n.length > 0).map((n) => n.toLowerCase());
@@ -70,14 +105,19 @@ export async function scanStore(source: ScanSource, options: ScanOptions): Promi
      AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'
      AND name NOT LIKE 'd1\\_%' ESCAPE '\\'`,
   );
-  const findings: Finding[] = [];
+  const found: Place[] = [];
   for (const { name } of tables as { name: string }[]) {
     const columns = (await source.all("SELECT name, type FROM pragma_table_info(?)", name)) as {
       name: string;
       type: string;
     }[];
-    const hasOrg = columns.some((c) => c.name === "org_id");
-    if (options.orgId !== undefined && !hasOrg) continue;
+    const scope: Condition | null =
+      options.orgId === undefined
+        ? null
+        : columns.some((c) => c.name === "org_id")
+          ? { where: "org_id = ?", bindings: [options.orgId] }
+          : (options.scopes?.[name] ?? { where: "0", bindings: [] });
+    if (scope?.where === "0") continue;
     const excluded = options.excludeRows?.[name];
     for (const column of columns) {
       if (!isTextual(column.type)) continue;
@@ -88,22 +128,74 @@ export async function scanStore(source: ScanSource, options: ScanOptions): Promi
       const conditions = [
         `(${needles.map(() => `instr(lower(${quote(column.name)}), ?) > 0`).join(" OR ")})`,
       ];
-      const bindings: (string | number)[] = [...needles];
-      if (options.orgId !== undefined) {
-        conditions.push("org_id = ?");
-        bindings.push(options.orgId);
+      const bindings: Binding[] = [...needles];
+      if (scope) {
+        conditions.push(`(${scope.where})`);
+        bindings.push(...scope.bindings);
       }
       if (excluded) {
         conditions.push(`NOT (${excluded.where})`);
         bindings.push(...excluded.bindings);
       }
-      const [row] = await source.all(
-        `SELECT COUNT(*) AS n FROM ${quote(name)} WHERE ${conditions.join(" AND ")}`,
-        ...bindings,
-      );
-      const rows = Number(row?.n ?? 0);
-      if (rows > 0) findings.push({ table: name, column: column.name, rows });
+      const cells = options.excludeCells?.[name];
+      if (cells?.columns.includes(column.name)) {
+        conditions.push(`NOT (${cells.where})`);
+        bindings.push(...cells.bindings);
+      }
+      found.push({ table: name, column: column.name, where: conditions.join(" AND "), bindings });
     }
   }
+  return found;
+}
+
+/**
+ * Counts, for every user table of the store and every text column, the rows that still contain any
+ * needle, in any letter case. Platform tables (`sqlite_*`, `_cf_*`, D1's `d1_*`) are left out: they
+ * hold no user data.
+ */
+export async function scanStore(source: ScanSource, options: ScanOptions): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  for (const place of await places(source, options)) {
+    const [row] = await source.all(
+      `SELECT COUNT(*) AS n FROM ${quote(place.table)} WHERE ${place.where}`,
+      ...place.bindings,
+    );
+    const rows = Number(row?.n ?? 0);
+    if (rows > 0) findings.push({ table: place.table, column: place.column, rows });
+  }
   return findings;
+}
+
+/**
+ * Replaces, wherever the scan would find them, each needle by its replacement (in any letter
+ * case). A value is rewritten where it stands (`WHERE column = old value`), which works for every
+ * table, rowid or not. Returns how many values changed.
+ */
+export async function scrubStore(
+  source: ScanSource,
+  replacements: readonly Replacement[],
+  options: Omit<ScanOptions, "needles">,
+): Promise<number> {
+  let changed = 0;
+  const needles = replacements.map((r) => r.find);
+  for (const place of await places(source, { ...options, needles })) {
+    const column = quote(place.column);
+    const rows = await source.all(
+      `SELECT DISTINCT ${column} AS v FROM ${quote(place.table)} WHERE ${place.where}`,
+      ...place.bindings,
+    );
+    for (const { v } of rows as { v: string }[]) {
+      const scrubbed = scrubText(v, replacements);
+      if (scrubbed === v) continue;
+      // OR IGNORE: a rewrite that would collide with a unique key is left for the scan to report.
+      await source.run(
+        `UPDATE OR IGNORE ${quote(place.table)} SET ${column} = ? WHERE ${column} = ? AND ${place.where}`,
+        scrubbed,
+        v,
+        ...place.bindings,
+      );
+      changed++;
+    }
+  }
+  return changed;
 }

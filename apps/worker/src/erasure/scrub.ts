@@ -24,35 +24,3 @@ export function scrubText(text: string, replacements: readonly Replacement[]): s
   }
   return out;
 }
-
-/**
- * Scrubs one text column of a D1 table (optionally only one org's rows). Returns the rows changed.
- * The rows are found with the same case-insensitive test the scan uses.
- */
-export async function scrubColumn(
-  db: D1Database,
-  table: string,
-  column: string,
-  replacements: readonly Replacement[],
-  orgId?: string,
-): Promise<number> {
-  const needles = replacements.map((r) => r.find.toLowerCase()).filter((n) => n !== "");
-  if (needles.length === 0) return 0;
-  const { results } = await db
-    .prepare(
-      `SELECT rowid AS r, ${column} AS v FROM ${table}
-       WHERE (${needles.map(() => `instr(lower(${column}), ?) > 0`).join(" OR ")})
-       ${orgId === undefined ? "" : "AND org_id = ?"}`,
-    )
-    .bind(...needles, ...(orgId === undefined ? [] : [orgId]))
-    .all<{ r: number; v: string }>();
-  if (results.length === 0) return 0;
-  await db.batch(
-    results.map((row) =>
-      db
-        .prepare(`UPDATE ${table} SET ${column} = ? WHERE rowid = ?`)
-        .bind(scrubText(row.v, replacements), row.r),
-    ),
-  );
-  return results.length;
-}

@@ -5,8 +5,15 @@ import { config } from "../env.ts";
 import { overwriteSql } from "./overwrite.ts";
 import type { ErasurePlan, ErasureRequestRow, StepName } from "./plan.ts";
 import { pseudonym } from "./pseudonym.ts";
-import { type Allowance, d1Source, type Finding, scanStore } from "./scan.ts";
-import { type Replacement, scrubColumn } from "./scrub.ts";
+import {
+  type Allowance,
+  d1Source,
+  type Finding,
+  type ScanOptions,
+  scanStore,
+  scrubStore,
+} from "./scan.ts";
+import type { Replacement } from "./scrub.ts";
 
 /**
  * The erasure job's steps, one per store. Each is idempotent: the job may run a step again after a
@@ -180,8 +187,12 @@ async function pseudonymizeLedgers(env: Env, plan: ErasurePlan): Promise<string>
   if (!plan.userId) return "no personal identity in the ledger";
   const alias = await pseudonym(env.ERASURE_HASH_KEY, plan.userId);
   let rows = 0;
+  const replacements = await personReplacements(env, plan);
   for (const orgId of plan.orgIds) {
-    rows += (await billingAccount(env, orgId).pseudonymizeMember(plan.userId, alias)).rows;
+    const account = billingAccount(env, orgId);
+    rows += (await account.pseudonymizeMember(plan.userId, alias)).rows;
+    // And anything else there that names them (a webhook URL, a memo): every table.
+    rows += await account.scrubFor(replacements);
   }
   return `${rows} ledger rows now carry the member's pseudonym`;
 }
@@ -231,19 +242,67 @@ async function pseudonymizeAudit(
       }
     }
   }
-  if (plan.email) replacements.push({ find: plan.email, replace: "[erased]" });
   if (statements.length > 0) await db.batch(statements);
+  // Then whatever is left anywhere in D1 that names them, typed by anyone: a project or org named
+  // after them, a colleague's display name holding their email, a memory, a reason, audit data.
+  const objects = replacements.filter((r) => r.find !== plan.userId);
   let scrubbed = 0;
-  for (const [table, column] of [
-    ["audit_log", "data"],
-    ["erasure_requests", "reason"],
-    ["projects", "memory"],
-    ["sessions", "title"],
-  ] as const) {
-    scrubbed += await scrubColumn(db, table, column, replacements, org);
+  if (plan.userId) {
+    scrubbed += await scrubStore(d1Source(db), await personReplacements(env, plan), {
+      ...personReach(plan),
+    });
   }
+  if (objects.length > 0) scrubbed += await scrubStore(d1Source(db), objects, objectReach());
   return `${ids.length} identifiers replaced by their pseudonyms, ${scrubbed} texts scrubbed`;
 }
+
+/** The person's identifiers and what replaces them: the id by its pseudonym, the email by a mark. */
+async function personReplacements(env: Env, plan: ErasurePlan): Promise<Replacement[]> {
+  if (!plan.userId) return [];
+  return [
+    { find: plan.userId, replace: await pseudonym(env.ERASURE_HASH_KEY, plan.userId) },
+    ...(plan.email ? [{ find: plan.email, replace: "[erased]" }] : []),
+  ];
+}
+
+/**
+ * Erasure requests still running hold their subject and plan until they complete (then drop both):
+ * those two cells are left out of the scrub and the scan, this request's included.
+ */
+const IN_FLIGHT = {
+  erasure_requests: {
+    columns: ["subject_id", "plan"],
+    where: "status IN ('pending', 'running')",
+    bindings: [],
+  },
+};
+
+/**
+ * What of D1 a person's erasure reaches, the same for the scrub and the scan: everything for an
+ * account; for a member, their org's rows, the org itself and its members' profiles (a colleague's
+ * display name is shown to the whole org).
+ */
+function personReach(plan: ErasurePlan): Omit<ScanOptions, "needles"> {
+  const org = plan.membershipOrgId;
+  if (!org) return { excludeCells: IN_FLIGHT };
+  return {
+    orgId: org,
+    scopes: {
+      organizations: { where: "id = ?", bindings: [org] },
+      users: {
+        where: "id IN (SELECT user_id FROM memberships WHERE org_id = ?)",
+        bindings: [org],
+      },
+    },
+    excludeCells: IN_FLIGHT,
+  };
+}
+
+/** What of D1 an object's erasure reaches: everything but its tombstone. */
+const objectReach = (): Omit<ScanOptions, "needles"> => ({
+  excludeCells: IN_FLIGHT,
+  allow: OBJECT_ALLOWANCES,
+});
 
 /**
  * Stripe holds an org's customer (its name, by default the owner's, and the payer's email). An org
@@ -289,31 +348,15 @@ const OBJECT_ALLOWANCES: readonly Allowance[] = [
  * person), and Stripe (for orgs erased whole). Fails with findings if anything is left; a planted
  * row makes it fail, which is how the scan itself is tested.
  */
-export async function verifyErasure(
-  env: Env,
-  plan: ErasurePlan,
-  request?: Pick<ErasureRequestRow, "id">,
-): Promise<Verification> {
+export async function verifyErasure(env: Env, plan: ErasurePlan): Promise<Verification> {
   const db = env.DB;
   const findings: string[] = [];
   const report = (store: string, found: Finding[]) => {
     for (const f of found) findings.push(`${store} ${f.table}.${f.column}: ${f.rows} left`);
   };
-  // The request's own row holds the subject and the plan until it completes, then drops both.
-  const excludeRows = request
-    ? { erasure_requests: { where: "id = ?", bindings: [request.id] } }
-    : undefined;
-
   const objects = [...plan.sessionIds, ...plan.projectIds];
   if (objects.length > 0) {
-    report(
-      "D1",
-      await scanStore(d1Source(db), {
-        needles: objects,
-        allow: OBJECT_ALLOWANCES,
-        ...(excludeRows ? { excludeRows } : {}),
-      }),
-    );
+    report("D1", await scanStore(d1Source(db), { needles: objects, ...objectReach() }));
     for (const id of objects) {
       const tomb = await db
         .prepare("SELECT COUNT(*) AS n FROM tombstones WHERE subject_id = ?")
@@ -324,14 +367,7 @@ export async function verifyErasure(
   }
   if (plan.userId) {
     const needles = [plan.userId, ...(plan.email ? [plan.email] : [])];
-    report(
-      "D1",
-      await scanStore(d1Source(db), {
-        needles,
-        ...(plan.membershipOrgId ? { orgId: plan.membershipOrgId } : {}),
-        ...(excludeRows ? { excludeRows } : {}),
-      }),
-    );
+    report("D1", await scanStore(d1Source(db), { needles, ...personReach(plan) }));
     for (const id of await sharedChats(env, plan)) {
       const chat = env.ONBOARDING_AGENT.get(env.ONBOARDING_AGENT.idFromName(id));
       for (const f of await chat.scanFor(needles)) {

@@ -88,6 +88,12 @@ export function clientAddress(header: string | null | undefined): string {
   if (more.length > 0 || all.length !== 8 || !all.every((g) => /^[0-9a-f]{1,4}$/.test(g))) {
     return ip; // not an address we can read: counted as given
   }
+  // The same IPv4-mapped address written in hex (::ffff:cb00:7158 is 203.0.113.88).
+  const words = all.map((g) => Number.parseInt(g, 16));
+  if (words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff) {
+    const [high = 0, low = 0] = words.slice(6);
+    return [high >> 8, high & 0xff, low >> 8, low & 0xff].join(".");
+  }
   return `${all
     .slice(0, 4)
     .map((g) => Number.parseInt(g, 16).toString(16))

@@ -38,7 +38,9 @@ export const sessions = new Hono<AppEnv>()
       c.get("caller").userId,
       c.req.param("sessionId"),
     );
-    return c.json(toSession(session));
+    // The same figure as the project's session list: what its model calls cost the org so far.
+    const spend = await sessionSpend(c.env, session.org_id, [session.id]);
+    return c.json(toSession(session, spend[session.id] ?? 0));
   })
 
   /**
