@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_BEHAVIOUR, planCompletion, totalsAfter } from "./plan.ts";
 import { computeCost } from "./pricing.ts";
-import { devReasoning } from "./reply.ts";
+import { devMarkdownReply, devReasoning, MARKDOWN_REPLY } from "./reply.ts";
 import { type ChatRequest, estimatePromptTokens, parseChatRequest } from "./request.ts";
 
 function request(body: Record<string, unknown>): ChatRequest {
@@ -86,6 +86,30 @@ describe("planCompletion", () => {
       request({ messages: [{ role: "user", content }], tools: TOOLS, tool_choice: "none" }),
     );
     expect(none.finishReason).toBe("stop");
+  });
+
+  it("answers [[markdown]] with the fixed document, one word per unit, line breaks kept", () => {
+    const plan = planCompletion(
+      request({ messages: [{ role: "user", content: "render this [[markdown]] [[tokens:3]]" }] }),
+    );
+    const units = plan.units.map((u) => (u.kind === "content" ? u.text : null));
+    expect(units.every((text) => text !== null)).toBe(true);
+    expect(units.join("")).toBe(MARKDOWN_REPLY);
+    expect(units.length).toBe(MARKDOWN_REPLY.split(/\s+/).length);
+    expect(MARKDOWN_REPLY).toMatch(/^## .+\n/);
+    expect(MARKDOWN_REPLY).toContain("\n- ");
+    expect(MARKDOWN_REPLY).toContain("\n| --- |");
+    expect(MARKDOWN_REPLY).toMatch(/\n```ts\n[\s\S]*\n```$/);
+    expect(plan.finishReason).toBe("stop");
+
+    const cut = planCompletion(
+      request({ messages: [{ role: "user", content: "[[markdown]]" }], max_tokens: 5 }),
+    );
+    expect(cut.units.map((u) => (u.kind === "content" ? u.text : "")).join("")).toBe(
+      devMarkdownReply({ maxTokens: 5 }),
+    );
+    expect(devMarkdownReply({ maxTokens: 5 })).toBe("## Dev model markdown\n\nA");
+    expect(cut.finishReason).toBe("length");
   });
 
   it("takes faults and pacing from triggers over server defaults", () => {

@@ -7,6 +7,7 @@ import { computeCost } from "./pricing.ts";
 import {
   DEFAULT_REASONING_TOKENS,
   DEFAULT_REPLY_TOKENS,
+  markdownWords,
   reasoningWords,
   replyWords,
   toolResultWords,
@@ -124,6 +125,13 @@ export function planCompletion(
       truncated = kept.length < toolUnits.length;
       units.push(...kept);
     }
+  } else if (!truncated && first("markdown") !== undefined) {
+    // A fixed document: `[[tokens:n]]` does not resize it, and each word keeps its own leading
+    // whitespace (newlines) instead of a single space.
+    const all = markdownWords();
+    const kept = all.slice(0, Math.max(0, remaining));
+    truncated = kept.length < all.length;
+    for (const text of kept) units.push({ kind: "content", text });
   } else if (!truncated) {
     const all = afterToolResult
       ? toolResultReply(request, replyTokens)

@@ -193,3 +193,43 @@ export function devToolResultReply(
 ): string {
   return toolResultWords(toolName, result, options.replyTokens ?? DEFAULT_REPLY_TOKENS).join(" ");
 }
+
+/**
+ * The fixed reply to a `[[markdown]]` trigger: one document with a heading, a list, a GFM table
+ * and a fenced code block, so a chat UI's markdown rendering can be checked against a real stream.
+ * It is the only reply whose whitespace is not single spaces: markdown needs its line breaks.
+ */
+export const MARKDOWN_REPLY = [
+  "## Dev model markdown",
+  "",
+  "A fixed reply for checking how a chat renders markdown:",
+  "",
+  "- **bold** item",
+  "- item with `inline code`",
+  "- third item",
+  "",
+  "| Plan | Seats | Price |",
+  "| --- | --- | --- |",
+  "| Free | 1 | $0 |",
+  "| Team | 5 | $20 |",
+  "",
+  "```ts",
+  "export function add(a: number, b: number): number {",
+  "  return a + b;",
+  "}",
+  "```",
+].join("\n");
+
+/**
+ * The `[[markdown]]` reply as streamed units, one token each: every word carries the whitespace
+ * before it (newlines included), so the units joined are exactly `MARKDOWN_REPLY`.
+ */
+export function markdownWords(): string[] {
+  return MARKDOWN_REPLY.match(/\s*\S+/g) ?? [];
+}
+
+/** The text the dev model streams for a `[[markdown]]` prompt; `maxTokens` cuts it. */
+export function devMarkdownReply(options: { maxTokens?: number } = {}): string {
+  const all = markdownWords();
+  return all.slice(0, options.maxTokens ?? all.length).join("");
+}

@@ -20,6 +20,11 @@ describe("parseTriggers", () => {
     expect(text.split(/\s+/)).toEqual(["a", "b", "c"]);
   });
 
+  it("reads [[markdown]] and leaves a markdown marker with an argument as text", () => {
+    expect(parseTriggers("show me [[markdown]]").triggers).toEqual([{ kind: "markdown" }]);
+    expect(parseTriggers("[[markdown:long]]").triggers).toEqual([]);
+  });
+
   it("parses tool triggers with JSON that itself contains brackets", () => {
     const { triggers, text } = parseTriggers(
       'save [[tool:update_memory {"tags": ["a]]", "b"], "n": {"x": 1}}]] done [[tool:ping]]',

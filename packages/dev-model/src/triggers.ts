@@ -1,12 +1,13 @@
 /**
  * Triggers: `[[...]]` markers in the last user message that steer the dev model (tool calls,
- * reasoning, faults, pacing). Pure module.
+ * reasoning, a markdown reply, faults, pacing). Pure module.
  *
  * A marker that does not parse (unknown name, bad number, tool arguments that are not a JSON
  * object) is not a trigger: it stays in the text as plain words.
  */
 export type Trigger =
   | { readonly kind: "reasoning" }
+  | { readonly kind: "markdown" }
   | { readonly kind: "tool"; readonly name: string; readonly arguments: string }
   | { readonly kind: "error"; readonly afterTokens: number }
   | { readonly kind: "hang"; readonly afterTokens: number }
@@ -73,6 +74,8 @@ function simpleTrigger(name: string, arg: string | undefined): Trigger | null {
   switch (name) {
     case "reasoning":
       return arg === undefined ? { kind: "reasoning" } : null;
+    case "markdown":
+      return arg === undefined ? { kind: "markdown" } : null;
     case "error":
       return arg === undefined ? { kind: "error", afterTokens: DEFAULT_FAULT_AFTER_TOKENS } : null;
     case "hang":

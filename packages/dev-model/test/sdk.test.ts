@@ -9,6 +9,7 @@ import { z } from "zod";
 import {
   computeCost,
   type DevModel,
+  devMarkdownReply,
   devReasoning,
   devReply,
   devToolResultReply,
@@ -209,6 +210,21 @@ describe("streamText through @openrouter/ai-sdk-provider", () => {
     const result = streamText({ model: openrouter(MODEL), prompt });
     expect(await result.reasoningText).toBe(devReasoning(prompt));
     expect(await result.text).toBe(devReply(prompt));
+  });
+
+  it("streams the [[markdown]] document in many text deltas that join to it exactly", async () => {
+    const prompt = "Show me formatting [[markdown]]";
+    const result = streamText({ model: openrouter(MODEL), prompt });
+    const deltas: string[] = [];
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta") deltas.push(part.text);
+    }
+    expect(deltas.join("")).toBe(devMarkdownReply());
+    expect(deltas.length).toBeGreaterThan(10);
+    expect(deltas.some((delta) => delta.startsWith("\n"))).toBe(true);
+    const usage = await result.usage;
+    expect(usage.outputTokens).toBe(devMarkdownReply().split(/\s+/).length);
+    expect(await result.finishReason).toBe("stop");
   });
 
   it("surfaces [[error]] as an error in the stream after some text", async () => {
