@@ -240,6 +240,66 @@ describe("faults and concurrency", () => {
     chat.close();
   });
 
+  it("a stopped reply's stored metadata says it was stopped and what was settled for it", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const id = crypto.randomUUID();
+    chat.request(id, "go on [[hang-after:4]]");
+    await chat.waitForText(id);
+    await new Promise((r) => setTimeout(r, 100));
+    chat.send({ type: "cf_agent_chat_request_cancel", id });
+    expect((await chat.result(id)).outcome).toBe("aborted");
+    const [step] = await stepsOf(w, chat.turnIdOf(id), 1);
+    const stored = await api<{ role: string; metadata?: Record<string, unknown> }[]>(
+      "GET",
+      `${agentPath(w.sessionId)}/get-messages`,
+      { token: w.member.token },
+    );
+    expect(stored.body.at(-1)?.role).toBe("assistant");
+    expect(stored.body.at(-1)?.metadata).toMatchObject({
+      turnId: chat.turnIdOf(id),
+      finish: "stopped",
+      priceMicros: step?.priceMicros,
+      steps: 1,
+      tokens: { promptTokens: step?.promptTokens, completionTokens: step?.completionTokens },
+    });
+    expect(stored.body.at(-1)?.metadata).not.toHaveProperty("code");
+    expect(step?.priceMicros).toBeGreaterThan(0);
+    chat.close();
+  });
+
+  it("a reply the model failed mid-stream is stored as failed, with its code and its settled cost", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    const id = crypto.randomUUID();
+    const turn = await chat.turn("break please [[error-after:3]]", { id });
+    expect(turn.error).toMatch(/model failed to answer/);
+    const [step] = await stepsOf(w, chat.turnIdOf(id), 1);
+    const stored = await api<{ role: string; metadata?: Record<string, unknown> }[]>(
+      "GET",
+      `${agentPath(w.sessionId)}/get-messages`,
+      { token: w.member.token },
+    );
+    expect(stored.body.at(-1)?.metadata).toMatchObject({
+      turnId: chat.turnIdOf(id),
+      finish: "failed",
+      code: "model_error",
+      priceMicros: step?.priceMicros,
+      steps: 1,
+    });
+    // A completed reply says so, with its cost, on the wire and in the transcript.
+    const next = await chat.turn("and now?");
+    expect(next.metadata).toMatchObject({ finish: "completed", steps: 1 });
+    const after = await api<{ metadata?: Record<string, unknown> }[]>(
+      "GET",
+      `${agentPath(w.sessionId)}/get-messages`,
+      { token: w.member.token },
+    );
+    expect(after.body.at(-1)?.metadata).toMatchObject({ finish: "completed", steps: 1 });
+    expect(after.body.at(-3)?.metadata).toMatchObject({ finish: "failed", code: "model_error" });
+    chat.close();
+  });
+
   it("refuses a second message while a reply is being written, storing and charging nothing for it", async () => {
     const w = await funded();
     const chat = await mustConnect(agentPath(w.sessionId), w.member.token);

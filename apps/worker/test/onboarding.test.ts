@@ -407,6 +407,47 @@ describe("faults", () => {
   });
 });
 
+describe("how a preview reply ended", () => {
+  const stored = async (w: World) =>
+    (
+      await api<{ role: string; metadata?: Record<string, unknown> }[]>(
+        "GET",
+        `${agentPath(w.projectId)}/get-messages`,
+        { token: w.member.token },
+      )
+    ).body;
+
+  it("a stopped, a failed and a completed reply each say so in the stored transcript, with no cost", async () => {
+    const w = await world();
+    const chat = await mustConnect(agentPath(w.projectId), w.member.token);
+    const id = crypto.randomUUID();
+    chat.request(id, "hang on [[hang-after:4]]");
+    await chat.waitForText(id);
+    chat.send({ type: "cf_agent_chat_request_cancel", id });
+    expect((await chat.result(id)).outcome).toBe("aborted");
+    await usageOf(w, chat.turnIdOf(id));
+    const afterStop = await stored(w);
+    expect(afterStop.at(-1)?.metadata).toMatchObject({
+      turnId: chat.turnIdOf(id),
+      finish: "stopped",
+    });
+    expect(afterStop.at(-1)?.metadata).not.toHaveProperty("priceMicros");
+
+    const failed = crypto.randomUUID();
+    await chat.turn("break please [[error-after:3]]", { id: failed });
+    expect((await stored(w)).at(-1)?.metadata).toMatchObject({
+      turnId: chat.turnIdOf(failed),
+      finish: "failed",
+      code: "model_error",
+    });
+
+    const done = await chat.turn("and now?");
+    expect(done.metadata).toMatchObject({ finish: "completed" });
+    expect((await stored(w)).at(-1)?.metadata).toMatchObject({ finish: "completed" });
+    chat.close();
+  });
+});
+
 describe("bounds", () => {
   it("stores reasoning parts unchanged, as the model sent them", async () => {
     const w = await world();

@@ -14,7 +14,6 @@ import {
   stepCountIs,
   streamText,
   type UIMessage,
-  type UIMessageChunk,
 } from "ai";
 import { type ProjectRow, sessionAccess } from "../auth/access.ts";
 import { billingAccount } from "../billing/account.ts";
@@ -23,10 +22,14 @@ import type { AgentCaller } from "./caller.ts";
 import {
   CONTINUATION,
   errorReply,
+  failureCode,
   intVar,
+  metadataBeforeFinish,
   noticeReply,
   numberVar,
   ParleyChatAgent,
+  type ReplyFinish,
+  replyEnding,
   stallGuard,
 } from "./chat-agent.ts";
 import { coalesceDeltas } from "./coalesce.ts";
@@ -42,12 +45,34 @@ export interface AssistantMetadata {
    * `<turnId>:<step>`. Sent with the reply's first chunk.
    */
   turnId?: string;
-  /** Why the reply stopped short: the org could not afford the (next) model call. */
-  code?: "insufficient_credits" | "spend_limit";
+  /**
+   * How the reply ended: `completed` (the stream ran to its end, a refusal notice included),
+   * `stopped` (the member stopped it, or their access ended) or `failed` (the model errored or
+   * stalled). Absent only on replies stored before 2026-12-03.
+   */
+  finish?: ReplyFinish;
+  /**
+   * Why the reply stopped short or failed: the org could not afford the (next) model call
+   * (`insufficient_credits`, `spend_limit`), the member lost access (`access_ended`), the model
+   * failed (`model_error`, `model_stalled`), or one of our own error codes a tool raised.
+   */
+  code?: string;
+  /** The tokens of the model calls settled for this reply, summed. */
   tokens?: TokenUsage;
-  /** What this reply cost the org: the provider's cost plus markup, summed over its steps. */
+  /**
+   * What this reply cost the org, as settled: the provider's cost plus markup, summed over its
+   * steps (for a stopped or failed reply, what the provider charged for the cut calls).
+   */
   priceMicros?: number;
+  /** How many model calls were settled for this reply. */
   steps?: number;
+}
+
+/** What a set of settled steps add up to. */
+interface Settled {
+  tokens: TokenUsage;
+  priceMicros: number;
+  steps: number;
 }
 
 interface AssistantTurn {
@@ -336,8 +361,18 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       return { tokens, costMicros, priceMicros: applyMarkup(costMicros, markupBps) };
     };
     // What the reply shows: the same numbers the settlement uses, summed as each step is settled.
-    const totals = { tokens: zeroTokens(), priceMicros: 0, steps: 0 };
-    let stopped: AssistantMetadata["code"];
+    const totals: Settled = { tokens: zeroTokens(), priceMicros: 0, steps: 0 };
+    const count = (tokens: TokenUsage, priceMicros: number) => {
+      totals.steps += 1;
+      totals.priceMicros += priceMicros;
+      for (const key of Object.keys(tokens) as (keyof TokenUsage)[])
+        totals.tokens[key] += tokens[key];
+    };
+    let stopped: "insufficient_credits" | "spend_limit" | undefined;
+    /** The code of the error the model stream reported, if it did. */
+    let failure: string | undefined;
+    /** Every closing of the turn's open steps started so far (each settles what it claims). */
+    const closings: Promise<unknown>[] = [];
     let step = 0;
     let streamed = 0;
     const stall = stallGuard(
@@ -353,11 +388,28 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
           streamed,
           holdId(step),
         );
-        const closing = this.#closeOpenSteps(turnId);
+        const closing = this.#closeOpenSteps(turnId).then((settled) => {
+          for (const one of settled) count(one.tokens, one.priceMicros);
+        });
+        closings.push(closing);
         this.metering.add(closing);
-        void closing.finally(() => this.metering.delete(closing));
+        void closing.finally(() => this.metering.delete(closing)).catch(() => undefined);
         return closing;
       });
+    // A stopped or failed reply never reaches its `finish` chunk: when the SDK stores it, it gets
+    // how it ended and what was settled for it, once every open step of the turn is closed.
+    this.expectEnding(turnId, async () => {
+      const ending = replyEnding(options?.abortSignal, failure);
+      if (!ending) return null;
+      await finish().catch(() => undefined);
+      await Promise.allSettled(closings);
+      return {
+        ...ending,
+        tokens: { ...totals.tokens },
+        priceMicros: totals.priceMicros,
+        steps: totals.steps,
+      } satisfies AssistantMetadata;
+    });
 
     const result = streamText({
       model: modelClient(env, {
@@ -387,14 +439,13 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         const index = step;
         streamed = 0;
         const { tokens, costMicros, priceMicros } = charge(result.usage, result.providerMetadata);
-        totals.steps += 1;
-        totals.priceMicros += priceMicros;
-        for (const key of Object.keys(tokens) as (keyof TokenUsage)[])
-          totals.tokens[key] += tokens[key];
         const generationId = this.#generationOf(holdId(index));
         // Closing the turn's open steps (an error or abort racing this callback) may have settled
-        // this step already, from the provider's record: then it is not settled a second time.
-        const settled = this.#claimSettle(holdId(index))
+        // this step already, from the provider's record: then it is not settled (nor counted in
+        // the reply's cost) a second time.
+        const claimed = this.#claimSettle(holdId(index));
+        if (claimed) count(tokens, priceMicros);
+        const settled = claimed
           ? this.recordUsage(turn.caller.orgId, {
               requestId: holdId(index),
               costMicros,
@@ -419,25 +470,23 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       },
       onFinish: finish,
       onAbort: finish,
-      onError: finish,
+      onError: ({ error }) => {
+        failure ??= failureCode(error);
+        return finish();
+      },
     });
 
     // The reply's cost goes in a metadata chunk just before `finish`: by then every step has been
-    // settled (the SDK awaits onStepFinish), and the SDK rewrites the finish chunk's own metadata.
-    const withCost = new TransformStream<UIMessageChunk, UIMessageChunk>({
-      transform(chunk, controller) {
-        if (chunk.type === "finish") {
-          const metadata: AssistantMetadata = {
-            tokens: { ...totals.tokens },
-            priceMicros: totals.priceMicros,
-            steps: totals.steps,
-            ...(stopped ? { code: stopped } : {}),
-          };
-          controller.enqueue({ type: "message-metadata", messageMetadata: metadata });
-        }
-        controller.enqueue(chunk);
-      },
-    });
+    // settled (the SDK awaits onStepFinish).
+    const withCost = metadataBeforeFinish(
+      (): AssistantMetadata => ({
+        finish: "completed",
+        tokens: { ...totals.tokens },
+        priceMicros: totals.priceMicros,
+        steps: totals.steps,
+        ...(stopped ? { code: stopped } : {}),
+      }),
+    );
     return createUIMessageStreamResponse({
       stream: result
         .toUIMessageStream({
@@ -479,7 +528,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
    * to what the provider charged (generation lookup, else the streamed-token estimate); a step never
    * called is released. Each hold resolves once, on the BillingAccount as here.
    */
-  async #closeOpenSteps(turnId?: string): Promise<void> {
+  async #closeOpenSteps(turnId?: string): Promise<Settled[]> {
     const rows = this.ctx.storage.sql
       .exec(
         `SELECT * FROM parley_steps WHERE status IN ('reserved', 'called') ${turnId ? "AND substr(hold_id, 1, length(?1) + 1) = ?1 || ':'" : ""}`,
@@ -488,6 +537,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       .toArray();
     const table = priceTable(this.env.MODEL_PRICES);
     const markupBps = intVar(this.env.MARKUP_BPS, 0);
+    const settled: Settled[] = [];
     for (const row of rows) {
       const holdId = row.hold_id as string;
       const billing = billingAccount(this.env, row.org_id as string);
@@ -514,16 +564,19 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
           : dollarsToMicrosCeil(looked);
       // The step's own callback may have settled it while the lookup ran: settle once only.
       if (!this.#claimSettle(holdId)) continue;
+      const priceMicros = applyMarkup(costMicros, markupBps);
+      settled.push({ tokens, priceMicros, steps: 1 });
       await this.recordUsage(row.org_id as string, {
         requestId: holdId,
         costMicros,
-        priceMicros: applyMarkup(costMicros, markupBps),
+        priceMicros,
         tokens,
         model: this.env.MODEL_ID,
         generationIds: generationId ? [generationId] : [],
         billable: true,
       });
     }
+    return settled;
   }
 }
 
@@ -540,7 +593,13 @@ function refusedReply(result: Exclude<ReserveResult, { ok: true }>): Response {
     code === "spend_limit"
       ? "This reply would go over a spending limit of your organization. An owner or admin can raise the limit."
       : "Your organization is out of credits. An owner or admin can top up to keep going.";
-  return noticeReply(text, { code } satisfies AssistantMetadata);
+  return noticeReply(text, {
+    finish: "completed",
+    code,
+    tokens: zeroTokens(),
+    priceMicros: 0,
+    steps: 0,
+  } satisfies AssistantMetadata);
 }
 
 function assistantSystemPrompt(project: ProjectRow, omitted: number): string {

@@ -2,7 +2,12 @@ import { AIChatAgent } from "@cloudflare/ai-chat";
 import type { SettleInput, SettleResult } from "@parley/billing";
 import { AppError, type ErrorCode, isAppError } from "@parley/shared";
 import type { Connection, ConnectionContext, WSMessage } from "agents";
-import { createUIMessageStream, createUIMessageStreamResponse, type UIMessage } from "ai";
+import {
+  createUIMessageStream,
+  createUIMessageStreamResponse,
+  type UIMessage,
+  type UIMessageChunk,
+} from "ai";
 import { requireLiveUser } from "../auth/middleware.ts";
 import { billingAccount } from "../billing/account.ts";
 import { type AgentCaller, readCaller } from "./caller.ts";
@@ -33,6 +38,60 @@ export type ConnectionFilter = { userId: string; orgId?: string } | { familyId: 
 
 /** Where an admitted tool approval waits: the SDK continues the turn under an id of its own. */
 export const CONTINUATION = "continuation";
+
+/**
+ * How long storing a stopped or failed reply waits for its turn's settlement (generation lookups,
+ * the BillingAccount), so that the stored reply says what it cost. Past it, the reply is stored
+ * without its cost rather than held back.
+ */
+const ENDING_WAIT_MS = 10_000;
+
+/** How a reply ended, as its metadata says (server-written; absent on replies stored before 2026-12-03). */
+export type ReplyFinish = "completed" | "stopped" | "failed";
+
+/**
+ * Why a reply stopped or failed, from the turn's abort signal and the error the model stream reported:
+ * the member's own stop (a cancel frame: the SDK aborts without a reason) is `stopped`; the server
+ * cutting a reply because the member lost access is `stopped` with `access_ended`; a stalled model
+ * is `failed` with `model_stalled`; an error on the stream is `failed` with its code (`model_error`
+ * for anything that is not our own). Null when the reply completed.
+ */
+export function replyEnding(
+  signal: AbortSignal | undefined,
+  failure: string | undefined,
+): { finish: "stopped" | "failed"; code?: string } | null {
+  if (signal?.aborted) {
+    const reason: unknown = signal.reason;
+    if (reason === "model stalled") return { finish: "failed", code: "model_stalled" };
+    if (reason === "access ended") return { finish: "stopped", code: "access_ended" };
+    if (failure !== undefined) return { finish: "failed", code: failure };
+    return { finish: "stopped" };
+  }
+  if (failure !== undefined) return { finish: "failed", code: failure };
+  return null;
+}
+
+/** The code a failed reply carries: our own errors keep theirs, anything else is the model's. */
+export const failureCode = (error: unknown): string =>
+  isAppError(error) ? error.code : "model_error";
+
+/**
+ * Writes `metadata()` as a `message-metadata` chunk just before the stream's `finish` chunk: the SDK
+ * keeps a finish chunk's own metadata in the stored reply but replaces it on the wire (with the
+ * finish reason), so a separate chunk is what reaches both the live client and the transcript.
+ */
+export function metadataBeforeFinish(
+  metadata: () => object,
+): TransformStream<UIMessageChunk, UIMessageChunk> {
+  return new TransformStream<UIMessageChunk, UIMessageChunk>({
+    transform(chunk, controller) {
+      if (chunk.type === "finish") {
+        controller.enqueue({ type: "message-metadata", messageMetadata: metadata() });
+      }
+      controller.enqueue(chunk);
+    },
+  });
+}
 
 /** How many recent chat requests a shared chat remembers the author of. */
 const REQUEST_AUTHORS = 256;
@@ -118,6 +177,60 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
    * abort signal by it).
    */
   readonly #requestAuthors = new Map<string, string>();
+
+  /**
+   * The ending of the reply in flight, by its turn id (the `turnId` of its metadata): called when
+   * the SDK stores that reply, it answers the metadata a stopped or failed reply gets (how it ended,
+   * what was settled), or null for a reply that completed (its stream carried its metadata). A
+   * stopped or failed stream never reaches its `finish` chunk, and the SDK stores such a reply
+   * right away, so this is the one way its cost reaches the stored transcript.
+   */
+  readonly #endings = new Map<string, () => Promise<Record<string, unknown> | null>>();
+
+  /**
+   * Registers how the reply of turn `turnId` ended (see `#endings`). Turns run one at a time and a
+   * turn's reply is stored before the next one starts, so older endings no reply claimed (a reply
+   * stopped before it had any content is not stored) are dropped here.
+   */
+  protected expectEnding(
+    turnId: string,
+    ending: () => Promise<Record<string, unknown> | null>,
+  ): void {
+    this.#endings.clear();
+    this.#endings.set(turnId, ending);
+  }
+
+  /** `messages` with the endings of their replies merged into the server-written metadata. */
+  async #withEndings(messages: UIMessage[]): Promise<UIMessage[]> {
+    if (this.#endings.size === 0) return messages;
+    const out: UIMessage[] = [];
+    for (const message of messages) {
+      const turnId = (message.metadata as { turnId?: unknown } | undefined)?.turnId;
+      const ending =
+        message.role === "assistant" && typeof turnId === "string"
+          ? this.#endings.get(turnId)
+          : undefined;
+      if (!ending || typeof turnId !== "string") {
+        out.push(message);
+        continue;
+      }
+      this.#endings.delete(turnId);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const extra = await Promise.race([
+        ending().catch(() => null),
+        new Promise<null>((resolve) => {
+          timer = setTimeout(() => resolve(null), ENDING_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      out.push(
+        extra
+          ? { ...message, metadata: { ...(message.metadata as object | undefined), ...extra } }
+          : message,
+      );
+    }
+    return out;
+  }
 
   /** Which frames this agent accepts (from a connection, while `ctx` holds its sockets). */
   protected framePolicy(): FramePolicy {
@@ -567,7 +680,8 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     options?: { _deleteStaleRows?: boolean },
   ): Promise<void> {
     if (this.erased) return;
-    await withRetry(() => super.persistMessages(messages, excludeBroadcastIds, options), {
+    const stored = await this.#withEndings(messages);
+    await withRetry(() => super.persistMessages(stored, excludeBroadcastIds, options), {
       attempts: 4,
       baseDelayMs: 25,
       isTransient: isTransientStorageError,

@@ -15,10 +15,14 @@ import { scrubText } from "../erasure/scrub.ts";
 import type { AgentCaller } from "./caller.ts";
 import {
   errorReply,
+  failureCode,
   intVar,
+  metadataBeforeFinish,
   noticeReply,
   numberVar,
   ParleyChatAgent,
+  type ReplyFinish,
+  replyEnding,
   stallGuard,
 } from "./chat-agent.ts";
 import { coalesceDeltas } from "./coalesce.ts";
@@ -32,7 +36,13 @@ export interface OnboardingMetadata {
   /** The server's id of the turn: its (non-billable) usage row is recorded under it. */
   turnId?: string;
   freeTurnsLeft?: number;
-  code?: "preview_exhausted";
+  /**
+   * How the reply ended (`completed`, `stopped`, `failed`; see AssistantMetadata). The preview is
+   * free: no reply carries a cost.
+   */
+  finish?: ReplyFinish;
+  /** `preview_exhausted`, or why a reply stopped or failed (`model_error`, `model_stalled`, ...). */
+  code?: string;
 }
 
 interface OnboardingTurn {
@@ -115,6 +125,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
 
     const exhausted = (text: string) =>
       noticeReply(text, {
+        finish: "completed",
         code: "preview_exhausted",
         freeTurnsLeft: 0,
       } satisfies OnboardingMetadata);
@@ -151,6 +162,8 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       Math.ceil((system.length + JSON.stringify(modelMessages).length) / 4),
     );
     const settle = () => this.#settle(usageId, turn, meter);
+    /** The code of the error the model stream reported, if it did. */
+    let failure: string | undefined;
     const stall = stallGuard(
       this,
       () => this.abortRequest(requestId, "model stalled"),
@@ -172,8 +185,13 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       onStepFinish: (step) => meter.step(step.usage, step.providerMetadata, table),
       onFinish: () => stall.done(settle),
       onAbort: () => stall.done(settle),
-      onError: () => stall.done(settle),
+      onError: ({ error }) => {
+        failure ??= failureCode(error);
+        return stall.done(settle);
+      },
     });
+    // A stopped or failed reply never reaches its `finish` chunk: it says how it ended when stored.
+    this.expectEnding(usageId, async () => replyEnding(options?.abortSignal, failure));
     return createUIMessageStreamResponse({
       stream: result
         .toUIMessageStream({
@@ -183,7 +201,8 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
           onError: () =>
             "The model failed to answer. Nothing was charged to your organization; please try again.",
         })
-        .pipeThrough(coalesceDeltas(intVar(this.env.STREAM_COALESCE_MS, 40))),
+        .pipeThrough(coalesceDeltas(intVar(this.env.STREAM_COALESCE_MS, 40)))
+        .pipeThrough(metadataBeforeFinish((): OnboardingMetadata => ({ finish: "completed" }))),
     });
   }
 
