@@ -1,0 +1,100 @@
+/**
+ * What the agents write in a reply's `metadata`, read defensively: it crosses the wire from the
+ * server, and fields arrive over time (`finish` is newer than `priceMicros`), so a reader keeps
+ * only well-typed fields and never throws.
+ */
+
+/** Why a reply ended early, when it did; absent for a reply that finished normally. */
+export type ReplyFinish = "stopped" | "failed";
+
+/** What a refusal by billing is called in metadata (the app words the call to action). */
+export type StopCode = "insufficient_credits" | "spend_limit";
+
+/** What the assistant agent writes in each reply's metadata. */
+export interface AssistantMeta {
+  code?: StopCode;
+  finish?: ReplyFinish;
+  /** The failure's message, when the server gave one with `finish: "failed"`. */
+  error?: string;
+  priceMicros?: number;
+  steps?: number;
+  tokens?: {
+    promptTokens: number;
+    completionTokens: number;
+    cachedPromptTokens: number;
+    reasoningTokens: number;
+  };
+}
+
+/** What the onboarding agent writes in each reply's metadata. */
+export interface OnboardingMeta {
+  freeTurnsLeft?: number;
+  code?: "preview_exhausted";
+}
+
+const record = (value: unknown): Record<string, unknown> | null =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
+
+const integer = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isSafeInteger(value) ? value : undefined;
+
+const errorText = (value: unknown): string | undefined => {
+  if (typeof value === "string" && value !== "") return value;
+  const message = record(value)?.message;
+  return typeof message === "string" && message !== "" ? message : undefined;
+};
+
+/** Reads an assistant reply's metadata; fields of the wrong type are dropped. */
+export function readAssistantMeta(metadata: unknown): AssistantMeta {
+  const meta = record(metadata);
+  if (!meta) return {};
+  const result: AssistantMeta = {};
+  if (meta.code === "insufficient_credits" || meta.code === "spend_limit") result.code = meta.code;
+  if (meta.finish === "stopped" || meta.finish === "failed") result.finish = meta.finish;
+  const error = errorText(meta.error);
+  if (error !== undefined) result.error = error;
+  const price = integer(meta.priceMicros);
+  if (price !== undefined) result.priceMicros = price;
+  const steps = integer(meta.steps);
+  if (steps !== undefined) result.steps = steps;
+  const tokens = record(meta.tokens);
+  if (tokens) {
+    result.tokens = {
+      promptTokens: integer(tokens.promptTokens) ?? 0,
+      completionTokens: integer(tokens.completionTokens) ?? 0,
+      cachedPromptTokens: integer(tokens.cachedPromptTokens) ?? 0,
+      reasoningTokens: integer(tokens.reasoningTokens) ?? 0,
+    };
+  }
+  return result;
+}
+
+/** Reads an onboarding reply's metadata (free preview turns). */
+export function readOnboardingMeta(metadata: unknown): OnboardingMeta {
+  const meta = record(metadata);
+  if (!meta) return {};
+  const freeTurnsLeft = integer(meta.freeTurnsLeft);
+  return {
+    ...(freeTurnsLeft === undefined ? {} : { freeTurnsLeft }),
+    ...(meta.code === "preview_exhausted" ? { code: "preview_exhausted" as const } : {}),
+  };
+}
+
+/** The free turns left in the preview, from the newest reply that says so. */
+export function previewStatus(messages: readonly { role: string; metadata?: unknown }[]): {
+  freeTurnsLeft: number | null;
+  exhausted: boolean;
+} {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index];
+    if (message?.role !== "assistant") continue;
+    const meta = readOnboardingMeta(message.metadata);
+    if (meta.code === "preview_exhausted") return { freeTurnsLeft: 0, exhausted: true };
+    if (meta.freeTurnsLeft !== undefined) {
+      return { freeTurnsLeft: meta.freeTurnsLeft, exhausted: meta.freeTurnsLeft <= 0 };
+    }
+  }
+  return { freeTurnsLeft: null, exhausted: false };
+}

@@ -1,0 +1,216 @@
+import { useAgentChat } from "@cloudflare/ai-chat/react";
+import { useAgent } from "agents/react";
+import type { ChatStatus, UIMessage } from "ai";
+import { useCallback, useEffect, useRef, useState } from "react";
+import {
+  closeNotice,
+  isStreamResumeNone,
+  lastMessageOnly,
+  type ParleyError,
+  readParleyError,
+} from "./protocol.ts";
+
+/** The two agents a Parley chat can talk to. */
+export type AgentKind = "onboarding-agent" | "assistant-agent";
+
+/** Where and how a chat connects. */
+export interface UseParleyChatOptions {
+  agent: AgentKind;
+  /** Project id (onboarding) or session id (assistant). */
+  name: string;
+  /**
+   * A fresh single-use connect ticket for this chat, asked for on every (re)connect: the SDK drops
+   * its cached query when a socket closes, and the access token must never be in a URL (URLs are
+   * logged).
+   */
+  connectTicket: () => Promise<string>;
+  /** The transcript from the server (`get-messages` with the bearer token). */
+  loadMessages: () => Promise<UIMessage[]>;
+  /** The Worker's host when it is not the page's own (the embeddable assistant). */
+  host?: string;
+}
+
+/** A tool approval answer (`addToolApprovalResponse`, i.e. `cf_agent_tool_approval` on the wire). */
+export type ApprovalResponder = (response: { id: string; approved: boolean }) => void;
+
+/**
+ * What the chat view needs from a chat: the transcript, its state and the actions. Narrower than
+ * the SDK's chat so a view can be driven by a fake in tests (and by another transport later).
+ */
+export interface ParleyChatState {
+  messages: UIMessage[];
+  status: ChatStatus;
+  /** The last request's failure (it belongs to the last reply). */
+  error: Error | undefined;
+  /** A refusal by the server (`parley_error`) or why the socket closed for good. */
+  refusal: ParleyError | null;
+  /** The socket was closed for good (access lost, chat erased): nothing more can be sent. */
+  lost: boolean;
+  /** A reply is on its way (submitted, streaming, streamed by the server, or recovering). */
+  busy: boolean;
+  /** Ids of assistant replies the person stopped in this tab (the server may not say so yet). */
+  stoppedIds: ReadonlySet<string>;
+  send: (text: string) => void;
+  stop: () => void;
+  regenerate: () => void;
+  respondToApproval: ApprovalResponder;
+  clearRefusal: () => void;
+}
+
+/** A connected chat: the view state plus the SDK's chat for anything the view does not cover. */
+export interface ParleyChat extends ParleyChatState {
+  chat: ReturnType<typeof useAgentChat>;
+}
+
+const DAY_MS = 24 * 60 * 60_000;
+
+/**
+ * One agent chat over the agents WebSocket, with Parley's rules on top of the SDK: the socket opens
+ * with a connect ticket; history is the server's and the client never pushes its copy back
+ * (`syncMessagesToServer: false`); a request carries only the new message; streams resume after a
+ * reconnect, and a reply that finished while the socket was down is reloaded from the server.
+ *
+ * Suspends while the transcript loads (the SDK reads it with `use`): render it under `<Suspense>`,
+ * and under an error boundary for a transcript that fails to load.
+ */
+export function useParleyChat({
+  agent,
+  name,
+  connectTicket,
+  loadMessages,
+  host,
+}: UseParleyChatOptions): ParleyChat {
+  // Callers pass inline functions; a new identity must not reconnect the socket or refetch.
+  const ticketRef = useRef(connectTicket);
+  ticketRef.current = connectTicket;
+  const loadRef = useRef(loadMessages);
+  loadRef.current = loadMessages;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new chat address is a new query
+  const query = useCallback(async () => ({ ticket: await ticketRef.current() }), [agent, name]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new chat address reloads
+  const getInitialMessages = useCallback(() => loadRef.current(), [agent, name]);
+
+  // A ticket is spent by the connect it opened: no point refreshing it while the socket is up.
+  const connection = useAgent({
+    agent,
+    name,
+    query,
+    cacheTtl: DAY_MS,
+    ...(host === undefined ? {} : { host }),
+  });
+  const chat = useAgentChat({
+    agent: connection,
+    getInitialMessages,
+    syncMessagesToServer: false,
+    prepareSendMessagesRequest: lastMessageOnly,
+  });
+
+  const [refusal, setRefusal] = useState<ParleyError | null>(null);
+  const [lost, setLost] = useState(false);
+  const [stoppedIds, setStoppedIds] = useState<ReadonlySet<string>>(() => new Set());
+  /** A stop pressed before the reply had a message: the id of the user message it answers. */
+  const stopPendingAfter = useRef<string | null>(null);
+
+  const { setMessages } = chat;
+  useEffect(() => {
+    const onMessage = (event: MessageEvent) => {
+      const error = readParleyError(event.data);
+      if (error) setRefusal(error);
+      // After a reconnect the server says whether a reply is still streaming. If it finished while
+      // the socket was down, its chunks are gone: reload the transcript so the reply shows whole.
+      if (isStreamResumeNone(event.data)) {
+        void getInitialMessages().then(
+          (messages) => setMessages(messages),
+          () => undefined,
+        );
+      }
+    };
+    const onClose = (event: CloseEvent) => {
+      const notice = closeNotice(event.code);
+      if (notice) {
+        setRefusal(notice);
+        setLost(true);
+      }
+    };
+    connection.addEventListener("message", onMessage);
+    connection.addEventListener("close", onClose);
+    return () => {
+      connection.removeEventListener("message", onMessage);
+      connection.removeEventListener("close", onClose);
+    };
+  }, [connection, getInitialMessages, setMessages]);
+
+  const { messages } = chat;
+  useEffect(() => {
+    const after = stopPendingAfter.current;
+    if (after === null) return;
+    const index = messages.findIndex((message) => message.id === after);
+    const reply = index < 0 ? undefined : messages[index + 1];
+    if (reply?.role !== "assistant") return;
+    stopPendingAfter.current = null;
+    setStoppedIds((ids) => new Set(ids).add(reply.id));
+  }, [messages]);
+
+  const busy =
+    chat.status === "submitted" ||
+    chat.status === "streaming" ||
+    chat.isStreaming ||
+    chat.isRecovering;
+
+  const send = useCallback(
+    (text: string) => {
+      const trimmed = text.trim();
+      if (trimmed === "" || busy || lost) return;
+      stopPendingAfter.current = null;
+      setRefusal(null);
+      void chat.sendMessage({ text: trimmed });
+    },
+    [busy, lost, chat.sendMessage],
+  );
+
+  const stop = useCallback(() => {
+    const last = messages.at(-1);
+    if (last?.role === "assistant") setStoppedIds((ids) => new Set(ids).add(last.id));
+    else if (last) stopPendingAfter.current = last.id;
+    void chat.stop();
+  }, [messages, chat.stop]);
+
+  const regenerate = useCallback(() => {
+    if (busy || lost) return;
+    // Answers the last message again; the server rebuilds the turn from its own transcript, so
+    // only the last reply can be replaced. The new reply is not stopped just because the old was.
+    const last = messages.at(-1);
+    if (last?.role === "assistant") {
+      setStoppedIds((ids) => {
+        const next = new Set(ids);
+        next.delete(last.id);
+        return next;
+      });
+    }
+    stopPendingAfter.current = null;
+    setRefusal(null);
+    void chat.regenerate();
+  }, [busy, lost, messages, chat.regenerate]);
+
+  const respondToApproval = useCallback<ApprovalResponder>(
+    (response) => void chat.addToolApprovalResponse(response),
+    [chat.addToolApprovalResponse],
+  );
+  const clearRefusal = useCallback(() => setRefusal(null), []);
+
+  return {
+    chat,
+    messages,
+    status: chat.status,
+    error: chat.error,
+    refusal,
+    lost,
+    busy,
+    stoppedIds,
+    send,
+    stop,
+    regenerate,
+    respondToApproval,
+    clearRefusal,
+  };
+}
