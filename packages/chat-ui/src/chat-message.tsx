@@ -1,0 +1,123 @@
+import { isToolUIPart, type UIMessage } from "ai";
+import type { ReactNode } from "react";
+import { cn } from "./cn.ts";
+import { Markdown, PlainText } from "./markdown.tsx";
+import { messageText } from "./protocol.ts";
+import { Reasoning } from "./reasoning.tsx";
+import { CopyButton, type ReplyEnd, ReplyFooter } from "./reply-footer.tsx";
+import type { StopCode } from "./reply-meta.ts";
+import { ToolPartView } from "./tool-part.tsx";
+import type { ApprovalResponder } from "./use-parley-chat.ts";
+
+/** One message of the transcript; see ChatView for where the flags come from. */
+export interface ChatMessageProps {
+  message: UIMessage;
+  /** This reply is still arriving. */
+  streaming?: boolean;
+  end?: ReplyEnd | null;
+  onRegenerate?: () => void;
+  onRespond: ApprovalResponder;
+  /** The chat is closed: approvals cannot be answered. */
+  closed?: boolean;
+  renderMeta?: (message: UIMessage) => ReactNode;
+  renderStopAction?: (code: StopCode) => ReactNode;
+}
+
+/**
+ * A person's message as plain text (never markdown: what they typed is shown as typed), or an
+ * assistant reply: its parts in order (reasoning apart, markdown answer, tool cards), then its
+ * footer. `relative` keeps the screen-reader-only speaker label positioned inside the item.
+ */
+export function ChatMessage({
+  message,
+  streaming = false,
+  end = null,
+  onRegenerate,
+  onRespond,
+  closed = false,
+  renderMeta,
+  renderStopAction,
+}: ChatMessageProps) {
+  if (message.role === "user") {
+    return (
+      <li className="group relative flex flex-col items-end gap-1">
+        <span className="sr-only">You said:</span>
+        <PlainText className="max-w-[85%] rounded-lg bg-primary px-3 py-2 text-primary-foreground text-sm">
+          {messageText(message)}
+        </PlainText>
+        <CopyButton text={messageText(message)} />
+      </li>
+    );
+  }
+  const answerStarted = message.parts.some((part) => part.type === "text" && part.text !== "");
+  return (
+    <li className="relative">
+      <span className="sr-only">Assistant said:</span>
+      <div
+        className={cn(
+          "space-y-3 rounded-lg border border-border bg-card px-4 py-3 text-card-foreground",
+          end?.kind === "failed" && "border-destructive",
+        )}
+      >
+        {message.parts.map((part, index) => {
+          const key = `${message.id}-${index}`;
+          if (part.type === "reasoning") {
+            if (part.text.trim() === "") return null;
+            return (
+              <Reasoning
+                key={key}
+                text={part.text}
+                answerStarted={answerStarted}
+                streaming={streaming && part.state === "streaming"}
+              />
+            );
+          }
+          if (part.type === "text") {
+            if (part.text === "") return null;
+            return (
+              <Markdown key={key} streaming={streaming && part.state === "streaming"}>
+                {part.text}
+              </Markdown>
+            );
+          }
+          if (isToolUIPart(part)) {
+            return (
+              <ToolPartView
+                key={part.toolCallId}
+                part={part}
+                onRespond={onRespond}
+                disabled={closed}
+              />
+            );
+          }
+          return null;
+        })}
+        {renderMeta?.(message)}
+        {streaming ? null : (
+          <ReplyFooter
+            message={message}
+            end={end}
+            onRegenerate={onRegenerate}
+            renderStopAction={renderStopAction}
+          />
+        )}
+      </div>
+    </li>
+  );
+}
+
+/** The bubble of a reply that failed before it had any message: the error, where the reply goes. */
+export function FailedReply({ error }: { error: string }) {
+  return (
+    <li className="relative">
+      <span className="sr-only">Assistant said:</span>
+      <div
+        role="alert"
+        className="rounded-lg border border-destructive bg-card px-4 py-3 text-destructive text-sm"
+      >
+        <strong className="font-semibold">Failed</strong>
+        {error ? `: ${error}` : null}
+      </div>
+    </li>
+  );
+}

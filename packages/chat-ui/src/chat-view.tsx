@@ -1,0 +1,203 @@
+import type { UIMessage } from "ai";
+import { ArrowDown, X } from "lucide-react";
+import { type ReactNode, useEffect, useMemo } from "react";
+import { useStickToBottom } from "use-stick-to-bottom";
+import { ChatMessage, FailedReply } from "./chat-message.tsx";
+import { cn } from "./cn.ts";
+import { Composer } from "./composer.tsx";
+import { preloadMarkdown } from "./markdown.tsx";
+import type { ReplyEnd } from "./reply-footer.tsx";
+import { readAssistantMeta, type StopCode } from "./reply-meta.ts";
+import type { ParleyChatState } from "./use-parley-chat.ts";
+
+/** What the app decides around the chat; the chat itself comes from useParleyChat. */
+export interface ChatViewProps {
+  chat: ParleyChatState;
+  /** The chat's accessible name (the region and its log). */
+  label: string;
+  /** Extra content under each assistant reply, before its footer (e.g. free turns left). */
+  renderMeta?: (message: UIMessage) => ReactNode;
+  /** Above the composer, given the transcript (preview status, calls to action). */
+  renderStatus?: (messages: UIMessage[]) => ReactNode;
+  /**
+   * The call to action when billing stopped a reply. The app words it per code: a spend limit
+   * is lifted by an admin, not by a top-up, so it must not offer "Top up".
+   */
+  renderStopAction?: (code: StopCode) => ReactNode;
+  /** Why the composer is closed (e.g. the free preview is used up), or null while it is open. */
+  closedReason?: (messages: UIMessage[]) => string | null;
+  /** Offer "Regenerate" on the last reply (the assistant; the free preview does not). */
+  regenerate?: boolean;
+  /** Shown in place of the transcript when there are no messages yet. */
+  emptyState?: ReactNode;
+  placeholder?: string;
+  autoFocus?: boolean;
+  className?: string;
+}
+
+const hasContent = (message: UIMessage | undefined): boolean =>
+  message?.role === "assistant" &&
+  message.parts.some(
+    (part) =>
+      ((part.type === "text" || part.type === "reasoning") && part.text !== "") ||
+      part.type.startsWith("tool-") ||
+      part.type === "dynamic-tool",
+  );
+
+const pendingApprovals = (messages: UIMessage[]): number =>
+  messages.reduce(
+    (count, message) =>
+      count +
+      message.parts.filter(
+        (part) => "state" in part && part.state === ("approval-requested" as string),
+      ).length,
+    0,
+  );
+
+/**
+ * The whole chat in its parent's height: the transcript scrolls inside, the composer stays at the
+ * bottom, and the page never grows with the transcript. The transcript follows the newest message
+ * (on load, on send, while a reply streams, when an approval is asked) until the person scrolls up;
+ * then "Jump to newest" brings them back.
+ */
+export function ChatView({
+  chat,
+  label,
+  renderMeta,
+  renderStatus,
+  renderStopAction,
+  closedReason,
+  regenerate = false,
+  emptyState,
+  placeholder,
+  autoFocus,
+  className,
+}: ChatViewProps) {
+  const { messages, busy, error, refusal, lost, stoppedIds } = chat;
+  const stick = useStickToBottom({ initial: "instant", resize: "smooth" });
+  const { scrollToBottom } = stick;
+
+  useEffect(preloadMarkdown, []);
+
+  const approvals = pendingApprovals(messages);
+  useEffect(() => {
+    if (approvals > 0) void scrollToBottom();
+  }, [approvals, scrollToBottom]);
+
+  const last = messages.at(-1);
+  const reason = lost
+    ? (refusal?.message ?? "This chat is closed.")
+    : (closedReason?.(messages) ?? null);
+  // Between Send and the first token (or while the server has not written a reply message yet).
+  const thinking = busy && !hasContent(last);
+  const failedBeforeReply = !busy && error !== undefined && last?.role === "user";
+
+  const ends = useMemo(() => {
+    const map = new Map<string, ReplyEnd>();
+    messages.forEach((message, index) => {
+      if (message.role !== "assistant") return;
+      const meta = readAssistantMeta(message.metadata);
+      const isLast = index === messages.length - 1;
+      if (meta.finish === "failed") map.set(message.id, { kind: "failed", error: meta.error });
+      else if (isLast && !busy && error)
+        map.set(message.id, { kind: "failed", error: error.message });
+      else if (meta.finish === "stopped" || stoppedIds.has(message.id)) {
+        map.set(message.id, { kind: "stopped" });
+      }
+    });
+    return map;
+  }, [messages, busy, error, stoppedIds]);
+
+  const send = (text: string) => {
+    chat.send(text);
+    void scrollToBottom();
+  };
+
+  return (
+    <section
+      aria-label={label}
+      className={cn("flex h-full min-h-0 flex-col bg-background text-foreground", className)}
+    >
+      <div className="relative min-h-0 flex-1">
+        <div ref={stick.scrollRef} className="h-full overflow-y-auto overscroll-contain">
+          <div ref={stick.contentRef} className="mx-auto w-full max-w-3xl px-4 py-6">
+            {messages.length === 0 && !thinking ? (
+              <div className="py-12 text-center text-muted-foreground text-sm">
+                {emptyState ?? "No messages yet. Say hello."}
+              </div>
+            ) : null}
+            <ol aria-label={`${label} messages`} aria-live="polite" className="flex flex-col gap-4">
+              {messages.map((message, index) => {
+                const isLast = index === messages.length - 1;
+                return (
+                  <ChatMessage
+                    key={message.id}
+                    message={message}
+                    streaming={busy && isLast && message.role === "assistant"}
+                    end={ends.get(message.id) ?? null}
+                    onRegenerate={
+                      regenerate && isLast && !busy && reason === null ? chat.regenerate : undefined
+                    }
+                    onRespond={chat.respondToApproval}
+                    closed={reason !== null}
+                    renderMeta={renderMeta}
+                    renderStopAction={renderStopAction}
+                  />
+                );
+              })}
+              {failedBeforeReply ? <FailedReply error={error.message} /> : null}
+            </ol>
+            {thinking ? (
+              <div
+                role="status"
+                className="mt-4 flex items-center gap-2 text-muted-foreground text-sm"
+              >
+                <span className="flex gap-1" aria-hidden="true">
+                  <span className="size-1.5 animate-bounce rounded-full bg-muted-foreground" />
+                  <span className="size-1.5 animate-bounce rounded-full bg-muted-foreground [animation-delay:150ms]" />
+                  <span className="size-1.5 animate-bounce rounded-full bg-muted-foreground [animation-delay:300ms]" />
+                </span>
+                Thinking…
+              </div>
+            ) : null}
+          </div>
+        </div>
+        {stick.isAtBottom ? null : (
+          <button
+            type="button"
+            onClick={() => void scrollToBottom("smooth")}
+            className="-translate-x-1/2 absolute bottom-3 left-1/2 inline-flex items-center gap-1 rounded-full border border-border bg-card px-3 py-1.5 text-card-foreground text-sm shadow-md outline-none hover:bg-accent focus-visible:ring-2 focus-visible:ring-ring"
+          >
+            <ArrowDown aria-hidden="true" className="size-4" />
+            Jump to newest
+          </button>
+        )}
+      </div>
+      {refusal && !lost ? (
+        <div
+          role="alert"
+          className="mx-3 mb-1 flex items-start gap-2 rounded-md border border-destructive px-3 py-2 text-destructive text-sm"
+        >
+          <span className="flex-1">{refusal.message}</span>
+          <button
+            type="button"
+            aria-label="Dismiss"
+            onClick={chat.clearRefusal}
+            className="rounded-sm outline-none focus-visible:ring-2 focus-visible:ring-ring"
+          >
+            <X aria-hidden="true" className="size-4" />
+          </button>
+        </div>
+      ) : null}
+      {renderStatus?.(messages)}
+      <Composer
+        busy={busy}
+        onSend={send}
+        onStop={chat.stop}
+        closedReason={reason}
+        placeholder={placeholder}
+        autoFocus={autoFocus}
+      />
+    </section>
+  );
+}

@@ -1,0 +1,115 @@
+import { ArrowUp, Square } from "lucide-react";
+import { type KeyboardEvent, useId, useLayoutEffect, useRef, useState } from "react";
+import { cn } from "./cn.ts";
+
+/**
+ * The message box: Enter sends, Shift+Enter breaks the line, Esc stops a reply on its way. It
+ * grows with the draft up to a max height (then scrolls) and never shrinks below three lines, so
+ * a phone keeps room to write. Closed, it is disabled and says why.
+ */
+export function Composer({
+  busy,
+  onSend,
+  onStop,
+  closedReason = null,
+  placeholder = "Write a message…",
+  autoFocus = false,
+}: {
+  busy: boolean;
+  /** Called with the trimmed draft; the box then clears. */
+  onSend: (text: string) => void;
+  onStop: () => void;
+  /** Why nothing can be sent (access lost, preview used up); null while the chat is open. */
+  closedReason?: string | null;
+  placeholder?: string;
+  autoFocus?: boolean;
+}) {
+  const [draft, setDraft] = useState("");
+  const box = useRef<HTMLTextAreaElement>(null);
+  const reasonId = useId();
+  const closed = closedReason !== null;
+
+  // Height follows the content: reset to auto so it can shrink, then take the content's height;
+  // the min/max classes clamp it.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: re-measure whenever the draft changes
+  useLayoutEffect(() => {
+    const element = box.current;
+    if (!element) return;
+    element.style.height = "auto";
+    element.style.height = `${element.scrollHeight}px`;
+  }, [draft]);
+
+  const canSend = !busy && !closed && draft.trim() !== "";
+  const send = () => {
+    if (!canSend) return;
+    onSend(draft.trim());
+    setDraft("");
+  };
+
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    // An IME composing a word uses Enter to confirm it, not to send.
+    if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      send();
+    } else if (event.key === "Escape" && busy) {
+      event.preventDefault();
+      onStop();
+    }
+  };
+
+  return (
+    <form
+      className="border-border border-t bg-background p-3"
+      onSubmit={(event) => {
+        event.preventDefault();
+        send();
+      }}
+    >
+      <div className="relative flex items-end gap-2 rounded-lg border border-input bg-card p-2 focus-within:ring-2 focus-within:ring-ring">
+        <textarea
+          ref={box}
+          aria-label="Message"
+          aria-describedby={closed ? reasonId : undefined}
+          value={draft}
+          rows={3}
+          disabled={closed}
+          // biome-ignore lint/a11y/noAutofocus: the app opts in for a page whose point is the chat
+          autoFocus={autoFocus}
+          placeholder={closed ? "This chat is closed." : placeholder}
+          onChange={(event) => setDraft(event.target.value)}
+          onKeyDown={onKeyDown}
+          className="max-h-60 min-h-[4.5rem] w-full flex-1 resize-none overflow-y-auto bg-transparent px-1 text-base text-foreground leading-6 outline-none placeholder:text-muted-foreground disabled:cursor-not-allowed sm:text-sm"
+        />
+        {busy ? (
+          <button
+            type="button"
+            aria-label="Stop"
+            title="Stop (Esc)"
+            onClick={onStop}
+            className="inline-flex size-9 shrink-0 items-center justify-center rounded-md bg-foreground text-background outline-none focus-visible:ring-2 focus-visible:ring-ring focus-visible:ring-offset-2"
+          >
+            <Square aria-hidden="true" className="size-4" />
+          </button>
+        ) : (
+          <button
+            type="submit"
+            aria-label="Send"
+            title="Send (Enter)"
+            disabled={!canSend}
+            className={cn(
+              "inline-flex size-9 shrink-0 items-center justify-center rounded-md bg-primary text-primary-foreground outline-none focus-visible:ring-2 focus-visible:ring-ring focus-visible:ring-offset-2",
+              "disabled:cursor-not-allowed disabled:opacity-50",
+            )}
+          >
+            <ArrowUp aria-hidden="true" className="size-4" />
+          </button>
+        )}
+      </div>
+      {closed ? (
+        <p id={reasonId} role="status" className="mt-2 text-muted-foreground text-sm">
+          {closedReason}
+        </p>
+      ) : null}
+    </form>
+  );
+}

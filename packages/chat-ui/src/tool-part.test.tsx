@@ -1,0 +1,94 @@
+import { cleanup, fireEvent, render, screen } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { type AnyToolPart, readMemoryChange, ToolPartView } from "./tool-part.tsx";
+
+afterEach(cleanup);
+
+const approvalPart = {
+  type: "tool-update_project_memory",
+  toolCallId: "call_1",
+  state: "approval-requested",
+  input: { set: { audience: "teams", budget: 5 }, remove: ["old"] },
+  approval: { id: "appr_1" },
+} as unknown as AnyToolPart;
+
+describe("ToolPartView", () => {
+  it("shows the proposed change and approves once through the handler", () => {
+    const onRespond = vi.fn();
+    render(<ToolPartView part={approvalPart} onRespond={onRespond} />);
+    const prompt = screen.getByRole("group", { name: /update the project memory/ });
+    expect(prompt.textContent).toContain("audience");
+    expect(prompt.textContent).toContain('"teams"');
+    expect(prompt.textContent).toContain("old");
+    const approve = screen.getByRole("button", { name: "Approve" });
+    fireEvent.click(approve);
+    fireEvent.click(approve);
+    fireEvent.click(screen.getByRole("button", { name: "Deny" }));
+    expect(onRespond).toHaveBeenCalledExactlyOnceWith({ id: "appr_1", approved: true });
+  });
+
+  it("denies with approved false, for any tool asking for approval", () => {
+    const onRespond = vi.fn();
+    const part = {
+      type: "dynamic-tool",
+      toolName: "send_email",
+      toolCallId: "call_9",
+      state: "approval-requested",
+      input: { to: "a@b.c" },
+      approval: { id: "appr_9" },
+    } as unknown as AnyToolPart;
+    render(<ToolPartView part={part} onRespond={onRespond} />);
+    expect(screen.getByRole("group", { name: /run send_email/ }).textContent).toContain("a@b.c");
+    fireEvent.click(screen.getByRole("button", { name: "Deny" }));
+    expect(onRespond).toHaveBeenCalledExactlyOnceWith({ id: "appr_9", approved: false });
+  });
+
+  it("cannot answer when the chat is closed", () => {
+    render(<ToolPartView part={approvalPart} onRespond={() => {}} disabled />);
+    expect((screen.getByRole("button", { name: "Approve" }) as HTMLButtonElement).disabled).toBe(
+      true,
+    );
+  });
+
+  it.each([
+    ["input-streaming", "preparing"],
+    ["input-available", "running"],
+    ["output-available", "done"],
+    ["output-denied", "denied"],
+  ])("shows a %s call as %s, with no buttons", (state, label) => {
+    const part = {
+      type: "tool-get_balance",
+      toolCallId: "call_2",
+      state,
+      input: {},
+      output: { availableMicros: 1 },
+      approval: state === "output-denied" ? { id: "a", approved: false } : undefined,
+    } as unknown as AnyToolPart;
+    render(<ToolPartView part={part} onRespond={() => {}} />);
+    expect(screen.getByText(/get_balance/).closest("p")?.textContent).toBe(
+      `Tool call get_balance: ${label}`,
+    );
+    expect(screen.queryByRole("button")).toBeNull();
+  });
+
+  it("shows a failed call with its error", () => {
+    const part = {
+      type: "tool-get_balance",
+      toolCallId: "call_3",
+      state: "output-error",
+      input: {},
+      errorText: "Balance unavailable",
+    } as unknown as AnyToolPart;
+    render(<ToolPartView part={part} onRespond={() => {}} />);
+    expect(screen.getByText(/get_balance/).closest("p")?.textContent).toContain(
+      "failedBalance unavailable",
+    );
+  });
+});
+
+describe("readMemoryChange", () => {
+  it("ignores malformed input from the model", () => {
+    expect(readMemoryChange({ set: ["x"], remove: [1, "a"] })).toEqual({ set: [], remove: ["a"] });
+    expect(readMemoryChange(null)).toEqual({ set: [], remove: [] });
+  });
+});

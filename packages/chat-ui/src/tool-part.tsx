@@ -1,0 +1,189 @@
+import { type DynamicToolUIPart, getToolName, type ToolUIPart } from "ai";
+import { Ban, Check, CircleAlert, Hourglass, LoaderCircle, Wrench } from "lucide-react";
+import { type ReactNode, useState } from "react";
+import { cn } from "./cn.ts";
+import type { ApprovalResponder } from "./use-parley-chat.ts";
+
+/** A static or dynamic tool part of a message. */
+export type AnyToolPart = ToolUIPart | DynamicToolUIPart;
+
+const STATE_LABELS: Record<string, string> = {
+  "input-streaming": "preparing",
+  "input-available": "running",
+  "approval-requested": "waiting for your approval",
+  "approval-responded": "answered",
+  "output-available": "done",
+  "output-error": "failed",
+  "output-denied": "denied",
+};
+
+/** A human label for a tool part's state; unknown states are shown as they are. */
+export const toolStateLabel = (state: string): string => STATE_LABELS[state] ?? state;
+
+/** The proposed change of `update_project_memory`, read defensively (the model wrote it). */
+export function readMemoryChange(input: unknown): {
+  set: [string, unknown][];
+  remove: string[];
+} {
+  const record =
+    typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
+  const set =
+    typeof record.set === "object" && record.set !== null && !Array.isArray(record.set)
+      ? Object.entries(record.set as Record<string, unknown>)
+      : [];
+  const remove = Array.isArray(record.remove)
+    ? record.remove.filter((key): key is string => typeof key === "string")
+    : [];
+  return { set, remove };
+}
+
+const approvalOf = (part: AnyToolPart): { id: string; approved?: boolean } | undefined => {
+  const approval = (part as { approval?: unknown }).approval;
+  if (typeof approval !== "object" || approval === null) return undefined;
+  const { id, approved } = approval as { id?: unknown; approved?: unknown };
+  if (typeof id !== "string") return undefined;
+  return typeof approved === "boolean" ? { id, approved } : { id };
+};
+
+const STATE_ICONS: Record<string, ReactNode> = {
+  "input-streaming": <LoaderCircle aria-hidden="true" className="size-4 animate-spin" />,
+  "input-available": <LoaderCircle aria-hidden="true" className="size-4 animate-spin" />,
+  "approval-requested": <Hourglass aria-hidden="true" className="size-4 text-warning" />,
+  "approval-responded": <LoaderCircle aria-hidden="true" className="size-4 animate-spin" />,
+  "output-available": <Check aria-hidden="true" className="size-4 text-success" />,
+  "output-error": <CircleAlert aria-hidden="true" className="size-4 text-destructive" />,
+  "output-denied": <Ban aria-hidden="true" className="size-4" />,
+};
+
+const buttonBase =
+  "inline-flex items-center gap-1 rounded-md px-3 py-1.5 font-medium text-sm outline-none focus-visible:ring-2 focus-visible:ring-ring disabled:opacity-50";
+
+function MemoryChange({ input }: { input: unknown }) {
+  const { set, remove } = readMemoryChange(input);
+  if (set.length === 0 && remove.length === 0) {
+    return <p className="text-muted-foreground">No changes listed.</p>;
+  }
+  return (
+    <div className="space-y-1">
+      {set.length > 0 ? (
+        <dl className="grid grid-cols-[auto_1fr] gap-x-3 gap-y-1">
+          {set.map(([key, value]) => (
+            <div key={key} className="contents">
+              <dt className="font-medium">Set {key}</dt>
+              <dd className="min-w-0 break-all font-mono text-xs">{JSON.stringify(value)}</dd>
+            </div>
+          ))}
+        </dl>
+      ) : null}
+      {remove.length > 0 ? (
+        <p>
+          <span className="text-muted-foreground">Remove: </span>
+          <span className="font-mono text-xs">{remove.join(", ")}</span>
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/**
+ * A pending approval: what the assistant wants to do and Approve / Deny. Each answers only this
+ * call's approval id, once (the buttons disable on the first click while the answer travels).
+ */
+export function ApprovalCard({
+  part,
+  approvalId,
+  onRespond,
+  disabled = false,
+}: {
+  part: AnyToolPart;
+  approvalId: string;
+  onRespond: ApprovalResponder;
+  disabled?: boolean;
+}) {
+  const [answered, setAnswered] = useState(false);
+  const name = getToolName(part);
+  const answer = (approved: boolean) => {
+    setAnswered(true);
+    onRespond({ id: approvalId, approved });
+  };
+  return (
+    <fieldset className="space-y-3 rounded-lg border border-warning bg-card p-3 text-card-foreground text-sm">
+      <legend className="px-1 font-semibold">
+        {name === "update_project_memory"
+          ? "The assistant wants to update the project memory."
+          : `The assistant wants to run ${name}.`}
+      </legend>
+      {name === "update_project_memory" ? (
+        <MemoryChange input={part.input} />
+      ) : (
+        <pre className="max-h-40 overflow-auto rounded-md bg-muted p-2 font-mono text-xs">
+          {JSON.stringify(part.input ?? {}, null, 2)}
+        </pre>
+      )}
+      <div className="flex gap-2">
+        <button
+          type="button"
+          disabled={disabled || answered}
+          onClick={() => answer(true)}
+          className={cn(buttonBase, "bg-primary text-primary-foreground hover:opacity-90")}
+        >
+          Approve
+        </button>
+        <button
+          type="button"
+          disabled={disabled || answered}
+          onClick={() => answer(false)}
+          className={cn(buttonBase, "border border-border bg-background hover:bg-accent")}
+        >
+          Deny
+        </button>
+      </div>
+    </fieldset>
+  );
+}
+
+/**
+ * One tool call in a reply: its name and state (preparing, running, done, failed, denied), or the
+ * approval card while the call waits for the person's answer.
+ */
+export function ToolPartView({
+  part,
+  onRespond,
+  disabled = false,
+}: {
+  part: AnyToolPart;
+  onRespond: ApprovalResponder;
+  /** The chat is closed: an approval can no longer be answered. */
+  disabled?: boolean;
+}) {
+  const name = getToolName(part);
+  const approval = approvalOf(part);
+  if (part.state === "approval-requested" && approval && approval.approved === undefined) {
+    return (
+      <ApprovalCard
+        part={part}
+        approvalId={approval.id}
+        onRespond={onRespond}
+        disabled={disabled}
+      />
+    );
+  }
+  const errorText = part.state === "output-error" ? part.errorText : undefined;
+  return (
+    <div
+      className={cn(
+        "flex items-start gap-2 rounded-lg border border-border bg-muted px-3 py-2 text-muted-foreground text-sm",
+        part.state === "output-error" && "border-destructive",
+      )}
+    >
+      <span className="mt-0.5 shrink-0">
+        {STATE_ICONS[part.state] ?? <Wrench aria-hidden="true" className="size-4" />}
+      </span>
+      <p className="min-w-0 break-words">
+        Tool call <code className="font-mono text-foreground">{name}</code>:{" "}
+        <span data-state={part.state}>{toolStateLabel(part.state)}</span>
+        {errorText ? <span className="block text-destructive">{errorText}</span> : null}
+      </p>
+    </div>
+  );
+}
