@@ -128,6 +128,17 @@ describe("ChatView reply footer", () => {
     expect(items()[1]?.textContent).toContain("Cost $0.000012");
   });
 
+  it("words the server's failure code when it gave no message", () => {
+    const chat = fakeChat({
+      messages: [
+        userMessage("u1", "hi"),
+        reply("a1", "x", { finish: "failed", code: "model_stalled" }),
+      ],
+    });
+    render(<ChatView chat={chat} label="Chat" />);
+    expect(screen.getByRole("alert").textContent).toBe("Failed: The model stopped responding.");
+  });
+
   it("puts a failure with no reply yet where the reply would be", () => {
     const chat = fakeChat({
       messages: [userMessage("u1", "hi")],

@@ -7,7 +7,7 @@ import { cn } from "./cn.ts";
 import { Composer } from "./composer.tsx";
 import { preloadMarkdown } from "./markdown.tsx";
 import type { ReplyEnd } from "./reply-footer.tsx";
-import { readAssistantMeta, type StopCode } from "./reply-meta.ts";
+import { describeReason, readAssistantMeta, type StopCode } from "./reply-meta.ts";
 import type { ParleyChatState } from "./use-parley-chat.ts";
 
 /** What the app decides around the chat; the chat itself comes from useParleyChat. */
@@ -98,11 +98,14 @@ export function ChatView({
       if (message.role !== "assistant") return;
       const meta = readAssistantMeta(message.metadata);
       const isLast = index === messages.length - 1;
-      if (meta.finish === "failed") map.set(message.id, { kind: "failed", error: meta.error });
-      else if (isLast && !busy && error)
+      const reason = meta.reason === undefined ? undefined : describeReason(meta.reason);
+      if (meta.finish === "failed") {
+        map.set(message.id, { kind: "failed", error: meta.error ?? reason });
+      } else if (isLast && !busy && error) {
         map.set(message.id, { kind: "failed", error: error.message });
-      else if (meta.finish === "stopped" || stoppedIds.has(message.id)) {
-        map.set(message.id, { kind: "stopped" });
+      } else if (meta.finish === "stopped" || stoppedIds.has(message.id)) {
+        // A billing stop has its own notice; the mark is for the person's Stop or a lost access.
+        map.set(message.id, reason ? { kind: "stopped", reason } : { kind: "stopped" });
       }
     });
     return map;

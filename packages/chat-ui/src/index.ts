@@ -36,6 +36,7 @@ export { CopyButton, type ReplyEnd, ReplyFooter, StopNotice } from "./reply-foot
 /** Readers for what the agents write in reply metadata (defensive: it crosses the wire). */
 export {
   type AssistantMeta,
+  describeReason,
   type OnboardingMeta,
   previewStatus,
   type ReplyFinish,

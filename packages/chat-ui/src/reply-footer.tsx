@@ -7,7 +7,7 @@ import { messageText } from "./protocol.ts";
 import { type AssistantMeta, readAssistantMeta, type StopCode } from "./reply-meta.ts";
 
 /** How a reply ended, as the view tells it: from the server's metadata or what this tab saw. */
-export type ReplyEnd = { kind: "stopped" } | { kind: "failed"; error?: string };
+export type ReplyEnd = { kind: "stopped"; reason?: string } | { kind: "failed"; error?: string };
 
 const actionClass =
   "inline-flex items-center gap-1 rounded-md px-1.5 py-1 text-muted-foreground text-xs outline-none hover:bg-accent hover:text-foreground focus-visible:ring-2 focus-visible:ring-ring";
@@ -118,6 +118,7 @@ export function ReplyFooter({
           <span className="inline-flex items-center gap-1 font-medium text-warning text-xs">
             <Square aria-hidden="true" className="size-3" />
             Stopped
+            {end.reason ? <span className="font-normal">: {end.reason}</span> : null}
           </span>
         ) : null}
         <Figures meta={meta} />

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { previewStatus, readAssistantMeta } from "./reply-meta.ts";
+import { describeReason, previewStatus, readAssistantMeta } from "./reply-meta.ts";
 
 describe("readAssistantMeta", () => {
   it("reads price, steps, tokens, finish and the failure message", () => {
@@ -20,10 +20,23 @@ describe("readAssistantMeta", () => {
     });
   });
 
+  it("keeps the server's other stop and failure codes apart from billing codes", () => {
+    expect(readAssistantMeta({ finish: "failed", code: "model_stalled" })).toEqual({
+      finish: "failed",
+      reason: "model_stalled",
+    });
+    expect(readAssistantMeta({ finish: "completed", code: "spend_limit" })).toEqual({
+      finish: "completed",
+      code: "spend_limit",
+    });
+    expect(describeReason("model_stalled")).toBe("The model stopped responding.");
+    expect(describeReason("tool_failed")).toBe("tool_failed");
+  });
+
   it("drops fields of the wrong type instead of trusting them", () => {
-    expect(
-      readAssistantMeta({ priceMicros: 1.5, code: "other", steps: "2", finish: "paused" }),
-    ).toEqual({});
+    expect(readAssistantMeta({ priceMicros: 1.5, code: 42, steps: "2", finish: "paused" })).toEqual(
+      {},
+    );
     expect(readAssistantMeta("nope")).toEqual({});
     expect(readAssistantMeta(null)).toEqual({});
   });

@@ -4,8 +4,8 @@
  * only well-typed fields and never throws.
  */
 
-/** Why a reply ended early, when it did; absent for a reply that finished normally. */
-export type ReplyFinish = "stopped" | "failed";
+/** How a reply ended, as the server writes it (`completed` needs no mark). */
+export type ReplyFinish = "completed" | "stopped" | "failed";
 
 /** What a refusal by billing is called in metadata (the app words the call to action). */
 export type StopCode = "insufficient_credits" | "spend_limit";
@@ -14,6 +14,11 @@ export type StopCode = "insufficient_credits" | "spend_limit";
 export interface AssistantMeta {
   code?: StopCode;
   finish?: ReplyFinish;
+  /**
+   * Any other code the server gave for a stop or failure (`access_ended`, `model_error`,
+   * `model_stalled`, or an application error code a tool raised).
+   */
+  reason?: string;
   /** The failure's message, when the server gave one with `finish: "failed"`. */
   error?: string;
   priceMicros?: number;
@@ -52,7 +57,12 @@ export function readAssistantMeta(metadata: unknown): AssistantMeta {
   if (!meta) return {};
   const result: AssistantMeta = {};
   if (meta.code === "insufficient_credits" || meta.code === "spend_limit") result.code = meta.code;
-  if (meta.finish === "stopped" || meta.finish === "failed") result.finish = meta.finish;
+  else if (typeof meta.code === "string" && /^[a-z][a-z0-9_]{0,63}$/.test(meta.code)) {
+    result.reason = meta.code;
+  }
+  if (meta.finish === "completed" || meta.finish === "stopped" || meta.finish === "failed") {
+    result.finish = meta.finish;
+  }
   const error = errorText(meta.error);
   if (error !== undefined) result.error = error;
   const price = integer(meta.priceMicros);
@@ -98,3 +108,12 @@ export function previewStatus(messages: readonly { role: string; metadata?: unkn
   }
   return { freeTurnsLeft: null, exhausted: false };
 }
+
+const REASONS: Record<string, string> = {
+  access_ended: "Your access to this chat ended.",
+  model_error: "The model returned an error.",
+  model_stalled: "The model stopped responding.",
+};
+
+/** Words for a stop or failure code from the server; an unknown code is shown as it is. */
+export const describeReason = (reason: string): string => REASONS[reason] ?? reason;
