@@ -150,6 +150,31 @@ describe("refresh tokens", () => {
     expect(res.status).toBe(401);
   });
 
+  it("pairs the HttpOnly cookie with a readable marker holding no secret, cleared with it", async () => {
+    // The web app tries a refresh on load only when the marker is there, so a signed-out visit
+    // makes no request that fails.
+    const start = await signup();
+    const cookies = start.headers.getSetCookie();
+    const marker = cookies.find((cookie) => cookie.startsWith("parley_signed_in="));
+    expect(marker).toMatch(/^parley_signed_in=1; /);
+    expect(marker).toMatch(/Path=\//);
+    expect(marker).not.toMatch(/HttpOnly/i);
+    expect(cookies.find((c) => c.startsWith("parley_refresh="))).toMatch(/HttpOnly/);
+    const rotated = await api("POST", "/api/auth/refresh", withCookie(start.cookie));
+    expect(rotated.headers.getSetCookie().some((c) => c.startsWith("parley_signed_in=1"))).toBe(
+      true,
+    );
+    for (const response of [
+      await api("POST", "/api/auth/logout", withCookie(refreshCookie(rotated.headers))),
+      await api("POST", "/api/auth/refresh"),
+      await api("POST", "/api/auth/refresh", withCookie("bogus")),
+    ]) {
+      expect(response.headers.getSetCookie()).toContainEqual(
+        expect.stringMatching(/^parley_signed_in=; .*Path=\//),
+      );
+    }
+  });
+
   it("refuses a missing or unknown refresh token", async () => {
     expect((await api("POST", "/api/auth/refresh")).status).toBe(401);
     expect((await api("POST", "/api/auth/refresh", withCookie("bogus"))).status).toBe(401);

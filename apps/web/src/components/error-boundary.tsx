@@ -1,5 +1,5 @@
 import { Component, type ReactNode } from "react";
-import { errorMessage } from "../lib/api.ts";
+import { ErrorNote } from "./ui/states.tsx";
 
 /** Shows a failed screen (a chunk that did not load, a render error) instead of a blank page. */
 export class ErrorBoundary extends Component<{ children: ReactNode }, { error: unknown }> {
@@ -12,11 +12,8 @@ export class ErrorBoundary extends Component<{ children: ReactNode }, { error: u
   override render() {
     if (this.state.error === null) return this.props.children;
     return (
-      <div role="alert" className="error">
-        <p>{errorMessage(this.state.error)}</p>
-        <button type="button" onClick={() => window.location.reload()}>
-          Reload
-        </button>
+      <div className="p-4">
+        <ErrorNote error={this.state.error} retry={() => window.location.reload()} />
       </div>
     );
   }

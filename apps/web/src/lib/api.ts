@@ -235,6 +235,13 @@ export function createApiClient(options: ApiClientOptions = {}) {
     accessToken,
     hasToken: () => token !== null,
     /**
+     * Whether a refresh cookie may be there (the server sets the readable `parley_signed_in` beside
+     * the HttpOnly one): without it a page load skips the refresh that could only fail.
+     */
+    mayHaveSession: () =>
+      typeof document !== "undefined" &&
+      /(?:^|;\s*)parley_signed_in=1(?:;|$)/.test(document.cookie),
+    /**
      * A single-use ticket for opening one agent's WebSocket (the browser cannot send a header on
      * the upgrade, and a token in the URL would be logged). Asked with a token good for at least
      * five more minutes: the server closes the socket (1013) when that token expires, and the

@@ -1,49 +1,29 @@
-import {
-  type AnchorHTMLAttributes,
-  type MouseEvent,
-  type ReactNode,
-  useSyncExternalStore,
-} from "react";
+/**
+ * Transitional: the hand-written router's API over TanStack Router, for screens not yet moved to
+ * `@tanstack/react-router`'s own `Link` and `useNavigate`. Remove once nothing imports it.
+ */
+import { Link as RouterLink, useRouter, useRouterState } from "@tanstack/react-router";
+import type { AnchorHTMLAttributes, ReactNode } from "react";
 
-/** A tiny history router: the app has a handful of routes, not worth a dependency. */
-const subscribers = new Set<() => void>();
+let current: ReturnType<typeof useRouter> | null = null;
 
-function subscribe(callback: () => void): () => void {
-  subscribers.add(callback);
-  window.addEventListener("popstate", callback);
-  return () => {
-    subscribers.delete(callback);
-    window.removeEventListener("popstate", callback);
-  };
+/** Remembers the app's router so plain functions can navigate (set once by `App`). */
+export function useRegisterRouter(): void {
+  current = useRouter();
 }
-
-const location = () => window.location.pathname + window.location.search;
 
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
-  if (options.replace) window.history.replaceState(null, "", to);
-  else window.history.pushState(null, "", to);
-  for (const callback of subscribers) callback();
+  const url = new URL(to, window.location.origin);
+  void current?.navigate({
+    to: url.pathname,
+    search: Object.fromEntries(url.searchParams),
+    replace: options.replace ?? false,
+  } as never);
 }
 
-/** The current path and search, re-rendering on navigation. */
 export function useLocation(): { pathname: string; search: URLSearchParams } {
-  const href = useSyncExternalStore(subscribe, location, location);
-  const url = new URL(href, "http://localhost");
-  return { pathname: url.pathname, search: url.searchParams };
-}
-
-/** Matches `/projects/:projectId` against a path; returns the params or null. */
-export function matchPath(pattern: string, pathname: string): Record<string, string> | null {
-  const want = pattern.split("/").filter(Boolean);
-  const got = pathname.split("/").filter(Boolean);
-  if (want.length !== got.length) return null;
-  const params: Record<string, string> = {};
-  for (const [index, part] of want.entries()) {
-    const actual = got[index] ?? "";
-    if (part.startsWith(":")) params[part.slice(1)] = decodeURIComponent(actual);
-    else if (part !== actual) return null;
-  }
-  return params;
+  const location = useRouterState({ select: (state) => state.location });
+  return { pathname: location.pathname, search: new URLSearchParams(location.searchStr) };
 }
 
 export function Link({
@@ -51,16 +31,9 @@ export function Link({
   children,
   ...rest
 }: { to: string; children: ReactNode } & AnchorHTMLAttributes<HTMLAnchorElement>) {
-  const onClick = (event: MouseEvent<HTMLAnchorElement>) => {
-    rest.onClick?.(event);
-    if (event.defaultPrevented || event.button !== 0) return;
-    if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
-    event.preventDefault();
-    navigate(to);
-  };
   return (
-    <a {...rest} href={to} onClick={onClick}>
+    <RouterLink to={to as never} {...rest}>
       {children}
-    </a>
+    </RouterLink>
   );
 }

@@ -1,4 +1,5 @@
 import type { Me, OrgSummary } from "@parley/shared";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import {
   createContext,
   type ReactNode,
@@ -8,7 +9,8 @@ import {
   useMemo,
   useState,
 } from "react";
-import { api } from "./api.ts";
+import { api, isApiError } from "./api.ts";
+import { keys } from "./query.ts";
 
 const ORG_KEY = "parley.org";
 
@@ -17,43 +19,48 @@ interface SessionValue {
   me: Me | null | undefined;
   org: OrgSummary | null;
   selectOrg(orgId: string): void;
-  /** Reloads `/api/me` (after sign-in, or a new org). */
+  /** Reloads `/api/me` (after sign-in, a new org, a role change). */
   reload(): Promise<void>;
   signOut(): Promise<void>;
 }
 
 const SessionContext = createContext<SessionValue | null>(null);
 
-/** Who is signed in and which org they work in. The org choice survives a reload. */
+/** Signed out is an answer (null), not an error: a 401 from refresh or `/api/me` means no session. */
+async function loadMe(): Promise<Me | null> {
+  try {
+    if (!api.hasToken()) {
+      if (!api.mayHaveSession()) return null;
+      await api.refresh();
+    }
+    return await api.me();
+  } catch (error) {
+    if (isApiError(error) && (error.status === 401 || error.status === 403)) return null;
+    throw error;
+  }
+}
+
+/**
+ * Who is signed in and which org they work in, from the query cache (`keys.me`): the router
+ * invalidates it on every navigation, so a role changed elsewhere shows at the next page. The org
+ * choice survives a reload.
+ */
 export function SessionProvider({ children }: { children: ReactNode }) {
-  const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const queryClient = useQueryClient();
+  const query = useQuery({ queryKey: keys.me, queryFn: loadMe, staleTime: 5_000 });
   const [orgId, setOrgId] = useState<string | null>(() => localStorage.getItem(ORG_KEY));
 
-  const reload = useCallback(async () => {
-    try {
-      setMe(await api.me());
-    } catch {
-      setMe(null);
-    }
-  }, []);
+  useEffect(
+    () =>
+      api.onAuthChange((signedIn) => {
+        if (!signedIn) queryClient.setQueryData(keys.me, null);
+      }),
+    [queryClient],
+  );
 
-  useEffect(() => {
-    let live = true;
-    api
-      .refresh()
-      .then(() => api.me())
-      .then(
-        (value) => live && setMe(value),
-        () => live && setMe(null),
-      );
-    const off = api.onAuthChange((signedIn) => {
-      if (!signedIn) setMe(null);
-    });
-    return () => {
-      live = false;
-      off();
-    };
-  }, []);
+  const reload = useCallback(async () => {
+    await queryClient.invalidateQueries({ queryKey: keys.me });
+  }, [queryClient]);
 
   const selectOrg = useCallback((id: string) => {
     localStorage.setItem(ORG_KEY, id);
@@ -62,9 +69,12 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   const signOut = useCallback(async () => {
     await api.logout();
-    setMe(null);
-  }, []);
+    queryClient.clear();
+    queryClient.setQueryData(keys.me, null);
+  }, [queryClient]);
 
+  // A failed load (server down) keeps the last answer; with none, the app shows signed out.
+  const me = query.data !== undefined ? query.data : query.isError ? null : undefined;
   const org = useMemo(() => {
     if (!me) return null;
     return me.orgs.find((candidate) => candidate.id === orgId) ?? me.orgs[0] ?? null;
@@ -82,3 +92,14 @@ export function useSession(): SessionValue {
   if (!value) throw new Error("useSession outside SessionProvider");
   return value;
 }
+
+/** The current org, for screens that only render inside one (the shell guarantees it). */
+export function useOrg(): OrgSummary {
+  const { org } = useSession();
+  if (!org) throw new Error("useOrg outside an org");
+  return org;
+}
+
+/** Whether the person may manage the current org (owner or admin). */
+export const canManage = (org: OrgSummary | null): boolean =>
+  org?.role === "owner" || org?.role === "admin";

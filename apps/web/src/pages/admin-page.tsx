@@ -1,5 +1,4 @@
 import { LoadMore } from "../components/load-more.tsx";
-import { DeleteAccount } from "../features/admin/delete-account.tsx";
 import { ErasureForm } from "../features/admin/erasure-form.tsx";
 import { ErasureList, usePollWhileActive } from "../features/admin/erasure-list.tsx";
 import { api } from "../lib/api.ts";
@@ -8,7 +7,7 @@ import { usePages } from "../lib/use-pages.ts";
 
 /** Erasure requests of the org (file one, watch its steps) and the user's own account deletion. */
 export default function AdminPage() {
-  const { me, org } = useSession();
+  const { org } = useSession();
   const orgId = org?.id ?? "";
   const [requests, reload, moreRequests] = usePages(
     (cursor) =>
@@ -25,10 +24,7 @@ export default function AdminPage() {
           <ErasureList state={requests} />
           <LoadMore more={moreRequests} label="Older requests" />
         </section>
-        <div className="stack">
-          {orgId ? <ErasureForm orgId={orgId} onFiled={reload} /> : null}
-          {me ? <DeleteAccount email={me.email} /> : null}
-        </div>
+        <div className="stack">{orgId ? <ErasureForm orgId={orgId} onFiled={reload} /> : null}</div>
       </div>
     </div>
   );

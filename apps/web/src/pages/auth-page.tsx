@@ -1,15 +1,21 @@
+import { Link, useNavigate, useSearch } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
-import { FormError } from "../components/field-error.tsx";
+import { useDocumentTitle } from "../components/page.tsx";
+import { Button } from "../components/ui/button.tsx";
+import { Field, Input } from "../components/ui/input.tsx";
+import { ErrorNote, Notice } from "../components/ui/states.tsx";
 import { api } from "../lib/api.ts";
-import { Link, navigate } from "../lib/router.tsx";
 import { useSession } from "../lib/session.tsx";
 
 /** Sign in and sign up share one form; sign-up adds a name and an optional organization name. */
-export default function AuthPage({ mode }: { mode: "signin" | "signup" }) {
+function AuthForm({ mode }: { mode: "signin" | "signup" }) {
   const { reload } = useSession();
+  const navigate = useNavigate();
+  const search = useSearch({ strict: false }) as { notice?: string };
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const signup = mode === "signup";
+  useDocumentTitle(signup ? "Create your account" : "Sign in");
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -30,61 +36,88 @@ export default function AuthPage({ mode }: { mode: "signin" | "signup" }) {
         await api.login({ email: text("email"), password: text("password") });
       }
       await reload();
-      navigate("/projects", { replace: true });
+      await navigate({ to: "/projects", replace: true });
     } catch (caught) {
       setError(caught);
-    } finally {
       setBusy(false);
     }
   }
 
   return (
-    <section className="card narrow" aria-labelledby="auth-title">
-      <h1 id="auth-title">{signup ? "Create your account" : "Sign in to Parley"}</h1>
-      <form onSubmit={onSubmit} className="stack">
+    <div className="grid w-full max-w-sm gap-6">
+      <div className="grid justify-items-center gap-2 text-center">
+        <img src="/favicon.svg" alt="" width={40} height={40} />
+        <h1 className="font-semibold text-2xl tracking-tight">
+          {signup ? "Create your account" : "Sign in to Parley"}
+        </h1>
+        <p className="text-muted-foreground text-sm">
+          {signup
+            ? "Your organization starts with free credits and a free onboarding chat."
+            : "Welcome back."}
+        </p>
+      </div>
+      {search.notice === "account-deleted" && !signup ? (
+        <Notice tone="success">
+          Your account is being erased. You have been signed out everywhere.
+        </Notice>
+      ) : null}
+      <form
+        onSubmit={onSubmit}
+        className="grid gap-4 rounded-xl border border-border bg-card p-6 shadow-xs"
+        aria-label={signup ? "Sign up" : "Sign in"}
+      >
         {signup ? (
-          <label>
-            <span>Name</span>
-            <input name="name" autoComplete="name" required maxLength={100} />
-          </label>
+          <Field label="Name">
+            <Input name="name" autoComplete="name" required maxLength={100} />
+          </Field>
         ) : null}
-        <label>
-          <span>Email</span>
-          <input name="email" type="email" autoComplete="email" required />
-        </label>
-        <label>
-          <span>Password</span>
-          <input
+        <Field label="Email">
+          <Input name="email" type="email" autoComplete="email" required />
+        </Field>
+        <Field label="Password" {...(signup ? { hint: "At least 10 characters." } : {})}>
+          <Input
             name="password"
             type="password"
             autoComplete={signup ? "new-password" : "current-password"}
             required
             minLength={signup ? 10 : 1}
           />
-          {signup ? <small className="muted">At least 10 characters.</small> : null}
-        </label>
+        </Field>
         {signup ? (
-          <label>
-            <span>Organization name (optional)</span>
-            <input name="orgName" autoComplete="organization" maxLength={100} />
-          </label>
+          <Field label="Organization name (optional)">
+            <Input name="orgName" autoComplete="organization" maxLength={100} />
+          </Field>
         ) : null}
-        <FormError error={error} />
-        <button type="submit" className="primary" disabled={busy}>
+        <ErrorNote error={error} />
+        <Button type="submit" variant="primary" disabled={busy} className="w-full">
           {busy ? "Please wait…" : signup ? "Sign up" : "Sign in"}
-        </button>
+        </Button>
       </form>
-      <p>
+      <p className="text-center text-muted-foreground text-sm">
         {signup ? (
           <>
-            Already have an account? <Link to="/signin">Sign in</Link>
+            Already have an account?{" "}
+            <Link to="/signin" className="prose-link font-medium">
+              Sign in
+            </Link>
           </>
         ) : (
           <>
-            New to Parley? <Link to="/signup">Create an account</Link>
+            New to Parley?{" "}
+            <Link to="/signup" className="prose-link font-medium">
+              Create an account
+            </Link>
           </>
         )}
       </p>
-    </section>
+    </div>
   );
+}
+
+export function SignInPage() {
+  return <AuthForm mode="signin" />;
+}
+
+export function SignUpPage() {
+  return <AuthForm mode="signup" />;
 }

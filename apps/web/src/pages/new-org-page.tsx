@@ -1,12 +1,20 @@
+import { Page } from "../components/page.tsx";
+import { Card, CardBody } from "../components/ui/card.tsx";
 import { NewOrgForm } from "../features/orgs/new-org-form.tsx";
 
-/** A page of its own for a new organization, reached from the header. */
+/** A page of its own for a new organization, reached from the org switcher. */
 export default function NewOrgPage() {
   return (
-    <section className="stack narrow">
-      <h1>Organizations</h1>
-      <p className="muted">You will be its owner; you can invite members once it exists.</p>
-      <NewOrgForm />
-    </section>
+    <Page
+      title="New organization"
+      width="narrow"
+      description="You will be its owner and can invite members once it exists."
+    >
+      <Card>
+        <CardBody>
+          <NewOrgForm />
+        </CardBody>
+      </Card>
+    </Page>
   );
 }

@@ -1,3 +1,4 @@
+import { useParams } from "@tanstack/react-router";
 import { useState } from "react";
 import { FormError } from "../components/field-error.tsx";
 import { LoadMore } from "../components/load-more.tsx";
@@ -11,8 +12,8 @@ import { Link, navigate } from "../lib/router.tsx";
 import { useAsync } from "../lib/use-async.ts";
 import { usePages } from "../lib/use-pages.ts";
 
-export default function ProjectPage({ params }: { params: Record<string, string> }) {
-  const projectId = params.projectId ?? "";
+export default function ProjectPage() {
+  const { projectId } = useParams({ strict: false }) as { projectId: string };
   const [project, , setProject] = useAsync(() => api.project(projectId), [projectId]);
   const [sessions, , moreSessions] = usePages(
     (cursor) => api.sessions(projectId, cursor),

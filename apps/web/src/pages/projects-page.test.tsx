@@ -1,7 +1,8 @@
 import type { Project } from "@parley/shared";
-import { cleanup, fireEvent, render, screen } from "@testing-library/react";
+import { cleanup, fireEvent, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError, api } from "../lib/api.ts";
+import { renderInApp } from "../test/render.tsx";
 import ProjectsPage from "./projects-page.tsx";
 
 vi.mock("../lib/session.tsx", () => ({
@@ -30,7 +31,7 @@ describe("ProjectsPage paging", () => {
       .mockResolvedValueOnce({ items: [project(1), project(2)], nextCursor: "c2" })
       .mockRejectedValueOnce(new ApiError("internal", "The server failed", 500))
       .mockResolvedValueOnce({ items: [project(3)], nextCursor: null });
-    render(<ProjectsPage />);
+    await renderInApp(<ProjectsPage />, { path: "/projects" });
     await screen.findByText("Project 2");
     fireEvent.click(screen.getByRole("button", { name: "More projects" }));
     expect((await screen.findByRole("alert")).textContent).toMatch(/server failed/);

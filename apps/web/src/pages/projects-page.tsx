@@ -1,86 +1,124 @@
+import { useQueryClient } from "@tanstack/react-query";
+import { Link, useNavigate } from "@tanstack/react-router";
+import { FolderKanban, Plus } from "lucide-react";
 import { type FormEvent, useState } from "react";
-import { FormError } from "../components/field-error.tsx";
 import { LoadMore } from "../components/load-more.tsx";
+import { Page } from "../components/page.tsx";
+import { Button } from "../components/ui/button.tsx";
+import { Card, CardBody, CardHeader } from "../components/ui/card.tsx";
+import { Field, Input } from "../components/ui/input.tsx";
+import { EmptyState, ErrorNote, Loading } from "../components/ui/states.tsx";
 import { NewOrgForm } from "../features/orgs/new-org-form.tsx";
-import { api, errorMessage } from "../lib/api.ts";
-import { Link, navigate } from "../lib/router.tsx";
+import { api } from "../lib/api.ts";
+import { keys } from "../lib/query.ts";
 import { useSession } from "../lib/session.tsx";
-import { usePages } from "../lib/use-pages.ts";
+import { usePaged } from "../lib/use-paged.ts";
+
+const dateFormat = new Intl.DateTimeFormat("en-US", { dateStyle: "medium" });
 
 /** The current org's projects, and a form to create one. */
 export default function ProjectsPage() {
   const { org } = useSession();
-  const orgId = org?.id ?? null;
-  const [projects, , moreProjects] = usePages(
-    (cursor) =>
-      orgId ? api.projects(orgId, cursor) : Promise.resolve({ items: [], nextCursor: null }),
-    [orgId],
+  if (!org) {
+    return (
+      <Page
+        title="No organization yet"
+        width="narrow"
+        description="You do not belong to any organization. Create one to start a project."
+      >
+        <Card>
+          <CardBody>
+            <NewOrgForm />
+          </CardBody>
+        </Card>
+      </Page>
+    );
+  }
+  return <ProjectsOf orgId={org.id} orgName={org.name} />;
+}
+
+function ProjectsOf({ orgId, orgName }: { orgId: string; orgName: string }) {
+  const { query, items, more, firstPageError } = usePaged(keys.projects(orgId), (cursor) =>
+    api.projects(orgId, cursor),
   );
+  return (
+    <Page
+      title="Projects"
+      heading={`Projects in ${orgName}`}
+      description="Each project has a shared memory, a free onboarding chat and the assistant sessions of its members."
+    >
+      <div className="grid gap-6 lg:grid-cols-[1fr_20rem]">
+        <section aria-label="Projects" className="grid content-start gap-3">
+          {query.isPending ? (
+            <Loading label="Loading projects…" />
+          ) : firstPageError ? (
+            <ErrorNote error={firstPageError} retry={() => void query.refetch()} />
+          ) : items.length === 0 ? (
+            <EmptyState icon={<FolderKanban />} title="No projects yet.">
+              Create the first one: its onboarding chat is free to try.
+            </EmptyState>
+          ) : (
+            <ul className="grid gap-3 sm:grid-cols-2">
+              {items.map((project) => (
+                <li key={project.id}>
+                  <Link
+                    to="/projects/$projectId"
+                    params={{ projectId: project.id }}
+                    className="grid h-full gap-1 rounded-xl border border-border bg-card p-4 shadow-xs transition-colors hover:border-primary/50 hover:bg-accent/40"
+                  >
+                    <span className="break-words font-medium">{project.name}</span>
+                    <span className="text-muted-foreground text-xs">
+                      Updated {dateFormat.format(new Date(project.updatedAt))}
+                    </span>
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          )}
+          <LoadMore more={more} label="More projects" />
+        </section>
+        <NewProject orgId={orgId} />
+      </div>
+    </Page>
+  );
+}
+
+function NewProject({ orgId }: { orgId: string }) {
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
   async function onCreate(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    if (!orgId) return;
     const name = String(new FormData(event.currentTarget).get("name") ?? "").trim();
     setBusy(true);
     setError(null);
     try {
       const project = await api.createProject(orgId, { name });
-      navigate(`/projects/${encodeURIComponent(project.id)}`);
+      await queryClient.invalidateQueries({ queryKey: keys.projects(orgId) });
+      await navigate({ to: "/projects/$projectId", params: { projectId: project.id } });
     } catch (caught) {
       setError(caught);
       setBusy(false);
     }
   }
 
-  if (!org) {
-    return (
-      <section className="stack">
-        <h1>No organization yet</h1>
-        <p>You do not belong to any organization. Create one to start a project.</p>
-        <NewOrgForm />
-      </section>
-    );
-  }
   return (
-    <section aria-labelledby="projects-title" className="stack">
-      <h1 id="projects-title">Projects in {org.name}</h1>
-      {projects.status === "loading" ? (
-        <p role="status" className="muted">
-          Loading projects…
-        </p>
-      ) : projects.status === "error" ? (
-        <p role="alert" className="error">
-          {errorMessage(projects.error)}
-        </p>
-      ) : projects.data.items.length === 0 ? (
-        <p className="empty">No projects yet. Create the first one below.</p>
-      ) : (
-        <ul className="list">
-          {projects.data.items.map((project) => (
-            <li key={project.id}>
-              <Link to={`/projects/${encodeURIComponent(project.id)}`}>{project.name}</Link>
-              <span className="muted">
-                {" "}
-                · updated {new Date(project.updatedAt).toLocaleDateString()}
-              </span>
-            </li>
-          ))}
-        </ul>
-      )}
-      <LoadMore more={moreProjects} label="More projects" />
-      <form onSubmit={onCreate} className="card stack" aria-labelledby="new-project">
-        <h2 id="new-project">New project</h2>
-        <label>
-          <span>Name</span>
-          <input name="name" required maxLength={100} />
-        </label>
-        <FormError error={error} />
-        <button type="submit" className="primary" disabled={busy}>
-          Create project
-        </button>
-      </form>
-    </section>
+    <Card aria-labelledby="new-project" className="h-fit">
+      <CardHeader id="new-project" title="New project" />
+      <CardBody>
+        <form onSubmit={onCreate} className="grid gap-4" aria-label="New project">
+          <Field label="Name">
+            <Input name="name" required maxLength={100} placeholder="Customer onboarding" />
+          </Field>
+          <ErrorNote error={error} />
+          <Button type="submit" variant="primary" disabled={busy}>
+            <Plus aria-hidden="true" />
+            {busy ? "Creating…" : "Create project"}
+          </Button>
+        </form>
+      </CardBody>
+    </Card>
   );
 }

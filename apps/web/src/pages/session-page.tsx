@@ -1,11 +1,12 @@
+import { useParams } from "@tanstack/react-router";
 import { AssistantChat } from "../features/chat/assistant-panel.tsx";
 import { api, errorMessage } from "../lib/api.ts";
 import { formatMicros } from "../lib/money.ts";
 import { Link } from "../lib/router.tsx";
 import { useAsync } from "../lib/use-async.ts";
 
-export default function SessionPage({ params }: { params: Record<string, string> }) {
-  const sessionId = params.sessionId ?? "";
+export default function SessionPage() {
+  const { sessionId } = useParams({ strict: false }) as { sessionId: string };
   const [session] = useAsync(() => api.session(sessionId), [sessionId]);
   if (session.status === "loading") {
     return (

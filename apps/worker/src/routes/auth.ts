@@ -20,6 +20,12 @@ import { sameOriginOnly } from "../http/same-origin.ts";
 import { jsonBody } from "../http/validate.ts";
 
 export const REFRESH_COOKIE = "parley_refresh";
+/**
+ * A cookie the page can read that says only "a refresh cookie was set": the web app tries a
+ * refresh on load only when it is there, so a signed-out visit makes no request that fails (a 401
+ * in every visitor's console). It holds no secret; forging it buys one refused refresh.
+ */
+export const SIGNED_IN_COOKIE = "parley_signed_in";
 
 interface UserRow {
   id: string;
@@ -38,6 +44,17 @@ function setRefreshCookie(c: Context<AppEnv>, issued: IssuedRefreshToken): void 
     path: "/api/auth",
     expires: new Date(issued.expiresAt),
   });
+  setCookie(c, SIGNED_IN_COOKIE, "1", {
+    sameSite: "Strict",
+    secure: new URL(c.req.url).protocol === "https:",
+    path: "/",
+    expires: new Date(issued.expiresAt),
+  });
+}
+
+function clearRefreshCookie(c: Context<AppEnv>): void {
+  deleteCookie(c, REFRESH_COOKIE, { path: "/api/auth" });
+  deleteCookie(c, SIGNED_IN_COOKIE, { path: "/" });
 }
 
 async function signedIn(
@@ -209,13 +226,16 @@ export const auth = new Hono<AppEnv>()
 
   .post("/refresh", async (c) => {
     const token = getCookie(c, REFRESH_COOKIE);
-    if (!token) throw new AppError("unauthorized", "No refresh token");
+    if (!token) {
+      clearRefreshCookie(c);
+      throw new AppError("unauthorized", "No refresh token");
+    }
     const cfg = config(c.env);
     let issued: IssuedRefreshToken;
     try {
       issued = await rotateRefreshToken(c.env.DB, token, cfg.refreshTokenTtlSeconds);
     } catch (error) {
-      deleteCookie(c, REFRESH_COOKIE, { path: "/api/auth" });
+      clearRefreshCookie(c);
       // A reused token revoked its family: what the family's access tokens opened closes too.
       const revoked = await revokedFamilyOf(c.env.DB, token);
       if (revoked) await revokeConnections(c.env, { familyId: revoked });
@@ -246,6 +266,6 @@ export const auth = new Hono<AppEnv>()
     // family as `sid`, and requireLiveUser refuses a revoked one) and the sockets they opened.
     const familyId = token ? await revokeRefreshToken(c.env.DB, token) : null;
     if (familyId) await revokeConnections(c.env, { familyId });
-    deleteCookie(c, REFRESH_COOKIE, { path: "/api/auth" });
+    clearRefreshCookie(c);
     return c.body(null, 204);
   });

@@ -1,6 +1,7 @@
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError, api } from "../../lib/api.ts";
+import { renderInApp } from "../../test/render.tsx";
 import { NewOrgForm } from "./new-org-form.tsx";
 
 const session = vi.hoisted(() => ({ selectOrg: vi.fn(), reload: vi.fn(async () => {}) }));
@@ -21,20 +22,20 @@ describe("NewOrgForm", () => {
       role: "owner",
       createdAt: "2026-11-29T00:00:00.000Z",
     });
-    render(<NewOrgForm />);
+    const { router } = await renderInApp(<NewOrgForm />, { path: "/orgs/new" });
     fireEvent.change(screen.getByLabelText("Name"), { target: { value: "  Difference Engines " } });
     fireEvent.click(screen.getByRole("button", { name: "Create organization" }));
     await waitFor(() => expect(session.reload).toHaveBeenCalled());
     expect(create).toHaveBeenCalledWith("Difference Engines");
     expect(session.selectOrg).toHaveBeenCalledWith("org_new");
-    expect(window.location.pathname).toBe("/projects");
+    await waitFor(() => expect(router.state.location.pathname).toBe("/projects"));
   });
 
   it("shows the server's refusal on the field and switches nowhere", async () => {
     vi.spyOn(api, "createOrg").mockRejectedValue(
       new ApiError("invalid_request", "Name is too long", 400, "name"),
     );
-    render(<NewOrgForm />);
+    await renderInApp(<NewOrgForm />);
     fireEvent.change(screen.getByLabelText("Name"), { target: { value: "x" } });
     fireEvent.click(screen.getByRole("button", { name: "Create organization" }));
     expect((await screen.findByRole("alert")).textContent).toMatch(/too long/);

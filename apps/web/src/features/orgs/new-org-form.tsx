@@ -1,7 +1,10 @@
+import { useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
-import { FormError, fieldError } from "../../components/field-error.tsx";
+import { fieldError } from "../../components/field-error.tsx";
+import { Button } from "../../components/ui/button.tsx";
+import { Field, Input } from "../../components/ui/input.tsx";
+import { ErrorNote } from "../../components/ui/states.tsx";
 import { api } from "../../lib/api.ts";
-import { navigate } from "../../lib/router.tsx";
 import { useSession } from "../../lib/session.tsx";
 
 /**
@@ -10,6 +13,7 @@ import { useSession } from "../../lib/session.tsx";
  */
 export function NewOrgForm() {
   const { reload, selectOrg } = useSession();
+  const navigate = useNavigate();
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
@@ -22,7 +26,7 @@ export function NewOrgForm() {
       const org = await api.createOrg(name);
       selectOrg(org.id);
       await reload();
-      navigate("/projects");
+      await navigate({ to: "/projects" });
     } catch (caught) {
       setError(caught);
       setBusy(false);
@@ -31,24 +35,24 @@ export function NewOrgForm() {
 
   const nameError = fieldError(error, "name");
   return (
-    <form className="stack" aria-labelledby="new-org-title" onSubmit={onSubmit}>
-      <h2 id="new-org-title">New organization</h2>
-      <label>
-        <span>Name</span>
-        <input
+    <form className="grid gap-4" aria-label="New organization" onSubmit={onSubmit}>
+      <Field label="Name">
+        <Input
           name="name"
           required
           maxLength={100}
           aria-invalid={nameError ? true : undefined}
           aria-describedby={nameError ? "new-org-error" : undefined}
         />
-      </label>
+      </Field>
       <div id="new-org-error">
-        <FormError error={error} />
+        <ErrorNote error={error} />
       </div>
-      <button type="submit" disabled={busy}>
-        {busy ? "Creating…" : "Create organization"}
-      </button>
+      <div>
+        <Button type="submit" variant="primary" disabled={busy}>
+          {busy ? "Creating…" : "Create organization"}
+        </Button>
+      </div>
     </form>
   );
 }

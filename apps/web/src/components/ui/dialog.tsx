@@ -1,0 +1,62 @@
+import { Dialog as DialogPrimitive } from "radix-ui";
+import type { ComponentProps, ReactNode } from "react";
+import { cn } from "../../lib/cn.ts";
+
+export const overlay = "fixed inset-0 z-50 bg-black/40 backdrop-blur-[1px]";
+export const panel =
+  "fixed top-1/2 left-1/2 z-50 grid max-h-[calc(100dvh-2rem)] w-[calc(100vw-2rem)] max-w-md -translate-x-1/2 -translate-y-1/2 gap-4 overflow-y-auto rounded-xl border border-border bg-popover p-6 text-popover-foreground shadow-lg focus:outline-none";
+
+export const Dialog = DialogPrimitive.Root;
+export const DialogTrigger = DialogPrimitive.Trigger;
+export const DialogClose = DialogPrimitive.Close;
+
+/** A modal dialog: focus is trapped inside, Esc and the overlay close it. */
+export function DialogContent({
+  title,
+  description,
+  children,
+  className,
+  ...props
+}: ComponentProps<typeof DialogPrimitive.Content> & { title: string; description?: ReactNode }) {
+  return (
+    <DialogPrimitive.Portal>
+      <DialogPrimitive.Overlay className={overlay} />
+      <DialogPrimitive.Content
+        className={cn(panel, className)}
+        {...(description ? {} : { "aria-describedby": undefined })}
+        {...props}
+      >
+        <div className="grid gap-1.5">
+          <DialogPrimitive.Title className="font-semibold text-lg">{title}</DialogPrimitive.Title>
+          {description ? (
+            <DialogPrimitive.Description className="text-muted-foreground text-sm">
+              {description}
+            </DialogPrimitive.Description>
+          ) : null}
+        </div>
+        {children}
+      </DialogPrimitive.Content>
+    </DialogPrimitive.Portal>
+  );
+}
+
+/** A sheet sliding from the side (the phone menu). */
+export function SheetContent({
+  title,
+  children,
+  ...props
+}: ComponentProps<typeof DialogPrimitive.Content> & { title: string }) {
+  return (
+    <DialogPrimitive.Portal>
+      <DialogPrimitive.Overlay className={overlay} />
+      <DialogPrimitive.Content
+        aria-describedby={undefined}
+        className="fixed inset-y-0 left-0 z-50 flex w-[min(20rem,85vw)] flex-col gap-4 overflow-y-auto border-border border-r bg-background p-4 shadow-lg focus:outline-none"
+        {...props}
+      >
+        <DialogPrimitive.Title className="sr-only">{title}</DialogPrimitive.Title>
+        {children}
+      </DialogPrimitive.Content>
+    </DialogPrimitive.Portal>
+  );
+}

@@ -1,0 +1,34 @@
+import { QueryClient } from "@tanstack/react-query";
+import { isApiError } from "./api.ts";
+
+/**
+ * The app's data cache. A refusal (4xx) is an answer, not a blip: only network failures and 5xx
+ * are retried, twice. Data is fresh for 15 s, so moving between screens does not refetch everything,
+ * while a role or balance changed elsewhere shows up soon.
+ */
+export function createQueryClient(): QueryClient {
+  return new QueryClient({
+    defaultOptions: {
+      queries: {
+        staleTime: 15_000,
+        retry: (failures, error) =>
+          failures < 2 && (!isApiError(error) || error.status === 0 || error.status >= 500),
+        refetchOnWindowFocus: true,
+      },
+      mutations: { retry: false },
+    },
+  });
+}
+
+/** Query keys, in one place so a write invalidates exactly what it changed. */
+export const keys = {
+  me: ["me"] as const,
+  org: (orgId: string) => ["org", orgId] as const,
+  projects: (orgId: string) => ["org", orgId, "projects"] as const,
+  members: (orgId: string) => ["org", orgId, "members"] as const,
+  billing: (orgId: string) => ["org", orgId, "billing"] as const,
+  erasures: (orgId: string) => ["org", orgId, "erasures"] as const,
+  project: (projectId: string) => ["project", projectId] as const,
+  sessions: (projectId: string) => ["project", projectId, "sessions"] as const,
+  session: (sessionId: string) => ["session", sessionId] as const,
+};

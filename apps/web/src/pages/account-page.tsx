@@ -1,0 +1,125 @@
+import { useNavigate } from "@tanstack/react-router";
+import { useState } from "react";
+import { Page } from "../components/page.tsx";
+import { Button } from "../components/ui/button.tsx";
+import { Card, CardBody, CardHeader } from "../components/ui/card.tsx";
+import { useConfirm } from "../components/ui/confirm.tsx";
+import { ErrorNote } from "../components/ui/states.tsx";
+import { api } from "../lib/api.ts";
+import { useSession } from "../lib/session.tsx";
+import { type ThemeChoice, useTheme } from "../lib/theme.ts";
+
+/** The signed-in person: who they are, where they belong, their theme, and deleting it all. */
+export default function AccountPage() {
+  const { me } = useSession();
+  const [theme, setTheme] = useTheme();
+  if (!me) return null;
+  return (
+    <Page
+      title="Account"
+      width="narrow"
+      description="Your profile, your organizations and this browser's settings."
+    >
+      <Card aria-labelledby="profile-title">
+        <CardHeader id="profile-title" title="Profile" />
+        <CardBody>
+          <dl className="grid grid-cols-[8rem_1fr] gap-x-4 gap-y-2 text-sm">
+            <dt className="text-muted-foreground">Name</dt>
+            <dd className="min-w-0 break-words">{me.name || "—"}</dd>
+            <dt className="text-muted-foreground">Email</dt>
+            <dd className="min-w-0 break-words">{me.email}</dd>
+          </dl>
+        </CardBody>
+      </Card>
+      <Card aria-labelledby="orgs-title">
+        <CardHeader id="orgs-title" title="Organizations" />
+        <CardBody>
+          {me.orgs.length === 0 ? (
+            <p className="text-muted-foreground text-sm">You do not belong to any organization.</p>
+          ) : (
+            <ul className="grid gap-2 text-sm">
+              {me.orgs.map((org) => (
+                <li key={org.id} className="flex items-center justify-between gap-3">
+                  <span className="min-w-0 truncate">{org.name}</span>
+                  <span className="text-muted-foreground capitalize">{org.role}</span>
+                </li>
+              ))}
+            </ul>
+          )}
+        </CardBody>
+      </Card>
+      <Card aria-labelledby="theme-title">
+        <CardHeader id="theme-title" title="Appearance" description="Kept in this browser." />
+        <CardBody>
+          <fieldset className="flex flex-wrap gap-4 text-sm">
+            <legend className="sr-only">Theme</legend>
+            {(["light", "dark", "system"] as const).map((value) => (
+              <label key={value} className="flex items-center gap-2 capitalize">
+                <input
+                  type="radio"
+                  name="theme"
+                  value={value}
+                  checked={theme === value}
+                  onChange={() => setTheme(value as ThemeChoice)}
+                  className="accent-primary"
+                />
+                {value}
+              </label>
+            ))}
+          </fieldset>
+        </CardBody>
+      </Card>
+      <DeleteAccount email={me.email} />
+    </Page>
+  );
+}
+
+/**
+ * Deletes the signed-in user's account after a typed confirmation. The server refuses (409) while
+ * the user is the only owner of an org with other members; its message says what to do.
+ */
+function DeleteAccount({ email }: { email: string }) {
+  const confirm = useConfirm();
+  const navigate = useNavigate();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  async function onDelete() {
+    const ok = await confirm({
+      title: "Delete your account?",
+      description:
+        "This erases your memberships, your sessions and every organization you belong to alone, from every store. It cannot be undone.",
+      confirmLabel: "Delete my account permanently",
+      destructive: true,
+      typeToConfirm: email,
+    });
+    if (!ok) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await api.deleteAccount();
+      await navigate({ to: "/signin", search: { notice: "account-deleted" }, replace: true });
+    } catch (caught) {
+      setError(caught);
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Card aria-labelledby="delete-title" className="border-destructive/40">
+      <CardHeader
+        id="delete-title"
+        title="Delete account"
+        description="Erases you from Parley under GDPR Art. 17. The ledger keeps what was charged, under a pseudonym."
+      />
+      <CardBody className="grid gap-3">
+        <ErrorNote error={error} />
+        <div>
+          <Button variant="destructive" disabled={busy} onClick={() => void onDelete()}>
+            {busy ? "Deleting…" : "Delete my account"}
+          </Button>
+        </div>
+      </CardBody>
+    </Card>
+  );
+}
