@@ -4,6 +4,7 @@
  * platform APIs: the BillingAccount Durable Object runs it over SQLite, tests over memory.
  */
 
+export { alertMessage, alertPeriodLabel, formatUsd } from "./alerts.ts";
 export type {
   Attribution,
   Balance,

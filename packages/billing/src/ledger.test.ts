@@ -657,17 +657,28 @@ describe("alerts", () => {
     expect(refused.ok === false && refused.reason).toBe("spend_limit");
     expect(alertsOf(refused)).toEqual([]);
     const december = Date.UTC(2026, 11, 1, 0, 0, 0);
-    expect(alertsOf(ledger.reserve(reserveInput("r6", 400, { now: december })))).toEqual([50, 80]);
+    // one step over 50 and 80% fires the highest crossed only
+    expect(alertsOf(ledger.reserve(reserveInput("r6", 400, { now: december })))).toEqual([80]);
     expect(store.allAlerts().map((a) => [a.kind, a.period, a.thresholdPct, a.levelMicros])).toEqual(
       [
         ["org_monthly_spend", "2026-11", 50, 500],
         ["org_monthly_spend", "2026-11", 80, 800],
         ["org_monthly_spend", "2026-11", 100, 1_000],
         // r1 and r2 are still held in December: 500 + 400
-        ["org_monthly_spend", "2026-12", 50, 900],
         ["org_monthly_spend", "2026-12", 80, 900],
       ],
     );
+  });
+
+  it("fire only the highest threshold one step crosses, and never a lower one after it", () => {
+    const { ledger, store } = setup({ orgMonthlyLimitMicros: 1_000 }, 10_000);
+    const alertsOf = (result: AnyResult) => alertsIn(result).map((a) => a.thresholdPct);
+    // 0 -> 120%: past 50, 80 and 100 at once
+    expect(alertsOf(ledger.reserve(reserveInput("r1", 1_200)))).toEqual([100]);
+    ledger.release("r1", T0);
+    // back under, then over 50% again: the 50% it skipped does not fire late
+    expect(alertsOf(ledger.reserve(reserveInput("r2", 600)))).toEqual([]);
+    expect(store.allAlerts().map((a) => a.thresholdPct)).toEqual([100]);
   });
 
   it("fire the 100% alert when a limit refuses a reserve, once", () => {

@@ -709,7 +709,11 @@ export class CreditLedger {
   /**
    * Fires the alerts whose threshold the current state has crossed and that have not fired in this
    * period. Spend alerts measure committed spend (settled this period + open holds), the quantity
-   * the limits enforce; a refusal by a limit fires its thresholds of 100% and above.
+   * the limits enforce; a refusal by a limit fires its thresholds of 100% and above. Of one limit's
+   * thresholds, only the highest crossed fires: a step that crosses 50, 80 and 100% at once fires
+   * the 100% alert alone (three alerts at once said the same thing three times), and a lower
+   * threshold never fires after a higher one in the same period (spend that dips, as a hold is
+   * released, and rises again does not fire the lower ones it skipped).
    */
   #collectAlerts(
     now: number,
@@ -719,13 +723,7 @@ export class CreditLedger {
     const fired: AlertRow[] = [];
     const { heldMicros, availableMicros } = this.balance();
     const fire = (alert: Omit<AlertRow, "key" | "firedAt">): void => {
-      const key = [
-        alert.kind,
-        alert.period,
-        alert.memberId ?? "",
-        alert.thresholdPct ?? "",
-        alert.limitMicros,
-      ].join("|");
+      const key = alertKey(alert);
       if (this.#store.getAlert(key) !== null) return;
       const row: AlertRow = { ...alert, key, firedAt: now };
       this.#store.insertAlert(row);
@@ -739,11 +737,18 @@ export class CreditLedger {
       period: string,
       member: string | null,
     ): void => {
-      for (const pct of this.config.alertThresholdsPct) {
-        if (crossed(levelMicros, limitMicros, pct) || (refusedBy === scope && pct >= 100)) {
-          fire({ kind, period, memberId: member, thresholdPct: pct, limitMicros, levelMicros });
-        }
-      }
+      const series = { kind, period, memberId: member, limitMicros };
+      const descending = [...this.config.alertThresholdsPct].sort((a, b) => b - a);
+      const highest = descending.find(
+        (pct) => crossed(levelMicros, limitMicros, pct) || (refusedBy === scope && pct >= 100),
+      );
+      if (highest === undefined) return;
+      const higherFired = descending.some(
+        (pct) =>
+          pct > highest &&
+          this.#store.getAlert(alertKey({ ...series, thresholdPct: pct })) !== null,
+      );
+      if (!higherFired) fire({ ...series, thresholdPct: highest, levelMicros });
     };
 
     const orgLimit = this.config.orgMonthlyLimitMicros;
@@ -770,6 +775,19 @@ export class CreditLedger {
     }
     return fired;
   }
+}
+
+/** An alert's unique key: kind, period, member, threshold and limit value. */
+function alertKey(
+  alert: Pick<AlertRow, "kind" | "period" | "memberId" | "thresholdPct" | "limitMicros">,
+): string {
+  return [
+    alert.kind,
+    alert.period,
+    alert.memberId ?? "",
+    alert.thresholdPct ?? "",
+    alert.limitMicros,
+  ].join("|");
 }
 
 function overrun(outcome: UsageOutcome, chargeMicros: number, holdMicros: number): number {

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { alertMessage, alertPeriodLabel, formatUsd } from "./alerts.ts";
+import type { AlertRow } from "./ledger-store.ts";
+
+const alert = (overrides: Partial<AlertRow>): AlertRow => ({
+  key: "k",
+  kind: "org_monthly_spend",
+  memberId: null,
+  period: "2026-12",
+  thresholdPct: 80,
+  limitMicros: 100_000_000,
+  levelMicros: 80_500_000,
+  firedAt: 0,
+  ...overrides,
+});
+
+describe("alert wording", () => {
+  it("formats micro-dollars for people", () => {
+    expect(formatUsd(0)).toBe("$0.00");
+    expect(formatUsd(1_200)).toBe("$0.0012");
+    expect(formatUsd(1_234_500_000)).toBe("$1,234.50");
+    expect(formatUsd(-5_000_000)).toBe("-$5.00");
+    expect(formatUsd(1)).toBe("$0.000001");
+  });
+
+  it("names the period readably, and none for low balance", () => {
+    expect(alertPeriodLabel(alert({}))).toBe("December 2026");
+    expect(alertPeriodLabel(alert({ kind: "member_daily_spend", period: "2026-12-01" }))).toBe(
+      "2026-12-01 (UTC)",
+    );
+    expect(alertPeriodLabel(alert({ kind: "low_balance", period: "entry-7" }))).toBeNull();
+  });
+
+  it("says which limit or threshold, and how much", () => {
+    expect(alertMessage(alert({}))).toBe(
+      "Organization spend reached 80% of its monthly limit: $80.50 of $100.00 in December 2026.",
+    );
+    expect(
+      alertMessage(
+        alert({
+          kind: "member_daily_spend",
+          period: "2026-12-01",
+          memberId: "m1",
+          thresholdPct: 100,
+          limitMicros: 5_000_000,
+          levelMicros: 5_000_000,
+        }),
+      ),
+    ).toBe(
+      "A member's spend reached 100% of the daily member limit: $5.00 of $5.00 on 2026-12-01 (UTC).",
+    );
+    expect(
+      alertMessage(
+        alert({
+          kind: "low_balance",
+          period: "entry-7",
+          thresholdPct: null,
+          limitMicros: 5_000_000,
+          levelMicros: 4_200_000,
+        }),
+      ),
+    ).toBe("The available balance fell to $4.20, below the low-balance threshold of $5.00.");
+  });
+});
