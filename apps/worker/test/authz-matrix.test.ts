@@ -174,6 +174,12 @@ const matrix: Row[] = [
     request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/usage.csv` }),
     expect: orgMembers(200),
   },
+  // Members may read activity: their own calls only (see billing tests).
+  {
+    route: "GET /api/orgs/:orgId/billing/activity",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/activity` }),
+    expect: orgMembers(200),
+  },
   {
     route: "GET /api/orgs/:orgId/billing/alerts",
     request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/alerts` }),

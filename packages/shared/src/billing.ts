@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pageQuerySchema } from "./pagination.ts";
 
 /** Integer micro-dollars (1 USD = 1,000,000). A float never reaches a balance. */
 export const microsSchema = z.number().int().safe();
@@ -96,6 +97,12 @@ export interface LedgerEntry {
 
 export interface UsageGroup {
   key: string | null;
+  /**
+   * What a person reads for the key: the member's name (or email; "Erased member" once
+   * pseudonymised), the project's name, the session's title ("Untitled session"), the model id or
+   * the day. See `LABEL_FALLBACKS` for absent and deleted objects.
+   */
+  label: string;
   requests: number;
   billableRequests: number;
   promptTokens: number;
@@ -112,5 +119,92 @@ export interface UsageReport {
   groupBy: UsageGroupBy;
   items: UsageGroup[];
   nextCursor: null;
-  totals: Omit<UsageGroup, "key">;
+  totals: Omit<UsageGroup, "key" | "label">;
+}
+
+/** Labels of ids that name nothing any more, or nothing at all. */
+export const LABEL_FALLBACKS = {
+  erasedMember: "Erased member",
+  unknownMember: "Unknown member",
+  noMember: "No member",
+  deletedProject: "Deleted project",
+  noProject: "No project",
+  untitledSession: "Untitled session",
+  deletedSession: "Deleted session",
+  noSession: "No session",
+} as const;
+
+const filterId = z.string().min(1).max(100);
+
+/**
+ * Query of the activity list (one row per provider call), newest first: the ledger's paging
+ * (`cursor`, `limit`) and filters. `from` is inclusive, `to` exclusive; without them, all time.
+ * Unknown parameters are refused, like every query form.
+ */
+export const activityQuerySchema = z
+  .strictObject({
+    ...pageQuerySchema.shape,
+    member: filterId.optional(),
+    project: filterId.optional(),
+    session: filterId.optional(),
+    model: z.string().min(1).max(200).optional(),
+    from: instant.optional(),
+    to: instant.optional(),
+  })
+  .refine((value) => value.from === undefined || value.to === undefined || value.from < value.to, {
+    message: "from must be before to",
+    path: ["from"],
+  });
+export type ActivityQuery = z.infer<typeof activityQuerySchema>;
+
+const labelled = z.strictObject({ id: z.string(), label: z.string() });
+
+/** One provider call (a usage event) of the activity list. */
+export const activityItemSchema = z.strictObject({
+  /** The usage event's request id (`<turnId>:<step>`). */
+  id: z.string(),
+  createdAt: z.string(),
+  /** Null for usage no member made (none today). */
+  member: labelled.nullable(),
+  /** Null for usage outside a project. */
+  project: labelled.nullable(),
+  /** Null for usage outside an assistant session (the onboarding preview). */
+  session: labelled.nullable(),
+  model: z.string(),
+  promptTokens: z.number().int(),
+  completionTokens: z.number().int(),
+  cachedPromptTokens: z.number().int(),
+  reasoningTokens: z.number().int(),
+  /** What the provider charged. */
+  costMicros: microsSchema,
+  /** What the org was charged (cost plus markup; 0 for the free preview). */
+  priceMicros: microsSchema,
+  billable: z.boolean(),
+});
+export type ActivityItem = z.infer<typeof activityItemSchema>;
+
+export const activityPageSchema = z.strictObject({
+  items: z.array(activityItemSchema),
+  nextCursor: z.string().nullable(),
+});
+export type ActivityPage = z.infer<typeof activityPageSchema>;
+
+/** A spend or low-balance alert as `GET .../billing/alerts` lists it. */
+export interface BillingAlert {
+  key: string;
+  kind: "org_monthly_spend" | "member_daily_spend" | "low_balance";
+  memberId: string | null;
+  /** Readable: `December 2026`, `2026-12-01 (UTC)`, or null for a low-balance alert. */
+  period: string | null;
+  /** The internal period key (`2026-12`, `2026-12-01`, `entry-<seq>`), as `period` was until 2026-12-03. */
+  periodKey: string;
+  thresholdPct: number | null;
+  limitMicros: number;
+  levelMicros: number;
+  /** One sentence: which limit or threshold, and how much. */
+  message: string;
+  firedAt: string;
+  deliveredAt: string | null;
+  attempts: number;
+  parkedReason: string | null;
 }

@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import {
   type AlertRow,
+  alertMessage,
+  alertPeriodLabel,
   applyStripeAction,
   type Balance,
   CreditLedger,
@@ -70,6 +72,18 @@ export interface UsageRowsQuery {
   limit: number;
 }
 
+/** The activity list's query: newest first, a page of `limit` after `before` (the previous page's last row). */
+export interface ActivityRowsQuery {
+  from: number;
+  to: number;
+  memberId?: string;
+  projectId?: string;
+  sessionId?: string;
+  model?: string;
+  before?: { createdAt: number; requestId: string };
+  limit: number;
+}
+
 export type StripeApplyResult = { status: "duplicate" } | { status: "applied"; result: PostResult };
 
 export interface AlertDelivery extends AlertRow {
@@ -97,9 +111,9 @@ export type UsageColumns = { keys: (string | null)[] } & Record<
   number[]
 >;
 
-export function usageGroups(columns: UsageColumns): UsageGroup[] {
+export function usageGroups(columns: UsageColumns): Omit<UsageGroup, "label">[] {
   return columns.keys.map((key, i) => {
-    const group = { key } as UsageGroup;
+    const group = { key } as Omit<UsageGroup, "label">;
     for (const field of USAGE_SUMS) group[field] = columns[field][i] ?? 0;
     return group;
   });
@@ -212,6 +226,10 @@ export class BillingAccount extends DurableObject<Env> {
           FROM usage_events GROUP BY ${dims.map((_, i) => i + 2).join(", ")}, 1`);
       }
     }
+    // The activity list filters by model, newest first (member, project and session have theirs).
+    this.#sql.exec(
+      "CREATE INDEX IF NOT EXISTS usage_events_model ON usage_events (model, created_at)",
+    );
     // Free onboarding-preview turns admitted per UTC day, for the per-org daily cap.
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS preview_turns (
       day TEXT PRIMARY KEY,
@@ -569,6 +587,38 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   /**
+   * Usage events newest first, filtered, a page at a time (the activity list). Keyset on
+   * (created_at, request_id); each filter has an index led by its column and then created_at.
+   */
+  activityRows(query: ActivityRowsQuery): UsageRow[] {
+    const where = ["created_at >= ?", "created_at < ?"];
+    const bindings: SqlStorageValue[] = [query.from, query.to];
+    if (query.before) {
+      where.push("(created_at < ? OR (created_at = ? AND request_id < ?))");
+      bindings.push(query.before.createdAt, query.before.createdAt, query.before.requestId);
+    }
+    for (const [column, value] of [
+      ["member_id", query.memberId],
+      ["project_id", query.projectId],
+      ["session_id", query.sessionId],
+      ["model", query.model],
+    ] as const) {
+      if (value === undefined) continue;
+      where.push(`${column} = ?`);
+      bindings.push(value);
+    }
+    bindings.push(query.limit);
+    return this.#sql
+      .exec(
+        `SELECT * FROM usage_events WHERE ${where.join(" AND ")}
+         ORDER BY created_at DESC, request_id DESC LIMIT ?`,
+        ...bindings,
+      )
+      .toArray()
+      .map(toUsage);
+  }
+
+  /**
    * Alerts that fired, newest first, with their delivery state; a page of `limit` after `before`
    * (the last alert of the previous page). Keyset on (fired_at, key): keys are unique.
    */
@@ -701,7 +751,12 @@ export class BillingAccount extends DurableObject<Env> {
         continue;
       }
       const attempts = (row.attempts as number) + 1;
-      const body = JSON.stringify({ type: "billing.alert", orgId, alert });
+      // Additive since 2026-12-03: the sentence and the readable period; `period` stays the key.
+      const body = JSON.stringify({
+        type: "billing.alert",
+        orgId,
+        alert: { ...alert, message: alertMessage(alert), periodLabel: alertPeriodLabel(alert) },
+      });
       let delivered = false;
       try {
         const response = await fetch(url, {

@@ -1,10 +1,17 @@
+import { alertMessage, alertPeriodLabel, type UsageRow } from "@parley/billing";
 import {
+  type ActivityItem,
+  type ActivityPage,
   AppError,
+  activityQuerySchema,
+  type BillingAlert,
   type BillingSummary,
   billingSettingsSchema,
   checkoutSchema,
   type LedgerEntry,
   pageQuerySchema,
+  type UsageGroup,
+  type UsageGroupBy,
   type UsageReport,
   usageQuerySchema,
 } from "@parley/shared";
@@ -14,6 +21,7 @@ import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { keyedHash } from "../auth/keyed-hash.ts";
 import { billingAccount, openBillingAccount } from "../billing/account.ts";
 import { usageGroups } from "../billing/billing-account.ts";
+import { type Labels, resolveLabels } from "../billing/labels.ts";
 import { isIdempotencyConflict, stripeClient } from "../billing/stripe.ts";
 import { checkWebhookUrl } from "../billing/webhook-url.ts";
 import { auditStatement } from "../db/audit.ts";
@@ -60,6 +68,27 @@ function returnBase(c: Context<AppEnv>): string {
   }
   return url.origin;
 }
+
+/** The label of a usage group's key, by what the usage is grouped by. */
+function groupLabel(labels: Labels, groupBy: UsageGroupBy, key: string | null): string {
+  switch (groupBy) {
+    case "member":
+      return labels.member(key);
+    case "project":
+      return labels.project(key);
+    case "session":
+      return labels.session(key);
+    default:
+      return key ?? "";
+  }
+}
+
+/** The ids of a page of usage events, for one label lookup. */
+const idsOf = (rows: readonly UsageRow[]) => ({
+  members: rows.map((row) => row.memberId),
+  projects: rows.map((row) => row.projectId),
+  sessions: rows.map((row) => row.sessionId),
+});
 
 const csvField = (value: string | number | null): string => {
   const text = value === null ? "" : String(value);
@@ -148,13 +177,23 @@ export const billing = new Hono<AppEnv>()
     const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
     const q = c.req.valid("query");
     const memberId = usageMember(access, userId, q.memberId);
-    const items = usageGroups(
+    const groups = usageGroups(
       await billingAccount(c.env, access.orgId).usage({
         from: q.from,
         to: q.to,
         groupBy: q.groupBy,
         ...(memberId === undefined ? {} : { memberId }),
       }),
+    );
+    // Names for the keys, in one D1 query for the whole report (it is one page).
+    const keys = groups.map((group) => group.key);
+    const labels = await resolveLabels(c.env.DB, access.orgId, {
+      ...(q.groupBy === "member" ? { members: keys } : {}),
+      ...(q.groupBy === "project" ? { projects: keys } : {}),
+      ...(q.groupBy === "session" ? { sessions: keys } : {}),
+    });
+    const items = groups.map(
+      (group): UsageGroup => ({ ...group, label: groupLabel(labels, q.groupBy, group.key) }),
     );
     const totals = items.reduce(
       (sum, item) => ({
@@ -209,6 +248,10 @@ export const billing = new Hono<AppEnv>()
       "cost_micros",
       "price_micros",
       "billable",
+      // Since 2026-12-03, at the end so that readers of the older columns are unaffected.
+      "member_label",
+      "project_label",
+      "session_label",
     ];
     const encoder = new TextEncoder();
     let after: { createdAt: number; requestId: string } | undefined;
@@ -227,6 +270,8 @@ export const billing = new Hono<AppEnv>()
           ...(memberId === undefined ? {} : { memberId }),
           ...(after === undefined ? {} : { after }),
         });
+        // One D1 query per page of rows, whatever the page names.
+        const labels = await resolveLabels(c.env.DB, access.orgId, idsOf(rows));
         const text = rows
           .map((row) =>
             [
@@ -243,6 +288,9 @@ export const billing = new Hono<AppEnv>()
               row.costMicros,
               row.priceMicros,
               row.billable,
+              labels.member(row.memberId),
+              row.projectId === null ? "" : labels.project(row.projectId),
+              row.sessionId === null ? "" : labels.session(row.sessionId),
             ]
               .map(csvField)
               .join(","),
@@ -262,21 +310,81 @@ export const billing = new Hono<AppEnv>()
     });
   })
 
+  /**
+   * Every provider call (usage event), newest first, with names for its member, project and
+   * session. Owners and admins see the org's, filtered as they like; a member sees only their own
+   * (naming another member is refused, as for usage).
+   */
+  .get("/:orgId/billing/activity", query(activityQuerySchema), async (c) => {
+    const { userId } = c.get("caller");
+    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+    const q = c.req.valid("query");
+    const memberId = usageMember(access, userId, q.member);
+    const before = q.cursor === undefined ? undefined : keysetCursor(q.cursor);
+    const rows = await billingAccount(c.env, access.orgId).activityRows({
+      from: q.from ?? 0,
+      to: q.to ?? Date.now() + 1,
+      limit: q.limit + 1,
+      ...(memberId === undefined ? {} : { memberId }),
+      ...(q.project === undefined ? {} : { projectId: q.project }),
+      ...(q.session === undefined ? {} : { sessionId: q.session }),
+      ...(q.model === undefined ? {} : { model: q.model }),
+      ...(before === undefined ? {} : { before: { createdAt: before.at, requestId: before.key } }),
+    });
+    const page = rows.slice(0, q.limit);
+    const labels = await resolveLabels(c.env.DB, access.orgId, idsOf(page));
+    const last = page.at(-1);
+    return c.json({
+      items: page.map(
+        (row): ActivityItem => ({
+          id: row.requestId,
+          createdAt: iso(row.createdAt),
+          member:
+            row.memberId === null ? null : { id: row.memberId, label: labels.member(row.memberId) },
+          project:
+            row.projectId === null
+              ? null
+              : { id: row.projectId, label: labels.project(row.projectId) },
+          session:
+            row.sessionId === null
+              ? null
+              : { id: row.sessionId, label: labels.session(row.sessionId) },
+          model: row.model,
+          promptTokens: row.promptTokens,
+          completionTokens: row.completionTokens,
+          cachedPromptTokens: row.cachedPromptTokens,
+          reasoningTokens: row.reasoningTokens,
+          costMicros: row.costMicros,
+          priceMicros: row.priceMicros,
+          billable: row.billable === 1,
+        }),
+      ),
+      nextCursor: rows.length > q.limit && last ? `${last.createdAt}.${last.requestId}` : null,
+    } satisfies ActivityPage);
+  })
+
   /** Threshold alerts that fired, newest first, with their webhook delivery state (owners and admins). */
   .get("/:orgId/billing/alerts", query(pageQuerySchema), async (c) => {
     const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
     requireRole(access, "admin");
     const { cursor, limit } = c.req.valid("query");
-    const before = cursor === undefined ? undefined : alertCursor(cursor);
+    const after = cursor === undefined ? undefined : keysetCursor(cursor);
+    const before = after && { firedAt: after.at, key: after.key };
     const rows = await billingAccount(c.env, access.orgId).alerts(limit + 1, before);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return c.json({
-      items: page.map((alert) => ({
-        ...alert,
-        firedAt: iso(alert.firedAt),
-        deliveredAt: alert.deliveredAt === null ? null : iso(alert.deliveredAt),
-      })),
+      items: page.map(
+        (alert): BillingAlert => ({
+          ...alert,
+          // Readable since 2026-12-03; the internal key stays as `periodKey`.
+          period: alertPeriodLabel(alert),
+          periodKey: alert.period,
+          message: alertMessage(alert),
+          firedAt: iso(alert.firedAt),
+          deliveredAt: alert.deliveredAt === null ? null : iso(alert.deliveredAt),
+        }),
+      ),
       nextCursor: rows.length > limit && last ? `${last.firedAt}.${last.key}` : null,
     });
   })
@@ -362,16 +470,19 @@ export const billing = new Hono<AppEnv>()
     return c.json({ url: portal.url }, 201);
   });
 
-/** The previous page's last alert, from `nextCursor` (`<firedAt>.<key>`), or a 400. */
-function alertCursor(cursor: string): { firedAt: number; key: string } {
+/**
+ * The previous page's last row, from a `nextCursor` of the form `<time>.<key>` (alerts: fired at
+ * and key; activity: created at and request id), or a 400.
+ */
+function keysetCursor(cursor: string): { at: number; key: string } {
   const match = /^([1-9]\d{0,15})\.(.+)$/s.exec(cursor);
-  const firedAt = Number(match?.[1]);
-  if (!match?.[2] || !Number.isSafeInteger(firedAt)) {
+  const at = Number(match?.[1]);
+  if (!match?.[2] || !Number.isSafeInteger(at)) {
     throw new AppError("invalid_request", "query.cursor: not a cursor from this list", {
       field: "query.cursor",
     });
   }
-  return { firedAt, key: match[2] };
+  return { at, key: match[2] };
 }
 
 interface OrgCustomer {
