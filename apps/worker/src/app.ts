@@ -16,7 +16,7 @@ import { erasure } from "./routes/erasure.ts";
 import { me } from "./routes/me.ts";
 import { orgs } from "./routes/orgs.ts";
 import { orgProjects, projects } from "./routes/projects.ts";
-import { sessions } from "./routes/sessions.ts";
+import { orgSessions, sessions } from "./routes/sessions.ts";
 import { webhooks } from "./routes/webhooks.ts";
 
 /** Largest JSON body any API route accepts. Project memory (16 KiB) is the largest legitimate one. */
@@ -52,6 +52,7 @@ export const app = new Hono<AppEnv>()
   .route("/api/orgs", orgProjects)
   .route("/api/orgs", billing)
   .route("/api/orgs", erasure)
+  .route("/api/orgs", orgSessions)
   .route("/api/projects", projects)
   .route("/api/sessions", sessions)
   .route("/api/connect-tickets", connectTickets)

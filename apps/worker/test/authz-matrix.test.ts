@@ -140,10 +140,22 @@ const matrix: Row[] = [
     request: (w) => ({ path: `/api/sessions/${w.sessionId}` }),
     expect: orgMembers(200),
   },
+  // Only the session's owner renames it; admins who may read it may not (403).
+  {
+    route: "PATCH /api/sessions/:sessionId",
+    request: (w) => ({ path: `/api/sessions/${w.sessionId}`, body: { title: "Renamed" } }),
+    expect: { anonymous: 401, member: 200, admin: 403, owner: 403, otherOwner: 404 },
+  },
   {
     route: "DELETE /api/sessions/:sessionId",
     request: (w) => ({ path: `/api/sessions/${w.sessionId}` }),
     expect: orgMembers(204),
+  },
+  // Members list their own sessions; admins and owners every member's (see tenancy tests).
+  {
+    route: "GET /api/orgs/:orgId/sessions",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/sessions` }),
+    expect: orgMembers(200),
   },
   {
     route: "GET /api/orgs/:orgId/billing",

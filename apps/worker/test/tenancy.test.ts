@@ -1,6 +1,15 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { addMembership, api, errorCode, person, snapshot, world } from "./helpers.ts";
+import {
+  addMembership,
+  api,
+  errorCode,
+  person,
+  project,
+  session,
+  snapshot,
+  world,
+} from "./helpers.ts";
 
 const auditActions = async (orgId: string) =>
   (
@@ -330,5 +339,110 @@ describe("sessions", () => {
       token: w.newcomer.token,
     });
     expect(res.body.items.map((p) => p.id)).toEqual([w.projectId]);
+  });
+});
+
+describe("sessions for the sidebar and the erasure picker", () => {
+  type SessionList = {
+    items: {
+      id: string;
+      ownerId: string;
+      ownerLabel: string;
+      title: string | null;
+      updatedAt: string;
+      spendMicros: number;
+      projectId: string;
+    }[];
+    nextCursor: string | null;
+  };
+
+  it("lists the org's sessions with their owner's name: everyone's for admins, a member's own", async () => {
+    const w = await world();
+    const otherProject = await project(w.orgId, w.owner.id);
+    const adminSession = await session(otherProject, w.orgId, w.admin.id);
+    const path = `/api/orgs/${w.orgId}/sessions`;
+    const all = await api<SessionList>("GET", path, { token: w.owner.token });
+    expect(all.status).toBe(200);
+    expect(all.body.items.map((s) => [s.id, s.ownerLabel, s.title, s.spendMicros])).toEqual([
+      [adminSession, "admin", "S", 0],
+      [w.sessionId, "member", "S", 0],
+    ]);
+    expect(all.body.items[0]).toMatchObject({ updatedAt: expect.any(String) });
+    const byProject = await api<SessionList>("GET", `${path}?project=${w.projectId}`, {
+      token: w.admin.token,
+    });
+    expect(byProject.body.items.map((s) => s.id)).toEqual([w.sessionId]);
+    const byMember = await api<SessionList>("GET", `${path}?member=${w.admin.id}`, {
+      token: w.admin.token,
+    });
+    expect(byMember.body.items.map((s) => s.id)).toEqual([adminSession]);
+    const paged = await api<SessionList>("GET", `${path}?limit=1`, { token: w.owner.token });
+    expect(paged.body.items.map((s) => s.id)).toEqual([adminSession]);
+    const next = await api<SessionList>(
+      "GET",
+      `${path}?limit=1&cursor=${encodeURIComponent(paged.body.nextCursor ?? "")}`,
+      { token: w.owner.token },
+    );
+    expect(next.body.items.map((s) => s.id)).toEqual([w.sessionId]);
+    expect(next.body.nextCursor).toBeNull();
+
+    // A member sees their own only, and may not ask for someone else's.
+    const mine = await api<SessionList>("GET", path, { token: w.member.token });
+    expect(mine.body.items.map((s) => s.id)).toEqual([w.sessionId]);
+    const theirs = await api("GET", `${path}?member=${w.admin.id}`, { token: w.member.token });
+    expect(theirs.status).toBe(403);
+    for (const q of ["limit=0", "projectId=x", "unknown=1", "project="]) {
+      const res = await api("GET", `${path}?${q}`, { token: w.owner.token });
+      expect(res.status, q).toBe(400);
+      expect(errorCode(res), q).toBe("invalid_request");
+    }
+    expect((await api("GET", path, { token: w.outsider.token })).status).toBe(404);
+    // The project's own list names owners too.
+    const projectList = await api<SessionList>("GET", `/api/projects/${w.projectId}/sessions`, {
+      token: w.admin.token,
+    });
+    expect(projectList.body.items[0]).toMatchObject({ id: w.sessionId, ownerLabel: "member" });
+  });
+
+  it("renames a session by its owner only, with the rules of titles; others change nothing", async () => {
+    const w = await world();
+    const path = `/api/sessions/${w.sessionId}`;
+    const renamed = await api<{ title: string; ownerLabel: string; updatedAt: string }>(
+      "PATCH",
+      path,
+      { token: w.member.token, body: { title: "  Launch   plan  " } },
+    );
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toMatchObject({ id: w.sessionId, ownerLabel: "member" });
+    const title = renamed.body.title;
+    expect((await api<{ title: string }>("GET", path, { token: w.member.token })).body.title).toBe(
+      title,
+    );
+    const before = await snapshot();
+    for (const [token, status] of [
+      [w.admin.token, 403],
+      [w.owner.token, 403],
+      [w.otherMember.token, 404],
+      [w.outsider.token, 404],
+    ] as const) {
+      const res = await api("PATCH", path, { token, body: { title: "Mine now" } });
+      expect(res.status).toBe(status);
+    }
+    for (const body of [
+      {},
+      { title: "" },
+      { title: "x".repeat(201) },
+      { title: "bad\u202Etitle" },
+      { title: 5 },
+      { title: "ok", ownerId: w.admin.id },
+    ]) {
+      const res = await api("PATCH", path, { token: w.member.token, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(errorCode(res)).toBe("invalid_request");
+    }
+    expect(await snapshot()).toEqual(before);
+    expect((await api<{ title: string }>("GET", path, { token: w.member.token })).body.title).toBe(
+      title,
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { jsonValueProblem } from "./json.ts";
+import { pageQuerySchema } from "./pagination.ts";
 
 /** Roles of a member in an organization, from most to least privileged. */
 export const roleSchema = z.enum(["owner", "admin", "member"]);
@@ -245,6 +246,23 @@ export const createSessionSchema = z.strictObject({
 });
 export type CreateSession = z.infer<typeof createSessionSchema>;
 
+/** A rename by the session's owner: the same rules as a title given at creation. */
+export const updateSessionSchema = z.strictObject({
+  title: humanText({ min: 1, max: 200 }),
+});
+export type UpdateSession = z.infer<typeof updateSessionSchema>;
+
+/**
+ * Query of the org's session list (the sidebar across projects, the erasure picker): the usual
+ * paging and optional filters by project and by owner (`member`).
+ */
+export const orgSessionsQuerySchema = z.strictObject({
+  ...pageQuerySchema.shape,
+  project: z.string().min(1).max(100).optional(),
+  member: z.string().min(1).max(100).optional(),
+});
+export type OrgSessionsQuery = z.infer<typeof orgSessionsQuerySchema>;
+
 /** What the API returns for each resource. */
 export interface User {
   id: string;
@@ -283,7 +301,9 @@ export interface Session {
   projectId: string;
   orgId: string;
   ownerId: string;
-  /** From the first exchange, unless given at creation. */
+  /** The owner's display name (or email), for lists that show everyone's sessions. */
+  ownerLabel: string;
+  /** From the first exchange, unless given at creation or renamed. */
   title: string | null;
   createdAt: string;
   updatedAt: string;

@@ -8,6 +8,7 @@ import {
   newId,
   type Project,
   pageQuerySchema,
+  type Session,
   updateProjectSchema,
 } from "@parley/shared";
 import { Hono } from "hono";
@@ -17,7 +18,7 @@ import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import { fileErasure } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody, query } from "../http/validate.ts";
-import { type SessionRowOut, sessionSpend, toSession } from "./sessions.ts";
+import { type SessionRowOut, sessionPage } from "./sessions.ts";
 
 export const toProject = (row: ProjectRow): Project => ({
   id: row.id,
@@ -183,17 +184,14 @@ export const projects = new Hono<AppEnv>()
     )
       .bind(project.id, cursorBound(cursor), everyone ? 1 : 0, userId, limit + 1)
       .all<SessionRowOut>();
-    const spend = await sessionSpend(
-      c.env,
-      project.org_id,
-      results.slice(0, limit).map((row) => row.id),
-    );
+    const items = await sessionPage(c.env, project.org_id, results.slice(0, limit));
+    const byId = new Map(items.map((item) => [item.id, item]));
     return c.json(
       toPage(
         results,
         limit,
         (row) => row.id,
-        (row) => toSession(row, spend[row.id] ?? 0),
+        (row) => byId.get(row.id) as Session,
       ),
     );
   })
@@ -218,5 +216,6 @@ export const projects = new Hono<AppEnv>()
     )
       .bind(row.id, row.project_id, row.org_id, userId, row.title, now, now)
       .run();
-    return c.json(toSession(row), 201);
+    const [created] = await sessionPage(c.env, project.org_id, [row]);
+    return c.json(created, 201);
   });

@@ -1,18 +1,31 @@
-import type { Session } from "@parley/shared";
+import {
+  AppError,
+  orgSessionsQuerySchema,
+  type Session,
+  updateSessionSchema,
+} from "@parley/shared";
 import { Hono } from "hono";
-import { type SessionRow, sessionAccess } from "../auth/access.ts";
+import { atLeast, orgAccess, type SessionRow, sessionAccess } from "../auth/access.ts";
 import { billingAccount } from "../billing/account.ts";
-import { iso } from "../db/pagination.ts";
+import { resolveLabels } from "../billing/labels.ts";
+import { auditStatement } from "../db/audit.ts";
+import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import { fileErasure } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
+import { jsonBody, query } from "../http/validate.ts";
 
 export type SessionRowOut = Omit<SessionRow, "deleted_at">;
 
-export const toSession = (row: SessionRowOut, spendMicros = 0): Session => ({
+export const toSession = (
+  row: SessionRowOut,
+  spendMicros: number,
+  ownerLabel: string,
+): Session => ({
   id: row.id,
   projectId: row.project_id,
   orgId: row.org_id,
   ownerId: row.owner_id,
+  ownerLabel,
   title: row.title,
   createdAt: iso(row.created_at),
   updatedAt: iso(row.updated_at),
@@ -29,6 +42,65 @@ export async function sessionSpend(
   return ids.length === 0 ? {} : billingAccount(env, orgId).spendBySession(ids);
 }
 
+/**
+ * A page of session rows as the API shows them: each with its spend (one BillingAccount call) and
+ * its owner's name (one D1 query), whatever the page's size.
+ */
+export async function sessionPage(
+  env: Env,
+  orgId: string,
+  rows: SessionRowOut[],
+): Promise<Session[]> {
+  const ids = rows.map((row) => row.id);
+  const [spend, labels] = await Promise.all([
+    sessionSpend(env, orgId, ids),
+    resolveLabels(env.DB, orgId, { members: rows.map((row) => row.owner_id) }),
+  ]);
+  return rows.map((row) => toSession(row, spend[row.id] ?? 0, labels.member(row.owner_id)));
+}
+
+/**
+ * The sessions of an org, across its projects, newest first (routes under /api/orgs): a member
+ * sees their own; owners and admins every member's (the erasure picker), filtered by `project` and
+ * `member` as they like. A member naming another member is refused, as for usage.
+ */
+export const orgSessions = new Hono<AppEnv>().get(
+  "/:orgId/sessions",
+  query(orgSessionsQuerySchema),
+  async (c) => {
+    const { userId } = c.get("caller");
+    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+    const q = c.req.valid("query");
+    let owner = q.member;
+    if (!atLeast(access.role, "admin")) {
+      if (owner !== undefined && owner !== userId) {
+        throw new AppError("forbidden", "Members can only list their own sessions");
+      }
+      owner = userId;
+    }
+    const { results } = await c.env.DB.prepare(
+      `SELECT s.id, s.project_id, s.org_id, s.owner_id, s.title, s.created_at, s.updated_at
+       FROM sessions s JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
+       WHERE s.org_id = ?1 AND s.deleted_at IS NULL AND s.id < ?2
+         AND (?3 IS NULL OR s.project_id = ?3) AND (?4 IS NULL OR s.owner_id = ?4)
+       ORDER BY s.id DESC LIMIT ?5`,
+    )
+      .bind(access.orgId, cursorBound(q.cursor), q.project ?? null, owner ?? null, q.limit + 1)
+      .all<SessionRowOut>();
+    const page = results.slice(0, q.limit);
+    const items = await sessionPage(c.env, access.orgId, page);
+    const byId = new Map(items.map((item) => [item.id, item]));
+    return c.json(
+      toPage(
+        results,
+        q.limit,
+        (row) => row.id,
+        (row) => byId.get(row.id) as Session,
+      ),
+    );
+  },
+);
+
 /** One session: its owner, or an admin or owner of its org (routes under /api/sessions). */
 export const sessions = new Hono<AppEnv>()
 
@@ -39,8 +111,44 @@ export const sessions = new Hono<AppEnv>()
       c.req.param("sessionId"),
     );
     // The same figure as the project's session list: what its model calls cost the org so far.
-    const spend = await sessionSpend(c.env, session.org_id, [session.id]);
-    return c.json(toSession(session, spend[session.id] ?? 0));
+    const [item] = await sessionPage(c.env, session.org_id, [session]);
+    return c.json(item);
+  })
+
+  /**
+   * Renames a session: its owner only (an admin who may read it may not rename it: 403). The title
+   * follows the rules of a title given at creation; a renamed session keeps its title (the
+   * automatic one is only set while there is none). Not activity: `updatedAt` does not move.
+   */
+  .patch("/:sessionId", jsonBody(updateSessionSchema), async (c) => {
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const { session } = await sessionAccess(db, userId, c.req.param("sessionId"));
+    if (session.owner_id !== userId) {
+      throw new AppError("forbidden", "Only the session's owner can rename it");
+    }
+    const { title } = c.req.valid("json");
+    const [update] = await db.batch([
+      db
+        .prepare("UPDATE sessions SET title = ? WHERE id = ? AND deleted_at IS NULL")
+        .bind(title, session.id),
+      // The title is the member's content: the audit row says only that it changed.
+      auditStatement(
+        db,
+        {
+          orgId: session.org_id,
+          actorId: userId,
+          action: "session.renamed",
+          subjectType: "session",
+          subjectId: session.id,
+          data: { title: true },
+        },
+        { afterChange: true },
+      ),
+    ]);
+    if (update?.meta.changes !== 1) throw new AppError("gone", "This session was deleted");
+    const [item] = await sessionPage(c.env, session.org_id, [{ ...session, title }]);
+    return c.json(item);
   })
 
   /**
