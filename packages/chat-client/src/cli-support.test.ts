@@ -4,6 +4,7 @@ import {
   CliUsageError,
   describeError,
   formatMetadata,
+  formatUsd,
   parseCliArgs,
   tokenExpiresAt,
 } from "./cli-support.ts";
@@ -44,6 +45,30 @@ describe("output helpers", () => {
       formatMetadata({ finishReason: "stop", code: "preview_exhausted", costMicros: 120 }),
     ).toBe("code: preview_exhausted · costMicros: 120");
     expect(formatMetadata({ finishReason: "length" })).toBe("finishReason: length");
+  });
+
+  it("prints a reply's cost and tokens as a person reads them, not as JSON", () => {
+    const line = formatMetadata({
+      turnId: "turn-1",
+      finish: "completed",
+      tokens: {
+        promptTokens: 1_000,
+        completionTokens: 234,
+        cachedPromptTokens: 0,
+        reasoningTokens: 0,
+      },
+      priceMicros: 1_200,
+      steps: 1,
+      finishReason: "stop",
+    });
+    expect(line).toBe("cost $0.0012 · 1,234 tokens");
+    expect(
+      formatMetadata({ finish: "failed", code: "model_error", priceMicros: 0, tokens: {} }),
+    ).toBe("failed · cost $0.00 · 0 tokens · code: model_error");
+    expect(formatMetadata({ turnId: "turn-2", freeTurnsLeft: 3, finish: "completed" })).toBe(
+      "3 free turns left",
+    );
+    expect(formatUsd(1_234_500_000)).toBe("$1,234.50");
   });
 
   it("describes platform errors and reads a JWT's expiry", () => {

@@ -126,19 +126,48 @@ export function messageText(message: UIMessage): string {
   return message.parts.map((part) => (part.type === "text" ? part.text : "")).join("");
 }
 
+/** Micro-dollars as a person reads them: `$0.0012`, `$1,234.50`. */
+export function formatUsd(micros: number): string {
+  const sign = micros < 0 ? "-" : "";
+  const abs = Math.abs(Math.trunc(micros));
+  const whole = Math.floor(abs / 1_000_000).toLocaleString("en-US");
+  const fraction = String(abs % 1_000_000)
+    .padStart(6, "0")
+    .replace(/0+$/, "")
+    .padEnd(2, "0");
+  return `${sign}$${whole}.${fraction}`;
+}
+
+/** Keys the reply line never shows: bookkeeping, not news for the person chatting. */
+const QUIET_KEYS = new Set(["turnId", "steps", "tokens", "priceMicros", "finish"]);
+
 /**
- * The reply's metadata as one line (`code: preview_exhausted · costMicros: 1200`), or `undefined`
- * when there is nothing beyond a normal finish.
+ * The reply's metadata as one readable line (`cost $0.0012 · 1,234 tokens`, `stopped ·
+ * code: model_error`, `code: preview_exhausted · 3 free turns left`), or `undefined` when there is
+ * nothing beyond a normal finish.
  */
 export function formatMetadata(metadata: Record<string, unknown> | undefined): string | undefined {
   if (metadata === undefined) return undefined;
-  const entries = Object.entries(metadata).filter(
-    ([key, value]) => !(key === "finishReason" && value === "stop"),
-  );
-  if (entries.length === 0) return undefined;
-  return entries
-    .map(([key, value]) => `${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`)
-    .join(" · ");
+  const parts: string[] = [];
+  if (metadata.finish === "stopped" || metadata.finish === "failed") parts.push(metadata.finish);
+  if (typeof metadata.priceMicros === "number")
+    parts.push(`cost ${formatUsd(metadata.priceMicros)}`);
+  const tokens = metadata.tokens as { promptTokens?: unknown; completionTokens?: unknown } | null;
+  if (tokens && typeof tokens === "object") {
+    const total =
+      (typeof tokens.promptTokens === "number" ? tokens.promptTokens : 0) +
+      (typeof tokens.completionTokens === "number" ? tokens.completionTokens : 0);
+    parts.push(`${total.toLocaleString("en-US")} tokens`);
+  }
+  for (const [key, value] of Object.entries(metadata)) {
+    if (QUIET_KEYS.has(key) || (key === "finishReason" && value === "stop")) continue;
+    if (key === "freeTurnsLeft" && typeof value === "number") {
+      parts.push(`${value} free turns left`);
+      continue;
+    }
+    parts.push(`${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`);
+  }
+  return parts.length === 0 ? undefined : parts.join(" · ");
 }
 
 /** A platform error body's `code: message`, or the status. */
