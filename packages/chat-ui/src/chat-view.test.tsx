@@ -204,7 +204,34 @@ describe("ChatView reply footer", () => {
     expect(items()[3]?.textContent).toContain("Ask an admin");
     expect(within(items()[3] as HTMLElement).queryByRole("link")).toBeNull();
   });
+
+  it("says a billing stop once, with no cost figures for a reply that made no call", async () => {
+    const words = "Your organization is out of credits. An owner or admin can top up.";
+    const chat = fakeChat({
+      messages: [
+        userMessage("u1", "a"),
+        reply("a1", words, { code: "insufficient_credits", priceMicros: 0, tokens: zero }),
+      ],
+    });
+    render(
+      <ChatView
+        chat={chat}
+        label="Chat"
+        renderStopAction={() => <a href="/billing">Top up credits</a>}
+      />,
+    );
+    await screen.findByText(words);
+    const text = items()[1]?.textContent ?? "";
+    expect(text.split("out of credits").length - 1).toBe(1);
+    expect(text).not.toContain("Cost");
+    expect(text).not.toContain("tokens");
+    expect(
+      within(items()[1] as HTMLElement).getByRole("link", { name: "Top up credits" }),
+    ).toBeTruthy();
+  });
 });
+
+const zero = { promptTokens: 0, completionTokens: 0, cachedPromptTokens: 0, reasoningTokens: 0 };
 
 describe("ChatView composer and state", () => {
   it("sends through the chat and stops with Esc while busy", () => {

@@ -43,6 +43,8 @@ export function CopyButton({ text, className }: { text: string; className?: stri
 }
 
 function Figures({ meta }: { meta: AssistantMeta }) {
+  // A reply billing refused before any model call cost nothing and used no tokens: no figures.
+  if (meta.code && !meta.priceMicros) return null;
   const figures: string[] = [];
   if (meta.priceMicros !== undefined) figures.push(`Cost ${formatMicros(meta.priceMicros)}`);
   if (meta.tokens) {
@@ -63,18 +65,23 @@ const STOP_WORDS: Record<StopCode, string> = {
 export function StopNotice({
   code,
   renderStopAction,
+  said = false,
 }: {
   code: StopCode;
   renderStopAction?: (code: StopCode) => ReactNode;
+  /** The reply's own text already says why (the server's words): show only what to do. */
+  said?: boolean;
 }) {
+  const action = renderStopAction?.(code);
+  if (said && !action) return null;
   return (
     <div
       role="status"
       className="flex flex-wrap items-center gap-2 rounded-md border border-warning bg-muted px-3 py-2 text-sm"
     >
       <CircleAlert aria-hidden="true" className="size-4 text-warning" />
-      <span>{STOP_WORDS[code]}</span>
-      {renderStopAction?.(code)}
+      {said ? null : <span>{STOP_WORDS[code]}</span>}
+      {action}
     </div>
   );
 }
@@ -100,7 +107,9 @@ export function ReplyFooter({
   const text = messageText(message);
   return (
     <div className="mt-2 space-y-2">
-      {meta.code ? <StopNotice code={meta.code} renderStopAction={renderStopAction} /> : null}
+      {meta.code ? (
+        <StopNotice code={meta.code} renderStopAction={renderStopAction} said={text !== ""} />
+      ) : null}
       {end?.kind === "failed" ? (
         <div
           role="alert"

@@ -1,5 +1,7 @@
 import type {
+  ActivityPage,
   AuthResult,
+  BillingAlert as SharedBillingAlert,
   BillingSettingsPatch,
   BillingSummary,
   ErasureRequestInput,
@@ -25,20 +27,23 @@ export type BillingSettings = Pick<
   "orgMonthlyLimitMicros" | "memberDailyLimitMicros" | "lowBalanceMicros" | "alertWebhookUrl"
 >;
 
-/** A threshold alert that fired, with its webhook delivery (`GET .../billing/alerts`). */
-export interface BillingAlert {
-  key: string;
-  kind: string;
-  memberId: string | null;
-  period: string;
-  thresholdPct: number | null;
-  limitMicros: number;
-  levelMicros: number;
-  firedAt: string;
-  deliveredAt: string | null;
-  attempts: number;
-  /** Why delivery stopped for good (the URL was removed or refused, too many failures). */
-  parkedReason: string | null;
+/**
+ * A threshold alert that fired, with its webhook delivery (`GET .../billing/alerts`). `message`
+ * and the readable `period` came on 2026-12-03: optional here so an older worker still reads.
+ */
+export type BillingAlert = Omit<SharedBillingAlert, "message" | "periodKey"> & {
+  message?: string;
+  periodKey?: string;
+};
+
+/** Filters of the activity list; dates are `YYYY-MM-DD` (from inclusive, to exclusive). */
+export interface ActivityFilters {
+  member?: string;
+  project?: string;
+  session?: string;
+  model?: string;
+  from?: string;
+  to?: string;
 }
 
 export type ErasureStatus = "pending" | "running" | "completed" | "failed";
@@ -295,6 +300,11 @@ export function createApiClient(options: ApiClientOptions = {}) {
         title === undefined ? {} : { title },
       ),
     session: (sessionId: string) => request<Session>("GET", `/api/sessions/${enc(sessionId)}`),
+    renameSession: (sessionId: string, title: string) =>
+      request<Session>("PATCH", `/api/sessions/${enc(sessionId)}`, { title }),
+    /** Erases the session (its transcript everywhere); the ledger keeps what it cost. */
+    deleteSession: (sessionId: string) =>
+      request<unknown>("DELETE", `/api/sessions/${enc(sessionId)}`),
     billing: (orgId: string) => request<BillingSummary>("GET", `/api/orgs/${enc(orgId)}/billing`),
     ledger: (orgId: string, cursor?: string) =>
       request<Page<LedgerEntry>>(
@@ -316,8 +326,20 @@ export function createApiClient(options: ApiClientOptions = {}) {
       );
       return response.blob();
     },
-    alerts: (orgId: string) =>
-      request<Page<BillingAlert>>("GET", `/api/orgs/${enc(orgId)}/billing/alerts`),
+    alerts: (orgId: string, cursor?: string) =>
+      request<Page<BillingAlert>>(
+        "GET",
+        `/api/orgs/${enc(orgId)}/billing/alerts${queryString({ cursor })}`,
+      ),
+    /** One row per provider call, newest first; a member gets only their own. */
+    activity: (orgId: string, filters: ActivityFilters = {}, cursor?: string) =>
+      request<ActivityPage>(
+        "GET",
+        `/api/orgs/${enc(orgId)}/billing/activity${queryString({ ...filters, cursor })}`,
+      ),
+    /** A Stripe customer portal link (receipts, saved cards); owners and admins. */
+    billingPortal: (orgId: string) =>
+      request<{ url: string }>("POST", `/api/orgs/${enc(orgId)}/billing/portal`),
     members: (orgId: string, cursor?: string) =>
       request<Page<Member>>("GET", `/api/orgs/${enc(orgId)}/members${queryString({ cursor })}`),
     addMember: (orgId: string, input: { email: string; role: Role }) =>
@@ -326,6 +348,23 @@ export function createApiClient(options: ApiClientOptions = {}) {
       request<Member>("PATCH", `/api/orgs/${enc(orgId)}/members/${enc(userId)}`, { role }),
     removeMember: (orgId: string, userId: string) =>
       request<void>("DELETE", `/api/orgs/${enc(orgId)}/members/${enc(userId)}`),
+    /**
+     * The org's sessions across its projects, newest first: a member gets their own, owners and
+     * admins everyone's (the erasure picker), optionally of one `project` or one `member`.
+     */
+    orgSessions: (
+      orgId: string,
+      filter: { cursor?: string; project?: string; member?: string; limit?: number } = {},
+    ) =>
+      request<Page<Session>>(
+        "GET",
+        `/api/orgs/${enc(orgId)}/sessions${queryString({
+          cursor: filter.cursor,
+          project: filter.project,
+          member: filter.member,
+          limit: filter.limit === undefined ? undefined : String(filter.limit),
+        })}`,
+      ),
     fileErasure: (orgId: string, input: ErasureRequestInput) =>
       request<ErasureRequest>("POST", `/api/orgs/${enc(orgId)}/erasure-requests`, input),
     erasureRequests: (orgId: string, cursor?: string) =>

@@ -1,141 +1,140 @@
-import { useParams } from "@tanstack/react-router";
-import { useState } from "react";
-import { FormError } from "../components/field-error.tsx";
+import { formatMicros } from "@parley/chat-ui";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { Link, useParams } from "@tanstack/react-router";
+import { ChevronLeft, MessageSquare } from "lucide-react";
 import { LoadMore } from "../components/load-more.tsx";
-import { AssistantPanel } from "../features/chat/assistant-panel.tsx";
-import { ChatBoundary, ChatPanel } from "../features/chat/chat-panel.tsx";
-import { previewStatus } from "../features/chat/reply-meta.tsx";
+import { Page } from "../components/page.tsx";
+import { Card, CardBody, CardHeader } from "../components/ui/card.tsx";
+import { EmptyState, ErrorNote, Loading } from "../components/ui/states.tsx";
+import { OnboardingChat } from "../features/chat/chats.tsx";
+import { NewChatButton } from "../features/chat/new-chat.tsx";
 import { MemoryEditor } from "../features/projects/memory-editor.tsx";
-import { api, errorMessage } from "../lib/api.ts";
-import { formatMicros } from "../lib/money.ts";
-import { Link, navigate } from "../lib/router.tsx";
-import { useAsync } from "../lib/use-async.ts";
-import { usePages } from "../lib/use-pages.ts";
+import { api } from "../lib/api.ts";
+import { keys } from "../lib/query.ts";
+import { usePaged } from "../lib/use-paged.ts";
 
-export default function ProjectPage() {
-  const { projectId } = useParams({ strict: false }) as { projectId: string };
-  const [project, , setProject] = useAsync(() => api.project(projectId), [projectId]);
-  const [sessions, , moreSessions] = usePages(
-    (cursor) => api.sessions(projectId, cursor),
-    [projectId],
+const when = new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short" });
+
+/** The member's chats in this project, newest first, with what each has cost. */
+function Sessions({ projectId }: { projectId: string }) {
+  const { query, items, more, firstPageError } = usePaged(keys.sessions(projectId), (cursor) =>
+    api.sessions(projectId, cursor),
   );
-  const [creating, setCreating] = useState(false);
-  const [createError, setCreateError] = useState<unknown>(null);
-
-  async function newSession() {
-    setCreating(true);
-    setCreateError(null);
-    try {
-      const session = await api.createSession(projectId);
-      navigate(`/sessions/${encodeURIComponent(session.id)}`);
-    } catch (caught) {
-      setCreateError(caught);
-      setCreating(false);
-    }
+  if (query.isPending) return <Loading label="Loading chats…" />;
+  if (firstPageError) {
+    return <ErrorNote error={firstPageError} retry={() => void query.refetch()} />;
   }
-
-  if (project.status === "loading") {
+  if (items.length === 0) {
     return (
-      <p role="status" className="muted">
-        Loading project…
-      </p>
+      <EmptyState icon={<MessageSquare />} title="No chats yet.">
+        Start one with New chat: the assistant knows this project's memory.
+      </EmptyState>
     );
   }
-  if (project.status === "error") {
-    return (
-      <p role="alert" className="error">
-        {errorMessage(project.error)}
-      </p>
-    );
-  }
-  const startSession = (
-    <button type="button" className="primary" onClick={() => void newSession()} disabled={creating}>
-      Start an assistant session
-    </button>
-  );
   return (
-    <div className="stack">
-      <p>
-        <Link to="/projects">← Projects</Link>
-      </p>
-      <h1>{project.data.name}</h1>
-      <div className="columns">
-        <section aria-labelledby="preview-title" className="card">
-          <h2 id="preview-title">Onboarding preview</h2>
-          <p className="muted">Free turns to try the assistant with this project's memory.</p>
-          <ChatBoundary>
-            <ChatPanel
-              agent="onboarding-agent"
-              name={projectId}
-              label="Onboarding preview chat"
-              closed={(messages) => previewStatus(messages).exhausted}
-              renderStatus={(messages) => {
-                const status = previewStatus(messages);
-                if (status.exhausted) {
-                  return (
-                    <div className="notice" role="status">
-                      <p>The free preview is over. Keep going in an assistant session.</p>
-                      {startSession}
-                    </div>
-                  );
-                }
-                return status.freeTurnsLeft === null ? null : (
-                  <p className="muted" role="status">
-                    {status.freeTurnsLeft} free {status.freeTurnsLeft === 1 ? "turn" : "turns"} left
-                  </p>
-                );
-              }}
-            />
-          </ChatBoundary>
-        </section>
-        <div className="stack">
-          <section aria-labelledby="sessions-title" className="card stack">
-            <h2 id="sessions-title">Assistant sessions</h2>
-            {sessions.status === "loading" ? (
-              <p role="status" className="muted">
-                Loading sessions…
-              </p>
-            ) : sessions.status === "error" ? (
-              <p role="alert" className="error">
-                {errorMessage(sessions.error)}
-              </p>
-            ) : sessions.data.items.length === 0 ? (
-              <p className="empty">No sessions yet.</p>
-            ) : (
-              <ul className="list">
-                {sessions.data.items.map((session) => (
-                  <li key={session.id}>
-                    <Link to={`/sessions/${encodeURIComponent(session.id)}`}>
-                      {session.title ?? "Untitled session"}
-                    </Link>
-                    <span className="muted">
-                      {" "}
-                      · {formatMicros(session.spendMicros)} ·{" "}
-                      {new Date(session.lastActivityAt).toLocaleString()}
-                    </span>
-                  </li>
-                ))}
-              </ul>
-            )}
-            <LoadMore more={moreSessions} label="More sessions" />
-            <FormError error={createError} />
-            <button type="button" onClick={() => void newSession()} disabled={creating}>
-              New session
-            </button>
-          </section>
-          <section aria-labelledby="assistant-title" className="card stack">
-            <h2 id="assistant-title">In-app assistant</h2>
-            <AssistantPanel
+    <>
+      <ul className="grid divide-y divide-border">
+        {items.map((session) => (
+          <li key={session.id}>
+            <Link
+              to="/sessions/$sessionId"
+              params={{ sessionId: session.id }}
+              className="flex items-center justify-between gap-3 rounded-md px-2 py-2.5 hover:bg-accent"
+            >
+              <span className="grid min-w-0">
+                <span className="truncate font-medium text-sm">
+                  {session.title ?? "Untitled session"}
+                </span>
+                <span className="text-muted-foreground text-xs">
+                  {when.format(new Date(session.lastActivityAt))}
+                </span>
+              </span>
+              <span className="shrink-0 text-muted-foreground text-sm tabular-nums">
+                {formatMicros(session.spendMicros)}
+              </span>
+            </Link>
+          </li>
+        ))}
+      </ul>
+      <LoadMore more={more} label="More chats" />
+    </>
+  );
+}
+
+/**
+ * A project: its free onboarding preview chat, the member's assistant chats (one "New chat" entry
+ * point, the same as in the chat's sidebar) and the project's shared memory.
+ */
+export default function ProjectPage() {
+  const { projectId } = useParams({ from: "/app/projects/$projectId" });
+  const queryClient = useQueryClient();
+  const project = useQuery({
+    queryKey: keys.project(projectId),
+    queryFn: () => api.project(projectId),
+  });
+
+  if (project.isPending) {
+    return (
+      <Page title="Project">
+        <Loading label="Loading project…" />
+      </Page>
+    );
+  }
+  if (project.isError) {
+    return (
+      <Page title="Project">
+        <ErrorNote error={project.error} retry={() => void project.refetch()} />
+      </Page>
+    );
+  }
+  const data = project.data;
+  return (
+    <Page
+      title={data.name}
+      description={
+        <Link to="/projects" className="inline-flex items-center gap-1 hover:text-foreground">
+          <ChevronLeft aria-hidden="true" className="size-4" />
+          All projects
+        </Link>
+      }
+      actions={<NewChatButton projectId={projectId} />}
+    >
+      <div className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_22rem]">
+        <Card aria-labelledby="preview-title" className="flex flex-col">
+          <CardHeader
+            id="preview-title"
+            title="Onboarding preview"
+            description="Free turns to try the assistant with this project's memory, shared by its members."
+          />
+          <div className="h-[32rem] min-h-0 lg:h-[36rem]">
+            <OnboardingChat
               projectId={projectId}
-              sessions={sessions.status === "ready" ? sessions.data.items : []}
+              newChat={<NewChatButton projectId={projectId} size="sm" />}
             />
-          </section>
-          <section aria-labelledby="memory-title" className="card">
-            <h2 id="memory-title">Project memory</h2>
-            <MemoryEditor project={project.data} onSaved={setProject} />
-          </section>
+          </div>
+        </Card>
+        <div className="grid content-start gap-6">
+          <Card aria-labelledby="sessions-title">
+            <CardHeader id="sessions-title" title="Your chats" />
+            <CardBody className="pt-3">
+              <Sessions projectId={projectId} />
+            </CardBody>
+          </Card>
+          <Card aria-labelledby="memory-title">
+            <CardHeader
+              id="memory-title"
+              title="Project memory"
+              description="What the assistant knows about this project in every chat."
+            />
+            <CardBody>
+              <MemoryEditor
+                project={data}
+                onSaved={(updated) => queryClient.setQueryData(keys.project(projectId), updated)}
+              />
+            </CardBody>
+          </Card>
         </div>
       </div>
-    </div>
+    </Page>
   );
 }

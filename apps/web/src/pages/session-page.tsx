@@ -1,36 +1,184 @@
-import { useParams } from "@tanstack/react-router";
-import { AssistantChat } from "../features/chat/assistant-panel.tsx";
+import { formatMicros, SessionSidebar, type SessionSummary } from "@parley/chat-ui";
+import type { Session } from "@parley/shared";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { Link, useNavigate, useParams } from "@tanstack/react-router";
+import { ChevronLeft, PanelLeft } from "lucide-react";
+import { useCallback, useState } from "react";
+import { toast } from "sonner";
+import { useDocumentTitle } from "../components/page.tsx";
+import { Button } from "../components/ui/button.tsx";
+import { useConfirm } from "../components/ui/confirm.tsx";
+import { Dialog, DialogTrigger, SheetContent } from "../components/ui/dialog.tsx";
+import { ErrorNote, Loading } from "../components/ui/states.tsx";
+import { AssistantChat } from "../features/chat/chats.tsx";
+import { useNewChat } from "../features/chat/new-chat.tsx";
 import { api, errorMessage } from "../lib/api.ts";
-import { formatMicros } from "../lib/money.ts";
-import { Link } from "../lib/router.tsx";
-import { useAsync } from "../lib/use-async.ts";
+import { keys } from "../lib/query.ts";
+import { usePaged } from "../lib/use-paged.ts";
 
-export default function SessionPage() {
-  const { sessionId } = useParams({ strict: false }) as { sessionId: string };
-  const [session] = useAsync(() => api.session(sessionId), [sessionId]);
-  if (session.status === "loading") {
-    return (
-      <p role="status" className="muted">
-        Loading session…
-      </p>
-    );
-  }
-  if (session.status === "error") {
-    return (
-      <p role="alert" className="error">
-        {errorMessage(session.error)}
-      </p>
-    );
-  }
-  const { data } = session;
+const untitled = (title: string | null) => title ?? "Untitled session";
+
+/** The project's chats beside the open one: new, search, rename, delete (after a confirmation). */
+function Sidebar({
+  projectId,
+  currentId,
+  onNavigate,
+}: {
+  projectId: string;
+  currentId: string;
+  onNavigate?: () => void;
+}) {
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const confirm = useConfirm();
+  const newChat = useNewChat(projectId);
+  const { items } = usePaged(keys.sessions(projectId), (cursor) => api.sessions(projectId, cursor));
+  const sessions: SessionSummary[] = items.map((session) => ({
+    id: session.id,
+    title: untitled(session.title),
+    updatedAt: session.lastActivityAt,
+    spendMicros: session.spendMicros,
+  }));
+  const refresh = () => {
+    void queryClient.invalidateQueries({ queryKey: keys.sessions(projectId) });
+  };
   return (
-    <div className="stack">
-      <p>
-        <Link to={`/projects/${encodeURIComponent(data.projectId)}`}>← Project</Link>
-      </p>
-      <h1>{data.title ?? "Untitled session"}</h1>
-      <p className="muted">Spent so far: {formatMicros(data.spendMicros)}</p>
-      <AssistantChat sessionId={sessionId} label="Assistant chat" />
+    <SessionSidebar
+      label="Chats"
+      sessions={sessions}
+      currentId={currentId}
+      onNew={() => {
+        onNavigate?.();
+        void newChat.start();
+      }}
+      renderLink={(session, children, linkProps) => (
+        <Link
+          to="/sessions/$sessionId"
+          params={{ sessionId: session.id }}
+          {...linkProps}
+          onClick={onNavigate}
+        >
+          {children}
+        </Link>
+      )}
+      onRename={async (id, title) => {
+        try {
+          const updated = await api.renameSession(id, title);
+          queryClient.setQueryData(keys.session(id), updated);
+          refresh();
+        } catch (error) {
+          toast.error(errorMessage(error));
+        }
+      }}
+      confirmDelete={(session) =>
+        confirm({
+          title: "Delete this chat?",
+          description: `“${session.title}” is erased from every store. What it cost stays in the ledger. This cannot be undone.`,
+          confirmLabel: "Delete chat",
+          destructive: true,
+        })
+      }
+      onDelete={async (id) => {
+        try {
+          await api.deleteSession(id);
+          toast.success("Chat deleted.");
+          refresh();
+          if (id === currentId) {
+            await navigate({ to: "/projects/$projectId", params: { projectId } });
+          }
+        } catch (error) {
+          toast.error(errorMessage(error));
+        }
+      }}
+    />
+  );
+}
+
+/**
+ * An assistant session, full height: the project's chats on the left (a sheet on a phone), the
+ * session's title and spend above the chat; the composer stays at the bottom of the screen.
+ */
+export default function SessionPage() {
+  const { sessionId } = useParams({ from: "/app/sessions/$sessionId" });
+  const queryClient = useQueryClient();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const session = useQuery({
+    queryKey: keys.session(sessionId),
+    queryFn: () => api.session(sessionId),
+  });
+  useDocumentTitle(session.data ? untitled(session.data.title) : "Chat");
+
+  const projectId = session.data?.projectId;
+  // A turn can title the session (the first one) and always adds to its spend.
+  const onTurnEnd = useCallback(() => {
+    void queryClient.invalidateQueries({ queryKey: keys.session(sessionId) });
+    if (projectId) void queryClient.invalidateQueries({ queryKey: keys.sessions(projectId) });
+  }, [queryClient, sessionId, projectId]);
+
+  if (session.isPending) {
+    return (
+      <div className="mx-auto w-full max-w-3xl p-6">
+        <Loading label="Loading chat…" />
+      </div>
+    );
+  }
+  if (session.isError) {
+    return (
+      <div className="mx-auto w-full max-w-3xl p-6">
+        <ErrorNote error={session.error} />
+      </div>
+    );
+  }
+  const data: Session = session.data;
+  return (
+    <div className="flex h-[calc(100dvh-3.5rem)] min-h-0">
+      <aside
+        aria-label="Chats of this project"
+        className="hidden w-72 shrink-0 border-border border-r bg-muted/30 md:flex md:flex-col"
+      >
+        <Sidebar projectId={data.projectId} currentId={sessionId} />
+      </aside>
+      <section aria-labelledby="session-title" className="flex min-w-0 flex-1 flex-col">
+        <div className="flex h-12 shrink-0 items-center gap-2 border-border border-b px-3 sm:px-4">
+          <Dialog open={menuOpen} onOpenChange={setMenuOpen}>
+            <DialogTrigger asChild>
+              <Button variant="ghost" size="icon" className="md:hidden" aria-label="Chats">
+                <PanelLeft aria-hidden="true" />
+              </Button>
+            </DialogTrigger>
+            <SheetContent title="Chats of this project">
+              <Sidebar
+                projectId={data.projectId}
+                currentId={sessionId}
+                onNavigate={() => setMenuOpen(false)}
+              />
+            </SheetContent>
+          </Dialog>
+          <Link
+            to="/projects/$projectId"
+            params={{ projectId: data.projectId }}
+            className="hidden items-center gap-1 text-muted-foreground text-sm hover:text-foreground sm:flex"
+          >
+            <ChevronLeft aria-hidden="true" className="size-4" />
+            Project
+          </Link>
+          <h1
+            id="session-title"
+            tabIndex={-1}
+            className="min-w-0 flex-1 truncate font-medium outline-none"
+          >
+            {untitled(data.title)}
+          </h1>
+          <p className="relative shrink-0 text-muted-foreground text-sm tabular-nums">
+            <span className="hidden sm:inline">Spent so far </span>
+            <span className="sr-only sm:hidden">Spent so far </span>
+            {formatMicros(data.spendMicros)}
+          </p>
+        </div>
+        <div className="min-h-0 flex-1">
+          <AssistantChat key={sessionId} sessionId={sessionId} onTurnEnd={onTurnEnd} />
+        </div>
+      </section>
     </div>
   );
 }

@@ -1,5 +1,8 @@
 import type { Project } from "@parley/shared";
 import { useId, useState } from "react";
+import { toast } from "sonner";
+import { Button } from "../../components/ui/button.tsx";
+import { Textarea } from "../../components/ui/input.tsx";
 import { api, errorMessage, isApiError } from "../../lib/api.ts";
 import { formatMemory, parseMemory } from "../../lib/memory.ts";
 
@@ -30,6 +33,7 @@ export function MemoryEditor({
       const updated = await api.updateProject(project.id, { memory: parsed.memory });
       setText(formatMemory(updated.memory));
       setSaved(true);
+      toast.success("Memory saved.");
       onSaved(updated);
     } catch (caught) {
       setError(
@@ -44,20 +48,21 @@ export function MemoryEditor({
 
   return (
     <form
-      className="stack"
+      className="grid gap-3"
+      aria-label="Project memory"
       onSubmit={(event) => {
         event.preventDefault();
         void save();
       }}
     >
-      <label htmlFor={id}>
-        <span>Memory (JSON object the assistant reads)</span>
+      <label htmlFor={id} className="font-medium text-sm">
+        Memory (JSON object the assistant reads)
       </label>
-      <textarea
+      <Textarea
         id={id}
-        className="code"
         rows={10}
         spellCheck={false}
+        className="font-mono text-xs"
         value={text}
         aria-invalid={error !== null}
         aria-describedby={error ? `${id}-error` : undefined}
@@ -67,18 +72,20 @@ export function MemoryEditor({
         }}
       />
       {error ? (
-        <p id={`${id}-error`} role="alert" className="error">
+        <p id={`${id}-error`} role="alert" className="text-destructive text-sm">
           {error}
         </p>
       ) : null}
       {saved ? (
-        <p role="status" className="ok">
+        <p role="status" className="text-sm text-success">
           Memory saved.
         </p>
       ) : null}
-      <button type="submit" className="primary" disabled={busy}>
-        {busy ? "Saving…" : "Save memory"}
-      </button>
+      <div>
+        <Button type="submit" variant="primary" disabled={busy}>
+          {busy ? "Saving…" : "Save memory"}
+        </Button>
+      </div>
     </form>
   );
 }
