@@ -43,7 +43,7 @@ if (!only || only === "size") {
       stdio: "inherit",
     },
   );
-  sections.push(benchSize());
+  sections.push(await benchSize());
 }
 if (!only || only === "billing") {
   console.log("[bench] billing");
