@@ -1,64 +1,216 @@
-import type { Member } from "@parley/shared";
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Member, OrgSummary } from "@parley/shared";
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { toast } from "sonner";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiError, api } from "../lib/api.ts";
+import { renderInApp } from "../test/render.tsx";
 import MembersPage from "./members-page.tsx";
+
+const session = vi.hoisted(() => ({
+  org: { id: "org_1", name: "Acme", role: "owner", createdAt: "x" } as OrgSummary,
+  reload: async () => {},
+}));
 
 vi.mock("../lib/session.tsx", () => ({
   useSession: () => ({
-    me: { id: "u1", email: "ada@example.com", name: "Ada", createdAt: "x", orgs: [] },
-    org: { id: "org_1", name: "Acme", role: "owner", createdAt: "x" },
-    reload: async () => {},
+    me: { id: "u1", email: "ada@example.com", name: "Ada Lovelace", createdAt: "x", orgs: [] },
+    org: session.org,
+    reload: session.reload,
   }),
+  canManage: (org: OrgSummary | null) => org?.role === "owner" || org?.role === "admin",
 }));
+
+const member = (userId: string, name: string, role: Member["role"]): Member => ({
+  userId,
+  email: `${name.split(" ")[0]?.toLowerCase()}@example.com`,
+  name,
+  role,
+  joinedAt: "2026-11-29T00:00:00.000Z",
+});
+
+const ada = member("u1", "Ada Lovelace", "owner");
+const bob = member("u2", "Bob Babbage", "admin");
+const cy = member("u3", "Cy Young", "member");
+const owner2 = member("u4", "Dee Owner", "owner");
+
+let reload: ReturnType<typeof vi.fn<() => Promise<void>>>;
+
+beforeEach(() => {
+  reload = vi.fn(async () => {});
+  session.reload = reload;
+  session.org = { id: "org_1", name: "Acme", role: "owner", createdAt: "x" };
+});
 
 afterEach(() => {
   cleanup();
   vi.restoreAllMocks();
 });
 
-const member = (userId: string, email: string, role: Member["role"]): Member => ({
-  userId,
-  email,
-  name: email.split("@")[0] ?? email,
-  role,
-  joinedAt: "2026-11-29T00:00:00.000Z",
-});
+const listMembers = (...items: Member[]) =>
+  vi.spyOn(api, "members").mockResolvedValue({ items, nextCursor: null });
 
 describe("MembersPage", () => {
-  it("changes a role, and shows the server's last-owner refusal", async () => {
-    vi.spyOn(api, "members").mockResolvedValue({
-      items: [member("u1", "ada@example.com", "owner"), member("u2", "bob@example.com", "admin")],
-      nextCursor: null,
-    });
+  it("scrolls the table inside its own box, not the page, on a phone", async () => {
+    listMembers(ada, bob);
+    await renderInApp(<MembersPage />, { path: "/members" });
+    const table = await screen.findByRole("table", { name: "Members of Acme" });
+    expect(table.parentElement?.className).toMatch(/overflow-x-auto/);
+    // Without min-w-0 the grid cell grows to the table's width and the page scrolls sideways.
+    expect(table.closest("section")?.className).toMatch(/min-w-0/);
+    expect(screen.getAllByRole("columnheader").map((th) => th.textContent)).toEqual([
+      "Name",
+      "Email",
+      "Role",
+      "Joined",
+      "Actions",
+    ]);
+  });
+
+  it("removes a member only after a confirmation that names them", async () => {
+    listMembers(ada, cy);
+    const remove = vi.spyOn(api, "removeMember").mockResolvedValue(undefined);
+    const success = vi.spyOn(toast, "success");
+    await renderInApp(<MembersPage />, { path: "/members" });
+    fireEvent.click(await screen.findByRole("button", { name: "Remove Cy Young" }));
+    const dialog = await screen.findByRole("alertdialog");
+    expect(dialog.textContent).toContain(
+      "Remove Cy Young from Acme? They lose access at once; their sessions stay until erased.",
+    );
+    fireEvent.click(within(dialog).getByRole("button", { name: "Cancel" }));
+    await waitFor(() => expect(screen.queryByRole("alertdialog")).toBeNull());
+    expect(remove).not.toHaveBeenCalled();
+
+    fireEvent.click(screen.getByRole("button", { name: "Remove Cy Young" }));
+    fireEvent.click(
+      within(await screen.findByRole("alertdialog")).getByRole("button", {
+        name: "Remove member",
+      }),
+    );
+    await waitFor(() => expect(remove).toHaveBeenCalledWith("org_1", "u3"));
+    await waitFor(() => expect(success).toHaveBeenCalledWith("Cy Young was removed from Acme."));
+  });
+
+  it("changes a role with a select per row, and shows the server's last-owner refusal", async () => {
+    listMembers(ada, bob);
     const update = vi
       .spyOn(api, "updateMember")
-      .mockRejectedValue(
+      .mockResolvedValueOnce({ ...bob, role: "member" })
+      .mockRejectedValueOnce(
         new ApiError(
           "conflict",
           "An organization needs at least one owner: add another owner first",
           409,
         ),
       );
-    render(<MembersPage />);
-    fireEvent.change(await screen.findByLabelText("Role of ada@example.com"), {
+    await renderInApp(<MembersPage />, { path: "/members" });
+    fireEvent.change(await screen.findByLabelText("Role of Bob Babbage"), {
       target: { value: "member" },
     });
+    await waitFor(() => expect(update).toHaveBeenCalledWith("org_1", "u2", "member"));
+    expect(reload).not.toHaveBeenCalled();
+
+    // The last owner demoting herself: asked first, then refused by the server.
+    fireEvent.change(screen.getByLabelText("Role of Ada Lovelace"), {
+      target: { value: "member" },
+    });
+    fireEvent.click(
+      within(await screen.findByRole("alertdialog")).getByRole("button", {
+        name: "Change my role",
+      }),
+    );
     expect((await screen.findByRole("alert")).textContent).toMatch(/at least one owner/);
-    expect(update).toHaveBeenCalledWith("org_1", "u1", "member");
+    expect(update).toHaveBeenLastCalledWith("org_1", "u1", "member");
+  });
+
+  it("reloads the signed-in person after changing their own role, so the shell updates", async () => {
+    session.org = { id: "org_1", name: "Acme", role: "owner", createdAt: "x" };
+    listMembers(ada, owner2);
+    vi.spyOn(api, "updateMember").mockResolvedValue({ ...ada, role: "admin" });
+    await renderInApp(<MembersPage />, { path: "/members" });
+    fireEvent.change(await screen.findByLabelText("Role of Ada Lovelace"), {
+      target: { value: "admin" },
+    });
+    fireEvent.click(
+      within(await screen.findByRole("alertdialog")).getByRole("button", {
+        name: "Change my role",
+      }),
+    );
+    await waitFor(() => expect(reload).toHaveBeenCalledTimes(1));
+  });
+
+  it("gives an admin no control over owners and no owner role to grant", async () => {
+    session.org = { id: "org_1", name: "Acme", role: "admin", createdAt: "x" };
+    listMembers(owner2, bob, cy);
+    await renderInApp(<MembersPage />, { path: "/members" });
+    await screen.findByText("Dee Owner");
+    expect(screen.queryByLabelText("Role of Dee Owner")).toBeNull();
+    expect(screen.queryByRole("button", { name: "Remove Dee Owner" })).toBeNull();
+    const cyRole = screen.getByLabelText("Role of Cy Young") as HTMLSelectElement;
+    expect([...cyRole.options].map((option) => option.value)).toEqual(["admin", "member"]);
+    expect(screen.getByRole("button", { name: "Remove Cy Young" })).toBeTruthy();
+    const addRole = within(screen.getByRole("form", { name: "Add a member" })).getByLabelText(
+      "Role",
+    ) as HTMLSelectElement;
+    expect([...addRole.options].map((option) => option.value)).toEqual(["admin", "member"]);
+  });
+
+  it("shows a member the list read-only, with only Leave", async () => {
+    session.org = { id: "org_1", name: "Acme", role: "member", createdAt: "x" };
+    listMembers({ ...ada, role: "member" }, bob);
+    await renderInApp(<MembersPage />, { path: "/members" });
+    await screen.findByText("Bob Babbage");
+    expect(screen.queryAllByRole("combobox")).toEqual([]);
+    expect(screen.queryByRole("button", { name: /Remove/ })).toBeNull();
+    expect(screen.queryByRole("form", { name: "Add a member" })).toBeNull();
+    expect(screen.getByRole("button", { name: "Leave" })).toBeTruthy();
+  });
+
+  it("leaves only after a confirmation, and shows why the last owner cannot", async () => {
+    listMembers(ada, cy);
+    const remove = vi
+      .spyOn(api, "removeMember")
+      .mockRejectedValueOnce(
+        new ApiError(
+          "conflict",
+          "An organization needs at least one owner: add another owner first",
+          409,
+        ),
+      )
+      .mockResolvedValueOnce(undefined);
+    const { router } = await renderInApp(<MembersPage />, { path: "/members" });
+    fireEvent.click(await screen.findByRole("button", { name: "Leave" }));
+    const dialog = await screen.findByRole("alertdialog");
+    expect(dialog.textContent).toContain("Leave Acme?");
+    expect(remove).not.toHaveBeenCalled();
+    fireEvent.click(within(dialog).getByRole("button", { name: "Leave organization" }));
+    expect((await screen.findByRole("alert")).textContent).toMatch(/at least one owner/);
+    expect(reload).not.toHaveBeenCalled();
+
+    fireEvent.click(screen.getByRole("button", { name: "Leave" }));
+    fireEvent.click(
+      within(await screen.findByRole("alertdialog")).getByRole("button", {
+        name: "Leave organization",
+      }),
+    );
+    await waitFor(() => expect(router.state.location.pathname).toBe("/projects"));
+    expect(remove).toHaveBeenLastCalledWith("org_1", "u1");
+    expect(reload).toHaveBeenCalledTimes(1);
   });
 
   it("adds a member by email with a role", async () => {
-    vi.spyOn(api, "members").mockResolvedValue({ items: [], nextCursor: null });
-    const add = vi
-      .spyOn(api, "addMember")
-      .mockResolvedValue(member("u3", "cy@example.com", "admin"));
-    render(<MembersPage />);
-    fireEvent.change(screen.getByLabelText("Email"), { target: { value: " cy@example.com " } });
-    fireEvent.change(screen.getByLabelText("Role"), { target: { value: "admin" } });
-    fireEvent.click(screen.getByRole("button", { name: "Add member" }));
+    listMembers(ada);
+    const add = vi.spyOn(api, "addMember").mockResolvedValue(member("u5", "Eve Adams", "admin"));
+    const success = vi.spyOn(toast, "success");
+    await renderInApp(<MembersPage />, { path: "/members" });
+    const form = await screen.findByRole("form", { name: "Add a member" });
+    fireEvent.change(within(form).getByLabelText("Email"), {
+      target: { value: " eve@example.com " },
+    });
+    fireEvent.change(within(form).getByLabelText("Role"), { target: { value: "admin" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Add member" }));
     await waitFor(() =>
-      expect(add).toHaveBeenCalledWith("org_1", { email: "cy@example.com", role: "admin" }),
+      expect(add).toHaveBeenCalledWith("org_1", { email: "eve@example.com", role: "admin" }),
     );
+    await waitFor(() => expect(success).toHaveBeenCalledWith("Eve Adams joined Acme as admin."));
   });
 });

@@ -1,185 +1,257 @@
-import type { Member, Role } from "@parley/shared";
-import { type FormEvent, useState } from "react";
-import { FormError } from "../components/field-error.tsx";
+import type { Member, OrgSummary, Role } from "@parley/shared";
+import { useQueryClient } from "@tanstack/react-query";
+import { useNavigate } from "@tanstack/react-router";
+import { LogOut, UserMinus, Users } from "lucide-react";
+import { useState } from "react";
+import { toast } from "sonner";
 import { LoadMore } from "../components/load-more.tsx";
-import { api, errorMessage } from "../lib/api.ts";
-import { navigate } from "../lib/router.tsx";
-import { useSession } from "../lib/session.tsx";
-import { usePages } from "../lib/use-pages.ts";
+import { Page } from "../components/page.tsx";
+import { Badge } from "../components/ui/badge.tsx";
+import { Button } from "../components/ui/button.tsx";
+import { Card, CardHeader } from "../components/ui/card.tsx";
+import { useConfirm } from "../components/ui/confirm.tsx";
+import { Select } from "../components/ui/input.tsx";
+import { EmptyState, ErrorNote, Loading } from "../components/ui/states.tsx";
+import { Table, TBody, Td, THead, Th, Tr } from "../components/ui/table.tsx";
+import { AddMemberForm } from "../features/members/add-member-form.tsx";
+import {
+  mayRemove,
+  memberName,
+  ROLES,
+  rolesToChange,
+  roleWords,
+} from "../features/members/member-rules.ts";
+import { api } from "../lib/api.ts";
+import { keys } from "../lib/query.ts";
+import { canManage, useSession } from "../lib/session.tsx";
+import { usePaged } from "../lib/use-paged.ts";
 
-const ROLES: readonly Role[] = ["member", "admin", "owner"];
+const dateFormat = new Intl.DateTimeFormat("en-US", { dateStyle: "medium" });
+const rank = (role: Role) => ROLES.length - ROLES.indexOf(role);
 
 /**
- * Members of the current org. The server enforces the owner rules (admins manage members and
- * admins, only owners touch owners, an org keeps one owner); this screen shows its refusals as is.
+ * Members of the current org. Owners and admins add, re-role and remove people with the controls
+ * the server's rules allow them (orgs.ts); a member sees the list read-only and may leave. The
+ * server stays the judge: its refusals (the last owner, a race with another admin) show as said.
  */
 export default function MembersPage() {
-  const { me, org, reload: reloadMe } = useSession();
-  const orgId = org?.id ?? "";
-  const [members, reload, moreMembers] = usePages((cursor) => api.members(orgId, cursor), [orgId]);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-  const canManage = org?.role === "owner" || org?.role === "admin";
+  const { org } = useSession();
+  if (!org) return null;
+  return <MembersOf org={org} />;
+}
 
-  /** Runs one change; the server's refusal (403 role rules, 409 last owner) is shown as is. */
-  async function run(
-    key: string,
-    action: () => Promise<unknown>,
-    after?: () => void,
-  ): Promise<boolean> {
-    setBusy(key);
+function MembersOf({ org }: { org: OrgSummary }) {
+  const manage = canManage(org);
+  const { query, items, more, firstPageError } = usePaged(keys.members(org.id), (cursor) =>
+    api.members(org.id, cursor),
+  );
+  return (
+    <Page
+      title="Members"
+      heading={`Members of ${org.name}`}
+      description={
+        manage
+          ? "Who can use this organization's projects and credits, and what each may do."
+          : "Who can use this organization. Only owners and admins can add members or change roles."
+      }
+    >
+      <div className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_20rem]">
+        {/* min-w-0: the grid cell may be narrower than the table, which then scrolls in its box. */}
+        <Card aria-labelledby="people-title" className="min-w-0 self-start">
+          <CardHeader
+            id="people-title"
+            title="People"
+            description={`${items.length}${more.hasMore ? "+" : ""} ${items.length === 1 ? "person" : "people"}`}
+          />
+          <div className="grid gap-3 px-2 pt-3 pb-3 sm:px-3">
+            {query.isPending ? (
+              <div className="px-3">
+                <Loading label="Loading members…" />
+              </div>
+            ) : firstPageError ? (
+              <div className="px-3">
+                <ErrorNote error={firstPageError} retry={() => void query.refetch()} />
+              </div>
+            ) : items.length === 0 ? (
+              <EmptyState icon={<Users />} title="No members." />
+            ) : (
+              <MembersTable org={org} members={items} />
+            )}
+            <LoadMore more={more} label="More members" />
+          </div>
+        </Card>
+        {manage ? <AddMemberForm orgId={org.id} orgName={org.name} actorRole={org.role} /> : null}
+      </div>
+    </Page>
+  );
+}
+
+function MembersTable({ org, members }: { org: OrgSummary; members: Member[] }) {
+  const { me, reload } = useSession();
+  const confirm = useConfirm();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState<{ userId: string; role?: Role } | null>(null);
+  const refresh = () => queryClient.invalidateQueries({ queryKey: keys.members(org.id) });
+
+  async function changeRole(member: Member, role: Role) {
+    const self = member.userId === me?.id;
+    if (self && rank(role) < rank(member.role)) {
+      const ok = await confirm({
+        title: `Make yourself ${role === "admin" ? "an admin" : "a member"}?`,
+        description:
+          role === "member"
+            ? `You can no longer manage members, billing or erasure in ${org.name}. Only an owner or admin can give the role back.`
+            : `You can no longer grant or take away the owner role in ${org.name}. Only an owner can give it back.`,
+        confirmLabel: "Change my role",
+        destructive: true,
+      });
+      if (!ok) return;
+    }
+    setBusy({ userId: member.userId, role });
     setError(null);
     try {
-      await action();
-      if (after) after();
-      else reload();
-      return true;
+      await api.updateMember(org.id, member.userId, role);
+      toast.success(
+        self
+          ? `You are now ${roleWords[role].toLowerCase()} of ${org.name}.`
+          : `${memberName(member)} is now ${roleWords[role].toLowerCase()}.`,
+      );
+      // The shell and this screen read the role from /api/me: show the new rights at once.
+      if (self) await reload();
+      await refresh();
     } catch (caught) {
       setError(caught);
-      // A refused role change leaves the select on the server's value.
-      reload();
-      return false;
     } finally {
       setBusy(null);
     }
   }
 
-  async function onInvite(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = event.currentTarget;
-    const data = new FormData(form);
-    const email = String(data.get("email") ?? "").trim();
-    const role = String(data.get("role") ?? "member") as Role;
-    if (await run("invite", () => api.addMember(orgId, { email, role }))) form.reset();
+  async function remove(member: Member) {
+    const name = memberName(member);
+    const ok = await confirm({
+      title: `Remove ${name}?`,
+      description: `Remove ${name} from ${org.name}? They lose access at once; their sessions stay until erased.`,
+      confirmLabel: "Remove member",
+      destructive: true,
+    });
+    if (!ok) return;
+    setBusy({ userId: member.userId });
+    setError(null);
+    try {
+      await api.removeMember(org.id, member.userId);
+      toast.success(`${name} was removed from ${org.name}.`);
+      await refresh();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(null);
+    }
   }
 
-  const onLeave = (member: Member) =>
-    run(
-      member.userId,
-      () => api.removeMember(orgId, member.userId),
-      () => {
-        void reloadMe().then(() => navigate("/projects"));
-      },
-    );
+  async function leave(member: Member) {
+    const ok = await confirm({
+      title: `Leave ${org.name}?`,
+      description: `You lose access to its projects, sessions and credits at once; your sessions stay until erased. An owner or admin can add you again.`,
+      confirmLabel: "Leave organization",
+      destructive: true,
+    });
+    if (!ok) return;
+    setBusy({ userId: member.userId });
+    setError(null);
+    try {
+      await api.removeMember(org.id, member.userId);
+      toast.success(`You left ${org.name}.`);
+      await reload();
+      await navigate({ to: "/projects" });
+    } catch (caught) {
+      // The last owner cannot leave: the server's message says what to do first.
+      setError(caught);
+      setBusy(null);
+    }
+  }
 
   return (
-    <section aria-labelledby="members-title" className="stack">
-      <h1 id="members-title">Members{org ? ` of ${org.name}` : ""}</h1>
-      <FormError error={error} />
-      {members.status === "loading" ? (
-        <p role="status" className="muted">
-          Loading members…
-        </p>
-      ) : members.status === "error" ? (
-        <p role="alert" className="error">
-          {errorMessage(members.error)}
-        </p>
-      ) : members.data.items.length === 0 ? (
-        <p className="empty">No members.</p>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">Members and their roles</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Joined</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {members.data.items.map((member) => {
-                const self = member.userId === me?.id;
-                return (
-                  <tr key={member.userId}>
-                    <td>
-                      {member.name}
-                      {self ? <span className="muted"> (you)</span> : null}
-                    </td>
-                    <td>{member.email}</td>
-                    <td>
-                      {canManage ? (
-                        <select
-                          aria-label={`Role of ${member.email}`}
-                          value={member.role}
-                          disabled={busy !== null}
-                          onChange={(event) =>
-                            void run(member.userId, () =>
-                              api.updateMember(orgId, member.userId, event.target.value as Role),
-                            )
-                          }
-                        >
-                          {ROLES.map((role) => (
-                            <option key={role} value={role}>
-                              {role}
-                            </option>
-                          ))}
-                        </select>
-                      ) : (
-                        member.role
-                      )}
-                    </td>
-                    <td>{new Date(member.joinedAt).toLocaleDateString()}</td>
-                    <td>
-                      {self ? (
-                        <button
-                          type="button"
-                          disabled={busy !== null}
-                          onClick={() => void onLeave(member)}
-                        >
-                          Leave
-                        </button>
-                      ) : canManage ? (
-                        <button
-                          type="button"
-                          className="danger"
-                          disabled={busy !== null}
-                          aria-label={`Remove ${member.email}`}
-                          onClick={() =>
-                            void run(member.userId, () => api.removeMember(orgId, member.userId))
-                          }
-                        >
-                          Remove
-                        </button>
-                      ) : null}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+    <div className="grid gap-3">
+      {error ? (
+        <div className="px-3">
+          <ErrorNote error={error} />
         </div>
-      )}
-      <LoadMore more={moreMembers} label="More members" />
-      {canManage ? (
-        <form onSubmit={onInvite} className="card stack narrow" aria-labelledby="invite-title">
-          <h2 id="invite-title">Add a member</h2>
-          <p className="muted">They need a Parley account with this email.</p>
-          <label>
-            <span>Email</span>
-            <input name="email" type="email" autoComplete="off" required />
-          </label>
-          <label>
-            <span>Role</span>
-            <select name="role" defaultValue="member">
-              {ROLES.map((role) => (
-                <option key={role} value={role}>
-                  {role}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button type="submit" className="primary" disabled={busy !== null}>
-            {busy === "invite" ? "Adding…" : "Add member"}
-          </button>
-        </form>
-      ) : (
-        <p className="muted">Only owners and admins can add members or change roles.</p>
-      )}
-    </section>
+      ) : null}
+      <Table aria-label={`Members of ${org.name}`}>
+        <THead>
+          <Tr>
+            <Th scope="col">Name</Th>
+            <Th scope="col">Email</Th>
+            <Th scope="col">Role</Th>
+            <Th scope="col">Joined</Th>
+            <Th scope="col">
+              <span className="sr-only">Actions</span>
+            </Th>
+          </Tr>
+        </THead>
+        <TBody>
+          {members.map((member) => {
+            const self = member.userId === me?.id;
+            const name = memberName(member);
+            const roles = rolesToChange(org.role, member.role);
+            const rowBusy = busy?.userId === member.userId;
+            return (
+              <Tr key={member.userId}>
+                <Td className="font-medium">
+                  <span className="whitespace-nowrap">{name}</span>
+                  {self ? <span className="text-muted-foreground"> (you)</span> : null}
+                </Td>
+                <Td className="whitespace-nowrap text-muted-foreground">{member.email}</Td>
+                <Td>
+                  {roles.length > 0 ? (
+                    <Select
+                      aria-label={`Role of ${name}`}
+                      className="w-28"
+                      value={rowBusy && busy?.role ? busy.role : member.role}
+                      disabled={busy !== null}
+                      onChange={(event) => void changeRole(member, event.target.value as Role)}
+                    >
+                      {roles.map((role) => (
+                        <option key={role} value={role}>
+                          {roleWords[role]}
+                        </option>
+                      ))}
+                    </Select>
+                  ) : (
+                    <Badge tone={member.role === "member" ? "neutral" : "info"}>
+                      {roleWords[member.role]}
+                    </Badge>
+                  )}
+                </Td>
+                <Td className="whitespace-nowrap text-muted-foreground">
+                  {dateFormat.format(new Date(member.joinedAt))}
+                </Td>
+                <Td className="text-right">
+                  {self ? (
+                    <Button size="sm" disabled={busy !== null} onClick={() => void leave(member)}>
+                      <LogOut aria-hidden="true" />
+                      {rowBusy ? "Leaving…" : "Leave"}
+                    </Button>
+                  ) : mayRemove(org.role, member.role) ? (
+                    <Button
+                      size="sm"
+                      variant="ghost"
+                      aria-label={`Remove ${name}`}
+                      disabled={busy !== null}
+                      onClick={() => void remove(member)}
+                    >
+                      <UserMinus aria-hidden="true" />
+                      Remove
+                    </Button>
+                  ) : null}
+                </Td>
+              </Tr>
+            );
+          })}
+        </TBody>
+      </Table>
+    </div>
   );
 }
