@@ -31,4 +31,11 @@ export const keys = {
   project: (projectId: string) => ["project", projectId] as const,
   sessions: (projectId: string) => ["project", projectId, "sessions"] as const,
   session: (sessionId: string) => ["session", sessionId] as const,
+  /** The org's sessions across projects (`GET /api/orgs/:orgId/sessions`, everyone's for admins). */
+  orgSessions: (orgId: string) => ["org", orgId, "sessions"] as const,
+  /**
+   * What this tab filed erasures of, by request id (the server keeps only a hash of the subject):
+   * held in memory only, so a reload forgets the names.
+   */
+  erasureLabels: (orgId: string) => ["org", orgId, "erasure-labels"] as const,
 };

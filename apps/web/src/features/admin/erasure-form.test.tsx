@@ -1,72 +1,197 @@
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Member, Project, Session } from "@parley/shared";
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { toast } from "sonner";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiError, api, type ErasureRequest } from "../../lib/api.ts";
-import { ErasureForm, validateErasure } from "./erasure-form.tsx";
+import { keys } from "../../lib/query.ts";
+import { renderInApp } from "../../test/render.tsx";
+import { ErasureForm } from "./erasure-form.tsx";
 
 afterEach(() => {
   cleanup();
   vi.restoreAllMocks();
 });
 
-describe("validateErasure", () => {
-  it("trims the id and drops an empty reason", () => {
-    expect(validateErasure({ type: "project", id: " prj_1 ", reason: " " })).toEqual({
-      ok: true,
-      input: { subject: { type: "project", id: "prj_1" } },
-    });
-  });
+const member = (userId: string, name: string, role: Member["role"]): Member => ({
+  userId,
+  email: `${name.split(" ")[0]?.toLowerCase()}@example.com`,
+  name,
+  role,
+  joinedAt: "2026-11-29T00:00:00.000Z",
+});
 
-  it("refuses an unknown type, an empty or long id, and a long reason", () => {
-    expect(validateErasure({ type: "org", id: "x", reason: "" })).toMatchObject({
-      ok: false,
-      field: "type",
-    });
-    expect(validateErasure({ type: "member", id: "  ", reason: "" })).toMatchObject({
-      ok: false,
-      field: "id",
-    });
-    expect(validateErasure({ type: "member", id: "x".repeat(101), reason: "" })).toMatchObject({
-      ok: false,
-      field: "id",
-    });
-    expect(validateErasure({ type: "member", id: "u1", reason: "r".repeat(501) })).toMatchObject({
-      ok: false,
-      field: "reason",
-    });
+const project = (id: string, name: string): Project => ({
+  id,
+  orgId: "org_1",
+  name,
+  memory: {},
+  createdBy: "u1",
+  createdAt: "2026-11-29T00:00:00.000Z",
+  updatedAt: "2026-11-29T00:00:00.000Z",
+});
+
+const session = (id: string, title: string | null, ownerLabel: string, projectId: string) =>
+  ({
+    id,
+    projectId,
+    orgId: "org_1",
+    ownerId: "u2",
+    ownerLabel,
+    title,
+    createdAt: "2026-11-30T12:00:00.000Z",
+    updatedAt: "2026-11-30T12:00:00.000Z",
+    spendMicros: 0,
+  }) as Session;
+
+beforeEach(() => {
+  vi.spyOn(api, "members").mockResolvedValue({
+    items: [
+      member("u1", "Olive Owner", "owner"),
+      member("u2", "Ada Lovelace", "member"),
+      member("u3", "Bob Babbage", "admin"),
+    ],
+    nextCursor: null,
+  });
+  vi.spyOn(api, "projects").mockResolvedValue({
+    items: [project("prj_1", "Support bot"), project("prj_2", "Sales")],
+    nextCursor: null,
+  });
+  vi.spyOn(api, "orgSessions").mockResolvedValue({
+    items: [
+      session("ses_1", "Refund policy", "Ada Lovelace", "prj_1"),
+      session("ses_2", null, "Bob Babbage", "prj_2"),
+    ],
+    nextCursor: null,
   });
 });
 
+const filed = { id: "er_1", status: "pending" } as ErasureRequest;
+const form = () => screen.getByRole("form", { name: "File an erasure request" });
+const target = () => within(form()).getByLabelText("What to erase") as HTMLSelectElement;
+const optionTexts = () => [...target().options].slice(1).map((option) => option.textContent);
+const submit = () =>
+  fireEvent.click(within(form()).getByRole("button", { name: "File erasure request" }));
+
+async function confirmTyping(text: string | null, label: string) {
+  const dialog = await screen.findByRole("alertdialog");
+  const button = within(dialog).getByRole("button", { name: label }) as HTMLButtonElement;
+  if (text !== null) {
+    expect(button.disabled).toBe(true);
+    fireEvent.change(within(dialog).getByLabelText(/to confirm/), { target: { value: text } });
+  }
+  expect(button.disabled).toBe(false);
+  fireEvent.click(button);
+  return dialog;
+}
+
 describe("ErasureForm", () => {
-  it("does not file a request without an id", async () => {
+  it("picks a member from the org's list by name and asks for the name typed before filing", async () => {
+    const file = vi.spyOn(api, "fileErasure").mockResolvedValue(filed);
+    const success = vi.spyOn(toast, "success");
+    const { queryClient } = await renderInApp(
+      <ErasureForm orgId="org_1" orgName="Acme" actorRole="owner" />,
+    );
+    await waitFor(() => expect(target().disabled).toBe(false));
+    // No raw id to type: the target is one of the listed members.
+    expect(within(form()).queryByLabelText("Id")).toBeNull();
+    expect(optionTexts()).toEqual([
+      "Olive Owner — olive@example.com",
+      "Ada Lovelace — ada@example.com",
+      "Bob Babbage — bob@example.com",
+    ]);
+    fireEvent.change(target(), { target: { value: "u2" } });
+    fireEvent.change(within(form()).getByLabelText("Reason (optional)"), {
+      target: { value: " asked by email " },
+    });
+    submit();
+    const dialog = await screen.findByRole("alertdialog");
+    expect(dialog.textContent).toMatch(/This erases Ada Lovelace from every store of Acme/);
+    expect(dialog.textContent).toMatch(/cannot be undone/);
+    expect(file).not.toHaveBeenCalled();
+    await confirmTyping("Ada Lovelace", "Erase member");
+    await waitFor(() =>
+      expect(file).toHaveBeenCalledWith("org_1", {
+        subject: { type: "member", id: "u2" },
+        reason: "asked by email",
+      }),
+    );
+    await waitFor(() => expect(success).toHaveBeenCalled());
+    // The list shows the name of what this tab filed (the server keeps only a hash).
+    expect(queryClient.getQueryData(keys.erasureLabels("org_1"))).toEqual({
+      er_1: "Ada Lovelace",
+    });
+  });
+
+  it("files nothing until a target is chosen, and nothing when the confirmation is cancelled", async () => {
     const file = vi.spyOn(api, "fileErasure");
-    render(<ErasureForm orgId="org_1" onFiled={() => {}} />);
-    fireEvent.click(screen.getByRole("button", { name: "File erasure request" }));
-    expect((await screen.findByRole("alert")).textContent).toBe("Enter the id of what to erase");
-    expect(screen.getByLabelText("Id").getAttribute("aria-invalid")).toBe("true");
+    await renderInApp(<ErasureForm orgId="org_1" orgName="Acme" actorRole="owner" />);
+    await waitFor(() => expect(target().disabled).toBe(false));
+    submit();
+    expect((await screen.findByRole("alert")).textContent).toBe("Choose the member to erase");
+    expect(target().getAttribute("aria-invalid")).toBe("true");
+    fireEvent.change(target(), { target: { value: "u3" } });
+    submit();
+    fireEvent.click(
+      within(await screen.findByRole("alertdialog")).getByRole("button", { name: "Cancel" }),
+    );
+    await waitFor(() => expect(screen.queryByRole("alertdialog")).toBeNull());
     expect(file).not.toHaveBeenCalled();
   });
 
-  it("files a valid request and shows the server's refusal", async () => {
-    const file = vi
-      .spyOn(api, "fileErasure")
-      .mockResolvedValueOnce({ id: "er_1" } as ErasureRequest)
-      .mockRejectedValueOnce(
-        new ApiError("conflict", "The last owner cannot be erased: add another owner first", 409),
-      );
-    const onFiled = vi.fn();
-    render(<ErasureForm orgId="org_1" onFiled={onFiled} />);
-    fireEvent.change(screen.getByLabelText("What to erase"), { target: { value: "member" } });
-    fireEvent.change(screen.getByLabelText("Id"), { target: { value: "usr_1" } });
-    fireEvent.change(screen.getByLabelText(/Reason/), { target: { value: "asked by email" } });
-    fireEvent.click(screen.getByRole("button", { name: "File erasure request" }));
-    await waitFor(() => expect(onFiled).toHaveBeenCalledWith({ id: "er_1" }));
-    expect(file).toHaveBeenCalledWith("org_1", {
-      subject: { type: "member", id: "usr_1" },
-      reason: "asked by email",
+  it("offers an admin no owner to erase, and filters the list by a search", async () => {
+    await renderInApp(<ErasureForm orgId="org_1" orgName="Acme" actorRole="admin" />);
+    await waitFor(() => expect(target().disabled).toBe(false));
+    expect(optionTexts()).toEqual([
+      "Ada Lovelace — ada@example.com",
+      "Bob Babbage — bob@example.com",
+    ]);
+    fireEvent.change(within(form()).getByLabelText("Search members"), {
+      target: { value: "BOB@" },
     });
+    expect(optionTexts()).toEqual(["Bob Babbage — bob@example.com"]);
+  });
 
-    fireEvent.change(screen.getByLabelText("Id"), { target: { value: "usr_owner" } });
-    fireEvent.click(screen.getByRole("button", { name: "File erasure request" }));
+  it("erases a project after its name is typed", async () => {
+    const file = vi.spyOn(api, "fileErasure").mockResolvedValue(filed);
+    await renderInApp(<ErasureForm orgId="org_1" orgName="Acme" actorRole="owner" />);
+    fireEvent.click(within(form()).getByRole("radio", { name: "Project" }));
+    await waitFor(() => expect(optionTexts()).toEqual(["Support bot", "Sales"]));
+    fireEvent.change(target(), { target: { value: "prj_2" } });
+    submit();
+    await confirmTyping("Sales", "Erase project");
+    await waitFor(() =>
+      expect(file).toHaveBeenCalledWith("org_1", { subject: { type: "project", id: "prj_2" } }),
+    );
+  });
+
+  it("lists sessions by title with their member and project", async () => {
+    const file = vi.spyOn(api, "fileErasure").mockResolvedValue(filed);
+    await renderInApp(<ErasureForm orgId="org_1" orgName="Acme" actorRole="admin" />);
+    fireEvent.click(within(form()).getByRole("radio", { name: "Session" }));
+    await waitFor(() =>
+      expect(optionTexts()).toEqual([
+        "Refund policy — Ada Lovelace · Support bot",
+        "Untitled session of Nov 30, 2026 — Bob Babbage · Sales",
+      ]),
+    );
+    fireEvent.change(target(), { target: { value: "ses_1" } });
+    submit();
+    const dialog = await confirmTyping(null, "Erase session");
+    expect(dialog.textContent).toMatch(/Refund policy — Ada Lovelace · Support bot/);
+    await waitFor(() =>
+      expect(file).toHaveBeenCalledWith("org_1", { subject: { type: "session", id: "ses_1" } }),
+    );
+  });
+
+  it("shows the server's refusal", async () => {
+    vi.spyOn(api, "fileErasure").mockRejectedValue(
+      new ApiError("conflict", "The last owner cannot be erased: add another owner first", 409),
+    );
+    await renderInApp(<ErasureForm orgId="org_1" orgName="Acme" actorRole="owner" />);
+    await waitFor(() => expect(target().disabled).toBe(false));
+    fireEvent.change(target(), { target: { value: "u1" } });
+    submit();
+    await confirmTyping("Olive Owner", "Erase member");
     expect((await screen.findByRole("alert")).textContent).toMatch(/last owner/);
   });
 });

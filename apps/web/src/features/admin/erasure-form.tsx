@@ -1,70 +1,208 @@
-import type { ErasureRequestInput } from "@parley/shared";
-import { type FormEvent, useState } from "react";
-import { FormError } from "../../components/field-error.tsx";
-import { api, type ErasureRequest } from "../../lib/api.ts";
+import type { Member, Project, Role, Session } from "@parley/shared";
+import { useQueryClient } from "@tanstack/react-query";
+import { Eraser } from "lucide-react";
+import { type FormEvent, useId, useState } from "react";
+import { toast } from "sonner";
+import { LoadMore } from "../../components/load-more.tsx";
+import { Button } from "../../components/ui/button.tsx";
+import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
+import { useConfirm } from "../../components/ui/confirm.tsx";
+import { Field, Input, Select, Textarea } from "../../components/ui/input.tsx";
+import { ErrorNote } from "../../components/ui/states.tsx";
+import { api } from "../../lib/api.ts";
+import { keys } from "../../lib/query.ts";
+import { memberName } from "../members/member-rules.ts";
+import { SUBJECT_TYPES, type SubjectType } from "./erasure-words.ts";
+import {
+  useAllMembers,
+  useAllProjects,
+  useAllSessions,
+  useErasureLabels,
+} from "./use-erasure-targets.ts";
 
-export type SubjectType = ErasureRequestInput["subject"]["type"];
+/** The server's legal basis for every request (apps/worker/src/erasure/file.ts `LEGAL_BASIS`). */
+export const LEGAL_BASIS = "GDPR Art. 17 (right to erasure)";
 
-const SUBJECT_TYPES: { value: SubjectType; label: string }[] = [
-  { value: "member", label: "Member (user id)" },
-  { value: "project", label: "Project (project id)" },
-  { value: "session", label: "Session (session id)" },
-];
+const REASON_MAX = 500;
 
-export type ErasureValidation =
-  | { ok: true; input: ErasureRequestInput }
-  | { ok: false; field: "type" | "id" | "reason"; message: string };
-
-/** The same limits as the server's `erasureRequestSchema`, checked before anything is sent. */
-export function validateErasure(values: {
-  type: string;
+/** One thing that can be erased, as the picker lists it and the confirmation names it. */
+export interface Target {
   id: string;
-  reason: string;
-}): ErasureValidation {
-  const type = SUBJECT_TYPES.find((candidate) => candidate.value === values.type)?.value;
-  if (!type) return { ok: false, field: "type", message: "Choose what to erase" };
-  const id = values.id.trim();
-  if (id === "") return { ok: false, field: "id", message: "Enter the id of what to erase" };
-  if (id.length > 100)
-    return { ok: false, field: "id", message: "An id is at most 100 characters" };
-  const reason = values.reason.trim();
-  if (reason.length > 500) {
-    return { ok: false, field: "reason", message: "The reason is at most 500 characters" };
-  }
-  return { ok: true, input: { subject: { type, id }, ...(reason ? { reason } : {}) } };
+  /** The name the confirmation asks to type (members, projects) and the request list shows. */
+  name: string;
+  /** The option's full text: the name and what tells two alike apart. */
+  text: string;
 }
 
-/** Files an erasure request (GDPR Art. 17). The subject id is hashed on the server. */
+const dayFormat = new Intl.DateTimeFormat("en-US", { dateStyle: "medium" });
+
+export const sessionTitle = (session: Pick<Session, "title" | "createdAt">): string =>
+  session.title?.trim() || `Untitled session of ${dayFormat.format(new Date(session.createdAt))}`;
+
+/** The targets of each type, as the picker offers them to `actor`. */
+export function erasureTargets(
+  type: SubjectType,
+  actor: Role,
+  lists: { members: Member[]; projects: Project[]; sessions: Session[] },
+): Target[] {
+  if (type === "member") {
+    // Only an owner may erase an owner (erasure.ts): an admin is not offered one.
+    return lists.members
+      .filter((member) => actor === "owner" || member.role !== "owner")
+      .map((member) => {
+        const name = memberName(member);
+        return {
+          id: member.userId,
+          name,
+          text: name === member.email ? name : `${name} — ${member.email}`,
+        };
+      });
+  }
+  if (type === "project") {
+    return lists.projects.map((project) => ({
+      id: project.id,
+      name: project.name,
+      text: project.name,
+    }));
+  }
+  const projectNames = new Map(lists.projects.map((project) => [project.id, project.name]));
+  return lists.sessions.map((session) => {
+    const title = sessionTitle(session);
+    const project = projectNames.get(session.projectId);
+    return {
+      id: session.id,
+      name: title,
+      text: `${title} — ${session.ownerLabel}${project ? ` · ${project}` : ""}`,
+    };
+  });
+}
+
+const nouns: Record<SubjectType, { one: string; many: string }> = {
+  member: { one: "member", many: "members" },
+  project: { one: "project", many: "projects" },
+  session: { one: "session", many: "sessions" },
+};
+
+const hints: Record<SubjectType, string> = {
+  member:
+    "Their membership, their sessions and chat transcripts, and what they wrote in shared chats. What they were charged stays in the ledger under a pseudonym.",
+  project:
+    "The project, its memory, its onboarding chat and every session in it with their transcripts.",
+  session: "One session and its transcript. Its charges stay in the ledger under a pseudonym.",
+};
+
+function confirmation(type: SubjectType, target: Target, orgName: string) {
+  if (type === "member") {
+    return {
+      title: `Erase ${target.name}?`,
+      description: `This erases ${target.name} from every store of ${orgName}: their membership, their sessions and chat transcripts, and what they wrote in shared chats. The billing ledger and audit log keep what happened under a pseudonym. This cannot be undone.`,
+      confirmLabel: "Erase member",
+      typeToConfirm: target.name,
+    };
+  }
+  if (type === "project") {
+    return {
+      title: `Erase the project ${target.name}?`,
+      description: `This erases ${target.name} from every store: its memory, its onboarding chat and every session in it with their transcripts. Its charges stay in the billing ledger under a pseudonym. This cannot be undone.`,
+      confirmLabel: "Erase project",
+      typeToConfirm: target.name,
+    };
+  }
+  return {
+    title: "Erase this session?",
+    description: `This erases ${target.text} and its transcript from every store. Its charges stay in the billing ledger under a pseudonym. This cannot be undone.`,
+    confirmLabel: "Erase session",
+  };
+}
+
+/**
+ * Files an erasure request (GDPR Art. 17) for a member, project or session picked from the org's
+ * lists, after a confirmation that names it (typed, for members and projects). Owners and admins.
+ */
 export function ErasureForm({
   orgId,
-  onFiled,
+  orgName,
+  actorRole,
 }: {
   orgId: string;
-  onFiled: (request: ErasureRequest) => void;
+  orgName: string;
+  actorRole: Role;
 }) {
-  const [invalid, setInvalid] = useState<{ field: string; message: string } | null>(null);
+  const queryClient = useQueryClient();
+  const confirm = useConfirm();
+  const { remember } = useErasureLabels(orgId);
+  const [type, setType] = useState<SubjectType>("member");
+  const [targetId, setTargetId] = useState("");
+  const [search, setSearch] = useState("");
+  const [reason, setReason] = useState("");
+  const [invalid, setInvalid] = useState<{ field: "target" | "reason"; message: string } | null>(
+    null,
+  );
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const ids = { hint: useId(), error: useId(), target: useId() };
+
+  const members = useAllMembers(orgId, type === "member");
+  const projects = useAllProjects(orgId, type !== "member");
+  const sessions = useAllSessions(orgId, type === "session");
+  const current = type === "member" ? members : type === "project" ? projects : sessions;
+  const loading = current.query.isPending || (type === "session" && projects.query.isPending);
+  const loadError = current.firstPageError;
+
+  const targets = erasureTargets(type, actorRole, {
+    members: members.items,
+    projects: projects.items,
+    sessions: sessions.items,
+  });
+  const needle = search.trim().toLowerCase();
+  // The chosen one stays listed whatever the search, so the select never shows another.
+  const shown = needle
+    ? targets.filter(
+        (target) => target.id === targetId || target.text.toLowerCase().includes(needle),
+      )
+    : targets;
+  const noun = nouns[type];
+
+  function pickType(next: SubjectType) {
+    setType(next);
+    setTargetId("");
+    setSearch("");
+    setInvalid(null);
+    setError(null);
+  }
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const form = event.currentTarget;
-    const data = new FormData(form);
-    const result = validateErasure({
-      type: String(data.get("type") ?? ""),
-      id: String(data.get("id") ?? ""),
-      reason: String(data.get("reason") ?? ""),
-    });
     setError(null);
-    if (!result.ok) {
-      setInvalid({ field: result.field, message: result.message });
+    const target = targets.find((candidate) => candidate.id === targetId);
+    if (!target) {
+      setInvalid({ field: "target", message: `Choose the ${noun.one} to erase` });
+      return;
+    }
+    const why = reason.trim();
+    if (why.length > REASON_MAX) {
+      setInvalid({ field: "reason", message: `The reason is at most ${REASON_MAX} characters` });
       return;
     }
     setInvalid(null);
+    if (!(await confirm({ ...confirmation(type, target, orgName), destructive: true }))) return;
     setBusy(true);
     try {
-      onFiled(await api.fileErasure(orgId, result.input));
-      form.reset();
+      const request = await api.fileErasure(orgId, {
+        subject: { type, id: target.id },
+        ...(why ? { reason: why } : {}),
+      });
+      remember(request.id, target.name);
+      toast.success(`Erasure of ${target.name} filed. Its progress shows under Erasure requests.`);
+      setTargetId("");
+      setSearch("");
+      setReason("");
+      await Promise.all([
+        queryClient.invalidateQueries({ queryKey: keys.erasures(orgId) }),
+        queryClient.invalidateQueries({ queryKey: keys.members(orgId) }),
+        queryClient.invalidateQueries({ queryKey: keys.projects(orgId) }),
+        queryClient.invalidateQueries({ queryKey: keys.orgSessions(orgId) }),
+      ]);
     } catch (caught) {
       setError(caught);
     } finally {
@@ -72,49 +210,120 @@ export function ErasureForm({
     }
   }
 
-  const fieldProps = (field: string) =>
-    invalid?.field === field
-      ? { "aria-invalid": true, "aria-describedby": `erasure-${field}-error` }
-      : {};
-  const fieldError = (field: string) =>
-    invalid?.field === field ? (
-      <span id={`erasure-${field}-error`} role="alert" className="error">
-        {invalid.message}
-      </span>
-    ) : null;
+  const invalidProps = (field: "target" | "reason") =>
+    invalid?.field === field ? { "aria-invalid": true as const } : {};
 
   return (
-    <form onSubmit={onSubmit} className="card stack" aria-labelledby="erasure-title" noValidate>
-      <h2 id="erasure-title">File an erasure request</h2>
-      <p className="muted">
-        Erases the subject's content from every store, then verifies nothing is left. It cannot be
-        undone.
-      </p>
-      <label>
-        <span>What to erase</span>
-        <select name="type" defaultValue="session" {...fieldProps("type")}>
-          {SUBJECT_TYPES.map((type) => (
-            <option key={type.value} value={type.value}>
-              {type.label}
-            </option>
-          ))}
-        </select>
-      </label>
-      {fieldError("type")}
-      <label>
-        <span>Id</span>
-        <input name="id" autoComplete="off" maxLength={100} {...fieldProps("id")} />
-      </label>
-      {fieldError("id")}
-      <label>
-        <span>Reason (optional)</span>
-        <textarea name="reason" rows={2} maxLength={500} {...fieldProps("reason")} />
-      </label>
-      {fieldError("reason")}
-      <FormError error={error} />
-      <button type="submit" className="danger" disabled={busy}>
-        {busy ? "Filing…" : "File erasure request"}
-      </button>
-    </form>
+    <Card className="h-fit min-w-0">
+      <CardHeader
+        id="erasure-form-title"
+        title="File an erasure request"
+        description="Erases the subject from every store, then scans that nothing is left. It cannot be undone."
+      />
+      <CardBody>
+        <form
+          onSubmit={onSubmit}
+          aria-labelledby="erasure-form-title"
+          className="grid gap-4"
+          noValidate
+        >
+          <fieldset className="grid gap-2 text-sm">
+            <legend className="mb-1.5 font-medium">Subject type</legend>
+            <div className="flex flex-wrap gap-x-5 gap-y-2">
+              {SUBJECT_TYPES.map((option) => (
+                <label key={option.value} className="flex items-center gap-2">
+                  <input
+                    type="radio"
+                    name="subject-type"
+                    value={option.value}
+                    checked={type === option.value}
+                    onChange={() => pickType(option.value)}
+                    className="accent-primary"
+                  />
+                  {option.label}
+                </label>
+              ))}
+            </div>
+          </fieldset>
+          <Field label={`Search ${noun.many}`}>
+            <Input
+              type="search"
+              value={search}
+              onChange={(event) => setSearch(event.target.value)}
+              autoComplete="off"
+              placeholder={type === "member" ? "Name or email" : "Name"}
+            />
+          </Field>
+          <div className="grid gap-1.5 text-sm">
+            <label htmlFor={ids.target} className="font-medium">
+              What to erase
+            </label>
+            <Select
+              id={ids.target}
+              value={targetId}
+              disabled={loading}
+              onChange={(event) => {
+                setTargetId(event.target.value);
+                if (invalid?.field === "target") setInvalid(null);
+              }}
+              aria-describedby={invalid?.field === "target" ? `${ids.error} ${ids.hint}` : ids.hint}
+              {...invalidProps("target")}
+            >
+              <option value="">
+                {loading
+                  ? `Loading ${noun.many}…`
+                  : targets.length === 0
+                    ? `No ${noun.many} to erase`
+                    : shown.length === 0
+                      ? `No ${noun.one} matches “${search.trim()}”`
+                      : `Choose a ${noun.one}…`}
+              </option>
+              {shown.map((target) => (
+                <option key={target.id} value={target.id}>
+                  {target.text}
+                </option>
+              ))}
+            </Select>
+            {invalid?.field === "target" ? (
+              <span id={ids.error} role="alert" className="text-destructive text-xs">
+                {invalid.message}
+              </span>
+            ) : null}
+            <span id={ids.hint} className="text-muted-foreground text-xs">
+              {hints[type]}
+              {type === "member" && actorRole !== "owner"
+                ? " Only an owner can erase an owner."
+                : ""}
+            </span>
+            <ErrorNote error={loadError} retry={() => void current.query.refetch()} />
+            <LoadMore more={current.more} label={`More ${noun.many}`} />
+          </div>
+          <div className="grid gap-1.5 text-sm">
+            <span className="font-medium">Legal basis</span>
+            <span className="text-muted-foreground">{LEGAL_BASIS}</span>
+          </div>
+          <Field label="Reason (optional)">
+            <Textarea
+              value={reason}
+              onChange={(event) => setReason(event.target.value)}
+              rows={2}
+              maxLength={REASON_MAX}
+              placeholder="Asked by email on 1 December"
+              {...invalidProps("reason")}
+            />
+          </Field>
+          {invalid?.field === "reason" ? (
+            <span role="alert" className="text-destructive text-xs">
+              {invalid.message}
+            </span>
+          ) : null}
+          <ErrorNote error={error} />
+          <Button type="submit" variant="destructive" disabled={busy || loading}>
+            <Eraser aria-hidden="true" />
+            {busy ? "Filing…" : "File erasure request"}
+          </Button>
+        </form>
+      </CardBody>
+    </Card>
   );
 }

@@ -1,0 +1,73 @@
+import type { Page } from "@parley/shared";
+import { type QueryKey, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useCallback, useEffect } from "react";
+import { api } from "../../lib/api.ts";
+import { keys } from "../../lib/query.ts";
+import { usePaged } from "../../lib/use-paged.ts";
+
+/**
+ * Pages a picker loads by itself before it asks for a click (20 × 50 members or projects, 20 × 100
+ * sessions); past that the person presses "More …" under it.
+ */
+export const AUTO_PAGES = 20;
+
+/** Every page of a list, loaded one after another, for a picker (the filter runs over all). */
+function useWholeList<T>(
+  key: QueryKey,
+  load: (cursor?: string) => Promise<Page<T>>,
+  enabled: boolean,
+) {
+  const paged = usePaged(key, load, { enabled });
+  const pages = paged.query.data?.pages.length ?? 0;
+  const { hasNextPage, isFetchingNextPage, isFetchNextPageError, fetchNextPage } = paged.query;
+  const auto = hasNextPage && !isFetchingNextPage && !isFetchNextPageError && pages < AUTO_PAGES;
+  useEffect(() => {
+    if (auto) void fetchNextPage();
+  }, [auto, fetchNextPage]);
+  return paged;
+}
+
+/** Members of the org: the same cache as the members screen. */
+export const useAllMembers = (orgId: string, enabled = true) =>
+  useWholeList(keys.members(orgId), (cursor) => api.members(orgId, cursor), enabled);
+
+/** Projects of the org: the same cache as the projects screen. */
+export const useAllProjects = (orgId: string, enabled = true) =>
+  useWholeList(keys.projects(orgId), (cursor) => api.projects(orgId, cursor), enabled);
+
+/** Every member's sessions (owners and admins), across projects, newest first. */
+export const useAllSessions = (orgId: string, enabled = true) =>
+  useWholeList(
+    keys.orgSessions(orgId),
+    (cursor) => api.orgSessions(orgId, { ...(cursor ? { cursor } : {}), limit: 100 }),
+    enabled,
+  );
+
+type Labels = Record<string, string>;
+
+/**
+ * What this tab filed erasures of, by request id: the server keeps only a keyed hash of a subject,
+ * so a request's name is known only where it was filed, and only until a reload (it is the
+ * subject's personal data: it is not written to storage).
+ */
+export function useErasureLabels(orgId: string) {
+  const queryClient = useQueryClient();
+  const key = keys.erasureLabels(orgId);
+  // The query function returns what is cached: an invalidation of the org's keys keeps the names.
+  const { data } = useQuery({
+    queryKey: key,
+    queryFn: () => queryClient.getQueryData<Labels>(key) ?? {},
+    initialData: {},
+    staleTime: Number.POSITIVE_INFINITY,
+    gcTime: Number.POSITIVE_INFINITY,
+  });
+  const remember = useCallback(
+    (requestId: string, label: string) =>
+      queryClient.setQueryData<Labels>(keys.erasureLabels(orgId), (old) => ({
+        ...old,
+        [requestId]: label,
+      })),
+    [queryClient, orgId],
+  );
+  return { labels: data, remember };
+}
