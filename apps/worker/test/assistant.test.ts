@@ -22,6 +22,25 @@ const stepsOf = (w: World, turnId: string | null, expected: number) => {
 };
 const costOf = generationCost;
 
+type Stored = { role: string; metadata?: Record<string, unknown> }[];
+
+/**
+ * The session's stored transcript once its last message satisfies `ready` (a stopped or failed
+ * reply is stored at once and gets its settled cost a moment later), or as it is after 3 s.
+ */
+async function storedOnce(w: World, ready: (last: Stored[number]) => boolean): Promise<Stored> {
+  let body: Stored = [];
+  for (let i = 0; i < 150; i++) {
+    body = (
+      await api<Stored>("GET", `${agentPath(w.sessionId)}/get-messages`, { token: w.member.token })
+    ).body;
+    const last = body.at(-1);
+    if (last && ready(last)) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return body;
+}
+
 describe("AssistantAgent", () => {
   it("charges a turn exactly the provider's reported cost plus markup, and says so in the reply", async () => {
     const w = await funded();
@@ -250,11 +269,9 @@ describe("faults and concurrency", () => {
     chat.send({ type: "cf_agent_chat_request_cancel", id });
     expect((await chat.result(id)).outcome).toBe("aborted");
     const [step] = await stepsOf(w, chat.turnIdOf(id), 1);
-    const stored = await api<{ role: string; metadata?: Record<string, unknown> }[]>(
-      "GET",
-      `${agentPath(w.sessionId)}/get-messages`,
-      { token: w.member.token },
-    );
+    const stored = {
+      body: await storedOnce(w, (last) => last.metadata?.priceMicros !== undefined),
+    };
     expect(stored.body.at(-1)?.role).toBe("assistant");
     expect(stored.body.at(-1)?.metadata).toMatchObject({
       turnId: chat.turnIdOf(id),
@@ -275,11 +292,9 @@ describe("faults and concurrency", () => {
     const turn = await chat.turn("break please [[error-after:3]]", { id });
     expect(turn.error).toMatch(/model failed to answer/);
     const [step] = await stepsOf(w, chat.turnIdOf(id), 1);
-    const stored = await api<{ role: string; metadata?: Record<string, unknown> }[]>(
-      "GET",
-      `${agentPath(w.sessionId)}/get-messages`,
-      { token: w.member.token },
-    );
+    const stored = {
+      body: await storedOnce(w, (last) => last.metadata?.priceMicros !== undefined),
+    };
     expect(stored.body.at(-1)?.metadata).toMatchObject({
       turnId: chat.turnIdOf(id),
       finish: "failed",

@@ -397,18 +397,21 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         return closing;
       });
     // A stopped or failed reply never reaches its `finish` chunk: when the SDK stores it, it gets
-    // how it ended and what was settled for it, once every open step of the turn is closed.
-    this.expectEnding(turnId, async () => {
+    // how it ended at once, and what was settled for it once every open step of the turn is closed.
+    this.expectEnding(turnId, () => {
       const ending = replyEnding(options?.abortSignal, failure);
       if (!ending) return null;
-      await finish().catch(() => undefined);
-      await Promise.allSettled(closings);
-      return {
-        ...ending,
-        tokens: { ...totals.tokens },
-        priceMicros: totals.priceMicros,
-        steps: totals.steps,
-      } satisfies AssistantMetadata;
+      const later = (async (): Promise<AssistantMetadata> => {
+        await finish().catch(() => undefined);
+        await Promise.allSettled(closings);
+        return {
+          ...ending,
+          tokens: { ...totals.tokens },
+          priceMicros: totals.priceMicros,
+          steps: totals.steps,
+        };
+      })();
+      return { now: ending, later: later as Promise<Record<string, unknown>> };
     });
 
     const result = streamText({

@@ -40,11 +40,23 @@ export type ConnectionFilter = { userId: string; orgId?: string } | { familyId: 
 export const CONTINUATION = "continuation";
 
 /**
- * How long storing a stopped or failed reply waits for its turn's settlement (generation lookups,
- * the BillingAccount), so that the stored reply says what it cost. Past it, the reply is stored
- * without its cost rather than held back.
+ * What a stopped or failed reply's metadata gets: `now` when the SDK stores it, `later` (if any)
+ * once known (the settled cost), merged into the stored reply then.
  */
-const ENDING_WAIT_MS = 10_000;
+export interface ReplyEndingMetadata {
+  now: Record<string, unknown>;
+  later?: Promise<Record<string, unknown>>;
+}
+
+/** The server's turn id in an assistant message's metadata, or null. */
+function turnIdOf(message: UIMessage): string | null {
+  const turnId = (message.metadata as { turnId?: unknown } | undefined)?.turnId;
+  return message.role === "assistant" && typeof turnId === "string" ? turnId : null;
+}
+
+function withMetadata(message: UIMessage, extra: Record<string, unknown>): UIMessage {
+  return { ...message, metadata: { ...(message.metadata as object | undefined), ...extra } };
+}
 
 /** How a reply ended, as its metadata says (server-written; absent on replies stored before 2026-12-03). */
 export type ReplyFinish = "completed" | "stopped" | "failed";
@@ -179,57 +191,60 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
   readonly #requestAuthors = new Map<string, string>();
 
   /**
-   * The ending of the reply in flight, by its turn id (the `turnId` of its metadata): called when
-   * the SDK stores that reply, it answers the metadata a stopped or failed reply gets (how it ended,
-   * what was settled), or null for a reply that completed (its stream carried its metadata). A
-   * stopped or failed stream never reaches its `finish` chunk, and the SDK stores such a reply
-   * right away, so this is the one way its cost reaches the stored transcript.
+   * The ending of the reply in flight, by its turn id (the `turnId` of its metadata), asked when the
+   * SDK stores that reply: null for a reply that completed (its stream carried its metadata), else
+   * what to merge now (how it ended, and its `code`) and, when it is known later, what to merge
+   * then (the assistant's settled cost). A stopped or failed stream never reaches its `finish`
+   * chunk and the SDK stores such a reply at once, before the cut call is settled, so this is how
+   * the ending and the cost reach the stored transcript. Storing is never held back for the cost:
+   * a member who stops a reply and writes again must not wait for a generation lookup, and a
+   * clear in between must not be undone by a late write.
    */
-  readonly #endings = new Map<string, () => Promise<Record<string, unknown> | null>>();
+  readonly #endings = new Map<string, () => ReplyEndingMetadata | null>();
 
   /**
    * Registers how the reply of turn `turnId` ended (see `#endings`). Turns run one at a time and a
    * turn's reply is stored before the next one starts, so older endings no reply claimed (a reply
    * stopped before it had any content is not stored) are dropped here.
    */
-  protected expectEnding(
-    turnId: string,
-    ending: () => Promise<Record<string, unknown> | null>,
-  ): void {
+  protected expectEnding(turnId: string, ending: () => ReplyEndingMetadata | null): void {
     this.#endings.clear();
     this.#endings.set(turnId, ending);
   }
 
   /** `messages` with the endings of their replies merged into the server-written metadata. */
-  async #withEndings(messages: UIMessage[]): Promise<UIMessage[]> {
+  #withEndings(messages: UIMessage[]): UIMessage[] {
     if (this.#endings.size === 0) return messages;
-    const out: UIMessage[] = [];
-    for (const message of messages) {
-      const turnId = (message.metadata as { turnId?: unknown } | undefined)?.turnId;
-      const ending =
-        message.role === "assistant" && typeof turnId === "string"
-          ? this.#endings.get(turnId)
-          : undefined;
-      if (!ending || typeof turnId !== "string") {
-        out.push(message);
-        continue;
-      }
+    return messages.map((message) => {
+      const turnId = turnIdOf(message);
+      const ending = turnId === null ? undefined : this.#endings.get(turnId);
+      if (turnId === null || !ending) return message;
       this.#endings.delete(turnId);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const extra = await Promise.race([
-        ending().catch(() => null),
-        new Promise<null>((resolve) => {
-          timer = setTimeout(() => resolve(null), ENDING_WAIT_MS);
-        }),
-      ]);
-      clearTimeout(timer);
-      out.push(
-        extra
-          ? { ...message, metadata: { ...(message.metadata as object | undefined), ...extra } }
-          : message,
-      );
-    }
-    return out;
+      const found = ending();
+      if (!found) return message;
+      if (found.later) {
+        const late = found.later.then((extra) => this.#applyLate(turnId, extra)).catch(() => {});
+        this.metering.add(late);
+        void late.finally(() => this.metering.delete(late));
+        this.ctx.waitUntil(late);
+      }
+      return withMetadata(message, found.now);
+    });
+  }
+
+  /**
+   * Merges what became known after the reply was stored (its settled cost) into the stored reply,
+   * if it is still there (a clear or an erasure in between removed it: then nothing is written).
+   * Only that message changes; the SDK writes only changed rows and broadcasts the transcript.
+   */
+  async #applyLate(turnId: string, extra: Record<string, unknown>): Promise<void> {
+    if (this.erased) return;
+    const index = this.messages.findIndex((message) => turnIdOf(message) === turnId);
+    const stored = this.messages[index];
+    if (!stored) return;
+    const updated = [...this.messages];
+    updated[index] = withMetadata(stored, extra);
+    await this.persistMessages(updated);
   }
 
   /** Which frames this agent accepts (from a connection, while `ctx` holds its sockets). */
@@ -680,7 +695,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     options?: { _deleteStaleRows?: boolean },
   ): Promise<void> {
     if (this.erased) return;
-    const stored = await this.#withEndings(messages);
+    const stored = this.#withEndings(messages);
     await withRetry(() => super.persistMessages(stored, excludeBroadcastIds, options), {
       attempts: 4,
       baseDelayMs: 25,

@@ -191,7 +191,10 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       },
     });
     // A stopped or failed reply never reaches its `finish` chunk: it says how it ended when stored.
-    this.expectEnding(usageId, async () => replyEnding(options?.abortSignal, failure));
+    this.expectEnding(usageId, () => {
+      const ending = replyEnding(options?.abortSignal, failure);
+      return ending ? { now: ending } : null;
+    });
     return createUIMessageStreamResponse({
       stream: result
         .toUIMessageStream({
