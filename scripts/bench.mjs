@@ -11,6 +11,7 @@ import { machine } from "../bench/lib.mjs";
 import { benchProfile } from "../bench/profile.mjs";
 import { benchSize } from "../bench/size.mjs";
 import { benchTurns } from "../bench/turns.mjs";
+import { benchWeb } from "../bench/web.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
 // `pnpm bench profile [turns] [bare]`: a CPU profile of turns, printed (a diagnostic, not a result).
@@ -44,6 +45,10 @@ if (!only || only === "size") {
     },
   );
   sections.push(await benchSize());
+}
+if (!only || only === "web") {
+  console.log("[bench] web app in Chromium");
+  sections.push(await benchWeb());
 }
 if (!only || only === "billing") {
   console.log("[bench] billing");
