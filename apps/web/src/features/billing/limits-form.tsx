@@ -1,53 +1,93 @@
-import { type FormEvent, useState } from "react";
-import { FormError } from "../../components/field-error.tsx";
+import type { BillingSummary } from "@parley/shared";
+import { useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, type Ref, useState } from "react";
+import { toast } from "sonner";
+import { Button } from "../../components/ui/button.tsx";
+import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
+import { Input } from "../../components/ui/input.tsx";
+import { ErrorNote } from "../../components/ui/states.tsx";
 import { api, type BillingSettings } from "../../lib/api.ts";
+import { keys } from "../../lib/query.ts";
 import { formFromSettings, type LimitsValues, limitsPatch } from "./limits.ts";
 
-const LABELS: Record<keyof LimitsValues, string> = {
-  orgMonthlyLimitMicros: "Monthly limit for the organization (USD)",
-  memberDailyLimitMicros: "Daily limit per member (USD)",
-  lowBalanceMicros: "Low-balance alert below (USD)",
-  alertWebhookUrl: "Alert webhook URL",
-};
+const FIELDS: readonly {
+  field: keyof LimitsValues;
+  label: string;
+  hint: string;
+  prefix?: string;
+}[] = [
+  {
+    field: "orgMonthlyLimitMicros",
+    label: "Monthly limit for the organization (USD)",
+    hint: "Counted from the 1st of each month, UTC. Empty: no limit.",
+    prefix: "$",
+  },
+  {
+    field: "memberDailyLimitMicros",
+    label: "Daily limit per member (USD)",
+    hint: "Counted from 00:00 UTC each day. Empty: no limit.",
+    prefix: "$",
+  },
+  {
+    field: "lowBalanceMicros",
+    label: "Low-balance alert below (USD)",
+    hint: "An alert fires once when the balance falls under this. Empty: no alert.",
+    prefix: "$",
+  },
+  {
+    field: "alertWebhookUrl",
+    label: "Alert webhook URL",
+    hint: "Alerts are POSTed here, signed with the Parley-Signature header. Empty: none.",
+  },
+];
 
-/** Spend limits and alert settings (owners and admins). Empty removes a limit. */
+/** The id of the form's first field: "Raise the limit" moves focus there. */
+export const LIMITS_FIRST_FIELD = "limit-orgMonthlyLimitMicros";
+
+/**
+ * Spend limits, the low-balance threshold and the alert webhook (owners and admins). Up to six
+ * decimals of a dollar are taken, so a limit of 0.005 is a limit; empty removes one.
+ */
 export function LimitsForm({
   orgId,
   settings,
-  onSaved,
+  firstFieldRef,
 }: {
   orgId: string;
   settings: BillingSettings;
-  onSaved: (settings: BillingSettings) => void;
+  firstFieldRef?: Ref<HTMLInputElement>;
 }) {
+  const queryClient = useQueryClient();
   const [form, setForm] = useState<LimitsValues>(() => formFromSettings(settings));
   const [invalid, setInvalid] = useState<{ field: keyof LimitsValues; message: string } | null>(
     null,
   );
   const [error, setError] = useState<unknown>(null);
-  const [saved, setSaved] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    setSaved(null);
     setError(null);
     const result = limitsPatch(form, settings);
     if (!result.ok) {
       setInvalid({ field: result.field, message: result.message });
+      document.getElementById(`limit-${result.field}`)?.focus();
       return;
     }
     setInvalid(null);
     if (Object.keys(result.patch).length === 0) {
-      setSaved("Nothing changed.");
+      toast("Nothing changed.");
       return;
     }
     setBusy(true);
     try {
       const next = await api.updateBillingSettings(orgId, result.patch);
       setForm(formFromSettings(next));
-      onSaved(next);
-      setSaved("Settings saved.");
+      queryClient.setQueryData<BillingSummary>(keys.billing(orgId), (old) =>
+        old ? { ...old, ...next } : old,
+      );
+      void queryClient.invalidateQueries({ queryKey: keys.billingAlerts(orgId) });
+      toast.success("Limits saved.");
     } catch (caught) {
       setError(caught);
     } finally {
@@ -56,45 +96,78 @@ export function LimitsForm({
   }
 
   return (
-    <form onSubmit={onSubmit} className="card stack" aria-labelledby="limits-title" noValidate>
-      <h2 id="limits-title">Limits and alerts</h2>
-      <p className="muted">Leave a field empty to remove that limit.</p>
-      {(Object.keys(LABELS) as (keyof LimitsValues)[]).map((field) => {
-        const isInvalid = invalid?.field === field;
-        return (
-          <div key={field} className="stack field">
-            <label>
-              <span>{LABELS[field]}</span>
-              <input
-                name={field}
-                value={form[field]}
-                inputMode={field === "alertWebhookUrl" ? "url" : "decimal"}
-                type={field === "alertWebhookUrl" ? "url" : "text"}
-                placeholder={
-                  field === "alertWebhookUrl" ? "https://example.com/hooks/parley" : "none"
-                }
-                aria-invalid={isInvalid}
-                aria-describedby={isInvalid ? `${field}-error` : undefined}
-                onChange={(event) => setForm({ ...form, [field]: event.target.value })}
-              />
-            </label>
-            {isInvalid ? (
-              <span id={`${field}-error`} role="alert" className="error">
-                {invalid.message}
-              </span>
-            ) : null}
+    <Card aria-labelledby="limits-title">
+      <CardHeader
+        id="limits-title"
+        title="Limits and alerts"
+        description="Replies stop when a limit is reached; alerts fire at 50%, 80% and 100% of each limit."
+      />
+      <CardBody>
+        <form
+          id="limits"
+          aria-labelledby="limits-title"
+          onSubmit={onSubmit}
+          noValidate
+          className="grid gap-4"
+        >
+          <div className="grid grid-cols-1 gap-4 md:grid-cols-2">
+            {FIELDS.map(({ field, label, hint, prefix }) => {
+              const isInvalid = invalid?.field === field;
+              const id = `limit-${field}`;
+              return (
+                <div key={field} className="grid gap-1.5 text-sm">
+                  <label htmlFor={id} className="font-medium">
+                    {label}
+                  </label>
+                  <div className="relative">
+                    {prefix ? (
+                      <span
+                        aria-hidden="true"
+                        className="pointer-events-none absolute inset-y-0 left-3 flex items-center text-muted-foreground"
+                      >
+                        {prefix}
+                      </span>
+                    ) : null}
+                    <Input
+                      id={id}
+                      ref={field === "orgMonthlyLimitMicros" ? firstFieldRef : undefined}
+                      name={field}
+                      value={form[field]}
+                      className={prefix ? "pl-7" : undefined}
+                      inputMode={field === "alertWebhookUrl" ? "url" : "decimal"}
+                      type={field === "alertWebhookUrl" ? "url" : "text"}
+                      autoComplete="off"
+                      placeholder={
+                        field === "alertWebhookUrl"
+                          ? "https://example.com/hooks/parley"
+                          : "No limit"
+                      }
+                      aria-invalid={isInvalid}
+                      aria-describedby={isInvalid ? `${id}-error` : `${id}-hint`}
+                      onChange={(event) => setForm({ ...form, [field]: event.target.value })}
+                    />
+                  </div>
+                  {isInvalid ? (
+                    <span id={`${id}-error`} role="alert" className="text-destructive text-xs">
+                      {invalid.message}
+                    </span>
+                  ) : (
+                    <span id={`${id}-hint`} className="text-muted-foreground text-xs">
+                      {hint}
+                    </span>
+                  )}
+                </div>
+              );
+            })}
           </div>
-        );
-      })}
-      <FormError error={error} />
-      {saved ? (
-        <p role="status" className="ok">
-          {saved}
-        </p>
-      ) : null}
-      <button type="submit" className="primary" disabled={busy}>
-        {busy ? "Saving…" : "Save settings"}
-      </button>
-    </form>
+          <ErrorNote error={error} />
+          <div>
+            <Button type="submit" variant="primary" disabled={busy}>
+              {busy ? "Saving…" : "Save settings"}
+            </Button>
+          </div>
+        </form>
+      </CardBody>
+    </Card>
   );
 }

@@ -1,8 +1,12 @@
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import type { BillingSummary } from "@parley/shared";
+import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { api, type BillingSettings } from "../../lib/api.ts";
+import { keys } from "../../lib/query.ts";
+import { renderInApp } from "../../test/render.tsx";
 import { formFromSettings, limitsPatch, microsToDollarsInput } from "./limits.ts";
 import { LimitsForm } from "./limits-form.tsx";
+import { limitsSentence } from "./words.ts";
 
 afterEach(() => {
   cleanup();
@@ -22,6 +26,7 @@ describe("microsToDollarsInput", () => {
     expect(microsToDollarsInput(50_000_000)).toBe("50");
     expect(microsToDollarsInput(12_500_000)).toBe("12.50");
     expect(microsToDollarsInput(70_000)).toBe("0.07");
+    expect(microsToDollarsInput(5_000)).toBe("0.005");
     expect(microsToDollarsInput(1_234_500)).toBe("1.2345");
   });
 });
@@ -33,6 +38,21 @@ describe("limitsPatch", () => {
       ok: true,
       patch: { orgMonthlyLimitMicros: 250_750_000 },
     });
+  });
+
+  it("takes a limit of 0.005 (half a cent) as 5000 micros, not as zero", () => {
+    const form = { ...formFromSettings(none), memberDailyLimitMicros: "0.005" };
+    expect(limitsPatch(form, none)).toEqual({
+      ok: true,
+      patch: { memberDailyLimitMicros: 5_000 },
+    });
+  });
+
+  it("refuses a seventh decimal with a message that says why", () => {
+    const form = { ...formFromSettings(none), lowBalanceMicros: "0.0000005" };
+    const result = limitsPatch(form, none);
+    expect(result).toMatchObject({ ok: false, field: "lowBalanceMicros" });
+    expect(result.ok ? "" : result.message).toMatch(/at most 6 decimal places/);
   });
 
   it("turns an emptied field into null, which removes the limit", () => {
@@ -48,18 +68,9 @@ describe("limitsPatch", () => {
     });
   });
 
-  it("keeps a sub-cent limit it did not touch", () => {
-    const current = { ...none, lowBalanceMicros: 1_234_500 };
-    const form = { ...formFromSettings(current), orgMonthlyLimitMicros: "10" };
-    expect(limitsPatch(form, current)).toEqual({
-      ok: true,
-      patch: { orgMonthlyLimitMicros: 10_000_000 },
-    });
-  });
-
-  it("refuses zero, fractions of a cent, junk and non-http URLs", () => {
+  it("refuses zero, junk and non-http URLs", () => {
     const base = formFromSettings(none);
-    for (const text of ["0", "1.005", "ten", "-3"]) {
+    for (const text of ["0", "0.000000", "ten", "-3"]) {
       expect(limitsPatch({ ...base, lowBalanceMicros: text }, none)).toMatchObject({
         ok: false,
         field: "lowBalanceMicros",
@@ -72,27 +83,47 @@ describe("limitsPatch", () => {
   });
 });
 
+describe("limitsSentence", () => {
+  it("says the limits, their periods and when they reset", () => {
+    expect(
+      limitsSentence({ orgMonthlyLimitMicros: 50_000_000, memberDailyLimitMicros: 5_000 }),
+    ).toBe(
+      "Your organization may spend up to $50.00 a month (resets on the 1st, UTC); each member up to $0.005 a day (resets at 00:00 UTC).",
+    );
+    expect(limitsSentence({ orgMonthlyLimitMicros: null, memberDailyLimitMicros: null })).toBe(
+      "Your organization has no monthly spend limit; members have no daily limit.",
+    );
+  });
+});
+
 describe("LimitsForm", () => {
-  it("saves the changed limit in micros and shows the server's values", async () => {
-    const update = vi
-      .spyOn(api, "updateBillingSettings")
-      .mockResolvedValue({ ...none, orgMonthlyLimitMicros: 100_000_000 });
-    const onSaved = vi.fn();
-    render(<LimitsForm orgId="org_1" settings={none} onSaved={onSaved} />);
-    fireEvent.change(screen.getByLabelText(/Monthly limit/), { target: { value: "100" } });
+  it("saves a half-cent limit and puts the server's values into the balance's cache", async () => {
+    const saved = { ...none, memberDailyLimitMicros: 5_000 };
+    const update = vi.spyOn(api, "updateBillingSettings").mockResolvedValue(saved);
+    const { queryClient } = await renderInApp(<LimitsForm orgId="org_1" settings={none} />);
+    queryClient.setQueryData(keys.billing("org_1"), { orgId: "org_1", ...none } as BillingSummary);
+    fireEvent.change(screen.getByLabelText("Daily limit per member (USD)"), {
+      target: { value: "0.005" },
+    });
     fireEvent.click(screen.getByRole("button", { name: "Save settings" }));
-    await waitFor(() => expect(screen.getByRole("status").textContent).toBe("Settings saved."));
-    expect(update).toHaveBeenCalledWith("org_1", { orgMonthlyLimitMicros: 100_000_000 });
-    expect(onSaved).toHaveBeenCalledWith({ ...none, orgMonthlyLimitMicros: 100_000_000 });
+    await waitFor(() =>
+      expect(update).toHaveBeenCalledWith("org_1", { memberDailyLimitMicros: 5_000 }),
+    );
+    await waitFor(() =>
+      expect(queryClient.getQueryData<BillingSummary>(keys.billing("org_1"))).toMatchObject({
+        memberDailyLimitMicros: 5_000,
+      }),
+    );
+    expect(screen.queryByRole("alert")).toBeNull();
   });
 
-  it("marks an invalid amount and sends nothing", async () => {
+  it("marks an invalid amount on its field and sends nothing", async () => {
     const update = vi.spyOn(api, "updateBillingSettings");
-    render(<LimitsForm orgId="org_1" settings={none} onSaved={() => {}} />);
-    const input = screen.getByLabelText(/Daily limit/);
-    fireEvent.change(input, { target: { value: "1.999" } });
+    await renderInApp(<LimitsForm orgId="org_1" settings={none} />);
+    const input = screen.getByLabelText("Monthly limit for the organization (USD)");
+    fireEvent.change(input, { target: { value: "1.0000001" } });
     fireEvent.click(screen.getByRole("button", { name: "Save settings" }));
-    expect((await screen.findByRole("alert")).textContent).toMatch(/dollars above zero/);
+    expect((await screen.findByRole("alert")).textContent).toMatch(/at most 6 decimal places/);
     expect(input.getAttribute("aria-invalid")).toBe("true");
     expect(update).not.toHaveBeenCalled();
   });

@@ -1,6 +1,6 @@
 import type { BillingSettingsPatch } from "@parley/shared";
 import type { BillingSettings } from "../../lib/api.ts";
-import { MICROS_PER_DOLLAR, parseDollarsToMicros } from "../../lib/money.ts";
+import { MICROS_PER_DOLLAR, parseDollars } from "../../lib/money.ts";
 
 export type LimitField = "orgMonthlyLimitMicros" | "memberDailyLimitMicros" | "lowBalanceMicros";
 
@@ -16,7 +16,7 @@ export function microsToDollarsInput(micros: number | null): string {
   const whole = Math.trunc(micros / MICROS_PER_DOLLAR);
   const fraction = micros % MICROS_PER_DOLLAR;
   if (fraction === 0) return String(whole);
-  // Cents when the amount is whole cents, otherwise every micro (a limit set through the API).
+  // Cents when the amount is whole cents, otherwise every micro (a limit like 0.005).
   const digits = String(fraction).padStart(6, "0");
   return `${whole}.${fraction % 10_000 === 0 ? digits.slice(0, 2) : digits.replace(/0+$/, "")}`;
 }
@@ -36,8 +36,8 @@ export type LimitsPatchResult =
 
 /**
  * Turns the limits form into the settings PATCH: only changed fields, dollars as integer micros,
- * an emptied field as `null` (removes the limit). An untouched field is never re-sent, so a limit
- * set in micros that the form cannot show in cents survives a save of another field.
+ * an emptied field as `null` (removes the limit). Up to six decimals are taken (a limit of $0.005
+ * is a real limit); an untouched field is never re-sent.
  */
 export function limitsPatch(form: LimitsValues, current: BillingSettings): LimitsPatchResult {
   const patch: BillingSettingsPatch = {};
@@ -49,15 +49,18 @@ export function limitsPatch(form: LimitsValues, current: BillingSettings): Limit
       patch[field] = null;
       continue;
     }
-    const micros = parseDollarsToMicros(text);
-    if (micros === null || micros <= 0) {
+    const parsed = parseDollars(text);
+    if (!parsed.ok || parsed.micros <= 0) {
       return {
         ok: false,
         field,
-        message: "Enter an amount in dollars above zero, like 50 or 12.50, or leave it empty",
+        message:
+          !parsed.ok && parsed.error === "precision"
+            ? "Use at most 6 decimal places: amounts are counted in millionths of a dollar"
+            : "Enter an amount in dollars above zero, like 50, 12.50 or 0.005, or leave it empty",
       };
     }
-    patch[field] = micros;
+    patch[field] = parsed.micros;
   }
   const url = form.alertWebhookUrl.trim();
   if (url !== initial.alertWebhookUrl) {
