@@ -38,4 +38,11 @@ export const keys = {
    * held in memory only, so a reload forgets the names.
    */
   erasureLabels: (orgId: string) => ["org", orgId, "erasure-labels"] as const,
+  // Billing: every key below starts with `billing(orgId)`, so invalidating it refreshes them all.
+  billingUsage: (orgId: string, groupBy: string, range: { from?: string; to?: string }) =>
+    ["org", orgId, "billing", "usage", groupBy, range] as const,
+  billingActivity: (orgId: string, filters: Record<string, string | undefined>) =>
+    ["org", orgId, "billing", "activity", filters] as const,
+  billingLedger: (orgId: string) => ["org", orgId, "billing", "ledger"] as const,
+  billingAlerts: (orgId: string) => ["org", orgId, "billing", "alerts"] as const,
 };

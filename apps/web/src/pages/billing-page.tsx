@@ -1,123 +1,272 @@
-import { type FormEvent, useState } from "react";
-import { FormError } from "../components/field-error.tsx";
+import type { BillingSummary } from "@parley/shared";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useNavigate, useRouterState, useSearch } from "@tanstack/react-router";
+import { ExternalLink } from "lucide-react";
+import { useEffect, useRef, useState } from "react";
+import { Page } from "../components/page.tsx";
+import { Button } from "../components/ui/button.tsx";
+import { ErrorNote, Loading, Notice } from "../components/ui/states.tsx";
+import { Tabs, TabsContent, TabsList, TabsTrigger } from "../components/ui/tabs.tsx";
+import { ActivityTable } from "../features/billing/activity-table.tsx";
 import { AlertsList } from "../features/billing/alerts-list.tsx";
+import { BalanceHero } from "../features/billing/balance-hero.tsx";
 import { LedgerTable } from "../features/billing/ledger-table.tsx";
 import { LimitsForm } from "../features/billing/limits-form.tsx";
+import { LimitsSummary } from "../features/billing/limits-summary.tsx";
+import { TopUpDialog } from "../features/billing/top-up.tsx";
 import { UsagePanel } from "../features/billing/usage-panel.tsx";
-import { api, errorMessage } from "../lib/api.ts";
-import { formatMicros, parseDollarsToMicros } from "../lib/money.ts";
-import { useLocation } from "../lib/router.tsx";
-import { useSession } from "../lib/session.tsx";
-import { useAsync } from "../lib/use-async.ts";
+import { api } from "../lib/api.ts";
+import { formatMicros } from "../lib/money.ts";
+import { keys } from "../lib/query.ts";
+import { canManage as canManageOrg, useSession } from "../lib/session.tsx";
+
+type Tab = "overview" | "activity" | "ledger" | "settings";
 
 /**
- * Balance, top-up through Stripe Checkout, spend charts and the CSV for everyone; limits, the
- * ledger and alerts for owners and admins.
+ * The tab an address names. `#limits` (the chat's "Raise the limit") opens Settings with the limits
+ * form focused; `#top-up` (its "Top up") opens the top-up dialog over the overview. Members have
+ * no ledger or settings (the worker refuses them those), so those hashes show them the overview.
+ */
+function tabOf(hash: string, manage: boolean): Tab {
+  if (hash === "activity") return "activity";
+  if (manage && hash === "ledger") return "ledger";
+  if (manage && (hash === "settings" || hash === "limits")) return "settings";
+  return "overview";
+}
+
+/** How long after Stripe's return the balance is re-read, waiting for the webhook's credit. */
+const CHECKOUT_POLL_MS = 2_000;
+const CHECKOUT_POLL_FOR_MS = 60_000;
+
+interface CheckoutReturn {
+  outcome: "success" | "cancel";
+  at: number;
+  /** The posted balance when the page came back from Stripe; polling stops once it grows. */
+  postedBefore?: number;
+}
+
+/**
+ * Stripe Checkout's return (`?checkout=success|cancel`): said once, then taken out of the address
+ * (replace, so Back and a reload do not say it again); after a payment the balance is re-read every
+ * couple of seconds until the webhook's credit lands (or a minute passes).
+ */
+function useCheckoutReturn(hash: string) {
+  const search = useSearch({ strict: false }) as { checkout?: string };
+  const navigate = useNavigate();
+  const [returned, setReturned] = useState<CheckoutReturn | null>(null);
+  const checkout = search.checkout;
+  useEffect(() => {
+    // "cancelled" is what the worker's cancel_url says; the router's search validation passes
+    // "cancel" (see the report of issue 13): both are read as a cancellation.
+    if (checkout === "success" || checkout === "cancel" || checkout === "cancelled") {
+      setReturned({ outcome: checkout === "success" ? "success" : "cancel", at: Date.now() });
+      void navigate({ to: "/billing", search: {}, hash: hash || undefined, replace: true });
+    }
+  }, [checkout, hash, navigate]);
+  return [returned, setReturned] as const;
+}
+
+/**
+ * Billing, laid out like Stripe's balance page and OpenRouter's credits and activity pages: the
+ * balance and the limits first, spend over time and by who and what, every call, the ledger. What
+ * each person sees is what the worker lets them read: members get the balance, their own usage and
+ * activity; the ledger, alerts, settings and top-ups are for owners and admins.
  */
 export default function BillingPage() {
   const { org } = useSession();
-  const { search } = useLocation();
   const orgId = org?.id ?? "";
-  const [billing, , setBilling] = useAsync(() => api.billing(orgId), [orgId]);
-  const [error, setError] = useState<unknown>(null);
-  const [inputError, setInputError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const canTopUp = org?.role === "owner" || org?.role === "admin";
-  const checkout = search.get("checkout");
+  const manage = org ? canManageOrg(org) : false;
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const hash = useRouterState({ select: (state) => state.location.hash });
+  const [returned, setReturned] = useCheckoutReturn(hash);
+  const [topUpOpen, setTopUpOpen] = useState(hash === "top-up" && manage);
+  const limitsField = useRef<HTMLInputElement>(null);
+  const tab = tabOf(hash, manage);
 
-  async function onTopUp(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const micros = parseDollarsToMicros(String(new FormData(event.currentTarget).get("amount")));
-    if (micros === null || micros <= 0) {
-      setInputError("Enter an amount in dollars, like 20 or 20.50");
-      return;
+  const summary = useQuery({
+    queryKey: keys.billing(orgId),
+    queryFn: () => api.billing(orgId),
+    enabled: orgId !== "",
+    refetchInterval: (query) => {
+      if (returned?.outcome !== "success") return false;
+      if (Date.now() - returned.at > CHECKOUT_POLL_FOR_MS) return false;
+      const posted = query.state.data?.postedMicros;
+      if (returned.postedBefore !== undefined && posted !== undefined) {
+        return posted > returned.postedBefore ? false : CHECKOUT_POLL_MS;
+      }
+      return CHECKOUT_POLL_MS;
+    },
+  });
+  const data = summary.data;
+
+  // The balance the page came back with, so polling knows when the credit has landed; then the
+  // ledger and the reports are read again too.
+  const posted = data?.postedMicros;
+  useEffect(() => {
+    if (returned?.outcome !== "success" || posted === undefined) return;
+    if (returned.postedBefore === undefined) {
+      setReturned({ ...returned, postedBefore: posted });
+    } else if (posted > returned.postedBefore) {
+      void queryClient.invalidateQueries({ queryKey: keys.billingLedger(orgId) });
     }
-    setInputError(null);
-    setBusy(true);
-    setError(null);
+  }, [returned, posted, setReturned, queryClient, orgId]);
+
+  useEffect(() => {
+    if (hash === "top-up" && manage) setTopUpOpen(true);
+    if (hash === "limits" && manage && data) {
+      // After the settings tab has rendered the form.
+      const id = setTimeout(() => {
+        limitsField.current?.scrollIntoView({ block: "center" });
+        limitsField.current?.focus();
+      }, 0);
+      return () => clearTimeout(id);
+    }
+  }, [hash, manage, data]);
+
+  const go = (next: string) =>
+    void navigate({ to: "/billing", hash: next === "overview" ? undefined : next, replace: true });
+
+  const openPortal = async () => {
     try {
-      const { url } = await api.checkout(orgId, micros);
+      const { url } = await api.billingPortal(orgId);
       window.location.assign(url);
     } catch (caught) {
-      setError(caught);
-      setBusy(false);
+      const { toast } = await import("sonner");
+      toast.error(caught instanceof Error ? caught.message : "Could not open the billing portal.");
     }
-  }
+  };
 
   return (
-    <section aria-labelledby="billing-title" className="stack">
-      <h1 id="billing-title">Billing{org ? ` for ${org.name}` : ""}</h1>
-      {checkout === "success" ? (
-        <p role="status" className="ok">
-          Payment received. Credits appear as soon as Stripe confirms it.
-        </p>
-      ) : checkout === "cancelled" ? (
-        <p role="status" className="muted">
-          Checkout was cancelled; nothing was charged.
-        </p>
+    <Page
+      title="Billing"
+      description={org ? `Credits, spend and limits of ${org.name}.` : undefined}
+      actions={
+        manage ? (
+          <Button size="sm" variant="ghost" onClick={() => void openPortal()}>
+            <ExternalLink aria-hidden="true" />
+            Receipts and cards
+          </Button>
+        ) : null
+      }
+    >
+      {returned ? (
+        returned.outcome === "success" ? (
+          <Notice
+            tone="success"
+            action={
+              <Button size="sm" variant="ghost" onClick={() => setReturned(null)}>
+                Dismiss
+              </Button>
+            }
+          >
+            <strong>Payment received.</strong>{" "}
+            {returned.postedBefore !== undefined &&
+            posted !== undefined &&
+            posted > returned.postedBefore
+              ? `${formatMicros(posted - returned.postedBefore)} was added to your balance.`
+              : "Credits appear as soon as Stripe confirms it."}
+          </Notice>
+        ) : (
+          <Notice
+            action={
+              <Button size="sm" variant="ghost" onClick={() => setReturned(null)}>
+                Dismiss
+              </Button>
+            }
+          >
+            Checkout was cancelled; nothing was charged.
+          </Notice>
+        )
       ) : null}
-      {billing.status === "loading" ? (
-        <p role="status" className="muted">
-          Loading balance…
-        </p>
-      ) : billing.status === "error" ? (
-        <p role="alert" className="error">
-          {errorMessage(billing.error)}
-        </p>
+      {!org ? (
+        <Notice>Pick or create an organization to see its billing.</Notice>
+      ) : summary.isPending ? (
+        <Loading label="Loading balance…" />
+      ) : summary.isError || !data ? (
+        <ErrorNote error={summary.error} retry={() => void summary.refetch()} />
       ) : (
-        <dl className="stats">
-          <div>
-            <dt>Available</dt>
-            <dd>{formatMicros(billing.data.availableMicros)}</dd>
-          </div>
-          <div>
-            <dt>Held by running replies</dt>
-            <dd>{formatMicros(billing.data.heldMicros)}</dd>
-          </div>
-        </dl>
-      )}
-      {canTopUp ? (
-        <form onSubmit={onTopUp} className="card stack" aria-labelledby="topup-title">
-          <h2 id="topup-title">Top up credits</h2>
-          <label>
-            <span>Amount in US dollars</span>
-            <input name="amount" inputMode="decimal" defaultValue="20" required />
-          </label>
-          {inputError ? (
-            <p role="alert" className="error">
-              {inputError}
-            </p>
-          ) : (
-            <FormError error={error} />
-          )}
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? "Opening Checkout…" : "Top up"}
-          </button>
-        </form>
-      ) : (
-        <p className="muted">Ask an owner or admin of this organization to top up credits.</p>
-      )}
-      {orgId ? <UsagePanel orgId={orgId} /> : null}
-      {canTopUp && orgId ? (
-        <>
-          {billing.status === "ready" ? (
-            <LimitsForm
-              key={orgId}
+        <Tabs value={tab} onValueChange={go} className="grid gap-6">
+          <TabsList aria-label="Billing sections">
+            <TabsTrigger value="overview">Overview</TabsTrigger>
+            <TabsTrigger value="activity">Activity</TabsTrigger>
+            {manage ? <TabsTrigger value="ledger">Ledger</TabsTrigger> : null}
+            {manage ? <TabsTrigger value="settings">Settings</TabsTrigger> : null}
+          </TabsList>
+          <TabsContent value="overview">
+            <Overview
               orgId={orgId}
-              settings={billing.data}
-              onSaved={(settings) => setBilling({ ...billing.data, ...settings })}
+              summary={data}
+              manage={manage}
+              onTopUp={() => setTopUpOpen(true)}
+              onEditLimits={() => go("limits")}
             />
+          </TabsContent>
+          <TabsContent value="activity">
+            <ActivityTable orgId={orgId} canManage={manage} />
+          </TabsContent>
+          {manage ? (
+            <>
+              <TabsContent value="ledger">
+                <LedgerTable orgId={orgId} />
+              </TabsContent>
+              <TabsContent value="settings">
+                <div className="grid gap-6 lg:grid-cols-5">
+                  <div className="min-w-0 lg:col-span-3">
+                    <LimitsForm
+                      key={orgId}
+                      orgId={orgId}
+                      settings={data}
+                      firstFieldRef={limitsField}
+                    />
+                  </div>
+                  <div className="min-w-0 lg:col-span-2">
+                    <AlertsList orgId={orgId} webhookSet={data.alertWebhookUrl !== null} />
+                  </div>
+                </div>
+              </TabsContent>
+            </>
           ) : null}
-          <section aria-labelledby="alerts-title" className="card stack">
-            <h2 id="alerts-title">Alerts</h2>
-            <AlertsList orgId={orgId} />
-          </section>
-          <section aria-labelledby="ledger-title" className="card stack">
-            <h2 id="ledger-title">Ledger</h2>
-            <LedgerTable orgId={orgId} />
-          </section>
-        </>
+        </Tabs>
+      )}
+      {manage && orgId ? (
+        <TopUpDialog
+          orgId={orgId}
+          open={topUpOpen}
+          onOpenChange={(open) => {
+            setTopUpOpen(open);
+            if (!open && hash === "top-up") go("overview");
+          }}
+        />
       ) : null}
-    </section>
+    </Page>
+  );
+}
+
+function Overview({
+  orgId,
+  summary,
+  manage,
+  onTopUp,
+  onEditLimits,
+}: {
+  orgId: string;
+  summary: BillingSummary;
+  manage: boolean;
+  onTopUp: () => void;
+  onEditLimits: () => void;
+}) {
+  return (
+    <>
+      <div className="grid gap-6 lg:grid-cols-5">
+        <div className="min-w-0 lg:col-span-3">
+          <BalanceHero summary={summary} canManage={manage} onTopUp={onTopUp} />
+        </div>
+        <div className="min-w-0 lg:col-span-2">
+          <LimitsSummary orgId={orgId} summary={summary} canManage={manage} onEdit={onEditLimits} />
+        </div>
+      </div>
+      <UsagePanel orgId={orgId} canManage={manage} />
+    </>
   );
 }

@@ -1,58 +1,66 @@
-import { api, type BillingAlert, errorMessage } from "../../lib/api.ts";
-import { formatMicros } from "../../lib/money.ts";
-import { useAsync } from "../../lib/use-async.ts";
+import { LoadMore } from "../../components/load-more.tsx";
+import { Badge } from "../../components/ui/badge.tsx";
+import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
+import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
+import { api, type BillingAlert } from "../../lib/api.ts";
+import { keys } from "../../lib/query.ts";
+import { usePaged } from "../../lib/use-paged.ts";
+import { ALERT_KIND_LABELS, alertDelivery, alertMessage, alertPeriod, when } from "./words.ts";
 
-const KIND_LABELS: Record<string, string> = {
-  org_monthly_spend: "Monthly spend",
-  member_daily_spend: "Member daily spend",
-  low_balance: "Low balance",
-};
-
-function describe(alert: BillingAlert): string {
-  const kind = KIND_LABELS[alert.kind] ?? alert.kind;
-  const level = formatMicros(alert.levelMicros);
-  const limit = formatMicros(alert.limitMicros);
-  return alert.thresholdPct === null
-    ? `${kind}: ${level} left, under ${limit}`
-    : `${kind} reached ${alert.thresholdPct}%: ${level} of ${limit}`;
+function AlertItem({ alert, webhookSet }: { alert: BillingAlert; webhookSet: boolean }) {
+  const delivery = alertDelivery(alert, webhookSet);
+  const period = alertPeriod(alert);
+  return (
+    <li className="grid gap-1.5 py-3 first:pt-0 last:pb-0">
+      <div className="flex flex-wrap items-center gap-2">
+        <Badge tone={alert.kind === "low_balance" ? "warning" : "info"}>
+          {ALERT_KIND_LABELS[alert.kind] ?? alert.kind}
+        </Badge>
+        {period ? <span className="text-muted-foreground text-xs">{period}</span> : null}
+        <Badge tone={delivery.tone}>Webhook: {delivery.label}</Badge>
+      </div>
+      <p className="text-sm">{alertMessage(alert)}</p>
+      <p className="text-muted-foreground text-xs">
+        Fired {when(alert.firedAt)}
+        {alert.deliveredAt ? ` · delivered ${when(alert.deliveredAt)}` : ""}
+        {delivery.state === "parked" ? ` · not sent: ${delivery.reason}` : ""}
+      </p>
+    </li>
+  );
 }
 
-/** Threshold alerts that fired, with their webhook delivery state (owners and admins). */
-export function AlertsList({ orgId }: { orgId: string }) {
-  const [alerts] = useAsync(() => api.alerts(orgId), [orgId]);
-  if (alerts.status === "loading") {
-    return (
-      <p role="status" className="muted">
-        Loading alerts…
-      </p>
-    );
-  }
-  if (alerts.status === "error") {
-    return (
-      <p role="alert" className="error">
-        {errorMessage(alerts.error)}
-      </p>
-    );
-  }
-  if (alerts.data.items.length === 0) return <p className="empty">No alerts have fired.</p>;
+/** Alerts that fired, newest first, with their webhook delivery state (owners and admins). */
+export function AlertsList({ orgId, webhookSet = true }: { orgId: string; webhookSet?: boolean }) {
+  const { query, items, more, firstPageError } = usePaged(keys.billingAlerts(orgId), (cursor) =>
+    api.alerts(orgId, cursor),
+  );
   return (
-    <ul className="list">
-      {alerts.data.items.map((alert) => (
-        <li key={alert.key}>
-          <span>{describe(alert)}</span>
-          <span className="muted">
-            {" "}
-            · {alert.period} · fired {new Date(alert.firedAt).toLocaleString()} ·{" "}
-            {alert.deliveredAt
-              ? `webhook delivered ${new Date(alert.deliveredAt).toLocaleString()}`
-              : alert.parkedReason
-                ? `webhook not delivered: ${alert.parkedReason}`
-                : alert.attempts > 0
-                  ? `webhook not delivered (${alert.attempts} attempts)`
-                  : "no webhook delivery"}
-          </span>
-        </li>
-      ))}
-    </ul>
+    <Card aria-labelledby="alerts-title">
+      <CardHeader
+        id="alerts-title"
+        title="Alerts"
+        description="Each limit alerts once per period at the highest threshold crossed."
+      />
+      <CardBody className="grid gap-3">
+        {query.isPending ? (
+          <Loading label="Loading alerts…" lines={2} />
+        ) : firstPageError ? (
+          <ErrorNote error={firstPageError} retry={() => void query.refetch()} />
+        ) : items.length === 0 ? (
+          <EmptyState title="No alerts have fired">
+            Set a limit or a low-balance threshold to be told before spending stops.
+          </EmptyState>
+        ) : (
+          <>
+            <ul className="grid divide-y divide-border">
+              {items.map((alert) => (
+                <AlertItem key={alert.key} alert={alert} webhookSet={webhookSet} />
+              ))}
+            </ul>
+            <LoadMore more={more} label="More alerts" />
+          </>
+        )}
+      </CardBody>
+    </Card>
   );
 }

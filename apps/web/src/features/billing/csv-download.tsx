@@ -1,5 +1,7 @@
+import { Download } from "lucide-react";
 import { useState } from "react";
-import { FormError } from "../../components/field-error.tsx";
+import { Button } from "../../components/ui/button.tsx";
+import { ErrorNote } from "../../components/ui/states.tsx";
 import { api, type UsageRange } from "../../lib/api.ts";
 
 /** Saves a Blob under a file name through a temporary object URL. */
@@ -34,11 +36,12 @@ export function CsvDownload({ orgId, range }: { orgId: string; range: UsageRange
   }
 
   return (
-    <div className="stack">
-      <button type="button" onClick={() => void download()} disabled={busy}>
+    <div className="grid justify-items-end gap-2">
+      <Button size="sm" onClick={() => void download()} disabled={busy}>
+        <Download aria-hidden="true" />
         {busy ? "Preparing CSV…" : "Download usage CSV"}
-      </button>
-      <FormError error={error} />
+      </Button>
+      <ErrorNote error={error} />
     </div>
   );
 }

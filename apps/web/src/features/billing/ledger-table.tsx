@@ -1,61 +1,110 @@
+import type { LedgerEntry } from "@parley/shared";
 import { LoadMore } from "../../components/load-more.tsx";
-import { api, errorMessage } from "../../lib/api.ts";
+import { Badge } from "../../components/ui/badge.tsx";
+import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
+import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
+import { api } from "../../lib/api.ts";
 import { formatMicros } from "../../lib/money.ts";
-import { usePages } from "../../lib/use-pages.ts";
+import { keys } from "../../lib/query.ts";
+import { usePaged } from "../../lib/use-paged.ts";
+import { billingColumns, DataTable } from "./data-table.tsx";
+import { when } from "./words.ts";
+
+const KINDS: Record<
+  LedgerEntry["kind"],
+  { label: string; tone: "success" | "info" | "neutral" | "warning" }
+> = {
+  topup: { label: "Top-up", tone: "success" },
+  grant: { label: "Grant", tone: "info" },
+  usage: { label: "Usage", tone: "neutral" },
+  adjustment: { label: "Adjustment", tone: "warning" },
+};
+
+/** What a ledger row was for, in words; the memo when the entry has one. */
+function description(entry: LedgerEntry): string {
+  if (entry.memo) return entry.memo;
+  switch (entry.kind) {
+    case "topup":
+      return "Credits bought through Stripe";
+    case "grant":
+      return "Free credits";
+    case "usage":
+      return "Assistant replies";
+    default:
+      return "Balance adjustment";
+  }
+}
+
+/** `+$5.00` / `-$0.0042`: every micro-dollar, so small charges are not rounded away. */
+export const signedMicros = (micros: number): string =>
+  `${micros > 0 ? "+" : ""}${formatMicros(micros, { precise: true })}`;
+
+const column = billingColumns<LedgerEntry>();
+const columns = [
+  column.accessor("createdAt", {
+    header: "Date",
+    cell: (info) => <span className="whitespace-nowrap">{when(info.getValue())}</span>,
+  }),
+  column.accessor("kind", {
+    header: "Kind",
+    cell: (info) => {
+      const kind = KINDS[info.getValue()] ?? { label: info.getValue(), tone: "neutral" as const };
+      return <Badge tone={kind.tone}>{kind.label}</Badge>;
+    },
+  }),
+  column.display({
+    id: "description",
+    header: "Description",
+    cell: (info) => <span className="break-words">{description(info.row.original)}</span>,
+    meta: { className: "min-w-48" },
+  }),
+  column.accessor("amountMicros", {
+    header: "Amount",
+    cell: (info) => (
+      <span className={info.getValue() > 0 ? "text-success" : undefined}>
+        {signedMicros(info.getValue())}
+      </span>
+    ),
+    meta: { align: "right" },
+  }),
+  column.accessor("balanceAfterMicros", {
+    header: "Balance after",
+    cell: (info) => formatMicros(info.getValue(), { precise: true }),
+    meta: { align: "right" },
+  }),
+];
 
 /** The append-only ledger, newest first, a page at a time (owners and admins). */
 export function LedgerTable({ orgId }: { orgId: string }) {
-  const [ledger, , more] = usePages((cursor) => api.ledger(orgId, cursor), [orgId]);
-
-  if (ledger.status === "loading") {
-    return (
-      <p role="status" className="muted">
-        Loading ledger…
-      </p>
-    );
-  }
-  if (ledger.status === "error") {
-    return (
-      <p role="alert" className="error">
-        {errorMessage(ledger.error)}
-      </p>
-    );
-  }
-  const items = ledger.data.items;
-
-  if (items.length === 0) return <p className="empty">No ledger entries yet.</p>;
+  const { query, items, more, firstPageError } = usePaged(keys.billingLedger(orgId), (cursor) =>
+    api.ledger(orgId, cursor),
+  );
   return (
-    <div className="stack">
-      <div className="table-wrap">
-        <table>
-          <caption className="visually-hidden">Ledger entries, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Memo</th>
-              <th scope="col" className="num">
-                Amount
-              </th>
-              <th scope="col" className="num">
-                Balance after
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((entry) => (
-              <tr key={entry.id}>
-                <td>{new Date(entry.createdAt).toLocaleString()}</td>
-                <td>{entry.kind}</td>
-                <td>{entry.memo ?? entry.reference ?? ""}</td>
-                <td className="num">{formatMicros(entry.amountMicros)}</td>
-                <td className="num">{formatMicros(entry.balanceAfterMicros)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <LoadMore more={more} />
-    </div>
+    <Card aria-labelledby="ledger-title">
+      <CardHeader
+        id="ledger-title"
+        title="Ledger"
+        description="Every change to the balance, newest first. Amounts are exact to the millionth of a dollar."
+      />
+      <CardBody className="grid gap-3">
+        {query.isPending ? (
+          <Loading label="Loading ledger…" />
+        ) : firstPageError ? (
+          <ErrorNote error={firstPageError} retry={() => void query.refetch()} />
+        ) : items.length === 0 ? (
+          <EmptyState title="No ledger entries yet" />
+        ) : (
+          <>
+            <DataTable
+              columns={columns}
+              data={items}
+              caption="Ledger entries, newest first"
+              rowKey={(entry) => entry.id}
+            />
+            <LoadMore more={more} label="More entries" />
+          </>
+        )}
+      </CardBody>
+    </Card>
   );
 }

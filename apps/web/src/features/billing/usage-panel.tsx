@@ -1,145 +1,133 @@
 import type { UsageGroupBy } from "@parley/shared";
+import { useQuery } from "@tanstack/react-query";
 import { lazy, Suspense, useState } from "react";
-import { api, errorMessage, type UsageRange } from "../../lib/api.ts";
+import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
+import { Field, Input, Select } from "../../components/ui/input.tsx";
+import { EmptyState, ErrorNote, Loading, Skeleton } from "../../components/ui/states.tsx";
+import { num, Table, TBody, Td, TFoot, THead, Th, Tr } from "../../components/ui/table.tsx";
+import { api } from "../../lib/api.ts";
 import { formatMicros } from "../../lib/money.ts";
-import { useAsync } from "../../lib/use-async.ts";
+import { keys } from "../../lib/query.ts";
 import { CsvDownload } from "./csv-download.tsx";
+import { chartRows, GROUPS, groupName } from "./usage-data.ts";
+import { count, dayRange } from "./words.ts";
 
 // The chart library is the heaviest part of billing: it loads after the balance is on screen.
 const UsageChart = lazy(() => import("./usage-chart.tsx"));
 
-const GROUPS: { value: UsageGroupBy; label: string }[] = [
-  { value: "day", label: "Day" },
-  { value: "model", label: "Model" },
-  { value: "member", label: "Member" },
-  { value: "project", label: "Project" },
-  { value: "session", label: "Session" },
-];
-
-/** The day after a `YYYY-MM-DD` date, as the API's exclusive end. */
-const dayAfter = (date: string) =>
-  new Date(Date.parse(`${date}T00:00:00Z`) + 24 * 60 * 60 * 1000).toISOString().slice(0, 10);
-
-/** The query for the dates the reader picked (UTC days, both inclusive); none is the last 30 days. */
-export function usageRange(from: string, to: string): UsageRange {
-  return { ...(from ? { from } : {}), ...(to ? { to: dayAfter(to) } : {}) };
-}
-
 /**
- * Spend grouped by day, model, member, project or session, with a table: the last 30 days, or the
- * days the reader picks (the CSV follows the same range).
+ * Spend over time and by model, member, project or session, named (never a raw id when the worker
+ * has a name), as a chart and the table it pictures: the last 30 days, or the days picked (the CSV
+ * follows the same range). A member's report is their own usage.
  */
-export function UsagePanel({ orgId }: { orgId: string }) {
+export function UsagePanel({ orgId, canManage }: { orgId: string; canManage: boolean }) {
   const [groupBy, setGroupBy] = useState<UsageGroupBy>("day");
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
-  const range = usageRange(from, to);
-  const [usage] = useAsync(() => api.usage(orgId, groupBy, range), [orgId, groupBy, from, to]);
+  const range = dayRange(from, to);
+  const usage = useQuery({
+    queryKey: keys.billingUsage(orgId, groupBy, range),
+    queryFn: () => api.usage(orgId, groupBy, range),
+  });
   const label = GROUPS.find((group) => group.value === groupBy)?.label ?? groupBy;
-  const period = from || to ? `${from || "the start"} to ${to || "today"} (UTC)` : "last 30 days";
+  const period =
+    from || to ? `${from || "the start"} to ${to || "today"} (UTC)` : "the last 30 days";
+  const report = usage.data;
+
   return (
-    <section aria-labelledby="usage-title" className="card stack">
-      <h2 id="usage-title">Spend, {period}</h2>
-      <div className="toolbar">
-        <label className="inline">
-          <span>From</span>
-          <input
-            type="date"
-            value={from}
-            max={to || undefined}
-            onChange={(e) => setFrom(e.target.value)}
-          />
-        </label>
-        <label className="inline">
-          <span>To</span>
-          <input
-            type="date"
-            value={to}
-            min={from || undefined}
-            onChange={(e) => setTo(e.target.value)}
-          />
-        </label>
-        <label className="inline">
-          <span>Group by</span>
-          <select
-            value={groupBy}
-            onChange={(event) => setGroupBy(event.target.value as UsageGroupBy)}
-          >
-            {GROUPS.map((group) => (
-              <option key={group.value} value={group.value}>
-                {group.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <CsvDownload orgId={orgId} range={range} />
-      </div>
-      {usage.status === "loading" ? (
-        <p role="status" className="muted chart-placeholder">
-          Loading usage…
-        </p>
-      ) : usage.status === "error" ? (
-        <p role="alert" className="error">
-          {errorMessage(usage.error)}
-        </p>
-      ) : usage.data.items.length === 0 ? (
-        <p className="empty chart-placeholder">No usage in this period.</p>
-      ) : (
-        <>
-          <Suspense
-            fallback={
-              <p role="status" className="muted chart-placeholder">
-                Loading chart…
-              </p>
-            }
-          >
-            <UsageChart items={usage.data.items} />
-          </Suspense>
-          <div className="table-wrap">
-            <table>
-              <caption className="visually-hidden">Spend by {label.toLowerCase()}</caption>
-              <thead>
+    <Card aria-labelledby="usage-title">
+      <CardHeader
+        id="usage-title"
+        title={`Spend, ${period}`}
+        description={canManage ? "What the organization spent." : "What you spent."}
+        actions={<CsvDownload orgId={orgId} range={range} />}
+      />
+      <CardBody className="grid gap-4">
+        <div className="grid grid-cols-1 gap-3 sm:grid-cols-3">
+          <Field label="Group by">
+            <Select
+              value={groupBy}
+              onChange={(event) => setGroupBy(event.target.value as UsageGroupBy)}
+            >
+              {GROUPS.map((group) => (
+                <option key={group.value} value={group.value}>
+                  {group.label}
+                </option>
+              ))}
+            </Select>
+          </Field>
+          <Field label="From">
+            <Input
+              type="date"
+              value={from}
+              max={to || undefined}
+              onChange={(event) => setFrom(event.target.value)}
+            />
+          </Field>
+          <Field label="To">
+            <Input
+              type="date"
+              value={to}
+              min={from || undefined}
+              onChange={(event) => setTo(event.target.value)}
+            />
+          </Field>
+        </div>
+        {usage.isPending ? (
+          <Loading label="Loading usage…" />
+        ) : usage.isError ? (
+          <ErrorNote error={usage.error} retry={() => void usage.refetch()} />
+        ) : !report || report.items.length === 0 ? (
+          <EmptyState title="No usage in this period">
+            Replies of the assistant are counted here as they finish.
+          </EmptyState>
+        ) : (
+          <>
+            <Suspense fallback={<Skeleton className="h-64 w-full" />}>
+              <UsageChart rows={chartRows(report.items, groupBy)} groupBy={groupBy} />
+            </Suspense>
+            <Table>
+              <caption className="sr-only">Spend by {label.toLowerCase()}</caption>
+              <THead>
                 <tr>
-                  <th scope="col">{label}</th>
-                  <th scope="col" className="num">
+                  <Th scope="col">{label}</Th>
+                  <Th scope="col" className={num}>
                     Requests
-                  </th>
-                  <th scope="col" className="num">
+                  </Th>
+                  <Th scope="col" className={num}>
                     Tokens
-                  </th>
-                  <th scope="col" className="num">
+                  </Th>
+                  <Th scope="col" className={num}>
                     Spend
-                  </th>
+                  </Th>
                 </tr>
-              </thead>
-              <tbody>
-                {usage.data.items.map((item) => (
-                  <tr key={item.key ?? "(none)"}>
-                    <td>{item.key ?? "(none)"}</td>
-                    <td className="num">{item.requests.toLocaleString("en-US")}</td>
-                    <td className="num">
-                      {(item.promptTokens + item.completionTokens).toLocaleString("en-US")}
-                    </td>
-                    <td className="num">{formatMicros(item.priceMicros)}</td>
-                  </tr>
+              </THead>
+              <TBody>
+                {report.items.map((item, index) => (
+                  <Tr key={`${item.key ?? "none"}:${String(index)}`}>
+                    <Td className="min-w-40 break-words">{groupName(item)}</Td>
+                    <Td className={num}>{count(item.requests)}</Td>
+                    <Td className={num}>{count(item.promptTokens + item.completionTokens)}</Td>
+                    <Td className={num}>{formatMicros(item.priceMicros, { precise: true })}</Td>
+                  </Tr>
                 ))}
-              </tbody>
-              <tfoot>
+              </TBody>
+              <TFoot>
                 <tr>
-                  <th scope="row">Total</th>
-                  <td className="num">{usage.data.totals.requests.toLocaleString("en-US")}</td>
-                  <td className="num">
-                    {(
-                      usage.data.totals.promptTokens + usage.data.totals.completionTokens
-                    ).toLocaleString("en-US")}
-                  </td>
-                  <td className="num">{formatMicros(usage.data.totals.priceMicros)}</td>
+                  <Th scope="row">Total</Th>
+                  <Td className={num}>{count(report.totals.requests)}</Td>
+                  <Td className={num}>
+                    {count(report.totals.promptTokens + report.totals.completionTokens)}
+                  </Td>
+                  <Td className={num}>
+                    {formatMicros(report.totals.priceMicros, { precise: true })}
+                  </Td>
                 </tr>
-              </tfoot>
-            </table>
-          </div>
-        </>
-      )}
-    </section>
+              </TFoot>
+            </Table>
+          </>
+        )}
+      </CardBody>
+    </Card>
   );
 }

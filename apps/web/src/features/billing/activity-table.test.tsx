@@ -1,0 +1,124 @@
+import type { ActivityItem, UsageReport } from "@parley/shared";
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { api } from "../../lib/api.ts";
+import { renderInApp } from "../../test/render.tsx";
+import { ActivityTable } from "./activity-table.tsx";
+
+afterEach(() => {
+  cleanup();
+  vi.restoreAllMocks();
+});
+
+const call = (id: string, over: Partial<ActivityItem> = {}): ActivityItem => ({
+  id,
+  createdAt: "2026-12-01T10:00:00.000Z",
+  member: { id: "usr_ada", label: "Ada Lovelace" },
+  project: { id: "prj_1", label: "Launch" },
+  session: { id: "ses_1", label: "Pricing questions" },
+  model: "parley-dev",
+  promptTokens: 1_200,
+  completionTokens: 300,
+  cachedPromptTokens: 0,
+  reasoningTokens: 0,
+  costMicros: 3_000,
+  priceMicros: 4_200,
+  billable: true,
+  ...over,
+});
+
+const options = (groupBy: UsageReport["groupBy"]): UsageReport => ({
+  from: "2000-01-01T00:00:00.000Z",
+  to: "2026-12-02T00:00:00.000Z",
+  groupBy,
+  nextCursor: null,
+  items: (groupBy === "model"
+    ? [
+        ["parley-dev", "parley-dev"],
+        ["other-model", "other-model"],
+      ]
+    : groupBy === "member"
+      ? [["usr_ada", "Ada Lovelace"]]
+      : [["prj_1", "Launch"]]
+  ).map(([key, label]) => ({
+    key: key ?? null,
+    label: label ?? "",
+    requests: 1,
+    billableRequests: 1,
+    promptTokens: 0,
+    completionTokens: 0,
+    cachedPromptTokens: 0,
+    reasoningTokens: 0,
+    costMicros: 0,
+    priceMicros: 0,
+  })),
+  totals: {
+    requests: 0,
+    billableRequests: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    cachedPromptTokens: 0,
+    reasoningTokens: 0,
+    costMicros: 0,
+    priceMicros: 0,
+  },
+});
+
+describe("ActivityTable", () => {
+  it("lists each call with names (not ids), tokens and its cost to the micro-dollar", async () => {
+    vi.spyOn(api, "usage").mockImplementation(async (_org, groupBy) => options(groupBy));
+    vi.spyOn(api, "activity").mockResolvedValue({ items: [call("t1:0")], nextCursor: null });
+    await renderInApp(<ActivityTable orgId="org_1" canManage />);
+    const table = await screen.findByRole("table", { name: "Model calls, newest first" });
+    const row = within(table).getAllByRole("row")[1];
+    expect(row?.textContent).toMatch(
+      /Ada Lovelace.*Pricing questions.*Launch.*parley-dev.*1,500.*\$0\.0042/,
+    );
+    expect(table.textContent).not.toMatch(/usr_|ses_|prj_/);
+  });
+
+  it("filters by model and days, and pages with More activity", async () => {
+    vi.spyOn(api, "usage").mockImplementation(async (_org, groupBy) => options(groupBy));
+    const activity = vi
+      .spyOn(api, "activity")
+      .mockImplementation(async (_org, filters, cursor) =>
+        cursor
+          ? { items: [call("t0:0", { session: null, project: null })], nextCursor: null }
+          : { items: [call(`t1:${filters?.model ?? "all"}`)], nextCursor: "c1" },
+      );
+    await renderInApp(<ActivityTable orgId="org_1" canManage />);
+    await screen.findByRole("table");
+    const model = screen.getByLabelText("Model");
+    await waitFor(() =>
+      expect(within(model).getByRole("option", { name: "other-model" })).toBeTruthy(),
+    );
+    fireEvent.change(model, { target: { value: "other-model" } });
+    fireEvent.change(screen.getByLabelText("From"), { target: { value: "2026-11-01" } });
+    fireEvent.change(screen.getByLabelText("To"), { target: { value: "2026-11-30" } });
+    await waitFor(() =>
+      expect(activity).toHaveBeenLastCalledWith(
+        "org_1",
+        { model: "other-model", from: "2026-11-01", to: "2026-12-01" },
+        undefined,
+      ),
+    );
+    fireEvent.click(await screen.findByRole("button", { name: "More activity" }));
+    await screen.findByText("Onboarding preview");
+    expect(activity).toHaveBeenLastCalledWith(
+      "org_1",
+      { model: "other-model", from: "2026-11-01", to: "2026-12-01" },
+      "c1",
+    );
+  });
+
+  it("gives a member no member filter: the worker shows them their own calls only", async () => {
+    const usage = vi
+      .spyOn(api, "usage")
+      .mockImplementation(async (_org, groupBy) => options(groupBy));
+    vi.spyOn(api, "activity").mockResolvedValue({ items: [], nextCursor: null });
+    await renderInApp(<ActivityTable orgId="org_1" canManage={false} />);
+    await screen.findByText("No activity yet");
+    expect(screen.queryByLabelText("Member")).toBeNull();
+    expect(usage.mock.calls.map((args) => args[1])).not.toContain("member");
+  });
+});

@@ -1,0 +1,75 @@
+import type { BillingSummary } from "@parley/shared";
+import { Wallet } from "lucide-react";
+import { Button } from "../../components/ui/button.tsx";
+import { Card } from "../../components/ui/card.tsx";
+import { formatMicros } from "../../lib/money.ts";
+
+/**
+ * The balance, large, as Stripe's and OpenRouter's balance cards show it: in cents, with every
+ * micro-dollar underneath when cents would hide some (a balance of $0.0042 reads as such), what
+ * running replies hold, and the one action that adds credits.
+ */
+export function BalanceHero({
+  summary,
+  canManage,
+  onTopUp,
+}: {
+  summary: BillingSummary;
+  canManage: boolean;
+  onTopUp: () => void;
+}) {
+  const available = summary.availableMicros;
+  const shown = formatMicros(available);
+  const exact = formatMicros(available, { precise: true });
+  const low = summary.lowBalanceMicros !== null && available < summary.lowBalanceMicros;
+  const empty = available <= 0;
+  return (
+    <Card aria-labelledby="balance-title" className="relative overflow-hidden">
+      <div className="grid gap-5 p-5 sm:p-6">
+        <div className="flex items-center gap-2 text-muted-foreground text-sm">
+          <Wallet aria-hidden="true" className="size-4" />
+          <h2 id="balance-title" className="font-medium">
+            Available balance
+          </h2>
+        </div>
+        <div className="grid gap-1">
+          <p
+            className="break-all font-semibold text-4xl tabular-nums tracking-tight sm:text-5xl"
+            data-testid="balance"
+          >
+            {shown}
+          </p>
+          {exact !== shown ? (
+            <p className="text-muted-foreground text-sm tabular-nums">Exactly {exact}</p>
+          ) : null}
+          {summary.heldMicros > 0 ? (
+            <p className="text-muted-foreground text-sm tabular-nums">
+              {formatMicros(summary.heldMicros, { precise: true })} held by replies still running
+              (settled when they finish)
+            </p>
+          ) : null}
+        </div>
+        {empty ? (
+          <p className="font-medium text-destructive text-sm">
+            Out of credits: the assistant stops until credits are added.
+          </p>
+        ) : low && summary.lowBalanceMicros !== null ? (
+          <p className="font-medium text-sm text-warning">
+            Below your low-balance alert of {formatMicros(summary.lowBalanceMicros)}.
+          </p>
+        ) : null}
+        <div className="flex flex-wrap items-center gap-3">
+          {canManage ? (
+            <Button variant="primary" size="lg" onClick={onTopUp}>
+              Top up
+            </Button>
+          ) : (
+            <p className="text-muted-foreground text-sm">
+              Owners and admins of this organization add credits.
+            </p>
+          )}
+        </div>
+      </div>
+    </Card>
+  );
+}

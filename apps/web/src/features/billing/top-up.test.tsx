@@ -1,0 +1,61 @@
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ApiError, api } from "../../lib/api.ts";
+import { renderInApp } from "../../test/render.tsx";
+import { TopUpForm, topUpAmount } from "./top-up.tsx";
+
+afterEach(() => {
+  cleanup();
+  vi.restoreAllMocks();
+});
+
+describe("TopUpForm", () => {
+  it("shows the $5 minimum before anything is sent, and refuses less without calling the API", async () => {
+    const checkout = vi.spyOn(api, "checkout");
+    await renderInApp(<TopUpForm orgId="org_1" redirect={vi.fn()} />);
+    const form = screen.getByRole("form", { name: "Top up credits" });
+    const amount = within(form).getByLabelText("Amount in US dollars");
+    expect(form.textContent).toMatch(/Minimum \$5\.00, maximum \$1,000\.00/);
+    fireEvent.change(amount, { target: { value: "4.99" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Top up" }));
+    expect((await within(form).findByRole("alert")).textContent).toBe(
+      "The minimum top-up is $5.00.",
+    );
+    expect(amount.getAttribute("aria-invalid")).toBe("true");
+    fireEvent.change(amount, { target: { value: "20.005" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Top up" }));
+    expect((await within(form).findByRole("alert")).textContent).toMatch(/whole cents/);
+    expect(checkout).not.toHaveBeenCalled();
+  });
+
+  it("sends a quick amount to Checkout and goes to Stripe's page", async () => {
+    const checkout = vi
+      .spyOn(api, "checkout")
+      .mockResolvedValue({ id: "cs_1", url: "https://checkout.stripe.test/cs_1" });
+    const redirect = vi.fn();
+    await renderInApp(<TopUpForm orgId="org_1" redirect={redirect} />);
+    fireEvent.click(screen.getByRole("button", { name: "$25" }));
+    expect(screen.getByRole("button", { name: "$25" }).getAttribute("aria-pressed")).toBe("true");
+    fireEvent.click(screen.getByRole("button", { name: "Top up" }));
+    await waitFor(() => expect(redirect).toHaveBeenCalledWith("https://checkout.stripe.test/cs_1"));
+    expect(checkout).toHaveBeenCalledWith("org_1", 25_000_000);
+  });
+
+  it("shows the worker's refusal when its bounds differ", async () => {
+    vi.spyOn(api, "checkout").mockRejectedValue(
+      new ApiError("invalid_request", "amountMicros: must be between 10000000 and 1000000000", 400),
+    );
+    await renderInApp(<TopUpForm orgId="org_1" redirect={vi.fn()} />);
+    fireEvent.click(screen.getByRole("button", { name: "Top up" }));
+    expect((await screen.findByRole("alert")).textContent).toMatch(/must be between/);
+  });
+});
+
+describe("topUpAmount", () => {
+  it("takes whole cents within the bounds", () => {
+    expect(topUpAmount("5")).toEqual({ ok: true, micros: 5_000_000 });
+    expect(topUpAmount("$1,000")).toEqual({ ok: true, micros: 1_000_000_000 });
+    expect(topUpAmount("1000.01")).toMatchObject({ ok: false, message: /most you can add/ });
+    expect(topUpAmount("")).toMatchObject({ ok: false, message: /Enter an amount/ });
+  });
+});
