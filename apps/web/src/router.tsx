@@ -70,8 +70,6 @@ const appLayout = createRoute({ getParentRoute: () => rootRoute, id: "app", comp
 const signIn = createRoute({
   getParentRoute: () => authLayout,
   path: "/signin",
-  validateSearch: (search: Record<string, unknown>): { notice?: "account-deleted" } =>
-    search.notice === "account-deleted" ? { notice: search.notice } : {},
   component: lazyRouteComponent(() => import("./pages/auth-page.tsx"), "SignInPage"),
 });
 const signUp = createRoute({
@@ -103,9 +101,9 @@ const session = createRoute({
 const billing = createRoute({
   getParentRoute: () => appLayout,
   path: "/billing",
-  // `?checkout=success|cancel` is where Stripe Checkout returns to.
-  validateSearch: (search: Record<string, unknown>): { checkout?: "success" | "cancel" } =>
-    search.checkout === "success" || search.checkout === "cancel"
+  // `?checkout=success|cancelled` is where Stripe Checkout returns to (routes/billing.ts).
+  validateSearch: (search: Record<string, unknown>): { checkout?: "success" | "cancelled" } =>
+    search.checkout === "success" || search.checkout === "cancelled"
       ? { checkout: search.checkout }
       : {},
   component: lazyRouteComponent(() => import("./pages/billing-page.tsx")),

@@ -131,6 +131,28 @@ describe("useParleyChat", () => {
     expect(sdk.chat.setMessages).toHaveBeenCalledExactlyOnceWith([user("u1"), assistant("a1")]);
   });
 
+  it("keeps a message sent while that reload was on its way (it would vanish with its reply)", async () => {
+    const { hook, loadMessages } = setup();
+    let answer: (messages: UIMessage[]) => void = () => undefined;
+    loadMessages.mockImplementationOnce(
+      () =>
+        new Promise<UIMessage[]>((resolve) => {
+          answer = resolve;
+        }),
+    );
+    act(() => {
+      sdk.connection.dispatchEvent(
+        new MessageEvent("message", {
+          data: JSON.stringify({ type: "cf_agent_stream_resume_none" }),
+        }),
+      );
+    });
+    act(() => hook.result.current.send("typed right away"));
+    await act(async () => answer([user("u1"), assistant("a1")]));
+    expect(sdk.chat.sendMessage).toHaveBeenCalledExactlyOnceWith({ text: "typed right away" });
+    expect(sdk.chat.setMessages).not.toHaveBeenCalled();
+  });
+
   it("remembers a stop pressed before the reply existed, for the reply that follows", () => {
     sdk.chat.status = "submitted";
     const { hook } = setup();

@@ -112,15 +112,25 @@ export function useParleyChat({
   const stopPendingAfter = useRef<string | null>(null);
 
   const { setMessages } = chat;
+  /**
+   * Counts sends and regenerates: a transcript reloaded after `resume_none` replaces the client's
+   * messages only if nothing was sent meanwhile (a message typed right after the socket opened
+   * would otherwise vanish, and its reply stream with it).
+   */
+  const sends = useRef(0);
+  const busyRef = useRef(false);
   useEffect(() => {
     const onMessage = (event: MessageEvent) => {
       const error = readParleyError(event.data);
       if (error) setRefusal(error);
       // After a reconnect the server says whether a reply is still streaming. If it finished while
       // the socket was down, its chunks are gone: reload the transcript so the reply shows whole.
-      if (isStreamResumeNone(event.data)) {
+      if (isStreamResumeNone(event.data) && !busyRef.current) {
+        const before = sends.current;
         void getInitialMessages().then(
-          (messages) => setMessages(messages),
+          (messages) => {
+            if (sends.current === before && !busyRef.current) setMessages(messages);
+          },
           () => undefined,
         );
       }
@@ -156,6 +166,7 @@ export function useParleyChat({
     chat.status === "streaming" ||
     chat.isStreaming ||
     chat.isRecovering;
+  busyRef.current = busy;
 
   const send = useCallback(
     (text: string) => {
@@ -163,6 +174,8 @@ export function useParleyChat({
       if (trimmed === "" || busy || lost) return;
       stopPendingAfter.current = null;
       setRefusal(null);
+      sends.current += 1;
+      busyRef.current = true;
       void chat.sendMessage({ text: trimmed });
     },
     [busy, lost, chat.sendMessage],
@@ -189,6 +202,8 @@ export function useParleyChat({
     }
     stopPendingAfter.current = null;
     setRefusal(null);
+    sends.current += 1;
+    busyRef.current = true;
     void chat.regenerate();
   }, [busy, lost, messages, chat.regenerate]);
 

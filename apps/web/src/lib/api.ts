@@ -1,7 +1,6 @@
 import type {
   ActivityPage,
   AuthResult,
-  BillingAlert as SharedBillingAlert,
   BillingSettingsPatch,
   BillingSummary,
   ErasureRequestInput,
@@ -16,6 +15,7 @@ import type {
   Project,
   Role,
   Session,
+  BillingAlert as SharedBillingAlert,
   Signup,
   UsageGroupBy,
   UsageReport,

@@ -6,6 +6,7 @@ import { Card, CardBody, CardHeader } from "../components/ui/card.tsx";
 import { useConfirm } from "../components/ui/confirm.tsx";
 import { ErrorNote } from "../components/ui/states.tsx";
 import { api } from "../lib/api.ts";
+import { clearFlash, setFlash } from "../lib/flash.ts";
 import { useSession } from "../lib/session.tsx";
 import { type ThemeChoice, useTheme } from "../lib/theme.ts";
 
@@ -96,10 +97,14 @@ function DeleteAccount({ email }: { email: string }) {
     if (!ok) return;
     setBusy(true);
     setError(null);
+    // Set before the call: deleting signs out at once, and the shell's own redirect to sign-in
+    // may run before this page's navigation does.
+    setFlash("account-deleted");
     try {
       await api.deleteAccount();
-      await navigate({ to: "/signin", search: { notice: "account-deleted" }, replace: true });
+      await navigate({ to: "/signin", replace: true });
     } catch (caught) {
+      clearFlash();
       setError(caught);
       setBusy(false);
     }

@@ -1,17 +1,19 @@
-import { Link, useNavigate, useSearch } from "@tanstack/react-router";
-import { type FormEvent, useState } from "react";
+import { Link, useNavigate } from "@tanstack/react-router";
+import { type FormEvent, useEffect, useState } from "react";
 import { useDocumentTitle } from "../components/page.tsx";
 import { Button } from "../components/ui/button.tsx";
 import { Field, Input } from "../components/ui/input.tsx";
 import { ErrorNote, Notice } from "../components/ui/states.tsx";
 import { api } from "../lib/api.ts";
+import { clearFlash, peekFlash } from "../lib/flash.ts";
 import { useSession } from "../lib/session.tsx";
 
 /** Sign in and sign up share one form; sign-up adds a name and an optional organization name. */
 function AuthForm({ mode }: { mode: "signin" | "signup" }) {
   const { reload } = useSession();
   const navigate = useNavigate();
-  const search = useSearch({ strict: false }) as { notice?: string };
+  const [flash] = useState(peekFlash);
+  useEffect(clearFlash, []);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const signup = mode === "signup";
@@ -56,7 +58,7 @@ function AuthForm({ mode }: { mode: "signin" | "signup" }) {
             : "Welcome back."}
         </p>
       </div>
-      {search.notice === "account-deleted" && !signup ? (
+      {flash === "account-deleted" && !signup ? (
         <Notice tone="success">
           Your account is being erased. You have been signed out everywhere.
         </Notice>

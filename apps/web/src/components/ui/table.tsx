@@ -1,10 +1,17 @@
 import type { ComponentProps } from "react";
 import { cn } from "../../lib/cn.ts";
 
-/** A table that scrolls sideways inside its own box, never the page. */
+/**
+ * A table that scrolls sideways inside its own box, never the page. The box takes focus, so a
+ * keyboard can scroll it too (a scrollable region must be reachable: WCAG 2.1.1).
+ */
 export function Table({ className, ...props }: ComponentProps<"table">) {
   return (
-    <div className="relative w-full overflow-x-auto">
+    <div
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be keyboard-reachable.
+      tabIndex={0}
+      className="relative w-full overflow-x-auto rounded-md focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+    >
       <table
         className={cn("w-full caption-bottom border-collapse text-sm", className)}
         {...props}

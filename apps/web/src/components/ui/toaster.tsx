@@ -14,7 +14,7 @@ export function Toaster() {
   if (!ready) return null;
   return (
     <Suspense fallback={null}>
-      <SonnerToaster position="bottom-right" theme={theme} closeButton richColors />
+      <SonnerToaster position="bottom-right" theme={theme} closeButton />
     </Suspense>
   );
 }

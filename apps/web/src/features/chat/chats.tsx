@@ -1,11 +1,11 @@
 import { ChatView, type ChatViewProps, previewStatus, useParleyChat } from "@parley/chat-ui";
-import { Link } from "@tanstack/react-router";
 import type { UIMessage } from "ai";
 import { type ReactNode, Suspense, useCallback, useEffect, useRef } from "react";
 import { ErrorBoundary } from "../../components/error-boundary.tsx";
 import { Loading } from "../../components/ui/states.tsx";
 import { api } from "../../lib/api.ts";
 import { canManage, useSession } from "../../lib/session.tsx";
+import { StopAction } from "../billing/stop-action.tsx";
 
 type Agent = "onboarding-agent" | "assistant-agent";
 
@@ -51,31 +51,6 @@ export function AgentChatPane(props: ConnectedProps) {
   );
 }
 
-/**
- * What to do when billing stopped a reply: credits run out are topped up; a spend limit is raised
- * by an owner or admin (a top-up does not lift a limit), so a member is told whom to ask.
- */
-export function StopAction({ code }: { code: string }) {
-  const { org } = useSession();
-  if (code === "insufficient_credits") {
-    return (
-      <Link to="/billing" className="prose-link font-medium">
-        Top up credits
-      </Link>
-    );
-  }
-  if (code === "spend_limit") {
-    return canManage(org) ? (
-      <Link to="/billing" className="prose-link font-medium">
-        Raise the limit in billing
-      </Link>
-    ) : (
-      <span>Ask an owner or admin of your organization to raise it.</span>
-    );
-  }
-  return null;
-}
-
 /** An assistant session's chat: paid replies with their cost, Regenerate, the stop actions. */
 export function AssistantChat({
   sessionId,
@@ -86,6 +61,7 @@ export function AssistantChat({
   onTurnEnd?: () => void;
   label?: string;
 }) {
+  const { org } = useSession();
   return (
     <AgentChatPane
       agent="assistant-agent"
@@ -94,7 +70,7 @@ export function AssistantChat({
       regenerate
       autoFocus
       {...(onTurnEnd ? { onTurnEnd } : {})}
-      renderStopAction={(code) => <StopAction code={code} />}
+      renderStopAction={(code) => <StopAction code={code} canManage={canManage(org)} />}
       emptyState={
         <div className="grid justify-items-center gap-2 py-16 text-center">
           <p className="font-medium text-lg">How can I help?</p>

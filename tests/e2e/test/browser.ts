@@ -1,0 +1,100 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { CHROMIUM } from "./global-setup.ts";
+
+/** Debian's chromium, headless, with the background services that would make a run vary off. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    // Each launch gets a fresh, temporary user-data dir from Playwright, removed on close.
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+}
+
+export const VIEWPORTS = {
+  desktop: { width: 1366, height: 900 },
+  phone: { width: 390, height: 844 },
+} as const;
+
+export type Scheme = "light" | "dark";
+
+/**
+ * A browser context at a viewport and color scheme, its theme choice set to that scheme (as the
+ * person would in the account menu), collecting what the page logs as errors.
+ */
+export async function openContext(
+  browser: Browser,
+  viewport: { width: number; height: number },
+  scheme: Scheme,
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({
+    viewport,
+    colorScheme: scheme,
+    ...(viewport.width < 500 ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
+  });
+  context.setDefaultTimeout(30_000);
+  await context.addInitScript((choice) => {
+    localStorage.setItem("parley.theme", choice);
+  }, scheme);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(`${page.url()}: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => errors.push(`${page.url()}: ${String(error)}`));
+  return { context, page, errors };
+}
+
+const axeSource = readFileSync(
+  createRequire(import.meta.url).resolve("axe-core/axe.min.js"),
+  "utf8",
+);
+
+/** axe-core's serious and critical violations on the page as it is now, one line each. */
+export async function axeProblems(page: Page, label: string): Promise<string[]> {
+  // Evaluated through the debugger, not as a <script>: the app's CSP allows no inline script.
+  await page.evaluate(axeSource);
+  const violations = (await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } }).axe;
+    return (await axe.run()).violations;
+  })) as { id: string; impact: string | null; nodes: { target: string[] }[] }[];
+  return violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map(
+      (v) =>
+        `${label}: ${v.id} (${v.impact}) at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`,
+    );
+}
+
+/** How far the page scrolls sideways (0 when nothing is wider than the viewport). */
+export const sidewaysOverflow = (page: Page): Promise<number> =>
+  page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+
+/** A unique address whose local part differs (the sign-up grant ignores `+tags`). */
+export const freshEmail = (who: string): string =>
+  `${who}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}@example.com`;
+
+/** Signs up through the page and waits for the projects screen. */
+export async function signUp(
+  page: Page,
+  base: string,
+  { name, email, org }: { name: string; email: string; org?: string },
+): Promise<void> {
+  await page.goto(`${base}/signup`);
+  await page.getByLabel("Name", { exact: true }).fill(name);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill("correct horse battery");
+  if (org) await page.getByLabel("Organization name (optional)").fill(org);
+  await page.getByRole("button", { name: "Sign up" }).click();
+  await page.waitForURL((url) => url.pathname === "/projects");
+}

@@ -1,0 +1,297 @@
+import type { Browser, Locator, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
+import { freshEmail, launchChromium, openContext, signUp, VIEWPORTS } from "./browser.ts";
+
+/**
+ * What a new user hit in the web app before issue 13, one case each, in Chromium against the
+ * platform started as `pnpm dev` starts it: the chat (scrolling, spend, markdown, reasoning,
+ * stopped and failed replies, the thinking indicator, titles), the shell at 390 and 1366 px,
+ * titles and focus, the signed-out console, the favicon, the account deletion notice.
+ */
+let stack: DevStack | undefined;
+let browser: Browser | undefined;
+let base = "";
+let page: Page;
+let errors: string[] = [];
+let closeContext: () => Promise<void> = async () => undefined;
+const owner = {
+  name: "Katherine Johnson",
+  email: freshEmail("katherine"),
+  org: "Trajectory Analysis and Orbital Mechanics Incorporated",
+};
+let projectId = "";
+let sessionId = "";
+
+const chat = (): Locator => page.getByRole("region", { name: "Assistant chat" });
+const composer = (): Locator => page.getByRole("textbox", { name: "Message" });
+const replies = (): Locator =>
+  chat()
+    .getByRole("listitem")
+    .filter({ has: page.getByText("Assistant said:") });
+
+async function send(text: string): Promise<void> {
+  await composer().fill(text);
+  await composer().press("Enter");
+  await page.getByRole("button", { name: "Send" }).waitFor();
+}
+
+/** Whether the element is inside the viewport (what a person sees without scrolling). */
+const inView = (locator: Locator): Promise<boolean> =>
+  locator.evaluate((element) => {
+    const box = element.getBoundingClientRect();
+    return box.bottom > 0 && box.top < window.innerHeight && box.height > 0;
+  });
+
+beforeAll(async () => {
+  const starting = startDevStack({ timeoutMs: 150_000 });
+  browser = await launchChromium();
+  stack = await starting;
+  base = stack.base;
+  const opened = await openContext(browser, VIEWPORTS.desktop, "light");
+  page = opened.page;
+  errors = opened.errors;
+  closeContext = () => opened.context.close();
+  await signUp(page, base, owner);
+  const form = page.getByRole("form", { name: "New project" });
+  await form.getByLabel("Name").fill("Orbits");
+  await form.getByRole("button", { name: "Create project" }).click();
+  await page.waitForURL(/\/projects\/[^/]+$/);
+  projectId = new URL(page.url()).pathname.split("/")[2] ?? "";
+}, 240_000);
+
+afterEach(async (context) => {
+  if (context.task.result?.state === "fail") console.log(stack?.log().slice(-2000));
+});
+
+afterAll(async () => {
+  await closeContext().catch(() => undefined);
+  await browser?.close().catch(() => undefined);
+  await stack?.stop();
+});
+
+describe("the chat", () => {
+  it("starts from one 'New chat', and the session's title shows after the first turn without a reload", async () => {
+    // The project page has one way in; the old three buttons are gone.
+    await expect.poll(() => page.getByRole("button", { name: "New chat" }).count()).toBe(1);
+    for (const old of ["New session", "Start an assistant session", "Ask the assistant here"]) {
+      expect(await page.getByRole("button", { name: old }).count()).toBe(0);
+    }
+    await page.getByRole("button", { name: "New chat" }).click();
+    await page.waitForURL(/\/sessions\/[^/]+$/);
+    sessionId = new URL(page.url()).pathname.split("/")[2] ?? "";
+    await page.getByRole("heading", { level: 1, name: "Untitled session" }).waitFor();
+    await send("Plan the transfer orbit to the Moon");
+    await page
+      .getByRole("heading", { level: 1, name: "Plan the transfer orbit to the Moon" })
+      .waitFor();
+    await expect.poll(() => page.title()).toBe("Plan the transfer orbit to the Moon · Parley");
+  });
+
+  it("shows the session's real spend, not $0.00", async () => {
+    const spend = page.getByText(/^Spent so far/).locator("..");
+    await expect.poll(async () => (await spend.textContent()) ?? "").toMatch(/\$0\.0*[1-9]/);
+  });
+
+  it("renders a reply's markdown as elements, with a copy button on its code", async () => {
+    await send("Lay it out [[markdown]]");
+    const reply = replies().last();
+    await reply.getByRole("heading", { level: 2 }).waitFor();
+    expect(await reply.getByRole("table").count()).toBe(1);
+    expect(await reply.getByRole("listitem").count()).toBeGreaterThan(0);
+    expect(await reply.locator("pre code, code").count()).toBeGreaterThan(0);
+    expect(await reply.getByRole("button", { name: /copy code/i }).count()).toBeGreaterThan(0);
+    expect(await reply.textContent()).not.toContain("**");
+    expect(await reply.textContent()).not.toContain("```");
+  });
+
+  it("keeps reasoning apart from the answer, collapsed once the answer is there", async () => {
+    await send("Think first [[reasoning]]");
+    const toggle = replies().last().getByRole("button", { name: "Reasoning" });
+    await toggle.waitFor();
+    expect(await toggle.getAttribute("aria-expanded")).toBe("false");
+    await toggle.click();
+    expect(await toggle.getAttribute("aria-expanded")).toBe("true");
+  });
+
+  it("shows 'Thinking…' between Send and the first token", async () => {
+    await composer().fill("Take your time [[latency:1500]]");
+    await composer().press("Enter");
+    await chat().getByRole("status").filter({ hasText: "Thinking…" }).waitFor();
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    expect(await chat().getByText("Thinking…").count()).toBe(0);
+  });
+
+  it("marks a stopped reply 'Stopped' with what it cost", async () => {
+    await composer().fill("Write it out slowly [[tps:4]] [[tokens:200]]");
+    await composer().press("Enter");
+    await replies()
+      .last()
+      .getByText(/Dev model reply to/)
+      .waitFor();
+    await composer().press("Escape");
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    const reply = replies().last();
+    await reply.getByText("Stopped").waitFor();
+    await expect.poll(async () => (await reply.textContent()) ?? "").toMatch(/Cost \$\d/);
+  });
+
+  it("marks a failed reply 'Failed' inside its own bubble", async () => {
+    await send("Break halfway [[error-after:3]]");
+    const reply = replies().last();
+    await reply.getByText("Failed").waitFor();
+    expect(await reply.getByRole("alert").count()).toBe(1);
+  });
+
+  it("opens a long session at its newest message, follows it, and offers 'Jump to newest' when scrolled up", async () => {
+    for (let turn = 1; turn <= 4; turn++) await send(`Another question, number ${turn}`);
+    await page.reload();
+    const newest = replies().last();
+    await newest.getByText(devReplyStart("Another question, number 4")).waitFor();
+    await expect.poll(() => inView(newest)).toBe(true);
+    // The page itself never grows with the transcript: only the chat scrolls.
+    const page_ = await page.evaluate(() => ({
+      scroll: document.documentElement.scrollHeight,
+      height: window.innerHeight,
+    }));
+    expect(page_.scroll).toBeLessThanOrEqual(page_.height + 1);
+    await chat()
+      .getByRole("list")
+      .first()
+      .evaluate((list) => {
+        let scroller: HTMLElement | null = list.parentElement;
+        while (scroller && scroller.scrollHeight <= scroller.clientHeight) {
+          scroller = scroller.parentElement;
+        }
+        scroller?.scrollTo({ top: 0 });
+      });
+    const jump = page.getByRole("button", { name: "Jump to newest" });
+    await jump.waitFor();
+    await jump.click();
+    await expect.poll(() => inView(newest)).toBe(true);
+    await expect.poll(() => jump.count()).toBe(0);
+    // A new message is followed to the bottom as it streams.
+    await send("And one more");
+    await expect.poll(() => inView(replies().last())).toBe(true);
+  });
+
+  it("renames and deletes a chat from the sidebar, the delete behind a confirmation", async () => {
+    const sidebar = page.getByRole("complementary", { name: "Chats of this project" });
+    await sidebar
+      .getByRole("button", { name: /^Rename / })
+      .first()
+      .click();
+    const input = sidebar.getByRole("textbox", { name: /^Rename / });
+    await input.fill("Lunar transfer");
+    await input.press("Enter");
+    await page.getByRole("heading", { level: 1, name: "Lunar transfer" }).waitFor();
+    await sidebar.getByRole("button", { name: "Delete Lunar transfer" }).click();
+    const dialog = page.getByRole("alertdialog");
+    await dialog.getByText(/cannot be undone/).waitFor();
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    expect(new URL(page.url()).pathname).toBe(`/sessions/${sessionId}`);
+    await sidebar.getByRole("button", { name: "Delete Lunar transfer" }).click();
+    await page.getByRole("alertdialog").getByRole("button", { name: "Delete chat" }).click();
+    await page.waitForURL((url) => url.pathname === `/projects/${projectId}`);
+  });
+});
+
+/** The first words of the dev model's reply to `text` (it echoes the prompt). */
+const devReplyStart = (text: string) => `Dev model reply to: ${text}`;
+
+describe("navigation and the shell", () => {
+  it("titles each screen, marks the current page and moves focus to its heading", async () => {
+    const nav = page.getByRole("navigation", { name: "Main" });
+    await nav.getByRole("link", { name: "Billing" }).click();
+    await page.waitForURL((url) => url.pathname === "/billing");
+    const heading = page.getByRole("heading", { level: 1 });
+    await heading.waitFor();
+    await expect.poll(() => page.title()).toMatch(/^Billing · Parley$/);
+    expect(await nav.getByRole("link", { name: "Billing" }).getAttribute("aria-current")).toBe(
+      "page",
+    );
+    expect(await nav.getByRole("link", { name: "Projects" }).getAttribute("aria-current")).toBe(
+      null,
+    );
+    await expect.poll(() => page.evaluate(() => document.activeElement?.tagName ?? "")).toBe("H1");
+  });
+
+  it("keeps the top bar on one 56 px line at 1366 px with a long org name", async () => {
+    const bar = page.getByRole("banner");
+    expect((await bar.boundingBox())?.height).toBe(56);
+  });
+
+  it("fits a phone: a 56 px bar with a menu, nothing sideways, a composer of three lines", async () => {
+    if (!browser) throw new Error("no browser");
+    const phone = await openContext(browser, VIEWPORTS.phone, "dark");
+    const p = phone.page;
+    await p.goto(`${base}/signin`);
+    await p.getByLabel("Email").fill(owner.email);
+    await p.getByLabel("Password").fill("correct horse battery");
+    await p.getByRole("button", { name: "Sign in" }).click();
+    await p.waitForURL((url) => url.pathname === "/projects");
+    expect((await p.getByRole("banner").boundingBox())?.height).toBe(56);
+    // Navigation sits behind the menu button.
+    expect(await p.getByRole("navigation", { name: "Main" }).isVisible()).toBe(false);
+    await p.getByRole("button", { name: "Open menu" }).click();
+    await p.getByRole("dialog").getByRole("link", { name: "Members" }).click();
+    await p.waitForURL((url) => url.pathname === "/members");
+    await p.getByRole("heading", { level: 1 }).waitFor();
+    expect(await p.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBe(0);
+    await p.goto(`${base}/projects/${projectId}`);
+    await p.getByRole("button", { name: "New chat" }).click();
+    await p.waitForURL(/\/sessions\//);
+    await p.getByRole("textbox", { name: "Message" }).waitFor();
+    const box = await p.getByRole("textbox", { name: "Message" }).boundingBox();
+    expect(box?.height ?? 0).toBeGreaterThanOrEqual(60);
+    expect(await p.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBe(0);
+    expect(phone.errors).toEqual([]);
+    await phone.context.close();
+  });
+
+  it("serves a real favicon", async () => {
+    const icon = await page.request.get(`${base}/favicon.ico`);
+    expect(icon.status()).toBe(200);
+    expect(icon.headers()["content-type"]).toMatch(/^image\//);
+  });
+
+  it("logs nothing in the console for a signed-out visit, and makes no refresh that must fail", async () => {
+    if (!browser) throw new Error("no browser");
+    const visitor = await openContext(browser, VIEWPORTS.desktop, "light");
+    const refreshes: string[] = [];
+    visitor.page.on("request", (request) => {
+      if (request.url().includes("/api/auth/refresh")) refreshes.push(request.url());
+    });
+    await visitor.page.goto(`${base}/`);
+    await visitor.page.waitForURL((url) => url.pathname === "/signin");
+    await visitor.page.getByRole("heading", { level: 1, name: "Sign in to Parley" }).waitFor();
+    await visitor.page.waitForLoadState("networkidle");
+    expect(visitor.errors).toEqual([]);
+    expect(refreshes).toEqual([]);
+    expect(await visitor.page.title()).toBe("Sign in · Parley");
+    await visitor.context.close();
+  });
+
+  it("says the account is being erased after deleting it, on the sign-in page", async () => {
+    if (!browser) throw new Error("no browser");
+    const leaver = await openContext(browser, VIEWPORTS.desktop, "light");
+    const email = freshEmail("leaver");
+    await signUp(leaver.page, base, { name: "Lee Ver", email });
+    await leaver.page.getByRole("button", { name: "Account menu" }).click();
+    await leaver.page.getByRole("menuitem", { name: "Account" }).click();
+    await leaver.page.getByRole("button", { name: "Delete my account" }).click();
+    const dialog = leaver.page.getByRole("alertdialog");
+    const confirm = dialog.getByRole("button", { name: "Delete my account permanently" });
+    expect(await confirm.isDisabled()).toBe(true);
+    await dialog.getByRole("textbox").fill(email);
+    await confirm.click();
+    await leaver.page.waitForURL((url) => url.pathname === "/signin");
+    await leaver.page.getByText(/Your account is being erased/).waitFor();
+    expect(leaver.errors).toEqual([]);
+    await leaver.context.close();
+  });
+
+  it("logged nothing as an error in the owner's whole visit", () => {
+    expect(errors).toEqual([]);
+  });
+});

@@ -1,0 +1,140 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
+import {
+  axeProblems,
+  freshEmail,
+  launchChromium,
+  openContext,
+  type Scheme,
+  sidewaysOverflow,
+  signUp,
+  VIEWPORTS,
+} from "./browser.ts";
+
+/**
+ * Every screen of the web app at 1366x900 and 390x844, in light and dark: nothing scrolls the page
+ * sideways, nothing is logged as an error, axe finds no serious or critical violation, and each
+ * screen has its own title. One owner's data (a project, a preview exchange, a session with a
+ * markdown reply and enough messages to scroll) is made once, through the page, and every
+ * combination signs in to see it. A few combinations are kept as screenshots for the README.
+ */
+const screenshots = path.resolve(import.meta.dirname, "../screenshots");
+
+let stack: DevStack | undefined;
+let browser: Browser | undefined;
+let base = "";
+const owner = { name: "Grace Hopper", email: freshEmail("grace"), org: "Compilers Unlimited" };
+let projectId = "";
+let sessionId = "";
+
+/** The screens, each with the path to open and the heading that says it is there. */
+const screens = (): { name: string; path: string; heading: RegExp; signedIn: boolean }[] => [
+  { name: "sign-in", path: "/signin", heading: /^Sign in to Parley$/, signedIn: false },
+  { name: "sign-up", path: "/signup", heading: /^Create your account$/, signedIn: false },
+  { name: "projects", path: "/projects", heading: /^Projects in /, signedIn: true },
+  { name: "project", path: `/projects/${projectId}`, heading: /^Launch plan$/, signedIn: true },
+  { name: "session", path: `/sessions/${sessionId}`, heading: /./, signedIn: true },
+  { name: "billing", path: "/billing", heading: /^Billing/, signedIn: true },
+  { name: "members", path: "/members", heading: /^Members/, signedIn: true },
+  { name: "admin", path: "/admin", heading: /^Admin|^Erasure/, signedIn: true },
+  { name: "account", path: "/account", heading: /^Account$/, signedIn: true },
+  { name: "new-org", path: "/orgs/new", heading: /^New organization$/, signedIn: true },
+];
+
+/** Kept for the README: the chat and billing on a phone in dark, the project on a desktop. */
+const KEEP = new Set(["session-phone-dark", "billing-desktop-dark", "project-desktop-light"]);
+
+async function signIn(page: Page): Promise<void> {
+  await page.goto(`${base}/signin`);
+  await page.getByLabel("Email").fill(owner.email);
+  await page.getByLabel("Password").fill("correct horse battery");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname === "/projects");
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  const box = page.getByRole("textbox", { name: "Message" });
+  await box.fill(text);
+  await box.press("Enter");
+  // The turn is over when Send is back (Stop shows while a reply streams).
+  await page.getByRole("button", { name: "Send" }).waitFor();
+}
+
+beforeAll(async () => {
+  await mkdir(screenshots, { recursive: true });
+  const starting = startDevStack({ timeoutMs: 150_000 });
+  browser = await launchChromium();
+  stack = await starting;
+  base = stack.base;
+
+  const { context, page } = await openContext(browser, VIEWPORTS.desktop, "light");
+  await signUp(page, base, owner);
+  const form = page.getByRole("form", { name: "New project" });
+  await form.getByLabel("Name").fill("Launch plan");
+  await form.getByRole("button", { name: "Create project" }).click();
+  await page.waitForURL(/\/projects\/[^/]+$/);
+  projectId = new URL(page.url()).pathname.split("/")[2] ?? "";
+  const preview = page.getByRole("region", { name: "Onboarding preview chat" });
+  await preview.getByRole("textbox", { name: "Message" }).fill("What does a launch need?");
+  await preview.getByRole("textbox", { name: "Message" }).press("Enter");
+  await preview.getByText(/free turns? left/).waitFor();
+  await page.getByRole("button", { name: "New chat" }).first().click();
+  await page.waitForURL(/\/sessions\/[^/]+$/);
+  sessionId = new URL(page.url()).pathname.split("/")[2] ?? "";
+  await send(page, "Show me the plan as a table [[markdown]]");
+  for (let turn = 1; turn <= 5; turn++) await send(page, `Follow-up question ${turn}`);
+  await send(page, "Think it over first [[reasoning]]");
+  await context.close();
+}, 300_000);
+
+afterEach((context) => {
+  if (context.task.result?.state === "fail") console.log(stack?.log().slice(-3000));
+});
+
+afterAll(async () => {
+  await browser?.close().catch(() => undefined);
+  await stack?.stop();
+});
+
+describe("every screen, at both sizes, light and dark", () => {
+  for (const [size, viewport] of Object.entries(VIEWPORTS)) {
+    for (const scheme of ["light", "dark"] as Scheme[]) {
+      it(`${size} ${scheme}: no sideways scroll, no console error, no serious axe violation`, async () => {
+        if (!browser) throw new Error("no browser");
+        const { context, page, errors } = await openContext(browser, viewport, scheme);
+        const problems: string[] = [];
+        const titles = new Set<string>();
+        let signedIn = false;
+        for (const screen of screens()) {
+          if (screen.signedIn && !signedIn) {
+            await signIn(page);
+            signedIn = true;
+          }
+          await page.goto(`${base}${screen.path}`);
+          await page.getByRole("heading", { level: 1, name: screen.heading }).first().waitFor();
+          await page.waitForLoadState("networkidle").catch(() => undefined);
+          expect(
+            await page.evaluate(() => document.documentElement.classList.contains("dark")),
+          ).toBe(scheme === "dark");
+          const overflow = await sidewaysOverflow(page);
+          if (overflow > 0) problems.push(`${screen.name}: scrolls ${overflow}px sideways`);
+          problems.push(...(await axeProblems(page, screen.name)));
+          titles.add(await page.title());
+          const shot = `${screen.name}-${size}-${scheme}`;
+          if (KEEP.has(shot)) {
+            await page.screenshot({ path: path.join(screenshots, `screen-${shot}.png`) });
+          }
+        }
+        await context.close();
+        expect(problems).toEqual([]);
+        expect(errors).toEqual([]);
+        // Each screen says where the person is (the session's title names the chat).
+        expect(titles.size).toBe(screens().length);
+        for (const title of titles) expect(title).toMatch(/ · Parley$/);
+      });
+    }
+  }
+});
