@@ -158,9 +158,12 @@ export function createAppRouter(queryClient: QueryClient) {
   });
   // Every navigation re-reads who the person is, so a role changed by an admin elsewhere (or a
   // removal) shows on the next screen, not after a reload; focus then moves to the new heading.
+  // (Marked before the new screen mounts, so its heading takes focus from the link clicked.)
+  router.subscribe("onBeforeNavigate", ({ fromLocation, toLocation }) => {
+    if (fromLocation && fromLocation.pathname !== toLocation.pathname) markNavigated();
+  });
   router.subscribe("onResolved", ({ fromLocation, toLocation }) => {
     if (!fromLocation || fromLocation.pathname === toLocation.pathname) return;
-    markNavigated();
     void queryClient.invalidateQueries({ queryKey: keys.me });
   });
   return router;

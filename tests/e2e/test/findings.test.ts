@@ -291,6 +291,67 @@ describe("navigation and the shell", () => {
     await leaver.context.close();
   });
 
+  it("gives a demoted admin the member's view at the next navigation, without a 403 or a reload", async () => {
+    if (!browser) throw new Error("no browser");
+    const bob = await openContext(browser, VIEWPORTS.desktop, "light");
+    const bobEmail = freshEmail("bob");
+    await signUp(bob.page, base, { name: "Bob Bobson", email: bobEmail });
+
+    // The owner adds Bob as an admin.
+    await page.goto(`${base}/members`);
+    const add = page.getByRole("form", { name: "Add a member" });
+    await add.getByLabel("Email").fill(bobEmail);
+    await add.getByLabel("Role").selectOption("admin");
+    await add.getByRole("button", { name: "Add member" }).click();
+    await page.getByRole("combobox", { name: "Role of Bob Bobson" }).waitFor();
+
+    // Bob switches to the owner's org and sees the admin screens.
+    await bob.page.reload();
+    await bob.page.getByRole("button", { name: /^Organization: / }).click();
+    await bob.page.getByRole("menuitem", { name: /Trajectory Analysis/ }).click();
+    const bobNav = bob.page.getByRole("navigation", { name: "Main" });
+    await bobNav.getByRole("link", { name: "Admin" }).waitFor();
+
+    // Demoted while he is on a page: his next navigation shows the member's view.
+    await page.getByRole("combobox", { name: "Role of Bob Bobson" }).selectOption("member");
+    await expect
+      .poll(() => page.getByRole("combobox", { name: "Role of Bob Bobson" }).inputValue())
+      .toBe("member");
+    await bobNav.getByRole("link", { name: "Billing" }).click();
+    await bob.page.waitForURL((url) => url.pathname === "/billing");
+    await expect.poll(() => bobNav.getByRole("link", { name: "Admin" }).count()).toBe(0);
+    await bob.page.goto(`${base}/admin`);
+    await bob.page.getByText("Only owners and admins can file erasure requests").waitFor();
+    expect(await bob.page.getByRole("form", { name: "File an erasure request" }).count()).toBe(0);
+    // A member sees the people, not the controls they cannot use.
+    await bob.page.goto(`${base}/members`);
+    await bob.page.getByRole("heading", { level: 1, name: /^Members/ }).waitFor();
+    expect(await bob.page.getByRole("form", { name: "Add a member" }).count()).toBe(0);
+    expect(await bob.page.getByRole("button", { name: /^Remove / }).count()).toBe(0);
+    // Leaving asks first.
+    await bob.page.getByRole("button", { name: "Leave" }).click();
+    await bob.page.getByRole("alertdialog").getByRole("button", { name: "Cancel" }).click();
+    // The demotion bumped his token version: the next call with the old access token is refused
+    // (401, which Chromium logs as a failed load) and the client refreshes once. Nothing else.
+    expect(bob.errors.filter((line) => !/status of 401/.test(line))).toEqual([]);
+
+    // Removing him asks first too, naming him; Cancel keeps him.
+    await page.getByRole("button", { name: "Remove Bob Bobson" }).click();
+    const dialog = page.getByRole("alertdialog");
+    await dialog
+      .getByText(/Remove Bob Bobson from/)
+      .first()
+      .waitFor();
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    expect(await page.getByRole("button", { name: "Remove Bob Bobson" }).count()).toBe(1);
+    await page.getByRole("button", { name: "Remove Bob Bobson" }).click();
+    await page.getByRole("alertdialog").getByRole("button", { name: "Remove member" }).click();
+    await expect
+      .poll(() => page.getByRole("button", { name: "Remove Bob Bobson" }).count())
+      .toBe(0);
+    await bob.context.close();
+  });
+
   it("logged nothing as an error in the owner's whole visit", () => {
     expect(errors).toEqual([]);
   });
