@@ -196,7 +196,7 @@ export interface BillingAlert {
   memberId: string | null;
   /** Readable: `December 2026`, `2026-12-01 (UTC)`, or null for a low-balance alert. */
   period: string | null;
-  /** The internal period key (`2026-12`, `2026-12-01`, `entry-<seq>`), as `period` was until 2026-12-03. */
+  /** The internal period key (`2026-12`, `2026-12-01`, `entry-<seq>`), as `period` was until 2026-12-01. */
   periodKey: string;
   thresholdPct: number | null;
   limitMicros: number;

@@ -29,7 +29,7 @@ export type BillingSettings = Pick<
 
 /**
  * A threshold alert that fired, with its webhook delivery (`GET .../billing/alerts`). `message`
- * and the readable `period` came on 2026-12-03: optional here so an older worker still reads.
+ * and the readable `period` came on 2026-12-01: optional here so an older worker still reads.
  */
 export type BillingAlert = Omit<SharedBillingAlert, "message" | "periodKey"> & {
   message?: string;

@@ -48,7 +48,7 @@ export interface AssistantMetadata {
   /**
    * How the reply ended: `completed` (the stream ran to its end, a refusal notice included),
    * `stopped` (the member stopped it, or their access ended) or `failed` (the model errored or
-   * stalled). Absent only on replies stored before 2026-12-03.
+   * stalled). Absent only on replies stored before 2026-12-01.
    */
   finish?: ReplyFinish;
   /**

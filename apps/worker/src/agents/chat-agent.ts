@@ -58,7 +58,7 @@ function withMetadata(message: UIMessage, extra: Record<string, unknown>): UIMes
   return { ...message, metadata: { ...(message.metadata as object | undefined), ...extra } };
 }
 
-/** How a reply ended, as its metadata says (server-written; absent on replies stored before 2026-12-03). */
+/** How a reply ended, as its metadata says (server-written; absent on replies stored before 2026-12-01). */
 export type ReplyFinish = "completed" | "stopped" | "failed";
 
 /**

@@ -751,7 +751,7 @@ export class BillingAccount extends DurableObject<Env> {
         continue;
       }
       const attempts = (row.attempts as number) + 1;
-      // Additive since 2026-12-03: the sentence and the readable period; `period` stays the key.
+      // Additive since 2026-12-01: the sentence and the readable period; `period` stays the key.
       const body = JSON.stringify({
         type: "billing.alert",
         orgId,

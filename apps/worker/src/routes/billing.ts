@@ -248,7 +248,7 @@ export const billing = new Hono<AppEnv>()
       "cost_micros",
       "price_micros",
       "billable",
-      // Since 2026-12-03, at the end so that readers of the older columns are unaffected.
+      // Since 2026-12-01, at the end so that readers of the older columns are unaffected.
       "member_label",
       "project_label",
       "session_label",
@@ -377,7 +377,7 @@ export const billing = new Hono<AppEnv>()
       items: page.map(
         (alert): BillingAlert => ({
           ...alert,
-          // Readable since 2026-12-03; the internal key stays as `periodKey`.
+          // Readable since 2026-12-01; the internal key stays as `periodKey`.
           period: alertPeriodLabel(alert),
           periodKey: alert.period,
           message: alertMessage(alert),

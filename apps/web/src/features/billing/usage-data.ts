@@ -10,7 +10,7 @@ export const GROUPS: readonly { value: UsageGroupBy; label: string }[] = [
 
 /**
  * What a person reads for a usage group: the worker's label (a member's name, a project's name, a
- * session's title) since 2026-12-03, the key only when there is no label, never a raw id beside it.
+ * session's title) since 2026-12-01, the key only when there is no label, never a raw id beside it.
  */
 export function groupName(item: Pick<UsageGroup, "key" | "label">): string {
   if (item.label) return item.label;

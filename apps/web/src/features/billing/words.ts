@@ -63,7 +63,7 @@ const MONTHS = [
 ];
 
 /**
- * An alert's period as a person reads it. The worker sends it readable since 2026-12-03 (with the
+ * An alert's period as a person reads it. The worker sends it readable since 2026-12-01 (with the
  * key as `periodKey`); before that `period` was the key itself (`2026-12`, `entry-42`).
  */
 export function alertPeriod(alert: BillingAlert): string | null {
