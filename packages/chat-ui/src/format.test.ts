@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatMicros, parseDollarsToMicros } from "./format.ts";
+import { formatMicros, parseDollars, parseDollarsToMicros } from "./format.ts";
 
 describe("formatMicros", () => {
   it("formats whole amounts as dollars and cents", () => {
@@ -12,6 +12,7 @@ describe("formatMicros", () => {
   it("keeps sub-cent amounts visible instead of $0.00", () => {
     expect(formatMicros(1)).toBe("$0.000001");
     expect(formatMicros(1_230)).toBe("$0.00123");
+    expect(formatMicros(4_200)).toBe("$0.0042");
     expect(formatMicros(9_999)).toBe("$0.009999");
   });
 
@@ -22,22 +23,40 @@ describe("formatMicros", () => {
     expect(formatMicros(-500)).toBe("-$0.0005");
   });
 
+  it("keeps every micro-dollar when precise, so close balances read differently", () => {
+    expect(formatMicros(4_998_765, { precise: true })).toBe("$4.998765");
+    expect(formatMicros(4_999_100, { precise: true })).toBe("$4.9991");
+    expect(formatMicros(5_000_000, { precise: true })).toBe("$5.00");
+    expect(formatMicros(1_234_567_890_001, { precise: true })).toBe("$1,234,567.890001");
+    expect(formatMicros(-4_200, { precise: true })).toBe("-$0.0042");
+    expect(formatMicros(0, { precise: true })).toBe("$0.00");
+  });
+
   it("refuses non-integers rather than printing a float", () => {
     expect(formatMicros(1.5)).toBe("—");
+    expect(formatMicros(1.5, { precise: true })).toBe("—");
   });
 });
 
-describe("parseDollarsToMicros", () => {
+describe("parseDollars", () => {
   it("parses dollars and cents into integer micros", () => {
     expect(parseDollarsToMicros("20")).toBe(20_000_000);
     expect(parseDollarsToMicros("$20.5")).toBe(20_500_000);
     expect(parseDollarsToMicros(" 0.07 ")).toBe(70_000);
+    expect(parseDollarsToMicros("1,250.50")).toBe(1_250_500_000);
   });
 
-  it("rejects fractions of a cent and junk", () => {
-    expect(parseDollarsToMicros("1.005")).toBeNull();
-    expect(parseDollarsToMicros("abc")).toBeNull();
-    expect(parseDollarsToMicros("-5")).toBeNull();
-    expect(parseDollarsToMicros("")).toBeNull();
+  it("takes fractions of a cent down to the micro-dollar (a limit of 0.005)", () => {
+    expect(parseDollarsToMicros("0.005")).toBe(5_000);
+    expect(parseDollarsToMicros("1.005")).toBe(1_005_000);
+    expect(parseDollarsToMicros("0.000001")).toBe(1);
+  });
+
+  it("says why an amount is refused: empty, junk, or finer than a micro-dollar", () => {
+    expect(parseDollars("")).toEqual({ ok: false, error: "empty" });
+    expect(parseDollars("0.0000001")).toEqual({ ok: false, error: "precision" });
+    for (const junk of ["abc", "-5", "1.", "1,00", "12e3", "$"]) {
+      expect(parseDollars(junk)).toEqual({ ok: false, error: "format" });
+    }
   });
 });

@@ -17,7 +17,14 @@ export { cn } from "./cn.ts";
 /** The message box: Enter sends, Shift+Enter new line, Esc stops; disabled with a reason. */
 export { Composer } from "./composer.tsx";
 /** Integer micro-dollars as dollars, sub-cent amounts kept ($0.0042), and the typed-amount parser. */
-export { formatMicros, MICROS_PER_DOLLAR, parseDollarsToMicros } from "./format.ts";
+export {
+  type DollarsError,
+  formatMicros,
+  MICROS_PER_DOLLAR,
+  type ParsedDollars,
+  parseDollars,
+  parseDollarsToMicros,
+} from "./format.ts";
 /** Streamed markdown for replies (lazy streamdown), and plain text for what people type. */
 export { Markdown, PlainText, preloadMarkdown } from "./markdown.tsx";
 /** Parley's wire rules outside the SDK: refusals, final closes, resume-none, last-message-only. */

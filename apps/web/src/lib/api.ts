@@ -28,13 +28,11 @@ export type BillingSettings = Pick<
 >;
 
 /**
- * A threshold alert that fired, with its webhook delivery (`GET .../billing/alerts`). `message`
- * and the readable `period` came on 2026-12-01: optional here so an older worker still reads.
+ * A threshold alert that fired, with its webhook delivery (`GET .../billing/alerts`): the worker
+ * words it (`message`) and its period (`period`, null for low balance). The app and the worker
+ * ship together, so there is no older shape to read.
  */
-export type BillingAlert = Omit<SharedBillingAlert, "message" | "periodKey"> & {
-  message?: string;
-  periodKey?: string;
-};
+export type BillingAlert = SharedBillingAlert;
 
 /** Filters of the activity list; dates are `YYYY-MM-DD` (from inclusive, to exclusive). */
 export interface ActivityFilters {

@@ -32,11 +32,13 @@ describe("AlertsList", () => {
     vi.spyOn(api, "alerts").mockResolvedValue({
       items: [
         alert("a3", { deliveredAt: "2026-12-01T10:00:05.000Z" }),
-        // An older worker: no message, the internal key as the period.
+        // A low-balance alert has no period a person needs (its key is internal).
         alert("a2", {
           kind: "low_balance",
-          message: undefined,
-          period: "entry-42",
+          message:
+            "The available balance fell to $0.0042, below the low-balance threshold of $1.00.",
+          period: null,
+          periodKey: "entry-42",
           thresholdPct: null,
           limitMicros: 1_000_000,
           levelMicros: 4_200,

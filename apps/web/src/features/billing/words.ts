@@ -47,52 +47,11 @@ export function lowBalanceSentence(summary: Pick<BillingSummary, "lowBalanceMicr
     : `An alert fires when the available balance falls below ${formatMicros(summary.lowBalanceMicros)}.`;
 }
 
-const MONTHS = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December",
-];
+/** An alert's period as the worker words it ("December 2026", "2026-12-01 (UTC)"), or none. */
+export const alertPeriod = (alert: BillingAlert): string | null => alert.period;
 
-/**
- * An alert's period as a person reads it. The worker sends it readable since 2026-12-01 (with the
- * key as `periodKey`); before that `period` was the key itself (`2026-12`, `entry-42`).
- */
-export function alertPeriod(alert: BillingAlert): string | null {
-  if (alert.kind === "low_balance") return null;
-  const period = alert.period;
-  if (period === null) return null;
-  const month = /^(\d{4})-(\d{2})$/.exec(period);
-  if (month) return `${MONTHS[Number(month[2]) - 1] ?? month[2]} ${month[1]}`;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(period)) return `${period} (UTC)`;
-  return period;
-}
-
-/** One sentence for an alert: the worker's `message` when it sends one, else worded here. */
-export function alertMessage(alert: BillingAlert): string {
-  if (alert.message) return alert.message;
-  const level = formatMicros(alert.levelMicros);
-  const limit = formatMicros(alert.limitMicros);
-  const period = alertPeriod(alert);
-  switch (alert.kind) {
-    case "org_monthly_spend":
-      return `Organization spend reached ${alert.thresholdPct}% of its monthly limit: ${level} of ${limit} in ${period}.`;
-    case "member_daily_spend":
-      return `A member's spend reached ${alert.thresholdPct}% of the daily member limit: ${level} of ${limit} on ${period}.`;
-    case "low_balance":
-      return `The available balance fell to ${level}, below the low-balance threshold of ${limit}.`;
-    default:
-      return `${alert.kind}: ${level} of ${limit}.`;
-  }
-}
+/** One sentence for an alert, as the worker words it (packages/billing `alertMessage`). */
+export const alertMessage = (alert: BillingAlert): string => alert.message;
 
 export const ALERT_KIND_LABELS: Record<string, string> = {
   org_monthly_spend: "Monthly limit",
