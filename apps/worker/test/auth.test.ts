@@ -164,8 +164,11 @@ describe("refresh tokens", () => {
     expect(rotated.headers.getSetCookie().some((c) => c.startsWith("parley_signed_in=1"))).toBe(
       true,
     );
+    const leaver = await signup();
     for (const response of [
       await api("POST", "/api/auth/logout", withCookie(refreshCookie(rotated.headers))),
+      // Deleting the account ends the sign-in too: no marker left to set off a refresh that 401s.
+      await api("DELETE", "/api/me", { token: leaver.body.accessToken, body: { confirm: true } }),
       await api("POST", "/api/auth/refresh"),
       await api("POST", "/api/auth/refresh", withCookie("bogus")),
     ]) {

@@ -36,6 +36,12 @@ async function send(text: string): Promise<void> {
   await page.getByRole("button", { name: "Send" }).waitFor();
 }
 
+/** A fresh access token for the owner, from the page's own refresh cookie. */
+async function accessToken(): Promise<string> {
+  const res = await page.request.post(`${base}/api/auth/refresh`, { headers: { origin: base } });
+  return ((await res.json()) as { accessToken: string }).accessToken;
+}
+
 /** Whether the element is inside the viewport (what a person sees without scrolling). */
 const inView = (locator: Locator): Promise<boolean> =>
   locator.evaluate((element) => {
@@ -173,6 +179,23 @@ describe("the chat", () => {
     // A new message is followed to the bottom as it streams.
     await send("And one more");
     await expect.poll(() => inView(replies().last())).toBe(true);
+  });
+
+  it("asks before the assistant writes the project's memory, and writes it only when approved", async () => {
+    await send('Remember the tone [[tool:update_project_memory {"set":{"tone":"dry"}}]]');
+    const card = replies().last();
+    await card.getByRole("button", { name: "Approve" }).waitFor();
+    expect(await card.getByRole("button", { name: "Deny" }).count()).toBe(1);
+    await expect.poll(() => inView(card.getByRole("button", { name: "Approve" }))).toBe(true);
+    await card.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    await expect.poll(() => card.getByRole("button", { name: "Approve" }).count()).toBe(0);
+    const project = await page.request.get(`${base}/api/projects/${projectId}`, {
+      headers: { authorization: `Bearer ${await accessToken()}` },
+    });
+    expect(((await project.json()) as { memory: Record<string, unknown> }).memory).toEqual({
+      tone: "dry",
+    });
   });
 
   it("renames and deletes a chat from the sidebar, the delete behind a confirmation", async () => {

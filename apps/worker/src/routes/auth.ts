@@ -52,7 +52,8 @@ function setRefreshCookie(c: Context<AppEnv>, issued: IssuedRefreshToken): void 
   });
 }
 
-function clearRefreshCookie(c: Context<AppEnv>): void {
+/** Ends the sign-in in this browser: the refresh cookie and its readable marker go together. */
+export function clearRefreshCookie(c: Context<AppEnv>): void {
   deleteCookie(c, REFRESH_COOKIE, { path: "/api/auth" });
   deleteCookie(c, SIGNED_IN_COOKIE, { path: "/" });
 }

@@ -1,11 +1,10 @@
 import { AppError, deleteAccountSchema, type Me, type Role } from "@parley/shared";
 import { Hono } from "hono";
-import { deleteCookie } from "hono/cookie";
 import { iso } from "../db/pagination.ts";
 import { fileErasure, toErasureRequest } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody } from "../http/validate.ts";
-import { REFRESH_COOKIE } from "./auth.ts";
+import { clearRefreshCookie } from "./auth.ts";
 
 export const me = new Hono<AppEnv>()
   .get("/", async (c) => {
@@ -121,6 +120,6 @@ export const me = new Hono<AppEnv>()
       reason: "account deletion by its owner",
       plan: { ...plan, chatProjectIds },
     });
-    deleteCookie(c, REFRESH_COOKIE, { path: "/api/auth" });
+    clearRefreshCookie(c);
     return c.json(toErasureRequest(request), 202);
   });
