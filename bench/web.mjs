@@ -37,7 +37,11 @@ async function startHello() {
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${server.address().port}/`,
-    stop: () => new Promise((resolve) => server.close(resolve)),
+    stop: () =>
+      new Promise((resolve) => {
+        server.close(resolve);
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -53,6 +57,10 @@ function probe(needle) {
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) bench.longTasks += entry.duration;
   }).observe({ type: "longtask", buffered: true });
+  new PerformanceObserver((list) => {
+    const entry = list.getEntriesByName("first-contentful-paint")[0];
+    if (entry) bench.fcp ??= entry.startTime;
+  }).observe({ type: "paint", buffered: true });
   const mark = (name) => {
     bench.marks[name] ??= performance.now();
   };
@@ -167,37 +175,41 @@ function assetTimes(resources) {
 /** Loads `url` in `context` and waits for its first contentful paint (ms from navigation start). */
 async function paint(context, url) {
   const page = await context.newPage();
+  const signin = url.endsWith("/signin");
   await page.goto(url, { waitUntil: "load" });
-  const result = await page.evaluate(
-    () =>
-      new Promise((resolve) => {
-        const done = (fcp) => {
-          const nav = performance.getEntriesByType("navigation")[0];
-          resolve({
-            fcp,
-            ttfb: nav?.responseStart ?? null,
-            dcl: nav?.domContentLoadedEventEnd ?? null,
-            form: window.__bench?.marks.form ?? null,
-          });
-        };
-        const entry = performance.getEntriesByName("first-contentful-paint")[0];
-        if (entry) return done(entry.startTime);
-        new PerformanceObserver((list) => {
-          const first = list.getEntriesByName("first-contentful-paint")[0];
-          if (first) done(first.startTime);
-        }).observe({ type: "paint", buffered: true });
-        setTimeout(() => done(null), 10_000);
-      }),
+  // The sign-in form is shown after the first paint (a route chunk): wait for both.
+  await page.waitForFunction(
+    (form) => window.__bench?.fcp !== undefined && (!form || window.__bench.marks.form),
+    signin,
+    { timeout: 30_000, polling: 50 },
   );
-  // The sign-in form is shown after the first paint (a route chunk); wait for it to report it.
-  if (url.endsWith("/signin") && result.form === null) {
-    await page.waitForFunction(() => window.__bench?.marks.form !== undefined);
-    result.form = await page.evaluate(() => window.__bench.marks.form);
-  }
-  if (result.fcp === null) throw new Error(`no first-contentful-paint for ${url}`);
+  const result = await page.evaluate(() => {
+    const nav = performance.getEntriesByType("navigation")[0];
+    return {
+      fcp: window.__bench.fcp,
+      ttfb: nav?.responseStart ?? null,
+      form: window.__bench.marks.form ?? null,
+      longTasks: window.__bench.longTasks,
+    };
+  });
   const resources = await page.evaluate(pageResources);
-  const longTasks = await page.evaluate(() => window.__bench.longTasks);
-  return { ...result, ...assetTimes(resources), longTasks };
+  return { ...result, ...assetTimes(resources) };
+}
+
+/**
+ * Runs one sample; a page that navigated away under it (an app rebuilt under the running stack, say)
+ * is tried again, twice at most, and counted.
+ */
+async function retried(counter, sample) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await sample();
+    } catch (error) {
+      if (attempt >= 2 || !/context was destroyed|navigat/i.test(String(error))) throw error;
+      counter.retries += 1;
+      console.log(`[bench] web: sample retried (${String(error).split("\n")[0]})`);
+    }
+  }
 }
 
 /**
@@ -256,35 +268,46 @@ function milestones(info) {
   };
 }
 
-/** Sends turns over the agents WebSocket until the session holds `turns` x 2 messages. */
+/**
+ * Sends turns over the agents WebSocket until the session holds `turns` x 2 messages. A dropped
+ * socket (wrangler dev reloads when a file it serves changes) reconnects and goes on, five times at
+ * most.
+ */
 async function seed(base, auth, sessionId, turns, label) {
   const ticket = async () =>
     (await auth.post("/api/connect-tickets", { agent: "assistant-agent", name: sessionId })).ticket;
-  const client = await connectChat(`${base}/agents/assistant-agent/${sessionId}`, {
-    token: auth.token,
-    ticket,
-    sendHistory: "last",
-  });
+  const url = `${base}/agents/assistant-agent/${sessionId}`;
+  const stored = () =>
+    json(`${url}/get-messages`, { headers: { authorization: `Bearer ${auth.token}` } });
   const pad = String(turns).length;
+  let failures = 0;
+  let client = await connectChat(url, { token: auth.token, ticket, sendHistory: "last" });
   try {
-    for (let i = 1; i <= turns; i++) {
+    for (let i = (await stored()).length / 2 + 1; i <= turns; ) {
       const text = `${label} turn ${String(i).padStart(pad, "0")} of ${turns}, seeded by the web benchmark`;
       const result = await client.send(text).done;
-      if (result.error || result.outcome !== "completed")
+      if (!result.error && result.outcome === "completed") {
+        i++;
+        continue;
+      }
+      if (++failures > 5)
         throw new Error(`seeding ${label} failed at ${i}: ${result.error ?? result.outcome}`);
+      console.log(`[bench] web: seeding ${label} turn ${i} ${result.outcome}; reconnecting`);
+      client.close();
+      await new Promise((r) => setTimeout(r, 2000));
+      client = await connectChat(url, { token: auth.token, ticket, sendHistory: "last" });
+      i = Math.floor((await stored()).length / 2) + 1;
     }
   } finally {
     client.close();
   }
-  const messages = await json(`${base}/agents/assistant-agent/${sessionId}/get-messages`, {
-    headers: { authorization: `Bearer ${auth.token}` },
-  });
+  const messages = await stored();
   const newest = messages.at(-1);
   const text = newest?.parts
     ?.filter((p) => p.type === "text")
     .map((p) => p.text)
     .join("");
-  if (messages.length !== turns * 2 || newest.role !== "assistant" || !text)
+  if (messages.length < turns * 2 || newest.role !== "assistant" || !text)
     throw new Error(`${label}: expected ${turns * 2} messages ending in a reply`);
   // "Dev model reply to:" and the prompt's first five words: this reply and no other message.
   return { count: messages.length, needle: text.split(" ").slice(0, 9).join(" ") };
@@ -298,7 +321,7 @@ const p = (samples, key = "p50") => {
 
 export async function benchWeb({ paintSamples = 20, sessionSamples = 10, warmups = 2 } = {}) {
   const { chromium } = playwright();
-  const [stack, hello, browser] = await Promise.all([
+  const started = await Promise.allSettled([
     startDevStack({ timeoutMs: 180_000 }),
     startHello(),
     chromium.launch({
@@ -315,6 +338,13 @@ export async function benchWeb({ paintSamples = 20, sessionSamples = 10, warmups
       ],
     }),
   ]);
+  const failed = started.find((r) => r.status === "rejected");
+  if (failed) {
+    const [stack, hello, browser] = started.map((r) => r.value);
+    await Promise.allSettled([stack?.stop(), hello?.stop(), browser?.close()]);
+    throw failed.reason;
+  }
+  const [stack, hello, browser] = started.map((r) => r.value);
   const fresh = async (needle) => {
     const context = await browser.newContext({ viewport: VIEWPORT });
     await context.addInitScript(probe, needle ?? "");
@@ -324,16 +354,19 @@ export async function benchWeb({ paintSamples = 20, sessionSamples = 10, warmups
     const base = stack.base;
     // 1. First contentful paint: the sign-in page and the reference page, interleaved.
     const paints = { signin: [], hello: [] };
+    const counter = { retries: 0 };
     for (let i = 0; i < warmups + paintSamples; i++) {
       const order = i % 2 === 0 ? ["signin", "hello"] : ["hello", "signin"];
       for (const kind of order) {
-        const context = await fresh();
-        try {
-          const result = await paint(context, kind === "signin" ? `${base}/signin` : hello.url);
-          if (i >= warmups) paints[kind].push(result);
-        } finally {
-          await context.close();
-        }
+        const result = await retried(counter, async () => {
+          const context = await fresh();
+          try {
+            return await paint(context, kind === "signin" ? `${base}/signin` : hello.url);
+          } finally {
+            await context.close();
+          }
+        });
+        if (i >= warmups) paints[kind].push(result);
       }
     }
 
@@ -356,26 +389,29 @@ export async function benchWeb({ paintSamples = 20, sessionSamples = 10, warmups
       const order = i % 2 === 0 ? ["long", "short"] : ["short", "long"];
       for (const kind of order) {
         const session = sessions[kind];
-        const context = await fresh(session.needle);
-        try {
-          // Signed in as a returning visitor: the refresh cookie is in the jar, the page restores
-          // the session from it (each sample signs in anew: refresh tokens are single-use).
-          const login = await context.request.post(`${base}/api/auth/login`, {
-            headers: { "cf-connecting-ip": clientIp() },
-            data: { email: auth.email, password: auth.password },
-          });
-          if (!login.ok())
-            throw new Error(`sign-in failed: ${login.status()} ${await login.text()}`);
-          const page = await context.newPage();
-          const url = `${base}/sessions/${encodeURIComponent(session.id)}`;
-          const cold = await open(page, url);
-          const warm = await open(page, url);
-          if (i === 0) continue; // the first load of each wakes what the seeding left idle
-          loads[kind].cold.push(cold);
-          loads[kind].warm.push(warm);
-        } finally {
-          await context.close();
-        }
+        const sample = await retried(counter, async () => {
+          const context = await fresh(session.needle);
+          try {
+            // Signed in as a returning visitor: the refresh cookie is in the jar, the page restores
+            // the session from it (each sample signs in anew: refresh tokens are single-use).
+            const login = await context.request.post(`${base}/api/auth/login`, {
+              headers: { "cf-connecting-ip": clientIp() },
+              data: { email: auth.email, password: auth.password },
+            });
+            if (!login.ok())
+              throw new Error(`sign-in failed: ${login.status()} ${await login.text()}`);
+            const page = await context.newPage();
+            const url = `${base}/sessions/${encodeURIComponent(session.id)}`;
+            const cold = await open(page, url);
+            const warm = await open(page, url);
+            return { cold, warm };
+          } finally {
+            await context.close();
+          }
+        });
+        if (i === 0) continue; // the first load of each wakes what the seeding left idle
+        loads[kind].cold.push(sample.cold);
+        loads[kind].warm.push(sample.warm);
       }
     }
 
@@ -499,13 +535,19 @@ export async function benchWeb({ paintSamples = 20, sessionSamples = 10, warmups
       `Where the time goes (cold, p50 of each milestone, ms from navigation start; transcript over HTTP:`,
       `${transcriptSize("long")} vs ${transcriptSize("short")} encoded):`,
       "",
+      ...(counter.retries > 0
+        ? [
+            `(${counter.retries} sample(s) retried: the page navigated away under the measurement.)`,
+            "",
+          ]
+        : []),
       row(["milestone", `${sessions.long.count} messages`, `${sessions.short.count} messages`]),
       row(["---", "---", "---"]),
       ...Object.keys(longSteps).map((key) => row([key, longSteps[key], shortSteps[key]])),
     ].join("\n");
   } finally {
+    await stack.stop().catch(() => undefined);
     await browser.close().catch(() => undefined);
-    await hello.stop();
-    await stack.stop();
+    await hello.stop().catch(() => undefined);
   }
 }
