@@ -24,6 +24,13 @@ export interface ChatMessageProps {
 }
 
 /**
+ * The browser skips laying out and painting messages off screen (a long session opens in the time
+ * of the few it shows); each keeps its last measured height as its placeholder, so scrolling and
+ * stick-to-bottom see the real heights once a message has been on screen.
+ */
+const offscreen = "[content-visibility:auto] [contain-intrinsic-size:auto_6rem]";
+
+/**
  * A person's message as plain text (never markdown: what they typed is shown as typed), or an
  * assistant reply: its parts in order (reasoning apart, markdown answer, tool cards), then its
  * footer. `relative` keeps the screen-reader-only speaker label positioned inside the item.
@@ -40,7 +47,7 @@ export function ChatMessage({
 }: ChatMessageProps) {
   if (message.role === "user") {
     return (
-      <li className="group relative flex flex-col items-end gap-1">
+      <li className={cn("group relative flex flex-col items-end gap-1", offscreen)}>
         <span className="sr-only">You said:</span>
         <PlainText className="max-w-[85%] rounded-lg bg-primary px-3 py-2 text-primary-foreground text-sm">
           {messageText(message)}
@@ -51,7 +58,7 @@ export function ChatMessage({
   }
   const answerStarted = message.parts.some((part) => part.type === "text" && part.text !== "");
   return (
-    <li className="relative">
+    <li className={cn("relative", offscreen)}>
       <span className="sr-only">Assistant said:</span>
       <div
         className={cn(
@@ -109,7 +116,7 @@ export function ChatMessage({
 /** The bubble of a reply that failed before it had any message: the error, where the reply goes. */
 export function FailedReply({ error }: { error: string }) {
   return (
-    <li className="relative">
+    <li className={cn("relative", offscreen)}>
       <span className="sr-only">Assistant said:</span>
       <div
         role="alert"

@@ -40,6 +40,23 @@ async function loadMe(): Promise<Me | null> {
   }
 }
 
+/** A load started before React renders (main.tsx), taken by the first query of `me`. */
+let early: Promise<Me | null> | null = null;
+
+/**
+ * Starts finding out who is signed in as soon as the script runs, so the refresh and `/api/me`
+ * overlap the app's first render and route chunks instead of following them.
+ */
+export function preloadSession(): void {
+  early ??= loadMe();
+}
+
+function firstOrFreshMe(): Promise<Me | null> {
+  const started = early;
+  early = null;
+  return started ?? loadMe();
+}
+
 /**
  * Who is signed in and which org they work in, from the query cache (`keys.me`): the router
  * invalidates it on every navigation, so a role changed elsewhere shows at the next page. The org
@@ -47,7 +64,7 @@ async function loadMe(): Promise<Me | null> {
  */
 export function SessionProvider({ children }: { children: ReactNode }) {
   const queryClient = useQueryClient();
-  const query = useQuery({ queryKey: keys.me, queryFn: loadMe, staleTime: 5_000 });
+  const query = useQuery({ queryKey: keys.me, queryFn: firstOrFreshMe, staleTime: 5_000 });
   const [orgId, setOrgId] = useState<string | null>(() => localStorage.getItem(ORG_KEY));
 
   useEffect(

@@ -115,13 +115,6 @@ export default function SessionPage() {
     if (projectId) void queryClient.invalidateQueries({ queryKey: keys.sessions(projectId) });
   }, [queryClient, sessionId, projectId]);
 
-  if (session.isPending) {
-    return (
-      <div className="mx-auto w-full max-w-3xl p-6">
-        <Loading label="Loading chat…" />
-      </div>
-    );
-  }
   if (session.isError) {
     return (
       <div className="mx-auto w-full max-w-3xl p-6">
@@ -129,50 +122,62 @@ export default function SessionPage() {
       </div>
     );
   }
-  const data: Session = session.data;
+  // The chat does not wait for the session's record: its socket, ticket and transcript load in
+  // parallel with it (the record gives only the title, the spend and the project's sidebar).
+  const data: Session | undefined = session.data;
   return (
     <div className="flex h-[calc(100dvh-3.5rem)] min-h-0">
       <aside
         aria-label="Chats of this project"
         className="hidden w-72 shrink-0 border-border border-r bg-muted/30 md:flex md:flex-col"
       >
-        <Sidebar projectId={data.projectId} currentId={sessionId} />
+        {data ? (
+          <Sidebar projectId={data.projectId} currentId={sessionId} />
+        ) : (
+          <div className="p-3">
+            <Loading label="Loading chats…" lines={4} />
+          </div>
+        )}
       </aside>
       <section aria-labelledby="session-title" className="flex min-w-0 flex-1 flex-col">
         <div className="flex h-12 shrink-0 items-center gap-2 border-border border-b px-3 sm:px-4">
-          <Dialog open={menuOpen} onOpenChange={setMenuOpen}>
-            <DialogTrigger asChild>
-              <Button variant="ghost" size="icon" className="md:hidden" aria-label="Chats">
-                <PanelLeft aria-hidden="true" />
-              </Button>
-            </DialogTrigger>
-            <SheetContent title="Chats of this project">
-              <Sidebar
-                projectId={data.projectId}
-                currentId={sessionId}
-                onNavigate={() => setMenuOpen(false)}
-              />
-            </SheetContent>
-          </Dialog>
-          <Link
-            to="/projects/$projectId"
-            params={{ projectId: data.projectId }}
-            className="hidden items-center gap-1 text-muted-foreground text-sm hover:text-foreground sm:flex"
-          >
-            <ChevronLeft aria-hidden="true" className="size-4" />
-            Project
-          </Link>
+          {data ? (
+            <Dialog open={menuOpen} onOpenChange={setMenuOpen}>
+              <DialogTrigger asChild>
+                <Button variant="ghost" size="icon" className="md:hidden" aria-label="Chats">
+                  <PanelLeft aria-hidden="true" />
+                </Button>
+              </DialogTrigger>
+              <SheetContent title="Chats of this project">
+                <Sidebar
+                  projectId={data.projectId}
+                  currentId={sessionId}
+                  onNavigate={() => setMenuOpen(false)}
+                />
+              </SheetContent>
+            </Dialog>
+          ) : null}
+          {data ? (
+            <Link
+              to="/projects/$projectId"
+              params={{ projectId: data.projectId }}
+              className="hidden items-center gap-1 text-muted-foreground text-sm hover:text-foreground sm:flex"
+            >
+              <ChevronLeft aria-hidden="true" className="size-4" />
+              Project
+            </Link>
+          ) : null}
           <h1
             id="session-title"
             tabIndex={-1}
             className="min-w-0 flex-1 truncate font-medium outline-none"
           >
-            {untitled(data.title)}
+            {data ? untitled(data.title) : "Loading chat…"}
           </h1>
           <p className="relative shrink-0 text-muted-foreground text-sm tabular-nums">
             <span className="hidden sm:inline">Spent so far </span>
             <span className="sr-only sm:hidden">Spent so far </span>
-            {formatMicros(data.spendMicros)}
+            {data ? formatMicros(data.spendMicros) : "…"}
           </p>
         </div>
         <div className="min-h-0 flex-1">
