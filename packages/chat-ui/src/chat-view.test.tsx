@@ -78,6 +78,17 @@ describe("ChatView transcript", () => {
     rerender(<ChatView chat={streaming} label="Chat" />);
     expect(screen.queryByText("Thinking…")).toBeNull();
   });
+
+  it("shows no empty bubble above Thinking… while the reply has started but has no text", () => {
+    const chat = fakeChat({
+      messages: [userMessage("u1", "hi"), reply("a1", "")],
+      status: "streaming",
+      busy: true,
+    });
+    render(<ChatView chat={chat} label="Chat" />);
+    expect(screen.getByRole("status").textContent).toContain("Thinking…");
+    expect(items()).toHaveLength(1);
+  });
 });
 
 describe("ChatView reply footer", () => {

@@ -132,6 +132,8 @@ export function ChatView({
             <ol aria-label={`${label} messages`} aria-live="polite" className="flex flex-col gap-4">
               {messages.map((message, index) => {
                 const isLast = index === messages.length - 1;
+                // A reply with nothing in it yet is the thinking indicator below, not an empty bubble.
+                if (isLast && thinking && message.role === "assistant") return null;
                 return (
                   <ChatMessage
                     key={message.id}

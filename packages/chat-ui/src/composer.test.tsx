@@ -51,6 +51,34 @@ describe("Composer", () => {
     expect(onStop).toHaveBeenCalledTimes(2);
   });
 
+  it("does not stop the reply it just sent when Send is double-clicked", () => {
+    const onStop = vi.fn();
+    const onSend = vi.fn();
+    const { rerender } = render(<Composer busy={false} onSend={onSend} onStop={onStop} />);
+    fireEvent.change(box(), { target: { value: "hello" } });
+    fireEvent.click(screen.getByRole("button", { name: "Send" }), { detail: 1 });
+    expect(onSend).toHaveBeenCalledOnce();
+    rerender(<Composer busy onSend={onSend} onStop={onStop} />);
+    // The second click of the double click lands on Stop, which took Send's place.
+    fireEvent.click(screen.getByRole("button", { name: "Stop" }), { detail: 2 });
+    fireEvent.click(screen.getByRole("button", { name: "Stop" }), { detail: 1 });
+    expect(onStop).not.toHaveBeenCalled();
+  });
+
+  it("refuses a draft over the server's size limit before sending, in kilobytes", () => {
+    const onSend = vi.fn();
+    render(<Composer busy={false} onSend={onSend} onStop={() => {}} maxBytes={100} />);
+    fireEvent.change(box(), { target: { value: "é".repeat(60) } });
+    expect(screen.getByRole("alert").textContent).toMatch(
+      /too long to send: 0\.1 KB of at most 0\.1 KB/,
+    );
+    expect(screen.getByRole("button", { name: "Send" })).toHaveProperty("disabled", true);
+    fireEvent.keyDown(box(), { key: "Enter" });
+    expect(onSend).not.toHaveBeenCalled();
+    fireEvent.change(box(), { target: { value: "é".repeat(50) } });
+    expect(screen.queryByRole("alert")).toBeNull();
+  });
+
   it("is disabled with its reason when the chat is closed", () => {
     render(
       <Composer

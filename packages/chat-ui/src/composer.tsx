@@ -1,6 +1,21 @@
 import { ArrowUp, Square } from "lucide-react";
-import { type KeyboardEvent, useId, useLayoutEffect, useRef, useState } from "react";
+import {
+  type KeyboardEvent,
+  type MouseEvent,
+  useId,
+  useLayoutEffect,
+  useRef,
+  useState,
+} from "react";
 import { cn } from "./cn.ts";
+
+/** The agents' default `MAX_USER_MESSAGE_BYTES` (16 KiB). */
+const DEFAULT_MAX_BYTES = 16 * 1024;
+/** How long after a send a click on Stop is taken as the tail of that send. */
+const STOP_GRACE_MS = 400;
+const encoder = new TextEncoder();
+const draftBytes = (text: string) => encoder.encode(text.trim()).byteLength;
+const kilobytes = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
 
 /**
  * The message box: Enter sends, Shift+Enter breaks the line, Esc stops a reply on its way. It
@@ -14,6 +29,7 @@ export function Composer({
   closedReason = null,
   placeholder = "Write a message…",
   autoFocus = false,
+  maxBytes = DEFAULT_MAX_BYTES,
 }: {
   busy: boolean;
   /** Called with the trimmed draft; the box then clears. */
@@ -23,8 +39,11 @@ export function Composer({
   closedReason?: string | null;
   placeholder?: string;
   autoFocus?: boolean;
+  /** The server's limit on one message, in UTF-8 bytes: a longer draft is refused here, in words. */
+  maxBytes?: number;
 }) {
   const [draft, setDraft] = useState("");
+  const sentAt = useRef(0);
   const box = useRef<HTMLTextAreaElement>(null);
   const reasonId = useId();
   const closed = closedReason !== null;
@@ -39,11 +58,20 @@ export function Composer({
     element.style.height = `${element.scrollHeight}px`;
   }, [draft]);
 
-  const canSend = !busy && !closed && draft.trim() !== "";
+  const bytes = draftBytes(draft);
+  const tooLong = bytes > maxBytes;
+  const canSend = !busy && !closed && draft.trim() !== "" && !tooLong;
   const send = () => {
     if (!canSend) return;
+    sentAt.current = Date.now();
     onSend(draft.trim());
     setDraft("");
+  };
+  // Stop takes Send's place the moment a message goes: the second click of a double click (or a
+  // quick second tap) must not stop the reply it just asked for.
+  const stop = (event: MouseEvent<HTMLButtonElement>) => {
+    if (event.detail > 1 || Date.now() - sentAt.current < STOP_GRACE_MS) return;
+    onStop();
   };
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
@@ -69,7 +97,8 @@ export function Composer({
         <textarea
           ref={box}
           aria-label="Message"
-          aria-describedby={closed ? reasonId : undefined}
+          aria-describedby={closed || tooLong ? reasonId : undefined}
+          aria-invalid={tooLong || undefined}
           value={draft}
           rows={3}
           disabled={closed}
@@ -85,7 +114,7 @@ export function Composer({
             type="button"
             aria-label="Stop"
             title="Stop (Esc)"
-            onClick={onStop}
+            onClick={stop}
             className="inline-flex size-9 shrink-0 items-center justify-center rounded-md bg-foreground text-background outline-none focus-visible:ring-2 focus-visible:ring-ring focus-visible:ring-offset-2"
           >
             <Square aria-hidden="true" className="size-4" />
@@ -108,6 +137,11 @@ export function Composer({
       {closed ? (
         <p id={reasonId} role="status" className="mt-2 text-muted-foreground text-sm">
           {closedReason}
+        </p>
+      ) : tooLong ? (
+        <p id={reasonId} role="alert" className="mt-2 text-destructive text-sm">
+          This message is too long to send: {kilobytes(bytes)} of at most {kilobytes(maxBytes)}.
+          Shorten it or split it into several messages.
         </p>
       ) : null}
     </form>

@@ -56,6 +56,8 @@ function RenameInput({
     <input
       aria-label={`Rename ${session.title}`}
       value={value}
+      // The API's limit for a title: longer text cannot be typed, rather than refused after Enter.
+      maxLength={200}
       // biome-ignore lint/a11y/noAutofocus: the person just asked to rename this row
       autoFocus
       onChange={(event) => setValue(event.target.value)}

@@ -335,6 +335,19 @@ describe("navigation and the shell", () => {
     const bobNav = bob.page.getByRole("navigation", { name: "Main" });
     await bobNav.getByRole("link", { name: "Admin" }).waitFor();
 
+    // Bob's chat in the owner's project is his: the owner's "Your chats" does not list it.
+    await bob.page.goto(`${base}/projects/${projectId}`);
+    await bob.page.getByRole("button", { name: "New chat" }).click();
+    await bob.page.waitForURL(/\/sessions\//);
+    await bob.page.getByRole("textbox", { name: "Message" }).fill("Bob's private question");
+    await bob.page.getByRole("textbox", { name: "Message" }).press("Enter");
+    await bob.page.getByRole("heading", { level: 1, name: "Bob's private question" }).waitFor();
+    await page.goto(`${base}/projects/${projectId}`);
+    const yours = page.getByRole("region", { name: "Your chats" });
+    await yours.getByRole("link").first().or(yours.getByText("No chats yet.")).waitFor();
+    expect(await yours.textContent()).not.toContain("Bob's private question");
+    await page.goto(`${base}/members`);
+
     // Demoted while he is on a page: his next navigation shows the member's view.
     await page.getByRole("combobox", { name: "Role of Bob Bobson" }).selectOption("member");
     await expect

@@ -7,19 +7,16 @@ import { Page } from "../components/page.tsx";
 import { Card, CardBody, CardHeader } from "../components/ui/card.tsx";
 import { EmptyState, ErrorNote, Loading } from "../components/ui/states.tsx";
 import { OnboardingChat } from "../features/chat/chats.tsx";
-import { NewChatButton } from "../features/chat/new-chat.tsx";
+import { NewChatButton, useMyChats } from "../features/chat/new-chat.tsx";
 import { MemoryEditor } from "../features/projects/memory-editor.tsx";
 import { api } from "../lib/api.ts";
 import { keys } from "../lib/query.ts";
-import { usePaged } from "../lib/use-paged.ts";
 
 const when = new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short" });
 
 /** The member's chats in this project, newest first, with what each has cost. */
-function Sessions({ projectId }: { projectId: string }) {
-  const { query, items, more, firstPageError } = usePaged(keys.sessions(projectId), (cursor) =>
-    api.sessions(projectId, cursor),
-  );
+function Sessions({ orgId, projectId }: { orgId: string; projectId: string }) {
+  const { query, items, more, firstPageError } = useMyChats(orgId, projectId);
   if (query.isPending) return <Loading label="Loading chats…" />;
   if (firstPageError) {
     return <ErrorNote error={firstPageError} retry={() => void query.refetch()} />;
@@ -117,7 +114,7 @@ export default function ProjectPage() {
           <Card aria-labelledby="sessions-title">
             <CardHeader id="sessions-title" title="Your chats" />
             <CardBody className="pt-3">
-              <Sessions projectId={projectId} />
+              <Sessions orgId={data.orgId} projectId={projectId} />
             </CardBody>
           </Card>
           <Card aria-labelledby="memory-title">

@@ -3,7 +3,7 @@ import type { Session } from "@parley/shared";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useNavigate, useParams } from "@tanstack/react-router";
 import { ChevronLeft, PanelLeft } from "lucide-react";
-import { useCallback, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { toast } from "sonner";
 import { useDocumentTitle } from "../components/page.tsx";
 import { Button } from "../components/ui/button.tsx";
@@ -11,19 +11,20 @@ import { useConfirm } from "../components/ui/confirm.tsx";
 import { Dialog, DialogTrigger, SheetContent } from "../components/ui/dialog.tsx";
 import { ErrorNote, Loading } from "../components/ui/states.tsx";
 import { AssistantChat } from "../features/chat/chats.tsx";
-import { useNewChat } from "../features/chat/new-chat.tsx";
+import { useMyChats, useNewChat } from "../features/chat/new-chat.tsx";
 import { api, errorMessage } from "../lib/api.ts";
 import { keys } from "../lib/query.ts";
-import { usePaged } from "../lib/use-paged.ts";
 
 const untitled = (title: string | null) => title ?? "Untitled session";
 
 /** The project's chats beside the open one: new, search, rename, delete (after a confirmation). */
 function Sidebar({
+  orgId,
   projectId,
   currentId,
   onNavigate,
 }: {
+  orgId: string;
   projectId: string;
   currentId: string;
   onNavigate?: () => void;
@@ -32,7 +33,7 @@ function Sidebar({
   const navigate = useNavigate();
   const confirm = useConfirm();
   const newChat = useNewChat(projectId);
-  const { items } = usePaged(keys.sessions(projectId), (cursor) => api.sessions(projectId, cursor));
+  const { items } = useMyChats(orgId, projectId);
   const sessions: SessionSummary[] = items.map((session) => ({
     id: session.id,
     title: untitled(session.title),
@@ -81,6 +82,9 @@ function Sidebar({
       onDelete={async (id) => {
         try {
           await api.deleteSession(id);
+          // Gone for good (410 from now on): nothing may ask for it again.
+          await queryClient.cancelQueries({ queryKey: keys.session(id) });
+          queryClient.removeQueries({ queryKey: keys.session(id) });
           toast.success("Chat deleted.");
           refresh();
           if (id === currentId) {
@@ -109,11 +113,19 @@ export default function SessionPage() {
   useDocumentTitle(session.data ? untitled(session.data.title) : "Chat");
 
   const projectId = session.data?.projectId;
+  const later = useRef<number | undefined>(undefined);
   // A turn can title the session (the first one) and always adds to its spend.
+  // A stopped or failed reply's cost is settled a moment after the stream ends: read it again then.
   const onTurnEnd = useCallback(() => {
-    void queryClient.invalidateQueries({ queryKey: keys.session(sessionId) });
-    if (projectId) void queryClient.invalidateQueries({ queryKey: keys.sessions(projectId) });
+    const refresh = () => {
+      void queryClient.invalidateQueries({ queryKey: keys.session(sessionId) });
+      if (projectId) void queryClient.invalidateQueries({ queryKey: keys.sessions(projectId) });
+    };
+    refresh();
+    window.clearTimeout(later.current);
+    later.current = window.setTimeout(refresh, 1500);
   }, [queryClient, sessionId, projectId]);
+  useEffect(() => () => window.clearTimeout(later.current), []);
 
   if (session.isError) {
     return (
@@ -132,7 +144,7 @@ export default function SessionPage() {
         className="hidden w-72 shrink-0 border-border border-r bg-muted/30 md:flex md:flex-col"
       >
         {data ? (
-          <Sidebar projectId={data.projectId} currentId={sessionId} />
+          <Sidebar orgId={data.orgId} projectId={data.projectId} currentId={sessionId} />
         ) : (
           <div className="p-3">
             <Loading label="Loading chats…" lines={4} />
@@ -150,6 +162,7 @@ export default function SessionPage() {
               </DialogTrigger>
               <SheetContent title="Chats of this project">
                 <Sidebar
+                  orgId={data.orgId}
                   projectId={data.projectId}
                   currentId={sessionId}
                   onNavigate={() => setMenuOpen(false)}

@@ -6,6 +6,8 @@ import { toast } from "sonner";
 import { Button, type ButtonProps } from "../../components/ui/button.tsx";
 import { api, errorMessage } from "../../lib/api.ts";
 import { keys } from "../../lib/query.ts";
+import { useSession } from "../../lib/session.tsx";
+import { usePaged } from "../../lib/use-paged.ts";
 
 /** Opens a new assistant session in the project and goes to it. */
 export function useNewChat(projectId: string) {
@@ -43,5 +45,25 @@ export function NewChatButton({
       <Plus aria-hidden="true" />
       New chat
     </Button>
+  );
+}
+
+/**
+ * The signed-in person's own chats in a project, newest first. Owners and admins may list
+ * everyone's sessions (the erasure picker does), but "your chats" are yours: a colleague's
+ * private chat is not shown here.
+ */
+export function useMyChats(orgId: string, projectId: string) {
+  const { me } = useSession();
+  const userId = me?.id ?? "";
+  return usePaged(
+    keys.sessions(projectId),
+    (cursor) =>
+      api.orgSessions(orgId, {
+        project: projectId,
+        member: userId,
+        ...(cursor === undefined ? {} : { cursor }),
+      }),
+    { enabled: orgId !== "" && userId !== "" },
   );
 }
