@@ -10,6 +10,8 @@ import {
 import { markNavigated, Page } from "./components/page.tsx";
 import { Shell } from "./components/shell.tsx";
 import { Loading } from "./components/ui/states.tsx";
+import { api } from "./lib/api.ts";
+import { preloadChat } from "./lib/chat-preload.ts";
 import { keys } from "./lib/query.ts";
 import { useSession } from "./lib/session.tsx";
 import { SignInPage, SignUpPage } from "./pages/auth-page.tsx";
@@ -98,6 +100,16 @@ const project = createRoute({
 const session = createRoute({
   getParentRoute: () => appLayout,
   path: "/sessions/$sessionId",
+  // What the chat needs starts with the page's chunk, not after it: the session's record, the
+  // connect ticket and the transcript (not on a hover's preload: a ticket is a write).
+  loader: ({ context, params, preload }) => {
+    if (preload) return;
+    preloadChat("assistant-agent", params.sessionId);
+    void context.queryClient.prefetchQuery({
+      queryKey: keys.session(params.sessionId),
+      queryFn: () => api.session(params.sessionId),
+    });
+  },
   component: lazyRouteComponent(() => import("./pages/session-page.tsx")),
 });
 const billing = createRoute({

@@ -74,7 +74,9 @@ export function ChatView({
   className,
 }: ChatViewProps) {
   const { messages, busy, error, refusal, lost, stoppedIds } = chat;
-  const stick = useStickToBottom({ initial: "instant", resize: "smooth" });
+  // Instant on resize too: a long transcript settles its real heights as it paints, and a smooth
+  // scroll would chase them (the newest message arrived on screen 200 ms late at 200 messages).
+  const stick = useStickToBottom({ initial: "instant", resize: "instant" });
   const { scrollToBottom } = stick;
 
   useEffect(preloadMarkdown, []);

@@ -131,6 +131,20 @@ describe("useParleyChat", () => {
     expect(sdk.chat.setMessages).toHaveBeenCalledExactlyOnceWith([user("u1"), assistant("a1")]);
   });
 
+  it("leaves the transcript alone when the reload brings the same messages (no re-render of all)", async () => {
+    sdk.chat = { ...sdk.chat, messages: [user("u1"), assistant("a1")] };
+    const { loadMessages } = setup();
+    await act(async () => {
+      sdk.connection.dispatchEvent(
+        new MessageEvent("message", {
+          data: JSON.stringify({ type: "cf_agent_stream_resume_none" }),
+        }),
+      );
+    });
+    expect(loadMessages).toHaveBeenCalledOnce();
+    expect(sdk.chat.setMessages).not.toHaveBeenCalled();
+  });
+
   it("keeps a message sent while that reload was on its way (it would vanish with its reply)", async () => {
     const { hook, loadMessages } = setup();
     let answer: (messages: UIMessage[]) => void = () => undefined;

@@ -64,6 +64,13 @@ export interface ParleyChat extends ParleyChatState {
 
 const DAY_MS = 24 * 60 * 60_000;
 
+/** The same messages, each the same (ids in order, and the last one whole: only it can grow). */
+function sameTranscript(a: readonly UIMessage[], b: readonly UIMessage[]): boolean {
+  if (a.length !== b.length) return false;
+  if (a.some((message, index) => message.id !== b[index]?.id)) return false;
+  return JSON.stringify(a.at(-1)) === JSON.stringify(b.at(-1));
+}
+
 /**
  * One agent chat over the agents WebSocket, with Parley's rules on top of the SDK: the socket opens
  * with a connect ticket; history is the server's and the client never pushes its copy back
@@ -119,6 +126,8 @@ export function useParleyChat({
    */
   const sends = useRef(0);
   const busyRef = useRef(false);
+  const messagesRef = useRef<UIMessage[]>([]);
+  messagesRef.current = chat.messages;
   useEffect(() => {
     const onMessage = (event: MessageEvent) => {
       const error = readParleyError(event.data);
@@ -129,7 +138,10 @@ export function useParleyChat({
         const before = sends.current;
         void getInitialMessages().then(
           (messages) => {
-            if (sends.current === before && !busyRef.current) setMessages(messages);
+            if (sends.current !== before || busyRef.current) return;
+            // Usually the transcript just read on open: replacing it would re-render every message.
+            if (sameTranscript(messagesRef.current, messages)) return;
+            setMessages(messages);
           },
           () => undefined,
         );

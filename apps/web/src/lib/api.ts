@@ -167,6 +167,9 @@ export function createApiClient(options: ApiClientOptions = {}) {
   };
 
   async function send(method: Method, path: string, body: unknown, auth: boolean) {
+    // A call made while the page's first refresh is on its way waits for it, rather than going
+    // without a token, drawing a 401 and refreshing again.
+    if (auth && token === null && refreshing) await refreshing.catch(() => undefined);
     const headers: Record<string, string> = {};
     if (body !== undefined) headers["content-type"] = "application/json";
     if (auth && token) headers.authorization = `Bearer ${token.value}`;

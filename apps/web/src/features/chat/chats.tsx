@@ -1,9 +1,9 @@
 import { ChatView, type ChatViewProps, previewStatus, useParleyChat } from "@parley/chat-ui";
-import type { UIMessage } from "ai";
 import { type ReactNode, Suspense, useCallback, useEffect, useRef } from "react";
 import { ErrorBoundary } from "../../components/error-boundary.tsx";
 import { Loading } from "../../components/ui/states.tsx";
 import { api } from "../../lib/api.ts";
+import { fetchMessages, takeMessages, takeTicket } from "../../lib/chat-preload.ts";
 import { canManage, useSession } from "../../lib/session.tsx";
 import { StopAction } from "../billing/stop-action.tsx";
 
@@ -17,9 +17,13 @@ interface ConnectedProps extends Omit<ChatViewProps, "chat"> {
 }
 
 function Connected({ agent, name, onTurnEnd, ...view }: ConnectedProps) {
-  const connectTicket = useCallback(() => api.connectTicket(agent, name), [agent, name]);
+  // The route's loader may have started both already (lib/chat-preload.ts): taken once each.
+  const connectTicket = useCallback(
+    () => takeTicket(agent, name) ?? api.connectTicket(agent, name),
+    [agent, name],
+  );
   const loadMessages = useCallback(
-    () => api.get<UIMessage[]>(`/agents/${agent}/${encodeURIComponent(name)}/get-messages`),
+    () => takeMessages(agent, name) ?? fetchMessages(agent, name),
     [agent, name],
   );
   const chat = useParleyChat({ agent, name, connectTicket, loadMessages });
