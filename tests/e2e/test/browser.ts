@@ -36,7 +36,7 @@ export async function openContext(
   browser: Browser,
   viewport: { width: number; height: number },
   scheme: Scheme,
-): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+): Promise<{ context: BrowserContext; page: Page; errors: string[]; failures: string[] }> {
   const context = await browser.newContext({
     viewport,
     colorScheme: scheme,
@@ -48,11 +48,18 @@ export async function openContext(
   }, scheme);
   const page = await context.newPage();
   const errors: string[] = [];
+  const failures: string[] = [];
   page.on("console", (message) => {
     if (message.type() === "error") errors.push(`${page.url()}: ${message.text()}`);
   });
   page.on("pageerror", (error) => errors.push(`${page.url()}: ${String(error)}`));
-  return { context, page, errors };
+  // Which call failed, beside the browser's "Failed to load resource" line (which has no URL).
+  page.on("response", (response) => {
+    if (response.status() >= 400 && response.request().resourceType() !== "document") {
+      failures.push(`${response.status()} ${response.request().method()} ${response.url()}`);
+    }
+  });
+  return { context, page, errors, failures };
 }
 
 const axeSource = readFileSync(

@@ -14,6 +14,7 @@ let browser: Browser | undefined;
 let base = "";
 let page: Page;
 let errors: string[] = [];
+let failures: string[] = [];
 let closeContext: () => Promise<void> = async () => undefined;
 const owner = {
   name: "Katherine Johnson",
@@ -57,6 +58,7 @@ beforeAll(async () => {
   const opened = await openContext(browser, VIEWPORTS.desktop, "light");
   page = opened.page;
   errors = opened.errors;
+  failures = opened.failures;
   closeContext = () => opened.context.close();
   await signUp(page, base, owner);
   const form = page.getByRole("form", { name: "New project" });
@@ -264,9 +266,13 @@ describe("navigation and the shell", () => {
     await p.goto(`${base}/projects/${projectId}`);
     await p.getByRole("button", { name: "New chat" }).click();
     await p.waitForURL(/\/sessions\//);
-    await p.getByRole("textbox", { name: "Message" }).waitFor();
-    const box = await p.getByRole("textbox", { name: "Message" }).boundingBox();
-    expect(box?.height ?? 0).toBeGreaterThanOrEqual(60);
+    await p.getByRole("heading", { level: 1, name: "Untitled session" }).waitFor();
+    const composer = p.getByRole("region", { name: "Assistant chat" }).getByRole("textbox", {
+      name: "Message",
+    });
+    await expect
+      .poll(async () => (await composer.boundingBox())?.height ?? 0)
+      .toBeGreaterThanOrEqual(60);
     expect(await p.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBe(0);
     expect(phone.errors).toEqual([]);
     await phone.context.close();
@@ -339,6 +345,7 @@ describe("navigation and the shell", () => {
     await bob.page.goto(`${base}/projects/${projectId}`);
     await bob.page.getByRole("button", { name: "New chat" }).click();
     await bob.page.waitForURL(/\/sessions\//);
+    await bob.page.getByRole("heading", { level: 1, name: "Untitled session" }).waitFor();
     await bob.page.getByRole("textbox", { name: "Message" }).fill("Bob's private question");
     await bob.page.getByRole("textbox", { name: "Message" }).press("Enter");
     await bob.page.getByRole("heading", { level: 1, name: "Bob's private question" }).waitFor();
@@ -389,6 +396,6 @@ describe("navigation and the shell", () => {
   });
 
   it("logged nothing as an error in the owner's whole visit", () => {
-    expect(errors).toEqual([]);
+    expect({ errors, failures }).toEqual({ errors: [], failures: [] });
   });
 });

@@ -23,9 +23,12 @@ function Sidebar({
   projectId,
   currentId,
   onNavigate,
+  beforeDelete,
 }: {
   orgId: string;
   projectId: string;
+  /** Called before a chat is erased: anything that would read it again stops. */
+  beforeDelete?: (id: string) => void;
   currentId: string;
   onNavigate?: () => void;
 }) {
@@ -81,15 +84,17 @@ function Sidebar({
       }
       onDelete={async (id) => {
         try {
+          beforeDelete?.(id);
           await api.deleteSession(id);
-          // Gone for good (410 from now on): nothing may ask for it again.
-          await queryClient.cancelQueries({ queryKey: keys.session(id) });
-          queryClient.removeQueries({ queryKey: keys.session(id) });
           toast.success("Chat deleted.");
-          refresh();
+          // Leave the chat first (its queries stop observing), then drop what is cached of it:
+          // it answers 410 from now on, and nothing may ask for it again.
           if (id === currentId) {
             await navigate({ to: "/projects/$projectId", params: { projectId } });
           }
+          await queryClient.cancelQueries({ queryKey: keys.session(id) });
+          queryClient.removeQueries({ queryKey: keys.session(id) });
+          refresh();
         } catch (error) {
           toast.error(errorMessage(error));
         }
@@ -126,6 +131,13 @@ export default function SessionPage() {
     later.current = window.setTimeout(refresh, 1500);
   }, [queryClient, sessionId, projectId]);
   useEffect(() => () => window.clearTimeout(later.current), []);
+  // Erasing this chat: the delayed re-read of its spend must not ask for it (410) afterwards.
+  const stopRefreshing = useCallback(
+    (id: string) => {
+      if (id === sessionId) window.clearTimeout(later.current);
+    },
+    [sessionId],
+  );
 
   if (session.isError) {
     return (
@@ -144,7 +156,12 @@ export default function SessionPage() {
         className="hidden w-72 shrink-0 border-border border-r bg-muted/30 md:flex md:flex-col"
       >
         {data ? (
-          <Sidebar orgId={data.orgId} projectId={data.projectId} currentId={sessionId} />
+          <Sidebar
+            orgId={data.orgId}
+            projectId={data.projectId}
+            currentId={sessionId}
+            beforeDelete={stopRefreshing}
+          />
         ) : (
           <div className="p-3">
             <Loading label="Loading chats…" lines={4} />
@@ -165,6 +182,7 @@ export default function SessionPage() {
                   orgId={data.orgId}
                   projectId={data.projectId}
                   currentId={sessionId}
+                  beforeDelete={stopRefreshing}
                   onNavigate={() => setMenuOpen(false)}
                 />
               </SheetContent>
