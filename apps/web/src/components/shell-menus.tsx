@@ -16,7 +16,7 @@ import { useSession } from "../lib/session.tsx";
 import { type ThemeChoice, useTheme } from "../lib/theme.ts";
 import { NavLinks } from "./shell.tsx";
 import { Button } from "./ui/button.tsx";
-import { Dialog, DialogClose, DialogTrigger, SheetContent } from "./ui/dialog.tsx";
+import { Dialog, DialogTrigger, SheetContent } from "./ui/dialog.tsx";
 import {
   Menu,
   MenuContent,
@@ -136,14 +136,7 @@ export function MobileMenu() {
         </Button>
       </DialogTrigger>
       <SheetContent title="Menu">
-        <div className="flex items-center justify-between">
-          <span className="font-semibold">Parley</span>
-          <DialogClose asChild>
-            <Button variant="ghost" size="sm">
-              Close
-            </Button>
-          </DialogClose>
-        </div>
+        <span className="flex h-8 items-center font-semibold">Parley</span>
         <OrgSwitcher className="w-full" />
         <NavLinks vertical onNavigate={() => setOpen(false)} />
       </SheetContent>

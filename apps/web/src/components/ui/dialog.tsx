@@ -1,3 +1,4 @@
+import { X } from "lucide-react";
 import { Dialog as DialogPrimitive } from "radix-ui";
 import type { ComponentProps, ReactNode } from "react";
 import { cn } from "../../lib/cn.ts";
@@ -26,7 +27,13 @@ export function DialogContent({
         {...(description ? {} : { "aria-describedby": undefined })}
         {...props}
       >
-        <div className="grid gap-1.5">
+        <DialogPrimitive.Close
+          aria-label="Close"
+          className="absolute top-3 right-3 inline-flex size-8 items-center justify-center rounded-md text-muted-foreground hover:bg-accent hover:text-foreground focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+        >
+          <X aria-hidden="true" className="size-4" />
+        </DialogPrimitive.Close>
+        <div className="grid gap-1.5 pr-8">
           <DialogPrimitive.Title className="font-semibold text-lg">{title}</DialogPrimitive.Title>
           {description ? (
             <DialogPrimitive.Description className="text-muted-foreground text-sm">
@@ -55,6 +62,12 @@ export function SheetContent({
         {...props}
       >
         <DialogPrimitive.Title className="sr-only">{title}</DialogPrimitive.Title>
+        <DialogPrimitive.Close
+          aria-label="Close"
+          className="absolute top-3 right-3 inline-flex size-8 items-center justify-center rounded-md text-muted-foreground hover:bg-accent hover:text-foreground focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+        >
+          <X aria-hidden="true" className="size-4" />
+        </DialogPrimitive.Close>
         {children}
       </DialogPrimitive.Content>
     </DialogPrimitive.Portal>

@@ -2,11 +2,24 @@ import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/re
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError, api } from "../../lib/api.ts";
 import { renderInApp } from "../../test/render.tsx";
-import { TopUpForm, topUpAmount } from "./top-up.tsx";
+import { TopUpDialog, TopUpForm, topUpAmount } from "./top-up.tsx";
 
 afterEach(() => {
   cleanup();
   vi.restoreAllMocks();
+});
+
+describe("TopUpDialog", () => {
+  it("starts on a quick amount and can be closed with its Close button", async () => {
+    const onOpenChange = vi.fn();
+    await renderInApp(<TopUpDialog orgId="org_1" open onOpenChange={onOpenChange} />);
+    const dialog = await screen.findByRole("dialog", { name: "Top up credits" });
+    expect(within(dialog).getByRole("button", { name: "$25" }).getAttribute("aria-pressed")).toBe(
+      "true",
+    );
+    fireEvent.click(within(dialog).getByRole("button", { name: "Close" }));
+    expect(onOpenChange).toHaveBeenCalledWith(false);
+  });
 });
 
 describe("TopUpForm", () => {

@@ -58,7 +58,7 @@ export function TopUpForm({
   /** Where the browser goes for Checkout (tests pass a spy). */
   redirect?: (url: string) => void;
 }) {
-  const [amount, setAmount] = useState("20");
+  const [amount, setAmount] = useState("25");
   const [invalid, setInvalid] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
