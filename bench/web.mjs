@@ -4,28 +4,14 @@
 // model, Stripe stand-in), state in a temporary directory. Debian's chromium through playwright-core
 // (the copy tests/e2e installs), every sample in a fresh browser context: a cold HTTP cache.
 import { createServer } from "node:http";
-import { createRequire } from "node:module";
-import path from "node:path";
 import { connectChat } from "../packages/chat-client/src/index.ts";
 import { startDevStack } from "../scripts/lib/dev-stack.mjs";
+import { launchChromium } from "../tests/e2e/test/browser.ts";
 import { clientIp, json, ms, signUp, summarize } from "./lib.mjs";
 
-const root = path.resolve(import.meta.dirname, "..");
-const CHROMIUM = "/usr/bin/chromium";
 const FCP_BUDGET_MS = 300;
 const INTERACTIVE_BUDGET_MS = 1500;
 const VIEWPORT = { width: 1280, height: 800 };
-
-function playwright() {
-  try {
-    return createRequire(path.join(root, "tests/e2e/package.json"))("playwright-core");
-  } catch (cause) {
-    throw new Error(
-      "pnpm bench web needs playwright-core from tests/e2e (run `pnpm install` at the root)",
-      { cause },
-    );
-  }
-}
 
 /** The reference page: the least HTML that paints text, from a plain Node server. */
 async function startHello() {
@@ -320,23 +306,11 @@ const p = (samples, key = "p50") => {
 };
 
 export async function benchWeb({ paintSamples = 20, sessionSamples = 10, warmups = 2 } = {}) {
-  const { chromium } = playwright();
   const started = await Promise.allSettled([
     startDevStack({ timeoutMs: 180_000 }),
     startHello(),
-    chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
-    }),
+    // The browser suite's own launch (Debian's chromium, the same flags).
+    launchChromium(),
   ]);
   const failed = started.find((r) => r.status === "rejected");
   if (failed) {

@@ -4,13 +4,14 @@ import { useState } from "react";
 import { LoadMore } from "../../components/load-more.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
-import { Field, Input, Select } from "../../components/ui/input.tsx";
+import { Field, Select } from "../../components/ui/input.tsx";
 import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
 import { type ActivityFilters, api } from "../../lib/api.ts";
 import { formatMicros } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { billingColumns, DataTable } from "./data-table.tsx";
+import { DateRangeFields } from "./date-range.tsx";
 import { count, dayRange, when } from "./words.ts";
 
 const column = billingColumns<ActivityItem>();
@@ -146,22 +147,7 @@ export function ActivityTable({ orgId, canManage }: { orgId: string; canManage: 
               ))}
             </Select>
           </Field>
-          <Field label="From">
-            <Input
-              type="date"
-              value={from}
-              max={to || undefined}
-              onChange={(event) => setFrom(event.target.value)}
-            />
-          </Field>
-          <Field label="To">
-            <Input
-              type="date"
-              value={to}
-              min={from || undefined}
-              onChange={(event) => setTo(event.target.value)}
-            />
-          </Field>
+          <DateRangeFields from={from} to={to} onFrom={setFrom} onTo={setTo} />
         </fieldset>
         {filtered ? (
           <div>

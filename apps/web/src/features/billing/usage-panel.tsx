@@ -2,13 +2,14 @@ import type { UsageGroupBy } from "@parley/shared";
 import { useQuery } from "@tanstack/react-query";
 import { lazy, Suspense, useState } from "react";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
-import { Field, Input, Select } from "../../components/ui/input.tsx";
+import { Field, Select } from "../../components/ui/input.tsx";
 import { EmptyState, ErrorNote, Loading, Skeleton } from "../../components/ui/states.tsx";
 import { num, Table, TBody, Td, TFoot, THead, Th, Tr } from "../../components/ui/table.tsx";
 import { api } from "../../lib/api.ts";
 import { formatMicros } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
 import { CsvDownload } from "./csv-download.tsx";
+import { DateRangeFields } from "./date-range.tsx";
 import { chartRows, GROUPS, groupName } from "./usage-data.ts";
 import { count, dayRange } from "./words.ts";
 
@@ -56,22 +57,7 @@ export function UsagePanel({ orgId, canManage }: { orgId: string; canManage: boo
               ))}
             </Select>
           </Field>
-          <Field label="From">
-            <Input
-              type="date"
-              value={from}
-              max={to || undefined}
-              onChange={(event) => setFrom(event.target.value)}
-            />
-          </Field>
-          <Field label="To">
-            <Input
-              type="date"
-              value={to}
-              min={from || undefined}
-              onChange={(event) => setTo(event.target.value)}
-            />
-          </Field>
+          <DateRangeFields from={from} to={to} onFrom={setFrom} onTo={setTo} />
         </div>
         {usage.isPending ? (
           <Loading label="Loading usage…" />
