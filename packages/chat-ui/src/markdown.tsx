@@ -1,4 +1,4 @@
-import { lazy, Suspense } from "react";
+import { lazy, Suspense, useEffect, useRef } from "react";
 import { cn } from "./cn.ts";
 
 const loadRenderer = () => import("./markdown-renderer.tsx");
@@ -38,9 +38,31 @@ export function Markdown({
   streaming?: boolean;
   className?: string;
 }) {
+  const box = useRef<HTMLDivElement>(null);
+  // streamdown wraps wide tables and code in boxes that scroll sideways (on a phone they do): a
+  // keyboard must be able to reach and scroll them (WCAG 2.1.1, axe scrollable-region-focusable).
+  // Watched, not only run once: the renderer arrives lazily and the text streams in.
+  useEffect(() => {
+    const root = box.current;
+    if (!root) return;
+    const reach = () => {
+      for (const element of root.querySelectorAll<HTMLElement>(SCROLLERS)) {
+        if (!element.hasAttribute("tabindex")) element.tabIndex = 0;
+      }
+    };
+    reach();
+    const observer = new MutationObserver(reach);
+    observer.observe(root, { childList: true, subtree: true });
+    return () => observer.disconnect();
+  }, []);
   return (
-    <Suspense fallback={<PlainText className={className}>{children}</PlainText>}>
-      <LazyRenderer text={children} streaming={streaming} className={className} />
-    </Suspense>
+    <div ref={box} className="contents">
+      <Suspense fallback={<PlainText className={className}>{children}</PlainText>}>
+        <LazyRenderer text={children} streaming={streaming} className={className} />
+      </Suspense>
+    </div>
   );
 }
+
+const SCROLLERS =
+  '[class*="overflow-x-auto"], [class*="overflow-auto"], [class*="overflow-x-scroll"]';

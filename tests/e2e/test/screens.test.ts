@@ -36,7 +36,13 @@ const screens = (): { name: string; path: string; heading: RegExp; signedIn: boo
   { name: "sign-up", path: "/signup", heading: /^Create your account$/, signedIn: false },
   { name: "projects", path: "/projects", heading: /^Projects in /, signedIn: true },
   { name: "project", path: `/projects/${projectId}`, heading: /^Launch plan$/, signedIn: true },
-  { name: "session", path: `/sessions/${sessionId}`, heading: /./, signedIn: true },
+  // The chat's title, once its record is in (not the "Loading chat…" placeholder).
+  {
+    name: "session",
+    path: `/sessions/${sessionId}`,
+    heading: /^(?!Loading chat…$)./,
+    signedIn: true,
+  },
   { name: "billing", path: "/billing", heading: /^Billing/, signedIn: true },
   { name: "members", path: "/members", heading: /^Members/, signedIn: true },
   { name: "admin", path: "/admin", heading: /^Admin|^Erasure/, signedIn: true },
@@ -115,6 +121,13 @@ describe("every screen, at both sizes, light and dark", () => {
           }
           await page.goto(`${base}${screen.path}`);
           await page.getByRole("heading", { level: 1, name: screen.heading }).first().waitFor();
+          if (screen.name === "session") {
+            // Audited with the transcript and the composer on screen, not while it connects.
+            await page
+              .getByRole("region", { name: "Assistant chat" })
+              .getByRole("textbox")
+              .waitFor();
+          }
           await page.waitForLoadState("networkidle").catch(() => undefined);
           expect(
             await page.evaluate(() => document.documentElement.classList.contains("dark")),
