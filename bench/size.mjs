@@ -17,7 +17,7 @@ const CHAT_UI_BUDGET = 60_000;
 
 /**
  * The JavaScript files index.html makes the browser fetch before any route chunk: every
- * `<script src>` (the module entry and classic scripts such as /theme.js) and every
+ * `<script src>` (the module entry and classic scripts such as /boot.js) and every
  * `<link rel="modulepreload" href>`, in document order, without repeats.
  */
 export function initialScripts(html) {

@@ -134,6 +134,44 @@ describe("api client", () => {
     await expect(client.accessToken()).resolves.toBe("t1");
   });
 
+  it("takes the refresh the page started early once, then refreshes over the network", async () => {
+    let issued = 0;
+    const server = fakeServer((path) =>
+      path === "/api/auth/refresh" ? json(200, auth(`t${++issued}`)) : json(200, auth("x")),
+    );
+    let early: Promise<Response> | undefined = Promise.resolve(json(200, auth("early")));
+    const client = createApiClient({
+      fetch: server.fetch,
+      takeEarlyRefresh: () => {
+        const taken = early;
+        early = undefined;
+        return taken;
+      },
+    });
+    await expect(client.refresh()).resolves.toMatchObject({ accessToken: "early" });
+    expect(server.calls.filter((c) => c.path === "/api/auth/refresh")).toHaveLength(0);
+    await expect(client.refresh()).resolves.toMatchObject({ accessToken: "t1" });
+    expect(server.calls.filter((c) => c.path === "/api/auth/refresh")).toHaveLength(1);
+  });
+
+  it("reports a refused early refresh as signed out and a failed one as a network error", async () => {
+    const server = fakeServer(() => json(200, auth("x")));
+    const refused = createApiClient({
+      fetch: server.fetch,
+      takeEarlyRefresh: () =>
+        Promise.resolve(
+          json(401, { error: { code: "unauthorized", message: "No refresh token" } }),
+        ),
+    });
+    await expect(refused.refresh()).rejects.toMatchObject({ code: "unauthorized", status: 401 });
+    expect(refused.hasToken()).toBe(false);
+    const offline = createApiClient({
+      fetch: server.fetch,
+      takeEarlyRefresh: () => Promise.reject(new TypeError("Failed to fetch")),
+    });
+    await expect(offline.refresh()).rejects.toMatchObject({ code: "network", status: 0 });
+  });
+
   it("asks for a connect ticket with a token good for five more minutes, never putting it in a URL", async () => {
     let clock = 0;
     let issued = 0;

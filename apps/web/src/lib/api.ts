@@ -143,9 +143,14 @@ export interface ApiClientOptions {
   fetch?: typeof fetch;
   /** Clock in milliseconds, for token expiry. */
   now?: () => number;
+  /** A refresh request the page started before the app loaded (public/boot.js), handed out once. */
+  takeEarlyRefresh?: () => Promise<Response> | undefined;
 }
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
+
+const unreachable = () =>
+  new ApiError("network", "Cannot reach the server. Check your connection.", 0);
 
 /**
  * The typed HTTP client. The access token lives only in memory (never in storage, out of reach of
@@ -181,7 +186,7 @@ export function createApiClient(options: ApiClientOptions = {}) {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch {
-      throw new ApiError("network", "Cannot reach the server. Check your connection.", 0);
+      throw unreachable();
     }
   }
 
@@ -189,7 +194,13 @@ export function createApiClient(options: ApiClientOptions = {}) {
   function refresh(): Promise<AuthResult> {
     refreshing ??= (async () => {
       try {
-        const response = await send("POST", "/api/auth/refresh", undefined, false);
+        // The page's first refresh may already be on its way (public/boot.js): taken once.
+        const early = options.takeEarlyRefresh?.();
+        const response = early
+          ? await early.catch(() => {
+              throw unreachable();
+            })
+          : await send("POST", "/api/auth/refresh", undefined, false);
         if (!response.ok) {
           setToken(null);
           throw await toApiError(response);
@@ -390,5 +401,18 @@ export function createApiClient(options: ApiClientOptions = {}) {
 
 export type ApiClient = ReturnType<typeof createApiClient>;
 
+declare global {
+  interface Window {
+    /** The refresh public/boot.js started before the app's script ran (returning visitors). */
+    __parleyEarlyRefresh?: Promise<Response>;
+  }
+}
+
 /** The app's one client. */
-export const api: ApiClient = createApiClient();
+export const api: ApiClient = createApiClient({
+  takeEarlyRefresh: () => {
+    const early = window.__parleyEarlyRefresh;
+    window.__parleyEarlyRefresh = undefined;
+    return early;
+  },
+});

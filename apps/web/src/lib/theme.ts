@@ -11,7 +11,7 @@ const read = (): ThemeChoice => {
 
 const media = () => window.matchMedia("(prefers-color-scheme: dark)");
 
-/** Puts the `dark` class on `<html>` for the choice (public/theme.js does the same before paint). */
+/** Puts the `dark` class on `<html>` for the choice (public/boot.js does the same before paint). */
 export function applyTheme(choice: ThemeChoice = read()): void {
   const dark = choice === "dark" || (choice === "system" && media().matches);
   document.documentElement.classList.toggle("dark", dark);
