@@ -1,7 +1,7 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ChatView } from "./chat-view.tsx";
+import { ChatView, TRANSCRIPT_WINDOW } from "./chat-view.tsx";
 import { fakeChat, reply, userMessage } from "./test-chat.ts";
 
 afterEach(() => {
@@ -318,5 +318,40 @@ describe("ChatView scrolling", () => {
     await waitFor(() =>
       expect(screen.queryByRole("button", { name: "Jump to newest" })).toBeNull(),
     );
+  });
+});
+
+describe("ChatView long transcripts", () => {
+  const transcript = (turns: number): UIMessage[] =>
+    Array.from({ length: turns }, (_, i) => [
+      userMessage(`u${i}`, `question ${i}`),
+      reply(`a${i}`, `answer ${i}`),
+    ]).flat();
+
+  it("opens with the newest messages only and shows the earlier ones a page at a time", () => {
+    render(<ChatView chat={fakeChat({ messages: transcript(50) })} label="Chat" />);
+    expect(items()).toHaveLength(TRANSCRIPT_WINDOW);
+    expect(items().at(-1)?.textContent).toContain("answer 49");
+    expect(items()[0]?.textContent).toContain(`question ${50 - TRANSCRIPT_WINDOW / 2}`);
+    fireEvent.click(screen.getByRole("button", { name: "Show earlier messages (60)" }));
+    expect(items()).toHaveLength(2 * TRANSCRIPT_WINDOW);
+    fireEvent.click(screen.getByRole("button", { name: "Show earlier messages (20)" }));
+    expect(items()).toHaveLength(100);
+    expect(items()[0]?.textContent).toContain("question 0");
+    expect(screen.queryByRole("button", { name: /Show earlier/ })).toBeNull();
+  });
+
+  it("keeps every message that arrives after opening in view, and a short chat whole", () => {
+    const chat = fakeChat({ messages: transcript(30) });
+    const { rerender } = render(<ChatView chat={chat} label="Chat" />);
+    expect(items()).toHaveLength(TRANSCRIPT_WINDOW);
+    const more = [...chat.messages, userMessage("u-new", "new question"), reply("a-new", "new")];
+    rerender(<ChatView chat={{ ...chat, messages: more }} label="Chat" />);
+    expect(items()).toHaveLength(TRANSCRIPT_WINDOW + 2);
+    expect(items().at(-1)?.textContent).toContain("new");
+    cleanup();
+    render(<ChatView chat={fakeChat({ messages: transcript(5) })} label="Chat" />);
+    expect(items()).toHaveLength(10);
+    expect(screen.queryByRole("button", { name: /Show earlier/ })).toBeNull();
   });
 });

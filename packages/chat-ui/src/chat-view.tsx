@@ -1,6 +1,6 @@
 import type { UIMessage } from "ai";
 import { ArrowDown, X } from "lucide-react";
-import { type ReactNode, useEffect, useMemo } from "react";
+import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
 import { useStickToBottom } from "use-stick-to-bottom";
 import { ChatMessage, FailedReply } from "./chat-message.tsx";
 import { cn } from "./cn.ts";
@@ -34,6 +34,13 @@ export interface ChatViewProps {
   autoFocus?: boolean;
   className?: string;
 }
+
+/**
+ * A long transcript opens with its newest messages only; the older ones come in pages as the
+ * person scrolls up (or asks for them). Rendering all of a 200-message session's markdown on open
+ * kept the main thread busy for about half a second on this project's test machines.
+ */
+export const TRANSCRIPT_WINDOW = 40;
 
 const hasContent = (message: UIMessage | undefined): boolean =>
   message?.role === "assistant" &&
@@ -113,6 +120,33 @@ export function ChatView({
     return map;
   }, [messages, busy, error, stoppedIds]);
 
+  // How many of the oldest messages are not rendered yet. Fixed at open: new messages add to the
+  // window, "Show earlier" and scrolling to the top take it back a page at a time.
+  const [hiddenAtOpen, setHidden] = useState(() =>
+    Math.max(0, messages.length - TRANSCRIPT_WINDOW),
+  );
+  const hidden = Math.min(hiddenAtOpen, Math.max(0, messages.length - TRANSCRIPT_WINDOW));
+  const shown = hidden === 0 ? messages : messages.slice(hidden);
+  const showEarlier = () => setHidden(Math.max(0, hidden - TRANSCRIPT_WINDOW));
+  const earlier = useRef<HTMLButtonElement>(null);
+  const { isAtBottom } = stick;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: observed anew after each page, so a page that still leaves the button in reach loads the next
+  useEffect(() => {
+    const button = earlier.current;
+    const root = stick.scrollRef.current;
+    // Only once the person scrolled away from the newest: on open the list starts at the bottom.
+    if (!button || !root || isAtBottom || typeof IntersectionObserver === "undefined") return;
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((entry) => entry.isIntersecting))
+          setHidden((h) => Math.max(0, h - TRANSCRIPT_WINDOW));
+      },
+      { root, rootMargin: "600px 0px 0px 0px" },
+    );
+    observer.observe(button);
+    return () => observer.disconnect();
+  }, [isAtBottom, hidden, stick.scrollRef]);
+
   const send = (text: string) => {
     chat.send(text);
     void scrollToBottom();
@@ -131,9 +165,21 @@ export function ChatView({
                 {emptyState ?? "No messages yet. Say hello."}
               </div>
             ) : null}
+            {hidden > 0 ? (
+              <div className="mb-4 flex justify-center">
+                <button
+                  ref={earlier}
+                  type="button"
+                  onClick={showEarlier}
+                  className="rounded-full border border-border px-3 py-1.5 text-muted-foreground text-sm outline-none hover:bg-accent hover:text-foreground focus-visible:ring-2 focus-visible:ring-ring"
+                >
+                  Show earlier messages ({hidden})
+                </button>
+              </div>
+            ) : null}
             <ol aria-label={`${label} messages`} aria-live="polite" className="flex flex-col gap-4">
-              {messages.map((message, index) => {
-                const isLast = index === messages.length - 1;
+              {shown.map((message, index) => {
+                const isLast = index === shown.length - 1;
                 // A reply with nothing in it yet is the thinking indicator below, not an empty bubble.
                 if (isLast && thinking && message.role === "assistant") return null;
                 return (

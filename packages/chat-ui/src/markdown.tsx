@@ -1,10 +1,36 @@
-import { lazy, Suspense, useEffect, useRef } from "react";
+import { useEffect, useRef, useSyncExternalStore } from "react";
 import { cn } from "./cn.ts";
 
-const loadRenderer = () => import("./markdown-renderer.tsx");
-const LazyRenderer = lazy(() =>
-  loadRenderer().then(({ MarkdownRenderer }) => ({ default: MarkdownRenderer })),
-);
+type Renderer = typeof import("./markdown-renderer.tsx").MarkdownRenderer;
+
+/**
+ * The renderer once its chunk has arrived. Not `React.lazy` under `<Suspense>`: a transcript that
+ * mounts before the chunk arrives would then hold its whole first commit until it did (measured:
+ * a 200-message session showed nothing for the chunk's download and parse). Here it shows plain
+ * text at once and every reply turns into markdown when the renderer arrives.
+ */
+let renderer: Renderer | null = null;
+let loading: Promise<void> | null = null;
+const listeners = new Set<() => void>();
+
+function loadRenderer(): Promise<void> {
+  loading ??= import("./markdown-renderer.tsx").then(
+    (module) => {
+      renderer = module.MarkdownRenderer;
+      for (const listener of listeners) listener();
+    },
+    () => {
+      loading = null; // a failed chunk load is tried again by the next reply that mounts
+    },
+  );
+  return loading;
+}
+
+const subscribe = (listener: () => void) => {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+};
+const current = () => renderer;
 
 /**
  * Starts fetching the markdown renderer (streamdown) before the first reply needs it. ChatView
@@ -27,7 +53,7 @@ export function PlainText({ children, className }: { children: string; className
  * An assistant reply's markdown (GFM: headings, lists, tables, fenced code with highlighting and a
  * copy button per block), safe to render while it streams (`streaming` closes unfinished syntax
  * instead of flashing it). Raw HTML is sanitized by streamdown. The renderer loads lazily (see
- * markdown-renderer.tsx); until it arrives the text shows plain.
+ * markdown-renderer.tsx); until it arrives the text shows plain, and nothing waits for it.
  */
 export function Markdown({
   children,
@@ -55,11 +81,17 @@ export function Markdown({
     observer.observe(root, { childList: true, subtree: true });
     return () => observer.disconnect();
   }, []);
+  const Renderer = useSyncExternalStore(subscribe, current, current);
+  useEffect(() => {
+    if (!Renderer) preloadMarkdown();
+  }, [Renderer]);
   return (
     <div ref={box} className="contents">
-      <Suspense fallback={<PlainText className={className}>{children}</PlainText>}>
-        <LazyRenderer text={children} streaming={streaming} className={className} />
-      </Suspense>
+      {Renderer ? (
+        <Renderer text={children} streaming={streaming} className={className} />
+      ) : (
+        <PlainText className={className}>{children}</PlainText>
+      )}
     </div>
   );
 }

@@ -183,6 +183,34 @@ describe("the chat", () => {
     await expect.poll(() => inView(replies().last())).toBe(true);
   });
 
+  it("opens a session of over 40 messages at its newest 40 and loads the earlier ones when scrolled to the top", async () => {
+    // The transcript's own items (a reply's markdown may hold lists of its own).
+    const items = () => chat().locator('ol[aria-label="Assistant chat messages"] > li');
+    await page.reload();
+    await replies().last().waitFor();
+    for (let count = await items().count(); count <= 40; count = await items().count()) {
+      await send(`Filling the session, at ${count} messages`);
+      await expect.poll(() => items().count()).toBeGreaterThanOrEqual(count + 2);
+      await page.getByRole("button", { name: "Send" }).waitFor();
+    }
+    const total = await items().count();
+    await page.reload();
+    const earlier = chat().getByRole("button", { name: `Show earlier messages (${total - 40})` });
+    await earlier.waitFor();
+    expect(await items().count()).toBe(40);
+    await expect.poll(() => inView(replies().last())).toBe(true);
+    // Scrolled to the top, the earlier messages come in above, and the person's first message is there.
+    await earlier.evaluate((button) => {
+      let scroller: HTMLElement | null = button.parentElement;
+      while (scroller && scroller.scrollHeight <= scroller.clientHeight) {
+        scroller = scroller.parentElement;
+      }
+      scroller?.scrollTo({ top: 0 });
+    });
+    await expect.poll(() => items().count()).toBe(total);
+    expect(await earlier.count()).toBe(0);
+  });
+
   it("asks before the assistant writes the project's memory, and writes it only when approved", async () => {
     await send('Remember the tone [[tool:update_project_memory {"set":{"tone":"dry"}}]]');
     const card = replies().last();
@@ -263,6 +291,18 @@ describe("navigation and the shell", () => {
     await p.waitForURL((url) => url.pathname === "/members");
     await p.getByRole("heading", { level: 1 }).waitFor();
     expect(await p.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBe(0);
+    // The ledger's amounts are on screen, not off the side of a table wider than the phone.
+    await p.goto(`${base}/billing#ledger`);
+    const entry = p
+      .getByRole("list", { name: "Ledger entries, newest first" })
+      .getByRole("listitem")
+      .first();
+    for (const label of ["Amount", "Balance after"]) {
+      const value = entry.getByRole("term").filter({ hasText: label }).locator("+ dd");
+      await value.waitFor();
+      const box = await value.boundingBox();
+      expect(box && box.x >= 0 && box.x + box.width <= VIEWPORTS.phone.width).toBe(true);
+    }
     await p.goto(`${base}/projects/${projectId}`);
     await p.getByRole("button", { name: "New chat" }).click();
     await p.waitForURL(/\/sessions\//);
@@ -276,6 +316,29 @@ describe("navigation and the shell", () => {
     expect(await p.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBe(0);
     expect(phone.errors).toEqual([]);
     await phone.context.close();
+  });
+
+  it("restores a returning visitor's session on reload with one refresh, the one the page started before the app", async () => {
+    const refreshes: string[] = [];
+    const count = (request: { url(): string }) => {
+      if (new URL(request.url()).pathname === "/api/auth/refresh") refreshes.push(request.url());
+    };
+    page.on("request", count);
+    try {
+      await page.goto(`${base}/members`);
+      await page.getByRole("heading", { level: 1, name: "Members" }).waitFor();
+      // boot.js asked, the app took its answer: one refresh, so the rotating token is never
+      // presented twice (a second use would end the sign-in everywhere).
+      expect(refreshes).toHaveLength(1);
+      expect(await page.evaluate(() => "__parleyEarlyRefresh" in window)).toBe(true);
+      expect(
+        await page.evaluate(
+          () => (window as unknown as Record<string, unknown>).__parleyEarlyRefresh,
+        ),
+      ).toBeUndefined();
+    } finally {
+      page.off("request", count);
+    }
   });
 
   it("serves a real favicon", async () => {

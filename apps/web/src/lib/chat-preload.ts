@@ -40,6 +40,15 @@ export function preloadChat(agent: Agent, name: string): void {
   });
 }
 
+/**
+ * Settles once what `preloadChat` started for this chat has arrived (or failed), without taking
+ * it; at once when nothing is waiting.
+ */
+export async function preloadSettled(agent: Agent, name: string): Promise<void> {
+  const entry = preloaded.get(keyOf(agent, name));
+  if (entry) await Promise.allSettled([entry.ticket, entry.messages]);
+}
+
 function take<K extends "ticket" | "messages">(
   agent: Agent,
   name: string,

@@ -1,9 +1,23 @@
 import { ChatView, type ChatViewProps, previewStatus, useParleyChat } from "@parley/chat-ui";
-import { type ReactNode, Suspense, useCallback, useEffect, useRef } from "react";
+import {
+  type ReactNode,
+  Suspense,
+  startTransition,
+  useCallback,
+  useEffect,
+  useRef,
+  useState,
+} from "react";
 import { ErrorBoundary } from "../../components/error-boundary.tsx";
 import { Loading } from "../../components/ui/states.tsx";
 import { api } from "../../lib/api.ts";
-import { fetchMessages, takeMessages, takeTicket } from "../../lib/chat-preload.ts";
+import {
+  fetchMessages,
+  preloadChat,
+  preloadSettled,
+  takeMessages,
+  takeTicket,
+} from "../../lib/chat-preload.ts";
 import { canManage, useSession } from "../../lib/session.tsx";
 import { StopAction } from "../billing/stop-action.tsx";
 
@@ -17,7 +31,8 @@ interface ConnectedProps extends Omit<ChatViewProps, "chat"> {
 }
 
 function Connected({ agent, name, onTurnEnd, ...view }: ConnectedProps) {
-  // The route's loader may have started both already (lib/chat-preload.ts): taken once each.
+  // Started before the chat mounted (lib/chat-preload.ts): taken once each, by whichever render
+  // attempt asks first; later connects and reloads fetch their own.
   const connectTicket = useCallback(
     () => takeTicket(agent, name) ?? api.connectTicket(agent, name),
     [agent, name],
@@ -38,18 +53,37 @@ function Connected({ agent, name, onTurnEnd, ...view }: ConnectedProps) {
 /**
  * One agent chat: its socket, transcript and composer, filling the parent's height. Keyed by the
  * chat's address so another session starts fresh; a transcript that fails to load stays in here.
+ *
+ * The chat mounts only once its ticket and transcript are in (the route's loader may have asked
+ * for both already), and in a transition, under a boundary that already shows "Connecting…" as
+ * content. Mounted straight under `<Suspense>` it would suspend, and React reveals what a Suspense
+ * retry brings at most once per 300 ms after any fallback on the page came or went (its fallback
+ * throttle): measured, a loaded transcript waited about 300 ms more to show.
  */
 export function AgentChatPane(props: ConnectedProps) {
+  const { agent, name } = props;
+  const key = `${agent}/${name}`;
+  const [ready, setReady] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    preloadChat(agent, name);
+    // Settled either way: a failure is thrown by the chat itself, into the error boundary.
+    void preloadSettled(agent, name).then(() => {
+      if (live) startTransition(() => setReady(`${agent}/${name}`));
+    });
+    return () => {
+      live = false;
+    };
+  }, [agent, name]);
+  const connecting = (
+    <div className="mx-auto w-full max-w-3xl p-6">
+      <Loading label="Connecting…" />
+    </div>
+  );
   return (
-    <ErrorBoundary key={`${props.agent}/${props.name}`}>
-      <Suspense
-        fallback={
-          <div className="mx-auto w-full max-w-3xl p-6">
-            <Loading label="Connecting…" />
-          </div>
-        }
-      >
-        <Connected key={`${props.agent}/${props.name}`} {...props} />
+    <ErrorBoundary key={key}>
+      <Suspense fallback={connecting}>
+        {ready === key ? <Connected key={key} {...props} /> : connecting}
       </Suspense>
     </ErrorBoundary>
   );
