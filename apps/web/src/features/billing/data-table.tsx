@@ -7,6 +7,7 @@ import {
 } from "@tanstack/react-table";
 import { num, Table, TBody, Td, THead, Th, Tr } from "../../components/ui/table.tsx";
 import { cn } from "../../lib/cn.ts";
+import { useMediaQuery } from "../../lib/use-media-query.ts";
 
 /**
  * The billing tables' features: none beyond the core row model. Paging is the server's (keyset
@@ -20,9 +21,13 @@ export type BillingTableFeatures = typeof billingTableFeatures;
 export const billingColumns = <T extends RowData>() =>
   createColumnHelper<BillingTableFeatures, T>();
 
+/** Narrower than this, a row is a card of labelled values: every figure on screen, no sideways scroll. */
+const WIDE = "(min-width: 40rem)";
+
 /**
  * A TanStack Table (v9: `useTable({ features, columns, data })`) drawn with the design system's
- * table, which scrolls sideways inside its box on a phone instead of widening the page.
+ * table; on a phone each row becomes a card that lists its columns as label and value (as
+ * Stripe's dashboard does), so an amount is never off the side of the screen.
  */
 export function DataTable<T extends RowData>({
   columns,
@@ -42,6 +47,39 @@ export function DataTable<T extends RowData>({
     data,
     getRowId: (row) => rowKey(row),
   });
+  const wide = useMediaQuery(WIDE);
+  if (!wide) {
+    return (
+      <ul aria-label={caption} className="grid gap-2">
+        {table.getRowModel().rows.map((row) => (
+          <li key={row.id} className="rounded-md border border-border p-3 text-sm">
+            <dl className="grid grid-cols-[auto_minmax(0,1fr)] gap-x-4 gap-y-1.5">
+              {row.getAllCells().map((cell) => {
+                const header = table
+                  .getFlatHeaders()
+                  .find((candidate) => candidate.column.id === cell.column.id);
+                return (
+                  <div key={cell.id} className="contents">
+                    <dt className="text-muted-foreground text-xs uppercase tracking-wide leading-5">
+                      {header ? <table.FlexRender header={header} /> : cell.column.id}
+                    </dt>
+                    <dd
+                      className={cn(
+                        "min-w-0 break-words",
+                        cell.column.columnDef.meta?.align === "right" && "tabular-nums",
+                      )}
+                    >
+                      <table.FlexRender cell={cell} />
+                    </dd>
+                  </div>
+                );
+              })}
+            </dl>
+          </li>
+        ))}
+      </ul>
+    );
+  }
   return (
     <Table>
       <caption className="sr-only">{caption}</caption>

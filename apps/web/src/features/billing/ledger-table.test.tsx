@@ -69,3 +69,33 @@ describe("LedgerTable", () => {
     ]);
   });
 });
+
+describe("LedgerTable on a phone", () => {
+  it("lists each entry as a card of labelled values instead of a table wider than the screen", async () => {
+    vi.spyOn(window, "matchMedia").mockImplementation(
+      (query) =>
+        ({
+          matches: false, // narrower than every min-width
+          media: query,
+          addEventListener: () => undefined,
+          removeEventListener: () => undefined,
+        }) as unknown as MediaQueryList,
+    );
+    vi.spyOn(api, "ledger").mockResolvedValue({
+      items: [entry("1", "usage", -1_100, 4_997_700)],
+      nextCursor: null,
+    });
+    await renderInApp(<LedgerTable orgId="org_1" />);
+    const list = await screen.findByRole("list", { name: "Ledger entries, newest first" });
+    expect(screen.queryByRole("table")).toBeNull();
+    const [card] = within(list).getAllByRole("listitem");
+    const labels = within(card as HTMLElement)
+      .getAllByRole("term")
+      .map((t) => t.textContent);
+    const values = within(card as HTMLElement)
+      .getAllByRole("definition")
+      .map((d) => d.textContent);
+    expect(labels).toEqual(["Date", "Kind", "Description", "Amount", "Balance after"]);
+    expect(values.slice(1)).toEqual(["Usage", "Assistant replies", "-$0.0011", "$4.9977"]);
+  });
+});
