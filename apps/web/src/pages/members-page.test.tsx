@@ -48,6 +48,9 @@ afterEach(() => {
 
 const listMembers = (...items: Member[]) =>
   vi.spyOn(api, "members").mockResolvedValue({ items, nextCursor: null });
+/** A first page with more behind it: another owner may be there, so the server decides. */
+const listFirstPage = (...items: Member[]) =>
+  vi.spyOn(api, "members").mockResolvedValue({ items, nextCursor: "more" });
 
 describe("MembersPage", () => {
   it("scrolls the table inside its own box, not the page, on a phone", async () => {
@@ -90,8 +93,17 @@ describe("MembersPage", () => {
     await waitFor(() => expect(success).toHaveBeenCalledWith("Cy Young was removed from Acme."));
   });
 
-  it("changes a role with a select per row, and shows the server's last-owner refusal", async () => {
+  it("offers the only owner neither a role change nor Leave, and says why", async () => {
     listMembers(ada, bob);
+    await renderInApp(<MembersPage />, { path: "/members" });
+    await screen.findByLabelText("Role of Bob Babbage");
+    expect(screen.queryByLabelText("Role of Ada Lovelace")).toBeNull();
+    expect(screen.queryByRole("button", { name: "Leave" })).toBeNull();
+    expect(screen.getByText("Only owner: make someone else an owner to leave")).toBeTruthy();
+  });
+
+  it("changes a role with a select per row, and shows the server's last-owner refusal", async () => {
+    listFirstPage(ada, bob);
     const update = vi
       .spyOn(api, "updateMember")
       .mockResolvedValueOnce({ ...bob, role: "member" })
@@ -166,7 +178,7 @@ describe("MembersPage", () => {
   });
 
   it("leaves only after a confirmation, and shows why the last owner cannot", async () => {
-    listMembers(ada, cy);
+    listFirstPage(ada, cy);
     const remove = vi
       .spyOn(api, "removeMember")
       .mockRejectedValueOnce(

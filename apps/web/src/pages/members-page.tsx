@@ -15,6 +15,7 @@ import { EmptyState, ErrorNote, Loading } from "../components/ui/states.tsx";
 import { Table, TBody, Td, THead, Th, Tr } from "../components/ui/table.tsx";
 import { AddMemberForm } from "../features/members/add-member-form.tsx";
 import {
+  isLastOwner,
   mayRemove,
   memberName,
   ROLES,
@@ -75,7 +76,7 @@ function MembersOf({ org }: { org: OrgSummary }) {
             ) : items.length === 0 ? (
               <EmptyState icon={<Users />} title="No members." />
             ) : (
-              <MembersTable org={org} members={items} />
+              <MembersTable org={org} members={items} complete={!more.hasMore} />
             )}
             <LoadMore more={more} label="More members" />
           </div>
@@ -86,7 +87,16 @@ function MembersOf({ org }: { org: OrgSummary }) {
   );
 }
 
-function MembersTable({ org, members }: { org: OrgSummary; members: Member[] }) {
+function MembersTable({
+  org,
+  members,
+  complete,
+}: {
+  org: OrgSummary;
+  members: Member[];
+  /** Every member has loaded (no further page): the only owner is known. */
+  complete: boolean;
+}) {
   const { me, reload } = useSession();
   const confirm = useConfirm();
   const navigate = useNavigate();
@@ -195,7 +205,9 @@ function MembersTable({ org, members }: { org: OrgSummary; members: Member[] }) 
           {members.map((member) => {
             const self = member.userId === me?.id;
             const name = memberName(member);
-            const roles = rolesToChange(org.role, member.role);
+            // The only owner keeps the role and stays: the row says so instead of offering either.
+            const lastOwner = self && isLastOwner(members, complete, me?.id);
+            const roles = lastOwner ? [] : rolesToChange(org.role, member.role);
             const rowBusy = busy?.userId === member.userId;
             return (
               <Tr key={member.userId}>
@@ -229,7 +241,11 @@ function MembersTable({ org, members }: { org: OrgSummary; members: Member[] }) 
                   {dateFormat.format(new Date(member.joinedAt))}
                 </Td>
                 <Td className="text-right">
-                  {self ? (
+                  {lastOwner ? (
+                    <span className="text-muted-foreground text-xs">
+                      Only owner: make someone else an owner to leave
+                    </span>
+                  ) : self ? (
                     <Button size="sm" disabled={busy !== null} onClick={() => void leave(member)}>
                       <LogOut aria-hidden="true" />
                       {rowBusy ? "Leaving…" : "Leave"}

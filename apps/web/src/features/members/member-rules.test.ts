@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mayRemove, memberName, rolesToChange, rolesToGrant } from "./member-rules.ts";
+import { isLastOwner, mayRemove, memberName, rolesToChange, rolesToGrant } from "./member-rules.ts";
 
 describe("member rules, as orgs.ts enforces them", () => {
   it("lets only an owner grant, take away or remove the owner role", () => {
@@ -20,5 +20,15 @@ describe("member rules, as orgs.ts enforces them", () => {
   it("names a member by name, else by email", () => {
     expect(memberName({ name: "Ada Lovelace", email: "ada@example.com" })).toBe("Ada Lovelace");
     expect(memberName({ name: " ", email: "ada@example.com" })).toBe("ada@example.com");
+  });
+
+  it("knows the only owner once every member has loaded", () => {
+    const ada = { userId: "u1", role: "owner" as const };
+    const bob = { userId: "u2", role: "admin" as const };
+    expect(isLastOwner([ada, bob], true, "u1")).toBe(true);
+    expect(isLastOwner([ada, bob], true, "u2")).toBe(false);
+    expect(isLastOwner([ada, { ...bob, role: "owner" }], true, "u1")).toBe(false);
+    // Another owner may be on a page not loaded yet: the server decides.
+    expect(isLastOwner([ada, bob], false, "u1")).toBe(false);
   });
 });

@@ -43,3 +43,18 @@ export function mayRemove(actor: Role, target: Role): boolean {
   if (actor === "owner") return true;
   return actor === "admin" && target !== "owner";
 }
+
+/**
+ * Whether `userId` is the organization's only owner, so may neither leave nor give up the role
+ * (the server refuses both with 409). Known only once every member has loaded (`complete`);
+ * until then the server's answer says so.
+ */
+export function isLastOwner(
+  members: readonly Pick<Member, "userId" | "role">[],
+  complete: boolean,
+  userId: string | undefined,
+): boolean {
+  if (!complete || userId === undefined) return false;
+  const owners = members.filter((member) => member.role === "owner");
+  return owners.length === 1 && owners[0]?.userId === userId;
+}
