@@ -61,4 +61,26 @@ describe("alert wording", () => {
       ),
     ).toBe("The available balance fell to $4.20, below the low-balance threshold of $5.00.");
   });
+
+  it("says a limit stopped a reply when the 100% alert fired below the limit", () => {
+    expect(
+      alertMessage(alert({ thresholdPct: 100, limitMicros: 1_000_000, levelMicros: 987_000 })),
+    ).toBe(
+      "The monthly limit stopped a reply that would have gone over it: $0.987 of $1.00 spent or reserved in December 2026.",
+    );
+    expect(
+      alertMessage(
+        alert({
+          kind: "member_daily_spend",
+          period: "2026-12-01",
+          memberId: "m1",
+          thresholdPct: 100,
+          limitMicros: 5_000_000,
+          levelMicros: 4_990_000,
+        }),
+      ),
+    ).toBe(
+      "The daily member limit stopped a reply that would have gone over it: $4.99 of $5.00 spent or reserved on 2026-12-01 (UTC).",
+    );
+  });
 });

@@ -39,16 +39,28 @@ export function alertPeriodLabel(alert: Pick<AlertRow, "kind" | "period">): stri
   return alert.period;
 }
 
-/** One sentence saying which limit or threshold an alert is about, and how much. */
+/**
+ * One sentence saying which limit or threshold an alert is about, and how much. Spend counts what
+ * is reserved for replies under way. A 100% alert also fires when the limit refused a reply while
+ * spend was still under it (the reply would have gone over): then it says so, not "reached 100%".
+ */
 export function alertMessage(alert: AlertRow): string {
   const level = formatUsd(alert.levelMicros);
   const limit = formatUsd(alert.limitMicros);
   const period = alertPeriodLabel(alert);
+  const stopped =
+    alert.thresholdPct !== null &&
+    alert.thresholdPct >= 100 &&
+    BigInt(alert.levelMicros) * 100n < BigInt(alert.limitMicros) * BigInt(alert.thresholdPct);
   switch (alert.kind) {
     case "org_monthly_spend":
-      return `Organization spend reached ${alert.thresholdPct}% of its monthly limit: ${level} of ${limit} in ${period}.`;
+      return stopped
+        ? `The monthly limit stopped a reply that would have gone over it: ${level} of ${limit} spent or reserved in ${period}.`
+        : `Organization spend reached ${alert.thresholdPct}% of its monthly limit: ${level} of ${limit} in ${period}.`;
     case "member_daily_spend":
-      return `A member's spend reached ${alert.thresholdPct}% of the daily member limit: ${level} of ${limit} on ${period}.`;
+      return stopped
+        ? `The daily member limit stopped a reply that would have gone over it: ${level} of ${limit} spent or reserved on ${period}.`
+        : `A member's spend reached ${alert.thresholdPct}% of the daily member limit: ${level} of ${limit} on ${period}.`;
     case "low_balance":
       return `The available balance fell to ${level}, below the low-balance threshold of ${limit}.`;
   }
