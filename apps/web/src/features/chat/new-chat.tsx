@@ -1,3 +1,4 @@
+import type { Session } from "@parley/shared";
 import { useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { Plus } from "lucide-react";
@@ -9,15 +10,30 @@ import { keys } from "../../lib/query.ts";
 import { useSession } from "../../lib/session.tsx";
 import { usePaged } from "../../lib/use-paged.ts";
 
-/** Opens a new assistant session in the project and goes to it. */
+/** A chat nobody has written in yet: no title, no spend, no activity since it was made. */
+export const isUnused = (session: Session): boolean =>
+  session.title === null &&
+  session.spendMicros === 0 &&
+  session.lastActivityAt === session.createdAt;
+
+/**
+ * Opens a new assistant session in the project and goes to it, or to the person's newest chat
+ * there that is still empty: pressing "New chat" again and again does not fill the sidebar with
+ * empty "Untitled" chats (a chat is made for real only when one is needed).
+ */
 export function useNewChat(projectId: string) {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
+  const { org, me } = useSession();
   const [busy, setBusy] = useState(false);
   async function start() {
     setBusy(true);
     try {
-      const session = await api.createSession(projectId);
+      const mine =
+        org && me
+          ? await api.orgSessions(org.id, { project: projectId, member: me.id })
+          : { items: [] };
+      const session = mine.items.find(isUnused) ?? (await api.createSession(projectId));
       void queryClient.invalidateQueries({ queryKey: keys.sessions(projectId) });
       await navigate({ to: "/sessions/$sessionId", params: { sessionId: session.id } });
     } catch (error) {
