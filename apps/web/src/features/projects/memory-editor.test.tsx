@@ -19,12 +19,17 @@ const project: Project = {
   updatedAt: "2026-11-29T00:00:00.000Z",
 };
 
-const editor = () => screen.getByLabelText(/Memory/) as HTMLTextAreaElement;
+const editor = () => screen.getByLabelText(/Memory \(JSON/) as HTMLTextAreaElement;
+/** Renders the editor switched to JSON (a flat memory opens as a list of facts). */
+function renderJson(onSaved: (project: Project) => void = () => {}) {
+  render(<MemoryEditor project={project} onSaved={onSaved} />);
+  fireEvent.click(screen.getByRole("button", { name: "Edit as JSON" }));
+}
 
 describe("MemoryEditor", () => {
   it("does not send invalid JSON and says why", async () => {
     const update = vi.spyOn(api, "updateProject");
-    render(<MemoryEditor project={project} onSaved={() => {}} />);
+    renderJson();
     fireEvent.change(editor(), { target: { value: '{"audience": ' } });
     fireEvent.click(screen.getByRole("button", { name: "Save memory" }));
     expect((await screen.findByRole("alert")).textContent).toMatch(/Not valid JSON/);
@@ -37,7 +42,7 @@ describe("MemoryEditor", () => {
     const update = vi
       .spyOn(api, "updateProject")
       .mockImplementation(async (_id, input) => ({ ...project, memory: input.memory ?? {} }));
-    render(<MemoryEditor project={project} onSaved={onSaved} />);
+    renderJson(onSaved);
     fireEvent.change(editor(), { target: { value: '{"audience": "teams"}' } });
     fireEvent.click(screen.getByRole("button", { name: "Save memory" }));
     expect((await screen.findByRole("status")).textContent).toBe("Memory saved.");
@@ -56,5 +61,45 @@ describe("MemoryEditor", () => {
         "Memory is too large to save: memory: at most 16384 bytes",
       ),
     );
+  });
+
+  it("edits a flat memory as named facts: change, add, remove, and refuses a name given twice", async () => {
+    const update = vi
+      .spyOn(api, "updateProject")
+      .mockImplementation(async (_id, input) => ({ ...project, memory: input.memory ?? {} }));
+    render(<MemoryEditor project={project} onSaved={() => {}} />);
+    expect((screen.getByLabelText("Name of fact 1") as HTMLInputElement).value).toBe("audience");
+    fireEvent.change(screen.getByLabelText("Value of fact 1"), { target: { value: "teams" } });
+    fireEvent.click(screen.getByRole("button", { name: "Add a fact" }));
+    fireEvent.change(screen.getByLabelText("Name of fact 2"), { target: { value: "audience" } });
+    fireEvent.change(screen.getByLabelText("Value of fact 2"), { target: { value: "formal" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save memory" }));
+    expect((await screen.findByRole("alert")).textContent).toBe('"audience" is named twice');
+    expect(update).not.toHaveBeenCalled();
+    fireEvent.change(screen.getByLabelText("Name of fact 2"), { target: { value: "tone" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save memory" }));
+    await waitFor(() =>
+      expect(update).toHaveBeenCalledWith("prj_1", {
+        memory: { audience: "teams", tone: "formal" },
+      }),
+    );
+    fireEvent.click(screen.getByRole("button", { name: "Remove fact 1 (audience)" }));
+    fireEvent.click(screen.getByRole("button", { name: "Save memory" }));
+    await waitFor(() =>
+      expect(update).toHaveBeenLastCalledWith("prj_1", { memory: { tone: "formal" } }),
+    );
+  });
+
+  it("opens a nested memory as JSON and keeps it there", () => {
+    render(
+      <MemoryEditor
+        project={{ ...project, memory: { audience: "founders", plans: { team: 5 } } }}
+        onSaved={() => {}}
+      />,
+    );
+    expect(JSON.parse(editor().value)).toEqual({ audience: "founders", plans: { team: 5 } });
+    fireEvent.click(screen.getByRole("button", { name: "Edit as a list" }));
+    expect(screen.getByRole("alert").textContent).toMatch(/nested values/);
+    expect(screen.queryByLabelText("Name of fact 1")).toBeNull();
   });
 });
