@@ -242,7 +242,7 @@ export function ChatView({
           </button>
         </div>
       ) : null}
-      {renderStatus?.(messages)}
+      {renderStatus ? <div className="mx-3">{renderStatus(messages)}</div> : null}
       <Composer
         busy={busy}
         onSend={send}

@@ -97,7 +97,7 @@ export default function ProjectPage() {
       actions={<NewChatButton projectId={projectId} />}
     >
       <div className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_22rem]">
-        <Card aria-labelledby="preview-title" className="flex flex-col">
+        <Card aria-labelledby="preview-title" className="flex flex-col overflow-hidden">
           <CardHeader
             id="preview-title"
             title="Onboarding preview"

@@ -136,6 +136,8 @@ export function OnboardingChat({
       agent="onboarding-agent"
       name={projectId}
       label="Onboarding preview chat"
+      // Inside a card: the card's own surface, not the page's.
+      className="bg-transparent"
       closedReason={(messages) =>
         previewStatus(messages).exhausted ? "The free preview is over." : null
       }

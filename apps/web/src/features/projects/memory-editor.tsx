@@ -133,23 +133,41 @@ export function MemoryEditor({
           <legend className="mb-1 font-medium text-sm">Facts the assistant reads</legend>
           <ul className="grid gap-2">
             {facts.map((fact, index) => (
-              <li key={fact.id} className="grid grid-cols-[minmax(0,2fr)_minmax(0,3fr)_auto] gap-2">
-                <Input
-                  aria-label={`Name of fact ${index + 1}`}
-                  placeholder="audience"
-                  maxLength={100}
-                  value={fact.name}
-                  aria-describedby={described}
-                  onChange={(event) => {
-                    edited();
-                    setFacts(
-                      facts.map((f) => (f.id === fact.id ? { ...f, name: event.target.value } : f)),
-                    );
-                  }}
-                />
-                <Input
+              <li key={fact.id} className="grid gap-1.5 rounded-md border border-border p-2">
+                <div className="flex items-center gap-2">
+                  <Input
+                    aria-label={`Name of fact ${index + 1}`}
+                    placeholder="audience"
+                    maxLength={100}
+                    className="font-medium"
+                    value={fact.name}
+                    aria-describedby={described}
+                    onChange={(event) => {
+                      edited();
+                      setFacts(
+                        facts.map((f) =>
+                          f.id === fact.id ? { ...f, name: event.target.value } : f,
+                        ),
+                      );
+                    }}
+                  />
+                  <Button
+                    type="button"
+                    variant="ghost"
+                    size="icon"
+                    aria-label={`Remove fact ${index + 1}${fact.name ? ` (${fact.name})` : ""}`}
+                    onClick={() => {
+                      edited();
+                      setFacts(facts.filter((f) => f.id !== fact.id));
+                    }}
+                  >
+                    <X aria-hidden="true" />
+                  </Button>
+                </div>
+                <Textarea
                   aria-label={`Value of fact ${index + 1}`}
                   placeholder="founders of small SaaS teams"
+                  rows={2}
                   value={fact.value}
                   aria-describedby={described}
                   onChange={(event) => {
@@ -161,18 +179,6 @@ export function MemoryEditor({
                     );
                   }}
                 />
-                <Button
-                  type="button"
-                  variant="ghost"
-                  size="icon"
-                  aria-label={`Remove fact ${index + 1}${fact.name ? ` (${fact.name})` : ""}`}
-                  onClick={() => {
-                    edited();
-                    setFacts(facts.filter((f) => f.id !== fact.id));
-                  }}
-                >
-                  <X aria-hidden="true" />
-                </Button>
               </li>
             ))}
           </ul>
