@@ -6,12 +6,16 @@ import {
   lazyRouteComponent,
   Navigate,
   Outlet,
+  useNavigate,
+  useRouterState,
 } from "@tanstack/react-router";
+import { useEffect, useState } from "react";
 import { markNavigated, Page } from "./components/page.tsx";
 import { Shell } from "./components/shell.tsx";
 import { Loading } from "./components/ui/states.tsx";
 import { api } from "./lib/api.ts";
 import { preloadChat } from "./lib/chat-preload.ts";
+import { safeNext } from "./lib/next-path.ts";
 import { keys } from "./lib/query.ts";
 import { useSession } from "./lib/session.tsx";
 import { SignInPage, SignUpPage } from "./pages/auth-page.tsx";
@@ -39,11 +43,26 @@ const rootRoute = createRootRouteWithContext<RouterContext>()({
   ),
 });
 
-/** Signed-out screens; a signed-in visitor goes to their projects. */
+/**
+ * A visitor who is signed in already goes where they were headed (`?next=`), else to their
+ * projects. Read from the window once (see `ToSignIn`).
+ */
+function ToApp() {
+  const navigate = useNavigate();
+  const [next] = useState(() => safeNext(new URLSearchParams(window.location.search).get("next")));
+  useEffect(() => {
+    void (next
+      ? navigate({ href: next, replace: true })
+      : navigate({ to: "/projects", replace: true }));
+  }, [next, navigate]);
+  return <SplashLoading />;
+}
+
+/** Signed-out screens; a signed-in visitor goes on into the app. */
 function AuthLayout() {
   const { me } = useSession();
   if (me === undefined) return <SplashLoading />;
-  if (me) return <Navigate to="/projects" replace />;
+  if (me) return <ToApp />;
   return (
     <main id="content" className="grid min-h-dvh place-items-center bg-muted/40 px-4 py-10">
       <Outlet />
@@ -51,16 +70,44 @@ function AuthLayout() {
   );
 }
 
-/** Signed-in screens inside the shell; a signed-out visitor goes to sign-in. */
-function AppLayout() {
-  const { me } = useSession();
-  if (me === undefined) return <SplashLoading />;
-  if (me === null) return <Navigate to="/signin" replace />;
+/**
+ * Sends a signed-out visitor to sign-in, with where they were headed (`?next=`). Read from the
+ * window once, not from the router: a subscription would re-render this on every navigation, and
+ * each render of `<Navigate>` navigates again.
+ */
+function ToSignIn() {
+  const [search] = useState(() => {
+    const next = safeNext(window.location.pathname + window.location.search + window.location.hash);
+    return next && next !== "/" && next !== "/projects" ? { next } : {};
+  });
+  return <Navigate to="/signin" search={search} replace />;
+}
+
+/**
+ * The shell around a signed-in screen. While another screen loads, the one still shown takes no
+ * input: a message typed into the old screen's chat would go to that chat, not the one the person
+ * just opened.
+ */
+function SignedIn() {
+  const changingPage = useRouterState({
+    select: (state) =>
+      state.status === "pending" &&
+      state.resolvedLocation !== undefined &&
+      state.location.pathname !== state.resolvedLocation.pathname,
+  });
   return (
-    <Shell>
+    <Shell inert={changingPage}>
       <Outlet />
     </Shell>
   );
+}
+
+/** Signed-in screens inside the shell; a signed-out visitor goes to sign-in, and back here after. */
+function AppLayout() {
+  const { me } = useSession();
+  if (me === undefined) return <SplashLoading />;
+  if (me === null) return <ToSignIn />;
+  return <SignedIn />;
 }
 
 const authLayout = createRoute({
@@ -70,15 +117,23 @@ const authLayout = createRoute({
 });
 const appLayout = createRoute({ getParentRoute: () => rootRoute, id: "app", component: AppLayout });
 
+/** `?next=`: the page to open after signing in (checked by `safeNext`). */
+const validateNext = (search: Record<string, unknown>): { next?: string } => {
+  const next = safeNext(search.next);
+  return next ? { next } : {};
+};
+
 const signIn = createRoute({
   getParentRoute: () => authLayout,
   path: "/signin",
+  validateSearch: validateNext,
   // In the first bundle (about 1.5 KB): a signed-out visit paints the form without a second fetch.
   component: SignInPage,
 });
 const signUp = createRoute({
   getParentRoute: () => authLayout,
   path: "/signup",
+  validateSearch: validateNext,
   component: SignUpPage,
 });
 
@@ -103,7 +158,8 @@ const session = createRoute({
   // What the chat needs starts with the page's chunk, not after it: the session's record, the
   // connect ticket and the transcript (not on a hover's preload: a ticket is a write).
   loader: ({ context, params, preload }) => {
-    if (preload) return;
+    // Signed out, nothing is asked for: the layout sends the visitor to sign in first.
+    if (preload || (!api.hasToken() && !api.mayHaveSession())) return;
     preloadChat("assistant-agent", params.sessionId);
     void context.queryClient.prefetchQuery({
       queryKey: keys.session(params.sessionId),

@@ -341,6 +341,84 @@ describe("navigation and the shell", () => {
     }
   });
 
+  it("opens the page a signed-out visitor asked for once they sign in", async () => {
+    if (!browser) throw new Error("no browser");
+    const visitor = await openContext(browser, VIEWPORTS.desktop, "light");
+    try {
+      const p = visitor.page;
+      await p.goto(`${base}/sessions/${sessionId}`);
+      await p.waitForURL((url) => url.pathname === "/signin");
+      expect(new URL(p.url()).searchParams.get("next")).toBe(`/sessions/${sessionId}`);
+      await p.getByLabel("Email").fill(owner.email);
+      await p.getByLabel("Password").fill("correct horse battery");
+      await p.getByRole("button", { name: "Sign in" }).click();
+      await p.waitForURL((url) => url.pathname === `/sessions/${sessionId}`);
+      await p.getByRole("region", { name: "Assistant chat" }).waitFor();
+      // Another origin in `next` is not followed.
+      await p.getByRole("button", { name: /account menu/i }).click();
+      await p.getByRole("menuitem", { name: "Sign out" }).click();
+      await p.goto(`${base}/signin?next=//evil.example/x`);
+      await p.getByLabel("Email").fill(owner.email);
+      await p.getByLabel("Password").fill("correct horse battery");
+      await p.getByRole("button", { name: "Sign in" }).click();
+      await p.waitForURL((url) => url.pathname === "/projects");
+      expect(new URL(p.url()).origin).toBe(base);
+      expect(visitor.errors).toEqual([]);
+    } finally {
+      await visitor.context.close();
+    }
+  });
+
+  it("takes no input on the old screen while the next one loads: nothing typed lands in the wrong chat", async () => {
+    if (!browser) throw new Error("no browser");
+    // A fresh context: the chat screen's script is not cached, and the test holds it back a while.
+    const visitor = await openContext(browser, VIEWPORTS.desktop, "light");
+    try {
+      const p = visitor.page;
+      await p.goto(`${base}/signin`);
+      await p.getByLabel("Email").fill(owner.email);
+      await p.getByLabel("Password").fill("correct horse battery");
+      await p.getByRole("button", { name: "Sign in" }).click();
+      await p.waitForURL((url) => url.pathname === "/projects");
+      await p.goto(`${base}/projects/${projectId}`);
+      const preview = p.getByRole("region", { name: "Onboarding preview chat" });
+      const previewBox = preview.getByRole("textbox", { name: "Message" });
+      await previewBox.waitFor();
+      const previewMessages = async () => {
+        const res = await p.request.get(
+          `${base}/agents/onboarding-agent/${projectId}/get-messages`,
+          {
+            headers: { authorization: `Bearer ${await accessToken()}` },
+          },
+        );
+        return ((await res.json()) as unknown[]).length;
+      };
+      const before = await previewMessages();
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await p.route(/\/assets\/session-page-[^/]*\.js$/, async (route) => {
+        await held;
+        await route.continue();
+      });
+      await p.getByRole("button", { name: "New chat" }).click();
+      await p.waitForURL(/\/sessions\//);
+      // The project page is still on screen, but it takes no input while the chat loads.
+      expect(await p.locator("main").evaluate((main) => (main as HTMLElement).inert)).toBe(true);
+      await previewBox.focus().catch(() => undefined);
+      await p.keyboard.type("Meant for the new chat");
+      await p.keyboard.press("Enter");
+      release();
+      const chat = p.getByRole("region", { name: "Assistant chat" });
+      await chat.getByRole("textbox", { name: "Message" }).waitFor();
+      expect(await p.locator("main").evaluate((main) => (main as HTMLElement).inert)).toBe(false);
+      expect(await previewMessages()).toBe(before);
+    } finally {
+      await visitor.context.close();
+    }
+  });
+
   it("serves a real favicon", async () => {
     const icon = await page.request.get(`${base}/favicon.ico`);
     expect(icon.status()).toBe(200);
@@ -350,16 +428,20 @@ describe("navigation and the shell", () => {
   it("logs nothing in the console for a signed-out visit, and makes no refresh that must fail", async () => {
     if (!browser) throw new Error("no browser");
     const visitor = await openContext(browser, VIEWPORTS.desktop, "light");
-    const refreshes: string[] = [];
+    const asked: string[] = [];
     visitor.page.on("request", (request) => {
-      if (request.url().includes("/api/auth/refresh")) refreshes.push(request.url());
+      const path = new URL(request.url()).pathname;
+      if (path.startsWith("/api/") || path.startsWith("/agents/")) asked.push(path);
     });
-    await visitor.page.goto(`${base}/`);
-    await visitor.page.waitForURL((url) => url.pathname === "/signin");
-    await visitor.page.getByRole("heading", { level: 1, name: "Sign in to Parley" }).waitFor();
-    await visitor.page.waitForLoadState("networkidle");
+    // The home page, and a chat's address (its screen preloads the chat when signed in).
+    for (const path of ["/", "/sessions/ses_01j00000000000000000000000"]) {
+      await visitor.page.goto(`${base}${path}`);
+      await visitor.page.waitForURL((url) => url.pathname === "/signin");
+      await visitor.page.getByRole("heading", { level: 1, name: "Sign in to Parley" }).waitFor();
+      await visitor.page.waitForLoadState("networkidle");
+    }
     expect(visitor.errors).toEqual([]);
-    expect(refreshes).toEqual([]);
+    expect(asked).toEqual([]);
     expect(await visitor.page.title()).toBe("Sign in · Parley");
     await visitor.context.close();
   });

@@ -57,7 +57,7 @@ function OrgButtonPlaceholder({ className }: { className?: string }) {
  * The frame of every signed-in screen: one 56 px bar (brand, org, navigation, account) that holds
  * at 390 px by moving navigation into a menu, and the screen below filling the rest of the height.
  */
-export function Shell({ children }: { children: ReactNode }) {
+export function Shell({ children, inert = false }: { children: ReactNode; inert?: boolean }) {
   useEffect(() => {
     const idle = window.requestIdleCallback ?? ((run: () => void) => window.setTimeout(run, 1));
     idle(() => void loadMenus());
@@ -105,7 +105,12 @@ export function Shell({ children }: { children: ReactNode }) {
           </div>
         </div>
       </header>
-      <main id="content" tabIndex={-1} className="flex min-h-0 flex-1 flex-col outline-none">
+      <main
+        id="content"
+        tabIndex={-1}
+        inert={inert}
+        className="flex min-h-0 flex-1 flex-col outline-none"
+      >
         <ErrorBoundary>{children}</ErrorBoundary>
       </main>
     </div>

@@ -33,11 +33,21 @@ export function preloadChat(agent: Agent, name: string): void {
   const key = keyOf(agent, name);
   const current = preloaded.get(key);
   if (current && Date.now() - current.at < MESSAGES_FRESH_MS) return;
-  preloaded.set(key, {
+  // Signed out (no token, no refresh cookie): nothing to start; the app sends them to sign in.
+  if (!api.hasToken() && !api.mayHaveSession()) return;
+  const entry: Preloaded = {
     ticket: quiet(api.connectTicket(agent, name)),
     messages: quiet(fetchMessages(agent, name)),
     at: Date.now(),
-  });
+  };
+  // A failed start is never handed out (it failed for a reason that may be gone, e.g. signed
+  // out then): the chat asks again itself.
+  const drop = () => {
+    if (preloaded.get(key) === entry) preloaded.delete(key);
+  };
+  entry.ticket?.catch(drop);
+  entry.messages?.catch(drop);
+  preloaded.set(key, entry);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Link, useNavigate } from "@tanstack/react-router";
+import { Link, useNavigate, useSearch } from "@tanstack/react-router";
 import { type FormEvent, useEffect, useState } from "react";
 import { useDocumentTitle } from "../components/page.tsx";
 import { Button } from "../components/ui/button.tsx";
@@ -6,12 +6,16 @@ import { Field, Input } from "../components/ui/input.tsx";
 import { ErrorNote, Notice } from "../components/ui/states.tsx";
 import { api } from "../lib/api.ts";
 import { clearFlash, peekFlash } from "../lib/flash.ts";
+import { safeNext } from "../lib/next-path.ts";
 import { useSession } from "../lib/session.tsx";
 
 /** Sign in and sign up share one form; sign-up adds a name and an optional organization name. */
 function AuthForm({ mode }: { mode: "signin" | "signup" }) {
   const { reload } = useSession();
   const navigate = useNavigate();
+  // The page a signed-out visitor asked for: opened once they are in.
+  const search: { next?: string } = useSearch({ strict: false });
+  const next = safeNext(search.next);
   const [flash] = useState(peekFlash);
   useEffect(clearFlash, []);
   const [error, setError] = useState<unknown>(null);
@@ -38,7 +42,9 @@ function AuthForm({ mode }: { mode: "signin" | "signup" }) {
         await api.login({ email: text("email"), password: text("password") });
       }
       await reload();
-      await navigate({ to: "/projects", replace: true });
+      await (next
+        ? navigate({ href: next, replace: true })
+        : navigate({ to: "/projects", replace: true }));
     } catch (caught) {
       setError(caught);
       setBusy(false);
@@ -99,14 +105,14 @@ function AuthForm({ mode }: { mode: "signin" | "signup" }) {
         {signup ? (
           <>
             Already have an account?{" "}
-            <Link to="/signin" className="prose-link font-medium">
+            <Link to="/signin" search={next ? { next } : {}} className="prose-link font-medium">
               Sign in
             </Link>
           </>
         ) : (
           <>
             New to Parley?{" "}
-            <Link to="/signup" className="prose-link font-medium">
+            <Link to="/signup" search={next ? { next } : {}} className="prose-link font-medium">
               Create an account
             </Link>
           </>

@@ -1,6 +1,6 @@
 import type { Session } from "@parley/shared";
 import { useQueryClient } from "@tanstack/react-query";
-import { useNavigate } from "@tanstack/react-router";
+import { useNavigate, useRouter } from "@tanstack/react-router";
 import { Plus } from "lucide-react";
 import { useState } from "react";
 import { toast } from "sonner";
@@ -23,11 +23,17 @@ export const isUnused = (session: Session): boolean =>
  */
 export function useNewChat(projectId: string) {
   const navigate = useNavigate();
+  const router = useRouter();
   const queryClient = useQueryClient();
   const { org, me } = useSession();
   const [busy, setBusy] = useState(false);
   async function start() {
     setBusy(true);
+    // The chat screen's script loads while the chat is found or made, not after.
+    const chatRoute = router.routesById["/app/sessions/$sessionId"] as
+      | (typeof router.routesById)["/app/sessions/$sessionId"]
+      | undefined;
+    if (chatRoute) void router.loadRouteChunk(chatRoute)?.catch(() => {});
     try {
       const mine =
         org && me
