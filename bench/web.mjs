@@ -478,7 +478,7 @@ export async function benchWeb({ paintSamples = 20, sessionSamples = 10, warmups
       "its first and last line: scrolled to the newest, not covered). Cold: the context's first load;",
       `warm: a second load of the same URL in it (HTTP cache filled). ${sessionSamples} samples each, interleaved, after one`,
       "unmeasured load of each. Target: 200-message session cold p50 at most 1.5 s. The chat renders the",
-      "newest 40 messages on open (\"messages rendered\"); earlier ones come in pages of 40 when the person",
+      'newest 40 messages on open ("messages rendered"); earlier ones come in pages of 40 when the person',
       "scrolls to the top (packages/chat-ui/src/chat-view.tsx, TRANSCRIPT_WINDOW); the whole transcript",
       "is fetched either way.",
       "",
