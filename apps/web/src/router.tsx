@@ -3,6 +3,7 @@ import {
   createRootRouteWithContext,
   createRoute,
   createRouter,
+  Link,
   lazyRouteComponent,
   Navigate,
   Outlet,
@@ -38,7 +39,12 @@ const rootRoute = createRootRouteWithContext<RouterContext>()({
   component: Outlet,
   notFoundComponent: () => (
     <Page title="Not found">
-      <p className="text-muted-foreground">There is no page at this address.</p>
+      <div className="grid justify-items-start gap-3">
+        <p className="text-muted-foreground">There is no page at this address.</p>
+        <Link to="/projects" className="prose-link font-medium">
+          Go to your projects
+        </Link>
+      </div>
     </Page>
   ),
 });

@@ -52,7 +52,11 @@ export function ChatMessage({
         <PlainText className="max-w-[85%] rounded-lg bg-primary px-3 py-2 text-primary-foreground text-sm">
           {messageText(message)}
         </PlainText>
-        <CopyButton text={messageText(message)} />
+        {/* Shown on hover or focus where there is a pointer that hovers; always on a touch screen. */}
+        <CopyButton
+          text={messageText(message)}
+          className="focus-visible:opacity-100 [@media(hover:hover)]:opacity-0 [@media(hover:hover)]:group-hover:opacity-100"
+        />
       </li>
     );
   }

@@ -229,7 +229,7 @@ export function ChatView({
       {refusal && !lost ? (
         <div
           role="alert"
-          className="mx-3 mb-1 flex items-start gap-2 rounded-md border border-destructive px-3 py-2 text-destructive text-sm"
+          className="mx-3 mb-1 flex items-start gap-2 rounded-md border border-destructive px-3 py-2 text-destructive text-sm sm:mx-auto sm:w-[calc(100%-1.5rem)] sm:max-w-[calc(48rem-1.5rem)]"
         >
           <span className="flex-1">{refusal.message}</span>
           <button
@@ -242,7 +242,9 @@ export function ChatView({
           </button>
         </div>
       ) : null}
-      {renderStatus ? <div className="mx-3">{renderStatus(messages)}</div> : null}
+      {renderStatus ? (
+        <div className="mx-auto w-full max-w-3xl px-3">{renderStatus(messages)}</div>
+      ) : null}
       <Composer
         busy={busy}
         onSend={send}

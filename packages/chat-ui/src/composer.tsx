@@ -87,7 +87,8 @@ export function Composer({
 
   return (
     <form
-      className="border-border border-t bg-background p-3"
+      // In the transcript's column (centred, as wide as the messages), clear of a phone's home bar.
+      className="border-border border-t px-3 pt-3 pb-[max(1rem,env(safe-area-inset-bottom))] *:mx-auto *:w-full *:max-w-3xl"
       onSubmit={(event) => {
         event.preventDefault();
         send();

@@ -69,6 +69,53 @@ describe("MembersPage", () => {
     ]);
   });
 
+  it("lists each person as a card on a phone, with their role and action on screen", async () => {
+    vi.spyOn(window, "matchMedia").mockImplementation(
+      (query) =>
+        ({
+          matches: false,
+          media: query,
+          addEventListener: () => undefined,
+          removeEventListener: () => undefined,
+        }) as unknown as MediaQueryList,
+    );
+    listMembers(ada, bob);
+    await renderInApp(<MembersPage />, { path: "/members" });
+    const list = await screen.findByRole("list", { name: "Members of Acme" });
+    expect(screen.queryByRole("table")).toBeNull();
+    const bobCard = within(list)
+      .getAllByRole("listitem")
+      .find((item) => item.textContent?.includes("Bob Babbage"));
+    expect(bobCard).toBeTruthy();
+    const card = within(bobCard as HTMLElement);
+    expect(card.getByText("bob@example.com")).toBeTruthy();
+    expect(card.getByLabelText("Role of Bob Babbage")).toBeTruthy();
+    expect(card.getByRole("button", { name: "Remove Bob Babbage" })).toBeTruthy();
+  });
+
+  it("asks before giving or taking away the owner role", async () => {
+    listMembers(ada, bob, owner2);
+    const update = vi
+      .spyOn(api, "updateMember")
+      .mockImplementation(async (_org, userId, role) => ({ ...bob, userId, role }));
+    await renderInApp(<MembersPage />, { path: "/members" });
+    fireEvent.change(await screen.findByLabelText("Role of Bob Babbage"), {
+      target: { value: "owner" },
+    });
+    const dialog = await screen.findByRole("alertdialog");
+    expect(dialog.textContent).toContain("Make Bob Babbage an owner?");
+    expect(update).not.toHaveBeenCalled();
+    fireEvent.click(within(dialog).getByRole("button", { name: "Make owner" }));
+    await waitFor(() => expect(update).toHaveBeenCalledWith("org_1", "u2", "owner"));
+
+    fireEvent.change(screen.getByLabelText("Role of Dee Owner"), { target: { value: "member" } });
+    const demote = await screen.findByRole("alertdialog");
+    expect(demote.textContent).toContain("Make Dee Owner a member?");
+    fireEvent.click(within(demote).getByRole("button", { name: "Cancel" }));
+    await waitFor(() => expect(screen.queryByRole("alertdialog")).toBeNull());
+    expect(update).toHaveBeenCalledTimes(1);
+  });
+
   it("removes a member only after a confirmation that names them", async () => {
     listMembers(ada, cy);
     const remove = vi.spyOn(api, "removeMember").mockResolvedValue(undefined);
@@ -99,7 +146,7 @@ describe("MembersPage", () => {
     await screen.findByLabelText("Role of Bob Babbage");
     expect(screen.queryByLabelText("Role of Ada Lovelace")).toBeNull();
     expect(screen.queryByRole("button", { name: "Leave" })).toBeNull();
-    expect(screen.getByText("Only owner: make someone else an owner to leave")).toBeTruthy();
+    expect(screen.getByText("The only owner can't leave")).toBeTruthy();
   });
 
   it("changes a role with a select per row, and shows the server's last-owner refusal", async () => {

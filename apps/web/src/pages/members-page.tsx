@@ -25,6 +25,7 @@ import {
 import { api } from "../lib/api.ts";
 import { keys } from "../lib/query.ts";
 import { canManage, useSession } from "../lib/session.tsx";
+import { useMediaQuery } from "../lib/use-media-query.ts";
 import { usePaged } from "../lib/use-paged.ts";
 
 const dateFormat = new Intl.DateTimeFormat("en-US", { dateStyle: "medium" });
@@ -104,9 +105,29 @@ function MembersTable({
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState<{ userId: string; role?: Role } | null>(null);
   const refresh = () => queryClient.invalidateQueries({ queryKey: keys.members(org.id) });
+  const wide = useMediaQuery("(min-width: 40rem)");
 
   async function changeRole(member: Member, role: Role) {
     const self = member.userId === me?.id;
+    const name = memberName(member);
+    if (!self && (role === "owner" || member.role === "owner")) {
+      // The owner role is the one that can take everything else away: given or taken, asked first.
+      const ok = await confirm(
+        role === "owner"
+          ? {
+              title: `Make ${name} an owner?`,
+              description: `Owners can do everything in ${org.name}: manage billing and members, erase data, and change or remove any owner, you included.`,
+              confirmLabel: "Make owner",
+            }
+          : {
+              title: `Make ${name} ${role === "admin" ? "an admin" : "a member"}?`,
+              description: `${name} can no longer grant or take away the owner role${role === "member" ? ", manage members, billing or erasure" : ""} in ${org.name}.`,
+              confirmLabel: "Change role",
+              destructive: true,
+            },
+      );
+      if (!ok) return;
+    }
     if (self && rank(role) < rank(member.role)) {
       const ok = await confirm({
         title: `Make yourself ${role === "admin" ? "an admin" : "a member"}?`,
@@ -182,6 +203,57 @@ function MembersTable({
     }
   }
 
+  /** One person's name, role control and action, laid out by the table or the phone's cards. */
+  function controlsOf(member: Member) {
+    const self = member.userId === me?.id;
+    const name = memberName(member);
+    // The only owner keeps the role and stays: the row says so instead of offering either.
+    const lastOwner = self && isLastOwner(members, complete, me?.id);
+    const roles = lastOwner ? [] : rolesToChange(org.role, member.role);
+    const rowBusy = busy?.userId === member.userId;
+    const role =
+      roles.length > 0 ? (
+        // A box of its own width: a table cell squeezed the select to "M…" (the outside probe).
+        <div className="w-32 shrink-0">
+          <Select
+            aria-label={`Role of ${name}`}
+            value={rowBusy && busy?.role ? busy.role : member.role}
+            disabled={busy !== null}
+            onChange={(event) => void changeRole(member, event.target.value as Role)}
+          >
+            {roles.map((option) => (
+              <option key={option} value={option}>
+                {roleWords[option]}
+              </option>
+            ))}
+          </Select>
+        </div>
+      ) : (
+        <Badge tone={member.role === "member" ? "neutral" : "info"}>{roleWords[member.role]}</Badge>
+      );
+    const action = lastOwner ? (
+      <span className="text-muted-foreground text-xs">The only owner can't leave</span>
+    ) : self ? (
+      <Button size="sm" disabled={busy !== null} onClick={() => void leave(member)}>
+        <LogOut aria-hidden="true" />
+        {rowBusy ? "Leaving…" : "Leave"}
+      </Button>
+    ) : mayRemove(org.role, member.role) ? (
+      <Button
+        size="sm"
+        variant="ghost"
+        aria-label={`Remove ${name}`}
+        disabled={busy !== null}
+        onClick={() => void remove(member)}
+      >
+        <UserMinus aria-hidden="true" />
+        Remove
+      </Button>
+    ) : null;
+    return { member, self, name, role, action };
+  }
+  const rows = members.map(controlsOf);
+
   return (
     <div className="grid gap-3">
       {error ? (
@@ -189,85 +261,60 @@ function MembersTable({
           <ErrorNote error={error} />
         </div>
       ) : null}
-      <Table aria-label={`Members of ${org.name}`}>
-        <THead>
-          <Tr>
-            <Th scope="col">Name</Th>
-            <Th scope="col">Email</Th>
-            <Th scope="col">Role</Th>
-            <Th scope="col">Joined</Th>
-            <Th scope="col">
-              <span className="sr-only">Actions</span>
-            </Th>
-          </Tr>
-        </THead>
-        <TBody>
-          {members.map((member) => {
-            const self = member.userId === me?.id;
-            const name = memberName(member);
-            // The only owner keeps the role and stays: the row says so instead of offering either.
-            const lastOwner = self && isLastOwner(members, complete, me?.id);
-            const roles = lastOwner ? [] : rolesToChange(org.role, member.role);
-            const rowBusy = busy?.userId === member.userId;
-            return (
+      {wide ? (
+        <Table aria-label={`Members of ${org.name}`}>
+          <THead>
+            <Tr>
+              <Th scope="col">Name</Th>
+              <Th scope="col">Email</Th>
+              <Th scope="col">Role</Th>
+              <Th scope="col">Joined</Th>
+              <Th scope="col">
+                <span className="sr-only">Actions</span>
+              </Th>
+            </Tr>
+          </THead>
+          <TBody>
+            {rows.map(({ member, self, name, role, action }) => (
               <Tr key={member.userId}>
                 <Td className="font-medium">
                   <span className="whitespace-nowrap">{name}</span>
                   {self ? <span className="text-muted-foreground"> (you)</span> : null}
                 </Td>
                 <Td className="whitespace-nowrap text-muted-foreground">{member.email}</Td>
-                <Td>
-                  {roles.length > 0 ? (
-                    <Select
-                      aria-label={`Role of ${name}`}
-                      className="w-28"
-                      value={rowBusy && busy?.role ? busy.role : member.role}
-                      disabled={busy !== null}
-                      onChange={(event) => void changeRole(member, event.target.value as Role)}
-                    >
-                      {roles.map((role) => (
-                        <option key={role} value={role}>
-                          {roleWords[role]}
-                        </option>
-                      ))}
-                    </Select>
-                  ) : (
-                    <Badge tone={member.role === "member" ? "neutral" : "info"}>
-                      {roleWords[member.role]}
-                    </Badge>
-                  )}
-                </Td>
+                <Td>{role}</Td>
                 <Td className="whitespace-nowrap text-muted-foreground">
                   {dateFormat.format(new Date(member.joinedAt))}
                 </Td>
-                <Td className="text-right">
-                  {lastOwner ? (
-                    <span className="text-muted-foreground text-xs">
-                      Only owner: make someone else an owner to leave
-                    </span>
-                  ) : self ? (
-                    <Button size="sm" disabled={busy !== null} onClick={() => void leave(member)}>
-                      <LogOut aria-hidden="true" />
-                      {rowBusy ? "Leaving…" : "Leave"}
-                    </Button>
-                  ) : mayRemove(org.role, member.role) ? (
-                    <Button
-                      size="sm"
-                      variant="ghost"
-                      aria-label={`Remove ${name}`}
-                      disabled={busy !== null}
-                      onClick={() => void remove(member)}
-                    >
-                      <UserMinus aria-hidden="true" />
-                      Remove
-                    </Button>
-                  ) : null}
-                </Td>
+                <Td className="text-right">{action}</Td>
               </Tr>
-            );
-          })}
-        </TBody>
-      </Table>
+            ))}
+          </TBody>
+        </Table>
+      ) : (
+        // On a phone each person is a card: name and email, then role, joined and the action,
+        // all on screen (a table scrolled its role and Remove off the side).
+        <ul aria-label={`Members of ${org.name}`} className="grid gap-2 px-3 pb-3">
+          {rows.map(({ member, self, name, role, action }) => (
+            <li key={member.userId} className="grid gap-2 rounded-md border border-border p-3">
+              <div className="min-w-0">
+                <p className="font-medium text-sm">
+                  {name}
+                  {self ? <span className="text-muted-foreground"> (you)</span> : null}
+                </p>
+                <p className="break-all text-muted-foreground text-sm">{member.email}</p>
+              </div>
+              <div className="flex flex-wrap items-center gap-x-3 gap-y-2">
+                {role}
+                <span className="text-muted-foreground text-xs">
+                  Joined {dateFormat.format(new Date(member.joinedAt))}
+                </span>
+                <span className="ml-auto">{action}</span>
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
     </div>
   );
 }

@@ -110,7 +110,7 @@ function NewProject({ orgId }: { orgId: string }) {
       <CardBody>
         <form onSubmit={onCreate} className="grid gap-4" aria-label="New project">
           <Field label="Name">
-            <Input name="name" required maxLength={100} placeholder="Customer onboarding" />
+            <Input name="name" required maxLength={100} placeholder="e.g. Customer onboarding" />
           </Field>
           <ErrorNote error={error} />
           <Button type="submit" variant="primary" disabled={busy}>

@@ -141,8 +141,11 @@ export default function SessionPage() {
 
   if (session.isError) {
     return (
-      <div className="mx-auto w-full max-w-3xl p-6">
+      <div className="mx-auto grid w-full max-w-3xl justify-items-start gap-3 p-6">
         <ErrorNote error={session.error} />
+        <Link to="/projects" className="prose-link font-medium text-sm">
+          Go to your projects
+        </Link>
       </div>
     );
   }

@@ -61,13 +61,16 @@ export function SheetContent({
         className="fixed inset-y-0 left-0 z-50 flex w-[min(20rem,85vw)] flex-col gap-4 overflow-y-auto border-border border-r bg-background p-4 shadow-lg focus:outline-none"
         {...props}
       >
-        <DialogPrimitive.Title className="sr-only">{title}</DialogPrimitive.Title>
-        <DialogPrimitive.Close
-          aria-label="Close"
-          className="absolute top-3 right-3 inline-flex size-8 items-center justify-center rounded-md text-muted-foreground hover:bg-accent hover:text-foreground focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
-        >
-          <X aria-hidden="true" className="size-4" />
-        </DialogPrimitive.Close>
+        {/* The title and Close on a row of their own: nothing in the sheet sits under the X. */}
+        <div className="-mt-1 flex items-center justify-between gap-2">
+          <DialogPrimitive.Title className="font-semibold text-sm">{title}</DialogPrimitive.Title>
+          <DialogPrimitive.Close
+            aria-label="Close"
+            className="inline-flex size-8 shrink-0 items-center justify-center rounded-md text-muted-foreground hover:bg-accent hover:text-foreground focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+          >
+            <X aria-hidden="true" className="size-4" />
+          </DialogPrimitive.Close>
+        </div>
         {children}
       </DialogPrimitive.Content>
     </DialogPrimitive.Portal>

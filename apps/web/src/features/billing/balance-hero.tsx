@@ -55,7 +55,8 @@ export function BalanceHero({
           </p>
         ) : low && summary.lowBalanceMicros !== null ? (
           <p className="font-medium text-sm text-warning">
-            Below your low-balance alert of {formatMicros(summary.lowBalanceMicros)}.
+            Below your low-balance alert of{" "}
+            {formatMicros(summary.lowBalanceMicros, { precise: true })}.
           </p>
         ) : null}
         <div className="flex flex-wrap items-center gap-3">

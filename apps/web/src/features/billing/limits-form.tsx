@@ -140,7 +140,9 @@ export function LimitsForm({
                       placeholder={
                         field === "alertWebhookUrl"
                           ? "https://example.com/hooks/parley"
-                          : "No limit"
+                          : field === "lowBalanceMicros"
+                            ? "No alert"
+                            : "No limit"
                       }
                       aria-invalid={isInvalid}
                       aria-describedby={isInvalid ? `${id}-error` : `${id}-hint`}

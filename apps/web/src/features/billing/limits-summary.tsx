@@ -96,8 +96,8 @@ export function LimitsSummary({
         limitMicros={limit}
         words={
           canManage
-            ? `${formatMicros(spent, { precise: true })} of ${formatMicros(limit)} spent this month (${pct}%)`
-            : `You spent ${formatMicros(spent, { precise: true })} of your ${formatMicros(limit)} today (${pct}%)`
+            ? `${formatMicros(spent, { precise: true })} of ${formatMicros(limit, { precise: true })} spent this month (${pct}%)`
+            : `You spent ${formatMicros(spent, { precise: true })} of your ${formatMicros(limit, { precise: true })} today (${pct}%)`
         }
       />
     );

@@ -95,6 +95,8 @@ export function TopUpForm({
                 key={dollars}
                 size="sm"
                 aria-pressed={amount.trim() === text}
+                // The chosen amount reads as chosen, not only to a screen reader.
+                className="aria-pressed:border-primary aria-pressed:bg-primary aria-pressed:text-primary-foreground"
                 onClick={() => {
                   setAmount(text);
                   setInvalid(null);

@@ -32,11 +32,11 @@ export function limitsSentence(
   const org =
     summary.orgMonthlyLimitMicros === null
       ? "Your organization has no monthly spend limit"
-      : `Your organization may spend up to ${formatMicros(summary.orgMonthlyLimitMicros)} a month (resets on the 1st, UTC)`;
+      : `Your organization may spend up to ${formatMicros(summary.orgMonthlyLimitMicros, { precise: true })} a month (resets on the 1st, UTC)`;
   const member =
     summary.memberDailyLimitMicros === null
       ? "members have no daily limit"
-      : `each member up to ${formatMicros(summary.memberDailyLimitMicros)} a day (resets at 00:00 UTC)`;
+      : `each member up to ${formatMicros(summary.memberDailyLimitMicros, { precise: true })} a day (resets at 00:00 UTC)`;
   return `${org}; ${member}.`;
 }
 
@@ -44,7 +44,7 @@ export function limitsSentence(
 export function lowBalanceSentence(summary: Pick<BillingSummary, "lowBalanceMicros">): string {
   return summary.lowBalanceMicros === null
     ? "No low-balance alert is set."
-    : `An alert fires when the available balance falls below ${formatMicros(summary.lowBalanceMicros)}.`;
+    : `An alert fires when the available balance falls below ${formatMicros(summary.lowBalanceMicros, { precise: true })}.`;
 }
 
 /** An alert's period as the worker words it ("December 2026", "2026-12-01 (UTC)"), or none. */
