@@ -343,16 +343,25 @@ describe("navigation and the shell", () => {
 
   it("opens the page a signed-out visitor asked for once they sign in", async () => {
     if (!browser) throw new Error("no browser");
+    // A chat of the owner's own (the chat tests erase some of theirs).
+    const created = await page.request.post(`${base}/api/projects/${projectId}/sessions`, {
+      headers: {
+        authorization: `Bearer ${await accessToken()}`,
+        "content-type": "application/json",
+      },
+      data: {},
+    });
+    const target = ((await created.json()) as { id: string }).id;
     const visitor = await openContext(browser, VIEWPORTS.desktop, "light");
     try {
       const p = visitor.page;
-      await p.goto(`${base}/sessions/${sessionId}`);
+      await p.goto(`${base}/sessions/${target}`);
       await p.waitForURL((url) => url.pathname === "/signin");
-      expect(new URL(p.url()).searchParams.get("next")).toBe(`/sessions/${sessionId}`);
+      expect(new URL(p.url()).searchParams.get("next")).toBe(`/sessions/${target}`);
       await p.getByLabel("Email").fill(owner.email);
       await p.getByLabel("Password").fill("correct horse battery");
       await p.getByRole("button", { name: "Sign in" }).click();
-      await p.waitForURL((url) => url.pathname === `/sessions/${sessionId}`);
+      await p.waitForURL((url) => url.pathname === `/sessions/${target}`);
       await p.getByRole("region", { name: "Assistant chat" }).waitFor();
       // Another origin in `next` is not followed.
       await p.getByRole("button", { name: /account menu/i }).click();

@@ -8,6 +8,25 @@ export const markNavigated = () => {
 };
 
 /**
+ * Focuses `element` now, or, while an ancestor is `inert` (the shell's main area is, until the
+ * navigation that mounted this screen has resolved), as soon as it no longer is. Returns a cleanup.
+ */
+export function focusWhenReachable(element: HTMLElement): (() => void) | undefined {
+  const blocker = element.closest<HTMLElement>("[inert]");
+  if (!blocker) {
+    element.focus({ preventScroll: false });
+    return undefined;
+  }
+  const observer = new MutationObserver(() => {
+    if (blocker.inert) return;
+    observer.disconnect();
+    if (element.isConnected) element.focus({ preventScroll: false });
+  });
+  observer.observe(blocker, { attributes: true, attributeFilter: ["inert"] });
+  return () => observer.disconnect();
+}
+
+/**
  * A screen: its title becomes the document's ("Billing · Parley"), and after a navigation focus
  * moves to its heading, so a screen reader announces the new page and Tab starts from its top.
  */
@@ -33,7 +52,8 @@ export function Page({
     document.title = `${title} · Parley`;
   }, [title]);
   useEffect(() => {
-    if (navigated) headingRef.current?.focus({ preventScroll: false });
+    const heading = headingRef.current;
+    if (navigated && heading) return focusWhenReachable(heading);
   }, []);
   return (
     <div
