@@ -37,6 +37,13 @@ async function send(text: string): Promise<void> {
   await page.getByRole("button", { name: "Send" }).waitFor();
 }
 
+/** Signs the owner in through the sign-in form already on screen in `p`. */
+async function fillSignIn(p: Page): Promise<void> {
+  await p.getByLabel("Email").fill(owner.email);
+  await p.getByLabel("Password").fill("correct horse battery");
+  await p.getByRole("button", { name: "Sign in" }).click();
+}
+
 /** A fresh access token for the owner, from the page's own refresh cookie. */
 async function accessToken(): Promise<string> {
   const res = await page.request.post(`${base}/api/auth/refresh`, { headers: { origin: base } });
@@ -279,9 +286,7 @@ describe("navigation and the shell", () => {
     const phone = await openContext(browser, VIEWPORTS.phone, "dark");
     const p = phone.page;
     await p.goto(`${base}/signin`);
-    await p.getByLabel("Email").fill(owner.email);
-    await p.getByLabel("Password").fill("correct horse battery");
-    await p.getByRole("button", { name: "Sign in" }).click();
+    await fillSignIn(p);
     await p.waitForURL((url) => url.pathname === "/projects");
     expect((await p.getByRole("banner").boundingBox())?.height).toBe(56);
     // Navigation sits behind the menu button.
@@ -358,18 +363,14 @@ describe("navigation and the shell", () => {
       await p.goto(`${base}/sessions/${target}`);
       await p.waitForURL((url) => url.pathname === "/signin");
       expect(new URL(p.url()).searchParams.get("next")).toBe(`/sessions/${target}`);
-      await p.getByLabel("Email").fill(owner.email);
-      await p.getByLabel("Password").fill("correct horse battery");
-      await p.getByRole("button", { name: "Sign in" }).click();
+      await fillSignIn(p);
       await p.waitForURL((url) => url.pathname === `/sessions/${target}`);
       await p.getByRole("region", { name: "Assistant chat" }).waitFor();
       // Another origin in `next` is not followed.
       await p.getByRole("button", { name: /account menu/i }).click();
       await p.getByRole("menuitem", { name: "Sign out" }).click();
       await p.goto(`${base}/signin?next=//evil.example/x`);
-      await p.getByLabel("Email").fill(owner.email);
-      await p.getByLabel("Password").fill("correct horse battery");
-      await p.getByRole("button", { name: "Sign in" }).click();
+      await fillSignIn(p);
       await p.waitForURL((url) => url.pathname === "/projects");
       expect(new URL(p.url()).origin).toBe(base);
       expect(visitor.errors).toEqual([]);
@@ -385,9 +386,7 @@ describe("navigation and the shell", () => {
     try {
       const p = visitor.page;
       await p.goto(`${base}/signin`);
-      await p.getByLabel("Email").fill(owner.email);
-      await p.getByLabel("Password").fill("correct horse battery");
-      await p.getByRole("button", { name: "Sign in" }).click();
+      await fillSignIn(p);
       await p.waitForURL((url) => url.pathname === "/projects");
       await p.goto(`${base}/projects/${projectId}`);
       const preview = p.getByRole("region", { name: "Onboarding preview chat" });

@@ -70,6 +70,10 @@ export function MemoryEditor({
     setSaved(false);
     setError(null);
   };
+  const change = (id: number, edit: Partial<Omit<Fact, "id">>) => {
+    edited();
+    setFacts((all) => all.map((fact) => (fact.id === id ? { ...fact, ...edit } : fact)));
+  };
   const current = (): MemoryParse => (mode === "json" ? parseMemory(text) : factsToMemory(facts));
 
   function switchMode() {
@@ -142,14 +146,7 @@ export function MemoryEditor({
                     className="font-medium"
                     value={fact.name}
                     aria-describedby={described}
-                    onChange={(event) => {
-                      edited();
-                      setFacts(
-                        facts.map((f) =>
-                          f.id === fact.id ? { ...f, name: event.target.value } : f,
-                        ),
-                      );
-                    }}
+                    onChange={(event) => change(fact.id, { name: event.target.value })}
                   />
                   <Button
                     type="button"
@@ -170,14 +167,7 @@ export function MemoryEditor({
                   rows={2}
                   value={fact.value}
                   aria-describedby={described}
-                  onChange={(event) => {
-                    edited();
-                    setFacts(
-                      facts.map((f) =>
-                        f.id === fact.id ? { ...f, value: event.target.value } : f,
-                      ),
-                    );
-                  }}
+                  onChange={(event) => change(fact.id, { value: event.target.value })}
                 />
               </li>
             ))}
