@@ -1,4 +1,6 @@
+import type { StepPrices } from "@parley/billing";
 import { z } from "zod";
+import { priceTable } from "./billing/prices.ts";
 
 /**
  * Configuration read from the Worker's bindings, validated once per `env` object. A missing or
@@ -63,4 +65,72 @@ declare global {
     /** OpenRouter's key (a secret). Absent offline: the dev model needs none. */
     OPENROUTER_API_KEY?: string;
   }
+}
+
+/**
+ * A whole-number setting from a var: unset or "" takes the default; anything else must be an
+ * integer of at least `min` (a malformed value fails loudly at the first use, like `config`).
+ */
+const whole = (fallback: number, min: number) =>
+  z.preprocess(
+    (value) => (value === undefined || value === "" ? fallback : value),
+    z.coerce.number().int().min(min),
+  );
+
+const agentSchema = z.object({
+  MODEL_ID: z.string().min(1),
+  MODEL_PRICES: z.string().optional(),
+  MARKUP_BPS: whole(0, 0),
+  ASSISTANT_MAX_OUTPUT_TOKENS: whole(1024, 1),
+  ASSISTANT_MAX_STEPS: whole(6, 1),
+  ASSISTANT_CONTEXT_TOKENS: whole(12_000, 1),
+  PREVIEW_TURNS: whole(20, 0),
+  PREVIEW_ORG_DAILY_CAP: whole(200, 0),
+  PREVIEW_CONTEXT_TOKENS: whole(4_000, 1),
+  PREVIEW_MAX_OUTPUT_TOKENS: whole(512, 1),
+  MAX_USER_MESSAGE_BYTES: whole(16 * 1024, 1),
+  MODEL_STALL_TIMEOUT_MS: whole(30_000, 1),
+  STREAM_COALESCE_MS: whole(40, 0),
+});
+
+/** What the chat agents read from their vars, parsed once per `env` object (one per object). */
+export interface AgentSettings {
+  /** The model, its prices (the table, `MODEL_PRICES` overrides) and the org's markup. */
+  prices: StepPrices;
+  assistant: { maxOutputTokens: number; maxSteps: number; contextTokens: number };
+  preview: { turns: number; orgDailyCap: number; contextTokens: number; maxOutputTokens: number };
+  maxUserMessageBytes: number;
+  modelStallTimeoutMs: number;
+  streamCoalesceMs: number;
+}
+
+const agentCache = new WeakMap<object, AgentSettings>();
+
+export function agentSettings(env: Env): AgentSettings {
+  const cached = agentCache.get(env);
+  if (cached) return cached;
+  const parsed = agentSchema.parse(env);
+  const value: AgentSettings = {
+    prices: {
+      table: priceTable(parsed.MODEL_PRICES),
+      model: parsed.MODEL_ID,
+      markupBps: parsed.MARKUP_BPS,
+    },
+    assistant: {
+      maxOutputTokens: parsed.ASSISTANT_MAX_OUTPUT_TOKENS,
+      maxSteps: parsed.ASSISTANT_MAX_STEPS,
+      contextTokens: parsed.ASSISTANT_CONTEXT_TOKENS,
+    },
+    preview: {
+      turns: parsed.PREVIEW_TURNS,
+      orgDailyCap: parsed.PREVIEW_ORG_DAILY_CAP,
+      contextTokens: parsed.PREVIEW_CONTEXT_TOKENS,
+      maxOutputTokens: parsed.PREVIEW_MAX_OUTPUT_TOKENS,
+    },
+    maxUserMessageBytes: parsed.MAX_USER_MESSAGE_BYTES,
+    modelStallTimeoutMs: parsed.MODEL_STALL_TIMEOUT_MS,
+    streamCoalesceMs: parsed.STREAM_COALESCE_MS,
+  };
+  agentCache.set(env, value);
+  return value;
 }

@@ -68,6 +68,16 @@ export {
   toHold,
   toUsage,
 } from "./sql-ledger-store.ts";
+export type { PricedStep, StepPrices, StepUsage } from "./step-price.ts";
+export {
+  addTokens,
+  noTokens,
+  priceCutCall,
+  priceStep,
+  reportedCostDollars,
+  stepTokens,
+  usableDollars,
+} from "./step-price.ts";
 export type {
   StripeDisputeAction,
   StripeEvent,

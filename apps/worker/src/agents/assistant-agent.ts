@@ -1,9 +1,10 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
 import {
-  applyMarkup,
-  costFromTokens,
-  dollarsToMicrosCeil,
+  addTokens,
   maxCallCostMicros,
+  noTokens,
+  priceCutCall,
+  priceStep,
   type ReserveResult,
   type TokenUsage,
 } from "@parley/billing";
@@ -17,16 +18,14 @@ import {
 } from "ai";
 import { type ProjectRow, sessionAccess } from "../auth/access.ts";
 import { billingAccount } from "../billing/account.ts";
-import { priceTable } from "../billing/prices.ts";
+import { agentSettings } from "../env.ts";
 import type { AgentCaller } from "./caller.ts";
 import {
   CONTINUATION,
   errorReply,
   failureCode,
-  intVar,
   metadataBeforeFinish,
   noticeReply,
-  numberVar,
   ParleyChatAgent,
   type ReplyFinish,
   replyEnding,
@@ -35,7 +34,7 @@ import {
 import { coalesceDeltas } from "./coalesce.ts";
 import { contextWindow, estimateTokens } from "./context.ts";
 import type { FrameDecision } from "./frames.ts";
-import { lookupGenerationCost, modelClient, reportedCost, type StepUsage } from "./model.ts";
+import { lookupGenerationCost, modelClient } from "./model.ts";
 import { assistantTools } from "./tools/project-tools.ts";
 
 /** Written by the server in each assistant reply's metadata; the client never writes it. */
@@ -93,13 +92,6 @@ interface Reservation {
   result: ReserveResult;
   promptEstimate: number;
 }
-
-const zeroTokens = (): TokenUsage => ({
-  promptTokens: 0,
-  completionTokens: 0,
-  cachedPromptTokens: 0,
-  reasoningTokens: 0,
-});
 
 /** A turn still marked busy after this long is taken as lost (the object was reset), not running. */
 const BUSY_STALE_MS = 10 * 60 * 1000;
@@ -231,7 +223,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
    * for a given project: the window is measured once, the project may still change.
    */
   #firstCallEstimator(messages: readonly UIMessage[]): (project: ProjectRow) => number {
-    const window = contextWindow(messages, numberVar(this.env.ASSISTANT_CONTEXT_TOKENS, 12_000));
+    const window = contextWindow(messages, agentSettings(this.env).assistant.contextTokens);
     return (project) =>
       estimateTokens(assistantSystemPrompt(project, window.omitted)) +
       window.tokens +
@@ -248,12 +240,11 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     promptEstimate: number,
   ): Promise<Reservation> {
     const env = this.env;
+    const { prices, assistant } = agentSettings(env);
     const amountMicros = maxCallCostMicros({
-      table: priceTable(env.MODEL_PRICES),
-      model: env.MODEL_ID,
+      ...prices,
       promptTokens: promptEstimate,
-      maxOutputTokens: numberVar(env.ASSISTANT_MAX_OUTPUT_TOKENS, 1024),
-      markupBps: intVar(env.MARKUP_BPS, 0),
+      maxOutputTokens: assistant.maxOutputTokens,
     });
     const result = await billingAccount(env, caller.orgId).reserve({
       requestId: holdId,
@@ -328,12 +319,11 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
 
     const { turnId } = turn;
     const env = this.env;
-    const modelId = env.MODEL_ID;
-    const table = priceTable(env.MODEL_PRICES);
-    const markupBps = intVar(env.MARKUP_BPS, 0);
-    const maxOutputTokens = numberVar(env.ASSISTANT_MAX_OUTPUT_TOKENS, 1024);
-    const maxSteps = numberVar(env.ASSISTANT_MAX_STEPS, 6);
-    const window = contextWindow(this.messages, numberVar(env.ASSISTANT_CONTEXT_TOKENS, 12_000));
+    const settings = agentSettings(env);
+    const { prices } = settings;
+    const modelId = prices.model;
+    const { maxOutputTokens, maxSteps } = settings.assistant;
+    const window = contextWindow(this.messages, settings.assistant.contextTokens);
     const modelMessages = await convertToModelMessages(window.messages);
     const system = assistantSystemPrompt(turn.project, window.omitted);
     // A tool approval's continuation has no hold yet: reserve it now, under the turn's own id.
@@ -347,26 +337,12 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     const holdId = (step: number) => (step === 0 ? first.holdId : `${turnId}:${step}`);
     let promptEstimate = first.promptEstimate;
 
-    /** A step's tokens, the provider's cost (reported, else the price table) and the price charged. */
-    const charge = (usage: StepUsage, providerMetadata: unknown) => {
-      const tokens: TokenUsage = {
-        promptTokens: usage.inputTokens ?? 0,
-        completionTokens: usage.outputTokens ?? 0,
-        cachedPromptTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
-        reasoningTokens: usage.outputTokenDetails?.reasoningTokens ?? 0,
-      };
-      const reported = reportedCost(providerMetadata);
-      const costMicros =
-        reported === null ? costFromTokens(table, modelId, tokens) : dollarsToMicrosCeil(reported);
-      return { tokens, costMicros, priceMicros: applyMarkup(costMicros, markupBps) };
-    };
     // What the reply shows: the same numbers the settlement uses, summed as each step is settled.
-    const totals: Settled = { tokens: zeroTokens(), priceMicros: 0, steps: 0 };
+    const totals: Settled = { tokens: noTokens(), priceMicros: 0, steps: 0 };
     const count = (tokens: TokenUsage, priceMicros: number) => {
       totals.steps += 1;
       totals.priceMicros += priceMicros;
-      for (const key of Object.keys(tokens) as (keyof TokenUsage)[])
-        totals.tokens[key] += tokens[key];
+      totals.tokens = addTokens(totals.tokens, tokens);
     };
     let stopped: "insufficient_credits" | "spend_limit" | undefined;
     /** The code of the error the model stream reported, if it did. */
@@ -441,7 +417,11 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       onStepFinish: async (result) => {
         const index = step;
         streamed = 0;
-        const { tokens, costMicros, priceMicros } = charge(result.usage, result.providerMetadata);
+        const { tokens, costMicros, priceMicros } = priceStep(
+          result.usage,
+          result.providerMetadata,
+          prices,
+        );
         const generationId = this.#generationOf(holdId(index));
         // Closing the turn's open steps (an error or abort racing this callback) may have settled
         // this step already, from the provider's record: then it is not settled (nor counted in
@@ -502,7 +482,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
               ? error.message
               : "The model failed to answer. You are charged only for what the provider actually produced.",
         })
-        .pipeThrough(coalesceDeltas(intVar(env.STREAM_COALESCE_MS, 40)))
+        .pipeThrough(coalesceDeltas(settings.streamCoalesceMs))
         .pipeThrough(withCost),
     });
   }
@@ -538,8 +518,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         ...(turnId ? [turnId] : []),
       )
       .toArray();
-    const table = priceTable(this.env.MODEL_PRICES);
-    const markupBps = intVar(this.env.MARKUP_BPS, 0);
+    const { prices } = agentSettings(this.env);
     const settled: Settled[] = [];
     for (const row of rows) {
       const holdId = row.hold_id as string;
@@ -553,28 +532,26 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         continue;
       }
       const generationId = row.generation_id as string | null;
-      const looked = generationId
+      const lookedUpDollars = generationId
         ? await lookupGenerationCost(this.env, generationId).catch(() => null)
         : null;
-      const tokens: TokenUsage = {
-        ...zeroTokens(),
-        promptTokens: row.prompt_estimate as number,
-        completionTokens: Math.ceil((row.streamed_chars as number) / 4),
-      };
-      const costMicros =
-        looked === null
-          ? costFromTokens(table, this.env.MODEL_ID, tokens)
-          : dollarsToMicrosCeil(looked);
+      const { tokens, costMicros, priceMicros } = priceCutCall(
+        {
+          promptEstimate: row.prompt_estimate as number,
+          streamedChars: row.streamed_chars as number,
+          lookedUpDollars,
+        },
+        prices,
+      );
       // The step's own callback may have settled it while the lookup ran: settle once only.
       if (!this.#claimSettle(holdId)) continue;
-      const priceMicros = applyMarkup(costMicros, markupBps);
       settled.push({ tokens, priceMicros, steps: 1 });
       await this.recordUsage(row.org_id as string, {
         requestId: holdId,
         costMicros,
         priceMicros,
         tokens,
-        model: this.env.MODEL_ID,
+        model: prices.model,
         generationIds: generationId ? [generationId] : [],
         billable: true,
       });
@@ -599,7 +576,7 @@ function refusedReply(result: Exclude<ReserveResult, { ok: true }>): Response {
   return noticeReply(text, {
     finish: "completed",
     code,
-    tokens: zeroTokens(),
+    tokens: noTokens(),
     priceMicros: 0,
     steps: 0,
   } satisfies AssistantMetadata);

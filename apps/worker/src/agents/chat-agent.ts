@@ -10,6 +10,7 @@ import {
 } from "ai";
 import { requireLiveUser } from "../auth/middleware.ts";
 import { billingAccount } from "../billing/account.ts";
+import { agentSettings } from "../env.ts";
 import { type AgentCaller, readCaller } from "./caller.ts";
 import { decideFrame, type FrameDecision, type FramePolicy, type FrameRefusal } from "./frames.ts";
 import { isTransientStorageError, withRetry } from "./retry.ts";
@@ -107,19 +108,6 @@ export function metadataBeforeFinish(
 
 /** How many recent chat requests a shared chat remembers the author of. */
 const REQUEST_AUTHORS = 256;
-
-/** A non-negative integer setting (0 allowed), or the fallback when unset or malformed. */
-export const intVar = (value: string | undefined, fallback: number) => {
-  const parsed = Number(value);
-  return value !== undefined && value !== "" && Number.isSafeInteger(parsed) && parsed >= 0
-    ? parsed
-    : fallback;
-};
-
-export const numberVar = (value: string | undefined, fallback: number) => {
-  const parsed = Number(value);
-  return Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
-};
 
 /** Usage to record on an org's BillingAccount (the settle RPC's input, minus the time). */
 export type UsagePayload = Omit<SettleInput, "now">;
@@ -254,7 +242,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     const othersConnected = this.ctx.getWebSockets().length > 1;
     return {
       maxFrameBytes: 256 * 1024,
-      maxUserMessageBytes: numberVar(this.env.MAX_USER_MESSAGE_BYTES, 16 * 1024),
+      maxUserMessageBytes: agentSettings(this.env).maxUserMessageBytes,
       toolApprovals: this.toolApprovals,
       sharedChat: this.sharedChat,
       othersConnected,
@@ -783,7 +771,7 @@ export function stallGuard(
   env: Cloudflare.Env,
   requestId: string,
 ) {
-  return new StallGuard(numberVar(env.MODEL_STALL_TIMEOUT_MS, 30_000), () => {
+  return new StallGuard(agentSettings(env).modelStallTimeoutMs, () => {
     agent.broadcast(
       JSON.stringify({
         type: "parley_error",

@@ -1,9 +1,13 @@
 import { createOpenRouter } from "@openrouter/ai-sdk-provider";
 import {
-  costFromTokens,
-  dollarsToMicrosCeil,
-  type PriceTable,
+  addTokens,
+  noTokens,
+  priceCutCall,
+  priceStep,
+  type StepPrices,
+  type StepUsage,
   type TokenUsage,
+  usableDollars,
 } from "@parley/billing";
 
 /**
@@ -25,20 +29,6 @@ export function modelClient(env: Env, meter: { noteCall(generationId: string | n
   return openrouter;
 }
 
-export interface StepUsage {
-  inputTokens?: number | undefined;
-  outputTokens?: number | undefined;
-  inputTokenDetails?: { cacheReadTokens?: number | undefined };
-  outputTokenDetails?: { reasoningTokens?: number | undefined };
-}
-
-/** `usage.cost` (dollars, a float) as OpenRouter reports it in each step's provider metadata. */
-export function reportedCost(providerMetadata: unknown): number | null {
-  const cost = (providerMetadata as { openrouter?: { usage?: { cost?: unknown } } } | undefined)
-    ?.openrouter?.usage?.cost;
-  return typeof cost === "number" && Number.isFinite(cost) && cost >= 0 ? cost : null;
-}
-
 export interface MeteredTurn {
   costMicros: number;
   tokens: TokenUsage;
@@ -51,19 +41,24 @@ export interface MeteredTurn {
  * Collects a turn's cost step by step. Steps of a turn run one after another, so the first N model
  * calls are the N finished steps; any call after them was cut off (abort, error, eviction). Policy
  * for such a call: ask the provider's generation endpoint what it charged; failing that, estimate from
- * the price table with the prompt estimate and the text streamed so far (4 characters a token).
+ * the price table with the prompt estimate and the text streamed so far. Every call is priced by
+ * `@parley/billing`'s `priceStep` or `priceCutCall`, the same as the assistant's steps.
  * Documented in docs/2026-11-29-agents.md.
  */
 export class TurnMeter {
-  readonly model: string;
+  readonly prices: StepPrices;
   readonly promptEstimate: number;
   #calls: (string | null)[] = [];
-  #finished: { costMicros: number; tokens: TokenUsage; generationId: string | null }[] = [];
+  #finished: { costMicros: number; tokens: TokenUsage }[] = [];
   #streamedChars = 0;
 
-  constructor(model: string, promptEstimate: number) {
-    this.model = model;
+  constructor(prices: StepPrices, promptEstimate: number) {
+    this.prices = prices;
     this.promptEstimate = promptEstimate;
+  }
+
+  get model(): string {
+    return this.prices.model;
   }
 
   /** A model call went out; its generation id if the endpoint sent one. */
@@ -80,72 +75,40 @@ export class TurnMeter {
   }
 
   /** Records a finished step, priced by the provider's reported cost or else the price table. */
-  step(usage: StepUsage, providerMetadata: unknown, table: PriceTable): void {
-    const tokens = toTokens(usage);
-    const cost = reportedCost(providerMetadata);
-    this.#finished.push({
-      costMicros:
-        cost === null ? costFromTokens(table, this.model, tokens) : dollarsToMicrosCeil(cost),
-      tokens,
-      generationId: this.#calls[this.#finished.length] ?? null,
-    });
+  step(usage: StepUsage, providerMetadata: unknown): void {
+    const { costMicros, tokens } = priceStep(usage, providerMetadata, this.prices);
+    this.#finished.push({ costMicros, tokens });
     this.#streamedChars = 0;
   }
 
   /** The turn's total, with calls that never finished looked up or estimated. */
-  async total(
-    lookup: (generationId: string) => Promise<number | null>,
-    table: PriceTable,
-  ): Promise<MeteredTurn> {
+  async total(lookup: (generationId: string) => Promise<number | null>): Promise<MeteredTurn> {
     let costMicros = 0;
-    const tokens: TokenUsage = {
-      promptTokens: 0,
-      completionTokens: 0,
-      cachedPromptTokens: 0,
-      reasoningTokens: 0,
-    };
-    const add = (t: TokenUsage) => {
-      tokens.promptTokens += t.promptTokens;
-      tokens.completionTokens += t.completionTokens;
-      tokens.cachedPromptTokens += t.cachedPromptTokens;
-      tokens.reasoningTokens += t.reasoningTokens;
-    };
+    let tokens = noTokens();
     for (const step of this.#finished) {
       costMicros += step.costMicros;
-      add(step.tokens);
+      tokens = addTokens(tokens, step.tokens);
     }
     let source: MeteredTurn["source"] = "reported";
     for (const generationId of this.#calls.slice(this.#finished.length)) {
-      const looked = generationId ? await lookup(generationId).catch(() => null) : null;
-      if (looked !== null) {
-        costMicros += dollarsToMicrosCeil(looked);
-        source = source === "estimate" ? source : "lookup";
-        continue;
-      }
-      const estimate: TokenUsage = {
-        promptTokens: this.promptEstimate,
-        completionTokens: Math.ceil(this.#streamedChars / 4),
-        cachedPromptTokens: 0,
-        reasoningTokens: 0,
-      };
-      costMicros += costFromTokens(table, this.model, estimate);
-      add(estimate);
-      source = "estimate";
+      const lookedUpDollars = generationId ? await lookup(generationId).catch(() => null) : null;
+      const cut = priceCutCall(
+        {
+          promptEstimate: this.promptEstimate,
+          streamedChars: this.#streamedChars,
+          lookedUpDollars,
+        },
+        this.prices,
+      );
+      // Its tokens are the estimate either way (the generation record gives only a cost).
+      costMicros += cut.costMicros;
+      tokens = addTokens(tokens, cut.tokens);
+      if (cut.source === "provider") source = source === "estimate" ? source : "lookup";
+      else source = "estimate";
     }
     const generationIds = this.#calls.filter((id): id is string => id !== null);
     return { costMicros, tokens, generationIds, source };
   }
-}
-
-function toTokens(usage: StepUsage): TokenUsage {
-  const n = (v: number | undefined) =>
-    typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.round(v) : 0;
-  return {
-    promptTokens: n(usage.inputTokens),
-    completionTokens: n(usage.outputTokens),
-    cachedPromptTokens: n(usage.inputTokenDetails?.cacheReadTokens),
-    reasoningTokens: n(usage.outputTokenDetails?.reasoningTokens),
-  };
 }
 
 /** OpenRouter's `GET /generation?id=`: what a generation cost, also for one the client aborted. */
@@ -157,8 +120,7 @@ export async function lookupGenerationCost(env: Env, generationId: string): Prom
     });
     if (response.ok) {
       const body = (await response.json()) as { data?: { total_cost?: unknown } };
-      const cost = body.data?.total_cost;
-      return typeof cost === "number" && Number.isFinite(cost) && cost >= 0 ? cost : null;
+      return usableDollars(body.data?.total_cost);
     }
     if (response.status !== 404) return null;
     // The provider records a generation shortly after the stream ends.

@@ -9,17 +9,15 @@ import {
 import { type ProjectRow, projectAccess } from "../auth/access.ts";
 import { keyedHash } from "../auth/keyed-hash.ts";
 import { billingAccount } from "../billing/account.ts";
-import { priceTable } from "../billing/prices.ts";
+import { agentSettings } from "../env.ts";
 import { type Finding, scanStore, sqlSource } from "../erasure/scan.ts";
 import { scrubText } from "../erasure/scrub.ts";
 import type { AgentCaller } from "./caller.ts";
 import {
   errorReply,
   failureCode,
-  intVar,
   metadataBeforeFinish,
   noticeReply,
-  numberVar,
   ParleyChatAgent,
   type ReplyFinish,
   replyEnding,
@@ -104,7 +102,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
   }
 
   get #allowance(): number {
-    return numberVar(this.env.PREVIEW_TURNS, 20);
+    return agentSettings(this.env).preview.turns;
   }
 
   /** Free turns left in this project's preview. */
@@ -136,7 +134,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       );
     }
     const admitted = await billingAccount(this.env, turn.caller.orgId).admitPreviewTurn(
-      numberVar(this.env.PREVIEW_ORG_DAILY_CAP, 200),
+      agentSettings(this.env).preview.orgDailyCap,
     );
     if (!admitted.ok) {
       return exhausted(
@@ -150,15 +148,16 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
     // The usage record's id is the server's, never the client's request id (which a client may
     // send again after a clear): each model call is recorded under an id nothing else can claim.
     const usageId = `turn-${crypto.randomUUID()}`;
-    const modelId = this.env.MODEL_ID;
-    const table = priceTable(this.env.MODEL_PRICES);
+    const settings = agentSettings(this.env);
+    const modelId = settings.prices.model;
     // The model sees a bounded window of the newest messages, like the assistant: the preview's
     // cost is bounded in tokens, not only in turns (the whole transcript stays stored and shown).
-    const window = contextWindow(this.messages, numberVar(this.env.PREVIEW_CONTEXT_TOKENS, 4_000));
+    const window = contextWindow(this.messages, settings.preview.contextTokens);
     const modelMessages = await convertToModelMessages(window.messages);
     const system = systemPrompt(turn.project, window.omitted);
+    // The preview is free for the org: its calls are metered at the provider's cost, no markup.
     const meter = new TurnMeter(
-      modelId,
+      { ...settings.prices, markupBps: 0 },
       Math.ceil((system.length + JSON.stringify(modelMessages).length) / 4),
     );
     const settle = () => this.#settle(usageId, turn, meter);
@@ -174,7 +173,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       model: modelClient(this.env, meter).chat(modelId, { usage: { include: true } }),
       system,
       messages: modelMessages,
-      maxOutputTokens: numberVar(this.env.PREVIEW_MAX_OUTPUT_TOKENS, 512),
+      maxOutputTokens: settings.preview.maxOutputTokens,
       ...(options?.abortSignal ? { abortSignal: options.abortSignal } : {}),
       maxRetries: 0,
       onChunk: ({ chunk }) => {
@@ -182,7 +181,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
         if (chunk.type === "text-delta" || chunk.type === "reasoning-delta")
           meter.noteStreamed(chunk.text);
       },
-      onStepFinish: (step) => meter.step(step.usage, step.providerMetadata, table),
+      onStepFinish: (step) => meter.step(step.usage, step.providerMetadata),
       onFinish: () => stall.done(settle),
       onAbort: () => stall.done(settle),
       onError: ({ error }) => {
@@ -204,7 +203,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
           onError: () =>
             "The model failed to answer. Nothing was charged to your organization; please try again.",
         })
-        .pipeThrough(coalesceDeltas(intVar(this.env.STREAM_COALESCE_MS, 40)))
+        .pipeThrough(coalesceDeltas(settings.streamCoalesceMs))
         .pipeThrough(metadataBeforeFinish((): OnboardingMetadata => ({ finish: "completed" }))),
     });
   }
@@ -265,10 +264,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
     if (existing) return existing;
     const work = (async () => {
       if (meter.calls === 0) return;
-      const metered = await meter.total(
-        (id) => lookupGenerationCost(this.env, id),
-        priceTable(this.env.MODEL_PRICES),
-      );
+      const metered = await meter.total((id) => lookupGenerationCost(this.env, id));
       await this.recordUsage(turn.caller.orgId, {
         requestId: usageId,
         costMicros: metered.costMicros,
