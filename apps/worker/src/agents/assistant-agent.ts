@@ -1,9 +1,7 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
 import {
   addTokens,
-  maxCallCostMicros,
   noTokens,
-  priceCutCall,
   priceStep,
   type ReserveResult,
   type TokenUsage,
@@ -17,7 +15,6 @@ import {
   type UIMessage,
 } from "ai";
 import { type ProjectRow, sessionAccess } from "../auth/access.ts";
-import { billingAccount } from "../billing/account.ts";
 import { agentSettings } from "../env.ts";
 import type { AgentCaller } from "./caller.ts";
 import {
@@ -34,8 +31,9 @@ import {
 import { coalesceDeltas } from "./coalesce.ts";
 import { contextWindow, estimateTokens } from "./context.ts";
 import type { FrameDecision } from "./frames.ts";
-import { lookupGenerationCost, modelClient } from "./model.ts";
+import { modelClient } from "./model.ts";
 import { assistantTools } from "./tools/project-tools.ts";
+import type { Reservation, Settled } from "./turn-metering.ts";
 
 /** Written by the server in each assistant reply's metadata; the client never writes it. */
 export interface AssistantMetadata {
@@ -67,13 +65,6 @@ export interface AssistantMetadata {
   steps?: number;
 }
 
-/** What a set of settled steps add up to. */
-interface Settled {
-  tokens: TokenUsage;
-  priceMicros: number;
-  steps: number;
-}
-
 interface AssistantTurn {
   caller: AgentCaller;
   project: ProjectRow;
@@ -84,13 +75,6 @@ interface AssistantTurn {
   turnId: string;
   /** The first call's hold, reserved at admission (it runs alongside the SDK storing the message). */
   firstHold?: Promise<Reservation>;
-}
-
-/** A hold, its id and the prompt estimate it was sized for. */
-interface Reservation {
-  holdId: string;
-  result: ReserveResult;
-  promptEstimate: number;
 }
 
 /** A turn still marked busy after this long is taken as lost (the object was reset), not running. */
@@ -111,24 +95,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   // Overlapping submits are refused by admitTurn (conflict) before they reach the SDK's queue.
   override messageConcurrency = "queue" as const;
 
-  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
-    super(ctx, env);
-    // Each model call's hold, written before the call: what a reset leaves open is settled on start.
-    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS parley_steps (
-      hold_id TEXT PRIMARY KEY,
-      org_id TEXT NOT NULL,
-      generation_id TEXT,
-      streamed_chars INTEGER NOT NULL DEFAULT 0,
-      prompt_estimate INTEGER NOT NULL,
-      status TEXT NOT NULL CHECK (status IN ('reserved', 'called', 'settled', 'released')),
-      created_at INTEGER NOT NULL
-    )`);
-  }
-
   override async onStart(): Promise<void> {
     await super.onStart();
     // Steps a reset cut off: priced by the provider's generation record, or released if never called.
-    await this.#closeOpenSteps().catch(() => undefined);
+    await this.meter.closeOpen(agentSettings(this.env).prices).catch(() => undefined);
   }
 
   protected readonly toolApprovals = true;
@@ -230,40 +200,19 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       TOOL_PROMPT_TOKENS;
   }
 
-  /**
-   * Reserves a model call's maximum cost on the org's BillingAccount and notes the hold locally
-   * before the call is made (what a reset leaves open is closed on start).
-   */
-  async #reserveStep(
-    caller: AgentCaller,
-    holdId: string,
-    promptEstimate: number,
-  ): Promise<Reservation> {
-    const env = this.env;
-    const { prices, assistant } = agentSettings(env);
-    const amountMicros = maxCallCostMicros({
-      ...prices,
-      promptTokens: promptEstimate,
-      maxOutputTokens: assistant.maxOutputTokens,
-    });
-    const result = await billingAccount(env, caller.orgId).reserve({
-      requestId: holdId,
-      amountMicros,
+  /** Reserves one model call of this session's turn (turn-metering.ts sizes and notes the hold). */
+  #reserveStep(caller: AgentCaller, holdId: string, promptEstimate: number): Promise<Reservation> {
+    const { prices, assistant } = agentSettings(this.env);
+    return this.meter.reserve({
+      holdId,
+      orgId: caller.orgId,
       memberId: caller.userId,
       projectId: caller.projectId,
       sessionId: this.name,
+      promptEstimate,
+      maxOutputTokens: assistant.maxOutputTokens,
+      prices,
     });
-    if (result.ok) {
-      this.ctx.storage.sql.exec(
-        `INSERT INTO parley_steps (hold_id, org_id, prompt_estimate, status, created_at) VALUES (?, ?, ?, 'reserved', ?)
-         ON CONFLICT (hold_id) DO NOTHING`,
-        holdId,
-        caller.orgId,
-        promptEstimate,
-        Date.now(),
-      );
-    }
-    return { holdId, result, promptEstimate };
   }
 
   #reserveFirst(
@@ -281,7 +230,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   /** Gives back a first hold the turn will not use. */
   async #abandon(hold: Promise<Reservation>, turnId: string): Promise<void> {
     const reserved = await hold.catch(() => null);
-    if (reserved?.result.ok) await this.#closeOpenSteps(turnId);
+    if (reserved?.result.ok) await this.meter.closeOpen(agentSettings(this.env).prices, turnId);
   }
 
   /**
@@ -359,17 +308,13 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     );
     const finish = () =>
       stall.done(() => {
-        this.ctx.storage.sql.exec(
-          "UPDATE parley_steps SET streamed_chars = ? WHERE hold_id = ? AND status = 'called'",
-          streamed,
-          holdId(step),
+        this.meter.noteStreamed(holdId(step), streamed);
+        const closing = this.meter.track(
+          this.meter.closeOpen(prices, turnId).then((settled) => {
+            for (const one of settled) count(one.tokens, one.priceMicros);
+          }),
         );
-        const closing = this.#closeOpenSteps(turnId).then((settled) => {
-          for (const one of settled) count(one.tokens, one.priceMicros);
-        });
         closings.push(closing);
-        this.metering.add(closing);
-        void closing.finally(() => this.metering.delete(closing)).catch(() => undefined);
         return closing;
       });
     // A stopped or failed reply never reaches its `finish` chunk: when the SDK stores it, it gets
@@ -392,12 +337,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
 
     const result = streamText({
       model: modelClient(env, {
-        noteCall: (generationId) =>
-          this.ctx.storage.sql.exec(
-            "UPDATE parley_steps SET generation_id = ?, status = 'called' WHERE hold_id = ?",
-            generationId,
-            holdId(step),
-          ),
+        noteCall: (generationId) => this.meter.noteCall(holdId(step), generationId),
       }).chat(modelId, { usage: { include: true } }),
       system,
       messages: modelMessages,
@@ -422,14 +362,14 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
           result.providerMetadata,
           prices,
         );
-        const generationId = this.#generationOf(holdId(index));
+        const generationId = this.meter.generationOf(holdId(index));
         // Closing the turn's open steps (an error or abort racing this callback) may have settled
         // this step already, from the provider's record: then it is not settled (nor counted in
         // the reply's cost) a second time.
-        const claimed = this.#claimSettle(holdId(index));
+        const claimed = this.meter.claim(holdId(index));
         if (claimed) count(tokens, priceMicros);
         const settled = claimed
-          ? this.recordUsage(turn.caller.orgId, {
+          ? this.meter.record(turn.caller.orgId, {
               requestId: holdId(index),
               costMicros,
               priceMicros,
@@ -485,78 +425,6 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         .pipeThrough(coalesceDeltas(settings.streamCoalesceMs))
         .pipeThrough(withCost),
     });
-  }
-
-  /**
-   * Marks a step settled if nobody has: true for the one caller that may settle it. A step is
-   * settled by its own callback or by closing the turn's open steps, whichever comes first.
-   */
-  #claimSettle(holdId: string): boolean {
-    return (
-      this.ctx.storage.sql.exec(
-        "UPDATE parley_steps SET status = 'settled' WHERE hold_id = ? AND status IN ('reserved', 'called')",
-        holdId,
-      ).rowsWritten === 1
-    );
-  }
-
-  #generationOf(holdId: string): string | null {
-    return (this.ctx.storage.sql
-      .exec("SELECT generation_id FROM parley_steps WHERE hold_id = ?", holdId)
-      .toArray()[0]?.generation_id ?? null) as string | null;
-  }
-
-  /**
-   * Closes the holds a turn (or, at start, any turn) left open: a step whose call went out is settled
-   * to what the provider charged (generation lookup, else the streamed-token estimate); a step never
-   * called is released. Each hold resolves once, on the BillingAccount as here.
-   */
-  async #closeOpenSteps(turnId?: string): Promise<Settled[]> {
-    const rows = this.ctx.storage.sql
-      .exec(
-        `SELECT * FROM parley_steps WHERE status IN ('reserved', 'called') ${turnId ? "AND substr(hold_id, 1, length(?1) + 1) = ?1 || ':'" : ""}`,
-        ...(turnId ? [turnId] : []),
-      )
-      .toArray();
-    const { prices } = agentSettings(this.env);
-    const settled: Settled[] = [];
-    for (const row of rows) {
-      const holdId = row.hold_id as string;
-      const billing = billingAccount(this.env, row.org_id as string);
-      if (row.status === "reserved") {
-        await billing.release(holdId);
-        this.ctx.storage.sql.exec(
-          "UPDATE parley_steps SET status = 'released' WHERE hold_id = ?",
-          holdId,
-        );
-        continue;
-      }
-      const generationId = row.generation_id as string | null;
-      const lookedUpDollars = generationId
-        ? await lookupGenerationCost(this.env, generationId).catch(() => null)
-        : null;
-      const { tokens, costMicros, priceMicros } = priceCutCall(
-        {
-          promptEstimate: row.prompt_estimate as number,
-          streamedChars: row.streamed_chars as number,
-          lookedUpDollars,
-        },
-        prices,
-      );
-      // The step's own callback may have settled it while the lookup ran: settle once only.
-      if (!this.#claimSettle(holdId)) continue;
-      settled.push({ tokens, priceMicros, steps: 1 });
-      await this.recordUsage(row.org_id as string, {
-        requestId: holdId,
-        costMicros,
-        priceMicros,
-        tokens,
-        model: prices.model,
-        generationIds: generationId ? [generationId] : [],
-        billable: true,
-      });
-    }
-    return settled;
   }
 }
 

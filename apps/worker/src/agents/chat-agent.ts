@@ -1,5 +1,4 @@
 import { AIChatAgent } from "@cloudflare/ai-chat";
-import type { SettleInput, SettleResult } from "@parley/billing";
 import { AppError, type ErrorCode, isAppError } from "@parley/shared";
 import type { Connection, ConnectionContext, WSMessage } from "agents";
 import {
@@ -9,11 +8,11 @@ import {
   type UIMessageChunk,
 } from "ai";
 import { requireLiveUser } from "../auth/middleware.ts";
-import { billingAccount } from "../billing/account.ts";
 import { agentSettings } from "../env.ts";
 import { type AgentCaller, readCaller } from "./caller.ts";
 import { decideFrame, type FrameDecision, type FramePolicy, type FrameRefusal } from "./frames.ts";
 import { isTransientStorageError, withRetry } from "./retry.ts";
+import { TurnMetering } from "./turn-metering.ts";
 
 /** Close code for a socket whose object was erased (4000-4999 are the application's). */
 export const CLOSE_ERASED = 4410;
@@ -109,9 +108,6 @@ export function metadataBeforeFinish(
 /** How many recent chat requests a shared chat remembers the author of. */
 const REQUEST_AUTHORS = 256;
 
-/** Usage to record on an org's BillingAccount (the settle RPC's input, minus the time). */
-export type UsagePayload = Omit<SettleInput, "now">;
-
 export type Refusal = {
   code: ErrorCode | FrameRefusal["code"];
   message: string;
@@ -127,8 +123,8 @@ export type Refusal = {
 export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> {
   /** Turns the guard admitted, by request id, for `onChatMessage` to pick up. */
   protected readonly admitted = new Map<string, Turn>();
-  /** Metering still running: erasure waits for it. */
-  protected readonly metering = new Set<Promise<unknown>>();
+  /** This chat's money: holds, usage waiting to land, what a reset left open (turn-metering.ts). */
+  protected readonly meter: TurnMetering;
   protected erased = false;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -136,17 +132,13 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     ctx.storage.sql.exec(
       "CREATE TABLE IF NOT EXISTS parley_counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
     );
-    // Usage that could not reach the BillingAccount yet; retried by a schedule until it lands.
-    ctx.storage.sql.exec(
-      "CREATE TABLE IF NOT EXISTS parley_pending_usage (request_id TEXT PRIMARY KEY, org_id TEXT NOT NULL, payload TEXT NOT NULL, parked_reason TEXT)",
-    );
-    const pendingColumns = ctx.storage.sql
-      .exec("SELECT name FROM pragma_table_info('parley_pending_usage')")
-      .toArray()
-      .map((row) => row.name);
-    if (!pendingColumns.includes("parked_reason")) {
-      ctx.storage.sql.exec("ALTER TABLE parley_pending_usage ADD COLUMN parked_reason TEXT");
-    }
+    this.meter = new TurnMetering({
+      sql: ctx.storage.sql,
+      env,
+      erased: () => this.erased,
+      retryLater: (seconds) =>
+        this.schedule(seconds, "retryPendingUsage", undefined, { idempotent: true }),
+    });
     // The SDK wraps onMessage in its constructor; wrapping it again puts this guard in front of it.
     const sdkOnMessage = this.onMessage.bind(this);
     this.onMessage = (connection: Connection, message: WSMessage) =>
@@ -212,9 +204,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       if (!found) return message;
       if (found.later) {
         const late = found.later.then((extra) => this.#applyLate(turnId, extra)).catch(() => {});
-        this.metering.add(late);
-        void late.finally(() => this.metering.delete(late));
-        this.ctx.waitUntil(late);
+        this.ctx.waitUntil(this.meter.track(late));
       }
       return withMetadata(message, found.now);
     });
@@ -585,95 +575,12 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
 
   /** Usage that a reset kept from landing is sent first thing (a rare case: one RPC per row). */
   override async onStart(): Promise<void> {
-    const waiting = this.ctx.storage.sql.exec(
-      "SELECT 1 FROM parley_pending_usage WHERE parked_reason IS NULL LIMIT 1",
-    );
-    if (waiting.toArray().length > 0) await this.retryPendingUsage();
+    if (this.meter.hasPending()) await this.meter.retryPending();
   }
 
-  /**
-   * What the account answered for a settle: landed (or a replay of it) deletes the local copy; a
-   * refusal can never land by retrying, so the row is parked with the reason, kept for a human and
-   * logged (ids and reason only), never silently dropped and never retried in a loop.
-   */
-  #settled(requestId: string, result: SettleResult): void {
-    if (result.ok) {
-      this.#landed(requestId);
-      return;
-    }
-    this.ctx.storage.sql.exec(
-      "UPDATE parley_pending_usage SET parked_reason = ? WHERE request_id = ?",
-      result.reason,
-      requestId,
-    );
-    console.error(
-      JSON.stringify({
-        level: "error",
-        source: "metering",
-        outcome: "usage_parked",
-        reason: result.reason,
-        requestId,
-      }),
-    );
-  }
-
-  /** One retry at a time, in the future (idempotent: a burst of failures schedules it once). */
-  #retryLater(seconds: number): Promise<unknown> {
-    return this.schedule(seconds, "retryPendingUsage", undefined, { idempotent: true });
-  }
-
-  /**
-   * Records usage on the org's BillingAccount, exactly once per request id (the ledger keys usage on
-   * it). The usage is written to `parley_pending_usage` first, in the same local transaction as the
-   * caller's own bookkeeping, and deleted once the account has it: a reset in between, or an account
-   * that cannot be reached, leaves it there for a retry (on start, or by a schedule). The transcript
-   * is never held back by metering. Returns the settle result when it landed.
-   */
-  protected recordUsage(orgId: string, payload: UsagePayload): Promise<unknown> {
-    this.ctx.storage.sql.exec(
-      "INSERT INTO parley_pending_usage (request_id, org_id, payload) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-      payload.requestId,
-      orgId,
-      JSON.stringify(payload),
-    );
-    const work = (async () => {
-      try {
-        const result = await billingAccount(this.env, orgId).settle(payload);
-        if (!this.erased) this.#settled(payload.requestId, result);
-        return result;
-      } catch {
-        if (!this.erased) await this.#retryLater(10);
-        return null;
-      }
-    })();
-    this.metering.add(work);
-    void work.finally(() => this.metering.delete(work));
-    return work;
-  }
-
-  #landed(requestId: string): void {
-    this.ctx.storage.sql.exec("DELETE FROM parley_pending_usage WHERE request_id = ?", requestId);
-  }
-
-  /** Scheduled: sends usage that could not be recorded earlier. Replays are harmless (keyed by request). */
+  /** Scheduled (by name, `TurnMetering`'s `retryLater`): sends usage that could not land earlier. */
   async retryPendingUsage(): Promise<void> {
-    const rows = this.ctx.storage.sql
-      .exec(
-        "SELECT request_id, org_id, payload FROM parley_pending_usage WHERE parked_reason IS NULL",
-      )
-      .toArray();
-    let failed = false;
-    for (const row of rows) {
-      try {
-        const result = await billingAccount(this.env, row.org_id as string).settle(
-          JSON.parse(row.payload as string),
-        );
-        this.#settled(row.request_id as string, result);
-      } catch {
-        failed = true;
-      }
-    }
-    if (failed) await this.#retryLater(60);
+    await this.meter.retryPending();
   }
 
   /** Transient SQLite errors while saving the transcript are retried; anything else is thrown. */
@@ -705,7 +612,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     for (const connection of this.getConnections()) connection.close(CLOSE_ERASED, "erased");
     this.abortAllRequests("erased");
     await this.waitUntilStable({ timeout: 5_000 });
-    await Promise.allSettled([...this.metering]);
+    await Promise.allSettled([...this.meter.inFlight]);
     await this.lifecycle.disableAlarms();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();

@@ -241,11 +241,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
     }
     const removed = this.messages.length - kept.length;
     if (removed > 0 || changed) await this.persistMessages(kept, [], { _deleteStaleRows: true });
-    this.ctx.storage.sql.exec(
-      "UPDATE parley_pending_usage SET payload = replace(payload, ?1, ?2) WHERE instr(payload, ?1) > 0",
-      userId,
-      pseudonym,
-    );
+    this.meter.rewritePending(userId, pseudonym);
     this.#knownAuthors.delete(userId);
     return { removed };
   }
@@ -265,7 +261,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
     const work = (async () => {
       if (meter.calls === 0) return;
       const metered = await meter.total((id) => lookupGenerationCost(this.env, id));
-      await this.recordUsage(turn.caller.orgId, {
+      await this.meter.record(turn.caller.orgId, {
         requestId: usageId,
         costMicros: metered.costMicros,
         priceMicros: 0,
@@ -277,11 +273,10 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       });
     })();
     this.#settled.set(usageId, work);
-    this.metering.add(work);
-    void work.finally(() => {
-      this.metering.delete(work);
-      this.#settled.delete(usageId);
-    });
+    void this.meter
+      .track(work)
+      .finally(() => this.#settled.delete(usageId))
+      .catch(() => undefined);
     return work;
   }
 }
