@@ -17,21 +17,20 @@ import {
 import { type ProjectRow, sessionAccess } from "../auth/access.ts";
 import { agentSettings } from "../env.ts";
 import type { AgentCaller } from "./caller.ts";
-import {
-  CONTINUATION,
-  errorReply,
-  failureCode,
-  metadataBeforeFinish,
-  noticeReply,
-  ParleyChatAgent,
-  type ReplyFinish,
-  replyEnding,
-  stallGuard,
-} from "./chat-agent.ts";
+import { CONTINUATION, ParleyChatAgent } from "./chat-agent.ts";
 import { coalesceDeltas } from "./coalesce.ts";
 import { contextWindow, estimateTokens } from "./context.ts";
 import type { FrameDecision } from "./frames.ts";
 import { modelClient } from "./model.ts";
+import {
+  errorReply,
+  failureCode,
+  metadataBeforeFinish,
+  noticeReply,
+  type ReplyFinish,
+  replyEnding,
+  stallGuard,
+} from "./reply-endings.ts";
 import { assistantTools } from "./tools/project-tools.ts";
 import type { Reservation, Settled } from "./turn-metering.ts";
 

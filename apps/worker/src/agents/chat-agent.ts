@@ -1,16 +1,12 @@
 import { AIChatAgent } from "@cloudflare/ai-chat";
 import { AppError, type ErrorCode, isAppError } from "@parley/shared";
 import type { Connection, ConnectionContext, WSMessage } from "agents";
-import {
-  createUIMessageStream,
-  createUIMessageStreamResponse,
-  type UIMessage,
-  type UIMessageChunk,
-} from "ai";
+import type { UIMessage } from "ai";
 import { requireLiveUser } from "../auth/middleware.ts";
 import { agentSettings } from "../env.ts";
 import { type AgentCaller, readCaller } from "./caller.ts";
 import { decideFrame, type FrameDecision, type FramePolicy, type FrameRefusal } from "./frames.ts";
+import { mergeLate, type ReplyEndingMetadata, ReplyEndings } from "./reply-endings.ts";
 import { isTransientStorageError, withRetry } from "./retry.ts";
 import { TurnMetering } from "./turn-metering.ts";
 
@@ -38,72 +34,6 @@ export type ConnectionFilter = { userId: string; orgId?: string } | { familyId: 
 
 /** Where an admitted tool approval waits: the SDK continues the turn under an id of its own. */
 export const CONTINUATION = "continuation";
-
-/**
- * What a stopped or failed reply's metadata gets: `now` when the SDK stores it, `later` (if any)
- * once known (the settled cost), merged into the stored reply then.
- */
-export interface ReplyEndingMetadata {
-  now: Record<string, unknown>;
-  later?: Promise<Record<string, unknown>>;
-}
-
-/** The server's turn id in an assistant message's metadata, or null. */
-function turnIdOf(message: UIMessage): string | null {
-  const turnId = (message.metadata as { turnId?: unknown } | undefined)?.turnId;
-  return message.role === "assistant" && typeof turnId === "string" ? turnId : null;
-}
-
-function withMetadata(message: UIMessage, extra: Record<string, unknown>): UIMessage {
-  return { ...message, metadata: { ...(message.metadata as object | undefined), ...extra } };
-}
-
-/** How a reply ended, as its metadata says (server-written; absent on replies stored before 2026-12-01). */
-export type ReplyFinish = "completed" | "stopped" | "failed";
-
-/**
- * Why a reply stopped or failed, from the turn's abort signal and the error the model stream reported:
- * the member's own stop (a cancel frame: the SDK aborts without a reason) is `stopped`; the server
- * cutting a reply because the member lost access is `stopped` with `access_ended`; a stalled model
- * is `failed` with `model_stalled`; an error on the stream is `failed` with its code (`model_error`
- * for anything that is not our own). Null when the reply completed.
- */
-export function replyEnding(
-  signal: AbortSignal | undefined,
-  failure: string | undefined,
-): { finish: "stopped" | "failed"; code?: string } | null {
-  if (signal?.aborted) {
-    const reason: unknown = signal.reason;
-    if (reason === "model stalled") return { finish: "failed", code: "model_stalled" };
-    if (reason === "access ended") return { finish: "stopped", code: "access_ended" };
-    if (failure !== undefined) return { finish: "failed", code: failure };
-    return { finish: "stopped" };
-  }
-  if (failure !== undefined) return { finish: "failed", code: failure };
-  return null;
-}
-
-/** The code a failed reply carries: our own errors keep theirs, anything else is the model's. */
-export const failureCode = (error: unknown): string =>
-  isAppError(error) ? error.code : "model_error";
-
-/**
- * Writes `metadata()` as a `message-metadata` chunk just before the stream's `finish` chunk: the SDK
- * keeps a finish chunk's own metadata in the stored reply but replaces it on the wire (with the
- * finish reason), so a separate chunk is what reaches both the live client and the transcript.
- */
-export function metadataBeforeFinish(
-  metadata: () => object,
-): TransformStream<UIMessageChunk, UIMessageChunk> {
-  return new TransformStream<UIMessageChunk, UIMessageChunk>({
-    transform(chunk, controller) {
-      if (chunk.type === "finish") {
-        controller.enqueue({ type: "message-metadata", messageMetadata: metadata() });
-      }
-      controller.enqueue(chunk);
-    },
-  });
-}
 
 /** How many recent chat requests a shared chat remembers the author of. */
 const REQUEST_AUTHORS = 256;
@@ -170,44 +100,12 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
    */
   readonly #requestAuthors = new Map<string, string>();
 
-  /**
-   * The ending of the reply in flight, by its turn id (the `turnId` of its metadata), asked when the
-   * SDK stores that reply: null for a reply that completed (its stream carried its metadata), else
-   * what to merge now (how it ended, and its `code`) and, when it is known later, what to merge
-   * then (the assistant's settled cost). A stopped or failed stream never reaches its `finish`
-   * chunk and the SDK stores such a reply at once, before the cut call is settled, so this is how
-   * the ending and the cost reach the stored transcript. Storing is never held back for the cost:
-   * a member who stops a reply and writes again must not wait for a generation lookup, and a
-   * clear in between must not be undone by a late write.
-   */
-  readonly #endings = new Map<string, () => ReplyEndingMetadata | null>();
+  /** How the reply in flight ended, merged into it when the SDK stores it (reply-endings.ts). */
+  readonly #endings = new ReplyEndings();
 
-  /**
-   * Registers how the reply of turn `turnId` ended (see `#endings`). Turns run one at a time and a
-   * turn's reply is stored before the next one starts, so older endings no reply claimed (a reply
-   * stopped before it had any content is not stored) are dropped here.
-   */
+  /** Registers how the reply of turn `turnId` ended (see `ReplyEndings.expect`). */
   protected expectEnding(turnId: string, ending: () => ReplyEndingMetadata | null): void {
-    this.#endings.clear();
-    this.#endings.set(turnId, ending);
-  }
-
-  /** `messages` with the endings of their replies merged into the server-written metadata. */
-  #withEndings(messages: UIMessage[]): UIMessage[] {
-    if (this.#endings.size === 0) return messages;
-    return messages.map((message) => {
-      const turnId = turnIdOf(message);
-      const ending = turnId === null ? undefined : this.#endings.get(turnId);
-      if (turnId === null || !ending) return message;
-      this.#endings.delete(turnId);
-      const found = ending();
-      if (!found) return message;
-      if (found.later) {
-        const late = found.later.then((extra) => this.#applyLate(turnId, extra)).catch(() => {});
-        this.ctx.waitUntil(this.meter.track(late));
-      }
-      return withMetadata(message, found.now);
-    });
+    this.#endings.expect(turnId, ending);
   }
 
   /**
@@ -217,12 +115,8 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
    */
   async #applyLate(turnId: string, extra: Record<string, unknown>): Promise<void> {
     if (this.erased) return;
-    const index = this.messages.findIndex((message) => turnIdOf(message) === turnId);
-    const stored = this.messages[index];
-    if (!stored) return;
-    const updated = [...this.messages];
-    updated[index] = withMetadata(stored, extra);
-    await this.persistMessages(updated);
+    const updated = mergeLate(this.messages, turnId, extra);
+    if (updated) await this.persistMessages(updated);
   }
 
   /** Which frames this agent accepts (from a connection, while `ctx` holds its sockets). */
@@ -590,7 +484,10 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     options?: { _deleteStaleRows?: boolean },
   ): Promise<void> {
     if (this.erased) return;
-    const stored = this.#withEndings(messages);
+    const stored = this.#endings.merge(messages, (turnId, later) => {
+      const late = later.then((extra) => this.#applyLate(turnId, extra)).catch(() => {});
+      this.ctx.waitUntil(this.meter.track(late));
+    });
     await withRetry(() => super.persistMessages(stored, excludeBroadcastIds, options), {
       attempts: 4,
       baseDelayMs: 25,
@@ -619,76 +516,4 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     this.messages = [];
     return { erased: true };
   }
-}
-
-/**
- * Calls `onStall` when a model call has sent nothing for `timeoutMs` (a hung provider would otherwise
- * hold the turn, and the chat, forever). Every chunk resets the clock.
- */
-export class StallGuard {
-  readonly #timeoutMs: number;
-  readonly #onStall: () => void;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(timeoutMs: number, onStall: () => void) {
-    this.#timeoutMs = timeoutMs;
-    this.#onStall = onStall;
-    this.touch();
-  }
-
-  touch(): void {
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(this.#onStall, this.#timeoutMs);
-  }
-
-  done<T>(then: () => T): T {
-    clearTimeout(this.#timer);
-    return then();
-  }
-}
-
-/** A reply that is only an error: the SDK ends the turn with an error frame and persists nothing new. */
-export function errorReply(errorText: string): Response {
-  const stream = createUIMessageStream({
-    execute: ({ writer }) => {
-      writer.write({ type: "error", errorText });
-    },
-  });
-  return createUIMessageStreamResponse({ stream });
-}
-
-/** A persisted assistant message with server-written metadata and no model call. */
-export function noticeReply(text: string, metadata: Record<string, unknown>): Response {
-  const stream = createUIMessageStream({
-    execute: ({ writer }) => {
-      writer.write({ type: "start", messageMetadata: metadata });
-      writer.write({ type: "text-start", id: "notice" });
-      writer.write({ type: "text-delta", id: "notice", delta: text });
-      writer.write({ type: "text-end", id: "notice" });
-      writer.write({ type: "finish" });
-    },
-  });
-  return createUIMessageStreamResponse({ stream });
-}
-
-/** The stall message and abort, shared by the agents. */
-export function stallGuard(
-  agent: { broadcast(msg: string): void },
-  abort: () => void,
-  env: Cloudflare.Env,
-  requestId: string,
-) {
-  return new StallGuard(agentSettings(env).modelStallTimeoutMs, () => {
-    agent.broadcast(
-      JSON.stringify({
-        type: "parley_error",
-        requestId,
-        error: {
-          code: "internal",
-          message: "The model stopped responding; the reply was cut off.",
-        },
-      }),
-    );
-    abort();
-  });
 }

@@ -13,19 +13,19 @@ import { agentSettings } from "../env.ts";
 import { type Finding, scanStore, sqlSource } from "../erasure/scan.ts";
 import { scrubText } from "../erasure/scrub.ts";
 import type { AgentCaller } from "./caller.ts";
+import { ParleyChatAgent } from "./chat-agent.ts";
+import { coalesceDeltas } from "./coalesce.ts";
+import { contextWindow } from "./context.ts";
+import { lookupGenerationCost, modelClient, TurnMeter } from "./model.ts";
 import {
   errorReply,
   failureCode,
   metadataBeforeFinish,
   noticeReply,
-  ParleyChatAgent,
   type ReplyFinish,
   replyEnding,
   stallGuard,
-} from "./chat-agent.ts";
-import { coalesceDeltas } from "./coalesce.ts";
-import { contextWindow } from "./context.ts";
-import { lookupGenerationCost, modelClient, TurnMeter } from "./model.ts";
+} from "./reply-endings.ts";
 
 export { CLOSE_ERASED, CLOSE_FORBIDDEN } from "./chat-agent.ts";
 

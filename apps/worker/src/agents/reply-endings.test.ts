@@ -1,0 +1,81 @@
+import { AppError } from "@parley/shared";
+import type { UIMessage } from "ai";
+import { describe, expect, it } from "vitest";
+import { failureCode, mergeLate, ReplyEndings, replyEnding } from "./reply-endings.ts";
+
+const reply = (id: string, turnId: string): UIMessage => ({
+  id,
+  role: "assistant",
+  metadata: { turnId },
+  parts: [{ type: "text", text: "partial" }],
+});
+const user: UIMessage = { id: "u1", role: "user", parts: [{ type: "text", text: "hi" }] };
+
+describe("replyEnding", () => {
+  it("names how a reply ended from the abort reason and the stream's error", () => {
+    const aborted = (reason?: string) => {
+      const controller = new AbortController();
+      controller.abort(reason);
+      return controller.signal;
+    };
+    expect(replyEnding(undefined, undefined)).toBeNull();
+    expect(replyEnding(aborted(), undefined)).toEqual({ finish: "stopped" });
+    expect(replyEnding(aborted("access ended"), undefined)).toEqual({
+      finish: "stopped",
+      code: "access_ended",
+    });
+    expect(replyEnding(aborted("model stalled"), "x")).toEqual({
+      finish: "failed",
+      code: "model_stalled",
+    });
+    expect(replyEnding(undefined, "model_error")).toEqual({
+      finish: "failed",
+      code: "model_error",
+    });
+    expect(failureCode(new AppError("forbidden", "no"))).toBe("forbidden");
+    expect(failureCode(new Error("boom"))).toBe("model_error");
+  });
+});
+
+describe("ReplyEndings", () => {
+  it("merges the ending into its reply once, hands over what comes later, and drops stale ones", () => {
+    const endings = new ReplyEndings();
+    const later = Promise.resolve({ priceMicros: 12 });
+    endings.expect("turn-old", () => ({ now: { finish: "stopped" } }));
+    endings.expect("turn-1", () => ({ now: { finish: "stopped" }, later }));
+    const late: string[] = [];
+    const merged = endings.merge(
+      [user, reply("a0", "turn-old"), reply("a1", "turn-1")],
+      (id, p) => {
+        expect(p).toBe(later);
+        late.push(id);
+      },
+    );
+    expect(merged[1]?.metadata).toEqual({ turnId: "turn-old" }); // dropped: a newer turn replaced it
+    expect(merged[2]?.metadata).toEqual({ turnId: "turn-1", finish: "stopped" });
+    expect(late).toEqual(["turn-1"]);
+    // Once merged, a later store of the same transcript changes nothing.
+    const again = [user, reply("a1", "turn-1")];
+    expect(endings.merge(again, () => late.push("again"))).toBe(again);
+    expect(late).toEqual(["turn-1"]);
+  });
+
+  it("leaves a completed reply as it is", () => {
+    const endings = new ReplyEndings();
+    endings.expect("turn-1", () => null);
+    const messages = [reply("a1", "turn-1")];
+    expect(endings.merge(messages, () => undefined)[0]).toBe(messages[0]);
+  });
+});
+
+describe("mergeLate", () => {
+  it("merges into the turn's reply if it is still there, else says there is nothing to write", () => {
+    const messages = [user, reply("a1", "turn-1")];
+    expect(mergeLate(messages, "turn-1", { priceMicros: 5 })?.[1]?.metadata).toEqual({
+      turnId: "turn-1",
+      priceMicros: 5,
+    });
+    expect(messages[1]?.metadata).toEqual({ turnId: "turn-1" }); // not changed in place
+    expect(mergeLate([user], "turn-1", { priceMicros: 5 })).toBeNull();
+  });
+});

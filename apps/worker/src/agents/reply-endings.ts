@@ -1,0 +1,211 @@
+/**
+ * How a reply ends, in the stored transcript and on the wire: the ending of a stopped or failed
+ * reply (merged into it when the SDK stores it, and its cost once settled), the metadata a
+ * completed reply carries, replies that are only an error or a notice, and the stall guard that
+ * cuts a model that stopped sending.
+ */
+import { isAppError } from "@parley/shared";
+import {
+  createUIMessageStream,
+  createUIMessageStreamResponse,
+  type UIMessage,
+  type UIMessageChunk,
+} from "ai";
+import { agentSettings } from "../env.ts";
+
+/**
+ * What a stopped or failed reply's metadata gets: `now` when the SDK stores it, `later` (if any)
+ * once known (the settled cost), merged into the stored reply then.
+ */
+export interface ReplyEndingMetadata {
+  now: Record<string, unknown>;
+  later?: Promise<Record<string, unknown>>;
+}
+
+/** The server's turn id in an assistant message's metadata, or null. */
+function turnIdOf(message: UIMessage): string | null {
+  const turnId = (message.metadata as { turnId?: unknown } | undefined)?.turnId;
+  return message.role === "assistant" && typeof turnId === "string" ? turnId : null;
+}
+
+function withMetadata(message: UIMessage, extra: Record<string, unknown>): UIMessage {
+  return { ...message, metadata: { ...(message.metadata as object | undefined), ...extra } };
+}
+
+/** How a reply ended, as its metadata says (server-written; absent on replies stored before 2026-12-01). */
+export type ReplyFinish = "completed" | "stopped" | "failed";
+
+/**
+ * Why a reply stopped or failed, from the turn's abort signal and the error the model stream reported:
+ * the member's own stop (a cancel frame: the SDK aborts without a reason) is `stopped`; the server
+ * cutting a reply because the member lost access is `stopped` with `access_ended`; a stalled model
+ * is `failed` with `model_stalled`; an error on the stream is `failed` with its code (`model_error`
+ * for anything that is not our own). Null when the reply completed.
+ */
+export function replyEnding(
+  signal: AbortSignal | undefined,
+  failure: string | undefined,
+): { finish: "stopped" | "failed"; code?: string } | null {
+  if (signal?.aborted) {
+    const reason: unknown = signal.reason;
+    if (reason === "model stalled") return { finish: "failed", code: "model_stalled" };
+    if (reason === "access ended") return { finish: "stopped", code: "access_ended" };
+    if (failure !== undefined) return { finish: "failed", code: failure };
+    return { finish: "stopped" };
+  }
+  if (failure !== undefined) return { finish: "failed", code: failure };
+  return null;
+}
+
+/** The code a failed reply carries: our own errors keep theirs, anything else is the model's. */
+export const failureCode = (error: unknown): string =>
+  isAppError(error) ? error.code : "model_error";
+
+/**
+ * Writes `metadata()` as a `message-metadata` chunk just before the stream's `finish` chunk: the SDK
+ * keeps a finish chunk's own metadata in the stored reply but replaces it on the wire (with the
+ * finish reason), so a separate chunk is what reaches both the live client and the transcript.
+ */
+export function metadataBeforeFinish(
+  metadata: () => object,
+): TransformStream<UIMessageChunk, UIMessageChunk> {
+  return new TransformStream<UIMessageChunk, UIMessageChunk>({
+    transform(chunk, controller) {
+      if (chunk.type === "finish") {
+        controller.enqueue({ type: "message-metadata", messageMetadata: metadata() });
+      }
+      controller.enqueue(chunk);
+    },
+  });
+}
+
+/**
+ * The ending of the reply in flight, by its turn id (the `turnId` of its metadata), asked when the
+ * SDK stores that reply: null for a reply that completed (its stream carried its metadata), else
+ * what to merge now (how it ended, and its `code`) and, when it is known later, what to merge then
+ * (the assistant's settled cost). A stopped or failed stream never reaches its `finish` chunk and
+ * the SDK stores such a reply at once, before the cut call is settled, so this is how the ending
+ * and the cost reach the stored transcript. Storing is never held back for the cost: a member who
+ * stops a reply and writes again must not wait for a generation lookup, and a clear in between
+ * must not be undone by a late write.
+ */
+export class ReplyEndings {
+  readonly #endings = new Map<string, () => ReplyEndingMetadata | null>();
+
+  /**
+   * Registers how the reply of turn `turnId` ended. Turns run one at a time and a turn's reply is
+   * stored before the next one starts, so older endings no reply claimed (a reply stopped before it
+   * had any content is not stored) are dropped here.
+   */
+  expect(turnId: string, ending: () => ReplyEndingMetadata | null): void {
+    this.#endings.clear();
+    this.#endings.set(turnId, ending);
+  }
+
+  /**
+   * `messages` with the endings of their replies merged into the server-written metadata; `onLate`
+   * gets what is known only later (the settled cost), to merge into the stored reply then.
+   */
+  merge(
+    messages: UIMessage[],
+    onLate: (turnId: string, later: Promise<Record<string, unknown>>) => void,
+  ): UIMessage[] {
+    if (this.#endings.size === 0) return messages;
+    return messages.map((message) => {
+      const turnId = turnIdOf(message);
+      const ending = turnId === null ? undefined : this.#endings.get(turnId);
+      if (turnId === null || !ending) return message;
+      this.#endings.delete(turnId);
+      const found = ending();
+      if (!found) return message;
+      if (found.later) onLate(turnId, found.later);
+      return withMetadata(message, found.now);
+    });
+  }
+}
+
+/** The transcript with `extra` merged into turn `turnId`'s reply, or null when it is not there. */
+export function mergeLate(
+  messages: readonly UIMessage[],
+  turnId: string,
+  extra: Record<string, unknown>,
+): UIMessage[] | null {
+  const index = messages.findIndex((message) => turnIdOf(message) === turnId);
+  const stored = messages[index];
+  if (!stored) return null;
+  const updated = [...messages];
+  updated[index] = withMetadata(stored, extra);
+  return updated;
+}
+
+/**
+ * Calls `onStall` when a model call has sent nothing for `timeoutMs` (a hung provider would otherwise
+ * hold the turn, and the chat, forever). Every chunk resets the clock.
+ */
+export class StallGuard {
+  readonly #timeoutMs: number;
+  readonly #onStall: () => void;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(timeoutMs: number, onStall: () => void) {
+    this.#timeoutMs = timeoutMs;
+    this.#onStall = onStall;
+    this.touch();
+  }
+
+  touch(): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(this.#onStall, this.#timeoutMs);
+  }
+
+  done<T>(then: () => T): T {
+    clearTimeout(this.#timer);
+    return then();
+  }
+}
+
+/** A reply that is only an error: the SDK ends the turn with an error frame and persists nothing new. */
+export function errorReply(errorText: string): Response {
+  const stream = createUIMessageStream({
+    execute: ({ writer }) => {
+      writer.write({ type: "error", errorText });
+    },
+  });
+  return createUIMessageStreamResponse({ stream });
+}
+
+/** A persisted assistant message with server-written metadata and no model call. */
+export function noticeReply(text: string, metadata: Record<string, unknown>): Response {
+  const stream = createUIMessageStream({
+    execute: ({ writer }) => {
+      writer.write({ type: "start", messageMetadata: metadata });
+      writer.write({ type: "text-start", id: "notice" });
+      writer.write({ type: "text-delta", id: "notice", delta: text });
+      writer.write({ type: "text-end", id: "notice" });
+      writer.write({ type: "finish" });
+    },
+  });
+  return createUIMessageStreamResponse({ stream });
+}
+
+/** The stall message and abort, shared by the agents. */
+export function stallGuard(
+  agent: { broadcast(msg: string): void },
+  abort: () => void,
+  env: Cloudflare.Env,
+  requestId: string,
+) {
+  return new StallGuard(agentSettings(env).modelStallTimeoutMs, () => {
+    agent.broadcast(
+      JSON.stringify({
+        type: "parley_error",
+        requestId,
+        error: {
+          code: "internal",
+          message: "The model stopped responding; the reply was cut off.",
+        },
+      }),
+    );
+    abort();
+  });
+}
