@@ -114,6 +114,27 @@ describe("ChatView reply footer", () => {
     expect(items()[1]?.textContent).toContain("Stopped");
   });
 
+  it("marks a stopped reply 'Stopped', not 'Failed', when the stop surfaced as an error", () => {
+    // Stopping aborts the stream; the transport may report that as the request's error.
+    const chat = fakeChat({
+      messages: [userMessage("u1", "hi"), reply("a1", "Partial")],
+      stoppedIds: new Set(["a1"]),
+      error: new Error("WebSocket closed mid-stream"),
+    });
+    const { rerender } = render(<ChatView chat={chat} label="Chat" />);
+    expect(items()[1]?.textContent).toContain("Stopped");
+    expect(items()[1]?.textContent).not.toContain("Failed");
+    // And when the server's stored reply says so, in another tab (no local stop).
+    const stored = reply("a1", "Partial", { finish: "stopped" });
+    rerender(
+      <ChatView
+        chat={{ ...chat, stoppedIds: new Set(), messages: [userMessage("u1", "hi"), stored] }}
+        label="Chat"
+      />,
+    );
+    expect(items()[1]?.textContent).toContain("Stopped");
+  });
+
   it("shows a failed reply's error inside that reply, with its cost", () => {
     const chat = fakeChat({
       messages: [userMessage("u1", "hi"), reply("a1", "Half an", { priceMicros: 900 })],

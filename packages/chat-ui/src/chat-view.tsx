@@ -110,11 +110,13 @@ export function ChatView({
       const reason = meta.reason === undefined ? undefined : describeReason(meta.reason);
       if (meta.finish === "failed") {
         map.set(message.id, { kind: "failed", error: meta.error ?? reason });
-      } else if (isLast && !busy && error) {
-        map.set(message.id, { kind: "failed", error: error.message });
       } else if (meta.finish === "stopped" || stoppedIds.has(message.id)) {
         // A billing stop has its own notice; the mark is for the person's Stop or a lost access.
+        // Before the client's own error: stopping aborts the stream, and the transport may report
+        // that abort as an error, but the person stopped this reply: it did not fail.
         map.set(message.id, reason ? { kind: "stopped", reason } : { kind: "stopped" });
+      } else if (isLast && !busy && error) {
+        map.set(message.id, { kind: "failed", error: error.message });
       }
     });
     return map;

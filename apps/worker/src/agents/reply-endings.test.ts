@@ -20,6 +20,8 @@ describe("replyEnding", () => {
     };
     expect(replyEnding(undefined, undefined)).toBeNull();
     expect(replyEnding(aborted(), undefined)).toEqual({ finish: "stopped" });
+    // The stop cut the fetch, and the stream reported that as an error: still the member's stop.
+    expect(replyEnding(aborted(), "model_error")).toEqual({ finish: "stopped" });
     expect(replyEnding(aborted("access ended"), undefined)).toEqual({
       finish: "stopped",
       code: "access_ended",

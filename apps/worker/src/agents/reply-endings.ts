@@ -36,11 +36,12 @@ function withMetadata(message: UIMessage, extra: Record<string, unknown>): UIMes
 export type ReplyFinish = "completed" | "stopped" | "failed";
 
 /**
- * Why a reply stopped or failed, from the turn's abort signal and the error the model stream reported:
- * the member's own stop (a cancel frame: the SDK aborts without a reason) is `stopped`; the server
- * cutting a reply because the member lost access is `stopped` with `access_ended`; a stalled model
- * is `failed` with `model_stalled`; an error on the stream is `failed` with its code (`model_error`
- * for anything that is not our own). Null when the reply completed.
+ * Why a reply stopped or failed, from the turn's abort signal and the error the model stream
+ * reported: the member's own stop (a cancel frame: the SDK aborts without a reason) is `stopped`,
+ * whatever error the cut stream reported; the server cutting a reply because the member lost access
+ * is `stopped` with `access_ended`; a stalled model is `failed` with `model_stalled`; an error on
+ * the stream is `failed` with its code (`model_error` for anything that is not our own). Null when
+ * the reply completed.
  */
 export function replyEnding(
   signal: AbortSignal | undefined,
@@ -50,7 +51,9 @@ export function replyEnding(
     const reason: unknown = signal.reason;
     if (reason === "model stalled") return { finish: "failed", code: "model_stalled" };
     if (reason === "access ended") return { finish: "stopped", code: "access_ended" };
-    if (failure !== undefined) return { finish: "failed", code: failure };
+    // The member's stop. An error the stream reported as well is the abort's own doing (a cut
+    // fetch surfaces as an error too): a model that had really failed first would have ended the
+    // stream, leaving nothing to stop.
     return { finish: "stopped" };
   }
   if (failure !== undefined) return { finish: "failed", code: failure };
