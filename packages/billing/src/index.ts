@@ -95,3 +95,5 @@ export {
   mapStripeEvent,
   STRIPE_ORG_METADATA_KEY,
 } from "./stripe-events.ts";
+export type { UsageColumns, UsageReportQuery, UsageSums } from "./usage-rollups.ts";
+export { createUsageRollups, USAGE_SUMS, usageGroups, usageReport } from "./usage-rollups.ts";

@@ -6,6 +6,7 @@ import {
   applyStripeAction,
   type Balance,
   CreditLedger,
+  createUsageRollups,
   type EntryRow,
   LEDGER_SQLITE_SCHEMA,
   type LedgerConfig,
@@ -19,13 +20,17 @@ import {
   toAlert,
   toEntry,
   toUsage,
+  type UsageColumns,
   type UsageRow,
+  usageReport,
 } from "@parley/billing";
-import type { UsageGroup, UsageGroupBy } from "@parley/shared";
+import type { UsageGroupBy } from "@parley/shared";
 import { type Finding, scanStore, scrubStore, sqlSource } from "../erasure/scan.ts";
 import type { Replacement } from "../erasure/scrub.ts";
 import { signAlert } from "./alert-signature.ts";
 import { checkWebhookUrl } from "./webhook-url.ts";
+
+export { type UsageColumns, usageGroups } from "@parley/billing";
 
 /**
  * One organization's credits: the single writer of its append-only ledger (name = org id).
@@ -98,59 +103,11 @@ const ALERT_ATTEMPTS = 8;
 /** How long a delivery attempt owns its outbox row before another alarm may retry it. */
 const DELIVERY_LEASE_MS = 30_000;
 
-const DAY_MS = 86_400_000;
 /**
  * The soonest an alarm re-arms after it ran: whatever is pending, the next run is in the future, so
  * no state of the outbox or the holds can make the alarm fire in a loop.
  */
 const MIN_ALARM_GAP_MS = 1_000;
-
-/** Usage groups as parallel columns (what `usage` returns over RPC); `usageGroups` turns them back. */
-export type UsageColumns = { keys: (string | null)[] } & Record<
-  (typeof USAGE_SUMS)[number],
-  number[]
->;
-
-export function usageGroups(columns: UsageColumns): Omit<UsageGroup, "label">[] {
-  return columns.keys.map((key, i) => {
-    const group = { key } as Omit<UsageGroup, "label">;
-    for (const field of USAGE_SUMS) group[field] = columns[field][i] ?? 0;
-    return group;
-  });
-}
-
-const USAGE_SUMS = [
-  "requests",
-  "billableRequests",
-  "promptTokens",
-  "completionTokens",
-  "cachedPromptTokens",
-  "reasoningTokens",
-  "costMicros",
-  "priceMicros",
-] as const;
-
-/** The rollup tables and the dimensions each sums over (besides the day). */
-const ROLLUPS = {
-  usage_by_dimension: ["model", "member_id", "project_id"],
-  usage_by_session: ["session_id", "member_id"],
-} as const;
-
-/** Group keys over the rollup (absent ids stored as '') and over raw events; days as day numbers. */
-const rollupKey: Record<UsageGroupBy, string> = {
-  day: "day",
-  model: "model",
-  member: "NULLIF(member_id, '')",
-  project: "NULLIF(project_id, '')",
-  session: "NULLIF(session_id, '')",
-};
-const eventKey: Record<UsageGroupBy, string> = {
-  day: "created_at / 86400000",
-  model: "model",
-  member: "member_id",
-  project: "project_id",
-  session: "session_id",
-};
 
 export class BillingAccount extends DurableObject<Env> {
   readonly #sql: SqlStorage;
@@ -177,59 +134,8 @@ export class BillingAccount extends DurableObject<Env> {
       type TEXT NOT NULL,
       processed_at INTEGER NOT NULL
     )`);
-    // Usage summed per UTC day, kept by triggers in the same transaction as each usage event, so
-    // groupings read whole days from a few rows instead of every event: one rollup by (model,
-    // member, project) for those groupings and the day, one by session (sessions are many, and
-    // would multiply the first; it is clustered by session, so grouping by session needs no sort).
-    // Absent ids are stored as '' (NULLs never collide in a key).
-    for (const [table, dims] of Object.entries(ROLLUPS)) {
-      this.#sql.exec(`CREATE TABLE IF NOT EXISTS ${table} (
-        day INTEGER NOT NULL,
-        ${dims.map((d) => `${d} TEXT NOT NULL`).join(", ")},
-        requests INTEGER NOT NULL,
-        billable_requests INTEGER NOT NULL,
-        prompt_tokens INTEGER NOT NULL,
-        completion_tokens INTEGER NOT NULL,
-        cached_prompt_tokens INTEGER NOT NULL,
-        reasoning_tokens INTEGER NOT NULL,
-        cost_micros INTEGER NOT NULL,
-        price_micros INTEGER NOT NULL,
-        PRIMARY KEY (${table === "usage_by_session" ? `${dims.join(", ")}, day` : `day, ${dims.join(", ")}`})
-      ) WITHOUT ROWID`);
-      const key = `day, ${dims.join(", ")}`;
-      const columns = `${key}, requests, billable_requests, prompt_tokens, completion_tokens, cached_prompt_tokens,
-        reasoning_tokens, cost_micros, price_micros`;
-      this.#sql.exec(`CREATE TRIGGER IF NOT EXISTS ${table}_insert AFTER INSERT ON usage_events BEGIN
-        INSERT INTO ${table} (${columns}) VALUES (
-          NEW.created_at / 86400000, ${dims.map((d) => (d === "model" ? "NEW.model" : `COALESCE(NEW.${d}, '')`)).join(", ")},
-          1, NEW.billable, NEW.prompt_tokens, NEW.completion_tokens, NEW.cached_prompt_tokens, NEW.reasoning_tokens,
-          NEW.cost_micros, NEW.price_micros)
-        ON CONFLICT (${key}) DO UPDATE SET
-          requests = requests + 1, billable_requests = billable_requests + excluded.billable_requests,
-          prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-          completion_tokens = completion_tokens + excluded.completion_tokens,
-          cached_prompt_tokens = cached_prompt_tokens + excluded.cached_prompt_tokens,
-          reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
-          cost_micros = cost_micros + excluded.cost_micros, price_micros = price_micros + excluded.price_micros;
-      END`);
-      // Objects whose events predate a rollup get it built once.
-      const stale = this.#sql
-        .exec(
-          `SELECT EXISTS (SELECT 1 FROM usage_events) AND NOT EXISTS (SELECT 1 FROM ${table}) AS stale`,
-        )
-        .one().stale;
-      if (stale === 1) {
-        this.#sql.exec(`INSERT INTO ${table} (${columns})
-          SELECT created_at / 86400000, ${dims.map((d) => (d === "model" ? "model" : `COALESCE(${d}, '')`)).join(", ")},
-            COUNT(*), SUM(billable), SUM(prompt_tokens), SUM(completion_tokens), SUM(cached_prompt_tokens),
-            SUM(reasoning_tokens), SUM(cost_micros), SUM(price_micros)
-          FROM usage_events GROUP BY ${dims.map((_, i) => i + 2).join(", ")}, 1`);
-      }
-    }
-    // The activity list filters by model, newest first (member, project and session have theirs).
-    this.#sql.exec(
-      "CREATE INDEX IF NOT EXISTS usage_events_model ON usage_events (model, created_at)",
-    );
+    // Usage summed per UTC day for the groupings (packages/billing/src/usage-rollups.ts).
+    createUsageRollups({ exec: (query, ...bindings) => this.#sql.exec(query, ...bindings) });
     // Free onboarding-preview turns admitted per UTC day, for the per-org daily cap.
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS preview_turns (
       day TEXT PRIMARY KEY,
@@ -429,62 +335,7 @@ export class BillingAccount extends DurableObject<Env> {
 
   /** Usage grouped by day, model, member, project or session, over [from, to). */
   usage(query: UsageQuery): UsageColumns {
-    // Whole UTC days inside the window come from the rollup; the partial days at its edges from the
-    // events themselves. Both sides sum the same columns, so the totals are exact.
-    const firstWholeDay = Math.ceil(query.from / DAY_MS);
-    const endWholeDay = Math.max(firstWholeDay, Math.floor(query.to / DAY_MS));
-    const member = query.memberId === undefined ? "" : "AND member_id = ?";
-    const memberBinding: SqlStorageValue[] = query.memberId === undefined ? [] : [query.memberId];
-    const sums = `SUM(prompt_tokens) AS promptTokens, SUM(completion_tokens) AS completionTokens,
-      SUM(cached_prompt_tokens) AS cachedPromptTokens, SUM(reasoning_tokens) AS reasoningTokens,
-      SUM(cost_micros) AS costMicros, SUM(price_micros) AS priceMicros`;
-    // Two grouped queries merged here: a UNION under one GROUP BY would sort every rollup row. The
-    // edges go by time: left to itself, SQLite walks the whole session index to group by session.
-    const whole = this.#sql
-      .exec(
-        `SELECT ${rollupKey[query.groupBy]} AS key, SUM(requests) AS requests, SUM(billable_requests) AS billableRequests, ${sums}
-         FROM ${query.groupBy === "session" ? "usage_by_session" : "usage_by_dimension"}
-         WHERE day >= ? AND day < ? ${member} GROUP BY 1`,
-        firstWholeDay,
-        endWholeDay,
-        ...memberBinding,
-      )
-      .toArray();
-    const edges = this.#sql
-      .exec(
-        `SELECT ${eventKey[query.groupBy]} AS key, COUNT(*) AS requests, SUM(billable) AS billableRequests, ${sums}
-         FROM usage_events INDEXED BY usage_events_created
-         WHERE ((created_at >= ? AND created_at < ?) OR (created_at >= ? AND created_at < ?)) ${member} GROUP BY 1`,
-        query.from,
-        Math.min(query.to, firstWholeDay * DAY_MS),
-        Math.max(query.from, endWholeDay * DAY_MS),
-        query.to,
-        ...memberBinding,
-      )
-      .toArray();
-    const merged = new Map<string | number | null, UsageGroup>();
-    for (const row of [...whole, ...edges] as unknown as UsageGroup[]) {
-      const seen = merged.get(row.key);
-      if (!seen) {
-        merged.set(row.key, { ...row });
-        continue;
-      }
-      for (const field of USAGE_SUMS) seen[field] += row[field];
-    }
-    const rows = [...merged.values()].sort((a, b) =>
-      a.key === b.key ? 0 : a.key === null ? -1 : b.key === null ? 1 : a.key < b.key ? -1 : 1,
-    );
-    // Columns, not objects: thousands of groups (one per session) cross the RPC boundary much faster.
-    return {
-      keys: rows.map((row) =>
-        query.groupBy === "day" && typeof row.key === "number"
-          ? new Date(row.key * DAY_MS).toISOString().slice(0, 10)
-          : row.key,
-      ),
-      ...(Object.fromEntries(
-        USAGE_SUMS.map((field) => [field, rows.map((row) => row[field])]),
-      ) as Record<(typeof USAGE_SUMS)[number], number[]>),
-    };
+    return usageReport({ exec: (sql, ...bindings) => this.#sql.exec(sql, ...bindings) }, query);
   }
 
   /**
