@@ -1,4 +1,4 @@
-import { Link, useNavigate, useSearch } from "@tanstack/react-router";
+import { Link, useSearch } from "@tanstack/react-router";
 import { type FormEvent, useEffect, useState } from "react";
 import { useDocumentTitle } from "../components/page.tsx";
 import { Button } from "../components/ui/button.tsx";
@@ -12,8 +12,7 @@ import { useSession } from "../lib/session.tsx";
 /** Sign in and sign up share one form; sign-up adds a name and an optional organization name. */
 function AuthForm({ mode }: { mode: "signin" | "signup" }) {
   const { reload } = useSession();
-  const navigate = useNavigate();
-  // The page a signed-out visitor asked for: opened once they are in.
+  // The page a signed-out visitor asked for: kept when they switch between sign-in and sign-up.
   const search: { next?: string } = useSearch({ strict: false });
   const next = safeNext(search.next);
   const [flash] = useState(peekFlash);
@@ -41,10 +40,8 @@ function AuthForm({ mode }: { mode: "signin" | "signup" }) {
       } else {
         await api.login({ email: text("email"), password: text("password") });
       }
+      // Signed in: the auth layout sends them on (to `next`, else the projects; router.tsx ToApp).
       await reload();
-      await (next
-        ? navigate({ href: next, replace: true })
-        : navigate({ to: "/projects", replace: true }));
     } catch (caught) {
       setError(caught);
       setBusy(false);
