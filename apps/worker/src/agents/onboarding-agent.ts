@@ -156,11 +156,11 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
     const modelMessages = await convertToModelMessages(window.messages);
     const system = systemPrompt(turn.project, window.omitted);
     // The preview is free for the org: its calls are metered at the provider's cost, no markup.
-    const meter = new TurnMeter(
+    const turnCost = new TurnMeter(
       { ...settings.prices, markupBps: 0 },
       Math.ceil((system.length + JSON.stringify(modelMessages).length) / 4),
     );
-    const settle = () => this.#settle(usageId, turn, meter);
+    const settle = () => this.#settle(usageId, turn, turnCost);
     /** The code of the error the model stream reported, if it did. */
     let failure: string | undefined;
     const stall = stallGuard(
@@ -170,7 +170,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       requestId,
     );
     const result = streamText({
-      model: modelClient(this.env, meter).chat(modelId, { usage: { include: true } }),
+      model: modelClient(this.env, turnCost).chat(modelId, { usage: { include: true } }),
       system,
       messages: modelMessages,
       maxOutputTokens: settings.preview.maxOutputTokens,
@@ -179,9 +179,9 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       onChunk: ({ chunk }) => {
         stall.touch();
         if (chunk.type === "text-delta" || chunk.type === "reasoning-delta")
-          meter.noteStreamed(chunk.text);
+          turnCost.noteStreamed(chunk.text);
       },
-      onStepFinish: (step) => meter.step(step.usage, step.providerMetadata),
+      onStepFinish: (step) => turnCost.step(step.usage, step.providerMetadata),
       onFinish: () => stall.done(settle),
       onAbort: () => stall.done(settle),
       onError: ({ error }) => {
@@ -255,18 +255,18 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
    * Records the turn's provider cost as non-billable usage, once per turn: `onFinish`, `onAbort`
    * and `onError` may all fire, the first one does the work.
    */
-  #settle(usageId: string, turn: OnboardingTurn, meter: TurnMeter): Promise<void> {
+  #settle(usageId: string, turn: OnboardingTurn, turnCost: TurnMeter): Promise<void> {
     const existing = this.#settled.get(usageId);
     if (existing) return existing;
     const work = (async () => {
-      if (meter.calls === 0) return;
-      const metered = await meter.total((id) => lookupGenerationCost(this.env, id));
+      if (turnCost.calls === 0) return;
+      const metered = await turnCost.total((id) => lookupGenerationCost(this.env, id));
       await this.meter.record(turn.caller.orgId, {
         requestId: usageId,
         costMicros: metered.costMicros,
         priceMicros: 0,
         tokens: metered.tokens,
-        model: meter.model,
+        model: turnCost.model,
         generationIds: metered.generationIds,
         billable: false,
         attribution: { memberId: turn.caller.userId, projectId: this.name, sessionId: null },
