@@ -6,6 +6,16 @@
 
 export { alertMessage, alertPeriodLabel, formatUsd } from "./alerts.ts";
 export type {
+  GrantBounds,
+  LeaseInput,
+  LeaseLimit,
+  LeaseReport,
+  LeaseResult,
+  LeaseSettled,
+  LeaseUsage,
+} from "./lease.ts";
+export { isLeaseId, LEASE_PREFIX, leaseId, sizeGrant } from "./lease.ts";
+export type {
   Attribution,
   Balance,
   ExpireResult,

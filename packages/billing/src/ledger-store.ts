@@ -120,7 +120,12 @@ export interface LedgerStore {
   getHold(requestId: string): HoldRow | null;
   /** Moves an open hold to a final status; a no-op when the hold is not open. */
   resolveHold(requestId: string, status: Exclude<HoldStatus, "open">, resolvedAt: number): void;
-  /** Every hold whose status is `open` (few: one per in-flight model call). */
+  /**
+   * Changes an open hold's amount and expiry (a lease renewed, drawn on or shrunk); a no-op when
+   * the hold is not open.
+   */
+  resizeHold(requestId: string, amountMicros: number, expiresAt: number): void;
+  /** Every hold whose status is `open` (few: one per in-flight model call or session lease). */
   listOpenHolds(): HoldRow[];
 
   insertUsage(usage: UsageRow): void;

@@ -25,6 +25,16 @@
  * Holds expire only through `expire(now)`: an open hold past its `expiresAt` still settles normally.
  */
 
+import {
+  type GrantBounds,
+  isLeaseId,
+  type LeaseInput,
+  type LeaseLimit,
+  type LeaseResult,
+  type LeaseSettled,
+  type LeaseUsage,
+  sizeGrant,
+} from "./lease.ts";
 import type {
   AlertKind,
   AlertRow,
@@ -296,6 +306,13 @@ export class CreditLedger {
     if (!Number.isSafeInteger(input.ttlMs) || input.ttlMs <= 0) {
       throw new RangeError("ttlMs must be a positive integer");
     }
+    if (isLeaseId(input.requestId)) {
+      return {
+        ok: false,
+        reason: "conflict",
+        message: "a lease is granted by lease(), not reserve()",
+      };
+    }
     return this.#store.transact((): ReserveResult => {
       const existing = this.#store.getHold(input.requestId);
       if (existing !== null) {
@@ -399,18 +416,7 @@ export class CreditLedger {
    * parameters return the first result without charging again; different parameters are a conflict.
    */
   settle(input: SettleInput): SettleResult {
-    assertId(input.requestId, "requestId");
-    assertNonNegativeMicros(input.costMicros, "costMicros");
-    assertNonNegativeMicros(input.priceMicros, "priceMicros");
-    assertTime(input.now, "now");
-    assertCount(input.tokens.promptTokens, "promptTokens");
-    assertCount(input.tokens.completionTokens, "completionTokens");
-    assertCount(input.tokens.cachedPromptTokens, "cachedPromptTokens");
-    assertCount(input.tokens.reasoningTokens, "reasoningTokens");
-    if (!input.billable && input.priceMicros !== 0) {
-      throw new RangeError("a non-billable settle must have priceMicros 0");
-    }
-    if (input.attribution !== undefined) assertId(input.attribution.memberId, "memberId");
+    assertSettle(input);
 
     return this.#store.transact((): SettleResult => {
       const previous = this.#store.getUsage(input.requestId);
@@ -426,6 +432,13 @@ export class CreditLedger {
       }
 
       const hold = this.#store.getHold(input.requestId);
+      if (hold !== null && isLeaseId(hold.requestId)) {
+        return {
+          ok: false,
+          reason: "conflict",
+          message: "a lease is settled by lease(), not settle()",
+        };
+      }
       if (hold !== null && input.attribution !== undefined && !sameAttribution(hold, input)) {
         return {
           ok: false,
@@ -484,6 +497,208 @@ export class CreditLedger {
         alerts: this.#collectAlerts(input.now, hold.memberId, null),
       };
     });
+  }
+
+  /**
+   * Reports to a session's lease and renews or returns it, in one transaction
+   * (docs/2026-12-01-metering-leases.md). Each reported call is settled exactly once under its own
+   * request id: charged in full, the part the open lease covers coming out of the lease's hold (a
+   * call after the lease closed is charged late, without a hold: the provider did charge). Then,
+   * with `wantMicros > 0`, the lease is sized again (`sizeGrant`: the ask, cut to a fair share of
+   * the free balance and to the room under each limit) and its expiry moved on; a grant under
+   * `minMicros` is refused and the lease shrinks to what calls in flight drew (`keepMicros`), so
+   * the session falls back to per-call holds near any limit. With `wantMicros` 0 the lease is
+   * returned: it keeps only `keepMicros`, and closes when that is 0. A closed lease is never
+   * reopened: the session asks under a new id.
+   */
+  lease(input: LeaseInput): LeaseResult {
+    assertId(input.leaseId, "leaseId");
+    assertId(input.memberId, "memberId");
+    assertId(input.sessionId, "sessionId");
+    if (!isLeaseId(input.leaseId)) throw new RangeError("a lease id starts with 'lease:'");
+    assertNonNegativeMicros(input.keepMicros, "keepMicros");
+    assertNonNegativeMicros(input.wantMicros, "wantMicros");
+    assertPositiveMicros(input.minMicros, "minMicros");
+    assertTime(input.now, "now");
+    if (!Number.isSafeInteger(input.ttlMs) || input.ttlMs <= 0) {
+      throw new RangeError("ttlMs must be a positive integer");
+    }
+    const who: Attribution = {
+      memberId: input.memberId,
+      projectId: input.projectId,
+      sessionId: input.sessionId,
+    };
+    for (const usage of input.usages) {
+      assertSettle({ ...usage, now: input.now, attribution: who });
+      assertNonNegativeMicros(usage.drawMicros, "drawMicros");
+    }
+    return this.#store.transact((): LeaseResult => {
+      const existing = this.#store.getHold(input.leaseId);
+      const same =
+        existing === null ||
+        (existing.memberId === who.memberId &&
+          existing.projectId === who.projectId &&
+          existing.sessionId === who.sessionId);
+      if (!same) {
+        return {
+          ok: false,
+          reason: "conflict",
+          message: `lease ${input.leaseId} belongs to a different member, project or session`,
+        };
+      }
+      const hold = this.#store.getHold(input.leaseId);
+      const open = hold?.status === "open";
+      // What the open lease still holds once the reported calls came out of it; the hold row is
+      // written once, below (a hold is never 0: it is resized or closed).
+      let current = open ? hold.amountMicros : 0;
+      const settled = input.usages.map((usage) => {
+        const { result, coveredMicros } = this.#settleOnLease(usage, input, who, open, current);
+        current -= coveredMicros;
+        return result;
+      });
+      let refusedBy: LeaseLimit | null = null;
+      let amount = Math.min(current, input.keepMicros);
+      if (input.wantMicros > 0 && (hold === null || hold.status === "open")) {
+        // The counters still count the lease at its amount before this report.
+        const sized = sizeGrant(input, this.#grantBounds(input, open ? hold.amountMicros : 0));
+        refusedBy = sized.refusedBy;
+        if (sized.refusedBy === null) amount = input.keepMicros + sized.grantMicros;
+      }
+      // A lease keeps what calls in flight drew on it, whatever the bounds: they were admitted.
+      if (hold?.status === "open") amount = Math.max(amount, input.keepMicros);
+      const lease = this.#resizeLease(input, hold, amount);
+      return {
+        ok: true,
+        lease,
+        settled,
+        refusedBy,
+        alerts: this.#collectAlerts(input.now, input.memberId, null),
+      };
+    });
+  }
+
+  /** The bounds on a lease's grant, as if it held nothing (`current`: what the counters count it at). */
+  #grantBounds(input: LeaseInput, current: number): GrantBounds {
+    const { availableMicros, heldMicros } = this.balance();
+    const otherLeases = this.#store
+      .listOpenHolds()
+      .filter((hold) => isLeaseId(hold.requestId) && hold.requestId !== input.leaseId).length;
+    const orgLimit = this.config.orgMonthlyLimitMicros;
+    const memberLimit = this.config.memberDailyLimitMicros;
+    return {
+      freeMicros: availableMicros + current,
+      otherLeases,
+      orgHeadroomMicros:
+        orgLimit === null
+          ? null
+          : orgLimit -
+            (this.#store.getCounter(orgSpendCounter(utcMonth(input.now))) + heldMicros - current),
+      memberHeadroomMicros:
+        memberLimit === null
+          ? null
+          : memberLimit - (this.#memberCommitted(input.now, input.memberId) - current),
+    };
+  }
+
+  /** Opens, resizes or closes a lease's hold to `amount`; returns it as it now is (null: closed). */
+  #resizeLease(input: LeaseInput, hold: HoldRow | null, amount: number): HoldRow | null {
+    const expiresAt = input.now + input.ttlMs;
+    if (hold === null) {
+      if (amount <= 0) return null;
+      const opened: HoldRow = {
+        requestId: input.leaseId,
+        amountMicros: amount,
+        memberId: input.memberId,
+        projectId: input.projectId,
+        sessionId: input.sessionId,
+        status: "open",
+        createdAt: input.now,
+        expiresAt,
+        resolvedAt: null,
+      };
+      this.#store.insertHold(opened);
+      this.#addCounter(HELD, amount);
+      return opened;
+    }
+    if (hold.status !== "open") return null;
+    if (amount <= 0) {
+      this.#store.resolveHold(hold.requestId, "released", input.now);
+      this.#addCounter(HELD, -hold.amountMicros);
+      return null;
+    }
+    this.#store.resizeHold(hold.requestId, amount, expiresAt);
+    this.#addCounter(HELD, amount - hold.amountMicros);
+    return { ...hold, amountMicros: amount, expiresAt };
+  }
+
+  /** Settles one call drawn on a lease, once: covered by the open lease as far as it goes. */
+  #settleOnLease(
+    usage: LeaseUsage,
+    input: LeaseInput,
+    who: Attribution,
+    open: boolean,
+    leftMicros: number,
+  ): { result: LeaseSettled; coveredMicros: number } {
+    const settle: SettleInput = { ...usage, now: input.now, attribution: who };
+    const previous = this.#store.getUsage(usage.requestId);
+    if (previous !== null) {
+      if (!sameSettle(previous, settle)) {
+        return {
+          result: {
+            requestId: usage.requestId,
+            ok: false,
+            reason: "conflict",
+            message: `request ${usage.requestId} was settled with different parameters`,
+          },
+          coveredMicros: 0,
+        };
+      }
+      const { overrunMicros, outcome } = this.#replayedSettle(previous) as Extract<
+        SettleResult,
+        { ok: true }
+      >;
+      return {
+        result: { requestId: usage.requestId, ok: true, outcome, replayed: true, overrunMicros },
+        coveredMicros: 0,
+      };
+    }
+    if (this.#store.getHold(usage.requestId) !== null) {
+      return {
+        result: {
+          requestId: usage.requestId,
+          ok: false,
+          reason: "conflict",
+          message: `request ${usage.requestId} has a hold of its own, not a draw on a lease`,
+        },
+        coveredMicros: 0,
+      };
+    }
+    const charge = usage.billable ? usage.priceMicros : 0;
+    const covered = open ? Math.min(charge, leftMicros) : 0;
+    if (charge > 0) {
+      this.#postEntry({
+        kind: "usage",
+        amountMicros: -charge,
+        idempotencyKey: usageKey(usage.requestId),
+        reference: usage.requestId,
+        memo: usage.model,
+        createdAt: input.now,
+      });
+      this.#addCounter(orgSpendCounter(utcMonth(input.now)), charge);
+      this.#addCounter(memberSpendCounter(utcDay(input.now), who.memberId), charge);
+    }
+    const outcome: UsageOutcome = !usage.billable ? "metered" : open ? "settled" : "settled_late";
+    this.#insertUsage(settle, who, outcome, usage.drawMicros);
+    return {
+      result: {
+        requestId: usage.requestId,
+        ok: true,
+        outcome,
+        replayed: false,
+        overrunMicros: charge - covered,
+      },
+      coveredMicros: covered,
+    };
   }
 
   /**
@@ -804,6 +1019,21 @@ function sameAttribution(row: Attribution | UsageRow, input: SettleInput): boole
       row.projectId === who.projectId &&
       row.sessionId === who.sessionId)
   );
+}
+
+function assertSettle(input: SettleInput): void {
+  assertId(input.requestId, "requestId");
+  assertNonNegativeMicros(input.costMicros, "costMicros");
+  assertNonNegativeMicros(input.priceMicros, "priceMicros");
+  assertTime(input.now, "now");
+  assertCount(input.tokens.promptTokens, "promptTokens");
+  assertCount(input.tokens.completionTokens, "completionTokens");
+  assertCount(input.tokens.cachedPromptTokens, "cachedPromptTokens");
+  assertCount(input.tokens.reasoningTokens, "reasoningTokens");
+  if (!input.billable && input.priceMicros !== 0) {
+    throw new RangeError("a non-billable settle must have priceMicros 0");
+  }
+  if (input.attribution !== undefined) assertId(input.attribution.memberId, "memberId");
 }
 
 function sameSettle(previous: UsageRow, input: SettleInput): boolean {

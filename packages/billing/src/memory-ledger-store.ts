@@ -81,6 +81,7 @@ export class MemoryLedgerStore implements LedgerStore {
   }
 
   insertHold(hold: HoldRow): void {
+    if (hold.amountMicros <= 0) throw new Error("CHECK constraint failed: amount_micros > 0");
     if (this.#holds.has(hold.requestId)) {
       throw new Error(`UNIQUE constraint failed: hold ${hold.requestId}`);
     }
@@ -98,6 +99,15 @@ export class MemoryLedgerStore implements LedgerStore {
     if (row === undefined || row.status !== "open") return;
     const before = { ...row };
     this.#holds.set(requestId, { ...row, status, resolvedAt });
+    this.#onUndo(() => this.#holds.set(requestId, before));
+  }
+
+  resizeHold(requestId: string, amountMicros: number, expiresAt: number): void {
+    const row = this.#holds.get(requestId);
+    if (row === undefined || row.status !== "open") return;
+    if (amountMicros <= 0) throw new Error("CHECK constraint failed: amount_micros > 0");
+    const before = { ...row };
+    this.#holds.set(requestId, { ...row, amountMicros, expiresAt });
     this.#onUndo(() => this.#holds.set(requestId, before));
   }
 

@@ -306,6 +306,15 @@ export class SqlLedgerStore implements LedgerStore {
     );
   }
 
+  resizeHold(requestId: string, amountMicros: number, expiresAt: number): void {
+    this.#run(
+      "UPDATE ledger_holds SET amount_micros = ?, expires_at = ? WHERE request_id = ? AND status = 'open'",
+      amountMicros,
+      expiresAt,
+      requestId,
+    );
+  }
+
   listOpenHolds(): HoldRow[] {
     return this.#rows(
       "SELECT * FROM ledger_holds WHERE status = 'open' ORDER BY expires_at, request_id",

@@ -1,0 +1,176 @@
+import { describe, expect, it } from "vitest";
+import {
+  afterReport,
+  canDraw,
+  DEFAULT_LEASE_POLICY,
+  type LeaseInput,
+  leaseAsk,
+  leaseId,
+  sizeGrant,
+} from "./lease.ts";
+import { CreditLedger } from "./ledger.ts";
+import { MemoryLedgerStore } from "./memory-ledger-store.ts";
+
+const NOW = Date.UTC(2026, 11, 1, 12);
+const unbounded = { orgHeadroomMicros: null, memberHeadroomMicros: null };
+
+function ledgerWith(balance: number, config = {}) {
+  const ledger = new CreditLedger(new MemoryLedgerStore(), config);
+  ledger.post({ kind: "grant", amountMicros: balance, idempotencyKey: "g", now: NOW });
+  return ledger;
+}
+
+const ask = (session: string, over: Partial<LeaseInput> = {}): LeaseInput => ({
+  leaseId: leaseId(session, 0),
+  memberId: "m",
+  projectId: "p",
+  sessionId: session,
+  usages: [],
+  keepMicros: 0,
+  wantMicros: 1000,
+  minMicros: 100,
+  now: NOW,
+  ttlMs: 60_000,
+  ...over,
+});
+
+describe("sizeGrant", () => {
+  it("grants the ask when there is room", () => {
+    expect(
+      sizeGrant(
+        { wantMicros: 500, keepMicros: 0, minMicros: 100 },
+        { freeMicros: 10_000, otherLeases: 3, ...unbounded },
+      ),
+    ).toEqual({ grantMicros: 500, refusedBy: null });
+  });
+
+  it("cuts the ask to a fair share of what is free", () => {
+    expect(
+      sizeGrant(
+        { wantMicros: 5000, keepMicros: 0, minMicros: 100 },
+        { freeMicros: 1000, otherLeases: 3, ...unbounded },
+      ),
+    ).toEqual({ grantMicros: 250, refusedBy: null });
+  });
+
+  it("refuses, naming the bound, when less than one call's maximum is left", () => {
+    expect(
+      sizeGrant(
+        { wantMicros: 5000, keepMicros: 0, minMicros: 300 },
+        { freeMicros: 10_000, otherLeases: 0, orgHeadroomMicros: 200, memberHeadroomMicros: null },
+      ),
+    ).toEqual({ grantMicros: 0, refusedBy: "org_monthly" });
+    expect(
+      sizeGrant(
+        { wantMicros: 5000, keepMicros: 0, minMicros: 300 },
+        { freeMicros: 500, otherLeases: 1, ...unbounded },
+      ),
+    ).toEqual({ grantMicros: 0, refusedBy: "balance" });
+  });
+});
+
+describe("CreditLedger.lease", () => {
+  it("opens a lease as a hold that counts against available", () => {
+    const ledger = ledgerWith(10_000);
+    const result = ledger.lease(ask("s1"));
+    expect(result.ok && result.lease?.amountMicros).toBe(1000);
+    expect(ledger.balance()).toMatchObject({ heldMicros: 1000, availableMicros: 9000 });
+  });
+
+  it("settles reported calls once, out of the lease, and renews it", () => {
+    const ledger = ledgerWith(10_000);
+    ledger.lease(ask("s1"));
+    const usage = {
+      requestId: "turn-1:0",
+      costMicros: 100,
+      priceMicros: 120,
+      tokens: { promptTokens: 1, completionTokens: 1, cachedPromptTokens: 0, reasoningTokens: 0 },
+      model: "m",
+      generationIds: ["g1"],
+      billable: true,
+      drawMicros: 300,
+    };
+    const first = ledger.lease(ask("s1", { usages: [usage], wantMicros: 1000 }));
+    expect(first.ok && first.settled).toEqual([
+      { requestId: "turn-1:0", ok: true, outcome: "settled", replayed: false, overrunMicros: 0 },
+    ]);
+    expect(ledger.balance()).toMatchObject({ postedMicros: 9880, heldMicros: 1000 });
+    const again = ledger.lease(ask("s1", { usages: [usage], wantMicros: 0 }));
+    expect(again.ok && again.settled[0]).toMatchObject({ ok: true, replayed: true });
+    expect(again.ok && again.lease).toBeNull();
+    expect(ledger.balance()).toMatchObject({ postedMicros: 9880, heldMicros: 0 });
+    expect(ledger.reconcile().ok).toBe(true);
+  });
+
+  it("keeps what a call in flight drew when the lease is returned or refused", () => {
+    const ledger = ledgerWith(10_000, { orgMonthlyLimitMicros: 5000 });
+    ledger.lease(ask("s1"));
+    const returned = ledger.lease(ask("s1", { keepMicros: 300, wantMicros: 0 }));
+    expect(returned.ok && returned.lease?.amountMicros).toBe(300);
+    const refused = ledger.lease(
+      ask("s1", { keepMicros: 300, wantMicros: 100_000, minMicros: 5000 }),
+    );
+    expect(refused.ok && [refused.lease?.amountMicros, refused.refusedBy]).toEqual([
+      300,
+      "org_monthly",
+    ]);
+  });
+
+  it("never reopens a closed lease, and keeps leases and per-call holds apart", () => {
+    const ledger = ledgerWith(10_000);
+    ledger.lease(ask("s1"));
+    ledger.expire(NOW + 60_000);
+    const late = ledger.lease(ask("s1", { now: NOW + 61_000 }));
+    expect(late.ok && late.lease).toBeNull();
+    expect(
+      ledger.reserve({
+        requestId: leaseId("s1", 1),
+        amountMicros: 10,
+        memberId: "m",
+        projectId: "p",
+        sessionId: "s1",
+        now: NOW,
+        ttlMs: 1000,
+      }),
+    ).toMatchObject({ ok: false, reason: "conflict" });
+    const other = ledger.lease(ask("s2", { memberId: "x", leaseId: leaseId("s1", 0) }));
+    expect(other).toMatchObject({ ok: false, reason: "conflict" });
+  });
+});
+
+describe("a session's side of its lease", () => {
+  const policy = DEFAULT_LEASE_POLICY;
+  it("asks for a few expected calls over one maximum", () => {
+    expect(leaseAsk(policy, 1000, 50)).toEqual({ wantMicros: 1400, minMicros: 1000 });
+  });
+
+  it("draws only with a call's maximum left and a call's time before expiry", () => {
+    const lease = { id: "l", grantedMicros: 1000, drawnMicros: 200, expiresAt: NOW + policy.ttlMs };
+    expect(canDraw(lease, 800, NOW, policy)).toBe(true);
+    expect(canDraw(lease, 801, NOW, policy)).toBe(false);
+    expect(canDraw(lease, 10, lease.expiresAt - policy.callMs, policy)).toBe(false);
+    expect(canDraw(null, 10, NOW, policy)).toBe(false);
+  });
+
+  it("takes reported prices out of what was drawn, and the grant from the account", () => {
+    const lease = { id: "l", grantedMicros: 1000, drawnMicros: 500, expiresAt: 1 };
+    const hold = {
+      requestId: "l",
+      amountMicros: 900,
+      memberId: "m",
+      projectId: null,
+      sessionId: "s",
+      status: "open" as const,
+      createdAt: 0,
+      expiresAt: 99,
+      resolvedAt: null,
+    };
+    expect(afterReport(lease, 200, hold)).toEqual({
+      id: "l",
+      grantedMicros: 900,
+      drawnMicros: 300,
+      expiresAt: 99,
+    });
+    expect(afterReport(lease, 200, null)).toBeNull();
+  });
+});
