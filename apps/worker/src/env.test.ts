@@ -15,6 +15,12 @@ describe("agentSettings", () => {
       maxUserMessageBytes: 16 * 1024,
       modelStallTimeoutMs: 30_000,
       streamCoalesceMs: 40,
+      lease: {
+        policy: { steps: 8, ttlMs: 20 * 60_000, callMs: 10 * 60_000 },
+        flushMs: 1_000,
+        idleMs: 60_000,
+      },
+      authzCacheMs: 60_000,
     });
   });
 
@@ -44,6 +50,7 @@ describe("agentSettings", () => {
     expect(() => agentSettings(env({ MARKUP_BPS: "-5" }))).toThrow();
     expect(() => agentSettings(env({ ASSISTANT_MAX_STEPS: "0" }))).toThrow();
     expect(() => agentSettings(env({ MODEL_STALL_TIMEOUT_MS: "soon" }))).toThrow();
+    expect(() => agentSettings(env({ LEASE_TTL_MS: "1000" }))).toThrow();
     expect(() => agentSettings({} as Env)).toThrow();
   });
 });

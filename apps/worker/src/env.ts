@@ -1,4 +1,4 @@
-import type { StepPrices } from "@parley/billing";
+import { DEFAULT_LEASE_POLICY, type LeasePolicy, type StepPrices } from "@parley/billing";
 import { z } from "zod";
 import { priceTable } from "./billing/prices.ts";
 
@@ -91,6 +91,11 @@ const agentSchema = z.object({
   MAX_USER_MESSAGE_BYTES: whole(16 * 1024, 1),
   MODEL_STALL_TIMEOUT_MS: whole(30_000, 1),
   STREAM_COALESCE_MS: whole(40, 0),
+  LEASE_STEPS: whole(DEFAULT_LEASE_POLICY.steps, 0),
+  LEASE_TTL_MS: whole(DEFAULT_LEASE_POLICY.ttlMs, 60_000),
+  LEASE_FLUSH_MS: whole(1_000, 0),
+  LEASE_IDLE_MS: whole(60_000, 0),
+  AUTHZ_CACHE_MS: whole(60_000, 0),
 });
 
 /** What the chat agents read from their vars, parsed once per `env` object (one per object). */
@@ -102,6 +107,14 @@ export interface AgentSettings {
   maxUserMessageBytes: number;
   modelStallTimeoutMs: number;
   streamCoalesceMs: number;
+  /**
+   * Session credit leases (docs/2026-12-01-metering-leases.md): how many expected calls a grant
+   * covers (`policy.steps`, 0 turns leases off: a hold per call), how long after a settled call
+   * its usage is reported (`flushMs`), and after how long without a turn the lease is returned.
+   */
+  lease: { policy: LeasePolicy; flushMs: number; idleMs: number };
+  /** How long an agent trusts the access it read from D1 without a push (the bound of a lost push). */
+  authzCacheMs: number;
 }
 
 const agentCache = new WeakMap<object, AgentSettings>();
@@ -130,6 +143,17 @@ export function agentSettings(env: Env): AgentSettings {
     maxUserMessageBytes: parsed.MAX_USER_MESSAGE_BYTES,
     modelStallTimeoutMs: parsed.MODEL_STALL_TIMEOUT_MS,
     streamCoalesceMs: parsed.STREAM_COALESCE_MS,
+    lease: {
+      policy: {
+        steps: parsed.LEASE_STEPS,
+        ttlMs: parsed.LEASE_TTL_MS,
+        // A call drawn on a lease ends before the lease could expire: at most half its life.
+        callMs: Math.min(DEFAULT_LEASE_POLICY.callMs, Math.floor(parsed.LEASE_TTL_MS / 2)),
+      },
+      flushMs: parsed.LEASE_FLUSH_MS,
+      idleMs: parsed.LEASE_IDLE_MS,
+    },
+    authzCacheMs: parsed.AUTHZ_CACHE_MS,
   };
   agentCache.set(env, value);
   return value;

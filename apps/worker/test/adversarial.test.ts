@@ -40,6 +40,7 @@ import {
   generationCost,
   modelRequests,
   setTurnsUsed,
+  settledBalance,
   usageRowsOf,
 } from "./metering.ts";
 import { checkoutEvent, deliver, post, refundEvent, sign, uid } from "./stripe.ts";
@@ -74,7 +75,7 @@ async function state(orgIds: string[], chats: { path: string; token: string }[] 
     billing: await Promise.all(
       orgIds.map(async (orgId) => {
         const account = billingAccount(env, orgId);
-        const { postedMicros, heldMicros, availableMicros } = await account.balance();
+        const { postedMicros, heldMicros, availableMicros } = await settledBalance(orgId);
         return {
           postedMicros,
           heldMicros,
@@ -389,7 +390,7 @@ describe("identity comes from the verified token, never from the client", () => 
       costMicros: cost,
       priceMicros: applyMarkup(cost, markup),
     });
-    expect((await billingAccount(env, w.orgId).balance()).postedMicros).toBe(
+    expect((await settledBalance(w.orgId)).postedMicros).toBe(
       10_000_000 - applyMarkup(cost, markup),
     );
     // The other org, its session and its member: untouched.
@@ -909,8 +910,8 @@ describe("limits hit by one tenant leave the others alone", () => {
     const turn = await other.turn("we can pay");
     other.close();
     expect(turn.text).toBe(devReply("we can pay"));
-    expect((await billingAccount(env, w.orgId).balance()).postedMicros).toBe(1);
-    expect((await billingAccount(env, w.otherOrgId).balance()).postedMicros).toBe(
+    expect((await settledBalance(w.orgId)).postedMicros).toBe(1);
+    expect((await settledBalance(w.otherOrgId)).postedMicros).toBe(
       10_000_000 - (turn.metadata.priceMicros as number),
     );
   });
@@ -982,7 +983,7 @@ describe("every provider call is reserved and charged under an id the server mak
       charged += row.priceMicros;
     }
     const account = billingAccount(env, w.orgId);
-    expect(await account.balance()).toMatchObject({
+    expect(await settledBalance(w.orgId)).toMatchObject({
       heldMicros: 0,
       postedMicros: 10_000_000 - charged,
     });
@@ -1247,7 +1248,7 @@ describe("sockets close when access ends, without waiting for the client to spea
     expect(row?.priceMicros).toBe(
       applyMarkup(await generationCost(row?.generationIds ?? "[]"), markup),
     );
-    expect((await billingAccount(env, w.orgId).balance()).heldMicros).toBe(0);
+    expect((await settledBalance(w.orgId)).heldMicros).toBe(0);
   });
 
   it("a role change closes the member's sockets and ends their older tokens; a fresh token works", async () => {

@@ -7,7 +7,7 @@ import { pseudonym } from "../src/erasure/pseudonym.ts";
 import { verifyErasure } from "../src/erasure/steps.ts";
 import { connect, mustConnect } from "./chat.ts";
 import { api, errorCode, snapshot, type World } from "./helpers.ts";
-import { funded } from "./metering.ts";
+import { funded, returnLeases, settledBalance } from "./metering.ts";
 
 interface ErasureView {
   id: string;
@@ -50,7 +50,9 @@ describe("erasure of a session", () => {
     const w = await funded();
     const chat = await mustConnect(`/agents/assistant-agent/${w.sessionId}`, w.member.token);
     await chat.turn("remember my secret plan");
+    await returnLeases(w.orgId);
     const spent = (await billingAccount(env, w.orgId).sessionSpend(w.sessionId)).priceMicros;
+    expect(spent).toBeGreaterThan(0);
     const res = await file(w, w.member.token, { type: "session", id: w.sessionId });
     expect(res.status).toBe(202);
     expectCompleted(res.body);
@@ -152,7 +154,7 @@ describe("erasure of a member", () => {
     const chat = await mustConnect(`/agents/assistant-agent/${w.sessionId}`, w.member.token);
     await chat.turn("spend a little");
     chat.close();
-    const before = await billingAccount(env, w.orgId).balance();
+    const before = await settledBalance(w.orgId);
     const res = await file(w, w.owner.token, { type: "member", id: w.member.id });
     expectCompleted(res.body);
     const alias = await pseudonym(env.ERASURE_HASH_KEY, w.member.id);
@@ -178,7 +180,7 @@ describe("erasure of a member", () => {
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((r) => r.memberId === alias)).toBe(true);
     expect(await billingAccount(env, w.orgId).scanFor([w.member.id])).toEqual([]);
-    expect(await billingAccount(env, w.orgId).balance()).toEqual(before);
+    expect(await settledBalance(w.orgId)).toEqual(before);
     expect((await billingAccount(env, w.orgId).reconcile()).ok).toBe(true);
     // Their account itself stays (it is not theirs alone to lose): they just left this org.
     expect(await count("SELECT COUNT(*) AS n FROM users WHERE id = ?", w.member.id)).toBe(1);

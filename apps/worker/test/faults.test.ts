@@ -10,7 +10,7 @@ import { ErasureJob } from "../src/erasure/erasure-job.ts";
 import { signed } from "./attacks.ts";
 import { type ChatSocket, connect, mustConnect } from "./chat.ts";
 import { api, errorCode, snapshot, type World } from "./helpers.ts";
-import { funded, generationCost, modelRequests } from "./metering.ts";
+import { forgetAccess, funded, generationCost, modelRequests, settledBalance } from "./metering.ts";
 import { checkoutEvent, deliver, refundEvent, uid } from "./stripe.ts";
 
 /**
@@ -110,7 +110,7 @@ async function expectChargedOnce(w: World, turns: Record<string, number>): Promi
 async function expectReconciled(w: World, creditsMicros = GRANT): Promise<void> {
   const account = billingAccount(env, w.orgId);
   const balance = await eventually(
-    () => account.balance(),
+    () => settledBalance(w.orgId),
     (b) => b.heldMicros === 0,
   );
   const rows = await usageOf(w.orgId);
@@ -273,6 +273,8 @@ describe("faults on an assistant turn", { timeout: 20_000 }, () => {
     const w = await funded();
     const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
     const calls = await modelRequests();
+    // The access kept since the connect has lapsed: this turn must read D1.
+    await forgetAccess(w.sessionId);
     const refused = await withoutTable("memberships", () => chat.turn("are you there?"));
     expect(refused.parleyError?.code).toBe("internal");
     expect(refused.outcome).toBe("error");
@@ -618,7 +620,7 @@ describe("alarms never spin (issue 12)", { timeout: 30_000 }, () => {
           .toArray(),
       ).toEqual([{ request_id: "refused-usage", parked_reason: "no_hold" }]);
     });
-    expect((await billingAccount(env, held.orgId).balance()).heldMicros).toBe(0);
+    expect((await settledBalance(held.orgId)).heldMicros).toBe(0);
   });
 });
 

@@ -26,6 +26,59 @@ export async function generationCost(generationIds: string): Promise<number> {
   return dollarsToMicrosCeil((await generation(id ?? ""))?.total_cost ?? -1);
 }
 
+/**
+ * Returns every open session lease of the org (what an idle session does after a minute, or a
+ * limit change at once): each session agent reports what it drew and gives the rest back. Then
+ * the org's held credits are only per-call holds of calls in flight.
+ */
+export async function returnLeases(orgId: string): Promise<void> {
+  const sessions = await runInDurableObject(billingAccount(env, orgId), (_instance, state) =>
+    state.storage.sql
+      .exec(
+        "SELECT DISTINCT session_id FROM ledger_holds WHERE status = 'open' AND request_id LIKE 'lease:%'",
+      )
+      .toArray()
+      .map((row) => row.session_id as string),
+  );
+  await Promise.all(
+    sessions.map((id) => env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(id)).dropLease()),
+  );
+}
+
+/**
+ * The most a session's latest model call could cost: what the call drew on the session's lease
+ * (or held on its own). Read from the session's step rows.
+ */
+export async function latestCallMaximum(sessionId: string): Promise<number> {
+  const stub = env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(sessionId));
+  const drawn = await runInDurableObject(
+    stub,
+    (_instance, state) =>
+      state.storage.sql
+        .exec("SELECT draw_micros FROM parley_steps ORDER BY created_at DESC, rowid DESC LIMIT 1")
+        .toArray()[0]?.draw_micros,
+  );
+  if (typeof drawn !== "number") throw new Error("the session's latest call drew nothing");
+  return drawn;
+}
+
+/**
+ * Drops the access a session agent kept from D1 (what happens once AUTHZ_CACHE_MS has passed
+ * without a push): its next turn reads its rights and the project again.
+ */
+export async function forgetAccess(sessionId: string): Promise<void> {
+  const stub = env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(sessionId));
+  await runInDurableObject(stub, (instance) => {
+    (instance as unknown as { forgetAccess(): void }).forgetAccess();
+  });
+}
+
+/** The org's balance once its sessions' leases are returned (see `returnLeases`). */
+export async function settledBalance(orgId: string) {
+  await returnLeases(orgId);
+  return billingAccount(env, orgId).balance();
+}
+
 /** A world whose org has credits (the worlds of helpers.ts have no BillingAccount yet). */
 export async function funded(grantMicros = 10_000_000): Promise<World> {
   const w = await world();

@@ -9,12 +9,24 @@ export type {
   GrantBounds,
   LeaseInput,
   LeaseLimit,
+  LeasePolicy,
   LeaseReport,
   LeaseResult,
   LeaseSettled,
   LeaseUsage,
+  LocalLease,
 } from "./lease.ts";
-export { isLeaseId, LEASE_PREFIX, leaseId, sizeGrant } from "./lease.ts";
+export {
+  afterReport,
+  canDraw,
+  DEFAULT_LEASE_POLICY,
+  isLeaseId,
+  LEASE_PREFIX,
+  leaseAsk,
+  leaseId,
+  shouldRenew,
+  sizeGrant,
+} from "./lease.ts";
 export type {
   Attribution,
   Balance,

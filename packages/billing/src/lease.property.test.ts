@@ -267,18 +267,26 @@ function runScenario(
           break;
         }
         // Near a limit: a per-call hold of exactly the call's maximum, as before leases.
+        const reserve = () =>
+          ledger.reserve({
+            requestId,
+            amountMicros: op.max,
+            memberId: sim.member,
+            projectId: "p",
+            sessionId: sim.id,
+            now,
+            ttlMs: POLICY.callMs,
+          });
+        let held = reserve();
+        if (!held.ok && store.listOpenHolds().some((h) => h.requestId.startsWith("lease:"))) {
+          // The account takes back the other sessions' leases and tries once more, so a call is
+          // never refused while credits sit unused in a lease.
+          for (const other of sims) if (other !== sim) dropLease(other);
+          held = reserve();
+        }
         const balance = ledger.balance();
         const orgBefore = committed("org", sim.member);
         const memberBefore = committed("member", sim.member);
-        const held = ledger.reserve({
-          requestId,
-          amountMicros: op.max,
-          memberId: sim.member,
-          projectId: "p",
-          sessionId: sim.id,
-          now,
-          ttlMs: POLICY.callMs,
-        });
         if (held.ok) {
           sim.inFlight = { requestId, drawMicros: op.max, lease: null };
         } else {

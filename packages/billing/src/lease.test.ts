@@ -35,7 +35,7 @@ const ask = (session: string, over: Partial<LeaseInput> = {}): LeaseInput => ({
 });
 
 describe("sizeGrant", () => {
-  it("grants the ask when there is room", () => {
+  it("grants the whole ask when it is a fair share of what is free", () => {
     expect(
       sizeGrant(
         { wantMicros: 500, keepMicros: 0, minMicros: 100 },
@@ -44,28 +44,31 @@ describe("sizeGrant", () => {
     ).toEqual({ grantMicros: 500, refusedBy: null });
   });
 
-  it("cuts the ask to a fair share of what is free", () => {
-    expect(
-      sizeGrant(
-        { wantMicros: 5000, keepMicros: 0, minMicros: 100 },
-        { freeMicros: 1000, otherLeases: 3, ...unbounded },
-      ),
-    ).toEqual({ grantMicros: 250, refusedBy: null });
+  it("refuses an ask over a fair share (every lease, this one and one more)", () => {
+    const ask = { wantMicros: 500, keepMicros: 0, minMicros: 100 };
+    expect(sizeGrant(ask, { freeMicros: 2500, otherLeases: 3, ...unbounded })).toEqual({
+      grantMicros: 500,
+      refusedBy: null,
+    });
+    expect(sizeGrant(ask, { freeMicros: 2499, otherLeases: 3, ...unbounded })).toEqual({
+      grantMicros: 0,
+      refusedBy: "balance",
+    });
   });
 
-  it("refuses, naming the bound, when less than one call's maximum is left", () => {
+  it("refuses, naming the limit, when the room under it is too small", () => {
     expect(
       sizeGrant(
-        { wantMicros: 5000, keepMicros: 0, minMicros: 300 },
-        { freeMicros: 10_000, otherLeases: 0, orgHeadroomMicros: 200, memberHeadroomMicros: null },
+        { wantMicros: 500, keepMicros: 0, minMicros: 300 },
+        { freeMicros: 10_000, otherLeases: 0, orgHeadroomMicros: 999, memberHeadroomMicros: null },
       ),
     ).toEqual({ grantMicros: 0, refusedBy: "org_monthly" });
     expect(
       sizeGrant(
-        { wantMicros: 5000, keepMicros: 0, minMicros: 300 },
-        { freeMicros: 500, otherLeases: 1, ...unbounded },
+        { wantMicros: 500, keepMicros: 200, minMicros: 300 },
+        { freeMicros: 10_000, otherLeases: 0, orgHeadroomMicros: null, memberHeadroomMicros: 1399 },
       ),
-    ).toEqual({ grantMicros: 0, refusedBy: "balance" });
+    ).toEqual({ grantMicros: 0, refusedBy: "member_daily" });
   });
 });
 
@@ -107,9 +110,7 @@ describe("CreditLedger.lease", () => {
     ledger.lease(ask("s1"));
     const returned = ledger.lease(ask("s1", { keepMicros: 300, wantMicros: 0 }));
     expect(returned.ok && returned.lease?.amountMicros).toBe(300);
-    const refused = ledger.lease(
-      ask("s1", { keepMicros: 300, wantMicros: 100_000, minMicros: 5000 }),
-    );
+    const refused = ledger.lease(ask("s1", { keepMicros: 300, wantMicros: 2400 }));
     expect(refused.ok && [refused.lease?.amountMicros, refused.refusedBy]).toEqual([
       300,
       "org_monthly",

@@ -88,33 +88,29 @@ export interface GrantBounds {
 }
 
 /**
- * The grant over `keep` a lease gets: the ask, cut to a fair share of what is free (shared with
- * every other open lease and one newcomer, so two hundred sessions of one org split the balance
- * instead of the first ones taking it all) and to the room under each limit; refused (`null` with
- * what bound it) when that leaves less than one call's maximum.
+ * The grant over `keep` a lease gets: the whole ask, or nothing. It is made only while the ask
+ * is at most a fair share of what is free and of the room under each limit: the share of every
+ * other open lease, this one and one more (`otherLeases + 2`), so two hundred sessions of one org
+ * split the balance instead of the first ones taking it all, and a lease never takes what a call
+ * held on its own would need. Refused (with the bound that refused it) otherwise: near any limit
+ * every call is held on its own, and exactly the affordable calls run.
  */
 export function sizeGrant(
   ask: { wantMicros: number; keepMicros: number; minMicros: number },
   bounds: GrantBounds,
 ): { grantMicros: number; refusedBy: null } | { grantMicros: 0; refusedBy: LeaseLimit } {
-  const share = Math.floor(Math.max(0, bounds.freeMicros) / (bounds.otherLeases + 1));
-  const candidates: [number, LeaseLimit][] = [[share - ask.keepMicros, "balance"]];
-  if (bounds.orgHeadroomMicros !== null) {
-    candidates.push([bounds.orgHeadroomMicros - ask.keepMicros, "org_monthly"]);
+  const shares = bounds.otherLeases + 2;
+  const room = (micros: number) => Math.floor(Math.max(0, micros) / shares) - ask.keepMicros;
+  const limits: [number | null, LeaseLimit][] = [
+    [bounds.freeMicros, "balance"],
+    [bounds.orgHeadroomMicros, "org_monthly"],
+    [bounds.memberHeadroomMicros, "member_daily"],
+  ];
+  const want = Math.max(ask.wantMicros, ask.minMicros);
+  for (const [micros, limit] of limits) {
+    if (micros !== null && room(micros) < want) return { grantMicros: 0, refusedBy: limit };
   }
-  if (bounds.memberHeadroomMicros !== null) {
-    candidates.push([bounds.memberHeadroomMicros - ask.keepMicros, "member_daily"]);
-  }
-  let grant = ask.wantMicros;
-  let bound: LeaseLimit = "balance";
-  for (const [room, limit] of candidates) {
-    if (room < grant) {
-      grant = room;
-      bound = limit;
-    }
-  }
-  if (grant < ask.minMicros || grant <= 0) return { grantMicros: 0, refusedBy: bound };
-  return { grantMicros: grant, refusedBy: null };
+  return { grantMicros: want, refusedBy: null };
 }
 
 /**
@@ -175,7 +171,8 @@ export function canDraw(
 
 /**
  * Whether to renew in the background after a draw: fewer than two expected calls (over one
- * maximum) left, or half the lease's life gone. A steady session renews before it runs dry.
+ * maximum) left, or half the time gone in which calls may still be drawn. A steady session renews
+ * before it runs dry or out of time.
  */
 export function shouldRenew(
   lease: LocalLease,
@@ -187,7 +184,7 @@ export function shouldRenew(
   const left = lease.grantedMicros - lease.drawnMicros;
   return (
     left < maxCallMicros + 2 * Math.max(1, expectedCallMicros) ||
-    lease.expiresAt - now < policy.ttlMs / 2
+    lease.expiresAt - now < policy.callMs + (policy.ttlMs - policy.callMs) / 2
   );
 }
 

@@ -31,6 +31,7 @@ import {
   replyEnding,
   stallGuard,
 } from "./reply-endings.ts";
+import { revokeConnections } from "./revocation.ts";
 import { assistantTools } from "./tools/project-tools.ts";
 import type { Reservation, Settled } from "./turn-metering.ts";
 
@@ -79,6 +80,9 @@ interface AssistantTurn {
 /** A turn still marked busy after this long is taken as lost (the object was reset), not running. */
 const BUSY_STALE_MS = 10 * 60 * 1000;
 
+/** How often a busy session's last activity is written to D1. */
+const ACTIVITY_WRITE_MS = 60_000;
+
 /** Tool schemas and descriptions are sent with every call; this bounds what they add to a prompt. */
 const TOOL_PROMPT_TOKENS = 400;
 
@@ -112,9 +116,40 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   }
 
   protected async checkAccess(caller: AgentCaller): Promise<void> {
-    const { session } = await sessionAccess(this.env.DB, caller.userId, this.name);
-    if (session.owner_id !== caller.userId) throw new AppError("not_found", "Session not found");
+    await this.#readAccess(caller);
   }
+
+  /**
+   * The caller's right to this session and its project as the model will see it, read from D1
+   * and kept (`#access`): at connect, and again after a push or once `authzCacheMs` has passed.
+   */
+  async #readAccess(caller: AgentCaller): Promise<ProjectRow> {
+    this.#access = null;
+    const { session, project } = await sessionAccess(this.env.DB, caller.userId, this.name);
+    if (session.owner_id !== caller.userId) throw new AppError("not_found", "Session not found");
+    this.#access = { userId: caller.userId, project, at: Date.now() };
+    return project;
+  }
+
+  /**
+   * What the turn needs of the caller's access: kept from the last read while no push said it
+   * changed (a member removed, a role changed, a sign-out, the project's memory or name edited,
+   * an erasure filed: each re-checks this object's sockets, `recheckConnections`), and at most
+   * `authzCacheMs` old, the bound on a push that never arrived. No D1 read on a steady turn.
+   */
+  async #accessFor(caller: AgentCaller): Promise<ProjectRow> {
+    const kept = this.#access;
+    const fresh = kept && Date.now() - kept.at < agentSettings(this.env).authzCacheMs;
+    if (kept && fresh && kept.userId === caller.userId) return kept.project;
+    return this.#readAccess(caller);
+  }
+
+  protected override forgetAccess(): void {
+    this.#access = null;
+  }
+
+  /** The access last read from D1 (in memory only: a reset reads it again). */
+  #access: { userId: string; project: ProjectRow; at: number } | null = null;
 
   /**
    * Policy for overlapping submissions: a message sent while a reply is still being written is
@@ -161,11 +196,8 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     let early = requestId && known ? this.#reserveFirst(caller, turnId, knownEstimate) : null;
     let project: ProjectRow;
     try {
-      // Rights are checked again at every turn and approval: owner of the session, member of the org.
-      const access = await sessionAccess(this.env.DB, caller.userId, this.name);
-      if (access.session.owner_id !== caller.userId)
-        throw new AppError("not_found", "Session not found");
-      project = access.project;
+      // Rights hold at every turn and approval: owner of the session, member of the org.
+      project = await this.#accessFor(caller);
     } catch (error) {
       if (early) await this.#abandon(early, turnId);
       throw error;
@@ -233,8 +265,8 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   }
 
   /**
-   * After each turn: the session's last activity, and its title from the first exchange when it has
-   * none (one D1 write, after the reply, off the turn's path).
+   * After a turn: the session's last activity, and its title from the first exchange when it has
+   * none (one D1 write, after the reply, off the turn's path; at most once a minute).
    */
   protected override async onChatResponse(): Promise<void> {
     this.#busySince = null;
@@ -243,13 +275,23 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       first?.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ") ?? "";
     // The same rules as a title typed at creation: no control or bidi characters, whole code points.
     const title = titleFrom(text.replace(/\[\[[^\]]*\]\]/g, ""), 80);
+    // Written once a minute at most: the sessions list orders by it, a turn a second need not.
+    const now = Date.now();
+    if (this.#activityWrittenAt !== null && now - this.#activityWrittenAt < ACTIVITY_WRITE_MS)
+      return;
+    this.#activityWrittenAt = now;
     await this.env.DB.prepare(
       "UPDATE sessions SET updated_at = ?, title = COALESCE(title, ?) WHERE id = ?",
     )
-      .bind(Date.now(), title, this.name)
+      .bind(now, title, this.name)
       .run()
-      .catch(() => undefined);
+      .catch(() => {
+        this.#activityWrittenAt = null;
+      });
   }
+
+  /** When the session's last activity was last written to D1 (in memory: a reset writes again). */
+  #activityWrittenAt: number | null = null;
 
   override async onChatMessage(
     _onFinish: unknown,
@@ -340,7 +382,13 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       }).chat(modelId, { usage: { include: true } }),
       system,
       messages: modelMessages,
-      tools: assistantTools(env, turn.caller),
+      tools: assistantTools(env, turn.caller, {
+        // This session knows at once; the project's other chats hear it by a push.
+        memoryChanged: () => {
+          this.#access = null;
+          return revokeConnections(env, { projectId: turn.caller.projectId, except: this.name });
+        },
+      }),
       maxOutputTokens,
       stopWhen: [stepCountIs(maxSteps), () => stopped !== undefined],
       ...(options?.abortSignal ? { abortSignal: options.abortSignal } : {}),

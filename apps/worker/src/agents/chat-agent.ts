@@ -29,8 +29,28 @@ export function closeCodeFor(code: string): number {
   return CLOSE_FORBIDDEN;
 }
 
-/** Which sockets a revocation is about: one user's (in one org, or all), or one sign-in session's. */
-export type ConnectionFilter = { userId: string; orgId?: string } | { familyId: string };
+/**
+ * Which sockets a revocation is about: one user's (in one org, or all), one sign-in session's, or
+ * every socket of a project's chats (its memory or name changed, or it is being erased: `except`
+ * names a session that already knows) or of one session (being erased).
+ */
+export type ConnectionFilter =
+  | { userId: string; orgId?: string }
+  | { familyId: string }
+  | { projectId: string; except?: string }
+  | { sessionId: string };
+
+/** Whether a revocation names the socket of `caller`. */
+function names(filter: ConnectionFilter, caller: AgentCaller): boolean {
+  if ("familyId" in filter) return caller.familyId === filter.familyId;
+  if ("userId" in filter) {
+    return (
+      caller.userId === filter.userId &&
+      (filter.orgId === undefined || caller.orgId === filter.orgId)
+    );
+  }
+  return true; // a project's or a session's: every socket of the object it was sent to
+}
 
 /** Where an admitted tool approval waits: the SDK continues the turn under an id of its own. */
 export const CONTINUATION = "continuation";
@@ -66,6 +86,8 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       sql: ctx.storage.sql,
       env,
       erased: () => this.erased,
+      transact: (fn) => ctx.storage.transactionSync(fn),
+      connected: () => ctx.getWebSockets().length > 0,
       retryLater: (seconds) =>
         this.schedule(seconds, "retryPendingUsage", undefined, { idempotent: true }),
     });
@@ -291,19 +313,18 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
    * waiting for their client to speak. Returns how many were closed.
    */
   async recheckConnections(filter: ConnectionFilter): Promise<{ closed: number }> {
+    // What the agent kept of the caller's access is stale now: the next turn reads it again.
+    this.forgetAccess();
     let closed = 0;
     for (const connection of this.getConnections()) {
       const caller = this.callerOf(connection);
-      if (!caller) continue;
-      const named =
-        "familyId" in filter
-          ? caller.familyId === filter.familyId
-          : caller.userId === filter.userId &&
-            (filter.orgId === undefined || caller.orgId === filter.orgId);
-      if (named && !(await this.#recheck(connection, caller))) closed++;
+      if (caller && names(filter, caller) && !(await this.#recheck(connection, caller))) closed++;
     }
     return { closed };
   }
+
+  /** Drops the access the agent kept (see `AssistantAgent`); a push calls it before re-checking. */
+  protected forgetAccess(): void {}
 
   /** Scheduled at each socket's token expiry: closes the sockets whose token has expired. */
   async closeExpiredConnections(): Promise<void> {
@@ -477,6 +498,16 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     await this.meter.retryPending();
   }
 
+  /**
+   * The org's BillingAccount calls this when a spend limit changed: no call draws on the current
+   * lease any more; it is reported and returned, and the next call is admitted under the new limit.
+   * Not reachable by clients (no route or callable leads here).
+   */
+  async dropLease(): Promise<void> {
+    if (this.erased) return;
+    await this.meter.track(this.meter.lease.returnLease());
+  }
+
   /** Transient SQLite errors while saving the transcript are retried; anything else is thrown. */
   override async persistMessages(
     messages: UIMessage[],
@@ -510,6 +541,9 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     this.abortAllRequests("erased");
     await this.waitUntilStable({ timeout: 5_000 });
     await Promise.allSettled([...this.meter.inFlight]);
+    // What the session drew is reported and the rest of its lease returned before its storage goes.
+    await this.meter.lease.returnLease().catch(() => undefined);
+    this.meter.lease.stop();
     await this.lifecycle.disableAlarms();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();

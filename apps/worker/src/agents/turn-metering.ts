@@ -9,14 +9,18 @@ import {
 } from "@parley/billing";
 import { billingAccount } from "../billing/account.ts";
 import { lookupGenerationCost } from "./model.ts";
+import { SessionLease } from "./session-lease.ts";
 
 /** Usage to record on an org's BillingAccount (the settle RPC's input, minus the time). */
 export type UsagePayload = Omit<SettleInput, "now">;
 
-/** A hold, its id and the prompt estimate it was sized for. */
+/** Whether a call may be made: drawn on the session's lease or held on its own, or refused. */
+export type StepAdmission = { ok: true } | Exclude<ReserveResult, { ok: true }>;
+
+/** A step's admission, its id and the prompt estimate it was sized for. */
 export interface Reservation {
   holdId: string;
-  result: ReserveResult;
+  result: StepAdmission;
   promptEstimate: number;
 }
 
@@ -45,6 +49,10 @@ export interface MeteringHost {
   readonly env: Cloudflare.Env;
   /** The object was erased: nothing more is written or retried. */
   erased(): boolean;
+  /** Runs `fn` as one storage transaction. */
+  transact<T>(fn: () => T): T;
+  /** Whether a client is connected (else a lease is returned rather than renewed). */
+  connected(): boolean;
   /** Schedules the host's `retryPendingUsage` in `seconds` (once, however often asked). */
   retryLater(seconds: number): Promise<unknown>;
 }
@@ -66,6 +74,8 @@ export class TurnMetering {
   readonly #host: MeteringHost;
   /** Metering still running: erasure waits for it. */
   readonly inFlight = new Set<Promise<unknown>>();
+  /** The session's credit lease: most calls are drawn on it, locally (session-lease.ts). */
+  readonly lease: SessionLease;
 
   constructor(host: MeteringHost) {
     this.#host = host;
@@ -73,13 +83,7 @@ export class TurnMetering {
     sql.exec(
       "CREATE TABLE IF NOT EXISTS parley_pending_usage (request_id TEXT PRIMARY KEY, org_id TEXT NOT NULL, payload TEXT NOT NULL, parked_reason TEXT)",
     );
-    const pendingColumns = sql
-      .exec("SELECT name FROM pragma_table_info('parley_pending_usage')")
-      .toArray()
-      .map((row) => row.name);
-    if (!pendingColumns.includes("parked_reason")) {
-      sql.exec("ALTER TABLE parley_pending_usage ADD COLUMN parked_reason TEXT");
-    }
+    addColumns(sql, "parley_pending_usage", ["parked_reason TEXT"]);
     sql.exec(`CREATE TABLE IF NOT EXISTS parley_steps (
       hold_id TEXT PRIMARY KEY,
       org_id TEXT NOT NULL,
@@ -89,6 +93,18 @@ export class TurnMetering {
       status TEXT NOT NULL CHECK (status IN ('reserved', 'called', 'settled', 'released')),
       created_at INTEGER NOT NULL
     )`);
+    // Since 2026-12-01: a step drawn on the session's lease (null: a hold of its own) and what it drew.
+    addColumns(sql, "parley_pending_usage", ["lease_id TEXT"]);
+    addColumns(sql, "parley_steps", ["lease_id TEXT", "draw_micros INTEGER"]);
+    this.lease = new SessionLease({
+      sql,
+      env: host.env,
+      erased: host.erased,
+      transact: host.transact,
+      retryLater: host.retryLater,
+      park: (requestId, reason) => this.#park(requestId, reason),
+      track: (work) => this.track(work),
+    });
   }
 
   /** Keeps `work` in `inFlight` while it runs (erasure waits for it); returns it. */
@@ -108,6 +124,22 @@ export class TurnMetering {
    * landed, null when it is left for the retry.
    */
   record(orgId: string, payload: UsagePayload): Promise<SettleResult | null> {
+    const step = this.#host.sql
+      .exec("SELECT lease_id, draw_micros FROM parley_steps WHERE hold_id = ?", payload.requestId)
+      .toArray()[0];
+    if (typeof step?.lease_id === "string") {
+      // Drawn on the lease: the usage waits locally and goes with the next report.
+      const drawMicros = step.draw_micros as number;
+      this.#host.sql.exec(
+        "INSERT INTO parley_pending_usage (request_id, org_id, payload, lease_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        payload.requestId,
+        orgId,
+        JSON.stringify({ ...payload, drawMicros }),
+        step.lease_id,
+      );
+      this.lease.settle(step.lease_id, drawMicros, payload.billable ? payload.priceMicros : 0);
+      return Promise.resolve(null);
+    }
     this.#host.sql.exec(
       "INSERT INTO parley_pending_usage (request_id, org_id, payload) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
       payload.requestId,
@@ -128,7 +160,7 @@ export class TurnMetering {
     );
   }
 
-  /** Whether usage is waiting to be sent (not counting what the account refused). */
+  /** Whether usage is waiting to be sent (not counting what the account refused; any lease). */
   hasPending(): boolean {
     return (
       this.#host.sql
@@ -137,11 +169,17 @@ export class TurnMetering {
     );
   }
 
-  /** Sends usage that could not be recorded earlier. Replays are harmless (keyed by request). */
+  /**
+   * Sends usage that could not be recorded earlier, and what waits under a lease (returning the
+   * lease when no client is connected: an idle session holds no credits). Replays are harmless
+   * (keyed by request).
+   */
   async retryPending(): Promise<void> {
+    if (this.#host.connected()) await this.lease.flush();
+    else await this.lease.returnLease();
     const rows = this.#host.sql
       .exec(
-        "SELECT request_id, org_id, payload FROM parley_pending_usage WHERE parked_reason IS NULL",
+        "SELECT request_id, org_id, payload FROM parley_pending_usage WHERE parked_reason IS NULL AND lease_id IS NULL",
       )
       .toArray();
     let failed = false;
@@ -160,6 +198,7 @@ export class TurnMetering {
 
   /** Replaces `find` with `replace` in usage still waiting (an erased member's pseudonym). */
   rewritePending(find: string, replace: string): void {
+    this.lease.rewriteMember(find, replace);
     this.#host.sql.exec(
       "UPDATE parley_pending_usage SET payload = replace(payload, ?1, ?2) WHERE instr(payload, ?1) > 0",
       find,
@@ -177,9 +216,13 @@ export class TurnMetering {
       this.#host.sql.exec("DELETE FROM parley_pending_usage WHERE request_id = ?", requestId);
       return;
     }
+    this.#park(requestId, result.reason);
+  }
+
+  #park(requestId: string, reason: string): void {
     this.#host.sql.exec(
       "UPDATE parley_pending_usage SET parked_reason = ? WHERE request_id = ?",
-      result.reason,
+      reason,
       requestId,
     );
     console.error(
@@ -187,7 +230,7 @@ export class TurnMetering {
         level: "error",
         source: "metering",
         outcome: "usage_parked",
-        reason: result.reason,
+        reason,
         requestId,
       }),
     );
@@ -205,6 +248,21 @@ export class TurnMetering {
       promptTokens: step.promptEstimate,
       maxOutputTokens: step.maxOutputTokens,
     });
+    const drawn = await this.lease.draw(step, amountMicros, (leaseId) =>
+      this.#host.sql.exec(
+        `INSERT INTO parley_steps (hold_id, org_id, prompt_estimate, status, created_at, lease_id, draw_micros)
+         VALUES (?, ?, ?, 'reserved', ?, ?, ?)`,
+        step.holdId,
+        step.orgId,
+        step.promptEstimate,
+        Date.now(),
+        leaseId,
+        amountMicros,
+      ),
+    );
+    if (drawn !== null) {
+      return { holdId: step.holdId, result: { ok: true }, promptEstimate: step.promptEstimate };
+    }
     const result = await billingAccount(this.#host.env, step.orgId).reserve({
       requestId: step.holdId,
       amountMicros,
@@ -280,7 +338,9 @@ export class TurnMetering {
       const holdId = row.hold_id as string;
       const orgId = row.org_id as string;
       if (row.status === "reserved") {
-        await billingAccount(env, orgId).release(holdId);
+        if (typeof row.lease_id === "string")
+          this.lease.undraw(row.lease_id, row.draw_micros as number);
+        else await billingAccount(env, orgId).release(holdId);
         sql.exec("UPDATE parley_steps SET status = 'released' WHERE hold_id = ?", holdId);
         continue;
       }
@@ -310,5 +370,18 @@ export class TurnMetering {
       });
     }
     return settled;
+  }
+}
+
+/** Adds the columns a table made before them lacks (`name TYPE` each), once. */
+function addColumns(sql: SqlStorage, table: string, columns: readonly string[]): void {
+  const have = new Set(
+    sql
+      .exec(`SELECT name FROM pragma_table_info('${table}')`)
+      .toArray()
+      .map((row) => row.name),
+  );
+  for (const column of columns) {
+    if (!have.has(column.split(" ")[0])) sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column}`);
   }
 }

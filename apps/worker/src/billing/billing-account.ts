@@ -8,7 +8,10 @@ import {
   CreditLedger,
   createUsageRollups,
   type EntryRow,
+  isLeaseId,
   LEDGER_SQLITE_SCHEMA,
+  type LeaseInput,
+  type LeaseResult,
   type LedgerConfig,
   type PostResult,
   type ReleaseResult,
@@ -59,6 +62,9 @@ export interface ReserveRequest {
 }
 
 export type SettleRequest = Omit<SettleInput, "now">;
+
+/** A session's report to its lease, with a renewal or a return (`CreditLedger.lease`). */
+export type LeaseRequest = Omit<LeaseInput, "now">;
 
 export interface UsageQuery {
   from: number;
@@ -227,7 +233,8 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   updateSettings(orgId: string, patch: Partial<BillingSettings>): BillingSettings {
-    const next = { ...this.settings(), ...patch };
+    const before = this.settings();
+    const next = { ...before, ...patch };
     this.#sql.exec(
       `INSERT INTO billing_settings (id, org_id, org_monthly_limit_micros, member_daily_limit_micros, low_balance_micros, alert_webhook_url)
        VALUES (1, ?, ?, ?, ?, ?)
@@ -241,7 +248,50 @@ export class BillingAccount extends DurableObject<Env> {
       next.alertWebhookUrl,
     );
     this.#ledger = new CreditLedger(this.#store, this.#ledgerConfig());
+    const current = this.settings();
+    if (
+      current.orgMonthlyLimitMicros !== before.orgMonthlyLimitMicros ||
+      current.memberDailyLimitMicros !== before.memberDailyLimitMicros
+    ) {
+      this.ctx.waitUntil(this.#revokeLeases());
+    }
     return next;
+  }
+
+  /** The sessions holding an open lease (but `except`). */
+  #leaseHolders(except: string | null): string[] {
+    const sessions = new Set<string>();
+    for (const hold of this.#store.listOpenHolds()) {
+      if (isLeaseId(hold.requestId) && hold.sessionId !== null && hold.sessionId !== except) {
+        sessions.add(hold.sessionId);
+      }
+    }
+    return [...sessions];
+  }
+
+  /**
+   * A limit changed, or a call was refused while leases are out: every session holding a lease is told to draw no more on it and to return
+   * it, so the next call is admitted under the new limit (a new lease is sized by it, or a per-call
+   * hold). Until a session hears it, only what it already drew can pass the new limit (the bound in
+   * docs/2026-12-01-metering-leases.md). An erased session is never addressed (that would make it
+   * again): its lease was returned by the erasure, or expires.
+   */
+  async #revokeLeases(except: string | null = null): Promise<void> {
+    const sessions = this.#leaseHolders(except);
+    if (sessions.length === 0) return;
+    const { results } = await this.env.DB.prepare(
+      `SELECT subject_id FROM tombstones WHERE subject_id IN (${sessions.map(() => "?").join(", ")})`,
+    )
+      .bind(...sessions)
+      .all<{ subject_id: string }>();
+    const erased = new Set(results.map((row) => row.subject_id));
+    await Promise.allSettled(
+      sessions
+        .filter((id) => !erased.has(id))
+        .map((id) =>
+          this.env.ASSISTANT_AGENT.get(this.env.ASSISTANT_AGENT.idFromName(id)).dropLease(),
+        ),
+    );
   }
 
   /**
@@ -264,16 +314,24 @@ export class BillingAccount extends DurableObject<Env> {
 
   /** Reserves credits for one model call before it is made. Replaying a request id is harmless. */
   async reserve(input: ReserveRequest): Promise<ReserveResult> {
+    const reserve = () =>
+      this.#ledger.reserve({
+        requestId: input.requestId,
+        amountMicros: input.amountMicros,
+        memberId: input.memberId,
+        projectId: input.projectId,
+        sessionId: input.sessionId,
+        now: Date.now(),
+        ttlMs: input.ttlMs ?? DEFAULT_HOLD_TTL_MS,
+      });
+    let result = reserve();
+    if (!result.ok && result.reason !== "conflict" && this.#leaseHolders(input.sessionId).length) {
+      // Credits may sit unused in other sessions' leases: they are taken back, and the call tried
+      // once more, so a call is refused only when the org cannot afford it.
+      await this.#revokeLeases(input.sessionId);
+      result = reserve();
+    }
     const now = Date.now();
-    const result = this.#ledger.reserve({
-      requestId: input.requestId,
-      amountMicros: input.amountMicros,
-      memberId: input.memberId,
-      projectId: input.projectId,
-      sessionId: input.sessionId,
-      now,
-      ttlMs: input.ttlMs ?? DEFAULT_HOLD_TTL_MS,
-    });
     const queued = "alerts" in result && this.#queueAlerts(result.alerts, now);
     // Only new work can need an earlier alarm: the new hold's expiry, or alerts just queued.
     if (result.ok && !result.replayed) await this.#alarmBy(result.hold.expiresAt);
@@ -287,6 +345,21 @@ export class BillingAccount extends DurableObject<Env> {
     const result = this.#ledger.settle({ ...input, now });
     // A settle only removes work, unless it fired alerts to deliver.
     if (result.ok && this.#queueAlerts(result.alerts, now)) await this.#alarmBy(now);
+    return result;
+  }
+
+  /**
+   * A session's lease: the calls it drew since its last report are settled (each once, by its
+   * request id), then the lease is renewed or returned. The one call a session makes for many
+   * model steps (docs/2026-12-01-metering-leases.md).
+   */
+  async lease(input: LeaseRequest): Promise<LeaseResult> {
+    const now = Date.now();
+    const result = this.#ledger.lease({ ...input, now });
+    if (!result.ok) return result;
+    const queued = this.#queueAlerts(result.alerts, now);
+    if (result.lease) await this.#alarmBy(result.lease.expiresAt);
+    if (queued) await this.#alarmBy(now);
     return result;
   }
 

@@ -161,6 +161,14 @@ export async function fileErasure(env: Env, input: FileErasure): Promise<Erasure
       { now },
     ),
   ]);
+  // The chats being erased close now (their agents keep access between turns): the job wipes
+  // them a moment later.
+  for (const sessionId of input.plan.sessionIds) {
+    await revokeConnections(env, { sessionId }, { erasing: true });
+  }
+  for (const projectId of input.plan.projectIds) {
+    await revokeConnections(env, { projectId }, { erasing: true });
+  }
   if (input.subject.type === "account") {
     // The account stops working now, not when the job reaches its rows: its sign-ins are revoked
     // (a refresh would otherwise still mint tokens) and its open sockets close.

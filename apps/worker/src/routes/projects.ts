@@ -12,6 +12,7 @@ import {
   updateProjectSchema,
 } from "@parley/shared";
 import { Hono } from "hono";
+import { revokeConnections } from "../agents/revocation.ts";
 import { atLeast, orgAccess, type ProjectRow, projectAccess, requireRole } from "../auth/access.ts";
 import { auditStatement } from "../db/audit.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
@@ -139,6 +140,8 @@ export const projects = new Hono<AppEnv>()
       ),
     ]);
     if (update?.meta.changes !== 1) throw new AppError("gone", "This project was deleted");
+    // Its chats keep the memory their system prompt shows: they read it again now.
+    await revokeConnections(c.env, { projectId: project.id });
     return c.json(toProject(updated));
   })
 

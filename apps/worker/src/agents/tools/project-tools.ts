@@ -21,7 +21,11 @@ const memoryChange = zodSchema(
  * session this object is: no tool takes a project, org or member id from the model, so a model asked
  * to reach another org has nothing to aim with. Inputs are strict: unknown arguments are refused.
  */
-export function assistantTools(env: Cloudflare.Env, caller: AgentCaller) {
+export function assistantTools(
+  env: Cloudflare.Env,
+  caller: AgentCaller,
+  hooks: { memoryChanged(): Promise<unknown> },
+) {
   const projectId = caller.projectId;
   return {
     read_project_memory: tool({
@@ -68,6 +72,7 @@ export function assistantTools(env: Cloudflare.Env, caller: AgentCaller) {
             { now, afterChange: true },
           ),
         ]);
+        await hooks.memoryChanged();
         return { memory };
       },
     }),

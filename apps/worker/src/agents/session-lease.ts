@@ -1,0 +1,373 @@
+import {
+  afterReport,
+  canDraw,
+  type LeaseResult,
+  type LeaseUsage,
+  type LocalLease,
+  leaseAsk,
+  leaseId,
+  shouldRenew,
+} from "@parley/billing";
+import { billingAccount } from "../billing/account.ts";
+import { agentSettings } from "../env.ts";
+
+/** Who a session's lease is for: fixed for the session's life (its org, owner and project). */
+export interface LeaseOwner {
+  orgId: string;
+  memberId: string;
+  projectId: string | null;
+  sessionId: string;
+}
+
+/** What the lease needs from the agent it runs in. */
+export interface LeaseHost {
+  readonly sql: SqlStorage;
+  readonly env: Cloudflare.Env;
+  erased(): boolean;
+  /** Runs `fn` as one storage transaction. */
+  transact<T>(fn: () => T): T;
+  /** Schedules the host's `retryPendingUsage` (durable: it survives an eviction). */
+  retryLater(seconds: number): Promise<unknown>;
+  /** Usage the account refused for good: parked locally with the reason, never retried. */
+  park(requestId: string, reason: string): void;
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+/**
+ * A session's credit lease, its side (docs/2026-12-01-metering-leases.md): the grant the org's
+ * BillingAccount made and what was drawn on it since, kept durably in the agent's SQLite
+ * (`parley_lease`), so a model call is admitted by a local transaction, not a round trip.
+ *
+ * - A call draws its maximum (`draw`), in the same transaction as its step row; once priced,
+ *   the draw becomes its price and the usage waits in `parley_pending_usage` under the lease id.
+ * - Usage is reported in batches (`report`): a moment after a call settles (`flushMs`), with a
+ *   renewal when the lease runs low or old (in the background), and with the return of the lease
+ *   when the session idles (`idleMs`), is erased, or is told a limit changed (`dropLease`).
+ * - A lease the account closed (returned, expired, refused) is never asked for again: the next
+ *   one has the next number. Without a lease a call falls back to a hold of its own.
+ */
+export class SessionLease {
+  readonly #host: LeaseHost;
+  /** The report on its way, if any: reports go one at a time. */
+  #reporting: Promise<void> | null = null;
+  #flushTimer: ReturnType<typeof setTimeout> | null = null;
+  #idleTimer: ReturnType<typeof setTimeout> | null = null;
+  /** What a call has cost lately (an average of settled prices): sizes the ask. */
+  #expectedMicros: number | null = null;
+  /** The last call's maximum: sizes a renewal made off a call's path. */
+  #maxSeen: number | null = null;
+
+  constructor(host: LeaseHost) {
+    this.#host = host;
+    host.sql.exec(`CREATE TABLE IF NOT EXISTS parley_lease (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      org_id TEXT NOT NULL,
+      member_id TEXT NOT NULL,
+      project_id TEXT,
+      session_id TEXT NOT NULL,
+      lease_id TEXT,
+      next_n INTEGER NOT NULL,
+      granted_micros INTEGER NOT NULL,
+      drawn_micros INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL
+    )`);
+  }
+
+  get #settings() {
+    return agentSettings(this.#host.env).lease;
+  }
+
+  /** Whether leases are on (`LEASE_STEPS` > 0). */
+  get enabled(): boolean {
+    return this.#settings.policy.steps > 0;
+  }
+
+  #row(): (LeaseOwner & { lease: LocalLease | null; nextN: number }) | null {
+    const row = this.#host.sql.exec("SELECT * FROM parley_lease WHERE id = 1").toArray()[0];
+    if (!row) return null;
+    return {
+      orgId: row.org_id as string,
+      memberId: row.member_id as string,
+      projectId: row.project_id as string | null,
+      sessionId: row.session_id as string,
+      nextN: row.next_n as number,
+      lease:
+        row.lease_id === null
+          ? null
+          : {
+              id: row.lease_id as string,
+              grantedMicros: row.granted_micros as number,
+              drawnMicros: row.drawn_micros as number,
+              expiresAt: row.expires_at as number,
+            },
+    };
+  }
+
+  /**
+   * Draws a call's maximum on the lease if it can, asking the account first (one round trip)
+   * when there is no lease or too little left; `onDraw` writes the step's row in the same local
+   * transaction. Returns the lease id drawn on, or null: then the call needs a hold of its own.
+   */
+  async draw(
+    owner: LeaseOwner,
+    maxMicros: number,
+    onDraw: (leaseId: string) => void,
+  ): Promise<string | null> {
+    if (!this.enabled || this.#host.erased()) return null;
+    this.#touch();
+    this.#maxSeen = maxMicros;
+    const row = this.#row();
+    if (row !== null && (row.orgId !== owner.orgId || row.memberId !== owner.memberId)) {
+      return null; // not this session's owner: their calls are held one by one
+    }
+    const { policy } = this.#settings;
+    if (!canDraw(row?.lease ?? null, maxMicros, Date.now(), policy)) {
+      await this.#report("renew", owner, maxMicros);
+    }
+    const drawn = this.#host.transact(() => {
+      const lease = this.#row()?.lease ?? null;
+      if (!canDraw(lease, maxMicros, Date.now(), policy)) return null;
+      this.#host.sql.exec(
+        "UPDATE parley_lease SET drawn_micros = drawn_micros + ? WHERE id = 1",
+        maxMicros,
+      );
+      onDraw(lease.id);
+      return { ...lease, drawnMicros: lease.drawnMicros + maxMicros };
+    });
+    if (drawn === null) return null;
+    if (shouldRenew(drawn, maxMicros, this.#expected(maxMicros), Date.now(), policy)) {
+      void this.#host.track(this.#report("renew", undefined, maxMicros)).catch(() => undefined);
+    }
+    return drawn.id;
+  }
+
+  /**
+   * A call drawn on `lease` was priced: its price replaces its draw, and its usage waits locally
+   * (written by `writePending`, in the same step) for the next report, a moment later.
+   */
+  settle(lease: string, drawMicros: number, priceMicros: number): void {
+    this.#host.sql.exec(
+      "UPDATE parley_lease SET drawn_micros = max(0, drawn_micros + ?) WHERE id = 1 AND lease_id = ?",
+      priceMicros - drawMicros,
+      lease,
+    );
+    this.#expectedMicros =
+      this.#expectedMicros === null
+        ? priceMicros
+        : Math.round((this.#expectedMicros * 3 + priceMicros) / 4);
+    this.#flushSoon();
+  }
+
+  /** A call drawn on `lease` never went out: its draw goes back. */
+  undraw(lease: string, drawMicros: number): void {
+    this.#host.sql.exec(
+      "UPDATE parley_lease SET drawn_micros = max(0, drawn_micros - ?) WHERE id = 1 AND lease_id = ?",
+      drawMicros,
+      lease,
+    );
+  }
+
+  #expected(maxMicros: number): number {
+    return this.#expectedMicros ?? maxMicros;
+  }
+
+  /** Reports usage waiting under any lease and returns the lease (idle, erased, a limit changed). */
+  async returnLease(): Promise<void> {
+    await this.#report("return");
+  }
+
+  /** Reports usage waiting under any lease, renewing the current lease (none is opened). */
+  async flush(): Promise<void> {
+    await this.#report("renew");
+  }
+
+  /** Whether usage drawn on a lease waits to be reported. */
+  hasPending(): boolean {
+    return (
+      this.#host.sql
+        .exec(
+          "SELECT 1 FROM parley_pending_usage WHERE lease_id IS NOT NULL AND parked_reason IS NULL LIMIT 1",
+        )
+        .toArray().length > 0
+    );
+  }
+
+  /** Replaces a member id with its pseudonym in the lease (erasure), as in the account. */
+  rewriteMember(find: string, replace: string): void {
+    this.#host.sql.exec("UPDATE parley_lease SET member_id = ? WHERE member_id = ?", replace, find);
+  }
+
+  /** A call settled: its usage goes in one batch with the others, `flushMs` from now. */
+  #flushSoon(): void {
+    if (this.#flushTimer !== null || this.#host.erased()) return;
+    this.#flushTimer = setTimeout(() => {
+      this.#flushTimer = null;
+      void this.#host.track(this.flush()).catch(() => undefined);
+    }, this.#settings.flushMs);
+    // The timer dies with an evicted object; the schedule does not.
+    void this.#host.retryLater(60).catch(() => undefined);
+  }
+
+  /** A turn ran: the lease is returned once none has run for `idleMs`. */
+  #touch(): void {
+    if (this.#idleTimer !== null) clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => {
+      this.#idleTimer = null;
+      void this.#host.track(this.returnLease()).catch(() => undefined);
+    }, this.#settings.idleMs);
+  }
+
+  /**
+   * One report at a time: the usage waiting under every lease, each lease in one call. `renew`
+   * also asks for a grant for the current lease (with `owner`, a first lease is opened under the
+   * next number); `return` gives back all but what calls in flight drew, and the session asks
+   * under a new id next time.
+   */
+  async #report(mode: "renew" | "return", owner?: LeaseOwner, maxMicros?: number): Promise<void> {
+    while (this.#reporting !== null) await this.#reporting.catch(() => undefined);
+    const work = this.#reportOnce(mode, owner, maxMicros);
+    this.#reporting = work;
+    try {
+      await work;
+    } finally {
+      this.#reporting = null;
+    }
+  }
+
+  async #reportOnce(
+    mode: "renew" | "return",
+    owner: LeaseOwner | undefined,
+    maxMicros: number | undefined,
+  ): Promise<void> {
+    const { sql } = this.#host;
+    if (owner !== undefined) {
+      sql.exec(
+        `INSERT INTO parley_lease (id, org_id, member_id, project_id, session_id, lease_id, next_n, granted_micros, drawn_micros, expires_at)
+         VALUES (1, ?, ?, ?, ?, NULL, 0, 0, 0, 0) ON CONFLICT (id) DO NOTHING`,
+        owner.orgId,
+        owner.memberId,
+        owner.projectId,
+        owner.sessionId,
+      );
+    }
+    const row = this.#row();
+    if (row === null) return;
+    const byLease = new Map<string, LeaseUsage[]>();
+    for (const usage of sql
+      .exec(
+        "SELECT lease_id, payload FROM parley_pending_usage WHERE lease_id IS NOT NULL AND parked_reason IS NULL",
+      )
+      .toArray()) {
+      const list = byLease.get(usage.lease_id as string) ?? [];
+      list.push(JSON.parse(usage.payload as string) as LeaseUsage);
+      byLease.set(usage.lease_id as string, list);
+    }
+    let current = row.lease;
+    const ids = new Set(byLease.keys());
+    if (mode === "return" && current !== null) {
+      // No call draws on a lease being returned: the next one asks under a new id.
+      ids.add(current.id);
+      this.#forget(current.id);
+      current = null;
+    }
+    if (current === null && mode === "renew" && owner !== undefined) {
+      current = {
+        id: leaseId(row.sessionId, row.nextN),
+        grantedMicros: 0,
+        drawnMicros: 0,
+        expiresAt: 0,
+      };
+      sql.exec(
+        "UPDATE parley_lease SET lease_id = ?, granted_micros = 0, drawn_micros = 0, expires_at = 0 WHERE id = 1",
+        current.id,
+      );
+    }
+    if (current !== null) ids.add(current.id);
+    const max = maxMicros ?? this.#maxSeen ?? 1;
+    const ask = leaseAsk(this.#settings.policy, max, this.#expected(max));
+    for (const id of ids) {
+      const usages = byLease.get(id) ?? [];
+      const renewing = mode === "renew" && id === current?.id;
+      let result: LeaseResult;
+      try {
+        result = await billingAccount(this.#host.env, row.orgId).lease({
+          leaseId: id,
+          memberId: row.memberId,
+          projectId: row.projectId,
+          sessionId: row.sessionId,
+          usages,
+          keepMicros: this.#inFlight(id),
+          wantMicros: renewing ? ask.wantMicros : 0,
+          minMicros: ask.minMicros,
+          ttlMs: this.#settings.policy.ttlMs,
+        });
+      } catch {
+        // Unreachable: the usage stays pending for the schedule, the lease as it was.
+        if (!this.#host.erased()) await this.#host.retryLater(10).catch(() => undefined);
+        continue;
+      }
+      if (this.#host.erased()) return;
+      this.#applied(id, usages, result);
+    }
+  }
+
+  /** The draws of calls in flight on `lease` (steps reserved or called, not yet priced). */
+  #inFlight(lease: string): number {
+    return this.#host.sql
+      .exec(
+        "SELECT COALESCE(SUM(draw_micros), 0) AS drawn FROM parley_steps WHERE lease_id = ? AND status IN ('reserved', 'called')",
+        lease,
+      )
+      .one().drawn as number;
+  }
+
+  /** What the account answered, in one local transaction: reported usage leaves, the grant updates. */
+  #applied(lease: string, usages: LeaseUsage[], result: LeaseResult): void {
+    const { sql } = this.#host;
+    if (!result.ok) {
+      for (const usage of usages) this.#host.park(usage.requestId, result.reason);
+      this.#forget(lease);
+      return;
+    }
+    let reported = 0;
+    for (const settled of result.settled) {
+      if (settled.ok) {
+        sql.exec("DELETE FROM parley_pending_usage WHERE request_id = ?", settled.requestId);
+        const usage = usages.find((one) => one.requestId === settled.requestId);
+        if (usage?.billable) reported += usage.priceMicros;
+      } else {
+        this.#host.park(settled.requestId, settled.reason);
+      }
+    }
+    const row = this.#row();
+    if (row?.lease?.id !== lease) return;
+    const next = afterReport(row.lease, reported, result.lease);
+    if (next === null) {
+      this.#forget(lease);
+      return;
+    }
+    sql.exec(
+      "UPDATE parley_lease SET granted_micros = ?, drawn_micros = ?, expires_at = ? WHERE id = 1 AND lease_id = ?",
+      next.grantedMicros,
+      next.drawnMicros,
+      next.expiresAt,
+      lease,
+    );
+  }
+
+  /** The account has no open lease under this id: the next call asks under the next number. */
+  #forget(lease: string): void {
+    this.#host.sql.exec(
+      "UPDATE parley_lease SET lease_id = NULL, next_n = next_n + 1, granted_micros = 0, drawn_micros = 0 WHERE id = 1 AND lease_id = ?",
+      lease,
+    );
+  }
+
+  /** Stops the timers (erasure). */
+  stop(): void {
+    if (this.#flushTimer !== null) clearTimeout(this.#flushTimer);
+    if (this.#idleTimer !== null) clearTimeout(this.#idleTimer);
+    this.#flushTimer = null;
+    this.#idleTimer = null;
+  }
+}
