@@ -2,55 +2,29 @@ import { AIChatAgent } from "@cloudflare/ai-chat";
 import { AppError, type ErrorCode, isAppError } from "@parley/shared";
 import type { Connection, ConnectionContext, WSMessage } from "agents";
 import type { UIMessage } from "ai";
-import { requireLiveUser } from "../auth/middleware.ts";
 import { agentSettings } from "../env.ts";
 import { type AgentCaller, readCaller } from "./caller.ts";
+import {
+  CLOSE_ERASED,
+  CLOSE_FORBIDDEN,
+  CLOSE_REAUTHENTICATE,
+  type ConnectionFilter,
+  ConnectionRegistry,
+  callerForTurn,
+  closeCodeFor,
+} from "./connections.ts";
 import { decideFrame, type FrameDecision, type FramePolicy, type FrameRefusal } from "./frames.ts";
 import { mergeLate, type ReplyEndingMetadata, ReplyEndings } from "./reply-endings.ts";
 import { isTransientStorageError, withRetry } from "./retry.ts";
 import { TurnMetering } from "./turn-metering.ts";
 
-/** Close code for a socket whose object was erased (4000-4999 are the application's). */
-export const CLOSE_ERASED = 4410;
-/** Close code for a socket whose caller lost access (removed from the org, account erased). */
-export const CLOSE_FORBIDDEN = 4403;
-/**
- * Close code for a socket whose token is no longer good (expired, signed out, rights changed): the
- * client gets a fresh token and a new connect ticket, and reconnects. 1013 ("try again later"), not
- * a 4xxx code: the agents SDK's client treats every 4000-4999 close as final and never reconnects,
- * which is right for 4403 and 4410 but would leave a chat dead at each token expiry.
- */
-export const CLOSE_REAUTHENTICATE = 1013;
-
-/** The close code that goes with a refusal of the caller's access. */
-export function closeCodeFor(code: string): number {
-  if (code === "unauthorized") return CLOSE_REAUTHENTICATE;
-  if (code === "gone") return CLOSE_ERASED;
-  return CLOSE_FORBIDDEN;
-}
-
-/**
- * Which sockets a revocation is about: one user's (in one org, or all), one sign-in session's, or
- * every socket of a project's chats (its memory or name changed, or it is being erased: `except`
- * names a session that already knows) or of one session (being erased).
- */
-export type ConnectionFilter =
-  | { userId: string; orgId?: string }
-  | { familyId: string }
-  | { projectId: string; except?: string }
-  | { sessionId: string };
-
-/** Whether a revocation names the socket of `caller`. */
-function names(filter: ConnectionFilter, caller: AgentCaller): boolean {
-  if ("familyId" in filter) return caller.familyId === filter.familyId;
-  if ("userId" in filter) {
-    return (
-      caller.userId === filter.userId &&
-      (filter.orgId === undefined || caller.orgId === filter.orgId)
-    );
-  }
-  return true; // a project's or a session's: every socket of the object it was sent to
-}
+export {
+  CLOSE_ERASED,
+  CLOSE_FORBIDDEN,
+  CLOSE_REAUTHENTICATE,
+  type ConnectionFilter,
+  closeCodeFor,
+} from "./connections.ts";
 
 /** Where an admitted tool approval waits: the SDK continues the turn under an id of its own. */
 export const CONTINUATION = "continuation";
@@ -76,6 +50,8 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
   /** This chat's money: holds, usage waiting to land, what a reset left open (turn-metering.ts). */
   protected readonly meter: TurnMetering;
   protected erased = false;
+  /** The open sockets in D1, for revocations to find (connections.ts). */
+  readonly #registry: ConnectionRegistry;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -90,6 +66,22 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       connected: () => ctx.getWebSockets().length > 0,
       retryLater: (seconds) =>
         this.schedule(seconds, "retryPendingUsage", undefined, { idempotent: true }),
+    });
+    const agent = this;
+    this.#registry = new ConnectionRegistry({
+      env,
+      // Read when used: the subclass's name and the object's are not set yet while this runs.
+      get agentName() {
+        return agent.agentName;
+      },
+      get name() {
+        return agent.name;
+      },
+      connections: () => this.getConnections(),
+      callerOf: (connection) => this.callerOf(connection),
+      checkAccess: (caller) => this.checkAccess(caller),
+      abortTurnsOf: (userId) => this.#abortTurnsOf(userId),
+      forgetAccess: () => this.forgetAccess(),
     });
     // The SDK wraps onMessage in its constructor; wrapping it again puts this guard in front of it.
     const sdkOnMessage = this.onMessage.bind(this);
@@ -214,65 +206,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       String(expirySecond),
       { idempotent: true },
     );
-    this.ctx.waitUntil(this.#register(connection, caller));
-  }
-
-  /**
-   * Enters the socket in the connection registry (D1), so that a removal, a role change, a logout
-   * or an erasure finds it and closes it at once; then checks the caller's access again. The order
-   * matters: a revocation deletes the right first and reads the registry second, this writes the
-   * registry first and reads the right second, so whichever comes last sees the other, and no
-   * socket authorized just before a removal outlives it. A socket that cannot be registered is
-   * closed (the client reconnects): an unregistered socket could not be revoked.
-   */
-  async #register(connection: Connection, caller: AgentCaller): Promise<void> {
-    try {
-      await this.env.DB.prepare(
-        `INSERT INTO agent_connections (agent, name, connection_id, user_id, org_id, family_id, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      )
-        .bind(
-          this.agentName,
-          this.name,
-          connection.id,
-          caller.userId,
-          caller.orgId,
-          caller.familyId,
-          caller.expiresAt,
-        )
-        .run();
-    } catch {
-      connection.close(1011, "try again");
-      return;
-    }
-    await this.#recheck(connection, caller);
-  }
-
-  /** Closes the socket if its token or its caller's access is no longer good; true if it stays. */
-  async #recheck(connection: Connection, caller: AgentCaller): Promise<boolean> {
-    try {
-      await requireLiveUser(this.env.DB, {
-        userId: caller.userId,
-        familyId: caller.familyId,
-        version: caller.tokenVersion,
-      });
-    } catch (error) {
-      if (!isAppError(error)) return true; // D1 unreachable: the per-turn check still stands guard
-      connection.close(closeCodeFor(error.code), error.code);
-      return false;
-    }
-    try {
-      await this.checkAccess(caller);
-      return true;
-    } catch (error) {
-      if (!isAppError(error)) return true;
-      connection.close(closeCodeFor(error.code), error.code);
-      // Their access is gone, not just their token: a reply of theirs still being written stops
-      // here (and is settled to what the provider charged), rather than running on at the org's
-      // cost for someone no longer in it.
-      this.#abortTurnsOf(caller.userId);
-      return false;
-    }
+    this.ctx.waitUntil(this.#registry.register(connection, caller));
   }
 
   /** Aborts the turns in flight that `userId` asked for (in a session: all of them, it is theirs). */
@@ -294,17 +228,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
   ): Promise<void> {
     await super.onClose(connection, code, reason, wasClean);
     if (this.erased) return;
-    this.ctx.waitUntil(
-      this.env.DB.prepare(
-        "DELETE FROM agent_connections WHERE agent = ? AND name = ? AND connection_id = ?",
-      )
-        .bind(this.agentName, this.name, connection.id)
-        .run()
-        .then(
-          () => undefined,
-          () => undefined,
-        ),
-    );
+    this.ctx.waitUntil(this.#registry.forget(connection.id));
   }
 
   /**
@@ -312,15 +236,8 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
    * changing a role, signing out or filing an erasure) and closes those no longer allowed, without
    * waiting for their client to speak. Returns how many were closed.
    */
-  async recheckConnections(filter: ConnectionFilter): Promise<{ closed: number }> {
-    // What the agent kept of the caller's access is stale now: the next turn reads it again.
-    this.forgetAccess();
-    let closed = 0;
-    for (const connection of this.getConnections()) {
-      const caller = this.callerOf(connection);
-      if (caller && names(filter, caller) && !(await this.#recheck(connection, caller))) closed++;
-    }
-    return { closed };
+  recheckConnections(filter: ConnectionFilter): Promise<{ closed: number }> {
+    return this.#registry.recheckAll(filter);
   }
 
   /** Drops the access the agent kept (see `AssistantAgent`); a push calls it before re-checking. */
@@ -328,13 +245,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
 
   /** Scheduled at each socket's token expiry: closes the sockets whose token has expired. */
   async closeExpiredConnections(): Promise<void> {
-    const now = Date.now();
-    for (const connection of this.getConnections()) {
-      const caller = this.callerOf(connection);
-      if (caller && caller.expiresAt <= now) {
-        connection.close(CLOSE_REAUTHENTICATE, "token expired");
-      }
-    }
+    this.#registry.closeExpired();
   }
 
   protected callerOf(connection: Connection | undefined): AgentCaller | null {
@@ -413,11 +324,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
         this.#answering.add(toolCallId);
       }
       try {
-        const caller = this.callerOf(connection);
-        if (!caller) throw new AppError("forbidden", "This connection has no caller");
-        if (caller.expiresAt <= Date.now()) {
-          throw new AppError("unauthorized", "Your sign-in expired: reconnect to continue");
-        }
+        const caller = callerForTurn(this.callerOf(connection));
         const turn = await this.admitTurn(caller, decision);
         this.admitted.set(requestId ?? CONTINUATION, turn);
         if (requestId && this.sharedChat) this.#noteAuthor(requestId, caller.userId);
@@ -534,9 +441,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
   async destroyForErasure(): Promise<{ erased: true }> {
     this.erased = true;
     // The registry stops naming this object: nothing may address it again.
-    await this.env.DB.prepare("DELETE FROM agent_connections WHERE agent = ? AND name = ?")
-      .bind(this.agentName, this.name)
-      .run();
+    await this.#registry.forgetObject();
     for (const connection of this.getConnections()) connection.close(CLOSE_ERASED, "erased");
     this.abortAllRequests("erased");
     await this.waitUntilStable({ timeout: 5_000 });
