@@ -41,8 +41,11 @@ async function screenshot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(screenshots, `${shot}-${name}.png`), type: "png" });
 }
 
-/** The available balance on the billing page, exact ("Exactly $4.99988" when cents hide digits). */
-async function availableBalance(): Promise<number> {
+/**
+ * The whole balance on the billing page, exact: what is available ("Exactly $4.99988" when cents
+ * hide digits) plus what chats in progress hold (an active chat keeps a little set aside).
+ */
+async function wholeBalance(): Promise<number> {
   const hero = page.getByRole("region", { name: "Available balance" });
   await hero.getByTestId("balance").waitFor();
   const exact = hero.getByText(/^Exactly \$/);
@@ -50,7 +53,10 @@ async function availableBalance(): Promise<number> {
     (await exact.count()) > 0
       ? ((await exact.textContent()) ?? "").replace(/^Exactly /, "")
       : ((await hero.getByTestId("balance").textContent()) ?? "");
-  return micros(text);
+  const held = hero.getByText(/ held by chats in progress/);
+  const heldText =
+    (await held.count()) > 0 ? ((await held.textContent()) ?? "").split(" ")[0] : "$0";
+  return micros(text) + micros(heldText ?? "$0");
 }
 
 const mainNav = () => page.getByRole("navigation", { name: "Main" });
@@ -163,8 +169,8 @@ describe("the web app in Chromium", () => {
   it("tops up $20 through the Stripe stand-in's Checkout page and sees the balance rise", async () => {
     await mainNav().getByRole("link", { name: "Billing" }).click();
     await page.getByRole("heading", { level: 1, name: /^Billing/ }).waitFor();
-    // No reply is running, so nothing is held and "Available" is the whole balance.
-    balanceBeforeTopUp = await availableBalance();
+    // What is available and what the chat just used still holds make the whole balance.
+    balanceBeforeTopUp = await wholeBalance();
     // The $5.00 sign-up grant minus what the assistant turn cost (the preview is free).
     expect(balanceBeforeTopUp).toBeLessThan(5_000_000);
     expect(balanceBeforeTopUp).toBeGreaterThan(4_000_000);
@@ -197,7 +203,7 @@ describe("the web app in Chromium", () => {
     await expect.poll(() => new URL(page.url()).search).toBe("");
     // The signed webhook credits the org shortly after the redirect: the page polls until it shows.
     await expect
-      .poll(() => availableBalance(), { timeout: UI_TIMEOUT, interval: 500 })
+      .poll(() => wholeBalance(), { timeout: UI_TIMEOUT, interval: 500 })
       .toBe(balanceBeforeTopUp + 20_000_000);
     await screenshot("billing-after-top-up");
     await page.reload();

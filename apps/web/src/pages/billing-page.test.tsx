@@ -63,7 +63,7 @@ describe("BillingPage", () => {
     await renderInApp(<BillingPage />, { path: "/billing" });
     const hero = await screen.findByRole("region", { name: "Available balance" });
     expect(within(hero).getByText("$0.0042")).toBeTruthy();
-    expect(hero.textContent).toMatch(/\$0\.0015 held by replies still running/);
+    expect(hero.textContent).toMatch(/\$0\.0015 held by chats in progress/);
     expect(within(hero).getByRole("button", { name: "Top up" })).toBeTruthy();
     const limits = screen.getByRole("region", { name: "Spend limits" });
     expect(limits.textContent).toContain(

@@ -197,16 +197,25 @@ export class SessionLease {
     this.#host.sql.exec("UPDATE parley_lease SET member_id = ? WHERE member_id = ?", replace, find);
   }
 
-  /** A call settled: its usage goes in one batch with the others, `flushMs` from now. */
+  /**
+   * A call settled: its usage is reported at once when no report went in the last `flushMs` (a
+   * session that speaks now and then has its usage in the ledger as its reply ends), else with the
+   * others in one batch when `flushMs` has passed (a busy session reports once per `flushMs`).
+   */
   #flushSoon(): void {
     if (this.#flushTimer !== null || this.#host.erased()) return;
+    const wait = Math.max(0, this.#lastFlushAt + this.#settings.flushMs - Date.now());
     this.#flushTimer = setTimeout(() => {
       this.#flushTimer = null;
+      this.#lastFlushAt = Date.now();
       void this.#host.track(this.flush()).catch(() => undefined);
-    }, this.#settings.flushMs);
+    }, wait);
     // The timer dies with an evicted object; the schedule does not.
     void this.#host.retryLater(60).catch(() => undefined);
   }
+
+  /** When the last batch was sent (in memory). */
+  #lastFlushAt = 0;
 
   /** A turn ran: the lease is returned once none has run for `idleMs`. */
   #touch(): void {

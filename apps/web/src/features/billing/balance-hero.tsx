@@ -7,7 +7,8 @@ import { formatMicros } from "../../lib/money.ts";
 /**
  * The balance, large, as Stripe's and OpenRouter's balance cards show it: in cents, with every
  * micro-dollar underneath when cents would hide some (a balance of $0.0042 reads as such), what
- * running replies hold, and the one action that adds credits.
+ * chats in progress hold (a reply's maximum, or a chat's credit lease: returned as it idles), and
+ * the one action that adds credits.
  */
 export function BalanceHero({
   summary,
@@ -44,8 +45,8 @@ export function BalanceHero({
           ) : null}
           {summary.heldMicros > 0 ? (
             <p className="text-muted-foreground text-sm tabular-nums">
-              {formatMicros(summary.heldMicros, { precise: true })} held by replies still running
-              (settled when they finish)
+              {formatMicros(summary.heldMicros, { precise: true })} held by chats in progress
+              (returned as they finish or go idle)
             </p>
           ) : null}
         </div>
