@@ -4,6 +4,10 @@
  * platform APIs: the BillingAccount Durable Object runs it over SQLite, tests over memory.
  */
 
+export type { BillingSettings } from "./account-store.ts";
+export { AccountStore } from "./account-store.ts";
+export type { AlertDelivery, DueAlert } from "./alert-outbox.ts";
+export { ALERT_ATTEMPTS, AlertOutbox, DELIVERY_LEASE_MS } from "./alert-outbox.ts";
 export { alertMessage, alertPeriodLabel, formatUsd } from "./alerts.ts";
 export type {
   GrantBounds,
@@ -117,5 +121,7 @@ export {
   mapStripeEvent,
   STRIPE_ORG_METADATA_KEY,
 } from "./stripe-events.ts";
+export type { ActivityRowsQuery, UsageRowsQuery } from "./usage-events.ts";
+export { activityRows, sessionSpend, spendBySession, usageRows } from "./usage-events.ts";
 export type { UsageColumns, UsageReportQuery, UsageSums } from "./usage-rollups.ts";
 export { createUsageRollups, USAGE_SUMS, usageGroups, usageReport } from "./usage-rollups.ts";

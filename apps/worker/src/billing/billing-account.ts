@@ -1,10 +1,16 @@
 import { DurableObject } from "cloudflare:workers";
 import {
+  AccountStore,
+  type ActivityRowsQuery,
+  type AlertDelivery,
+  AlertOutbox,
   type AlertRow,
+  activityRows,
   alertMessage,
   alertPeriodLabel,
   applyStripeAction,
   type Balance,
+  type BillingSettings,
   CreditLedger,
   createUsageRollups,
   type EntryRow,
@@ -18,38 +24,32 @@ import {
   type ReserveResult,
   type SettleInput,
   type SettleResult,
+  type SqlExecutor,
   SqlLedgerStore,
   type StripeLedgerAction,
-  toAlert,
+  sessionSpend,
+  spendBySession,
   toEntry,
-  toUsage,
   type UsageColumns,
+  type UsageReportQuery,
   type UsageRow,
+  type UsageRowsQuery,
   usageReport,
+  usageRows,
 } from "@parley/billing";
-import type { UsageGroupBy } from "@parley/shared";
 import { type Finding, scanStore, scrubStore, sqlSource } from "../erasure/scan.ts";
 import type { Replacement } from "../erasure/scrub.ts";
 import { signAlert } from "./alert-signature.ts";
 import { checkWebhookUrl } from "./webhook-url.ts";
 
-export { type UsageColumns, usageGroups } from "@parley/billing";
-
-/**
- * One organization's credits: the single writer of its append-only ledger (name = org id).
- *
- * Every ledger method is synchronous SQLite work with no `await` inside, so each RPC call runs
- * start to finish before the next one starts: a reservation's balance check and its write cannot be
- * interleaved by another session's reservation. Mutations run in one `transactionSync`.
- */
-
-export interface BillingSettings {
-  orgMonthlyLimitMicros: number | null;
-  memberDailyLimitMicros: number | null;
-  lowBalanceMicros: number | null;
-  /** Where threshold alerts are POSTed (signed); null = listed in the API only. */
-  alertWebhookUrl: string | null;
-}
+export {
+  type ActivityRowsQuery,
+  type AlertDelivery,
+  type BillingSettings,
+  type UsageColumns,
+  type UsageRowsQuery,
+  usageGroups,
+} from "@parley/billing";
 
 export interface ReserveRequest {
   requestId: string;
@@ -66,48 +66,12 @@ export type SettleRequest = Omit<SettleInput, "now">;
 /** A session's report to its lease, with a renewal or a return (`CreditLedger.lease`). */
 export type LeaseRequest = Omit<LeaseInput, "now">;
 
-export interface UsageQuery {
-  from: number;
-  to: number;
-  groupBy: UsageGroupBy;
-  /** Restricts to one member's usage (what a plain member may see). */
-  memberId?: string;
-}
-
-export interface UsageRowsQuery {
-  from: number;
-  to: number;
-  memberId?: string;
-  /** Continue after this (createdAt, requestId). */
-  after?: { createdAt: number; requestId: string };
-  limit: number;
-}
-
-/** The activity list's query: newest first, a page of `limit` after `before` (the previous page's last row). */
-export interface ActivityRowsQuery {
-  from: number;
-  to: number;
-  memberId?: string;
-  projectId?: string;
-  sessionId?: string;
-  model?: string;
-  before?: { createdAt: number; requestId: string };
-  limit: number;
-}
+/** A usage report's query; `memberId` restricts it to one member (what a plain member may see). */
+export type UsageQuery = UsageReportQuery;
 
 export type StripeApplyResult = { status: "duplicate" } | { status: "applied"; result: PostResult };
 
-export interface AlertDelivery extends AlertRow {
-  deliveredAt: number | null;
-  attempts: number;
-  /** Why delivery stopped for good (the URL removed or refused, too many failures); null if not. */
-  parkedReason: string | null;
-}
-
 const DEFAULT_HOLD_TTL_MS = 10 * 60 * 1000;
-const ALERT_ATTEMPTS = 8;
-/** How long a delivery attempt owns its outbox row before another alarm may retry it. */
-const DELIVERY_LEASE_MS = 30_000;
 
 /**
  * The soonest an alarm re-arms after it ran: whatever is pending, the next run is in the future, so
@@ -115,9 +79,21 @@ const DELIVERY_LEASE_MS = 30_000;
  */
 const MIN_ALARM_GAP_MS = 1_000;
 
+/**
+ * One organization's credits: the single writer of its append-only ledger (name = org id).
+ *
+ * Every ledger method is synchronous SQLite work with no `await` inside, so each RPC call runs
+ * start to finish before the next one starts: a reservation's balance check and its write cannot be
+ * interleaved by another session's reservation. Mutations run in one `transactionSync`.
+ */
 export class BillingAccount extends DurableObject<Env> {
   readonly #sql: SqlStorage;
+  /** The object's SQLite as the package's queries take it. */
+  readonly #exec: Pick<SqlExecutor, "exec">;
+  /** Settings, Stripe events applied, preview turns. */
+  readonly #account: AccountStore;
   readonly #store: SqlLedgerStore;
+  readonly #outbox: AlertOutbox;
   #ledger: CreditLedger;
   /** The alarm time as last read or set: saves a storage read per reservation. */
   #alarmAt: number | null | undefined;
@@ -125,49 +101,18 @@ export class BillingAccount extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
+    this.#exec = { exec: (query, ...bindings) => this.#sql.exec(query, ...bindings) };
     for (const statement of LEDGER_SQLITE_SCHEMA) this.#sql.exec(statement);
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS billing_settings (
-      id INTEGER PRIMARY KEY CHECK (id = 1),
-      org_id TEXT NOT NULL,
-      org_monthly_limit_micros INTEGER,
-      member_daily_limit_micros INTEGER,
-      low_balance_micros INTEGER,
-      alert_webhook_url TEXT
-    )`);
-    // Each verified Stripe event id, written in the same transaction as its ledger effect.
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS stripe_events (
-      event_id TEXT PRIMARY KEY,
-      type TEXT NOT NULL,
-      processed_at INTEGER NOT NULL
-    )`);
+    this.#account = new AccountStore(this.#exec);
+    this.#account.migrate();
     // Usage summed per UTC day for the groupings (packages/billing/src/usage-rollups.ts).
-    createUsageRollups({ exec: (query, ...bindings) => this.#sql.exec(query, ...bindings) });
-    // Free onboarding-preview turns admitted per UTC day, for the per-org daily cap.
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS preview_turns (
-      day TEXT PRIMARY KEY,
-      turns INTEGER NOT NULL
-    )`);
+    createUsageRollups(this.#exec);
     // Alerts to deliver to the org's webhook: an outbox drained by the alarm, with retries.
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS alert_outbox (
-      key TEXT PRIMARY KEY,
-      attempts INTEGER NOT NULL DEFAULT 0,
-      next_attempt_at INTEGER NOT NULL,
-      delivered_at INTEGER,
-      parked_at INTEGER,
-      parked_reason TEXT
-    )`);
-    // Accounts made before alerts could be parked get the columns once.
-    const outboxColumns = this.#sql
-      .exec("SELECT name FROM pragma_table_info('alert_outbox')")
-      .toArray()
-      .map((row) => row.name);
-    if (!outboxColumns.includes("parked_at")) {
-      this.#sql.exec("ALTER TABLE alert_outbox ADD COLUMN parked_at INTEGER");
-      this.#sql.exec("ALTER TABLE alert_outbox ADD COLUMN parked_reason TEXT");
-    }
+    this.#outbox = new AlertOutbox(this.#exec);
+    this.#outbox.migrate();
     let depth = 0;
     this.#store = new SqlLedgerStore({
-      exec: (query, ...bindings) => this.#sql.exec(query, ...bindings),
+      ...this.#exec,
       transact: (fn) => {
         // transactionSync does not nest: an inner call joins the outer transaction.
         if (depth > 0) return fn();
@@ -182,17 +127,9 @@ export class BillingAccount extends DurableObject<Env> {
     this.#ledger = new CreditLedger(this.#store, this.#ledgerConfig());
   }
 
-  #settingsRow(): Record<string, SqlStorageValue> | undefined {
-    return this.#sql.exec("SELECT * FROM billing_settings WHERE id = 1").toArray()[0];
-  }
-
   #ledgerConfig(): Partial<LedgerConfig> {
-    const row = this.#settingsRow();
-    return {
-      orgMonthlyLimitMicros: (row?.org_monthly_limit_micros as number | null) ?? null,
-      memberDailyLimitMicros: (row?.member_daily_limit_micros as number | null) ?? null,
-      lowBalanceMicros: (row?.low_balance_micros as number | null) ?? null,
-    };
+    const { orgMonthlyLimitMicros, memberDailyLimitMicros, lowBalanceMicros } = this.settings();
+    return { orgMonthlyLimitMicros, memberDailyLimitMicros, lowBalanceMicros };
   }
 
   /**
@@ -201,10 +138,7 @@ export class BillingAccount extends DurableObject<Env> {
    */
   open(input: { orgId: string; grantMicros: number }): Balance {
     this.ctx.storage.transactionSync(() => {
-      this.#sql.exec(
-        "INSERT INTO billing_settings (id, org_id) VALUES (1, ?) ON CONFLICT (id) DO NOTHING",
-        input.orgId,
-      );
+      this.#account.open(input.orgId);
       if (input.grantMicros > 0) {
         this.#ledger.post({
           kind: "grant",
@@ -223,30 +157,13 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   settings(): BillingSettings {
-    const row = this.#settingsRow();
-    return {
-      orgMonthlyLimitMicros: (row?.org_monthly_limit_micros as number | null) ?? null,
-      memberDailyLimitMicros: (row?.member_daily_limit_micros as number | null) ?? null,
-      lowBalanceMicros: (row?.low_balance_micros as number | null) ?? null,
-      alertWebhookUrl: (row?.alert_webhook_url as string | null) ?? null,
-    };
+    return this.#account.settings();
   }
 
   updateSettings(orgId: string, patch: Partial<BillingSettings>): BillingSettings {
     const before = this.settings();
     const next = { ...before, ...patch };
-    this.#sql.exec(
-      `INSERT INTO billing_settings (id, org_id, org_monthly_limit_micros, member_daily_limit_micros, low_balance_micros, alert_webhook_url)
-       VALUES (1, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET org_monthly_limit_micros = excluded.org_monthly_limit_micros,
-         member_daily_limit_micros = excluded.member_daily_limit_micros,
-         low_balance_micros = excluded.low_balance_micros, alert_webhook_url = excluded.alert_webhook_url`,
-      orgId,
-      next.orgMonthlyLimitMicros,
-      next.memberDailyLimitMicros,
-      next.lowBalanceMicros,
-      next.alertWebhookUrl,
-    );
+    this.#account.writeSettings(orgId, next);
     this.#ledger = new CreditLedger(this.#store, this.#ledgerConfig());
     const current = this.settings();
     if (
@@ -299,17 +216,7 @@ export class BillingAccount extends DurableObject<Env> {
    * The preview is free for the org, so this is a count, not money.
    */
   admitPreviewTurn(cap: number): { ok: boolean; used: number } {
-    const day = new Date().toISOString().slice(0, 10);
-    const used =
-      (this.#sql.exec("SELECT turns FROM preview_turns WHERE day = ?", day).toArray()[0]?.turns as
-        | number
-        | undefined) ?? 0;
-    if (used >= cap) return { ok: false, used };
-    this.#sql.exec(
-      "INSERT INTO preview_turns (day, turns) VALUES (?, 1) ON CONFLICT (day) DO UPDATE SET turns = turns + 1",
-      day,
-    );
-    return { ok: true, used: used + 1 };
+    return this.#account.admitPreviewTurn(new Date().toISOString().slice(0, 10), cap);
   }
 
   /** Reserves credits for one model call before it is made. Replaying a request id is harmless. */
@@ -378,17 +285,9 @@ export class BillingAccount extends DurableObject<Env> {
   ): StripeApplyResult {
     const now = Date.now();
     return this.ctx.storage.transactionSync((): StripeApplyResult => {
-      const seen = this.#sql
-        .exec("SELECT 1 FROM stripe_events WHERE event_id = ?", event.id)
-        .toArray();
-      if (seen.length > 0) return { status: "duplicate" };
+      if (this.#account.stripeEventSeen(event.id)) return { status: "duplicate" };
       const result = applyStripeAction(this.#ledger, action, now);
-      this.#sql.exec(
-        "INSERT INTO stripe_events (event_id, type, processed_at) VALUES (?, ?, ?)",
-        event.id,
-        event.type,
-        now,
-      );
+      this.#account.recordStripeEvent(event, now);
       if (result.ok) this.#queueAlerts(result.alerts, now);
       return { status: "applied", result };
     });
@@ -408,7 +307,7 @@ export class BillingAccount extends DurableObject<Env> {
 
   /** Usage grouped by day, model, member, project or session, over [from, to). */
   usage(query: UsageQuery): UsageColumns {
-    return usageReport({ exec: (sql, ...bindings) => this.#sql.exec(sql, ...bindings) }, query);
+    return usageReport(this.#exec, query);
   }
 
   /**
@@ -463,108 +362,30 @@ export class BillingAccount extends DurableObject<Env> {
 
   /** Spend per session for a page of sessions (price charged, summed), for the sessions list. */
   spendBySession(sessionIds: string[]): Record<string, number> {
-    if (sessionIds.length === 0) return {};
-    const rows = this.#sql
-      .exec(
-        `SELECT session_id, SUM(price_micros) AS price FROM usage_events
-         WHERE session_id IN (${sessionIds.map(() => "?").join(", ")}) GROUP BY session_id`,
-        ...sessionIds,
-      )
-      .toArray();
-    return Object.fromEntries(rows.map((row) => [row.session_id as string, row.price as number]));
+    return spendBySession(this.#exec, sessionIds);
   }
 
   /** What one session has spent so far (billable price charged) and how many model calls it made. */
   sessionSpend(sessionId: string): { priceMicros: number; requests: number } {
-    const row = this.#sql
-      .exec(
-        "SELECT COALESCE(SUM(price_micros), 0) AS price, COUNT(*) AS requests FROM usage_events WHERE session_id = ?",
-        sessionId,
-      )
-      .one();
-    return { priceMicros: row.price as number, requests: row.requests as number };
+    return sessionSpend(this.#exec, sessionId);
   }
 
   /** Raw usage events in time order, a page at a time (the CSV export streams these). */
   usageRows(query: UsageRowsQuery): UsageRow[] {
-    // Keyset on (created_at, request_id): later rows, or rows at the cursor's time with a greater id.
-    const after = query.after ?? { createdAt: query.from, requestId: "" };
-    const member = query.memberId === undefined ? "" : "AND member_id = ?";
-    const bindings: SqlStorageValue[] = [
-      query.from,
-      after.createdAt,
-      after.createdAt,
-      after.requestId,
-      query.to,
-    ];
-    if (query.memberId !== undefined) bindings.push(query.memberId);
-    bindings.push(query.limit);
-    return this.#sql
-      .exec(
-        `SELECT * FROM usage_events
-         WHERE created_at >= ? AND (created_at > ? OR (created_at = ? AND request_id > ?)) AND created_at < ? ${member}
-         ORDER BY created_at, request_id LIMIT ?`,
-        ...bindings,
-      )
-      .toArray()
-      .map(toUsage);
+    return usageRows(this.#exec, query);
   }
 
-  /**
-   * Usage events newest first, filtered, a page at a time (the activity list). Keyset on
-   * (created_at, request_id); each filter has an index led by its column and then created_at.
-   */
+  /** Usage events newest first, filtered, a page at a time (the activity list). */
   activityRows(query: ActivityRowsQuery): UsageRow[] {
-    const where = ["created_at >= ?", "created_at < ?"];
-    const bindings: SqlStorageValue[] = [query.from, query.to];
-    if (query.before) {
-      where.push("(created_at < ? OR (created_at = ? AND request_id < ?))");
-      bindings.push(query.before.createdAt, query.before.createdAt, query.before.requestId);
-    }
-    for (const [column, value] of [
-      ["member_id", query.memberId],
-      ["project_id", query.projectId],
-      ["session_id", query.sessionId],
-      ["model", query.model],
-    ] as const) {
-      if (value === undefined) continue;
-      where.push(`${column} = ?`);
-      bindings.push(value);
-    }
-    bindings.push(query.limit);
-    return this.#sql
-      .exec(
-        `SELECT * FROM usage_events WHERE ${where.join(" AND ")}
-         ORDER BY created_at DESC, request_id DESC LIMIT ?`,
-        ...bindings,
-      )
-      .toArray()
-      .map(toUsage);
+    return activityRows(this.#exec, query);
   }
 
   /**
    * Alerts that fired, newest first, with their delivery state; a page of `limit` after `before`
-   * (the last alert of the previous page). Keyset on (fired_at, key): keys are unique.
+   * (the last alert of the previous page).
    */
   alerts(limit = 100, before?: { firedAt: number; key: string }): AlertDelivery[] {
-    return this.#sql
-      .exec(
-        `SELECT a.*, o.attempts AS outbox_attempts, o.delivered_at AS outbox_delivered_at,
-           o.parked_reason AS outbox_parked_reason
-         FROM ledger_alerts a LEFT JOIN alert_outbox o ON o.key = a.key
-         WHERE ?1 IS NULL OR a.fired_at < ?1 OR (a.fired_at = ?1 AND a.key < ?2)
-         ORDER BY a.fired_at DESC, a.key DESC LIMIT ?3`,
-        before?.firedAt ?? null,
-        before?.key ?? "",
-        limit,
-      )
-      .toArray()
-      .map((row) => ({
-        ...toAlert(row),
-        attempts: (row.outbox_attempts as number | null) ?? 0,
-        deliveredAt: (row.outbox_delivered_at as number | null) ?? null,
-        parkedReason: (row.outbox_parked_reason as string | null) ?? null,
-      }));
+    return this.#outbox.list(limit, before);
   }
 
   /** The reconciliation check: cached balance equals the sum of entries, held equals open holds. */
@@ -575,13 +396,7 @@ export class BillingAccount extends DurableObject<Env> {
   /** Queues alerts for delivery; true when anything was queued. */
   #queueAlerts(alerts: readonly AlertRow[], now: number): boolean {
     if (alerts.length === 0 || !this.settings().alertWebhookUrl) return false;
-    for (const alert of alerts) {
-      this.#sql.exec(
-        "INSERT INTO alert_outbox (key, next_attempt_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
-        alert.key,
-        now,
-      );
-    }
+    this.#outbox.queue(alerts, now);
     return true;
   }
 
@@ -594,13 +409,7 @@ export class BillingAccount extends DurableObject<Env> {
     const holds = this.#sql
       .exec("SELECT MIN(expires_at) AS at FROM ledger_holds WHERE status = 'open'")
       .one().at as number | null;
-    const outbox = this.#sql
-      .exec(
-        `SELECT MIN(next_attempt_at) AS at FROM alert_outbox
-         WHERE delivered_at IS NULL AND parked_at IS NULL AND attempts < ?`,
-        ALERT_ATTEMPTS,
-      )
-      .one().at as number | null;
+    const outbox = this.#outbox.nextAttemptAt();
     const next = [holds, outbox].filter((t): t is number => t !== null);
     if (next.length === 0) return;
     await this.#alarmBy(Math.max(Math.min(...next), now + MIN_ALARM_GAP_MS));
@@ -624,64 +433,35 @@ export class BillingAccount extends DurableObject<Env> {
     await this.#scheduleAlarm(Date.now());
   }
 
-  /**
-   * Parks the undelivered alerts that can no longer be delivered, with the reason: they stay listed
-   * (with the reason) and are never tried again, so nothing waits on them.
-   */
-  #park(reason: string, now: number, key?: string): void {
-    this.#sql.exec(
-      `UPDATE alert_outbox SET parked_at = ?, parked_reason = ?
-       WHERE delivered_at IS NULL AND parked_at IS NULL ${key === undefined ? "" : "AND key = ?"}`,
-      now,
-      reason,
-      ...(key === undefined ? [] : [key]),
-    );
-  }
-
   async #deliverAlerts(now: number): Promise<void> {
     const url = this.settings().alertWebhookUrl;
     if (!url) {
-      this.#park("the alert webhook URL was removed", now);
+      this.#outbox.park("the alert webhook URL was removed", now);
       return;
     }
     // Checked again before each delivery: a URL saved before a rule changed is not trusted either.
     const allowed = checkWebhookUrl(url, this.env.ALERT_WEBHOOK_ALLOW_PRIVATE ?? "");
     if (!allowed.ok) {
-      this.#park(`the alert webhook URL is refused: it ${allowed.reason}`, now);
+      this.#outbox.park(`the alert webhook URL is refused: it ${allowed.reason}`, now);
       return;
     }
-    const orgId = this.#settingsRow()?.org_id as string;
-    const due = this.#sql
-      .exec(
-        `SELECT key, attempts FROM alert_outbox
-         WHERE delivered_at IS NULL AND parked_at IS NULL AND attempts < ? AND next_attempt_at <= ? LIMIT 20`,
-        ALERT_ATTEMPTS,
-        now,
-      )
-      .toArray();
+    const orgId = this.#account.orgId();
     // Claim the batch before the first await: an alarm retried or run twice meanwhile skips these
     // rows instead of delivering them a second time.
+    const due = this.#outbox.claimDue(now);
     for (const row of due) {
-      this.#sql.exec(
-        "UPDATE alert_outbox SET next_attempt_at = ? WHERE key = ?",
-        now + DELIVERY_LEASE_MS,
-        row.key,
-      );
-    }
-    for (const row of due) {
-      const alert = this.#store.getAlert(row.key as string);
+      const alert = this.#store.getAlert(row.key);
       if (!alert) {
-        this.#park("the alert no longer exists", now, row.key as string);
+        this.#outbox.park("the alert no longer exists", now, row.key);
         continue;
       }
-      const attempts = (row.attempts as number) + 1;
       // Additive since 2026-12-01: the sentence and the readable period; `period` stays the key.
       const body = JSON.stringify({
         type: "billing.alert",
         orgId,
         alert: { ...alert, message: alertMessage(alert), periodLabel: alertPeriodLabel(alert) },
       });
-      let delivered = false;
+      let deliveredAt: number | null = null;
       try {
         const response = await fetch(url, {
           method: "POST",
@@ -693,20 +473,11 @@ export class BillingAccount extends DurableObject<Env> {
           // A redirect could lead anywhere, a private address included: delivery stops at the URL.
           redirect: "manual",
         });
-        delivered = response.ok;
+        if (response.ok) deliveredAt = Date.now();
       } catch {
-        delivered = false;
+        // A network failure is a failed attempt, retried with backoff.
       }
-      this.#sql.exec(
-        "UPDATE alert_outbox SET attempts = ?, delivered_at = ?, next_attempt_at = ? WHERE key = ?",
-        attempts,
-        delivered ? Date.now() : null,
-        now + 1000 * 2 ** attempts,
-        alert.key,
-      );
-      if (!delivered && attempts >= ALERT_ATTEMPTS) {
-        this.#park(`gave up after ${attempts} failed deliveries`, now, alert.key);
-      }
+      this.#outbox.recordAttempt(row, deliveredAt, now);
     }
   }
 }
