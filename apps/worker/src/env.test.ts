@@ -16,8 +16,8 @@ describe("agentSettings", () => {
       modelStallTimeoutMs: 30_000,
       streamCoalesceMs: 40,
       lease: {
-        policy: { steps: 8, ttlMs: 20 * 60_000, callMs: 10 * 60_000 },
-        flushMs: 1_000,
+        policy: { steps: 16, ttlMs: 20 * 60_000, callMs: 10 * 60_000 },
+        flushMs: 300_000,
         idleMs: 60_000,
       },
       authzCacheMs: 60_000,

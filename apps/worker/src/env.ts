@@ -93,7 +93,7 @@ const agentSchema = z.object({
   STREAM_COALESCE_MS: whole(40, 0),
   LEASE_STEPS: whole(DEFAULT_LEASE_POLICY.steps, 0),
   LEASE_TTL_MS: whole(DEFAULT_LEASE_POLICY.ttlMs, 60_000),
-  LEASE_FLUSH_MS: whole(1_000, 0),
+  LEASE_FLUSH_MS: whole(300_000, 0),
   LEASE_IDLE_MS: whole(60_000, 0),
   AUTHZ_CACHE_MS: whole(60_000, 0),
 });
@@ -109,8 +109,9 @@ export interface AgentSettings {
   streamCoalesceMs: number;
   /**
    * Session credit leases (docs/2026-12-01-metering-leases.md): how many expected calls a grant
-   * covers (`policy.steps`, 0 turns leases off: a hold per call), how long after a settled call
-   * its usage is reported (`flushMs`), and after how long without a turn the lease is returned.
+   * covers (`policy.steps`, 0 turns leases off: a hold per call), how long a settled call's usage
+   * may wait at most for a report (`flushMs`), and after how long without a turn the lease is
+   * returned.
    */
   lease: { policy: LeasePolicy; flushMs: number; idleMs: number };
   /** How long an agent trusts the access it read from D1 without a push (the bound of a lost push). */

@@ -142,7 +142,7 @@ describe("CreditLedger.lease", () => {
 describe("a session's side of its lease", () => {
   const policy = DEFAULT_LEASE_POLICY;
   it("asks for a few expected calls over one maximum", () => {
-    expect(leaseAsk(policy, 1000, 50)).toEqual({ wantMicros: 1400, minMicros: 1000 });
+    expect(leaseAsk(policy, 1000, 50)).toEqual({ wantMicros: 1800, minMicros: 1000 });
   });
 
   it("draws only with a call's maximum left and a call's time before expiry", () => {

@@ -140,7 +140,7 @@ export interface LeasePolicy {
 }
 
 export const DEFAULT_LEASE_POLICY: LeasePolicy = {
-  steps: 8,
+  steps: 16,
   ttlMs: 20 * 60_000,
   callMs: 10 * 60_000,
 };

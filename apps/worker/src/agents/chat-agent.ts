@@ -415,6 +415,15 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     await this.meter.track(this.meter.lease.returnLease());
   }
 
+  /**
+   * The org's BillingAccount calls this before it answers a read of the org's usage or balance:
+   * what this session drew and has not reported yet is reported now. Not reachable by clients.
+   */
+  async reportUsage(): Promise<void> {
+    if (this.erased) return;
+    await this.meter.track(this.meter.lease.flush());
+  }
+
   /** Transient SQLite errors while saving the transcript are retried; anything else is thrown. */
   override async persistMessages(
     messages: UIMessage[],

@@ -198,24 +198,20 @@ export class SessionLease {
   }
 
   /**
-   * A call settled: its usage is reported at once when no report went in the last `flushMs` (a
-   * session that speaks now and then has its usage in the ledger as its reply ends), else with the
-   * others in one batch when `flushMs` has passed (a busy session reports once per `flushMs`).
+   * A call settled: its usage goes with the next report, which comes with a renewal (every few
+   * calls), with the lease's return (idle, erased, a limit changed), when someone reads the org's
+   * usage (the account asks every lease holder first: `BillingAccount.#collect`), and at the
+   * latest `flushMs` after the first call that waits.
    */
   #flushSoon(): void {
     if (this.#flushTimer !== null || this.#host.erased()) return;
-    const wait = Math.max(0, this.#lastFlushAt + this.#settings.flushMs - Date.now());
     this.#flushTimer = setTimeout(() => {
       this.#flushTimer = null;
-      this.#lastFlushAt = Date.now();
       void this.#host.track(this.flush()).catch(() => undefined);
-    }, wait);
+    }, this.#settings.flushMs);
     // The timer dies with an evicted object; the schedule does not.
-    void this.#host.retryLater(60).catch(() => undefined);
+    void this.#host.retryLater(Math.ceil(this.#settings.flushMs / 1000) + 5).catch(() => undefined);
   }
-
-  /** When the last batch was sent (in memory). */
-  #lastFlushAt = 0;
 
   /** A turn ran: the lease is returned once none has run for `idleMs`. */
   #touch(): void {

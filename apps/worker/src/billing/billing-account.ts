@@ -37,6 +37,7 @@ import {
   usageReport,
   usageRows,
 } from "@parley/billing";
+import { agentSettings } from "../env.ts";
 import { type Finding, scanStore, scrubStore, sqlSource } from "../erasure/scan.ts";
 import type { Replacement } from "../erasure/scrub.ts";
 import { signAlert } from "./alert-signature.ts";
@@ -70,6 +71,11 @@ export type LeaseRequest = Omit<LeaseInput, "now">;
 export type UsageQuery = UsageReportQuery;
 
 export type StripeApplyResult = { status: "duplicate" } | { status: "applied"; result: PostResult };
+
+/** A read within this long of the last round of reports from lease holders does not ask again. */
+const COLLECT_FRESH_MS = 1_000;
+/** How long a read waits for lease holders to report. */
+const COLLECT_WAIT_MS = 2_000;
 
 const DEFAULT_HOLD_TTL_MS = 10 * 60 * 1000;
 
@@ -110,6 +116,10 @@ export class BillingAccount extends DurableObject<Env> {
     // Alerts to deliver to the org's webhook: an outbox drained by the alarm, with retries.
     this.#outbox = new AlertOutbox(this.#exec);
     this.#outbox.migrate();
+    // The sessions that leased lately, for a read to ask what they have not reported yet.
+    this.#sql.exec(
+      "CREATE TABLE IF NOT EXISTS lease_sessions (session_id TEXT PRIMARY KEY, seen_at INTEGER NOT NULL)",
+    );
     let depth = 0;
     this.#store = new SqlLedgerStore({
       ...this.#exec,
@@ -152,7 +162,8 @@ export class BillingAccount extends DurableObject<Env> {
     return this.#ledger.balance();
   }
 
-  balance(): Balance & { settings: BillingSettings } {
+  async balance(): Promise<Balance & { settings: BillingSettings }> {
+    await this.#collect();
     return { ...this.#ledger.balance(), settings: this.settings() };
   }
 
@@ -194,22 +205,63 @@ export class BillingAccount extends DurableObject<Env> {
    * again): its lease was returned by the erasure, or expires.
    */
   async #revokeLeases(except: string | null = null): Promise<void> {
-    const sessions = this.#leaseHolders(except);
-    if (sessions.length === 0) return;
+    const sessions = await this.#liveLeaseHolders(except);
+    await Promise.allSettled(sessions.map((session) => session.dropLease()));
+  }
+
+  /**
+   * The sessions holding an open lease (but `except`), or with `recent`, every session that leased
+   * within a lease's lifetime (its last calls may still wait to be reported), as stubs; erased
+   * ones are never addressed.
+   */
+  async #liveLeaseHolders(except: string | null = null, recent = false) {
+    const sessions = recent
+      ? this.#sql
+          .exec(
+            "SELECT session_id FROM lease_sessions WHERE seen_at > ?",
+            Date.now() - agentSettings(this.env).lease.policy.ttlMs,
+          )
+          .toArray()
+          .map((row) => row.session_id as string)
+      : this.#leaseHolders(except);
+    if (sessions.length === 0) return [];
     const { results } = await this.env.DB.prepare(
       `SELECT subject_id FROM tombstones WHERE subject_id IN (${sessions.map(() => "?").join(", ")})`,
     )
       .bind(...sessions)
       .all<{ subject_id: string }>();
     const erased = new Set(results.map((row) => row.subject_id));
-    await Promise.allSettled(
-      sessions
-        .filter((id) => !erased.has(id))
-        .map((id) =>
-          this.env.ASSISTANT_AGENT.get(this.env.ASSISTANT_AGENT.idFromName(id)).dropLease(),
-        ),
-    );
+    const agents = this.env.ASSISTANT_AGENT;
+    return sessions.filter((id) => !erased.has(id)).map((id) => agents.get(agents.idFromName(id)));
   }
+
+  /**
+   * Before a read of the org's usage or balance: every session holding a lease reports what it
+   * drew and has not reported yet (sessions report with their renewals, not at each call), so the
+   * read sees every call settled so far. Reads that come together share one round; one within a
+   * second of the last round reads as it is. A session that does not answer in time is not waited
+   * for: its calls are reported with its next renewal or return.
+   */
+  #collect(): Promise<void> {
+    if (this.#collecting) return this.#collecting;
+    if (Date.now() - this.#collectedAt < COLLECT_FRESH_MS) return Promise.resolve();
+    this.#collecting = (async () => {
+      try {
+        const sessions = await this.#liveLeaseHolders(null, true);
+        const timeout = new Promise((resolve) => setTimeout(resolve, COLLECT_WAIT_MS));
+        await Promise.race([Promise.allSettled(sessions.map((s) => s.reportUsage())), timeout]);
+      } catch {
+        // D1 unreachable: the read shows what was reported so far.
+      } finally {
+        this.#collectedAt = Date.now();
+        this.#collecting = null;
+      }
+    })();
+    return this.#collecting;
+  }
+
+  #collecting: Promise<void> | null = null;
+  #collectedAt = 0;
 
   /**
    * Admits one free preview turn against the org's daily cap (UTC day), counting it when admitted.
@@ -263,6 +315,12 @@ export class BillingAccount extends DurableObject<Env> {
   async lease(input: LeaseRequest): Promise<LeaseResult> {
     const now = Date.now();
     const result = this.#ledger.lease({ ...input, now });
+    // Who leased lately: a read asks them for what they have not reported (`#collect`).
+    this.#sql.exec(
+      "INSERT INTO lease_sessions (session_id, seen_at) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET seen_at = excluded.seen_at",
+      input.sessionId,
+      now,
+    );
     if (!result.ok) return result;
     const queued = this.#queueAlerts(result.alerts, now);
     if (result.lease) await this.#alarmBy(result.lease.expiresAt);
@@ -294,7 +352,8 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   /** Ledger entries, newest first; `before` is the seq of the last entry of the previous page. */
-  entries(before: number | null, limit: number): EntryRow[] {
+  async entries(before: number | null, limit: number): Promise<EntryRow[]> {
+    await this.#collect();
     return this.#sql
       .exec(
         "SELECT * FROM ledger_entries WHERE seq < ? ORDER BY seq DESC LIMIT ?",
@@ -306,7 +365,8 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   /** Usage grouped by day, model, member, project or session, over [from, to). */
-  usage(query: UsageQuery): UsageColumns {
+  async usage(query: UsageQuery): Promise<UsageColumns> {
+    await this.#collect();
     return usageReport(this.#exec, query);
   }
 
@@ -361,22 +421,26 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   /** Spend per session for a page of sessions (price charged, summed), for the sessions list. */
-  spendBySession(sessionIds: string[]): Record<string, number> {
+  async spendBySession(sessionIds: string[]): Promise<Record<string, number>> {
+    await this.#collect();
     return spendBySession(this.#exec, sessionIds);
   }
 
   /** What one session has spent so far (billable price charged) and how many model calls it made. */
-  sessionSpend(sessionId: string): { priceMicros: number; requests: number } {
+  async sessionSpend(sessionId: string): Promise<{ priceMicros: number; requests: number }> {
+    await this.#collect();
     return sessionSpend(this.#exec, sessionId);
   }
 
   /** Raw usage events in time order, a page at a time (the CSV export streams these). */
-  usageRows(query: UsageRowsQuery): UsageRow[] {
+  async usageRows(query: UsageRowsQuery): Promise<UsageRow[]> {
+    await this.#collect();
     return usageRows(this.#exec, query);
   }
 
   /** Usage events newest first, filtered, a page at a time (the activity list). */
-  activityRows(query: ActivityRowsQuery): UsageRow[] {
+  async activityRows(query: ActivityRowsQuery): Promise<UsageRow[]> {
+    await this.#collect();
     return activityRows(this.#exec, query);
   }
 
