@@ -1,5 +1,6 @@
 // Bench-only Worker: the production BillingAccount, plus a seeding method and endpoints that drive
 // it from a Worker over RPC, as the agents do. Not deployed; `pnpm bench` runs it under wrangler dev.
+import type { LeaseUsage } from "@parley/billing";
 import { BillingAccount, usageGroups } from "../apps/worker/src/billing/billing-account.ts";
 
 export class BenchBillingAccount extends BillingAccount {
@@ -92,6 +93,60 @@ export default {
       );
       const reconcile = await stub.reconcile();
       return Response.json({ failures, reconciled: reconcile.ok });
+    }
+    if (url.pathname === "/leases") {
+      // `sessions` loops, each a session holding a lease: it reports `batch` settled calls at a
+      // time with a renewal, as an agent does, until `n` calls in all are settled.
+      const n = Number(url.searchParams.get("n") ?? 1000);
+      const sessions = Number(url.searchParams.get("sessions") ?? 1);
+      const batch = Number(url.searchParams.get("batch") ?? 16);
+      const run = url.searchParams.get("run") ?? "l";
+      let failures = 0;
+      let calls = 0;
+      await Promise.all(
+        Array.from({ length: sessions }, async (_, loop) => {
+          const sessionId = `ses_${run}_${loop}`;
+          const leaseId = `lease:${sessionId}:0`;
+          const report = (usages: LeaseUsage[], want: number) => {
+            calls++;
+            return stub.lease({
+              leaseId,
+              memberId: "usr_bench",
+              projectId: "prj_bench",
+              sessionId,
+              usages,
+              keepMicros: 0,
+              wantMicros: want,
+              minMicros: 5_000,
+              ttlMs: 20 * 60_000,
+            });
+          };
+          if (!(await report([], 5_000 + batch * 3_300)).ok) failures++;
+          const mine = Math.floor(n / sessions);
+          for (let done = 0; done < mine; done += batch) {
+            const usages = Array.from({ length: Math.min(batch, mine - done) }, (_, j) => ({
+              requestId: `${run}-${loop}-${done + j}`,
+              costMicros: 3_000,
+              priceMicros: 3_300,
+              tokens: {
+                promptTokens: 500,
+                completionTokens: 200,
+                cachedPromptTokens: 0,
+                reasoningTokens: 0,
+              },
+              model: "model/0",
+              generationIds: [`gen-${run}-${loop}-${done + j}`],
+              billable: true,
+              drawMicros: 5_000,
+            }));
+            const result = await report(usages, 5_000 + batch * 3_300);
+            if (!result.ok || result.settled.some((one) => !one.ok)) failures++;
+          }
+          await report([], 0);
+        }),
+      );
+      const reconcile = await stub.reconcile();
+      return Response.json({ failures, calls, reconciled: reconcile.ok });
     }
     if (url.pathname === "/ping" || url.pathname === "/write") {
       const n = Number(url.searchParams.get("n") ?? 1000);

@@ -63,12 +63,8 @@ async function audit(base, orgs) {
     }
     const balance = await json(`${base}/api/orgs/${org.orgId}/billing`, auth);
     const usage = await json(`${base}/api/orgs/${org.orgId}/billing/usage?groupBy=session`, auth);
-    if (
-      balance.heldMicros !== 0 ||
-      balance.postedMicros !== GRANT_MICROS - usage.totals.priceMicros
-    ) {
-      ledgerMismatches++;
-    }
+    // Held: what the sessions' leases still hold (returned when they idle), never lost credit.
+    if (balance.postedMicros !== GRANT_MICROS - usage.totals.priceMicros) ledgerMismatches++;
   }
   return { lost, ledgerMismatches };
 }
@@ -111,24 +107,32 @@ export async function benchConcurrency() {
     model.stop();
   }
 
+  const baseline = rows.find((row) => row.audit === null);
+  const baseFirst = baseline ? summarize(baseline.run.firsts) : null;
   const lines = rows.map(({ label, run, audit }) => {
     const first = summarize(run.firsts);
     if (run.errorSamples.length > 0) samples.push(`${label}: ${run.errorSamples.join("; ")}`);
+    const within =
+      baseline !== undefined &&
+      baseFirst !== null &&
+      run.seconds <= 1.1 * baseline.run.seconds &&
+      first.p99 <= 1.1 * baseFirst.p99;
     const verdict = audit
-      ? run.errors === 0 && audit.lost === 0 && audit.ledgerMismatches === 0 && first.p99 <= 250
+      ? run.errors === 0 && audit.lost === 0 && audit.ledgerMismatches === 0 && within
         ? "met"
         : "MISSED"
       : "-";
     return `| ${label} | ${ORGS * SESSIONS_PER_ORG * TURNS} | ${run.errors} | ${audit?.lost ?? "-"} | ${audit?.ledgerMismatches ?? "-"} | ${ms(first.p50)} | ${ms(first.p99)} | ${run.seconds.toFixed(1)} s | ${verdict} |`;
   });
   return [
-    "## Concurrency (issue 8)",
+    "## Concurrency (issues 8 and 14)",
     "",
     `${ORGS * SESSIONS_PER_ORG} assistant sessions x ${TURNS} turns across ${ORGS} orgs, all at once, dev model (its own`,
     "process) at 150 ms latency and 60 tokens/s, under wrangler dev, over WebSockets from Node. Afterwards",
-    "every transcript is read back and every org's ledger is checked (posted = grant - usage charged,",
-    "nothing held). The same load on the bare AIChatAgent (no auth, no billing) runs first, in the same run.",
-    "Target: 0 errors, 0 lost, exact ledger, p99 time to first token at most 250 ms.",
+    "every transcript is read back and every org's ledger is checked (posted = grant - usage charged;",
+    "what is still held is the sessions' leases, returned as they idle). The same load on the bare",
+    "AIChatAgent (no auth, no billing) runs first, in the same run. Target (issue 14): 0 errors, 0 lost,",
+    "exact ledgers, and wall time and p99 time to first token each at most 1.1x the bare agent's.",
     "",
     "| agent | turns | errors | lost messages | orgs whose ledger does not add up | TTFT p50 | TTFT p99 | wall time | target |",
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",

@@ -64,15 +64,18 @@ export async function benchHistory({ samples = 40 } = {}) {
       const s = summarize(timings.short[key]);
       const l = summarize(timings.long[key]);
       const ratio = l.p50 / s.p50;
-      return `| ${label} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(l.p50)} | ${ms(l.p99)} | ${ratio.toFixed(2)} | ${ratio <= 2 ? "met" : "MISSED"} |`;
+      // Issue 14: the whole turn within 1.3x; time to first token as issue 8 had it, within 2x.
+      const bound = key === "total" ? 1.3 : 2;
+      return `| ${label} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(l.p50)} | ${ms(l.p99)} | ${ratio.toFixed(2)} | ${ratio <= bound ? "met" : "MISSED"} (<= ${bound}) |`;
     };
     return [
-      "## Long history (issue 8)",
+      "## Long history (issues 8 and 14)",
       "",
       `${samples} assistant turns at ${SHORT} persisted messages (a fresh session each) against ${samples} in one`,
       `session holding ${LONG} (${stored.length} once measured), interleaved, on one platform under wrangler dev,`,
       `dev model at zero latency. Seeding the long session took ${seedSeconds.toFixed(1)} s (${LONG / 2} turns).`,
-      "Target: the long session's turn within 2x of the short one's (p50).",
+      "Target: the long session's whole turn within 1.3x of the short one's (issue 14), its first token",
+      "within 2x (issue 8), at p50.",
       "",
       `| measure | ${SHORT} msgs p50 | ${SHORT} msgs p99 | ${LONG} msgs p50 | ${LONG} msgs p99 | ratio (p50) | target |`,
       "| --- | --- | --- | --- | --- | --- | --- |",

@@ -33,7 +33,7 @@ export async function platform(modelUrl, vars = {}, options = {}) {
       .map(([k, v]) => `${k}='${v}'`)
       .join("\n"),
   );
-  const config = path.join(root, "wrangler.jsonc");
+  const config = options.config ?? path.join(root, "wrangler.jsonc");
   return startWorker(config, {
     vars: { MODEL_BASE_URL: modelUrl, MODEL_ID: "parley/dev", ...vars },
     envFile,
@@ -111,15 +111,17 @@ export async function benchTurns({ turns = 150, extraVars = {} } = {}) {
       const b = s.baseline[key];
       const added = p.p50 - b.p50;
       const ratio = p.p50 / b.p50;
-      return `| ${label} | ${ms(b.p50)} | ${ms(b.p99)} | ${ms(p.p50)} | ${ms(p.p99)} | ${ms(added)} | ${ratio.toFixed(2)} | ${added <= 5 && ratio <= 1.2 ? "met" : "MISSED"} |`;
+      const met = key === "first" ? added <= 3 && ratio <= 1.2 : ratio <= 1.1;
+      return `| ${label} | ${ms(b.p50)} | ${ms(b.p99)} | ${ms(p.p50)} | ${ms(p.p99)} | ${ms(added)} | ${ratio.toFixed(2)} | ${met ? "met" : "MISSED"} |`;
     };
     return [
-      "## Turn overhead (issue 8)",
+      "## Turn overhead (issues 8 and 14)",
       "",
-      `${turns} assistant turns on the platform (token, membership, reservation, context window, settlement)`,
+      `${turns} assistant turns on the platform (token, access, the lease's local draw, context window, metering)`,
       "against the same number on a bare AIChatAgent (packages/chat-client/test/fixture: no auth, no",
       "billing), interleaved, both under wrangler dev, dev model at zero latency, over WebSockets from Node.",
-      "Target: at most 5 ms added at p50 and a ratio of at most 1.2.",
+      "Target (issue 14): time to first token at most 1.2x and at most 3 ms added at p50; whole turn at",
+      "most 1.1x.",
       "",
       "| measure | bare p50 | bare p99 | platform p50 | platform p99 | added at p50 | ratio (p50) | target |",
       "| --- | --- | --- | --- | --- | --- | --- | --- |",

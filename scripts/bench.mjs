@@ -2,11 +2,12 @@
 // `pnpm bench`: runs the benchmarks against locally served Workers (wrangler dev, the runtime `pnpm dev`
 // uses) and writes bench/RESULTS.md with the machine, the command and every figure. Not part of `pnpm test`.
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { benchBilling } from "../bench/billing.mjs";
 import { benchConcurrency } from "../bench/concurrency.mjs";
 import { benchHistory } from "../bench/history.mjs";
+import { benchLeases } from "../bench/leases.mjs";
 import { machine } from "../bench/lib.mjs";
 import { benchProfile } from "../bench/profile.mjs";
 import { benchSize } from "../bench/size.mjs";
@@ -54,6 +55,10 @@ if (!only || only === "billing") {
   console.log("[bench] billing");
   sections.push(await benchBilling());
 }
+if (!only || only === "leases") {
+  console.log("[bench] one org, 500 sessions");
+  sections.push(await benchLeases());
+}
 
 const report = [
   "# Benchmark results",
@@ -64,6 +69,27 @@ const report = [
   ...sections,
   "",
 ].join("\n");
-// A partial run (`pnpm bench turns`) only prints: RESULTS.md always holds one whole run.
-if (!only) writeFileSync(path.join(root, "bench/RESULTS.md"), report);
+const results = path.join(root, "bench/RESULTS.md");
+if (!only) {
+  writeFileSync(results, report);
+} else {
+  // A partial run (`pnpm bench turns`) replaces its own sections in RESULTS.md, each marked with the
+  // command and time that measured it; the others stay as their run left them.
+  let text = existsSync(results) ? readFileSync(results, "utf8") : "# Benchmark results\n";
+  for (const section of sections) {
+    const title = section.split("\n", 1)[0];
+    const marked = section.replace(
+      title,
+      `${title}\n\nMeasured ${new Date().toISOString()} on ${machine()}, by \`pnpm bench ${only}\`.`,
+    );
+    const start = text.indexOf(`${title}\n`);
+    if (start === -1) {
+      text = `${text.trimEnd()}\n${marked}\n`;
+      continue;
+    }
+    const next = text.indexOf("\n## ", start + title.length);
+    text = `${text.slice(0, start)}${marked}\n${next === -1 ? "" : text.slice(next + 1)}`;
+  }
+  writeFileSync(results, text);
+}
 console.log(report);

@@ -72,8 +72,6 @@ export type UsageQuery = UsageReportQuery;
 
 export type StripeApplyResult = { status: "duplicate" } | { status: "applied"; result: PostResult };
 
-/** A read within this long of the last round of reports from lease holders does not ask again. */
-const COLLECT_FRESH_MS = 1_000;
 /** How long a read waits for lease holders to report. */
 const COLLECT_WAIT_MS = 2_000;
 
@@ -236,32 +234,43 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   /**
-   * Before a read of the org's usage or balance: every session holding a lease reports what it
-   * drew and has not reported yet (sessions report with their renewals, not at each call), so the
-   * read sees every call settled so far. Reads that come together share one round; one within a
-   * second of the last round reads as it is. A session that does not answer in time is not waited
-   * for: its calls are reported with its next renewal or return.
+   * Before a read of the org's usage or balance: every session that leased within a lease's
+   * lifetime reports what it drew and has not reported yet (sessions report with their renewals,
+   * not at each call), so the read sees every call settled before it arrived. A read joins the
+   * round that starts next (reads that come together share one); one in flight that started
+   * before the read is not enough. A session that does not answer within 2 s is not waited for:
+   * its calls come with its next renewal or return.
    */
-  #collect(): Promise<void> {
-    if (this.#collecting) return this.#collecting;
-    if (Date.now() - this.#collectedAt < COLLECT_FRESH_MS) return Promise.resolve();
-    this.#collecting = (async () => {
-      try {
-        const sessions = await this.#liveLeaseHolders(null, true);
-        const timeout = new Promise((resolve) => setTimeout(resolve, COLLECT_WAIT_MS));
-        await Promise.race([Promise.allSettled(sessions.map((s) => s.reportUsage())), timeout]);
-      } catch {
-        // D1 unreachable: the read shows what was reported so far.
-      } finally {
-        this.#collectedAt = Date.now();
-        this.#collecting = null;
-      }
-    })();
-    return this.#collecting;
+  async #collect(): Promise<void> {
+    if (this.#nextRound === null) {
+      const previous = this.#round ?? Promise.resolve();
+      const round: Promise<void> = previous.then(() => {
+        this.#round = round;
+        this.#nextRound = null;
+        return this.#askLeaseHolders();
+      });
+      this.#nextRound = round;
+      void round.finally(() => {
+        if (this.#round === round) this.#round = null;
+      });
+    }
+    await this.#nextRound;
   }
 
-  #collecting: Promise<void> | null = null;
-  #collectedAt = 0;
+  async #askLeaseHolders(): Promise<void> {
+    try {
+      const sessions = await this.#liveLeaseHolders(null, true);
+      if (sessions.length === 0) return;
+      const timeout = new Promise((resolve) => setTimeout(resolve, COLLECT_WAIT_MS));
+      await Promise.race([Promise.allSettled(sessions.map((s) => s.reportUsage())), timeout]);
+    } catch {
+      // D1 unreachable: the read shows what was reported so far.
+    }
+  }
+
+  /** The round of reports in flight, and the one that the reads arriving now wait for. */
+  #round: Promise<void> | null = null;
+  #nextRound: Promise<void> | null = null;
 
   /**
    * Admits one free preview turn against the org's daily cap (UTC day), counting it when admitted.
@@ -434,13 +443,14 @@ export class BillingAccount extends DurableObject<Env> {
 
   /** Raw usage events in time order, a page at a time (the CSV export streams these). */
   async usageRows(query: UsageRowsQuery): Promise<UsageRow[]> {
-    await this.#collect();
+    // The first page asks the lease holders; later pages continue from the same moment.
+    if (query.after === undefined) await this.#collect();
     return usageRows(this.#exec, query);
   }
 
   /** Usage events newest first, filtered, a page at a time (the activity list). */
   async activityRows(query: ActivityRowsQuery): Promise<UsageRow[]> {
-    await this.#collect();
+    if (query.before === undefined) await this.#collect();
     return activityRows(this.#exec, query);
   }
 
