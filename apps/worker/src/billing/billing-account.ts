@@ -324,12 +324,17 @@ export class BillingAccount extends DurableObject<Env> {
   async lease(input: LeaseRequest): Promise<LeaseResult> {
     const now = Date.now();
     const result = this.#ledger.lease({ ...input, now });
-    // Who leased lately: a read asks them for what they have not reported (`#collect`).
-    this.#sql.exec(
-      "INSERT INTO lease_sessions (session_id, seen_at) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET seen_at = excluded.seen_at",
-      input.sessionId,
-      now,
-    );
+    // Who may hold calls back: a read asks them for what they have not reported (`#collect`). A
+    // session whose lease closed with no call in flight holds nothing back: it is not asked.
+    if (result.ok && (result.lease !== null || input.keepMicros > 0)) {
+      this.#sql.exec(
+        "INSERT INTO lease_sessions (session_id, seen_at) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET seen_at = excluded.seen_at",
+        input.sessionId,
+        now,
+      );
+    } else if (result.ok) {
+      this.#sql.exec("DELETE FROM lease_sessions WHERE session_id = ?", input.sessionId);
+    }
     if (!result.ok) return result;
     const queued = this.#queueAlerts(result.alerts, now);
     if (result.lease) await this.#alarmBy(result.lease.expiresAt);
