@@ -49,7 +49,7 @@ export async function benchLeases() {
     const clients = await pooled(sessions, 50, (id) =>
       connectChat(`${base}/agents/assistant-agent/${id}`, { token, sendHistory: "last" }),
     );
-    const calls = () => json(`${base}/__bench/billing-calls?org=${orgId}`);
+    const calls = () => json(`${base}/api/__bench/billing-calls?org=${orgId}`);
     const before = await calls();
     const started = performance.now();
     let errors = 0;

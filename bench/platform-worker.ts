@@ -1,5 +1,5 @@
 // Bench-only Worker: the whole platform, with a BillingAccount that counts the calls agents make
-// to it (lease, reserve, settle, release) and answers the count at /__bench/billing-calls. Not
+// to it (lease, reserve, settle, release) and answers the count at /api/__bench/billing-calls. Not
 // deployed; bench/leases.mjs runs it under wrangler dev with a copy of wrangler.jsonc.
 import { BillingAccount as PlatformBillingAccount } from "../apps/worker/src/billing/billing-account.ts";
 import worker from "../apps/worker/src/index.ts";
@@ -39,7 +39,7 @@ export class BillingAccount extends PlatformBillingAccount {
 export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     const url = new URL(request.url);
-    if (url.pathname === "/__bench/billing-calls") {
+    if (url.pathname === "/api/__bench/billing-calls") {
       const org = url.searchParams.get("org") ?? "";
       const stub = env.BILLING.get(env.BILLING.idFromName(org)) as unknown as {
         benchCalls(): Promise<Record<Call, number>>;

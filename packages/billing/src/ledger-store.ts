@@ -125,6 +125,10 @@ export interface LedgerStore {
    * the hold is not open.
    */
   resizeHold(requestId: string, amountMicros: number, expiresAt: number): void;
+  /** How many open holds are session leases (ids starting `lease:`). */
+  countOpenLeases(): number;
+  /** The sum of one member's open holds (leases included). */
+  sumOpenHolds(memberId: string): number;
   /** Every hold whose status is `open` (few: one per in-flight model call or session lease). */
   listOpenHolds(): HoldRow[];
 

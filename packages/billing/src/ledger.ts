@@ -551,11 +551,24 @@ export class CreditLedger {
       // What the open lease still holds once the reported calls came out of it; the hold row is
       // written once, below (a hold is never 0: it is resized or closed).
       let current = open ? hold.amountMicros : 0;
+      let charged = 0;
       const settled = input.usages.map((usage) => {
-        const { result, coveredMicros } = this.#settleOnLease(usage, input, who, open, current);
+        const { result, coveredMicros, chargedMicros } = this.#settleOnLease(
+          usage,
+          input,
+          who,
+          open,
+          current,
+        );
         current -= coveredMicros;
+        charged += chargedMicros;
         return result;
       });
+      // The period's spend, once for the whole report.
+      if (charged > 0) {
+        this.#addCounter(orgSpendCounter(utcMonth(input.now)), charged);
+        this.#addCounter(memberSpendCounter(utcDay(input.now), who.memberId), charged);
+      }
       let refusedBy: LeaseLimit | null = null;
       let amount = Math.min(current, input.keepMicros);
       if (input.wantMicros > 0 && (hold === null || hold.status === "open")) {
@@ -580,9 +593,7 @@ export class CreditLedger {
   /** The bounds on a lease's grant, as if it held nothing (`current`: what the counters count it at). */
   #grantBounds(input: LeaseInput, current: number): GrantBounds {
     const { availableMicros, heldMicros } = this.balance();
-    const otherLeases = this.#store
-      .listOpenHolds()
-      .filter((hold) => isLeaseId(hold.requestId) && hold.requestId !== input.leaseId).length;
+    const otherLeases = this.#store.countOpenLeases() - (current > 0 ? 1 : 0);
     const orgLimit = this.config.orgMonthlyLimitMicros;
     const memberLimit = this.config.memberDailyLimitMicros;
     return {
@@ -638,7 +649,7 @@ export class CreditLedger {
     who: Attribution,
     open: boolean,
     leftMicros: number,
-  ): { result: LeaseSettled; coveredMicros: number } {
+  ): { result: LeaseSettled; coveredMicros: number; chargedMicros: number } {
     const settle: SettleInput = { ...usage, now: input.now, attribution: who };
     const previous = this.#store.getUsage(usage.requestId);
     if (previous !== null) {
@@ -651,6 +662,7 @@ export class CreditLedger {
             message: `request ${usage.requestId} was settled with different parameters`,
           },
           coveredMicros: 0,
+          chargedMicros: 0,
         };
       }
       const { overrunMicros, outcome } = this.#replayedSettle(previous) as Extract<
@@ -660,6 +672,7 @@ export class CreditLedger {
       return {
         result: { requestId: usage.requestId, ok: true, outcome, replayed: true, overrunMicros },
         coveredMicros: 0,
+        chargedMicros: 0,
       };
     }
     if (this.#store.getHold(usage.requestId) !== null) {
@@ -671,6 +684,7 @@ export class CreditLedger {
           message: `request ${usage.requestId} has a hold of its own, not a draw on a lease`,
         },
         coveredMicros: 0,
+        chargedMicros: 0,
       };
     }
     const charge = usage.billable ? usage.priceMicros : 0;
@@ -684,8 +698,6 @@ export class CreditLedger {
         memo: usage.model,
         createdAt: input.now,
       });
-      this.#addCounter(orgSpendCounter(utcMonth(input.now)), charge);
-      this.#addCounter(memberSpendCounter(utcDay(input.now), who.memberId), charge);
     }
     const outcome: UsageOutcome = !usage.billable ? "metered" : open ? "settled" : "settled_late";
     this.#insertUsage(settle, who, outcome, usage.drawMicros);
@@ -698,6 +710,7 @@ export class CreditLedger {
         overrunMicros: charge - covered,
       },
       coveredMicros: covered,
+      chargedMicros: charge,
     };
   }
 
@@ -873,11 +886,10 @@ export class CreditLedger {
   }
 
   #memberCommitted(now: number, memberId: string): number {
-    const openHolds = this.#store
-      .listOpenHolds()
-      .filter((hold) => hold.memberId === memberId)
-      .reduce((sum, hold) => sum + hold.amountMicros, 0);
-    return this.#store.getCounter(memberSpendCounter(utcDay(now), memberId)) + openHolds;
+    return (
+      this.#store.getCounter(memberSpendCounter(utcDay(now), memberId)) +
+      this.#store.sumOpenHolds(memberId)
+    );
   }
 
   #insertUsage(

@@ -111,6 +111,16 @@ export class MemoryLedgerStore implements LedgerStore {
     this.#onUndo(() => this.#holds.set(requestId, before));
   }
 
+  countOpenLeases(): number {
+    return this.listOpenHolds().filter((row) => row.requestId.startsWith("lease:")).length;
+  }
+
+  sumOpenHolds(memberId: string): number {
+    return this.listOpenHolds()
+      .filter((row) => row.memberId === memberId)
+      .reduce((sum, row) => sum + row.amountMicros, 0);
+  }
+
   listOpenHolds(): HoldRow[] {
     return [...this.#holds.values()]
       .filter((row) => row.status === "open")

@@ -315,6 +315,21 @@ export class SqlLedgerStore implements LedgerStore {
     );
   }
 
+  countOpenLeases(): number {
+    const row = this.#first(
+      "SELECT COUNT(*) AS n FROM ledger_holds WHERE status = 'open' AND substr(request_id, 1, 6) = 'lease:'",
+    );
+    return row === null ? 0 : num(row, "n");
+  }
+
+  sumOpenHolds(memberId: string): number {
+    const row = this.#first(
+      "SELECT COALESCE(SUM(amount_micros), 0) AS total FROM ledger_holds WHERE status = 'open' AND member_id = ?",
+      memberId,
+    );
+    return row === null ? 0 : num(row, "total");
+  }
+
   listOpenHolds(): HoldRow[] {
     return this.#rows(
       "SELECT * FROM ledger_holds WHERE status = 'open' ORDER BY expires_at, request_id",
