@@ -10,6 +10,7 @@ import {
   funded,
   latestCallMaximum,
   modelRequests,
+  openLeases,
   settledBalance,
   usageRowsOf,
 } from "./metering.ts";
@@ -26,17 +27,6 @@ const agentPath = (sessionId: string) => `/agents/assistant-agent/${sessionId}`;
 const agentStub = (sessionId: string) =>
   env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(sessionId));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The session's lease as the account holds it (null when none is open). */
-async function openLeases(orgId: string) {
-  return runInDurableObject(billingAccount(env, orgId), (_instance: BillingAccount, state) =>
-    state.storage.sql
-      .exec(
-        "SELECT request_id, amount_micros, session_id FROM ledger_holds WHERE status = 'open' AND request_id LIKE 'lease:%'",
-      )
-      .toArray(),
-  );
-}
 
 /**
  * Once every lease is back: nothing held, the balance is the credits less every call's price,

@@ -26,22 +26,28 @@ export async function generationCost(generationIds: string): Promise<number> {
   return dollarsToMicrosCeil((await generation(id ?? ""))?.total_cost ?? -1);
 }
 
+/** The org's open session leases, as its account holds them. */
+export async function openLeases(orgId: string) {
+  return runInDurableObject(billingAccount(env, orgId), (_instance, state) =>
+    state.storage.sql
+      .exec(
+        "SELECT request_id, amount_micros, session_id FROM ledger_holds WHERE status = 'open' AND request_id LIKE 'lease:%'",
+      )
+      .toArray(),
+  );
+}
+
 /**
  * Returns every open session lease of the org (what an idle session does after a minute, or a
  * limit change at once): each session agent reports what it drew and gives the rest back. Then
  * the org's held credits are only per-call holds of calls in flight.
  */
 export async function returnLeases(orgId: string): Promise<void> {
-  const sessions = await runInDurableObject(billingAccount(env, orgId), (_instance, state) =>
-    state.storage.sql
-      .exec(
-        "SELECT DISTINCT session_id FROM ledger_holds WHERE status = 'open' AND request_id LIKE 'lease:%'",
-      )
-      .toArray()
-      .map((row) => row.session_id as string),
-  );
+  const sessions = new Set((await openLeases(orgId)).map((lease) => lease.session_id as string));
   await Promise.all(
-    sessions.map((id) => env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(id)).dropLease()),
+    [...sessions].map((id) =>
+      env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(id)).dropLease(),
+    ),
   );
 }
 
