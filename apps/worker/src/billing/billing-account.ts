@@ -4,17 +4,13 @@ import {
   type ActivityRowsQuery,
   type AlertDelivery,
   AlertOutbox,
-  type AlertRow,
   activityRows,
-  alertMessage,
-  alertPeriodLabel,
   applyStripeAction,
   type Balance,
   type BillingSettings,
   CreditLedger,
   createUsageRollups,
   type EntryRow,
-  isLeaseId,
   LEDGER_SQLITE_SCHEMA,
   type LeaseInput,
   type LeaseResult,
@@ -37,11 +33,11 @@ import {
   usageReport,
   usageRows,
 } from "@parley/billing";
-import { agentSettings } from "../env.ts";
 import { type Finding, scanStore, scrubStore, sqlSource } from "../erasure/scan.ts";
 import type { Replacement } from "../erasure/scrub.ts";
-import { signAlert } from "./alert-signature.ts";
-import { checkWebhookUrl } from "./webhook-url.ts";
+import { AccountAlarm } from "./account-alarm.ts";
+import { AlertWebhook } from "./alert-webhook.ts";
+import { LeaseHolders } from "./lease-holders.ts";
 
 export {
   type ActivityRowsQuery,
@@ -72,16 +68,7 @@ export type UsageQuery = UsageReportQuery;
 
 export type StripeApplyResult = { status: "duplicate" } | { status: "applied"; result: PostResult };
 
-/** How long a read waits for lease holders to report. */
-const COLLECT_WAIT_MS = 2_000;
-
 const DEFAULT_HOLD_TTL_MS = 10 * 60 * 1000;
-
-/**
- * The soonest an alarm re-arms after it ran: whatever is pending, the next run is in the future, so
- * no state of the outbox or the holds can make the alarm fire in a loop.
- */
-const MIN_ALARM_GAP_MS = 1_000;
 
 /**
  * One organization's credits: the single writer of its append-only ledger (name = org id).
@@ -98,9 +85,10 @@ export class BillingAccount extends DurableObject<Env> {
   readonly #account: AccountStore;
   readonly #store: SqlLedgerStore;
   readonly #outbox: AlertOutbox;
+  readonly #webhook: AlertWebhook;
+  readonly #alarm: AccountAlarm;
+  readonly #leaseHolders: LeaseHolders;
   #ledger: CreditLedger;
-  /** The alarm time as last read or set: saves a storage read per reservation. */
-  #alarmAt: number | null | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -114,10 +102,6 @@ export class BillingAccount extends DurableObject<Env> {
     // Alerts to deliver to the org's webhook: an outbox drained by the alarm, with retries.
     this.#outbox = new AlertOutbox(this.#exec);
     this.#outbox.migrate();
-    // The sessions that leased lately, for a read to ask what they have not reported yet.
-    this.#sql.exec(
-      "CREATE TABLE IF NOT EXISTS lease_sessions (session_id TEXT PRIMARY KEY, seen_at INTEGER NOT NULL)",
-    );
     let depth = 0;
     this.#store = new SqlLedgerStore({
       ...this.#exec,
@@ -133,6 +117,11 @@ export class BillingAccount extends DurableObject<Env> {
       },
     });
     this.#ledger = new CreditLedger(this.#store, this.#ledgerConfig());
+    this.#webhook = new AlertWebhook(env, this.#account, this.#store, this.#outbox);
+    this.#alarm = new AccountAlarm(ctx.storage, this.#outbox);
+    // Sessions holding leases: they report before a read, and give their leases back when a
+    // limit changes or a call is refused.
+    this.#leaseHolders = new LeaseHolders(this.#sql, this.#store, env);
   }
 
   #ledgerConfig(): Partial<LedgerConfig> {
@@ -179,98 +168,15 @@ export class BillingAccount extends DurableObject<Env> {
       current.orgMonthlyLimitMicros !== before.orgMonthlyLimitMicros ||
       current.memberDailyLimitMicros !== before.memberDailyLimitMicros
     ) {
-      this.ctx.waitUntil(this.#revokeLeases());
+      this.ctx.waitUntil(this.#leaseHolders.revoke());
     }
     return next;
   }
 
-  /** The sessions holding an open lease (but `except`). */
-  #leaseHolders(except: string | null): string[] {
-    const sessions = new Set<string>();
-    for (const hold of this.#store.listOpenHolds()) {
-      if (isLeaseId(hold.requestId) && hold.sessionId !== null && hold.sessionId !== except) {
-        sessions.add(hold.sessionId);
-      }
-    }
-    return [...sessions];
+  /** Before a read of usage or balance: the lease holders report first (`LeaseHolders.collect`). */
+  #collect(): Promise<void> {
+    return this.#leaseHolders.collect();
   }
-
-  /**
-   * A limit changed, or a call was refused while leases are out: every session holding a lease is told to draw no more on it and to return
-   * it, so the next call is admitted under the new limit (a new lease is sized by it, or a per-call
-   * hold). Until a session hears it, only what it already drew can pass the new limit (the bound in
-   * docs/2026-12-01-metering-leases.md). An erased session is never addressed (that would make it
-   * again): its lease was returned by the erasure, or expires.
-   */
-  async #revokeLeases(except: string | null = null): Promise<void> {
-    const sessions = await this.#liveLeaseHolders(except);
-    await Promise.allSettled(sessions.map((session) => session.dropLease()));
-  }
-
-  /**
-   * The sessions holding an open lease (but `except`), or with `recent`, every session that leased
-   * within a lease's lifetime (its last calls may still wait to be reported), as stubs; erased
-   * ones are never addressed.
-   */
-  async #liveLeaseHolders(except: string | null = null, recent = false) {
-    const sessions = recent
-      ? this.#sql
-          .exec(
-            "SELECT session_id FROM lease_sessions WHERE seen_at > ?",
-            Date.now() - agentSettings(this.env).lease.policy.ttlMs,
-          )
-          .toArray()
-          .map((row) => row.session_id as string)
-      : this.#leaseHolders(except);
-    if (sessions.length === 0) return [];
-    const { results } = await this.env.DB.prepare(
-      `SELECT subject_id FROM tombstones WHERE subject_id IN (${sessions.map(() => "?").join(", ")})`,
-    )
-      .bind(...sessions)
-      .all<{ subject_id: string }>();
-    const erased = new Set(results.map((row) => row.subject_id));
-    const agents = this.env.ASSISTANT_AGENT;
-    return sessions.filter((id) => !erased.has(id)).map((id) => agents.get(agents.idFromName(id)));
-  }
-
-  /**
-   * Before a read of the org's usage or balance: every session that leased within a lease's
-   * lifetime reports what it drew and has not reported yet (sessions report with their renewals,
-   * not at each call), so the read sees every call settled before it arrived. A read joins the
-   * round that starts next (reads that come together share one); one in flight that started
-   * before the read is not enough. A session that does not answer within 2 s is not waited for:
-   * its calls come with its next renewal or return.
-   */
-  async #collect(): Promise<void> {
-    if (this.#nextRound === null) {
-      const previous = this.#round ?? Promise.resolve();
-      const round: Promise<void> = previous.then(() => {
-        this.#round = round;
-        this.#nextRound = null;
-        return this.#askLeaseHolders();
-      });
-      this.#nextRound = round;
-      void round.finally(() => {
-        if (this.#round === round) this.#round = null;
-      });
-    }
-    await this.#nextRound;
-  }
-
-  async #askLeaseHolders(): Promise<void> {
-    try {
-      const sessions = await this.#liveLeaseHolders(null, true);
-      if (sessions.length === 0) return;
-      const timeout = new Promise((resolve) => setTimeout(resolve, COLLECT_WAIT_MS));
-      await Promise.race([Promise.allSettled(sessions.map((s) => s.reportUsage())), timeout]);
-    } catch {
-      // D1 unreachable: the read shows what was reported so far.
-    }
-  }
-
-  /** The round of reports in flight, and the one that the reads arriving now wait for. */
-  #round: Promise<void> | null = null;
-  #nextRound: Promise<void> | null = null;
 
   /**
    * Admits one free preview turn against the org's daily cap (UTC day), counting it when admitted.
@@ -293,17 +199,21 @@ export class BillingAccount extends DurableObject<Env> {
         ttlMs: input.ttlMs ?? DEFAULT_HOLD_TTL_MS,
       });
     let result = reserve();
-    if (!result.ok && result.reason !== "conflict" && this.#leaseHolders(input.sessionId).length) {
+    if (
+      !result.ok &&
+      result.reason !== "conflict" &&
+      this.#leaseHolders.holding(input.sessionId).length
+    ) {
       // Credits may sit unused in other sessions' leases: they are taken back, and the call tried
       // once more, so a call is refused only when the org cannot afford it.
-      await this.#revokeLeases(input.sessionId);
+      await this.#leaseHolders.revoke(input.sessionId);
       result = reserve();
     }
     const now = Date.now();
-    const queued = "alerts" in result && this.#queueAlerts(result.alerts, now);
+    const queued = "alerts" in result && this.#webhook.queue(result.alerts, now);
     // Only new work can need an earlier alarm: the new hold's expiry, or alerts just queued.
-    if (result.ok && !result.replayed) await this.#alarmBy(result.hold.expiresAt);
-    if (queued) await this.#alarmBy(now);
+    if (result.ok && !result.replayed) await this.#alarm.fireBy(result.hold.expiresAt);
+    if (queued) await this.#alarm.fireBy(now);
     return result;
   }
 
@@ -312,7 +222,7 @@ export class BillingAccount extends DurableObject<Env> {
     const now = Date.now();
     const result = this.#ledger.settle({ ...input, now });
     // A settle only removes work, unless it fired alerts to deliver.
-    if (result.ok && this.#queueAlerts(result.alerts, now)) await this.#alarmBy(now);
+    if (result.ok && this.#webhook.queue(result.alerts, now)) await this.#alarm.fireBy(now);
     return result;
   }
 
@@ -327,18 +237,14 @@ export class BillingAccount extends DurableObject<Env> {
     // Who may hold calls back: a read asks them for what they have not reported (`#collect`). A
     // session whose lease closed with no call in flight holds nothing back: it is not asked.
     if (result.ok && (result.lease !== null || input.keepMicros > 0)) {
-      this.#sql.exec(
-        "INSERT INTO lease_sessions (session_id, seen_at) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET seen_at = excluded.seen_at",
-        input.sessionId,
-        now,
-      );
+      this.#leaseHolders.seen(input.sessionId, now);
     } else if (result.ok) {
-      this.#sql.exec("DELETE FROM lease_sessions WHERE session_id = ?", input.sessionId);
+      this.#leaseHolders.forget(input.sessionId);
     }
     if (!result.ok) return result;
-    const queued = this.#queueAlerts(result.alerts, now);
-    if (result.lease) await this.#alarmBy(result.lease.expiresAt);
-    if (queued) await this.#alarmBy(now);
+    const queued = this.#webhook.queue(result.alerts, now);
+    if (result.lease) await this.#alarm.fireBy(result.lease.expiresAt);
+    if (queued) await this.#alarm.fireBy(now);
     return result;
   }
 
@@ -360,7 +266,7 @@ export class BillingAccount extends DurableObject<Env> {
       if (this.#account.stripeEventSeen(event.id)) return { status: "duplicate" };
       const result = applyStripeAction(this.#ledger, action, now);
       this.#account.recordStripeEvent(event, now);
-      if (result.ok) this.#queueAlerts(result.alerts, now);
+      if (result.ok) this.#webhook.queue(result.alerts, now);
       return { status: "applied", result };
     });
   }
@@ -472,91 +378,12 @@ export class BillingAccount extends DurableObject<Env> {
     return this.#ledger.reconcile();
   }
 
-  /** Queues alerts for delivery; true when anything was queued. */
-  #queueAlerts(alerts: readonly AlertRow[], now: number): boolean {
-    if (alerts.length === 0 || !this.settings().alertWebhookUrl) return false;
-    this.#outbox.queue(alerts, now);
-    return true;
-  }
-
-  /**
-   * One alarm serves both jobs: voiding expired holds and delivering queued alerts. It is only ever
-   * set in the future, for work that can be done: a hold that will expire, or an alert that is due
-   * and deliverable (parked and spent rows never count), so an idle account never spins.
-   */
-  async #scheduleAlarm(now: number): Promise<void> {
-    const holds = this.#sql
-      .exec("SELECT MIN(expires_at) AS at FROM ledger_holds WHERE status = 'open'")
-      .one().at as number | null;
-    const outbox = this.#outbox.nextAttemptAt();
-    const next = [holds, outbox].filter((t): t is number => t !== null);
-    if (next.length === 0) return;
-    await this.#alarmBy(Math.max(Math.min(...next), now + MIN_ALARM_GAP_MS));
-  }
-
-  /** Makes sure the alarm fires by `at` (one storage write only when it must move earlier). */
-  async #alarmBy(at: number): Promise<void> {
-    if (this.#alarmAt === undefined) this.#alarmAt = await this.ctx.storage.getAlarm();
-    if (this.#alarmAt === null || this.#alarmAt > at) {
-      this.#alarmAt = at;
-      await this.ctx.storage.setAlarm(at);
-    }
-  }
-
   override async alarm(): Promise<void> {
     // The alarm that is running is gone; the next one is set below if anything is pending.
-    this.#alarmAt = null;
+    this.#alarm.fired();
     const now = Date.now();
     this.#ledger.expire(now);
-    await this.#deliverAlerts(now);
-    await this.#scheduleAlarm(Date.now());
-  }
-
-  async #deliverAlerts(now: number): Promise<void> {
-    const url = this.settings().alertWebhookUrl;
-    if (!url) {
-      this.#outbox.park("the alert webhook URL was removed", now);
-      return;
-    }
-    // Checked again before each delivery: a URL saved before a rule changed is not trusted either.
-    const allowed = checkWebhookUrl(url, this.env.ALERT_WEBHOOK_ALLOW_PRIVATE ?? "");
-    if (!allowed.ok) {
-      this.#outbox.park(`the alert webhook URL is refused: it ${allowed.reason}`, now);
-      return;
-    }
-    const orgId = this.#account.orgId();
-    // Claim the batch before the first await: an alarm retried or run twice meanwhile skips these
-    // rows instead of delivering them a second time.
-    const due = this.#outbox.claimDue(now);
-    for (const row of due) {
-      const alert = this.#store.getAlert(row.key);
-      if (!alert) {
-        this.#outbox.park("the alert no longer exists", now, row.key);
-        continue;
-      }
-      // Additive since 2026-12-01: the sentence and the readable period; `period` stays the key.
-      const body = JSON.stringify({
-        type: "billing.alert",
-        orgId,
-        alert: { ...alert, message: alertMessage(alert), periodLabel: alertPeriodLabel(alert) },
-      });
-      let deliveredAt: number | null = null;
-      try {
-        const response = await fetch(url, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            "parley-signature": await signAlert(this.env.ALERT_WEBHOOK_SECRET, body, now),
-          },
-          body,
-          // A redirect could lead anywhere, a private address included: delivery stops at the URL.
-          redirect: "manual",
-        });
-        if (response.ok) deliveredAt = Date.now();
-      } catch {
-        // A network failure is a failed attempt, retried with backoff.
-      }
-      this.#outbox.recordAttempt(row, deliveredAt, now);
-    }
+    await this.#webhook.deliver(now);
+    await this.#alarm.rearm(Date.now());
   }
 }
