@@ -1,4 +1,4 @@
-import type { Page } from "@parley/shared";
+import { AppError, type Page } from "@parley/shared";
 
 /**
  * Keyset pagination on time-sortable ids, newest first. Queries fetch `limit + 1` rows with
@@ -24,3 +24,18 @@ export function cursorBound(cursor: string | undefined): string {
 }
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * The previous page's last row, from a `nextCursor` of the form `<time>.<key>` (alerts: fired at
+ * and key; activity: created at and request id), or a 400.
+ */
+export function keysetCursor(cursor: string): { at: number; key: string } {
+  const match = /^([1-9]\d{0,15})\.(.+)$/s.exec(cursor);
+  const at = Number(match?.[1]);
+  if (!match?.[2] || !Number.isSafeInteger(at)) {
+    throw new AppError("invalid_request", "query.cursor: not a cursor from this list", {
+      field: "query.cursor",
+    });
+  }
+  return { at, key: match[2] };
+}
