@@ -10,6 +10,9 @@ import {
 } from "./lease.ts";
 import { CreditLedger } from "./ledger.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";
+import { nodeSqliteExecutor } from "./node-sqlite-executor.test-support.ts";
+import { SqlLedgerStore } from "./sql-ledger-store.ts";
+import { createUsageRollups } from "./usage-rollups.ts";
 
 const NOW = Date.UTC(2026, 11, 1, 12);
 const unbounded = { orgHeadroomMicros: null, memberHeadroomMicros: null };
@@ -136,6 +139,80 @@ describe("CreditLedger.lease", () => {
     ).toMatchObject({ ok: false, reason: "conflict" });
     const other = ledger.lease(ask("s2", { memberId: "x", leaseId: leaseId("s1", 0) }));
     expect(other).toMatchObject({ ok: false, reason: "conflict" });
+  });
+});
+
+describe.each([
+  ["memory", () => new MemoryLedgerStore()],
+  [
+    "sqlite",
+    () => {
+      const sql = nodeSqliteExecutor();
+      const store = new SqlLedgerStore(sql);
+      store.migrate();
+      createUsageRollups(sql);
+      return store;
+    },
+  ],
+])("a report's calls, looked up and written together (%s)", (_name, makeStore) => {
+  const call = (requestId: string, priceMicros = 120) => ({
+    requestId,
+    costMicros: 100,
+    priceMicros,
+    tokens: { promptTokens: 1, completionTokens: 1, cachedPromptTokens: 0, reasoningTokens: 0 },
+    model: "m",
+    generationIds: [`g-${requestId}`],
+    billable: true,
+    drawMicros: 300,
+  });
+
+  it("settles a call listed twice in one report once, and refuses a different second one", () => {
+    const ledger = new CreditLedger(makeStore());
+    ledger.post({ kind: "grant", amountMicros: 10_000, idempotencyKey: "g", now: NOW });
+    ledger.lease(ask("s1"));
+    const report = ledger.lease(
+      ask("s1", { usages: [call("a"), call("b"), call("a"), call("b", 999), call("c")] }),
+    );
+    expect(
+      report.ok && report.settled.map((one) => [one.requestId, one.ok, one.ok && one.replayed]),
+    ).toEqual([
+      ["a", true, false],
+      ["b", true, false],
+      ["a", true, true],
+      ["b", false, false],
+      ["c", true, false],
+    ]);
+    expect(ledger.balance().postedMicros).toBe(10_000 - 3 * 120);
+    // A later report of the same calls changes nothing.
+    const replay = ledger.lease(ask("s1", { usages: [call("c"), call("a")] }));
+    expect(replay.ok && replay.settled.every((one) => one.ok && one.replayed)).toBe(true);
+    expect(ledger.balance().postedMicros).toBe(10_000 - 3 * 120);
+    expect(ledger.entries().map((entry) => [entry.reference, entry.balanceAfterMicros])).toEqual([
+      [null, 10_000],
+      ["a", 9880],
+      ["b", 9760],
+      ["c", 9640],
+    ]);
+    expect(ledger.reconcile().ok).toBe(true);
+  });
+
+  it("refuses, in a report, a call that has a hold of its own, and settles the rest", () => {
+    const ledger = new CreditLedger(makeStore());
+    ledger.post({ kind: "grant", amountMicros: 10_000, idempotencyKey: "g", now: NOW });
+    ledger.reserve({
+      requestId: "own",
+      amountMicros: 500,
+      memberId: "m",
+      projectId: "p",
+      sessionId: "s1",
+      now: NOW,
+      ttlMs: 60_000,
+    });
+    ledger.lease(ask("s1"));
+    const report = ledger.lease(ask("s1", { usages: [call("own"), call("x")] }));
+    expect(report.ok && report.settled.map((one) => one.ok)).toEqual([false, true]);
+    expect(ledger.balance()).toMatchObject({ postedMicros: 9880, heldMicros: 1500 });
+    expect(ledger.reconcile().ok).toBe(true);
   });
 });
 

@@ -136,6 +136,87 @@ describe.each(stores)("LedgerStore contract (%s)", (_name, makeStore) => {
     expect(() => store.insertAlert(alert)).toThrow();
   });
 
+  it("inserts and finds many rows at once, as a lease report does", () => {
+    const store = makeStore();
+    const base = { kind: "usage" as const, memo: "x/y", createdAt: 5 };
+    store.insertEntry({
+      ...base,
+      amountMicros: 9,
+      balanceAfterMicros: 9,
+      idempotencyKey: "k0",
+      reference: null,
+    });
+    // More rows than a Durable Object binds parameters (100): they go as one JSON value.
+    const many = Array.from({ length: 40 }, (_, i) => ({
+      ...base,
+      amountMicros: -(i + 1),
+      balanceAfterMicros: 9 - ((i + 1) * (i + 2)) / 2,
+      idempotencyKey: `k${i + 1}`,
+      reference: i % 2 === 0 ? `r${i}` : null,
+    }));
+    const rows = store.insertEntries(many);
+    expect(rows.map((row) => row.seq)).toEqual(many.map((_, i) => i + 2));
+    expect(store.listEntries(1, 100)).toEqual(rows);
+    expect(store.insertEntries([])).toEqual([]);
+    // One row new, one already there: neither is written.
+    const again = many.slice(1, 2);
+    const fresh = again.map((row) => ({ ...row, idempotencyKey: "k99" }));
+    expect(() => store.insertEntries([...fresh, ...again])).toThrow();
+    expect(store.getEntryByKey("k99")).toBeNull();
+
+    const usages = many.map((_, i) => ({
+      ...usage,
+      requestId: `u${i}`,
+      sessionId: i % 3 === 0 ? null : `s${i}`,
+      holdMicros: i % 4 === 0 ? null : i,
+      billable: (i % 2) as 0 | 1,
+      outcome: i % 2 === 0 ? ("metered" as const) : ("settled_late" as const),
+    }));
+    store.insertUsages(usages);
+    store.insertUsages([]);
+    const byId = (a: { requestId: string }, b: { requestId: string }) =>
+      a.requestId < b.requestId ? -1 : 1;
+    expect(store.getUsages(["u3", "nope", "u0", "u3"]).sort(byId)).toEqual([usages[0], usages[3]]);
+    expect(store.getUsages([])).toEqual([]);
+    expect(store.getUsage("u39")).toEqual(usages[39]);
+    expect(() =>
+      store.insertUsages([{ ...usage, requestId: "new" }, ...usages.slice(5, 6)]),
+    ).toThrow();
+    expect(store.getUsage("new")).toBeNull();
+
+    store.insertHold(hold);
+    store.insertHold({ ...hold, requestId: "r2" });
+    expect(store.getHolds(["r2", "zz", "r1"]).sort(byId)).toEqual([
+      hold,
+      { ...hold, requestId: "r2" },
+    ]);
+    expect(store.getHolds([])).toEqual([]);
+  });
+
+  it("reads its own counter writes inside a transaction and keeps them after", () => {
+    const store = makeStore();
+    store.setCounter("a", 5);
+    const seen = store.transact(() => {
+      store.setCounter("a", store.getCounter("a") + 1);
+      store.setCounter("b", 7);
+      const inner = store.transact(() => {
+        store.setCounter("a", store.getCounter("a") + 10);
+        return store.getCounter("a");
+      });
+      return [store.getCounter("a"), store.getCounter("b"), inner];
+    });
+    expect(seen).toEqual([16, 7, 16]);
+    expect([store.getCounter("a"), store.getCounter("b")]).toEqual([16, 7]);
+    // A transaction that fails after moving a counter leaves it where it was.
+    expect(() =>
+      store.transact(() => {
+        store.setCounter("a", 0);
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    expect(store.getCounter("a")).toBe(16);
+  });
+
   it("rolls back a failed transaction, including a nested one only", () => {
     const store = makeStore();
     expect(() =>

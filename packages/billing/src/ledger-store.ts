@@ -108,6 +108,8 @@ export interface LedgerStore {
   transact<T>(fn: () => T): T;
 
   insertEntry(entry: NewEntryRow): EntryRow;
+  /** Inserts entries in the given order (ascending `seq`), in one statement where it can. */
+  insertEntries(entries: readonly NewEntryRow[]): EntryRow[];
   getEntryByKey(idempotencyKey: string): EntryRow | null;
   /** Entries with `seq > afterSeq`, ascending, at most `limit`. */
   listEntries(afterSeq: number, limit: number): EntryRow[];
@@ -118,6 +120,8 @@ export interface LedgerStore {
 
   insertHold(hold: HoldRow): void;
   getHold(requestId: string): HoldRow | null;
+  /** The holds of these request ids, in any order (ids without one are left out). */
+  getHolds(requestIds: readonly string[]): HoldRow[];
   /** Moves an open hold to a final status; a no-op when the hold is not open. */
   resolveHold(requestId: string, status: Exclude<HoldStatus, "open">, resolvedAt: number): void;
   /**
@@ -133,7 +137,11 @@ export interface LedgerStore {
   listOpenHolds(): HoldRow[];
 
   insertUsage(usage: UsageRow): void;
+  /** Inserts usage events, in one statement where it can (a report settles many at once). */
+  insertUsages(usages: readonly UsageRow[]): void;
   getUsage(requestId: string): UsageRow | null;
+  /** The usage events of these request ids, in any order (ids without one are left out). */
+  getUsages(requestIds: readonly string[]): UsageRow[];
 
   /** A named integer (cached totals, spend per period); 0 when never set. */
   getCounter(name: string): number;

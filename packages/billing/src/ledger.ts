@@ -42,6 +42,7 @@ import type {
   EntryRow,
   HoldRow,
   LedgerStore,
+  NewEntryRow,
   UsageOutcome,
   UsageRow,
 } from "./ledger-store.ts";
@@ -546,12 +547,20 @@ export class CreditLedger {
           message: `lease ${input.leaseId} belongs to a different member, project or session`,
         };
       }
-      const hold = this.#store.getHold(input.leaseId);
+      const hold = existing;
       const open = hold?.status === "open";
       // What the open lease still holds once the reported calls came out of it; the hold row is
       // written once, below (a hold is never 0: it is resized or closed).
       let current = open ? hold.amountMicros : 0;
       let charged = 0;
+      // The report's calls are looked up, and their rows written, a statement for all of them.
+      const ids = input.usages.map((usage) => usage.requestId);
+      const batch: ReportBatch = {
+        known: new Map(this.#store.getUsages(ids).map((row) => [row.requestId, row])),
+        ownHolds: new Set(this.#store.getHolds(ids).map((row) => row.requestId)),
+        entries: [],
+        usages: [],
+      };
       const settled = input.usages.map((usage) => {
         const { result, coveredMicros, chargedMicros } = this.#settleOnLease(
           usage,
@@ -559,11 +568,14 @@ export class CreditLedger {
           who,
           open,
           current,
+          batch,
         );
         current -= coveredMicros;
         charged += chargedMicros;
         return result;
       });
+      this.#store.insertEntries(batch.entries);
+      this.#store.insertUsages(batch.usages);
       // The period's spend, once for the whole report.
       if (charged > 0) {
         this.#addCounter(orgSpendCounter(utcMonth(input.now)), charged);
@@ -642,57 +654,57 @@ export class CreditLedger {
     return { ...hold, amountMicros: amount, expiresAt };
   }
 
-  /** Settles one call drawn on a lease, once: covered by the open lease as far as it goes. */
+  /**
+   * Settles one call drawn on a lease, once: covered by the open lease as far as it goes. Its rows
+   * join the report's `batch`, which also answers whether it was settled before (in this report
+   * or an earlier one) or has a hold of its own.
+   */
   #settleOnLease(
     usage: LeaseUsage,
     input: LeaseInput,
     who: Attribution,
     open: boolean,
     leftMicros: number,
+    batch: ReportBatch,
   ): { result: LeaseSettled; coveredMicros: number; chargedMicros: number } {
     const settle: SettleInput = { ...usage, now: input.now, attribution: who };
-    const previous = this.#store.getUsage(usage.requestId);
-    if (previous !== null) {
+    const refused = (message: string) => ({
+      result: { requestId: usage.requestId, ok: false, reason: "conflict", message } as const,
+      coveredMicros: 0,
+      chargedMicros: 0,
+    });
+    const previous = batch.known.get(usage.requestId);
+    if (previous !== undefined) {
       if (!sameSettle(previous, settle)) {
-        return {
-          result: {
-            requestId: usage.requestId,
-            ok: false,
-            reason: "conflict",
-            message: `request ${usage.requestId} was settled with different parameters`,
-          },
-          coveredMicros: 0,
-          chargedMicros: 0,
-        };
+        return refused(`request ${usage.requestId} was settled with different parameters`);
       }
-      const { overrunMicros, outcome } = this.#replayedSettle(previous) as Extract<
-        SettleResult,
-        { ok: true }
-      >;
-      return {
-        result: { requestId: usage.requestId, ok: true, outcome, replayed: true, overrunMicros },
-        coveredMicros: 0,
-        chargedMicros: 0,
-      };
-    }
-    if (this.#store.getHold(usage.requestId) !== null) {
+      const overrunMicros = overrun(
+        previous.outcome,
+        previous.priceMicros,
+        previous.holdMicros ?? 0,
+      );
       return {
         result: {
           requestId: usage.requestId,
-          ok: false,
-          reason: "conflict",
-          message: `request ${usage.requestId} has a hold of its own, not a draw on a lease`,
+          ok: true,
+          outcome: previous.outcome,
+          replayed: true,
+          overrunMicros,
         },
         coveredMicros: 0,
         chargedMicros: 0,
       };
     }
+    if (batch.ownHolds.has(usage.requestId)) {
+      return refused(`request ${usage.requestId} has a hold of its own, not a draw on a lease`);
+    }
     const charge = usage.billable ? usage.priceMicros : 0;
     const covered = open ? Math.min(charge, leftMicros) : 0;
     if (charge > 0) {
-      this.#postEntry({
+      batch.entries.push({
         kind: "usage",
         amountMicros: -charge,
+        balanceAfterMicros: this.#addCounter(POSTED, -charge),
         idempotencyKey: usageKey(usage.requestId),
         reference: usage.requestId,
         memo: usage.model,
@@ -700,7 +712,9 @@ export class CreditLedger {
       });
     }
     const outcome: UsageOutcome = !usage.billable ? "metered" : open ? "settled" : "settled_late";
-    this.#insertUsage(settle, who, outcome, usage.drawMicros);
+    const row = usageRow(settle, who, outcome, usage.drawMicros);
+    batch.usages.push(row);
+    batch.known.set(row.requestId, row);
     return {
       result: {
         requestId: usage.requestId,
@@ -898,24 +912,7 @@ export class CreditLedger {
     outcome: UsageOutcome,
     holdMicros: number | null,
   ): UsageRow {
-    const usage: UsageRow = {
-      requestId: input.requestId,
-      memberId: who?.memberId ?? null,
-      projectId: who?.projectId ?? null,
-      sessionId: who?.sessionId ?? null,
-      model: input.model,
-      promptTokens: input.tokens.promptTokens,
-      completionTokens: input.tokens.completionTokens,
-      cachedPromptTokens: input.tokens.cachedPromptTokens,
-      reasoningTokens: input.tokens.reasoningTokens,
-      costMicros: input.costMicros,
-      priceMicros: input.billable ? input.priceMicros : 0,
-      billable: input.billable ? 1 : 0,
-      generationIds: JSON.stringify(input.generationIds),
-      outcome,
-      holdMicros,
-      createdAt: input.now,
-    };
+    const usage = usageRow(input, who, outcome, holdMicros);
     this.#store.insertUsage(usage);
     return usage;
   }
@@ -1046,6 +1043,42 @@ function assertSettle(input: SettleInput): void {
     throw new RangeError("a non-billable settle must have priceMicros 0");
   }
   if (input.attribution !== undefined) assertId(input.attribution.memberId, "memberId");
+}
+
+/** A lease report's lookups and the rows it writes at its end, in one statement each. */
+interface ReportBatch {
+  /** Usage already settled under a request id: before this report, or earlier in it. */
+  known: Map<string, UsageRow>;
+  /** Request ids of the report that have a hold of their own (not draws on a lease). */
+  ownHolds: Set<string>;
+  entries: NewEntryRow[];
+  usages: UsageRow[];
+}
+
+function usageRow(
+  input: SettleInput,
+  who: Attribution | null,
+  outcome: UsageOutcome,
+  holdMicros: number | null,
+): UsageRow {
+  return {
+    requestId: input.requestId,
+    memberId: who?.memberId ?? null,
+    projectId: who?.projectId ?? null,
+    sessionId: who?.sessionId ?? null,
+    model: input.model,
+    promptTokens: input.tokens.promptTokens,
+    completionTokens: input.tokens.completionTokens,
+    cachedPromptTokens: input.tokens.cachedPromptTokens,
+    reasoningTokens: input.tokens.reasoningTokens,
+    costMicros: input.costMicros,
+    priceMicros: input.billable ? input.priceMicros : 0,
+    billable: input.billable ? 1 : 0,
+    generationIds: JSON.stringify(input.generationIds),
+    outcome,
+    holdMicros,
+    createdAt: input.now,
+  };
 }
 
 function sameSettle(previous: UsageRow, input: SettleInput): boolean {

@@ -89,6 +89,25 @@ export class MemoryLedgerStore implements LedgerStore {
     this.#onUndo(() => this.#holds.delete(hold.requestId));
   }
 
+  insertEntries(entries: readonly NewEntryRow[]): EntryRow[] {
+    // All or none, as one SQL statement is.
+    return this.transact(() => entries.map((entry) => this.insertEntry(entry)));
+  }
+
+  getHolds(requestIds: readonly string[]): HoldRow[] {
+    return [...new Set(requestIds)].flatMap((id) => this.getHold(id) ?? []);
+  }
+
+  insertUsages(usages: readonly UsageRow[]): void {
+    this.transact(() => {
+      for (const usage of usages) this.insertUsage(usage);
+    });
+  }
+
+  getUsages(requestIds: readonly string[]): UsageRow[] {
+    return [...new Set(requestIds)].flatMap((id) => this.getUsage(id) ?? []);
+  }
+
   getHold(requestId: string): HoldRow | null {
     const row = this.#holds.get(requestId);
     return row === undefined ? null : { ...row };

@@ -194,6 +194,47 @@ export function toAlert(row: Row): AlertRow {
   };
 }
 
+/** The columns of `usage_events`, in the order `usageValues` gives a row's values. */
+const USAGE_COLUMNS = [
+  "request_id",
+  "member_id",
+  "project_id",
+  "session_id",
+  "model",
+  "prompt_tokens",
+  "completion_tokens",
+  "cached_prompt_tokens",
+  "reasoning_tokens",
+  "cost_micros",
+  "price_micros",
+  "billable",
+  "generation_ids",
+  "outcome",
+  "hold_micros",
+  "created_at",
+] as const;
+
+function usageValues(usage: UsageRow): SqlValue[] {
+  return [
+    usage.requestId,
+    usage.memberId,
+    usage.projectId,
+    usage.sessionId,
+    usage.model,
+    usage.promptTokens,
+    usage.completionTokens,
+    usage.cachedPromptTokens,
+    usage.reasoningTokens,
+    usage.costMicros,
+    usage.priceMicros,
+    usage.billable,
+    usage.generationIds,
+    usage.outcome,
+    usage.holdMicros,
+    usage.createdAt,
+  ];
+}
+
 /** {@link LedgerStore} over the tables of {@link LEDGER_SQLITE_SCHEMA}. */
 export class SqlLedgerStore implements LedgerStore {
   readonly #sql: SqlExecutor;
@@ -209,8 +250,45 @@ export class SqlLedgerStore implements LedgerStore {
     });
   }
 
+  /**
+   * Counters read or written inside the outermost open transaction (null outside one). A report
+   * reads the same few counters many times and moves them once per call it settles; they are read
+   * once, kept here, and written once, as the transaction ends.
+   */
+  #counters: Map<string, { value: number; dirty: boolean }> | null = null;
+
   transact<T>(fn: () => T): T {
-    return this.#sql.transact(fn);
+    if (this.#counters !== null) {
+      // A nested transaction that fails takes its counter changes with it, like its rows.
+      const before = new Map(this.#counters);
+      try {
+        return this.#sql.transact(fn);
+      } catch (error) {
+        this.#counters = before;
+        throw error;
+      }
+    }
+    this.#counters = new Map();
+    try {
+      return this.#sql.transact(() => {
+        const result = fn();
+        this.#flushCounters();
+        return result;
+      });
+    } finally {
+      this.#counters = null;
+    }
+  }
+
+  #flushCounters(): void {
+    const dirty = [...(this.#counters ?? [])].filter(([, counter]) => counter.dirty);
+    if (dirty.length === 0) return;
+    // (An upsert's SELECT needs a WHERE, or SQLite reads ON CONFLICT as a join's ON.)
+    this.#run(
+      `INSERT INTO ledger_counters (name, value) SELECT value ->> 0, value ->> 1 FROM json_each(?)
+       WHERE true ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+      JSON.stringify(dirty.map(([name, counter]) => [name, counter.value])),
+    );
   }
 
   #rows(query: string, ...bindings: SqlValue[]): Row[] {
@@ -243,6 +321,36 @@ export class SqlLedgerStore implements LedgerStore {
     );
     if (row === null) throw new Error("INSERT ... RETURNING returned no row");
     return { ...entry, seq: num(row, "seq") };
+  }
+
+  insertEntries(entries: readonly NewEntryRow[]): EntryRow[] {
+    if (entries.length === 0) return [];
+    // One statement for the lot, whatever its size: the rows travel as one JSON parameter (a
+    // Durable Object binds at most 100 parameters), inserted in order so `seq` follows them.
+    const seqs = new Map(
+      this.#rows(
+        `INSERT INTO ledger_entries
+           (kind, amount_micros, balance_after_micros, idempotency_key, reference, memo, created_at)
+         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6
+         FROM json_each(?) ORDER BY key RETURNING seq, idempotency_key`,
+        JSON.stringify(
+          entries.map((e) => [
+            e.kind,
+            e.amountMicros,
+            e.balanceAfterMicros,
+            e.idempotencyKey,
+            e.reference,
+            e.memo,
+            e.createdAt,
+          ]),
+        ),
+      ).map((row) => [str(row, "idempotency_key"), num(row, "seq")]),
+    );
+    return entries.map((entry) => {
+      const seq = seqs.get(entry.idempotencyKey);
+      if (seq === undefined) throw new Error("INSERT ... RETURNING left out a row");
+      return { ...entry, seq };
+    });
   }
 
   getEntryByKey(idempotencyKey: string): EntryRow | null {
@@ -297,6 +405,14 @@ export class SqlLedgerStore implements LedgerStore {
     return row === null ? null : toHold(row);
   }
 
+  getHolds(requestIds: readonly string[]): HoldRow[] {
+    if (requestIds.length === 0) return [];
+    return this.#rows(
+      "SELECT * FROM ledger_holds WHERE request_id IN (SELECT value FROM json_each(?))",
+      JSON.stringify(requestIds),
+    ).map(toHold);
+  }
+
   resolveHold(requestId: string, status: Exclude<HoldStatus, "open">, resolvedAt: number): void {
     this.#run(
       "UPDATE ledger_holds SET status = ?, resolved_at = ? WHERE request_id = ? AND status = 'open'",
@@ -338,28 +454,26 @@ export class SqlLedgerStore implements LedgerStore {
 
   insertUsage(usage: UsageRow): void {
     this.#run(
-      `INSERT INTO usage_events
-         (request_id, member_id, project_id, session_id, model, prompt_tokens, completion_tokens,
-          cached_prompt_tokens, reasoning_tokens, cost_micros, price_micros, billable,
-          generation_ids, outcome, hold_micros, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      usage.requestId,
-      usage.memberId,
-      usage.projectId,
-      usage.sessionId,
-      usage.model,
-      usage.promptTokens,
-      usage.completionTokens,
-      usage.cachedPromptTokens,
-      usage.reasoningTokens,
-      usage.costMicros,
-      usage.priceMicros,
-      usage.billable,
-      usage.generationIds,
-      usage.outcome,
-      usage.holdMicros,
-      usage.createdAt,
+      `INSERT INTO usage_events (${USAGE_COLUMNS.join(", ")}) VALUES (${USAGE_COLUMNS.map(() => "?").join(", ")})`,
+      ...usageValues(usage),
     );
+  }
+
+  insertUsages(usages: readonly UsageRow[]): void {
+    if (usages.length === 0) return;
+    this.#run(
+      `INSERT INTO usage_events (${USAGE_COLUMNS.join(", ")})
+       SELECT ${USAGE_COLUMNS.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?) ORDER BY key`,
+      JSON.stringify(usages.map(usageValues)),
+    );
+  }
+
+  getUsages(requestIds: readonly string[]): UsageRow[] {
+    if (requestIds.length === 0) return [];
+    return this.#rows(
+      "SELECT * FROM usage_events WHERE request_id IN (SELECT value FROM json_each(?))",
+      JSON.stringify(requestIds),
+    ).map(toUsage);
   }
 
   getUsage(requestId: string): UsageRow | null {
@@ -368,11 +482,19 @@ export class SqlLedgerStore implements LedgerStore {
   }
 
   getCounter(name: string): number {
+    const kept = this.#counters?.get(name);
+    if (kept !== undefined) return kept.value;
     const row = this.#first("SELECT value FROM ledger_counters WHERE name = ?", name);
-    return row === null ? 0 : num(row, "value");
+    const value = row === null ? 0 : num(row, "value");
+    this.#counters?.set(name, { value, dirty: false });
+    return value;
   }
 
   setCounter(name: string, value: number): void {
+    if (this.#counters !== null) {
+      this.#counters.set(name, { value, dirty: true });
+      return;
+    }
     this.#run(
       `INSERT INTO ledger_counters (name, value) VALUES (?, ?)
        ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
