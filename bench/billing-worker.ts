@@ -62,6 +62,8 @@ export default {
       const parallel = Number(url.searchParams.get("parallel") ?? 1);
       const run = url.searchParams.get("run") ?? "r";
       let failures = 0;
+      // Timed here, without the reconciliation after it (the Worker's clock moves across I/O).
+      const start = Date.now();
       await Promise.all(
         Array.from({ length: parallel }, async (_, loop) => {
           for (let i = loop; i < n; i += parallel) {
@@ -91,8 +93,9 @@ export default {
           }
         }),
       );
+      const ms = Date.now() - start;
       const reconcile = await stub.reconcile();
-      return Response.json({ failures, reconciled: reconcile.ok });
+      return Response.json({ failures, ms, reconciled: reconcile.ok });
     }
     if (url.pathname === "/leases") {
       // `sessions` loops, each a session holding a lease: it reports `batch` settled calls at a
@@ -103,6 +106,7 @@ export default {
       const run = url.searchParams.get("run") ?? "l";
       let failures = 0;
       let calls = 0;
+      const start = Date.now();
       await Promise.all(
         Array.from({ length: sessions }, async (_, loop) => {
           const sessionId = `ses_${run}_${loop}`;
@@ -145,8 +149,9 @@ export default {
           await report([], 0);
         }),
       );
+      const ms = Date.now() - start;
       const reconcile = await stub.reconcile();
-      return Response.json({ failures, calls, reconciled: reconcile.ok });
+      return Response.json({ failures, calls, ms, reconciled: reconcile.ok });
     }
     if (url.pathname === "/ping" || url.pathname === "/write") {
       const n = Number(url.searchParams.get("n") ?? 1000);
