@@ -164,3 +164,58 @@ describe("usage rollups", () => {
     );
   });
 });
+
+describe("an account from before the per-session running totals", () => {
+  it("drops the daily session rollup and its trigger, and builds the totals from its events", () => {
+    const calls: Call[] = [0, 1, 2, 3].map((i) => ({
+      at: START + i * DAY,
+      member: "m1",
+      project: "p1",
+      session: i < 3 ? "s1" : "s2",
+      model: "a/model",
+      prompt: 10,
+      completion: 5,
+      price: 100 + i,
+      billable: true,
+    }));
+    const executor = account(calls.slice(0, 2), false);
+    // The earlier daily rollup by session, as those versions created it.
+    executor.exec(`CREATE TABLE usage_by_session (day INTEGER NOT NULL, session_id TEXT NOT NULL,
+      member_id TEXT NOT NULL, requests INTEGER NOT NULL, PRIMARY KEY (session_id, member_id, day))`);
+    executor.exec(`CREATE TRIGGER usage_by_session_insert AFTER INSERT ON usage_events BEGIN
+      INSERT INTO usage_by_session VALUES (NEW.created_at / 86400000, COALESCE(NEW.session_id, ''),
+        COALESCE(NEW.member_id, ''), 1); END`);
+    createUsageRollups(executor);
+    const tables = [...executor.exec("SELECT name FROM sqlite_schema")].map((row) => row.name);
+    expect(tables).not.toContain("usage_by_session");
+    expect(tables).not.toContain("usage_by_session_insert");
+    // Later calls land in the totals (an insert would fail if the old trigger were left).
+    const ledger = new CreditLedger(new SqlLedgerStore(executor));
+    calls.slice(2).forEach((later, i) => {
+      const settled = ledger.settle({
+        requestId: `later-${i}`,
+        costMicros: later.price,
+        priceMicros: 0,
+        tokens: {
+          promptTokens: 10,
+          completionTokens: 5,
+          cachedPromptTokens: 0,
+          reasoningTokens: 0,
+        },
+        model: later.model,
+        generationIds: [],
+        billable: false,
+        now: later.at,
+        attribution: { memberId: "m1", projectId: "p1", sessionId: later.session },
+      });
+      expect(settled.ok).toBe(true);
+    });
+    const report = usageGroups(
+      usageReport(executor, { groupBy: "session", from: START + DAY, to: START + 4 * DAY }),
+    );
+    expect(report.map((group) => [group.key, group.requests, group.costMicros])).toEqual([
+      ["s1", 2, 101 + 102],
+      ["s2", 1, 103],
+    ]);
+  });
+});

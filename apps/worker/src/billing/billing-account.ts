@@ -304,7 +304,8 @@ export class BillingAccount extends DurableObject<Env> {
         "ledger_holds",
         "ledger_alerts",
         "usage_by_dimension",
-        "usage_by_session",
+        "usage_session_totals",
+        "usage_session_span",
       ]) {
         rows += this.#sql.exec(
           `UPDATE ${table} SET member_id = ? WHERE member_id = ?`,
