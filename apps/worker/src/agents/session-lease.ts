@@ -19,6 +19,9 @@ export interface LeaseOwner {
   sessionId: string;
 }
 
+/** `parley_lease`'s one row: the session's owner, its current lease, the next lease's number. */
+type LeaseRow = LeaseOwner & { lease: LocalLease | null; nextN: number };
+
 /** What the lease needs from the agent it runs in. */
 export interface LeaseHost {
   readonly sql: SqlStorage;
@@ -56,6 +59,13 @@ export class SessionLease {
   #expectedMicros: number | null = null;
   /** The last call's maximum: sizes a renewal made off a call's path. */
   #maxSeen: number | null = null;
+  /**
+   * `parley_lease` as last read or written, so a steady draw reads no SQL (the profile showed the
+   * row read twice per call, each statement also a span). Only this class writes the table and the
+   * object runs one thing at a time; every write but the draw's and a settle's drops it, and a reset
+   * (or an erasure, `stop`) starts without it.
+   */
+  #cached: LeaseRow | null | undefined;
 
   constructor(host: LeaseHost) {
     this.#host = host;
@@ -82,7 +92,13 @@ export class SessionLease {
     return this.#settings.policy.steps > 0;
   }
 
-  #row(): (LeaseOwner & { lease: LocalLease | null; nextN: number }) | null {
+  #row(): LeaseRow | null {
+    if (this.#cached !== undefined) return this.#cached;
+    this.#cached = this.#read();
+    return this.#cached;
+  }
+
+  #read(): LeaseRow | null {
     const row = this.#host.sql.exec("SELECT * FROM parley_lease WHERE id = 1").toArray()[0];
     if (!row) return null;
     return {
@@ -135,6 +151,10 @@ export class SessionLease {
       return { ...lease, drawnMicros: lease.drawnMicros + maxMicros };
     });
     if (drawn === null) return null;
+    // Committed with the step's row (the transaction threw otherwise): the kept row follows it.
+    const kept = this.#cached;
+    if (kept?.lease?.id === drawn.id) this.#cached = { ...kept, lease: drawn };
+    else this.#cached = undefined;
     if (shouldRenew(drawn, maxMicros, this.#expected(maxMicros), Date.now(), policy)) {
       void this.#host.track(this.#report("renew", undefined, maxMicros)).catch(() => undefined);
     }
@@ -151,6 +171,11 @@ export class SessionLease {
       priceMicros - drawMicros,
       lease,
     );
+    const kept = this.#cached;
+    if (kept?.lease?.id === lease) {
+      const drawnMicros = Math.max(0, kept.lease.drawnMicros + priceMicros - drawMicros);
+      this.#cached = { ...kept, lease: { ...kept.lease, drawnMicros } };
+    }
     this.#expectedMicros =
       this.#expectedMicros === null
         ? priceMicros
@@ -160,6 +185,7 @@ export class SessionLease {
 
   /** A call drawn on `lease` never went out: its draw goes back. */
   undraw(lease: string, drawMicros: number): void {
+    this.#cached = undefined;
     this.#host.sql.exec(
       "UPDATE parley_lease SET drawn_micros = max(0, drawn_micros - ?) WHERE id = 1 AND lease_id = ?",
       drawMicros,
@@ -194,6 +220,7 @@ export class SessionLease {
 
   /** Replaces a member id with its pseudonym in the lease (erasure), as in the account. */
   rewriteMember(find: string, replace: string): void {
+    this.#cached = undefined;
     this.#host.sql.exec("UPDATE parley_lease SET member_id = ? WHERE member_id = ?", replace, find);
   }
 
@@ -246,6 +273,7 @@ export class SessionLease {
   ): Promise<void> {
     const { sql } = this.#host;
     if (owner !== undefined) {
+      this.#cached = undefined;
       sql.exec(
         `INSERT INTO parley_lease (id, org_id, member_id, project_id, session_id, lease_id, next_n, granted_micros, drawn_micros, expires_at)
          VALUES (1, ?, ?, ?, ?, NULL, 0, 0, 0, 0) ON CONFLICT (id) DO NOTHING`,
@@ -276,6 +304,7 @@ export class SessionLease {
       current = null;
     }
     if (current === null && mode === "renew" && owner !== undefined) {
+      this.#cached = undefined;
       current = {
         id: leaseId(row.sessionId, row.nextN),
         grantedMicros: 0,
@@ -351,6 +380,7 @@ export class SessionLease {
       this.#forget(lease);
       return;
     }
+    this.#cached = undefined;
     sql.exec(
       "UPDATE parley_lease SET granted_micros = ?, drawn_micros = ?, expires_at = ? WHERE id = 1 AND lease_id = ?",
       next.grantedMicros,
@@ -362,6 +392,7 @@ export class SessionLease {
 
   /** The account has no open lease under this id: the next call asks under the next number. */
   #forget(lease: string): void {
+    this.#cached = undefined;
     this.#host.sql.exec(
       "UPDATE parley_lease SET lease_id = NULL, next_n = next_n + 1, granted_micros = 0, drawn_micros = 0 WHERE id = 1 AND lease_id = ?",
       lease,
@@ -370,6 +401,7 @@ export class SessionLease {
 
   /** Stops the timers (erasure). */
   stop(): void {
+    this.#cached = undefined;
     if (this.#flushTimer !== null) clearTimeout(this.#flushTimer);
     if (this.#idleTimer !== null) clearTimeout(this.#idleTimer);
     this.#flushTimer = null;
