@@ -31,6 +31,8 @@ export interface LeaseHost {
   transact<T>(fn: () => T): T;
   /** Schedules the host's `retryPendingUsage` (durable: it survives an eviction). */
   retryLater(seconds: number): Promise<unknown>;
+  /** Schedules the host's `returnIdleLease` at `at` (`key` once, however often asked). */
+  wakeAt(at: Date, key: string): Promise<unknown>;
   /** Usage the account refused for good: parked locally with the reason, never retried. */
   park(requestId: string, reason: string): void;
   track<T>(work: Promise<T>): Promise<T>;
@@ -53,8 +55,12 @@ export class SessionLease {
   readonly #host: LeaseHost;
   /** The report on its way, if any: reports go one at a time. */
   #reporting: Promise<void> | null = null;
-  #flushTimer: ReturnType<typeof setTimeout> | null = null;
-  #idleTimer: ReturnType<typeof setTimeout> | null = null;
+  /** A report of waiting usage is scheduled (`flushMs` after the first call that waits). */
+  #flushArmed = false;
+  /** The idle check is scheduled (`idleCheck`, `idleMs` after the last call). */
+  #idleArmed = false;
+  /** When the last call was drawn (in memory: after a reset the next check returns the lease). */
+  #lastTurnAt = 0;
   /** What a call has cost lately (an average of settled prices): sizes the ask. */
   #expectedMicros: number | null = null;
   /** The last call's maximum: sizes a renewal made off a call's path. */
@@ -231,22 +237,50 @@ export class SessionLease {
    * latest `flushMs` after the first call that waits.
    */
   #flushSoon(): void {
-    if (this.#flushTimer !== null || this.#host.erased()) return;
-    this.#flushTimer = setTimeout(() => {
-      this.#flushTimer = null;
-      void this.#host.track(this.flush()).catch(() => undefined);
-    }, this.#settings.flushMs);
-    // The timer dies with an evicted object; the schedule does not.
-    void this.#host.retryLater(Math.ceil(this.#settings.flushMs / 1000) + 5).catch(() => undefined);
+    if (this.#flushArmed || this.#host.erased()) return;
+    this.#flushArmed = true;
+    // A durable schedule, not a timer (see `#touch`); it also survives an eviction.
+    void this.#host.retryLater(Math.ceil(this.#settings.flushMs / 1000)).catch(() => {
+      this.#flushArmed = false;
+    });
   }
 
-  /** A turn ran: the lease is returned once none has run for `idleMs`. */
+  /**
+   * A turn ran: the lease is returned once none has run for `idleMs`, by a durable schedule armed
+   * once per idle period, not by a timer set again on every call. A pending timer keeps the event
+   * that is running open until the next one arrives, so each turn's event ended inside the next
+   * turn, and the runtime's end-of-event work (locally: the trace store writing the whole turn's
+   * spans, on the same thread) ran between that turn's draw and its model request. The profile
+   * showed the request leaving 5-10 ms late; the bare agent's events end between turns.
+   */
   #touch(): void {
-    if (this.#idleTimer !== null) clearTimeout(this.#idleTimer);
-    this.#idleTimer = setTimeout(() => {
-      this.#idleTimer = null;
-      void this.#host.track(this.returnLease()).catch(() => undefined);
-    }, this.#settings.idleMs);
+    this.#lastTurnAt = Date.now();
+    if (!this.#idleArmed) this.#armIdle(this.#lastTurnAt + this.#settings.idleMs);
+  }
+
+  #armIdle(due: number): void {
+    this.#idleArmed = true;
+    // Schedules keep whole seconds: rounded up, a check never wakes before `due`. Keyed by its
+    // time, so two checks left by a reset that find the same last call merge into one.
+    const at = Math.ceil(due / 1000) * 1000;
+    void this.#host.wakeAt(new Date(at), String(at)).catch(() => {
+      this.#idleArmed = false;
+    });
+  }
+
+  /**
+   * Scheduled `idleMs` after a call (`returnIdleLease`): returns the lease when no call has drawn
+   * on it since, else checks again `idleMs` after the last one.
+   */
+  async idleCheck(): Promise<void> {
+    if (this.#host.erased()) return;
+    const due = this.#lastTurnAt + this.#settings.idleMs;
+    if (due > Date.now()) {
+      this.#armIdle(due);
+      return;
+    }
+    this.#idleArmed = false;
+    await this.returnLease();
   }
 
   /**
@@ -257,6 +291,8 @@ export class SessionLease {
    */
   async #report(mode: "renew" | "return", owner?: LeaseOwner, maxMicros?: number): Promise<void> {
     while (this.#reporting !== null) await this.#reporting.catch(() => undefined);
+    // This report takes every usage waiting: a call settled after it schedules the next one.
+    this.#flushArmed = false;
     const work = this.#reportOnce(mode, owner, maxMicros);
     this.#reporting = work;
     try {
@@ -399,12 +435,10 @@ export class SessionLease {
     );
   }
 
-  /** Stops the timers (erasure). */
+  /** Forgets what is kept in memory (erasure: the schedules go with the object's alarms). */
   stop(): void {
     this.#cached = undefined;
-    if (this.#flushTimer !== null) clearTimeout(this.#flushTimer);
-    if (this.#idleTimer !== null) clearTimeout(this.#idleTimer);
-    this.#flushTimer = null;
-    this.#idleTimer = null;
+    this.#flushArmed = false;
+    this.#idleArmed = false;
   }
 }
