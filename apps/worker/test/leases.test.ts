@@ -125,7 +125,7 @@ describe("session leases under faults", { timeout: 60_000 }, () => {
     expect(await openLeases(w.orgId)).toEqual([]);
   });
 
-  it("an idle session's lease goes back by a durable check: kept while calls come, returned after a reset forgot them", async () => {
+  it("an idle session's lease goes back by a durable check: kept while calls come, also after a reset, returned once idle", async () => {
     const w = await funded();
     const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
     expect((await chat.turn("idle soon")).text).toBe(devReply("idle soon"));
@@ -143,16 +143,24 @@ describe("session leases under faults", { timeout: 60_000 }, () => {
       await instance.reportUsage();
     });
     expect(await openLeases(w.orgId)).toHaveLength(1);
-    await runInDurableObject(agentStub(w.sessionId), (_instance: AssistantAgent, state) => {
-      state.abort("test: reset with the lease out");
-    }).catch(() => undefined);
+    const reset = async () => {
+      await runInDurableObject(agentStub(w.sessionId), (_instance: AssistantAgent, state) => {
+        state.abort("test: reset with the lease out");
+      }).catch(() => undefined);
+    };
+    await reset();
     await chat.waitFor(() => chat.closed !== null).catch(() => undefined);
-    // Restarted, the object no longer knows when the last call was: the check returns the lease.
-    await runInDurableObject(agentStub(w.sessionId), async () => {});
-    expect(await openLeases(w.orgId)).toHaveLength(1);
+    // A reset (or an eviction) forgets the memory, not when the last call drew: still kept.
     await runInDurableObject(agentStub(w.sessionId), (instance: AssistantAgent) =>
       instance.returnIdleLease(),
     );
+    expect(await openLeases(w.orgId)).toHaveLength(1);
+    // Once the last call is older than the idle time, the check gives the lease back.
+    await reset();
+    await runInDurableObject(agentStub(w.sessionId), (instance: AssistantAgent, state) => {
+      state.storage.sql.exec("UPDATE parley_lease SET last_draw_at = ?", Date.now() - 61_000);
+      return instance.returnIdleLease();
+    });
     expect(await openLeases(w.orgId)).toEqual([]);
     await expectSettled(w.orgId, 10_000_000, 1);
   });

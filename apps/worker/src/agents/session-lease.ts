@@ -20,7 +20,7 @@ export interface LeaseOwner {
 }
 
 /** `parley_lease`'s one row: the session's owner, its current lease, the next lease's number. */
-type LeaseRow = LeaseOwner & { lease: LocalLease | null; nextN: number };
+type LeaseRow = LeaseOwner & { lease: LocalLease | null; nextN: number; lastDrawAt: number };
 
 /** What the lease needs from the agent it runs in. */
 export interface LeaseHost {
@@ -59,7 +59,7 @@ export class SessionLease {
   #flushArmed = false;
   /** The idle check is scheduled (`idleCheck`, `idleMs` after the last call). */
   #idleArmed = false;
-  /** When the last call was drawn (in memory: after a reset the next check returns the lease). */
+  /** When the last call drew (the draw also writes it, for a check after a reset or an eviction). */
   #lastTurnAt = 0;
   /** What a call has cost lately (an average of settled prices): sizes the ask. */
   #expectedMicros: number | null = null;
@@ -113,6 +113,7 @@ export class SessionLease {
       projectId: row.project_id as string | null,
       sessionId: row.session_id as string,
       nextN: row.next_n as number,
+      lastDrawAt: (row.last_draw_at as number | null) ?? 0,
       lease:
         row.lease_id === null
           ? null
@@ -146,12 +147,14 @@ export class SessionLease {
     if (!canDraw(row?.lease ?? null, maxMicros, Date.now(), policy)) {
       await this.#report("renew", owner, maxMicros);
     }
+    const drawnAt = Date.now();
     const drawn = this.#host.transact(() => {
       const lease = this.#row()?.lease ?? null;
-      if (!canDraw(lease, maxMicros, Date.now(), policy)) return null;
+      if (!canDraw(lease, maxMicros, drawnAt, policy)) return null;
       this.#host.sql.exec(
-        "UPDATE parley_lease SET drawn_micros = drawn_micros + ? WHERE id = 1",
+        "UPDATE parley_lease SET drawn_micros = drawn_micros + ?, last_draw_at = ? WHERE id = 1",
         maxMicros,
+        drawnAt,
       );
       onDraw(lease.id);
       return { ...lease, drawnMicros: lease.drawnMicros + maxMicros };
@@ -159,7 +162,7 @@ export class SessionLease {
     if (drawn === null) return null;
     // Committed with the step's row (the transaction threw otherwise): the kept row follows it.
     const kept = this.#cached;
-    if (kept?.lease?.id === drawn.id) this.#cached = { ...kept, lease: drawn };
+    if (kept?.lease?.id === drawn.id) this.#cached = { ...kept, lease: drawn, lastDrawAt: drawnAt };
     else this.#cached = undefined;
     if (shouldRenew(drawn, maxMicros, this.#expected(maxMicros), Date.now(), policy)) {
       void this.#host.track(this.#report("renew", undefined, maxMicros)).catch(() => undefined);
@@ -274,7 +277,8 @@ export class SessionLease {
    */
   async idleCheck(): Promise<void> {
     if (this.#host.erased()) return;
-    const due = this.#lastTurnAt + this.#settings.idleMs;
+    const last = Math.max(this.#lastTurnAt, this.#row()?.lastDrawAt ?? 0);
+    const due = last + this.#settings.idleMs;
     if (due > Date.now()) {
       this.#armIdle(due);
       return;

@@ -108,6 +108,8 @@ export class TurnMetering {
       park: (requestId, reason) => this.#park(requestId, reason),
       track: (work) => this.track(work),
     });
+    // Since 2026-12-01: when the lease was last drawn on (the idle check reads it after a reset).
+    addColumns(sql, "parley_lease", ["last_draw_at INTEGER"]);
   }
 
   /** Keeps `work` in `inFlight` while it runs (erasure waits for it); returns it. */
