@@ -125,6 +125,46 @@ describe("session leases under faults", { timeout: 60_000 }, () => {
     expect(await openLeases(w.orgId)).toEqual([]);
   });
 
+  it("an idle session's lease goes back by a durable check: kept while calls come, also after a reset, returned once idle", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    expect((await chat.turn("idle soon")).text).toBe(devReply("idle soon"));
+    const idleChecks = async (instance: AssistantAgent) =>
+      (await instance.listSchedules()).filter((s) => s.callback === "returnIdleLease");
+    await runInDurableObject(agentStub(w.sessionId), async (instance: AssistantAgent) => {
+      // One check, a minute after the call, armed once (not a timer set again per call).
+      const [check, ...more] = await idleChecks(instance);
+      expect(more).toEqual([]);
+      expect(check?.type).toBe("scheduled");
+      // Woken before the session idled, it keeps the lease and looks again at the same time.
+      await instance.returnIdleLease();
+      expect(await idleChecks(instance)).toHaveLength(1);
+      // What the call drew goes to the account now, so nothing waits for a restart to send.
+      await instance.reportUsage();
+    });
+    expect(await openLeases(w.orgId)).toHaveLength(1);
+    const reset = async () => {
+      await runInDurableObject(agentStub(w.sessionId), (_instance: AssistantAgent, state) => {
+        state.abort("test: reset with the lease out");
+      }).catch(() => undefined);
+    };
+    await reset();
+    await chat.waitFor(() => chat.closed !== null).catch(() => undefined);
+    // A reset (or an eviction) forgets the memory, not when the last call drew: still kept.
+    await runInDurableObject(agentStub(w.sessionId), (instance: AssistantAgent) =>
+      instance.returnIdleLease(),
+    );
+    expect(await openLeases(w.orgId)).toHaveLength(1);
+    // Once the last call is older than the idle time, the check gives the lease back.
+    await reset();
+    await runInDurableObject(agentStub(w.sessionId), (instance: AssistantAgent, state) => {
+      state.storage.sql.exec("UPDATE parley_lease SET last_draw_at = ?", Date.now() - 61_000);
+      return instance.returnIdleLease();
+    });
+    expect(await openLeases(w.orgId)).toEqual([]);
+    await expectSettled(w.orgId, 10_000_000, 1);
+  });
+
   it("two hundred sessions of one org racing near a zero balance: only affordable calls run, each charged once", async () => {
     // The most one call can cost, measured on a probe session.
     const probe = await funded(1_000_000_000);

@@ -66,6 +66,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       connected: () => ctx.getWebSockets().length > 0,
       retryLater: (seconds) =>
         this.schedule(seconds, "retryPendingUsage", undefined, { idempotent: true }),
+      wakeAt: (at, key) => this.schedule(at, "returnIdleLease", key, { idempotent: true }),
     });
     const agent = this;
     this.#registry = new ConnectionRegistry({
@@ -403,6 +404,12 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
   /** Scheduled (by name, `TurnMetering`'s `retryLater`): sends usage that could not land earlier. */
   async retryPendingUsage(): Promise<void> {
     await this.meter.retryPending();
+  }
+
+  /** Scheduled (by name, the lease's idle check): returns the lease once the session idles. */
+  async returnIdleLease(): Promise<void> {
+    if (this.erased) return;
+    await this.meter.track(this.meter.lease.idleCheck());
   }
 
   /**

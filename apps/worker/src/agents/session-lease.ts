@@ -19,6 +19,9 @@ export interface LeaseOwner {
   sessionId: string;
 }
 
+/** `parley_lease`'s one row: the session's owner, its current lease, the next lease's number. */
+type LeaseRow = LeaseOwner & { lease: LocalLease | null; nextN: number; lastDrawAt: number };
+
 /** What the lease needs from the agent it runs in. */
 export interface LeaseHost {
   readonly sql: SqlStorage;
@@ -28,6 +31,8 @@ export interface LeaseHost {
   transact<T>(fn: () => T): T;
   /** Schedules the host's `retryPendingUsage` (durable: it survives an eviction). */
   retryLater(seconds: number): Promise<unknown>;
+  /** Schedules the host's `returnIdleLease` at `at` (`key` once, however often asked). */
+  wakeAt(at: Date, key: string): Promise<unknown>;
   /** Usage the account refused for good: parked locally with the reason, never retried. */
   park(requestId: string, reason: string): void;
   track<T>(work: Promise<T>): Promise<T>;
@@ -50,12 +55,23 @@ export class SessionLease {
   readonly #host: LeaseHost;
   /** The report on its way, if any: reports go one at a time. */
   #reporting: Promise<void> | null = null;
-  #flushTimer: ReturnType<typeof setTimeout> | null = null;
-  #idleTimer: ReturnType<typeof setTimeout> | null = null;
+  /** A report of waiting usage is scheduled (`flushMs` after the first call that waits). */
+  #flushArmed = false;
+  /** The idle check is scheduled (`idleCheck`, `idleMs` after the last call). */
+  #idleArmed = false;
+  /** When the last call drew (the draw also writes it, for a check after a reset or an eviction). */
+  #lastTurnAt = 0;
   /** What a call has cost lately (an average of settled prices): sizes the ask. */
   #expectedMicros: number | null = null;
   /** The last call's maximum: sizes a renewal made off a call's path. */
   #maxSeen: number | null = null;
+  /**
+   * `parley_lease` as last read or written, so a steady draw reads no SQL (the profile showed the
+   * row read twice per call, each statement also a span). Only this class writes the table and the
+   * object runs one thing at a time; every write but the draw's and a settle's drops it, and a reset
+   * (or an erasure, `stop`) starts without it.
+   */
+  #cached: LeaseRow | null | undefined;
 
   constructor(host: LeaseHost) {
     this.#host = host;
@@ -82,7 +98,13 @@ export class SessionLease {
     return this.#settings.policy.steps > 0;
   }
 
-  #row(): (LeaseOwner & { lease: LocalLease | null; nextN: number }) | null {
+  #row(): LeaseRow | null {
+    if (this.#cached !== undefined) return this.#cached;
+    this.#cached = this.#read();
+    return this.#cached;
+  }
+
+  #read(): LeaseRow | null {
     const row = this.#host.sql.exec("SELECT * FROM parley_lease WHERE id = 1").toArray()[0];
     if (!row) return null;
     return {
@@ -91,6 +113,7 @@ export class SessionLease {
       projectId: row.project_id as string | null,
       sessionId: row.session_id as string,
       nextN: row.next_n as number,
+      lastDrawAt: (row.last_draw_at as number | null) ?? 0,
       lease:
         row.lease_id === null
           ? null
@@ -124,17 +147,23 @@ export class SessionLease {
     if (!canDraw(row?.lease ?? null, maxMicros, Date.now(), policy)) {
       await this.#report("renew", owner, maxMicros);
     }
+    const drawnAt = Date.now();
     const drawn = this.#host.transact(() => {
       const lease = this.#row()?.lease ?? null;
-      if (!canDraw(lease, maxMicros, Date.now(), policy)) return null;
+      if (!canDraw(lease, maxMicros, drawnAt, policy)) return null;
       this.#host.sql.exec(
-        "UPDATE parley_lease SET drawn_micros = drawn_micros + ? WHERE id = 1",
+        "UPDATE parley_lease SET drawn_micros = drawn_micros + ?, last_draw_at = ? WHERE id = 1",
         maxMicros,
+        drawnAt,
       );
       onDraw(lease.id);
       return { ...lease, drawnMicros: lease.drawnMicros + maxMicros };
     });
     if (drawn === null) return null;
+    // Committed with the step's row (the transaction threw otherwise): the kept row follows it.
+    const kept = this.#cached;
+    if (kept?.lease?.id === drawn.id) this.#cached = { ...kept, lease: drawn, lastDrawAt: drawnAt };
+    else this.#cached = undefined;
     if (shouldRenew(drawn, maxMicros, this.#expected(maxMicros), Date.now(), policy)) {
       void this.#host.track(this.#report("renew", undefined, maxMicros)).catch(() => undefined);
     }
@@ -151,6 +180,11 @@ export class SessionLease {
       priceMicros - drawMicros,
       lease,
     );
+    const kept = this.#cached;
+    if (kept?.lease?.id === lease) {
+      const drawnMicros = Math.max(0, kept.lease.drawnMicros + priceMicros - drawMicros);
+      this.#cached = { ...kept, lease: { ...kept.lease, drawnMicros } };
+    }
     this.#expectedMicros =
       this.#expectedMicros === null
         ? priceMicros
@@ -160,6 +194,7 @@ export class SessionLease {
 
   /** A call drawn on `lease` never went out: its draw goes back. */
   undraw(lease: string, drawMicros: number): void {
+    this.#cached = undefined;
     this.#host.sql.exec(
       "UPDATE parley_lease SET drawn_micros = max(0, drawn_micros - ?) WHERE id = 1 AND lease_id = ?",
       drawMicros,
@@ -194,6 +229,7 @@ export class SessionLease {
 
   /** Replaces a member id with its pseudonym in the lease (erasure), as in the account. */
   rewriteMember(find: string, replace: string): void {
+    this.#cached = undefined;
     this.#host.sql.exec("UPDATE parley_lease SET member_id = ? WHERE member_id = ?", replace, find);
   }
 
@@ -204,22 +240,51 @@ export class SessionLease {
    * latest `flushMs` after the first call that waits.
    */
   #flushSoon(): void {
-    if (this.#flushTimer !== null || this.#host.erased()) return;
-    this.#flushTimer = setTimeout(() => {
-      this.#flushTimer = null;
-      void this.#host.track(this.flush()).catch(() => undefined);
-    }, this.#settings.flushMs);
-    // The timer dies with an evicted object; the schedule does not.
-    void this.#host.retryLater(Math.ceil(this.#settings.flushMs / 1000) + 5).catch(() => undefined);
+    if (this.#flushArmed || this.#host.erased()) return;
+    this.#flushArmed = true;
+    // A durable schedule, not a timer (see `#touch`); it also survives an eviction.
+    void this.#host.retryLater(Math.ceil(this.#settings.flushMs / 1000)).catch(() => {
+      this.#flushArmed = false;
+    });
   }
 
-  /** A turn ran: the lease is returned once none has run for `idleMs`. */
+  /**
+   * A turn ran: the lease is returned once none has run for `idleMs`, by a durable schedule armed
+   * once per idle period, not by a timer set again on every call. A pending timer keeps the event
+   * that is running open until the next one arrives, so each turn's event ended inside the next
+   * turn, and the runtime's end-of-event work (locally: the trace store writing the whole turn's
+   * spans, on the same thread) ran between that turn's draw and its model request. The profile
+   * showed the request leaving 5-10 ms late; the bare agent's events end between turns.
+   */
   #touch(): void {
-    if (this.#idleTimer !== null) clearTimeout(this.#idleTimer);
-    this.#idleTimer = setTimeout(() => {
-      this.#idleTimer = null;
-      void this.#host.track(this.returnLease()).catch(() => undefined);
-    }, this.#settings.idleMs);
+    this.#lastTurnAt = Date.now();
+    if (!this.#idleArmed) this.#armIdle(this.#lastTurnAt + this.#settings.idleMs);
+  }
+
+  #armIdle(due: number): void {
+    this.#idleArmed = true;
+    // Schedules keep whole seconds: rounded up, a check never wakes before `due`. Keyed by its
+    // time, so two checks left by a reset that find the same last call merge into one.
+    const at = Math.ceil(due / 1000) * 1000;
+    void this.#host.wakeAt(new Date(at), String(at)).catch(() => {
+      this.#idleArmed = false;
+    });
+  }
+
+  /**
+   * Scheduled `idleMs` after a call (`returnIdleLease`): returns the lease when no call has drawn
+   * on it since, else checks again `idleMs` after the last one.
+   */
+  async idleCheck(): Promise<void> {
+    if (this.#host.erased()) return;
+    const last = Math.max(this.#lastTurnAt, this.#row()?.lastDrawAt ?? 0);
+    const due = last + this.#settings.idleMs;
+    if (due > Date.now()) {
+      this.#armIdle(due);
+      return;
+    }
+    this.#idleArmed = false;
+    await this.returnLease();
   }
 
   /**
@@ -230,6 +295,8 @@ export class SessionLease {
    */
   async #report(mode: "renew" | "return", owner?: LeaseOwner, maxMicros?: number): Promise<void> {
     while (this.#reporting !== null) await this.#reporting.catch(() => undefined);
+    // This report takes every usage waiting: a call settled after it schedules the next one.
+    this.#flushArmed = false;
     const work = this.#reportOnce(mode, owner, maxMicros);
     this.#reporting = work;
     try {
@@ -246,6 +313,7 @@ export class SessionLease {
   ): Promise<void> {
     const { sql } = this.#host;
     if (owner !== undefined) {
+      this.#cached = undefined;
       sql.exec(
         `INSERT INTO parley_lease (id, org_id, member_id, project_id, session_id, lease_id, next_n, granted_micros, drawn_micros, expires_at)
          VALUES (1, ?, ?, ?, ?, NULL, 0, 0, 0, 0) ON CONFLICT (id) DO NOTHING`,
@@ -276,6 +344,7 @@ export class SessionLease {
       current = null;
     }
     if (current === null && mode === "renew" && owner !== undefined) {
+      this.#cached = undefined;
       current = {
         id: leaseId(row.sessionId, row.nextN),
         grantedMicros: 0,
@@ -351,6 +420,7 @@ export class SessionLease {
       this.#forget(lease);
       return;
     }
+    this.#cached = undefined;
     sql.exec(
       "UPDATE parley_lease SET granted_micros = ?, drawn_micros = ?, expires_at = ? WHERE id = 1 AND lease_id = ?",
       next.grantedMicros,
@@ -362,17 +432,17 @@ export class SessionLease {
 
   /** The account has no open lease under this id: the next call asks under the next number. */
   #forget(lease: string): void {
+    this.#cached = undefined;
     this.#host.sql.exec(
       "UPDATE parley_lease SET lease_id = NULL, next_n = next_n + 1, granted_micros = 0, drawn_micros = 0 WHERE id = 1 AND lease_id = ?",
       lease,
     );
   }
 
-  /** Stops the timers (erasure). */
+  /** Forgets what is kept in memory (erasure: the schedules go with the object's alarms). */
   stop(): void {
-    if (this.#flushTimer !== null) clearTimeout(this.#flushTimer);
-    if (this.#idleTimer !== null) clearTimeout(this.#idleTimer);
-    this.#flushTimer = null;
-    this.#idleTimer = null;
+    this.#cached = undefined;
+    this.#flushArmed = false;
+    this.#idleArmed = false;
   }
 }

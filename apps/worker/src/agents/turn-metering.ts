@@ -55,6 +55,8 @@ export interface MeteringHost {
   connected(): boolean;
   /** Schedules the host's `retryPendingUsage` in `seconds` (once, however often asked). */
   retryLater(seconds: number): Promise<unknown>;
+  /** Schedules the host's `returnIdleLease` at `at` (`key` once, however often asked). */
+  wakeAt(at: Date, key: string): Promise<unknown>;
 }
 
 /**
@@ -102,9 +104,12 @@ export class TurnMetering {
       erased: host.erased,
       transact: host.transact,
       retryLater: host.retryLater,
+      wakeAt: host.wakeAt,
       park: (requestId, reason) => this.#park(requestId, reason),
       track: (work) => this.track(work),
     });
+    // Since 2026-12-01: when the lease was last drawn on (the idle check reads it after a reset).
+    addColumns(sql, "parley_lease", ["last_draw_at INTEGER"]);
   }
 
   /** Keeps `work` in `inFlight` while it runs (erasure waits for it); returns it. */
