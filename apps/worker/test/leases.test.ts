@@ -72,6 +72,37 @@ describe("session leases under faults", { timeout: 60_000 }, () => {
     again.close();
   });
 
+  it("a read right after a turn finds the call inside its window: usage is dated by the call, not by its report", async () => {
+    const w = await funded();
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    expect((await chat.turn("one")).text).toBe(devReply("one"));
+    // The call waits under the lease, dated when it was priced.
+    let at: number | undefined;
+    for (let i = 0; i < 100 && at === undefined; i++) {
+      at = await runInDurableObject(agentStub(w.sessionId), (_instance: AssistantAgent, state) => {
+        const [row] = state.storage.sql
+          .exec("SELECT payload FROM parley_pending_usage WHERE lease_id IS NOT NULL")
+          .toArray();
+        return row === undefined ? undefined : (JSON.parse(row.payload as string).at as number);
+      });
+      if (at === undefined) await sleep(20);
+    }
+    expect(at).toBeTypeOf("number");
+    // A window that ends now, before the read asks the session for it.
+    await sleep(50);
+    const to = new Date(Date.now()).toISOString();
+    const from = new Date(Date.now() - 3_600_000).toISOString();
+    const report = await api<{ totals: { requests: number } }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing/usage?groupBy=session&from=${from}&to=${to}`,
+      { token: w.admin.token },
+    );
+    expect(report.body.totals.requests).toBe(1);
+    const [row] = await usageRowsOf(w.orgId, () => true, 1);
+    expect(row?.createdAt).toBe(at);
+    chat.close();
+  });
+
   it("a lease the account expires under a running call: the call is charged once, late, and the session moves to a new lease", async () => {
     const w = await funded();
     const chat = await mustConnect(agentPath(w.sessionId), w.member.token);

@@ -196,6 +196,40 @@ describe.each([
     expect(ledger.reconcile().ok).toBe(true);
   });
 
+  it("dates each call by its own time, bounded by the report and a day before it", () => {
+    const store = makeStore();
+    const ledger = new CreditLedger(store);
+    ledger.post({ kind: "grant", amountMicros: 10_000, idempotencyKey: "g", now: NOW });
+    ledger.lease(ask("s1"));
+    const day = 86_400_000;
+    const report = ledger.lease(
+      ask("s1", {
+        now: NOW + day,
+        usages: [
+          { ...call("past"), at: NOW + day - 5_000 },
+          { ...call("future"), at: NOW + 2 * day },
+          { ...call("ancient"), at: NOW - day },
+          call("undated"),
+        ],
+      }),
+    );
+    expect(report.ok).toBe(true);
+    const dated = Object.fromEntries(
+      store
+        .getUsages(["past", "future", "ancient", "undated"])
+        .map((row) => [row.requestId, row.createdAt]),
+    );
+    expect(dated).toEqual({
+      past: NOW + day - 5_000,
+      future: NOW + day,
+      ancient: NOW,
+      undated: NOW + day,
+    });
+    expect(ledger.entries().find((entry) => entry.reference === "past")?.createdAt).toBe(
+      NOW + day - 5_000,
+    );
+  });
+
   it("refuses, in a report, a call that has a hold of its own, and settles the rest", () => {
     const ledger = new CreditLedger(makeStore());
     ledger.post({ kind: "grant", amountMicros: 10_000, idempotencyKey: "g", now: NOW });

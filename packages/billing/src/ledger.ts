@@ -130,8 +130,24 @@ export interface SettleInput {
   generationIds: readonly string[];
   billable: boolean;
   now: number;
+  /**
+   * When the call was made (its caller's clock), which dates its usage: a call reported later (a
+   * lease's batch, a retry after a reset) counts when it happened, so a read that asks every
+   * session to report first sees it inside its window. Never later than `now`, nor earlier than
+   * `MAX_USAGE_AGE_MS` before it; `now` when absent.
+   */
+  at?: number;
   /** Required for a settle without a hold; when a hold exists it must match the hold's. */
   attribution?: Attribution;
+}
+
+/** How far before the settle a call's own time may date its usage (a day). */
+export const MAX_USAGE_AGE_MS = 86_400_000;
+
+/** The time a call's usage is dated by (`SettleInput.at`, bounded). */
+function usageTime(input: SettleInput): number {
+  const at = input.at ?? input.now;
+  return Math.min(input.now, Math.max(at, input.now - MAX_USAGE_AGE_MS));
 }
 
 export type SettleResult =
@@ -481,7 +497,7 @@ export class CreditLedger {
           idempotencyKey: usageKey(hold.requestId),
           reference: hold.requestId,
           memo: input.model,
-          createdAt: input.now,
+          createdAt: usageTime(input),
         });
         this.#addCounter(orgSpendCounter(utcMonth(input.now)), charge);
         this.#addCounter(memberSpendCounter(utcDay(input.now), hold.memberId), charge);
@@ -708,7 +724,7 @@ export class CreditLedger {
         idempotencyKey: usageKey(usage.requestId),
         reference: usage.requestId,
         memo: usage.model,
-        createdAt: input.now,
+        createdAt: usageTime(settle),
       });
     }
     const outcome: UsageOutcome = !usage.billable ? "metered" : open ? "settled" : "settled_late";
@@ -1035,6 +1051,7 @@ function assertSettle(input: SettleInput): void {
   assertNonNegativeMicros(input.costMicros, "costMicros");
   assertNonNegativeMicros(input.priceMicros, "priceMicros");
   assertTime(input.now, "now");
+  if (input.at !== undefined) assertTime(input.at, "at");
   assertCount(input.tokens.promptTokens, "promptTokens");
   assertCount(input.tokens.completionTokens, "completionTokens");
   assertCount(input.tokens.cachedPromptTokens, "cachedPromptTokens");
@@ -1077,7 +1094,7 @@ function usageRow(
     generationIds: JSON.stringify(input.generationIds),
     outcome,
     holdMicros,
-    createdAt: input.now,
+    createdAt: usageTime(input),
   };
 }
 

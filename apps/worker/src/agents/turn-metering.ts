@@ -128,7 +128,10 @@ export class TurnMetering {
    * schedule). The transcript is never held back by metering. Returns the settle result when it
    * landed, null when it is left for the retry.
    */
-  record(orgId: string, payload: UsagePayload): Promise<SettleResult | null> {
+  record(orgId: string, priced: UsagePayload): Promise<SettleResult | null> {
+    // Dated now, when the call was priced: it may reach the account later (a lease's report, a
+    // retry), and a read in between must find it inside its window.
+    const payload: UsagePayload = { ...priced, at: priced.at ?? Date.now() };
     const step = this.#host.sql
       .exec("SELECT lease_id, draw_micros FROM parley_steps WHERE hold_id = ?", payload.requestId)
       .toArray()[0];
