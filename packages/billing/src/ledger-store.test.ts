@@ -206,6 +206,17 @@ describe.each(stores)("LedgerStore contract (%s)", (_name, makeStore) => {
       return [store.getCounter("a"), store.getCounter("b"), inner];
     });
     expect(seen).toEqual([16, 7, 16]);
+    // Loaded at once, then read and moved as one by one.
+    const loaded = store.transact(() => {
+      store.loadCounters(["a", "never", "b"]);
+      store.setCounter("b", store.getCounter("b") + 1);
+      store.loadCounters(["b"]); // already kept: not read over the change
+      return [store.getCounter("a"), store.getCounter("never"), store.getCounter("b")];
+    });
+    expect(loaded).toEqual([16, 0, 8]);
+    store.loadCounters(["a"]); // outside a transaction: nothing kept, nothing changes
+    expect([store.getCounter("b"), store.getCounter("never")]).toEqual([8, 0]);
+    store.setCounter("b", 7);
     expect([store.getCounter("a"), store.getCounter("b")]).toEqual([16, 7]);
     // A transaction that fails after moving a counter leaves it where it was.
     expect(() =>

@@ -146,6 +146,11 @@ export interface LedgerStore {
   /** A named integer (cached totals, spend per period); 0 when never set. */
   getCounter(name: string): number;
   setCounter(name: string, value: number): void;
+  /**
+   * Reads these counters at once where it can, so that a transaction's later `getCounter` of them
+   * costs nothing (a lease report reads a handful); a no-op where reads are free.
+   */
+  loadCounters(names: readonly string[]): void;
 
   getAlert(key: string): AlertRow | null;
   insertAlert(alert: AlertRow): void;

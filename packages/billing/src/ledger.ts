@@ -550,6 +550,13 @@ export class CreditLedger {
       assertNonNegativeMicros(usage.drawMicros, "drawMicros");
     }
     return this.#store.transact((): LeaseResult => {
+      // The counters a report reads and moves, in one read.
+      this.#store.loadCounters([
+        POSTED,
+        HELD,
+        orgSpendCounter(utcMonth(input.now)),
+        memberSpendCounter(utcDay(input.now), who.memberId),
+      ]);
       const existing = this.#store.getHold(input.leaseId);
       const same =
         existing === null ||

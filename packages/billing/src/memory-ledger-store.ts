@@ -159,6 +159,10 @@ export class MemoryLedgerStore implements LedgerStore {
     return row === undefined ? null : { ...row };
   }
 
+  loadCounters(_names: readonly string[]): void {
+    // Reads are free here.
+  }
+
   getCounter(name: string): number {
     return this.#counters.get(name) ?? 0;
   }

@@ -481,6 +481,20 @@ export class SqlLedgerStore implements LedgerStore {
     return row === null ? null : toUsage(row);
   }
 
+  loadCounters(names: readonly string[]): void {
+    const counters = this.#counters;
+    if (counters === null) return; // outside a transaction nothing is kept
+    const missing = names.filter((name) => !counters.has(name));
+    if (missing.length === 0) return;
+    const found = new Map(
+      this.#rows(
+        "SELECT name, value FROM ledger_counters WHERE name IN (SELECT value FROM json_each(?))",
+        JSON.stringify(missing),
+      ).map((row) => [str(row, "name"), num(row, "value")]),
+    );
+    for (const name of missing) counters.set(name, { value: found.get(name) ?? 0, dirty: false });
+  }
+
   getCounter(name: string): number {
     const kept = this.#counters?.get(name);
     if (kept !== undefined) return kept.value;

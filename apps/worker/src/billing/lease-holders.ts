@@ -1,6 +1,8 @@
 import { isLeaseId, type LedgerStore } from "@parley/billing";
 import { agentSettings } from "../env.ts";
 
+/** How stale a session's recorded `seen_at` may be (much less than a lease's life). */
+const SEEN_PRECISION_MS = 60_000;
 /** How long a read waits for lease holders to report. */
 const COLLECT_WAIT_MS = 2_000;
 
@@ -27,8 +29,15 @@ export class LeaseHolders {
     );
   }
 
+  /** When this object last wrote each session's `seen_at` (a write a minute is plenty). */
+  readonly #written = new Map<string, number>();
+
   /** Records that a session leased at `now`: reads within a lease's lifetime ask it to report. */
   seen(sessionId: string, now: number): void {
+    // A lease lives 20 minutes: a `seen_at` up to a minute old asks the same sessions.
+    const written = this.#written.get(sessionId);
+    if (written !== undefined && now - written < SEEN_PRECISION_MS) return;
+    this.#written.set(sessionId, now);
     this.#sql.exec(
       "INSERT INTO lease_sessions (session_id, seen_at) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET seen_at = excluded.seen_at",
       sessionId,
@@ -38,6 +47,7 @@ export class LeaseHolders {
 
   /** Drops a session from those the reads ask. */
   forget(sessionId: string): void {
+    this.#written.delete(sessionId);
     this.#sql.exec("DELETE FROM lease_sessions WHERE session_id = ?", sessionId);
   }
 
@@ -109,7 +119,7 @@ export class LeaseHolders {
       ? this.#sql
           .exec(
             "SELECT session_id FROM lease_sessions WHERE seen_at > ?",
-            Date.now() - agentSettings(this.#env).lease.policy.ttlMs,
+            Date.now() - agentSettings(this.#env).lease.policy.ttlMs - SEEN_PRECISION_MS,
           )
           .toArray()
           .map((row) => row.session_id as string)
