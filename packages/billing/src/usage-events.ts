@@ -94,8 +94,8 @@ export function spendBySession(
   if (sessionIds.length === 0) return {};
   const rows = exec(
     `SELECT session_id, SUM(price_micros) AS price FROM usage_events
-     WHERE session_id IN (${sessionIds.map(() => "?").join(", ")}) GROUP BY session_id`,
-    ...sessionIds,
+     WHERE session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id`,
+    JSON.stringify(sessionIds),
   );
   return Object.fromEntries(
     [...rows].map((row) => [row.session_id as string, row.price as number]),

@@ -126,9 +126,11 @@ export class LeaseHolders {
       : this.holding(except);
     if (sessions.length === 0) return [];
     const { results } = await this.#env.DB.prepare(
-      `SELECT subject_id FROM tombstones WHERE subject_id IN (${sessions.map(() => "?").join(", ")})`,
+      // One JSON value, not a parameter per session: D1 binds at most 100, and an org can have
+      // many more sessions holding leases.
+      "SELECT subject_id FROM tombstones WHERE subject_id IN (SELECT value FROM json_each(?))",
     )
-      .bind(...sessions)
+      .bind(JSON.stringify(sessions))
       .all<{ subject_id: string }>();
     const erased = new Set(results.map((row) => row.subject_id));
     const agents = this.#env.ASSISTANT_AGENT;

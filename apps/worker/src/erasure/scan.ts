@@ -125,10 +125,13 @@ async function places(source: ScanSource, options: ScanOptions): Promise<Place[]
         (a) => a.table === name && (a.column === undefined || a.column === column.name),
       );
       if (allowed) continue;
+      // The needles as one JSON value: D1 and a Durable Object bind at most 100 parameters, and
+      // a project's erasure looks for every one of its sessions. The column is named with its
+      // table: json_each has columns of its own (`id`, `key`, `value`, ...).
       const conditions = [
-        `(${needles.map(() => `instr(lower(${quote(column.name)}), ?) > 0`).join(" OR ")})`,
+        `EXISTS (SELECT 1 FROM json_each(?) AS needle WHERE instr(lower(${quote(name)}.${quote(column.name)}), needle.value) > 0)`,
       ];
-      const bindings: Binding[] = [...needles];
+      const bindings: Binding[] = [JSON.stringify(needles)];
       if (scope) {
         conditions.push(`(${scope.where})`);
         bindings.push(...scope.bindings);

@@ -71,15 +71,19 @@ async function sharedChats(env: Env, plan: ErasurePlan): Promise<string[]> {
   const ids = (plan.chatProjectIds ?? []).filter((id) => !plan.projectIds.includes(id));
   if (ids.length === 0) return [];
   const { results } = await env.DB.prepare(
-    `SELECT subject_id FROM tombstones WHERE subject_id IN (${placeholders(ids.length)})`,
+    `SELECT subject_id FROM tombstones WHERE subject_id IN ${ID_LIST}`,
   )
-    .bind(...ids)
+    .bind(JSON.stringify(ids))
     .all<{ subject_id: string }>();
   const erased = new Set(results.map((row) => row.subject_id));
   return ids.filter((id) => !erased.has(id));
 }
 
-const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+/**
+ * An id list as one bound JSON value (`IN ${ID_LIST}`, bound as `JSON.stringify(ids)`): D1 binds
+ * at most 100 parameters, and a member or project can have more sessions than that.
+ */
+const ID_LIST = "(SELECT value FROM json_each(?))";
 
 const overwriteStatement = (
   db: D1Database,
@@ -95,8 +99,8 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
   if (plan.sessionIds.length > 0) {
     const ids = plan.sessionIds;
     statements.push(
-      overwriteStatement(db, "sessions", ["title"], `id IN (${placeholders(ids.length)})`, ...ids),
-      db.prepare(`DELETE FROM sessions WHERE id IN (${placeholders(ids.length)})`).bind(...ids),
+      overwriteStatement(db, "sessions", ["title"], `id IN ${ID_LIST}`, JSON.stringify(ids)),
+      db.prepare(`DELETE FROM sessions WHERE id IN ${ID_LIST}`).bind(JSON.stringify(ids)),
     );
   }
   if (plan.projectIds.length > 0) {
@@ -106,29 +110,25 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
         db,
         "sessions",
         ["title"],
-        `project_id IN (${placeholders(ids.length)})`,
-        ...ids,
+        `project_id IN ${ID_LIST}`,
+        JSON.stringify(ids),
       ),
-      db
-        .prepare(`DELETE FROM sessions WHERE project_id IN (${placeholders(ids.length)})`)
-        .bind(...ids),
+      db.prepare(`DELETE FROM sessions WHERE project_id IN ${ID_LIST}`).bind(JSON.stringify(ids)),
       overwriteStatement(
         db,
         "projects",
         ["name", "memory"],
-        `id IN (${placeholders(ids.length)})`,
-        ...ids,
+        `id IN ${ID_LIST}`,
+        JSON.stringify(ids),
       ),
-      db.prepare(`DELETE FROM projects WHERE id IN (${placeholders(ids.length)})`).bind(...ids),
+      db.prepare(`DELETE FROM projects WHERE id IN ${ID_LIST}`).bind(JSON.stringify(ids)),
     );
   }
   if (plan.projectIds.length > 0) {
     statements.push(
       db
-        .prepare(
-          `DELETE FROM preview_authors WHERE project_id IN (${placeholders(plan.projectIds.length)})`,
-        )
-        .bind(...plan.projectIds),
+        .prepare(`DELETE FROM preview_authors WHERE project_id IN ${ID_LIST}`)
+        .bind(JSON.stringify(plan.projectIds)),
     );
   }
   if (plan.userId && plan.membershipOrgId) {
@@ -313,9 +313,9 @@ async function eraseAtStripe(env: Env, plan: ErasurePlan): Promise<string> {
   if (plan.deleteOrgIds.length === 0) return "no customer to erase";
   const { results } = await env.DB.prepare(
     `SELECT id, stripe_customer_id FROM organizations
-     WHERE id IN (${placeholders(plan.deleteOrgIds.length)}) AND stripe_customer_id IS NOT NULL`,
+     WHERE id IN ${ID_LIST} AND stripe_customer_id IS NOT NULL`,
   )
-    .bind(...plan.deleteOrgIds)
+    .bind(JSON.stringify(plan.deleteOrgIds))
     .all<{ id: string; stripe_customer_id: string }>();
   const stripe = stripeClient(config(env));
   for (const org of results) {
@@ -384,9 +384,9 @@ export async function verifyErasure(env: Env, plan: ErasurePlan): Promise<Verifi
     const { results } = await db
       .prepare(
         `SELECT stripe_customer_id AS customer FROM organizations
-         WHERE id IN (${placeholders(plan.deleteOrgIds.length)}) AND stripe_customer_id IS NOT NULL`,
+         WHERE id IN ${ID_LIST} AND stripe_customer_id IS NOT NULL`,
       )
-      .bind(...plan.deleteOrgIds)
+      .bind(JSON.stringify(plan.deleteOrgIds))
       .all<{ customer: string }>();
     const stripe = stripeClient(config(env));
     for (const { customer } of results) {

@@ -1,0 +1,27 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { billingAccount } from "../src/billing/account.ts";
+import { d1Source, scanStore } from "../src/erasure/scan.ts";
+import { world } from "./helpers.ts";
+
+/**
+ * D1 and a Durable Object's SQLite bind at most 100 parameters per statement. Lists that grow
+ * with an org (its sessions, a project's sessions to erase) travel as one JSON value instead.
+ */
+describe("id lists longer than a statement's 100 parameters", () => {
+  const many = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+  it("the erasure scan looks for 150 ids at once and finds the one left", async () => {
+    const w = await world();
+    const needles = [...many(149, "ses_none_"), w.sessionId];
+    const found = await scanStore(d1Source(env.DB), { needles });
+    expect(found.map((f) => f.table)).toContain("sessions");
+  });
+
+  it("the account sums the spend of 150 sessions in one read", async () => {
+    const w = await world();
+    await billingAccount(env, w.orgId).open({ orgId: w.orgId, grantMicros: 1_000 });
+    const spend = await billingAccount(env, w.orgId).spendBySession(many(150, "ses_x_"));
+    expect(spend).toEqual({});
+  });
+});
