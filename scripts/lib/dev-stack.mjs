@@ -9,22 +9,35 @@ import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "../..");
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(),
-      );
-    });
+/**
+ * `count` distinct free ports. The listeners stay open until all are taken, so the kernel cannot hand
+ * the same port out twice (three services on one port would fail with EADDRINUSE).
+ */
+async function freePorts(count) {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise((resolve, reject) => {
+          const server = createServer();
+          server.once("error", reject);
+          server.listen(0, "127.0.0.1", () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => {
+    const address = server.address();
+    if (typeof address !== "object" || !address) throw new Error("no port");
+    return address.port;
   });
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
 }
 
 /** @param {{ timeoutMs?: number }} [options] */
 export async function startDevStack({ timeoutMs = 150_000 } = {}) {
   const state = await mkdtemp(path.join(tmpdir(), "parley-dev-state-"));
-  const port = await freePort();
+  const [port, modelPort, standinPort] = await freePorts(3);
   const base = `http://127.0.0.1:${port}`;
   let log = "";
   const child = spawn(process.execPath, [path.join(root, "scripts/dev.mjs")], {
@@ -35,8 +48,8 @@ export async function startDevStack({ timeoutMs = 150_000 } = {}) {
         Object.entries(process.env).filter(([key]) => !/^(JWT_|STRIPE_|ALERT_|ERASURE_)/.test(key)),
       ),
       PORT: String(port),
-      DEV_MODEL_PORT: String(await freePort()),
-      STRIPE_STANDIN_PORT: String(await freePort()),
+      DEV_MODEL_PORT: String(modelPort),
+      STRIPE_STANDIN_PORT: String(standinPort),
       PERSIST_DIR: state,
       OPENROUTER_API_KEY: "",
     },

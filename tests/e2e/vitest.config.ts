@@ -10,5 +10,8 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 180_000,
     hookTimeout: 180_000,
+    // `expect.poll` gives up after 1 s by default: a browser on a loaded 2-core CI machine can take
+    // longer to show a settled spend or a new title, and a poll returns as soon as it holds.
+    expect: { poll: { timeout: 15_000, interval: 100 } },
   },
 });
