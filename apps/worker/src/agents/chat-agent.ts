@@ -14,6 +14,7 @@ import {
   closeCodeFor,
 } from "./connections.ts";
 import { decideFrame, type FrameDecision, type FramePolicy, type FrameRefusal } from "./frames.ts";
+import { ensureLocalSchema } from "./local-schema.ts";
 import { mergeLate, type ReplyEndingMetadata, ReplyEndings } from "./reply-endings.ts";
 import { isTransientStorageError, withRetry } from "./retry.ts";
 import { TurnMetering } from "./turn-metering.ts";
@@ -55,9 +56,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    ctx.storage.sql.exec(
-      "CREATE TABLE IF NOT EXISTS parley_counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
-    );
+    ensureLocalSchema(ctx.storage.sql);
     this.meter = new TurnMetering({
       sql: ctx.storage.sql,
       env,

@@ -75,18 +75,6 @@ export class SessionLease {
 
   constructor(host: LeaseHost) {
     this.#host = host;
-    host.sql.exec(`CREATE TABLE IF NOT EXISTS parley_lease (
-      id INTEGER PRIMARY KEY CHECK (id = 1),
-      org_id TEXT NOT NULL,
-      member_id TEXT NOT NULL,
-      project_id TEXT,
-      session_id TEXT NOT NULL,
-      lease_id TEXT,
-      next_n INTEGER NOT NULL,
-      granted_micros INTEGER NOT NULL,
-      drawn_micros INTEGER NOT NULL,
-      expires_at INTEGER NOT NULL
-    )`);
   }
 
   get #settings() {

@@ -81,23 +81,8 @@ export class TurnMetering {
 
   constructor(host: MeteringHost) {
     this.#host = host;
+    // Its tables and the lease's are made by `ensureLocalSchema` (local-schema.ts), first.
     const { sql } = host;
-    sql.exec(
-      "CREATE TABLE IF NOT EXISTS parley_pending_usage (request_id TEXT PRIMARY KEY, org_id TEXT NOT NULL, payload TEXT NOT NULL, parked_reason TEXT)",
-    );
-    addColumns(sql, "parley_pending_usage", ["parked_reason TEXT"]);
-    sql.exec(`CREATE TABLE IF NOT EXISTS parley_steps (
-      hold_id TEXT PRIMARY KEY,
-      org_id TEXT NOT NULL,
-      generation_id TEXT,
-      streamed_chars INTEGER NOT NULL DEFAULT 0,
-      prompt_estimate INTEGER NOT NULL,
-      status TEXT NOT NULL CHECK (status IN ('reserved', 'called', 'settled', 'released')),
-      created_at INTEGER NOT NULL
-    )`);
-    // Since 2026-12-01: a step drawn on the session's lease (null: a hold of its own) and what it drew.
-    addColumns(sql, "parley_pending_usage", ["lease_id TEXT"]);
-    addColumns(sql, "parley_steps", ["lease_id TEXT", "draw_micros INTEGER"]);
     this.lease = new SessionLease({
       sql,
       env: host.env,
@@ -108,8 +93,6 @@ export class TurnMetering {
       park: (requestId, reason) => this.#park(requestId, reason),
       track: (work) => this.track(work),
     });
-    // Since 2026-12-01: when the lease was last drawn on (the idle check reads it after a reset).
-    addColumns(sql, "parley_lease", ["last_draw_at INTEGER"]);
   }
 
   /** Keeps `work` in `inFlight` while it runs (erasure waits for it); returns it. */
@@ -378,18 +361,5 @@ export class TurnMetering {
       });
     }
     return settled;
-  }
-}
-
-/** Adds the columns a table made before them lacks (`name TYPE` each), once. */
-function addColumns(sql: SqlStorage, table: string, columns: readonly string[]): void {
-  const have = new Set(
-    sql
-      .exec(`SELECT name FROM pragma_table_info('${table}')`)
-      .toArray()
-      .map((row) => row.name),
-  );
-  for (const column of columns) {
-    if (!have.has(column.split(" ")[0])) sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column}`);
   }
 }
