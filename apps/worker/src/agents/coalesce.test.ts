@@ -1,6 +1,6 @@
 import type { UIMessageChunk } from "ai";
-import { describe, expect, it } from "vitest";
-import { coalesceDeltas } from "./coalesce.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { coalesceDeltas, PAUSE_WINDOWS } from "./coalesce.ts";
 
 const text = (delta: string, id = "t1"): UIMessageChunk => ({ type: "text-delta", id, delta });
 
@@ -68,5 +68,80 @@ describe("coalesceDeltas", () => {
   it("passes every chunk through unchanged with a window of 0", async () => {
     const chunks = [text("a"), text("b"), text("c")];
     expect(await run(0, chunks)).toEqual(chunks);
+  });
+});
+
+describe("coalesceDeltas over a steady stream", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** `count` deltas `everyMs` apart through a 40 ms window, with fake timers; what came out. */
+  async function steady(count: number, everyMs: number, pauseAfter?: number) {
+    vi.useFakeTimers();
+    const stream = coalesceDeltas(40);
+    const out: UIMessageChunk[] = [];
+    const reader = stream.readable.getReader();
+    const reading = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        out.push(value);
+      }
+    })();
+    const writer = stream.writable.getWriter();
+    const set = vi.spyOn(globalThis, "setTimeout");
+    for (let i = 0; i < count; i++) {
+      await writer.write(text(`w${i} `));
+      await vi.advanceTimersByTimeAsync(i === pauseAfter ? 1_000 : everyMs);
+    }
+    const timers = set.mock.calls.length;
+    set.mockRestore();
+    await writer.write({ type: "finish" });
+    await writer.close();
+    await reading;
+    return { out, timers };
+  }
+
+  it("sends one chunk a window, the text whole, with a timer every few windows, not one per window", async () => {
+    // 60 tokens a second for a second: 60 deltas, about 25 windows of 40 ms.
+    const { out, timers } = await steady(60, 17);
+    const deltas = out.filter((chunk) => chunk.type === "text-delta");
+    expect(deltas.map((chunk) => chunk.delta).join("")).toBe(
+      Array.from({ length: 60 }, (_, i) => `w${i} `).join(""),
+    );
+    expect(deltas.length).toBeGreaterThanOrEqual(20);
+    expect(deltas.length).toBeLessThanOrEqual(32);
+    // A timer per window would be about 25.
+    expect(timers).toBeLessThanOrEqual(1_000 / (40 * PAUSE_WINDOWS) + 2);
+  });
+
+  it("sends what waits before a pause at most a few windows after it began", async () => {
+    vi.useFakeTimers();
+    const stream = coalesceDeltas(40);
+    const out: UIMessageChunk[] = [];
+    const reader = stream.readable.getReader();
+    const reading = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        out.push(value);
+      }
+    })();
+    const writer = stream.writable.getWriter();
+    await writer.write(text("first"));
+    await writer.write(text(" held"));
+    // The model pauses: " held" goes out by the pause bound, not with the next chunk.
+    await vi.advanceTimersByTimeAsync(40 * PAUSE_WINDOWS - 1);
+    expect(out.map((chunk) => (chunk.type === "text-delta" ? chunk.delta : chunk.type))).toEqual([
+      "first",
+    ]);
+    await vi.advanceTimersByTimeAsync(2);
+    expect(out.map((chunk) => (chunk.type === "text-delta" ? chunk.delta : chunk.type))).toEqual([
+      "first",
+      " held",
+    ]);
+    await writer.close();
+    await reading;
   });
 });

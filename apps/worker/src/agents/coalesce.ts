@@ -15,17 +15,24 @@ const isDelta = (chunk: UIMessageChunk): chunk is Delta =>
  * A part's first delta goes out at once (time to first token is untouched), and anything that is not
  * a delta (a tool call, an error, an abort, the finish) first flushes what is waiting, so nothing is
  * held back past the end of the part or the stream.
+ *
+ * While deltas flow, the next one closes the window (a delta that comes `windowMs` or more after
+ * the waiting one began sends it). A timer only covers a pause: what waits goes out at most
+ * `PAUSE_WINDOWS` windows after it began, and the one timer sleeps again rather than being set per
+ * window (a runtime timer is not free on the turn's thread: `pnpm bench profile`).
  */
+export const PAUSE_WINDOWS = 3;
+
 export function coalesceDeltas(windowMs: number): TransformStream<UIMessageChunk, UIMessageChunk> {
   if (windowMs <= 0) return new TransformStream<UIMessageChunk, UIMessageChunk>();
+  const pauseMs = windowMs * PAUSE_WINDOWS;
   let pending: Delta | null = null;
+  let heldSince = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const started = new Set<string>();
   let out: TransformStreamDefaultController<UIMessageChunk> | null = null;
 
   const flush = () => {
-    clearTimeout(timer);
-    timer = undefined;
     const waiting = pending;
     pending = null;
     try {
@@ -33,6 +40,22 @@ export function coalesceDeltas(windowMs: number): TransformStream<UIMessageChunk
     } catch {
       // The reader went away (the turn was cut): there is no one left to send it to.
     }
+  };
+  const onTimer = () => {
+    timer = undefined;
+    if (!pending) return;
+    const left = heldSince + pauseMs - Date.now();
+    if (left > 0) timer = setTimeout(onTimer, left);
+    else flush();
+  };
+  const hold = (chunk: Delta) => {
+    pending = chunk;
+    heldSince = Date.now();
+    if (timer === undefined) timer = setTimeout(onTimer, pauseMs);
+  };
+  const stop = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
   };
 
   return new TransformStream<UIMessageChunk, UIMessageChunk>({
@@ -53,19 +76,21 @@ export function coalesceDeltas(windowMs: number): TransformStream<UIMessageChunk
         return;
       }
       if (pending && pending.type === chunk.type && pending.id === chunk.id) {
-        pending = { ...pending, delta: pending.delta + chunk.delta };
-        return;
+        if (Date.now() - heldSince < windowMs) {
+          pending = { ...pending, delta: pending.delta + chunk.delta };
+          return;
+        }
       }
       flush();
-      pending = chunk;
-      timer = setTimeout(flush, windowMs);
+      hold(chunk);
     },
     flush() {
+      stop();
       flush();
       out = null;
     },
     cancel() {
-      clearTimeout(timer);
+      stop();
       pending = null;
       out = null;
     },

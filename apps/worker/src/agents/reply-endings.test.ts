@@ -1,7 +1,7 @@
 import { AppError } from "@parley/shared";
 import type { UIMessage } from "ai";
-import { describe, expect, it } from "vitest";
-import { failureCode, mergeLate, ReplyEndings, replyEnding } from "./reply-endings.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { failureCode, mergeLate, ReplyEndings, replyEnding, StallGuard } from "./reply-endings.ts";
 
 const reply = (id: string, turnId: string): UIMessage => ({
   id,
@@ -79,5 +79,47 @@ describe("mergeLate", () => {
     });
     expect(messages[1]?.metadata).toEqual({ turnId: "turn-1" }); // not changed in place
     expect(mergeLate([user], "turn-1", { priceMicros: 5 })).toBeNull();
+  });
+});
+
+describe("StallGuard", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("fires after the timeout of silence, however late the last chunk came, and not after done", () => {
+    vi.useFakeTimers();
+    const stalls: number[] = [];
+    const start = Date.now();
+    const guard = new StallGuard(1_000, () => stalls.push(Date.now() - start));
+    // Chunks every 600 ms keep it quiet for as long as they come.
+    for (let i = 0; i < 5; i++) {
+      vi.advanceTimersByTime(600);
+      guard.touch();
+    }
+    expect(stalls).toEqual([]);
+    // Then silence: it fires a full timeout after the last chunk (at 3,000 ms), once.
+    vi.advanceTimersByTime(5_000);
+    expect(stalls).toEqual([4_000]);
+
+    const quiet: number[] = [];
+    const ended = new StallGuard(1_000, () => quiet.push(1));
+    vi.advanceTimersByTime(500);
+    expect(ended.done(() => "result")).toBe("result");
+    vi.advanceTimersByTime(5_000);
+    expect(quiet).toEqual([]);
+  });
+
+  it("sets no timer per chunk: a chunk only moves the deadline", () => {
+    vi.useFakeTimers();
+    const guard = new StallGuard(1_000, () => {});
+    const set = vi.spyOn(globalThis, "setTimeout");
+    const clear = vi.spyOn(globalThis, "clearTimeout");
+    for (let i = 0; i < 100; i++) guard.touch();
+    expect(set).not.toHaveBeenCalled();
+    expect(clear).not.toHaveBeenCalled();
+    expect(vi.getTimerCount()).toBe(1);
+    guard.done(() => null);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

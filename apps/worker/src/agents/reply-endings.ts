@@ -144,26 +144,45 @@ export function mergeLate(
 /**
  * Calls `onStall` when a model call has sent nothing for `timeoutMs` (a hung provider would otherwise
  * hold the turn, and the chat, forever). Every chunk resets the clock.
+ *
+ * A chunk only moves the deadline: the one timer, when it fires early, sleeps again for what is
+ * left. Rearming a runtime timer per chunk cost two timer calls per token on the turn's thread
+ * (`pnpm bench profile`, docs/2026-11-29-performance.md).
  */
 export class StallGuard {
   readonly #timeoutMs: number;
   readonly #onStall: () => void;
+  readonly #now: () => number;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #lastChunkAt: number;
 
-  constructor(timeoutMs: number, onStall: () => void) {
+  constructor(timeoutMs: number, onStall: () => void, now: () => number = Date.now) {
     this.#timeoutMs = timeoutMs;
     this.#onStall = onStall;
-    this.touch();
+    this.#now = now;
+    this.#lastChunkAt = now();
+    this.#arm(timeoutMs);
   }
 
   touch(): void {
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(this.#onStall, this.#timeoutMs);
+    this.#lastChunkAt = this.#now();
   }
 
   done<T>(then: () => T): T {
     clearTimeout(this.#timer);
+    this.#timer = undefined;
     return then();
+  }
+
+  #arm(ms: number): void {
+    this.#timer = setTimeout(() => {
+      const left = this.#lastChunkAt + this.#timeoutMs - this.#now();
+      if (left > 0) this.#arm(left);
+      else {
+        this.#timer = undefined;
+        this.#onStall();
+      }
+    }, ms);
   }
 }
 
