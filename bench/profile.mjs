@@ -91,8 +91,19 @@ export function summarizeProfile(profile, turns, top = 25, intervalUs = 100) {
   ].join("\n");
 }
 
-export async function benchProfile({ turns = 100, bare = false } = {}) {
-  const model = await startDevModel({ port: 0, latencyMs: 0, tokensPerSecond: 0 });
+export async function benchProfile({
+  turns = 100,
+  bare = false,
+  paced = false,
+  fresh = false,
+} = {}) {
+  // `paced`: the concurrency benchmark's model (150 ms, then 60 tokens/s), so the per-token work
+  // shows; otherwise the reply comes at once and a turn's fixed work dominates.
+  const model = await startDevModel({
+    port: 0,
+    latencyMs: paced ? 150 : 0,
+    tokensPerSecond: paced ? 60 : 0,
+  });
   const inspectorPort = await freePort();
   const worker = bare
     ? await startWorker(path.join(root, "packages/chat-client/test/fixture/wrangler.jsonc"), {
@@ -101,6 +112,22 @@ export async function benchProfile({ turns = 100, bare = false } = {}) {
       })
     : await platform(model.url, {}, { inspectorPort });
   try {
+    // `fresh`: each profiled turn is a new session's first (its ticket, its object's start, its
+    // lease), what 200 sessions of the concurrency benchmark each pay once.
+    const open = fresh
+      ? bare
+        ? async () =>
+            connectChat(
+              `${worker.url}/agents/bare-chat-agent/profile-${Date.now()}-${Math.random()}`,
+              {
+                sendHistory: "last",
+              },
+            )
+        : await (async () => {
+            const { urls, token } = await assistantSessions(worker.url, turns + 10);
+            return async () => connectChat(urls.pop(), { token, sendHistory: "last" });
+          })()
+      : null;
     let client;
     if (bare) {
       client = await connectChat(`${worker.url}/agents/bare-chat-agent/profile-${Date.now()}`, {
@@ -110,12 +137,18 @@ export async function benchProfile({ turns = 100, bare = false } = {}) {
       const { urls, token } = await assistantSessions(worker.url);
       client = await connectChat(urls[0], { token, sendHistory: "last" });
     }
-    for (let i = 0; i < 10; i++) await client.send(`warm-up turn ${i}`).done;
+    const turn = async (text) => {
+      if (!open) return client.send(text).done;
+      const one = await open();
+      await one.send(text).done;
+      one.close();
+    };
+    for (let i = 0; i < 10; i++) await turn(`warm-up turn ${i}`);
     const cdp = await inspector(inspectorPort);
     await cdp.call("Profiler.enable");
     await cdp.call("Profiler.setSamplingInterval", { interval: 100 });
     await cdp.call("Profiler.start");
-    for (let i = 0; i < turns; i++) await client.send(`profiled turn ${i}`).done;
+    for (let i = 0; i < turns; i++) await turn(`profiled turn ${i}`);
     const { result } = await cdp.call("Profiler.stop");
     cdp.close();
     client.close();

@@ -15,10 +15,20 @@ import { benchTurns } from "../bench/turns.mjs";
 import { benchWeb } from "../bench/web.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
-// `pnpm bench profile [turns] [bare]`: a CPU profile of turns, printed (a diagnostic, not a result).
+// `pnpm bench profile [turns] [bare] [paced] [fresh]`: a CPU profile of turns, printed (a diagnostic,
+// not a result); `paced` streams at the concurrency benchmark's model speed, `fresh` makes each turn
+// a new session's first.
 if (process.argv[2] === "profile") {
   const turns = Number(process.argv[3] ?? 100);
-  console.log(await benchProfile({ turns, bare: process.argv[4] === "bare" }));
+  const flags = process.argv.slice(4);
+  console.log(
+    await benchProfile({
+      turns,
+      bare: flags.includes("bare"),
+      paced: flags.includes("paced"),
+      fresh: flags.includes("fresh"),
+    }),
+  );
   process.exit(0);
 }
 const sections = [];
