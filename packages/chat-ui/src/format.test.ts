@@ -23,6 +23,16 @@ describe("formatMicros", () => {
     expect(formatMicros(-500)).toBe("-$0.0005");
   });
 
+  it("rounds a balance down with floor, so it never reads more than there is", () => {
+    expect(formatMicros(4_997_065, { floor: true })).toBe("$4.99");
+    expect(formatMicros(4_997_065)).toBe("$5.00");
+    expect(formatMicros(5_000_000, { floor: true })).toBe("$5.00");
+    expect(formatMicros(19_999, { floor: true })).toBe("$0.01");
+    expect(formatMicros(-2_503_000, { floor: true })).toBe("-$2.51");
+    // Below a cent, every micro-dollar shows, floor or not.
+    expect(formatMicros(4_200, { floor: true })).toBe("$0.0042");
+  });
+
   it("keeps every micro-dollar when precise, so close balances read differently", () => {
     expect(formatMicros(4_998_765, { precise: true })).toBe("$4.998765");
     expect(formatMicros(4_999_100, { precise: true })).toBe("$4.9991");

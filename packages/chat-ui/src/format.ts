@@ -14,10 +14,14 @@ const grouped = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
  *
  * `precise` keeps every micro-dollar above a cent too (`$4.998765`, still `$5.00` for whole cents):
  * for running balances, where rounding to cents made dozens of ledger rows read the same.
+ *
+ * `floor` rounds down to the cent instead of to the nearest: for a balance shown in cents, which
+ * must never read more than there is (`$4.997065` is `$4.99`, not `$5.00`; an overdraft of
+ * `-$0.004` below a cent still shows exactly).
  */
 export function formatMicros(
   micros: number,
-  { precise = false }: { precise?: boolean } = {},
+  { precise = false, floor = false }: { precise?: boolean; floor?: boolean } = {},
 ): string {
   if (!Number.isSafeInteger(micros)) return "—";
   const sign = micros < 0 ? "-" : "";
@@ -30,7 +34,11 @@ export function formatMicros(
       .padEnd(2, "0");
     return `${sign}$${grouped.format(whole)}.${fraction}`;
   }
-  // Whole cents are exact in a double; only the display is rounded (half away from zero).
+  // Whole cents are exact in a double; only the display is rounded (half away from zero, or down).
+  if (floor) {
+    const flooredCents = Math.floor(micros / 10_000);
+    return cents.format(flooredCents / 100);
+  }
   const roundedCents = Math.round(abs / 10_000);
   return `${sign}${cents.format(roundedCents / 100)}`;
 }

@@ -5,7 +5,8 @@ import { Card } from "../../components/ui/card.tsx";
 import { formatMicros } from "../../lib/money.ts";
 
 /**
- * The balance, large, as Stripe's and OpenRouter's balance cards show it: in cents, with every
+ * The balance, large, as Stripe's and OpenRouter's balance cards show it: in cents (rounded down),
+ * with every
  * micro-dollar underneath when cents would hide some (a balance of $0.0042 reads as such), what
  * chats in progress hold (a reply's maximum, or a chat's credit lease: returned as it idles), and
  * the one action that adds credits.
@@ -20,7 +21,8 @@ export function BalanceHero({
   onTopUp: () => void;
 }) {
   const available = summary.availableMicros;
-  const shown = formatMicros(available);
+  // Rounded down: the headline never shows more than can be spent.
+  const shown = formatMicros(available, { floor: true });
   const exact = formatMicros(available, { precise: true });
   const low = summary.lowBalanceMicros !== null && available < summary.lowBalanceMicros;
   const empty = available <= 0;
