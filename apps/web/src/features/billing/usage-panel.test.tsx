@@ -118,6 +118,27 @@ describe("chartRows", () => {
     );
     expect(rows.map((row) => row.name)).toEqual(["2026-11-01", "2026-11-02"]);
   });
+
+  it("shows every day of the window by day, a day without spend as a zero bar", () => {
+    const rows = chartRows(
+      [group("2026-11-02", "2026-11-02", 30), group("2026-11-05", "2026-11-05", 10)],
+      "day",
+      { window: { from: "2026-11-01T00:00:00.000Z", to: "2026-11-06T00:00:00.000Z" } },
+    );
+    expect(rows.map((row) => [row.name, row.priceMicros])).toEqual([
+      ["2026-11-01", 0],
+      ["2026-11-02", 30],
+      ["2026-11-03", 0],
+      ["2026-11-04", 0],
+      ["2026-11-05", 10],
+    ]);
+    expect(new Set(rows.map((row) => row.id)).size).toBe(5);
+    // The default window runs to just after now: its last day is counted once.
+    const open = chartRows([], "day", {
+      window: { from: "2026-11-01T12:00:00.000Z", to: "2026-11-03T12:00:00.001Z" },
+    });
+    expect(open.map((row) => row.name)).toEqual(["2026-11-01", "2026-11-02", "2026-11-03"]);
+  });
 });
 
 describe("dayRange", () => {

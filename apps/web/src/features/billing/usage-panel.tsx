@@ -70,7 +70,10 @@ export function UsagePanel({ orgId, canManage }: { orgId: string; canManage: boo
         ) : (
           <>
             <Suspense fallback={<Skeleton className="h-64 w-full" />}>
-              <UsageChart rows={chartRows(report.items, groupBy)} groupBy={groupBy} />
+              <UsageChart
+                rows={chartRows(report.items, groupBy, { window: report })}
+                groupBy={groupBy}
+              />
             </Suspense>
             <Table>
               <caption className="sr-only">Spend by {label.toLowerCase()}</caption>
