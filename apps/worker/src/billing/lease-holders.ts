@@ -3,6 +3,8 @@ import { agentSettings } from "../env.ts";
 
 /** How stale a session's recorded `seen_at` may be (much less than a lease's life). */
 const SEEN_PRECISION_MS = 60_000;
+/** How many sessions' write times are kept before the stale ones are first dropped. */
+const WRITTEN_PRUNE_AT = 1_000;
 /** How long a read waits for lease holders to report. */
 const COLLECT_WAIT_MS = 2_000;
 
@@ -31,18 +33,33 @@ export class LeaseHolders {
 
   /** When this object last wrote each session's `seen_at` (a write a minute is plenty). */
   readonly #written = new Map<string, number>();
+  #pruneAt = WRITTEN_PRUNE_AT;
 
   /** Records that a session leased at `now`: reads within a lease's lifetime ask it to report. */
   seen(sessionId: string, now: number): void {
     // A lease lives 20 minutes: a `seen_at` up to a minute old asks the same sessions.
     const written = this.#written.get(sessionId);
     if (written !== undefined && now - written < SEEN_PRECISION_MS) return;
+    // Entries older than the precision say nothing any more: dropped, so an account that sees
+    // many sessions over its life keeps about the last minute's in memory. Pruned when the map
+    // doubles, so a busy minute costs no scan per write.
+    if (this.#written.size >= this.#pruneAt) {
+      for (const [id, at] of this.#written) {
+        if (now - at >= SEEN_PRECISION_MS) this.#written.delete(id);
+      }
+      this.#pruneAt = Math.max(WRITTEN_PRUNE_AT, 2 * this.#written.size);
+    }
     this.#written.set(sessionId, now);
     this.#sql.exec(
       "INSERT INTO lease_sessions (session_id, seen_at) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET seen_at = excluded.seen_at",
       sessionId,
       now,
     );
+  }
+
+  /** How many sessions' write times are kept in memory (tests). */
+  get tracked(): number {
+    return this.#written.size;
   }
 
   /** Drops a session from those the reads ask. */
