@@ -205,7 +205,15 @@ const account = createRoute({
   component: lazyRouteComponent(() => import("./pages/account-page.tsx")),
 });
 
+/** An invitation link: readable signed in or out (pages/invite-page.tsx). */
+const invite = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/invite/$secret",
+  component: lazyRouteComponent(() => import("./pages/invite-page.tsx")),
+});
+
 const routeTree = rootRoute.addChildren([
+  invite,
   authLayout.addChildren([signIn, signUp]),
   appLayout.addChildren([
     index,

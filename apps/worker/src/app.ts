@@ -13,6 +13,7 @@ import { auth } from "./routes/auth.ts";
 import { billing } from "./routes/billing.ts";
 import { connectTickets } from "./routes/connect-tickets.ts";
 import { erasure } from "./routes/erasure.ts";
+import { invitationPreview, invitations, orgInvitations } from "./routes/invitations.ts";
 import { me } from "./routes/me.ts";
 import { orgs } from "./routes/orgs.ts";
 import { orgProjects, projects } from "./routes/projects.ts";
@@ -46,6 +47,7 @@ export const app = new Hono<AppEnv>()
     c.header("cache-control", "public, max-age=300");
     return c.json(await jwks(config(c.env)));
   })
+  .route("/api/auth/invitations", invitationPreview)
   .route("/api/auth", auth)
   .route("/api/me", me)
   .route("/api/orgs", orgs)
@@ -53,6 +55,8 @@ export const app = new Hono<AppEnv>()
   .route("/api/orgs", billing)
   .route("/api/orgs", erasure)
   .route("/api/orgs", orgSessions)
+  .route("/api/orgs", orgInvitations)
+  .route("/api/invitations", invitations)
   .route("/api/projects", projects)
   .route("/api/sessions", sessions)
   .route("/api/connect-tickets", connectTickets)

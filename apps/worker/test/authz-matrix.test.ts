@@ -100,6 +100,38 @@ const matrix: Row[] = [
     expect: orgAdmins(204),
   },
   {
+    route: "POST /api/orgs/:orgId/invitations",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/invitations`,
+      body: { email: uniqueEmail("invitee"), role: "member" },
+    }),
+    expect: orgAdmins(201),
+  },
+  {
+    route: "GET /api/orgs/:orgId/invitations",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/invitations` }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "DELETE /api/orgs/:orgId/invitations/:invitationId",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/invitations/inv_00000000000000000000000000`,
+    }),
+    expect: orgAdmins(404),
+  },
+  // The link's secret is the credential: a wrong one is 404 to anyone (invitations.test.ts has
+  // the real ones).
+  {
+    route: "GET /api/auth/invitations/:token",
+    request: () => ({ path: `/api/auth/invitations/inv_${"x".repeat(43)}` }),
+    expect: everyone(404),
+  },
+  {
+    route: "POST /api/invitations/:token/accept",
+    request: () => ({ path: `/api/invitations/inv_${"x".repeat(43)}/accept` }),
+    expect: signedIn(404),
+  },
+  {
     route: "GET /api/orgs/:orgId/projects",
     request: (w) => ({ path: `/api/orgs/${w.orgId}/projects` }),
     expect: orgMembers(200),

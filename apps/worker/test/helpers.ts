@@ -196,6 +196,7 @@ export async function snapshot(): Promise<Record<string, number>> {
     "sessions",
     "refresh_tokens",
     "audit_log",
+    "invitations",
   ];
   const results = await env.DB.batch(
     tables.map((t) =>

@@ -10,6 +10,7 @@ export const idPrefix = {
   refreshToken: "rft",
   audit: "aud",
   erasure: "era",
+  invitation: "inv",
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

@@ -130,6 +130,10 @@ export type AddMember = z.infer<typeof addMemberSchema>;
 export const updateMemberSchema = z.strictObject({ role: roleSchema });
 export type UpdateMember = z.infer<typeof updateMemberSchema>;
 
+/** An invitation by link, for someone who may not have an account yet (2026-12-02). */
+export const createInvitationSchema = z.strictObject({ email, role: roleSchema });
+export type CreateInvitation = z.infer<typeof createInvitationSchema>;
+
 /** Largest serialized project memory, in bytes of UTF-8 JSON. The assistant reads all of it each turn. */
 export const MAX_MEMORY_BYTES = 16 * 1024;
 
@@ -311,6 +315,27 @@ export interface Session {
   lastActivityAt: string;
   /** What the session's model calls cost the org so far (price charged, with markup). */
   spendMicros: number;
+}
+
+export interface Invitation {
+  id: string;
+  orgId: string;
+  email: string;
+  role: Role;
+  /** `pending` until accepted, revoked or past `expiresAt`. */
+  status: "pending" | "accepted" | "revoked" | "expired";
+  createdAt: string;
+  expiresAt: string;
+  /** Only in the response that created it: the link to send, holding the invitation's secret. */
+  url?: string;
+}
+
+/** What the link shows before anyone signs in: which org, which role, for which email. */
+export interface InvitationPreview {
+  orgName: string;
+  email: string;
+  role: Role;
+  expiresAt: string;
 }
 
 export interface AuthResult {

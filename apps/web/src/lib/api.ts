@@ -5,6 +5,8 @@ import type {
   BillingSummary,
   ErasureRequestInput,
   ErrorCode,
+  Invitation,
+  InvitationPreview,
   LedgerEntry,
   Login,
   Me,
@@ -360,6 +362,24 @@ export function createApiClient(options: ApiClientOptions = {}) {
       request<Member>("PATCH", `/api/orgs/${enc(orgId)}/members/${enc(userId)}`, { role }),
     removeMember: (orgId: string, userId: string) =>
       request<void>("DELETE", `/api/orgs/${enc(orgId)}/members/${enc(userId)}`),
+    /** Invites an email that may have no account yet; the answer's `url` is the link to send. */
+    invite: (orgId: string, input: { email: string; role: Role }) =>
+      request<Invitation>("POST", `/api/orgs/${enc(orgId)}/invitations`, input),
+    invitations: (orgId: string, cursor?: string) =>
+      request<Page<Invitation>>(
+        "GET",
+        `/api/orgs/${enc(orgId)}/invitations${queryString({ cursor })}`,
+      ),
+    revokeInvitation: (orgId: string, invitationId: string) =>
+      request<Invitation>("DELETE", `/api/orgs/${enc(orgId)}/invitations/${enc(invitationId)}`),
+    /** What an invitation link invites to; needs no sign-in (the link's secret is the credential). */
+    async invitationPreview(secret: string): Promise<InvitationPreview> {
+      const response = await send("GET", `/api/auth/invitations/${enc(secret)}`, undefined, false);
+      if (!response.ok) throw await toApiError(response);
+      return (await response.json()) as InvitationPreview;
+    },
+    acceptInvitation: (secret: string) =>
+      request<{ orgId: string; role: Role }>("POST", `/api/invitations/${enc(secret)}/accept`),
     /**
      * The org's sessions across its projects, newest first: a member gets their own, owners and
      * admins everyone's (the erasure picker), optionally of one `project` or one `member`.

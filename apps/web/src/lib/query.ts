@@ -26,6 +26,7 @@ export const keys = {
   org: (orgId: string) => ["org", orgId] as const,
   projects: (orgId: string) => ["org", orgId, "projects"] as const,
   members: (orgId: string) => ["org", orgId, "members"] as const,
+  invitations: (orgId: string) => ["org", orgId, "invitations"] as const,
   billing: (orgId: string) => ["org", orgId, "billing"] as const,
   erasures: (orgId: string) => ["org", orgId, "erasures"] as const,
   project: (projectId: string) => ["project", projectId] as const,

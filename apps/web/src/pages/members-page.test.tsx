@@ -39,6 +39,7 @@ beforeEach(() => {
   reload = vi.fn(async () => {});
   session.reload = reload;
   session.org = { id: "org_1", name: "Acme", role: "owner", createdAt: "x" };
+  vi.spyOn(api, "invitations").mockResolvedValue({ items: [], nextCursor: null });
 });
 
 afterEach(() => {
@@ -271,5 +272,54 @@ describe("MembersPage", () => {
       expect(add).toHaveBeenCalledWith("org_1", { email: "eve@example.com", role: "admin" }),
     );
     await waitFor(() => expect(success).toHaveBeenCalledWith("Eve Adams joined Acme as admin."));
+  });
+
+  it("invites an email that has no account yet, shows the link once, and lists it as pending", async () => {
+    listMembers(ada);
+    vi.spyOn(api, "addMember").mockRejectedValue(
+      new ApiError("not_found", "No account with this email", 404, "email"),
+    );
+    const invitation = {
+      id: "inv_1",
+      orgId: "org_1",
+      email: "newcomer@example.com",
+      role: "member" as const,
+      status: "pending" as const,
+      createdAt: "2026-12-02T00:00:00.000Z",
+      expiresAt: "2026-12-09T00:00:00.000Z",
+    };
+    const invite = vi
+      .spyOn(api, "invite")
+      .mockResolvedValue({ ...invitation, url: "https://parley.test/invite/inv_secret" });
+    const list = vi
+      .spyOn(api, "invitations")
+      .mockResolvedValueOnce({ items: [], nextCursor: null })
+      .mockResolvedValue({ items: [invitation], nextCursor: null });
+    const revoke = vi
+      .spyOn(api, "revokeInvitation")
+      .mockResolvedValue({ ...invitation, status: "revoked" });
+    await renderInApp(<MembersPage />, { path: "/members" });
+    const form = await screen.findByRole("form", { name: "Add a member" });
+    fireEvent.change(within(form).getByLabelText("Email"), {
+      target: { value: "newcomer@example.com" },
+    });
+    fireEvent.click(within(form).getByRole("button", { name: "Add member" }));
+    await waitFor(() =>
+      expect(invite).toHaveBeenCalledWith("org_1", {
+        email: "newcomer@example.com",
+        role: "member",
+      }),
+    );
+    expect(
+      ((await within(form).findByLabelText("Invitation link")) as HTMLInputElement).value,
+    ).toBe("https://parley.test/invite/inv_secret");
+    // No error shown for the missing account: the invitation is the answer.
+    expect(within(form).queryByRole("alert")).toBeNull();
+    // Listed as pending, and revocable.
+    fireEvent.click(
+      await screen.findByRole("button", { name: "Revoke the invitation of newcomer@example.com" }),
+    );
+    await waitFor(() => expect(revoke).toHaveBeenCalledWith("org_1", "inv_1"));
+    expect(list).toHaveBeenCalled();
   });
 });

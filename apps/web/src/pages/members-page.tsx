@@ -14,6 +14,7 @@ import { Select } from "../components/ui/input.tsx";
 import { EmptyState, ErrorNote, Loading } from "../components/ui/states.tsx";
 import { Table, TBody, Td, THead, Th, Tr } from "../components/ui/table.tsx";
 import { AddMemberForm } from "../features/members/add-member-form.tsx";
+import { PendingInvitations } from "../features/members/invitations.tsx";
 import {
   isLastOwner,
   mayRemove,
@@ -82,7 +83,12 @@ function MembersOf({ org }: { org: OrgSummary }) {
             <LoadMore more={more} label="More members" />
           </div>
         </Card>
-        {manage ? <AddMemberForm orgId={org.id} orgName={org.name} actorRole={org.role} /> : null}
+        {manage ? (
+          <div className="grid h-fit gap-6">
+            <AddMemberForm orgId={org.id} orgName={org.name} actorRole={org.role} />
+            <PendingInvitations orgId={org.id} />
+          </div>
+        ) : null}
       </div>
     </Page>
   );

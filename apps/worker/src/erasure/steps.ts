@@ -143,12 +143,27 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db
         .prepare("UPDATE projects SET created_by = NULL WHERE org_id = ? AND created_by = ?")
         .bind(plan.membershipOrgId, plan.userId),
+      // Invitations they made or took stay the org's record without them; those to their email go.
+      db
+        .prepare("UPDATE invitations SET invited_by = NULL WHERE org_id = ? AND invited_by = ?")
+        .bind(plan.membershipOrgId, plan.userId),
+      db
+        .prepare("UPDATE invitations SET accepted_by = NULL WHERE org_id = ? AND accepted_by = ?")
+        .bind(plan.membershipOrgId, plan.userId),
+      ...(plan.email
+        ? [
+            db
+              .prepare("DELETE FROM invitations WHERE org_id = ? AND lower(email) = lower(?)")
+              .bind(plan.membershipOrgId, plan.email),
+          ]
+        : []),
     );
   }
   for (const orgId of plan.deleteOrgIds) {
     // The org's ledger lives on in its BillingAccount (financial records); its directory rows go.
     statements.push(
       db.prepare("DELETE FROM memberships WHERE org_id = ?").bind(orgId),
+      db.prepare("DELETE FROM invitations WHERE org_id = ?").bind(orgId),
       overwriteStatement(db, "organizations", ["name"], "id = ?", orgId),
       db.prepare("UPDATE organizations SET name = '(erased)' WHERE id = ?").bind(orgId),
     );
@@ -162,6 +177,11 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db.prepare("DELETE FROM preview_authors WHERE user_id = ?").bind(user),
       db.prepare("DELETE FROM memberships WHERE user_id = ?").bind(user),
       db.prepare("UPDATE projects SET created_by = NULL WHERE created_by = ?").bind(user),
+      db.prepare("UPDATE invitations SET invited_by = NULL WHERE invited_by = ?").bind(user),
+      db.prepare("UPDATE invitations SET accepted_by = NULL WHERE accepted_by = ?").bind(user),
+      ...(plan.email
+        ? [db.prepare("DELETE FROM invitations WHERE lower(email) = lower(?)").bind(plan.email)]
+        : []),
       overwriteStatement(db, "users", ["email", "name", "password_hash"], "id = ?", user),
       db.prepare("DELETE FROM users WHERE id = ?").bind(user),
     );

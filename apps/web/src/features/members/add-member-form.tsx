@@ -1,4 +1,4 @@
-import type { Role } from "@parley/shared";
+import type { Invitation, Role } from "@parley/shared";
 import { useQueryClient } from "@tanstack/react-query";
 import { UserPlus } from "lucide-react";
 import { type FormEvent, useId, useState } from "react";
@@ -9,9 +9,14 @@ import { Field, Input, Select } from "../../components/ui/input.tsx";
 import { ErrorNote } from "../../components/ui/states.tsx";
 import { api, isApiError } from "../../lib/api.ts";
 import { keys } from "../../lib/query.ts";
+import { InvitationLink } from "./invitations.tsx";
 import { memberName, rolesToGrant, roleWords } from "./member-rules.ts";
 
-/** Adds an existing Parley account to the org by email, with the roles the caller may grant. */
+/**
+ * Adds a person to the org by email, with the roles the caller may grant: an existing Parley account
+ * joins at once; for an email with no account yet, an invitation is made and its link shown to
+ * copy and send (Parley sends no mail).
+ */
 export function AddMemberForm({
   orgId,
   orgName,
@@ -24,6 +29,7 @@ export function AddMemberForm({
   const queryClient = useQueryClient();
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const [invited, setInvited] = useState<Invitation | null>(null);
   const errorId = useId();
   const roles = rolesToGrant(actorRole);
   const emailRefused = isApiError(error) && error.field === "email";
@@ -36,13 +42,25 @@ export function AddMemberForm({
     const role = String(data.get("role") ?? "member") as Role;
     setBusy(true);
     setError(null);
+    setInvited(null);
     try {
       const member = await api.addMember(orgId, { email, role });
       form.reset();
       toast.success(`${memberName(member)} joined ${orgName} as ${roleWords[role].toLowerCase()}.`);
       await queryClient.invalidateQueries({ queryKey: keys.members(orgId) });
     } catch (caught) {
-      setError(caught);
+      if (isApiError(caught) && caught.code === "not_found" && caught.field === "email") {
+        // No account has this email yet: an invitation, whose link they open to sign up and join.
+        try {
+          setInvited(await api.invite(orgId, { email, role }));
+          form.reset();
+          await queryClient.invalidateQueries({ queryKey: keys.invitations(orgId) });
+        } catch (inviteError) {
+          setError(inviteError);
+        }
+      } else {
+        setError(caught);
+      }
     } finally {
       setBusy(false);
     }
@@ -53,7 +71,7 @@ export function AddMemberForm({
       <CardHeader
         id="add-member-title"
         title="Add a member"
-        description="They need a Parley account with this email."
+        description="Someone with a Parley account joins at once; anyone else gets an invitation link."
       />
       <CardBody>
         <form onSubmit={onSubmit} className="grid gap-4" aria-label="Add a member">
@@ -80,6 +98,7 @@ export function AddMemberForm({
           <div id={errorId}>
             <ErrorNote error={error} />
           </div>
+          {invited?.url ? <InvitationLink invitation={invited} url={invited.url} /> : null}
           <Button type="submit" variant="primary" disabled={busy}>
             <UserPlus aria-hidden="true" />
             {busy ? "Adding…" : "Add member"}

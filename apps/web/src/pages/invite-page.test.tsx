@@ -1,0 +1,70 @@
+import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ApiError, api } from "../lib/api.ts";
+import { renderInApp } from "../test/render.tsx";
+import { InviteScreen } from "./invite-page.tsx";
+
+const session = vi.hoisted(() => ({
+  me: null as null | { id: string; email: string; name: string; createdAt: string; orgs: [] },
+  reload: vi.fn(async () => {}),
+  selectOrg: vi.fn(),
+}));
+
+vi.mock("../lib/session.tsx", () => ({
+  useSession: () => session,
+}));
+
+const preview = {
+  orgName: "Acme",
+  email: "newcomer@example.com",
+  role: "admin" as const,
+  expiresAt: "2026-12-09T00:00:00.000Z",
+};
+
+afterEach(() => {
+  cleanup();
+  vi.restoreAllMocks();
+  session.me = null;
+});
+
+describe("the invitation page", () => {
+  it("shows a signed-out visitor the org and role, with sign-up and sign-in that come back here", async () => {
+    vi.spyOn(api, "invitationPreview").mockResolvedValue(preview);
+    await renderInApp(<InviteScreen secret="inv_abc" />, { path: "/invite/inv_abc" });
+    expect((await screen.findByText(/Join/)).textContent).toMatch(/Acme/);
+    const signUp = screen.getByRole("link", { name: "Sign up with newcomer@example.com" });
+    expect(signUp.getAttribute("href")).toBe("/signup?next=%2Finvite%2Finv_abc");
+    expect(screen.getByRole("link", { name: "I have an account" }).getAttribute("href")).toBe(
+      "/signin?next=%2Finvite%2Finv_abc",
+    );
+  });
+
+  it("lets the invited person join, then opens the org's projects", async () => {
+    session.me = {
+      id: "u1",
+      email: "newcomer@example.com",
+      name: "N",
+      createdAt: "x",
+      orgs: [],
+    };
+    vi.spyOn(api, "invitationPreview").mockResolvedValue(preview);
+    const accept = vi
+      .spyOn(api, "acceptInvitation")
+      .mockResolvedValue({ orgId: "org_9", role: "admin" });
+    const { router } = await renderInApp(<InviteScreen secret="inv_abc" />, {
+      path: "/invite/inv_abc",
+    });
+    fireEvent.click(await screen.findByRole("button", { name: "Join Acme" }));
+    await waitFor(() => expect(router.state.location.pathname).toBe("/projects"));
+    expect(accept).toHaveBeenCalledWith("inv_abc");
+    expect(session.selectOrg).toHaveBeenCalledWith("org_9");
+  });
+
+  it("says a used or revoked link is over, and an unknown one is not valid", async () => {
+    vi.spyOn(api, "invitationPreview").mockRejectedValue(
+      new ApiError("gone", "This invitation was revoked", 410),
+    );
+    await renderInApp(<InviteScreen secret="inv_abc" />, { path: "/invite/inv_abc" });
+    expect((await screen.findByRole("alert")).textContent).toMatch(/revoked.*new link/);
+  });
+});

@@ -1,0 +1,108 @@
+import { useQuery } from "@tanstack/react-query";
+import { Link, useNavigate, useParams } from "@tanstack/react-router";
+import { useState } from "react";
+import { Page } from "../components/page.tsx";
+import { Button } from "../components/ui/button.tsx";
+import { Card, CardBody } from "../components/ui/card.tsx";
+import { ErrorNote, Loading } from "../components/ui/states.tsx";
+import { roleWords } from "../features/members/member-rules.ts";
+import { api, isApiError } from "../lib/api.ts";
+import { useSession } from "../lib/session.tsx";
+
+/**
+ * `/invite/:secret`, the link an owner or admin sent: which org and role it invites to, then sign
+ * up or sign in (and come back here), then join. Open to signed-out visitors: the link's secret is
+ * what lets them read it.
+ */
+export default function InvitePage() {
+  const { secret } = useParams({ strict: false }) as { secret?: string };
+  return <InviteScreen secret={secret ?? ""} />;
+}
+
+export function InviteScreen({ secret }: { secret: string }) {
+  const { me, reload, selectOrg } = useSession();
+  const navigate = useNavigate();
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const preview = useQuery({
+    queryKey: ["invitation", secret],
+    queryFn: () => api.invitationPreview(secret),
+    retry: false,
+  });
+  const here = `/invite/${secret}`;
+
+  async function join() {
+    setBusy(true);
+    setError(null);
+    try {
+      const joined = await api.acceptInvitation(secret);
+      await reload();
+      selectOrg(joined.orgId);
+      await navigate({ to: "/projects" });
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const invitation = preview.data;
+  return (
+    <main id="content" className="grid min-h-dvh place-items-center bg-muted/40 px-4 py-10">
+      <Page title="Invitation" heading="You are invited" width="narrow">
+        <Card>
+          <CardBody>
+            {preview.isPending || me === undefined ? (
+              <Loading label="Reading the invitation…" />
+            ) : preview.isError ? (
+              <p role="alert">
+                {isApiError(preview.error) && preview.error.code === "gone"
+                  ? `${preview.error.message}. Ask whoever invited you for a new link.`
+                  : "This invitation link is not valid. Ask whoever invited you for a new one."}
+              </p>
+            ) : invitation ? (
+              <div className="grid gap-4">
+                <p>
+                  Join <strong>{invitation.orgName}</strong> on Parley as{" "}
+                  {roleWords[invitation.role].toLowerCase()}. The invitation is for{" "}
+                  <strong className="break-all">{invitation.email}</strong>.
+                </p>
+                {me ? (
+                  <>
+                    {me.email.toLowerCase() !== invitation.email.toLowerCase() ? (
+                      <p className="text-muted-foreground text-sm">
+                        You are signed in as <span className="break-all">{me.email}</span>: the
+                        invitation may only be taken with the invited email.
+                      </p>
+                    ) : null}
+                    <ErrorNote error={error} />
+                    <Button type="button" variant="primary" disabled={busy} onClick={join}>
+                      {busy ? "Joining…" : `Join ${invitation.orgName}`}
+                    </Button>
+                  </>
+                ) : (
+                  <div className="flex flex-wrap gap-3">
+                    <Link
+                      to="/signup"
+                      search={{ next: here }}
+                      className="inline-flex h-9 items-center rounded-md bg-primary px-4 font-medium text-primary-foreground text-sm"
+                    >
+                      Sign up with {invitation.email}
+                    </Link>
+                    <Link
+                      to="/signin"
+                      search={{ next: here }}
+                      className="prose-link inline-flex h-9 items-center font-medium text-sm"
+                    >
+                      I have an account
+                    </Link>
+                  </div>
+                )}
+              </div>
+            ) : null}
+          </CardBody>
+        </Card>
+      </Page>
+    </main>
+  );
+}

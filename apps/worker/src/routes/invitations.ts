@@ -1,0 +1,290 @@
+import {
+  AppError,
+  createInvitationSchema,
+  type Invitation,
+  type InvitationPreview,
+  isId,
+  newId,
+  pageQuerySchema,
+  type Role,
+} from "@parley/shared";
+import { Hono } from "hono";
+import { notFound, orgAccess, requireRole } from "../auth/access.ts";
+import { sha256Base64Url, toBase64Url } from "../auth/encoding.ts";
+import { normalizedEmail } from "../auth/keyed-hash.ts";
+import { auditStatement } from "../db/audit.ts";
+import { cursorBound, iso, toPage } from "../db/pagination.ts";
+import { config } from "../env.ts";
+import type { AppEnv } from "../http/context.ts";
+import { jsonBody, query } from "../http/validate.ts";
+
+/**
+ * Invitations by link (2026-12-02). Adding a member by email needs an account; an invitation does
+ * not: an owner or admin invites an email with a role and sends the link (Parley sends no mail).
+ * The link's secret is stored only as its SHA-256, so a leaked database opens no org. It is
+ * accepted once, within {@link INVITATION_TTL_MS}, by a signed-in user whose email is the one
+ * invited (as `normalizedEmail` reads it): a forwarded link does not let another account in.
+ */
+export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+interface InvitationRow {
+  id: string;
+  org_id: string;
+  email: string;
+  role: Role;
+  created_at: number;
+  expires_at: number;
+  accepted_at: number | null;
+  revoked_at: number | null;
+}
+
+const statusOf = (row: InvitationRow, now: number): Invitation["status"] =>
+  row.accepted_at !== null
+    ? "accepted"
+    : row.revoked_at !== null
+      ? "revoked"
+      : row.expires_at <= now
+        ? "expired"
+        : "pending";
+
+const toInvitation = (row: InvitationRow, now = Date.now()): Invitation => ({
+  id: row.id,
+  orgId: row.org_id,
+  email: row.email,
+  role: row.role,
+  status: statusOf(row, now),
+  createdAt: iso(row.created_at),
+  expiresAt: iso(row.expires_at),
+});
+
+const COLUMNS = "id, org_id, email, role, created_at, expires_at, accepted_at, revoked_at";
+
+/** The invitation a link's secret names, or 404 (an unknown secret and a malformed one alike). */
+async function byToken(
+  db: D1Database,
+  token: string,
+): Promise<(InvitationRow & { org_name: string }) | null> {
+  if (!/^inv_[A-Za-z0-9_-]{43}$/.test(token)) return null;
+  return db
+    .prepare(
+      `SELECT i.id, i.org_id, i.email, i.role, i.created_at, i.expires_at, i.accepted_at, i.revoked_at,
+         o.name AS org_name
+       FROM invitations i JOIN organizations o ON o.id = i.org_id
+       WHERE i.token_hash = ?`,
+    )
+    .bind(await sha256Base64Url(token))
+    .first<InvitationRow & { org_name: string }>();
+}
+
+/** An invitation that can no longer be used answers 410, saying why. */
+function requirePending(row: InvitationRow, now: number): void {
+  const status = statusOf(row, now);
+  if (status !== "pending") {
+    throw new AppError(
+      "gone",
+      `This invitation was ${status === "expired" ? "not used in time" : status}`,
+    );
+  }
+}
+
+/** `/api/orgs/:orgId/invitations`: owners and admins make, list and revoke an org's invitations. */
+export const orgInvitations = new Hono<AppEnv>()
+  .post("/:orgId/invitations", jsonBody(createInvitationSchema), async (c) => {
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const access = await orgAccess(db, userId, c.req.param("orgId"));
+    requireRole(access, "admin");
+    const input = c.req.valid("json");
+    // As for adding a member: only owners make owners.
+    if (input.role === "owner") requireRole(access, "owner");
+    const member = await db
+      .prepare(
+        "SELECT 1 AS m FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = ? AND u.email = ?",
+      )
+      .bind(access.orgId, input.email)
+      .first();
+    if (member)
+      throw new AppError("conflict", "This person is already a member", { field: "email" });
+    const now = Date.now();
+    const token = `inv_${toBase64Url(crypto.getRandomValues(new Uint8Array(32)))}`;
+    const row: InvitationRow = {
+      id: newId("invitation", now),
+      org_id: access.orgId,
+      email: input.email,
+      role: input.role,
+      created_at: now,
+      expires_at: now + INVITATION_TTL_MS,
+      accepted_at: null,
+      revoked_at: null,
+    };
+    await db.batch([
+      db
+        .prepare(
+          `INSERT INTO invitations (id, org_id, email, role, token_hash, invited_by, created_at, expires_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .bind(
+          row.id,
+          row.org_id,
+          row.email,
+          row.role,
+          await sha256Base64Url(token),
+          userId,
+          now,
+          row.expires_at,
+        ),
+      auditStatement(
+        db,
+        {
+          orgId: access.orgId,
+          actorId: userId,
+          action: "invitation.created",
+          subjectType: "invitation",
+          subjectId: row.id,
+          data: { role: input.role },
+        },
+        { now },
+      ),
+    ]);
+    const base = config(c.env).publicUrl ?? new URL(c.req.url).origin;
+    return c.json({ ...toInvitation(row, now), url: `${base}/invite/${token}` }, 201);
+  })
+
+  .get("/:orgId/invitations", query(pageQuerySchema), async (c) => {
+    const db = c.env.DB;
+    const access = await orgAccess(db, c.get("caller").userId, c.req.param("orgId"));
+    requireRole(access, "admin");
+    const { cursor, limit } = c.req.valid("query");
+    const { results } = await db
+      .prepare(
+        `SELECT ${COLUMNS} FROM invitations WHERE org_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+      )
+      .bind(access.orgId, cursorBound(cursor), limit + 1)
+      .all<InvitationRow>();
+    const now = Date.now();
+    return c.json(
+      toPage(
+        results,
+        limit,
+        (row) => row.id,
+        (row) => toInvitation(row, now),
+      ),
+    );
+  })
+
+  /** Revokes a pending invitation: its link stops working at once. Revoking again is harmless. */
+  .delete("/:orgId/invitations/:invitationId", async (c) => {
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const access = await orgAccess(db, userId, c.req.param("orgId"));
+    requireRole(access, "admin");
+    const id = c.req.param("invitationId");
+    const row = isId("invitation", id)
+      ? await db
+          .prepare(`SELECT ${COLUMNS} FROM invitations WHERE id = ? AND org_id = ?`)
+          .bind(id, access.orgId)
+          .first<InvitationRow>()
+      : null;
+    if (!row) throw notFound("Invitation");
+    // An admin may not undo an owner's invitation to the owner role (they could not make one).
+    if (row.role === "owner") requireRole(access, "owner");
+    const now = Date.now();
+    await db.batch([
+      db
+        .prepare(
+          "UPDATE invitations SET revoked_at = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL",
+        )
+        .bind(now, row.id),
+      auditStatement(
+        db,
+        {
+          orgId: access.orgId,
+          actorId: userId,
+          action: "invitation.revoked",
+          subjectType: "invitation",
+          subjectId: row.id,
+        },
+        { now, afterChange: true },
+      ),
+    ]);
+    const after = await db
+      .prepare(`SELECT ${COLUMNS} FROM invitations WHERE id = ?`)
+      .bind(row.id)
+      .first<InvitationRow>();
+    return c.json(toInvitation(after ?? row, now));
+  });
+
+/**
+ * `GET /api/auth/invitations/:token`: what a link invites to, before its reader has signed in (so
+ * they sign up with the right email). Public, like the rest of `/api/auth`; the secret is the
+ * credential, 256 random bits.
+ */
+export const invitationPreview = new Hono<AppEnv>().get("/:token", async (c) => {
+  const row = await byToken(c.env.DB, c.req.param("token"));
+  if (!row) throw notFound("Invitation");
+  requirePending(row, Date.now());
+  return c.json({
+    orgName: row.org_name,
+    email: row.email,
+    role: row.role,
+    expiresAt: iso(row.expires_at),
+  } satisfies InvitationPreview);
+});
+
+/** `POST /api/invitations/:token/accept`: the signed-in invitee joins the org with the role. */
+export const invitations = new Hono<AppEnv>().post("/:token/accept", async (c) => {
+  const { userId } = c.get("caller");
+  const db = c.env.DB;
+  const row = await byToken(db, c.req.param("token"));
+  if (!row) throw notFound("Invitation");
+  const now = Date.now();
+  requirePending(row, now);
+  const user = await db
+    .prepare("SELECT email FROM users WHERE id = ?")
+    .bind(userId)
+    .first<{ email: string }>();
+  if (!user || normalizedEmail(user.email) !== normalizedEmail(row.email)) {
+    throw new AppError(
+      "forbidden",
+      "This invitation is for another email address: sign in with the invited one",
+    );
+  }
+  const already = await db
+    .prepare("SELECT 1 AS m FROM memberships WHERE org_id = ? AND user_id = ?")
+    .bind(row.org_id, userId)
+    .first();
+  if (already) throw new AppError("conflict", "You are already a member of this organization");
+  // One statement takes the invitation, so two accepts racing with one link add one membership.
+  const [taken, joined] = await db.batch([
+    db
+      .prepare(
+        `UPDATE invitations SET accepted_at = ?1, accepted_by = ?2
+         WHERE id = ?3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?1`,
+      )
+      .bind(now, userId, row.id),
+    db
+      .prepare(
+        `INSERT INTO memberships (org_id, user_id, role, created_at)
+         SELECT ?1, ?2, ?3, ?4 WHERE changes() = 1
+         ON CONFLICT (org_id, user_id) DO NOTHING`,
+      )
+      .bind(row.org_id, userId, row.role, now),
+    auditStatement(
+      db,
+      {
+        orgId: row.org_id,
+        actorId: userId,
+        action: "member.added",
+        subjectType: "user",
+        subjectId: userId,
+        data: { role: row.role, invitation: row.id },
+      },
+      { now, afterChange: true },
+    ),
+  ]);
+  if (taken?.meta.changes !== 1) throw new AppError("gone", "This invitation was already used");
+  if (joined?.meta.changes !== 1) {
+    throw new AppError("conflict", "You are already a member of this organization");
+  }
+  return c.json({ orgId: row.org_id, role: row.role }, 201);
+});

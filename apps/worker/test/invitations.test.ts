@@ -1,0 +1,195 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { api, errorCode, signUp, snapshot, uniqueEmail } from "./helpers.ts";
+
+/**
+ * Invitations by link (routes/invitations.ts): someone without an account is invited with a role,
+ * signs up with the invited email, and joins with the link, once. Wrong people, used, revoked and
+ * expired links change nothing.
+ */
+
+interface Erasure {
+  status: string;
+  verification: { ok: boolean; findings: string[] } | null;
+}
+const COMPLETED = { status: "completed", verification: { ok: true, findings: [] } };
+
+interface Created {
+  id: string;
+  email: string;
+  role: string;
+  status: string;
+  url: string;
+}
+
+async function invite(token: string, orgId: string, email: string, role = "member") {
+  const res = await api<Created>("POST", `/api/orgs/${orgId}/invitations`, {
+    token,
+    body: { email, role },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  const secret = new URL(res.body.url).pathname.split("/")[2] ?? "";
+  return { ...res.body, secret };
+}
+
+async function membersOf(token: string, orgId: string) {
+  const res = await api<{ items: { userId: string; role: string }[] }>(
+    "GET",
+    `/api/orgs/${orgId}/members`,
+    { token },
+  );
+  return res.body.items;
+}
+
+describe("invitations by link", () => {
+  it("lets someone with no account sign up with the invited email and join with the role, once", async () => {
+    const owner = await signUp("owner");
+    const email = uniqueEmail("newcomer");
+    const invitation = await invite(owner.accessToken, owner.orgId, email, "admin");
+    expect(invitation).toMatchObject({ email, role: "admin", status: "pending" });
+    expect(invitation.url).toMatch(/\/invite\/inv_[A-Za-z0-9_-]{43}$/);
+    // The secret is stored only as its hash.
+    const stored = await env.DB.prepare("SELECT * FROM invitations WHERE id = ?")
+      .bind(invitation.id)
+      .first();
+    expect(JSON.stringify(stored)).not.toContain(invitation.secret.slice(4));
+    // Listed without the link.
+    const list = await api<{ items: Record<string, unknown>[] }>(
+      "GET",
+      `/api/orgs/${owner.orgId}/invitations`,
+      { token: owner.accessToken },
+    );
+    expect(list.body.items).toEqual([expect.objectContaining({ id: invitation.id })]);
+    expect(list.body.items[0]).not.toHaveProperty("url");
+
+    // Before signing in, the link says what it invites to.
+    const preview = await api("GET", `/api/auth/invitations/${invitation.secret}`);
+    expect(preview.status).toBe(200);
+    expect(preview.body).toMatchObject({ email, role: "admin", orgName: expect.any(String) });
+
+    const newcomer = await signUp("newcomer", { email });
+    const accepted = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
+      token: newcomer.accessToken,
+    });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
+    expect(accepted.body).toEqual({ orgId: owner.orgId, role: "admin" });
+    expect(await membersOf(owner.accessToken, owner.orgId)).toContainEqual(
+      expect.objectContaining({ userId: newcomer.userId, role: "admin" }),
+    );
+
+    // Used: the same link opens nothing again, and says so.
+    const again = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
+      token: newcomer.accessToken,
+    });
+    expect(again.status).toBe(410);
+    expect((await api("GET", `/api/auth/invitations/${invitation.secret}`)).status).toBe(410);
+  });
+
+  it("refuses another account, a revoked link and an expired one, changing nothing", async () => {
+    const owner = await signUp("owner");
+    const email = uniqueEmail("invited");
+    const invitation = await invite(owner.accessToken, owner.orgId, email);
+
+    // A forwarded link does not let another account in.
+    const stranger = await signUp("stranger");
+    let before = await snapshot();
+    const wrong = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
+      token: stranger.accessToken,
+    });
+    expect(wrong.status).toBe(403);
+    expect(errorCode(wrong)).toBe("forbidden");
+    expect(await snapshot()).toEqual(before);
+
+    // Revoked: refused at once.
+    const revoked = await api("DELETE", `/api/orgs/${owner.orgId}/invitations/${invitation.id}`, {
+      token: owner.accessToken,
+    });
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toMatchObject({ status: "revoked" });
+    const invited = await signUp("invited", { email });
+    before = await snapshot();
+    const late = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
+      token: invited.accessToken,
+    });
+    expect(late.status).toBe(410);
+    expect(await snapshot()).toEqual(before);
+
+    // Expired: refused.
+    const other = await invite(owner.accessToken, owner.orgId, email);
+    await env.DB.prepare("UPDATE invitations SET expires_at = ? WHERE id = ?")
+      .bind(Date.now() - 1, other.id)
+      .run();
+    const expired = await api("POST", `/api/invitations/${other.secret}/accept`, {
+      token: invited.accessToken,
+    });
+    expect(expired.status).toBe(410);
+    expect(await membersOf(owner.accessToken, owner.orgId)).not.toContainEqual(
+      expect.objectContaining({ userId: invited.userId }),
+    );
+
+    // Unknown and malformed secrets are 404, like a missing invitation.
+    for (const secret of [`inv_${"A".repeat(43)}`, "inv_short", "x"]) {
+      expect((await api("GET", `/api/auth/invitations/${secret}`)).status).toBe(404);
+    }
+  });
+
+  it("lets only owners invite owners, and not an existing member, and checks the email", async () => {
+    const owner = await signUp("owner");
+    const admin = await signUp("admin");
+    const asAdmin = await invite(owner.accessToken, owner.orgId, admin.email, "admin");
+    expect(
+      (
+        await api("POST", `/api/invitations/${asAdmin.secret}/accept`, {
+          token: admin.accessToken,
+        })
+      ).status,
+    ).toBe(201);
+    const before = await snapshot();
+    const ownerInvite = await api("POST", `/api/orgs/${owner.orgId}/invitations`, {
+      token: admin.accessToken,
+      body: { email: uniqueEmail("boss"), role: "owner" },
+    });
+    expect(ownerInvite.status).toBe(403);
+    const member = await api("POST", `/api/orgs/${owner.orgId}/invitations`, {
+      token: owner.accessToken,
+      body: { email: admin.email, role: "member" },
+    });
+    expect(member.status).toBe(409);
+    const bad = await api("POST", `/api/orgs/${owner.orgId}/invitations`, {
+      token: owner.accessToken,
+      body: { email: "not an email", role: "member" },
+    });
+    expect(bad.status).toBe(400);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("are erased with the person they name and with the org", async () => {
+    const owner = await signUp("owner");
+    const email = uniqueEmail("gone");
+    const invitation = await invite(owner.accessToken, owner.orgId, email);
+    const invited = await signUp("gone", { email });
+    // The invited person erases their account: the invitation to their email goes with it.
+    const erased = await api<Erasure>("DELETE", "/api/me", {
+      token: invited.accessToken,
+      body: { confirm: true },
+    });
+    // Completed, its verification scan (every D1 table, for the email) clean.
+    expect(erased.body, JSON.stringify(erased.body)).toMatchObject(COMPLETED);
+    const left = await env.DB.prepare("SELECT COUNT(*) AS n FROM invitations WHERE id = ?")
+      .bind(invitation.id)
+      .first<{ n: number }>();
+    expect(left?.n).toBe(0);
+
+    // The owner's own erasure takes the org they alone belong to, and its invitations.
+    await invite(owner.accessToken, owner.orgId, uniqueEmail("later"));
+    const ownerErased = await api<Erasure>("DELETE", "/api/me", {
+      token: owner.accessToken,
+      body: { confirm: true },
+    });
+    expect(ownerErased.body, JSON.stringify(ownerErased.body)).toMatchObject(COMPLETED);
+    const orgLeft = await env.DB.prepare("SELECT COUNT(*) AS n FROM invitations WHERE org_id = ?")
+      .bind(owner.orgId)
+      .first<{ n: number }>();
+    expect(orgLeft?.n).toBe(0);
+  });
+});
