@@ -89,6 +89,7 @@ describe("invitations by link", () => {
     const owner = await signUp("owner");
     const email = uniqueEmail("invited");
     const invitation = await invite(owner.accessToken, owner.orgId, email);
+    const other = await invite(owner.accessToken, owner.orgId, email);
 
     // A forwarded link does not let another account in.
     const stranger = await signUp("stranger");
@@ -115,7 +116,6 @@ describe("invitations by link", () => {
     expect(await snapshot()).toEqual(before);
 
     // Expired: refused.
-    const other = await invite(owner.accessToken, owner.orgId, email);
     await env.DB.prepare("UPDATE invitations SET expires_at = ? WHERE id = ?")
       .bind(Date.now() - 1, other.id)
       .run();
@@ -133,17 +133,29 @@ describe("invitations by link", () => {
     }
   });
 
+  it("adds someone who has an account at once, with no link", async () => {
+    const owner = await signUp("owner");
+    const known = await signUp("known");
+    const res = await api<Created>("POST", `/api/orgs/${owner.orgId}/invitations`, {
+      token: owner.accessToken,
+      body: { email: known.email, role: "admin" },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ email: known.email, role: "admin", status: "accepted" });
+    expect(res.body).not.toHaveProperty("url");
+    expect(await membersOf(owner.accessToken, owner.orgId)).toContainEqual(
+      expect.objectContaining({ userId: known.userId, role: "admin" }),
+    );
+  });
+
   it("lets only owners invite owners, and not an existing member, and checks the email", async () => {
     const owner = await signUp("owner");
     const admin = await signUp("admin");
-    const asAdmin = await invite(owner.accessToken, owner.orgId, admin.email, "admin");
-    expect(
-      (
-        await api("POST", `/api/invitations/${asAdmin.secret}/accept`, {
-          token: admin.accessToken,
-        })
-      ).status,
-    ).toBe(201);
+    const asAdmin = await api<Created>("POST", `/api/orgs/${owner.orgId}/invitations`, {
+      token: owner.accessToken,
+      body: { email: admin.email, role: "admin" },
+    });
+    expect(asAdmin.body.status).toBe("accepted");
     const before = await snapshot();
     const ownerInvite = await api("POST", `/api/orgs/${owner.orgId}/invitations`, {
       token: admin.accessToken,

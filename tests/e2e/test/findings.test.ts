@@ -559,6 +559,44 @@ describe("navigation and the shell", () => {
     await bob.context.close();
   });
 
+  it("invites someone with no account by link: they sign up through it and join with the role", async () => {
+    if (!browser) throw new Error("no browser");
+    const email = freshEmail("cleo");
+    await page.goto(`${base}/members`);
+    const add = page.getByRole("form", { name: "Add a member" });
+    await add.getByLabel("Email").fill(email);
+    await add.getByLabel("Role").selectOption("admin");
+    await add.getByRole("button", { name: "Add member" }).click();
+    const link = await add.getByLabel("Invitation link").inputValue();
+    expect(link).toMatch(/\/invite\/inv_/);
+    await page.getByRole("region", { name: "Pending invitations" }).getByText(email).waitFor();
+
+    const cleo = await openContext(browser, VIEWPORTS.desktop, "dark");
+    await cleo.page.goto(link);
+    await cleo.page.getByText(/on Parley as admin/).waitFor();
+    await cleo.page.getByRole("link", { name: `Sign up with ${email}` }).click();
+    await cleo.page.getByLabel("Name", { exact: true }).fill("Cleo Clerk");
+    await cleo.page.getByLabel("Email").fill(email);
+    await cleo.page.getByLabel("Password").fill("correct horse battery");
+    await cleo.page.getByRole("button", { name: "Sign up" }).click();
+    // Back on the invitation, signed in: one click joins, and the org opens.
+    await cleo.page.waitForURL((url) => url.pathname.startsWith("/invite/"));
+    await cleo.page.getByRole("button", { name: /^Join / }).click();
+    await cleo.page.waitForURL((url) => url.pathname === "/projects");
+    await expect
+      .poll(async () => (await cleo.page.locator("header").textContent()) ?? "")
+      .toContain("Trajectory Analysis");
+    expect(cleo.errors).toEqual([]);
+    await cleo.context.close();
+
+    // The owner sees Cleo among the members, as an admin, and no longer as pending.
+    await page.reload();
+    const role = page.getByRole("combobox", { name: "Role of Cleo Clerk" });
+    await role.waitFor();
+    expect(await role.inputValue()).toBe("admin");
+    expect(await page.getByRole("region", { name: "Pending invitations" }).count()).toBe(0);
+  });
+
   it("logged nothing as an error in the owner's whole visit", () => {
     expect({ errors, failures }).toEqual({ errors: [], failures: [] });
   });

@@ -19,8 +19,9 @@ import type { AppEnv } from "../http/context.ts";
 import { jsonBody, query } from "../http/validate.ts";
 
 /**
- * Invitations by link (2026-12-02). Adding a member by email needs an account; an invitation does
- * not: an owner or admin invites an email with a role and sends the link (Parley sends no mail).
+ * Invitations (2026-12-02). Adding a member by email needs an account; an invitation does not: an
+ * owner or admin invites an email with a role, and someone with no account yet gets a link to send
+ * them (Parley sends no mail); someone with an account joins at once.
  * The link's secret is stored only as its SHA-256, so a leaked database opens no org. It is
  * accepted once, within {@link INVITATION_TTL_MS}, by a signed-in user whose email is the one
  * invited (as `normalizedEmail` reads it): a forwarded link does not let another account in.
@@ -89,6 +90,11 @@ function requirePending(row: InvitationRow, now: number): void {
 
 /** `/api/orgs/:orgId/invitations`: owners and admins make, list and revoke an org's invitations. */
 export const orgInvitations = new Hono<AppEnv>()
+  /**
+   * Invites an email with a role. Someone who already has an account joins at once (as adding a
+   * member does: the invitation is recorded as accepted, with no link); anyone else gets a link.
+   * One call either way, so a client never has to try one and fall back to the other.
+   */
   .post("/:orgId/invitations", jsonBody(createInvitationSchema), async (c) => {
     const { userId } = c.get("caller");
     const db = c.env.DB;
@@ -97,14 +103,16 @@ export const orgInvitations = new Hono<AppEnv>()
     const input = c.req.valid("json");
     // As for adding a member: only owners make owners.
     if (input.role === "owner") requireRole(access, "owner");
-    const member = await db
+    const account = await db
       .prepare(
-        "SELECT 1 AS m FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = ? AND u.email = ?",
+        `SELECT u.id, EXISTS (SELECT 1 FROM memberships m WHERE m.org_id = ? AND m.user_id = u.id) AS member
+         FROM users u WHERE u.email = ?`,
       )
       .bind(access.orgId, input.email)
-      .first();
-    if (member)
+      .first<{ id: string; member: number }>();
+    if (account?.member) {
       throw new AppError("conflict", "This person is already a member", { field: "email" });
+    }
     const now = Date.now();
     const token = `inv_${toBase64Url(crypto.getRandomValues(new Uint8Array(32)))}`;
     const row: InvitationRow = {
@@ -114,14 +122,14 @@ export const orgInvitations = new Hono<AppEnv>()
       role: input.role,
       created_at: now,
       expires_at: now + INVITATION_TTL_MS,
-      accepted_at: null,
+      accepted_at: account ? now : null,
       revoked_at: null,
     };
-    await db.batch([
+    const statements = [
       db
         .prepare(
-          `INSERT INTO invitations (id, org_id, email, role, token_hash, invited_by, created_at, expires_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO invitations (id, org_id, email, role, token_hash, invited_by, created_at, expires_at, accepted_at, accepted_by)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .bind(
           row.id,
@@ -132,6 +140,8 @@ export const orgInvitations = new Hono<AppEnv>()
           userId,
           now,
           row.expires_at,
+          row.accepted_at,
+          account?.id ?? null,
         ),
       auditStatement(
         db,
@@ -145,7 +155,31 @@ export const orgInvitations = new Hono<AppEnv>()
         },
         { now },
       ),
-    ]);
+    ];
+    if (account) {
+      statements.push(
+        db
+          .prepare(
+            `INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
+             ON CONFLICT (org_id, user_id) DO NOTHING`,
+          )
+          .bind(access.orgId, account.id, input.role, now),
+        auditStatement(
+          db,
+          {
+            orgId: access.orgId,
+            actorId: userId,
+            action: "member.added",
+            subjectType: "user",
+            subjectId: account.id,
+            data: { role: input.role, invitation: row.id },
+          },
+          { now, afterChange: true },
+        ),
+      );
+    }
+    await db.batch(statements);
+    if (account) return c.json(toInvitation(row, now), 201);
     const base = config(c.env).publicUrl ?? new URL(c.req.url).origin;
     return c.json({ ...toInvitation(row, now), url: `${base}/invite/${token}` }, 201);
   })

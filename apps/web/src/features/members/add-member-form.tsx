@@ -10,7 +10,7 @@ import { ErrorNote } from "../../components/ui/states.tsx";
 import { api, isApiError } from "../../lib/api.ts";
 import { keys } from "../../lib/query.ts";
 import { InvitationLink } from "./invitations.tsx";
-import { memberName, rolesToGrant, roleWords } from "./member-rules.ts";
+import { rolesToGrant, roleWords } from "./member-rules.ts";
 
 /**
  * Adds a person to the org by email, with the roles the caller may grant: an existing Parley account
@@ -44,23 +44,18 @@ export function AddMemberForm({
     setError(null);
     setInvited(null);
     try {
-      const member = await api.addMember(orgId, { email, role });
+      // One call: an account joins at once; an email with no account gets a link to send.
+      const invitation = await api.invite(orgId, { email, role });
       form.reset();
-      toast.success(`${memberName(member)} joined ${orgName} as ${roleWords[role].toLowerCase()}.`);
-      await queryClient.invalidateQueries({ queryKey: keys.members(orgId) });
-    } catch (caught) {
-      if (isApiError(caught) && caught.code === "not_found" && caught.field === "email") {
-        // No account has this email yet: an invitation, whose link they open to sign up and join.
-        try {
-          setInvited(await api.invite(orgId, { email, role }));
-          form.reset();
-          await queryClient.invalidateQueries({ queryKey: keys.invitations(orgId) });
-        } catch (inviteError) {
-          setError(inviteError);
-        }
+      if (invitation.url) {
+        setInvited(invitation);
+        await queryClient.invalidateQueries({ queryKey: keys.invitations(orgId) });
       } else {
-        setError(caught);
+        toast.success(`${invitation.email} joined ${orgName} as ${roleWords[role].toLowerCase()}.`);
+        await queryClient.invalidateQueries({ queryKey: keys.members(orgId) });
       }
+    } catch (caught) {
+      setError(caught);
     } finally {
       setBusy(false);
     }
