@@ -274,6 +274,21 @@ const matrix: Row[] = [
   },
   // Self-erasure: anyone signed in, for their own account only (the member's org has another owner).
   // The owner is the only owner of an org with other members: refused until ownership is handed over.
+  // Changing one's own account: anyone signed in, their own only (account.test.ts walks it).
+  {
+    route: "PATCH /api/me",
+    request: () => ({ path: "/api/me", body: { name: "Renamed" } }),
+    expect: signedIn(200),
+  },
+  // The matrix's people have no password: the current one given is wrong for all of them.
+  {
+    route: "POST /api/me/password",
+    request: () => ({
+      path: "/api/me/password",
+      body: { currentPassword: "a guess", newPassword: "another long password" },
+    }),
+    expect: signedIn(403),
+  },
   {
     route: "DELETE /api/me",
     request: () => ({ path: "/api/me", body: { confirm: true } }),

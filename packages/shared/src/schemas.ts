@@ -109,17 +109,43 @@ export const signupSchema = z.strictObject({
 });
 export type Signup = z.infer<typeof signupSchema>;
 
-export const loginSchema = z.strictObject({
-  email,
-  password: z
-    .string()
-    .min(1)
-    .max(256)
-    .refine((value) => !LONE_SURROGATE.test(value), {
-      message: "must be valid Unicode text (it has an unpaired surrogate)",
-    }),
-});
+/** A password as typed to prove who one is: any password chosen before today's rules still works. */
+const typedPassword = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine((value) => !LONE_SURROGATE.test(value), {
+    message: "must be valid Unicode text (it has an unpaired surrogate)",
+  });
+
+export const loginSchema = z.strictObject({ email, password: typedPassword });
 export type Login = z.infer<typeof loginSchema>;
+
+/**
+ * `PATCH /api/me` (2026-12-02): a new display name and/or email. A new email needs the current
+ * password: a stolen access token alone must not be enough to take the account over.
+ */
+export const updateMeSchema = z
+  .strictObject({
+    name: displayName.optional(),
+    email: email.optional(),
+    currentPassword: typedPassword.optional(),
+  })
+  .refine((value) => value.name !== undefined || value.email !== undefined, {
+    message: "give a name or an email to change",
+  })
+  .refine((value) => value.email === undefined || value.currentPassword !== undefined, {
+    message: "changing the email needs the current password",
+    path: ["currentPassword"],
+  });
+export type UpdateMe = z.infer<typeof updateMeSchema>;
+
+/** `POST /api/me/password` (2026-12-02): the new password follows the sign-up rules. */
+export const changePasswordSchema = z.strictObject({
+  currentPassword: typedPassword,
+  newPassword: password,
+});
+export type ChangePassword = z.infer<typeof changePasswordSchema>;
 
 export const createOrgSchema = z.strictObject({ name: displayName });
 export type CreateOrg = z.infer<typeof createOrgSchema>;

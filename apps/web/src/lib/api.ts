@@ -294,6 +294,12 @@ export function createApiClient(options: ApiClientOptions = {}) {
     get: <T>(path: string) => request<T>("GET", path),
 
     me: () => request<Me>("GET", "/api/me"),
+    /** A new name and/or email (a new email with the current password). */
+    updateMe: (input: { name?: string; email?: string; currentPassword?: string }) =>
+      request<Me>("PATCH", "/api/me", input),
+    /** Ends every other sign-in of the account. */
+    changePassword: (input: { currentPassword: string; newPassword: string }) =>
+      request<void>("POST", "/api/me/password", input),
     createOrg: (name: string) => request<OrgSummary>("POST", "/api/orgs", { name }),
     projects: (orgId: string, cursor?: string) =>
       request<Page<Project>>("GET", `/api/orgs/${enc(orgId)}/projects${queryString({ cursor })}`),

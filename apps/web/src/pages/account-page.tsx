@@ -5,14 +5,18 @@ import { Button } from "../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../components/ui/card.tsx";
 import { useConfirm } from "../components/ui/confirm.tsx";
 import { ErrorNote } from "../components/ui/states.tsx";
+import { PasswordForm, ProfileForm } from "../features/account/account-forms.tsx";
 import { api } from "../lib/api.ts";
 import { clearFlash, setFlash } from "../lib/flash.ts";
 import { useSession } from "../lib/session.tsx";
 import { type ThemeChoice, useTheme } from "../lib/theme.ts";
 
-/** The signed-in person: who they are, where they belong, their theme, and deleting it all. */
+/**
+ * The signed-in person: who they are (name and email, editable), their password, where they
+ * belong, their theme, and deleting it all.
+ */
 export default function AccountPage() {
-  const { me } = useSession();
+  const { me, reload } = useSession();
   const [theme, setTheme] = useTheme();
   if (!me) return null;
   return (
@@ -21,17 +25,8 @@ export default function AccountPage() {
       width="narrow"
       description="Your profile, your organizations and this browser's settings."
     >
-      <Card aria-labelledby="profile-title">
-        <CardHeader id="profile-title" title="Profile" />
-        <CardBody>
-          <dl className="grid grid-cols-[8rem_1fr] gap-x-4 gap-y-2 text-sm">
-            <dt className="text-muted-foreground">Name</dt>
-            <dd className="min-w-0 break-words">{me.name || "—"}</dd>
-            <dt className="text-muted-foreground">Email</dt>
-            <dd className="min-w-0 break-words">{me.email}</dd>
-          </dl>
-        </CardBody>
-      </Card>
+      <ProfileForm me={me} onSaved={reload} />
+      <PasswordForm />
       <Card aria-labelledby="orgs-title">
         <CardHeader id="orgs-title" title="Organizations" />
         <CardBody>

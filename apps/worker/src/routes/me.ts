@@ -1,46 +1,144 @@
-import { AppError, deleteAccountSchema, type Me, type Role } from "@parley/shared";
+import {
+  AppError,
+  changePasswordSchema,
+  deleteAccountSchema,
+  type Me,
+  type Role,
+  updateMeSchema,
+} from "@parley/shared";
 import { Hono } from "hono";
+import { revokeConnections } from "../agents/revocation.ts";
+import { keyedHash } from "../auth/keyed-hash.ts";
+import { hashPassword, verifyPassword } from "../auth/password.ts";
 import { iso } from "../db/pagination.ts";
 import { fileErasure, toErasureRequest } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody } from "../http/validate.ts";
 import { clearRefreshCookie } from "./auth.ts";
 
+/**
+ * Checks the caller's current password before a change that could take the account over (its
+ * email, its password). Counted like sign-in guesses, per account: a stolen access token is not a
+ * way to guess the password faster than the login form allows.
+ */
+async function requirePassword(env: Env, userId: string, typed: string): Promise<void> {
+  const limit = await env.LOGIN_EMAIL_RATE_LIMITER.limit({
+    key: await keyedHash(env.ERASURE_HASH_KEY, "password-check", userId),
+  });
+  if (!limit.success) {
+    throw new AppError("rate_limited", "Too many password attempts; try again in a minute");
+  }
+  const row = await env.DB.prepare("SELECT password_hash FROM users WHERE id = ?")
+    .bind(userId)
+    .first<{ password_hash: string }>();
+  if (!row || !(await verifyPassword(typed, row.password_hash))) {
+    throw new AppError("forbidden", "The current password is not right", {
+      field: "currentPassword",
+    });
+  }
+}
+
+/** The caller as `GET /api/me` answers: who they are and their orgs with their roles. */
+async function meOf(db: D1Database, userId: string): Promise<Me> {
+  const [users, orgs] = await db.batch([
+    db.prepare("SELECT id, email, name, created_at FROM users WHERE id = ?").bind(userId),
+    db
+      .prepare(
+        `SELECT o.id, o.name, m.role, o.created_at FROM memberships m
+         JOIN organizations o ON o.id = m.org_id WHERE m.user_id = ? ORDER BY o.id`,
+      )
+      .bind(userId),
+  ]);
+  const user = users?.results[0] as
+    | { id: string; email: string; name: string; created_at: number }
+    | undefined;
+  if (!user) throw new AppError("unauthorized", "Invalid or expired access token");
+  const rows = (orgs?.results ?? []) as {
+    id: string;
+    name: string;
+    role: Role;
+    created_at: number;
+  }[];
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    createdAt: iso(user.created_at),
+    orgs: rows.map((org) => ({
+      id: org.id,
+      name: org.name,
+      role: org.role,
+      createdAt: iso(org.created_at),
+    })),
+  };
+}
+
 export const me = new Hono<AppEnv>()
-  .get("/", async (c) => {
+  .get("/", async (c) => c.json(await meOf(c.env.DB, c.get("caller").userId)))
+
+  /**
+   * Changes the caller's display name and/or email (2026-12-02). A new email needs the current
+   * password, and must be no one else's (409). Answers the caller as `GET /api/me` does.
+   */
+  .patch("/", jsonBody(updateMeSchema), async (c) => {
     const { userId } = c.get("caller");
     const db = c.env.DB;
-    const [users, orgs] = await db.batch([
-      db.prepare("SELECT id, email, name, created_at FROM users WHERE id = ?").bind(userId),
+    const input = c.req.valid("json");
+    if (input.email !== undefined && input.currentPassword !== undefined) {
+      await requirePassword(c.env, userId, input.currentPassword);
+      const taken = await db
+        .prepare("SELECT 1 AS t FROM users WHERE email = ? AND id <> ?")
+        .bind(input.email, userId)
+        .first();
+      if (taken)
+        throw new AppError("conflict", "Another account has this email", { field: "email" });
+    }
+    try {
+      await db
+        .prepare(
+          "UPDATE users SET name = COALESCE(?, name), email = COALESCE(?, email) WHERE id = ?",
+        )
+        .bind(input.name ?? null, input.email ?? null, userId)
+        .run();
+    } catch (error) {
+      // Taken between the check and the write.
+      if (/UNIQUE/i.test(String(error))) {
+        throw new AppError("conflict", "Another account has this email", { field: "email" });
+      }
+      throw error;
+    }
+    return c.json(await meOf(db, userId));
+  })
+
+  /**
+   * Changes the caller's password (2026-12-02): the current one first, the new one by the sign-up
+   * rules. Every other sign-in of the account ends (their refresh cookies, access tokens and open
+   * sockets): whoever knew the old password is out. This sign-in stays.
+   */
+  .post("/password", jsonBody(changePasswordSchema), async (c) => {
+    const caller = c.get("caller");
+    const db = c.env.DB;
+    const input = c.req.valid("json");
+    await requirePassword(c.env, caller.userId, input.currentPassword);
+    const now = Date.now();
+    const { results: others } = await db
+      .prepare(
+        "SELECT DISTINCT family_id FROM refresh_tokens WHERE user_id = ? AND family_id <> ? AND revoked_at IS NULL",
+      )
+      .bind(caller.userId, caller.familyId)
+      .all<{ family_id: string }>();
+    await db.batch([
+      db
+        .prepare("UPDATE users SET password_hash = ? WHERE id = ?")
+        .bind(await hashPassword(input.newPassword), caller.userId),
       db
         .prepare(
-          `SELECT o.id, o.name, m.role, o.created_at FROM memberships m
-         JOIN organizations o ON o.id = m.org_id WHERE m.user_id = ? ORDER BY o.id`,
+          "UPDATE refresh_tokens SET revoked_at = ?, successor_sealed = NULL WHERE user_id = ? AND family_id <> ? AND revoked_at IS NULL",
         )
-        .bind(userId),
+        .bind(now, caller.userId, caller.familyId),
     ]);
-    const user = users?.results[0] as
-      | { id: string; email: string; name: string; created_at: number }
-      | undefined;
-    if (!user) throw new AppError("unauthorized", "Invalid or expired access token");
-    const rows = (orgs?.results ?? []) as {
-      id: string;
-      name: string;
-      role: Role;
-      created_at: number;
-    }[];
-    return c.json({
-      id: user.id,
-      email: user.email,
-      name: user.name,
-      createdAt: iso(user.created_at),
-      orgs: rows.map((org) => ({
-        id: org.id,
-        name: org.name,
-        role: org.role,
-        createdAt: iso(org.created_at),
-      })),
-    } satisfies Me);
+    for (const { family_id } of others) await revokeConnections(c.env, { familyId: family_id });
+    return c.body(null, 204);
   })
 
   /**
