@@ -10,6 +10,10 @@ export const idPrefix = {
   refreshToken: "rft",
   audit: "aud",
   erasure: "era",
+  app: "app",
+  /** A signing secret of an app: its id is the `kid` a tenant puts in its tokens' header. */
+  appSecret: "kid",
+  endUser: "eu",
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
