@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import type { RotatedAppSecret } from "@parley/shared";
-import { decodeJwt, decodeProtectedHeader, SignJWT } from "jose";
+import { type CryptoKey, decodeJwt, decodeProtectedHeader, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { toBase64Url } from "../src/auth/encoding.ts";
 import { verifyEndUser } from "../src/auth/end-users.ts";
@@ -95,6 +95,7 @@ describe("refusals: 401 with one message, nothing written", () => {
   let app: { id: string; secret: string; kid: string };
   let other: { id: string; secret: string; kid: string };
   let deleted: { id: string; secret: string; kid: string };
+  let deletedKeyed: { id: string; privateKey: CryptoKey };
   let reference: unknown;
   beforeAll(async () => {
     w = await world();
@@ -102,6 +103,19 @@ describe("refusals: 401 with one message, nothing written", () => {
     other = await secretApp(w);
     deleted = await secretApp(w);
     await api("DELETE", `/api/apps/${deleted.id}`, { token: w.owner.token });
+    // Deleting a secret app also drops its secrets; an app with the tenant's key has only deleted_at.
+    const { privateKey, jwk } = await keyPair("ES256");
+    const keyed = await createApp(
+      w,
+      secretAppBody(w, {
+        verification: { type: "public_key", alg: "ES256", jwk, issuer: ISSUER, audience: AUDIENCE },
+      }),
+    );
+    deletedKeyed = { id: keyed.body.id, privateKey };
+    expect((await exchange(keyed.body.id, await signedToken("ES256", privateKey))).status).toBe(
+      200,
+    );
+    await api("DELETE", `/api/apps/${keyed.body.id}`, { token: w.owner.token });
     reference = (await exchange(app.id, "not-a-token")).body;
   });
   const now = nowSeconds;
@@ -209,6 +223,10 @@ describe("refusals: 401 with one message, nothing written", () => {
       },
     ],
     ["a deleted app", async () => [deleted.id, await hs256Token(deleted.secret)]],
+    [
+      "a deleted app verified by the tenant's key",
+      async () => [deletedKeyed.id, await signedToken("ES256", deletedKeyed.privateKey)],
+    ],
     [
       "an app that does not exist",
       async () => ["app_00000000000000000000000000", await hs256Token(app.secret)],
