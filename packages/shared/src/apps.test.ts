@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   createAppSchema,
+  endUserTokenRequestSchema,
   jwkProblem,
   originProblem,
   rotateAppSecretSchema,
@@ -101,5 +102,18 @@ describe("app bodies", () => {
     }
     expect(createAppSchema.safeParse({ ...body, endUserDailyLimitMicros: 0 }).success).toBe(true);
     expect(rotateAppSecretSchema.parse({})).toEqual({ overlapSeconds: 3600 });
+  });
+});
+
+describe("end-user token requests (the API-key route)", () => {
+  it("take a sub of one line of 1 to 128 characters and an optional name", () => {
+    expect(endUserTokenRequestSchema.parse({ sub: "user-1", name: " Ada " })).toEqual({
+      sub: "user-1",
+      name: "Ada",
+    });
+    for (const sub of ["", "u".repeat(129), "a\nb", "\u202Eevil"]) {
+      expect(endUserTokenRequestSchema.safeParse({ sub }).success, sub).toBe(false);
+    }
+    expect(endUserTokenRequestSchema.safeParse({ sub: "u", org: "x" }).success).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { microsSchema } from "./billing.ts";
-import { humanText } from "./schemas.ts";
+import { humanText, textProblem } from "./schemas.ts";
 
 /**
  * Apps (embeds) of an org and the end-user token exchange (issue 15; design in
@@ -230,6 +230,24 @@ export const embedTokenSchema = z.strictObject({
   token: z.string().min(1).max(MAX_TENANT_TOKEN_CHARS),
 });
 export type EmbedTokenRequest = z.infer<typeof embedTokenSchema>;
+
+/**
+ * What a tenant's server asks an end-user token for when it authenticates with an org API key
+ * (`POST /api/apps/:appId/end-user-tokens`, the API-key step) instead of a signed token: the same
+ * `sub` rules as the exchange's tokens, and an optional display name.
+ */
+export const endUserTokenRequestSchema = z.strictObject({
+  sub: z
+    .string()
+    .min(1)
+    .max(MAX_EXTERNAL_ID_CHARS)
+    .superRefine((value, ctx) => {
+      const problem = textProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
+  name: humanText({ min: 1, max: 100 }).optional(),
+});
+export type EndUserTokenRequest = z.infer<typeof endUserTokenRequestSchema>;
 
 /** A secret's public facts: the `kid` to put in tokens, and until when it is accepted. */
 export interface AppSecretInfo {
