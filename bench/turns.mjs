@@ -26,6 +26,7 @@ export async function platform(modelUrl, vars = {}, options = {}) {
     STRIPE_WEBHOOK_SECRET: "whsec_bench",
     ALERT_WEBHOOK_SECRET: randomBytes(16).toString("hex"),
     ERASURE_HASH_KEY: randomBytes(16).toString("hex"),
+    APP_SECRETS_KEY: randomBytes(16).toString("hex"),
   };
   writeFileSync(
     envFile,

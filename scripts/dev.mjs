@@ -54,6 +54,7 @@ async function ensureDevVars() {
   if (!vars.ALERT_WEBHOOK_SECRET)
     add("ALERT_WEBHOOK_SECRET", randomBytes(24).toString("base64url"));
   if (!vars.ERASURE_HASH_KEY) add("ERASURE_HASH_KEY", randomBytes(32).toString("base64url"));
+  if (!vars.APP_SECRETS_KEY) add("APP_SECRETS_KEY", randomBytes(32).toString("base64url"));
   if (!process.env.STRIPE_SECRET_KEY && !vars.STRIPE_SECRET_KEY) {
     add("STRIPE_SECRET_KEY", STANDIN_KEY);
     add("STRIPE_WEBHOOK_SECRET", `whsec_${randomBytes(24).toString("hex")}`);
@@ -109,8 +110,9 @@ run("applying D1 migrations (local)", process.execPath, [
   ...persist,
 ]);
 
-// Local alert webhooks (a receiver on this machine, over http) are fine in dev, never in production.
-const vars = ["--var", "ALERT_WEBHOOK_ALLOW_PRIVATE:*"];
+// Local alert webhooks and app JWKS (a server on this machine, over http) are fine in dev, never in
+// production.
+const vars = ["--var", "ALERT_WEBHOOK_ALLOW_PRIVATE:*", "--var", "JWKS_ALLOW_PRIVATE:*"];
 if (!process.env.OPENROUTER_API_KEY) {
   start("dev model", process.execPath, [
     path.join(root, "packages/dev-model/src/cli.ts"),

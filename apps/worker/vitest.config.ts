@@ -12,6 +12,7 @@ process.env.STRIPE_SECRET_KEY ??= "sk_test_parley";
 process.env.STRIPE_WEBHOOK_SECRET ??= "whsec_test_parley";
 process.env.ALERT_WEBHOOK_SECRET ??= "alert_secret_test";
 process.env.ERASURE_HASH_KEY ??= "erasure_hash_key_test";
+process.env.APP_SECRETS_KEY ??= "app_secrets_key_test";
 
 export default defineConfig({
   test: {
@@ -27,6 +28,7 @@ export default defineConfig({
                 STRIPE_WEBHOOK_SECRET: process.env.STRIPE_WEBHOOK_SECRET as string,
                 ALERT_WEBHOOK_SECRET: process.env.ALERT_WEBHOOK_SECRET as string,
                 ERASURE_HASH_KEY: process.env.ERASURE_HASH_KEY as string,
+                APP_SECRETS_KEY: process.env.APP_SECRETS_KEY as string,
                 STRIPE_API_URL: inject("stripeUrl"),
                 MODEL_BASE_URL: inject("devModelUrl"),
                 MODEL_ID: "parley/dev",
@@ -37,6 +39,9 @@ export default defineConfig({
                 TEST_MAILBOX_URL: inject("mailboxUrl"),
                 // Exactly the mailbox (http on 127.0.0.1) may receive alert webhooks.
                 ALERT_WEBHOOK_ALLOW_PRIVATE: new URL(inject("mailboxUrl")).host,
+                // Exactly the test JWKS server may serve apps' JWKS over http on 127.0.0.1.
+                JWKS_ALLOW_PRIVATE: new URL(inject("jwksUrl")).host,
+                TEST_JWKS_URL: inject("jwksUrl"),
                 TEST_MIGRATIONS: await readD1Migrations(
                   path.join(import.meta.dirname, "migrations"),
                 ),

@@ -9,9 +9,11 @@ import { jwks } from "./auth/tokens.ts";
 import { config } from "./env.ts";
 import type { AppEnv } from "./http/context.ts";
 import { errorResponse } from "./http/errors.ts";
+import { apps, orgApps } from "./routes/apps.ts";
 import { auth } from "./routes/auth.ts";
 import { billing } from "./routes/billing.ts";
 import { connectTickets } from "./routes/connect-tickets.ts";
+import { embed } from "./routes/embed.ts";
 import { erasure } from "./routes/erasure.ts";
 import { invitationPreview, invitations, orgInvitations } from "./routes/invitations.ts";
 import { me } from "./routes/me.ts";
@@ -41,7 +43,11 @@ export const app = new Hono<AppEnv>()
   .use("/api/*", except("/api/webhooks/*", limitBody(MAX_BODY_BYTES)))
   .use("/api/webhooks/*", limitBody(MAX_WEBHOOK_BYTES))
   // Every API route needs a verified caller, except these few public ones.
-  .use("/api/*", except(["/api/health", "/api/auth/*", "/api/webhooks/*"], requireAuth))
+  // The embed's token exchange proves itself with a token the app verifies, not a Parley sign-in.
+  .use(
+    "/api/*",
+    except(["/api/health", "/api/auth/*", "/api/webhooks/*", "/api/embed/*"], requireAuth),
+  )
   .get("/api/health", (c) => c.json({ ok: true }))
   .get("/.well-known/jwks.json", async (c) => {
     c.header("cache-control", "public, max-age=300");
@@ -57,6 +63,9 @@ export const app = new Hono<AppEnv>()
   .route("/api/orgs", orgSessions)
   .route("/api/orgs", orgInvitations)
   .route("/api/invitations", invitations)
+  .route("/api/orgs", orgApps)
+  .route("/api/apps", apps)
+  .route("/api/embed", embed)
   .route("/api/projects", projects)
   .route("/api/sessions", sessions)
   .route("/api/connect-tickets", connectTickets)

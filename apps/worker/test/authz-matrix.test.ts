@@ -294,6 +294,58 @@ const matrix: Row[] = [
     request: () => ({ path: "/api/me", body: { confirm: true } }),
     expect: { ...signedIn(202), owner: 409 },
   },
+  // Apps (embeds): owners and admins only; they hold how the org's end users are trusted.
+  {
+    route: "GET /api/orgs/:orgId/apps",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/apps` }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "POST /api/orgs/:orgId/apps",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/apps`,
+      body: {
+        name: "Shop",
+        allowedOrigins: ["https://shop.example"],
+        projectIds: [w.projectId],
+        verification: { type: "secret", issuer: "https://shop.example", audience: "parley" },
+      },
+    }),
+    expect: orgAdmins(201),
+  },
+  {
+    route: "GET /api/apps/:appId",
+    request: (w) => ({ path: `/api/apps/${w.appId}` }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "PATCH /api/apps/:appId",
+    request: (w) => ({ path: `/api/apps/${w.appId}`, body: { name: "Renamed" } }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "DELETE /api/apps/:appId",
+    request: (w) => ({ path: `/api/apps/${w.appId}` }),
+    expect: orgAdmins(204),
+  },
+  {
+    route: "POST /api/apps/:appId/secrets",
+    request: (w) => ({ path: `/api/apps/${w.appId}/secrets`, body: {} }),
+    expect: orgAdmins(201),
+  },
+  // Public, authenticated by a token the app verifies (test/end-user-tokens.test.ts); a Parley
+  // sign-in is neither needed nor enough: this one is no valid tenant token, for anyone.
+  {
+    route: "POST /api/embed/token",
+    request: (w) => ({ path: "/api/embed/token", body: { appId: w.appId, token: "not.a.jwt" } }),
+    expect: everyone(401),
+  },
+  // The exchange's CORS preflight: only for an origin a live app lists (none here: not a browser).
+  {
+    route: "OPTIONS /api/embed/token",
+    request: () => ({ path: "/api/embed/token" }),
+    expect: everyone(403),
+  },
   // A connect ticket for the project's onboarding chat: any member of its org (the session row of
   // the assistant is covered by test/adversarial.test.ts, where only the owner gets one).
   {

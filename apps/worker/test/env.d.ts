@@ -6,6 +6,8 @@ declare global {
       TEST_MIGRATIONS: D1Migration[];
       /** The globalSetup's webhook recorder (see test/global-setup.ts). */
       TEST_MAILBOX_URL: string;
+      /** The globalSetup's JWKS server (see test/global-setup.ts). */
+      TEST_JWKS_URL: string;
     }
   }
 }

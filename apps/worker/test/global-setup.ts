@@ -22,7 +22,59 @@ declare module "vitest" {
     stripeWebhookSecret: string;
     devModelUrl: string;
     mailboxUrl: string;
+    jwksUrl: string;
   }
+}
+
+/**
+ * A tenant's JWKS endpoint for the end-user token tests: `PUT /keys/<name>` stores a key set (the
+ * tests make their key pairs inside workerd), `GET /keys/<name>` serves it and counts the fetch
+ * (`GET /hits/<name>`), `/redirect?to=<path>` answers 302, `/slow` never answers in time and `/big`
+ * is a megabyte of JSON.
+ */
+async function startJwksServer(): Promise<{ url: string; close: () => Promise<void> }> {
+  const sets = new Map<string, string>();
+  const hits = new Map<string, number>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const url = new URL(req.url ?? "/", "http://x");
+      const [, kind, name = ""] = url.pathname.split("/");
+      res.setHeader("content-type", "application/json");
+      if (kind === "keys" && req.method === "PUT") {
+        sets.set(name, Buffer.concat(chunks).toString());
+        res.end("{}");
+      } else if (kind === "keys") {
+        hits.set(name, (hits.get(name) ?? 0) + 1);
+        const body = sets.get(name);
+        res.statusCode = body === undefined ? 404 : 200;
+        res.end(body ?? "{}");
+      } else if (kind === "hits") {
+        res.end(JSON.stringify({ hits: hits.get(name) ?? 0 }));
+      } else if (kind === "redirect") {
+        res.statusCode = 302;
+        res.setHeader("location", url.searchParams.get("to") ?? "/");
+        res.end();
+      } else if (kind === "slow") {
+        setTimeout(() => res.end('{"keys":[]}'), 10_000).unref();
+      } else if (kind === "big") {
+        res.end(JSON.stringify({ keys: [], padding: "x".repeat(1024 * 1024) }));
+      } else {
+        res.statusCode = 404;
+        res.end("{}");
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 export default async function setup(project: TestProject) {
@@ -62,16 +114,19 @@ export default async function setup(project: TestProject) {
     retry: { attempts: 2, baseDelayMs: 10 },
   });
   const model = await startDevModel({ port: 0 });
+  const jwks = await startJwksServer();
 
   project.provide("stripeUrl", stripe.url);
   project.provide("stripeWebhookSecret", stripe.webhookSecret);
   project.provide("devModelUrl", model.url);
   project.provide("mailboxUrl", mailboxUrl);
+  project.provide("jwksUrl", jwks.url);
 
   return async () => {
     await Promise.all([
       stripe.close(),
       model.close(),
+      jwks.close(),
       new Promise((resolve) => mailbox.close(resolve)),
     ]);
   };

@@ -139,6 +139,31 @@ export async function session(projectId: string, orgId: string, ownerId: string)
 }
 
 /**
+ * An app of the org straight in D1: verified by `secret` (with no secret yet: rotate one through
+ * the API), allowed on https://shop.example, offering the project. test/apps.ts makes real ones.
+ */
+export async function embedApp(orgId: string, projectId: string): Promise<string> {
+  const id = newId("app");
+  const now = Date.now();
+  await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO apps (id, org_id, name, token_type, token_alg, token_issuer, token_audience,
+         max_token_lifetime_seconds, created_at, updated_at)
+       VALUES (?, ?, 'Shop', 'secret', 'HS256', 'https://shop.example', 'parley', 600, ?, ?)`,
+    ).bind(id, orgId, now, now),
+    env.DB.prepare(
+      "INSERT INTO app_origins (app_id, org_id, origin) VALUES (?, ?, 'https://shop.example')",
+    ).bind(id, orgId),
+    env.DB.prepare("INSERT INTO app_projects (app_id, org_id, project_id) VALUES (?, ?, ?)").bind(
+      id,
+      orgId,
+      projectId,
+    ),
+  ]);
+  return id;
+}
+
+/**
  * Two organizations: A with an owner, an admin and two members (one owns a session), B with its own
  * owner ("outsider"), project and session, and a newcomer who belongs to neither. Each call builds a fresh one, so tests that mutate do not interfere.
  */
@@ -160,6 +185,7 @@ export async function world() {
   const otherOrgId = await org(outsider, "Other");
   const otherProjectId = await project(otherOrgId, outsider.id);
   const otherSessionId = await session(otherProjectId, otherOrgId, outsider.id);
+  const appId = await embedApp(orgId, projectId);
   // A completed erasure request filed by the owner (subject shown by its hash only).
   const erasureRequestId = newId("erasure");
   await env.DB.prepare(
@@ -182,6 +208,7 @@ export async function world() {
     otherProjectId,
     otherSessionId,
     erasureRequestId,
+    appId,
   };
 }
 export type World = Awaited<ReturnType<typeof world>>;
@@ -197,6 +224,11 @@ export async function snapshot(): Promise<Record<string, number>> {
     "refresh_tokens",
     "audit_log",
     "invitations",
+    "apps",
+    "app_origins",
+    "app_projects",
+    "app_secrets",
+    "end_users",
   ];
   const results = await env.DB.batch(
     tables.map((t) =>

@@ -11,6 +11,10 @@ export const idPrefix = {
   audit: "aud",
   erasure: "era",
   invitation: "inv",
+  app: "app",
+  /** A signing secret of an app: its id is the `kid` a tenant puts in its tokens' header. */
+  appSecret: "kid",
+  endUser: "eu",
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

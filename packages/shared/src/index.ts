@@ -1,4 +1,5 @@
 export * from "./agents.ts";
+export * from "./apps.ts";
 export * from "./billing.ts";
 export * from "./errors.ts";
 export * from "./ids.ts";

@@ -74,7 +74,7 @@ export function textProblem(value: string, options: { multiline?: boolean } = {}
  * unpaired surrogate, bidi controls or nothing visible; then trimmed and normalized to NFC, so the
  * same name typed on two keyboards is the same string. Lengths count the normalized text.
  */
-function humanText(options: { min: number; max: number; multiline?: boolean }) {
+export function humanText(options: { min: number; max: number; multiline?: boolean }) {
   return z
     .string()
     .superRefine((value, ctx) => {

@@ -1,4 +1,5 @@
 import { AppError, type Role } from "@parley/shared";
+import { APP_COLUMNS, type AppQueryRow, type AppRecord, toAppRecord } from "../db/apps.ts";
 import type { OrgAccess } from "../http/context.ts";
 
 /**
@@ -155,4 +156,29 @@ export async function sessionAccess(
     deleted_at: project_deleted_at,
   };
   return { session, access, project };
+}
+
+/**
+ * An app of the caller's org, for its owners and admins only (an app holds how the org's end users
+ * are trusted): a member gets `forbidden`, anyone else `not_found`, a deleted app `gone`.
+ */
+export async function appAccess(
+  db: D1Database,
+  userId: string,
+  appId: string,
+): Promise<{ app: AppRecord; access: OrgAccess }> {
+  const row = await db
+    .prepare(
+      `SELECT ${APP_COLUMNS}, m.role AS role FROM apps a
+       JOIN memberships m ON m.org_id = a.org_id AND m.user_id = ?2
+       WHERE a.id = ?3`,
+    )
+    .bind(Date.now(), userId, appId)
+    .first<AppQueryRow & { role: Role }>();
+  if (!row) throw notFound("App");
+  const { role, ...app } = row;
+  const access = { orgId: app.org_id, role };
+  requireRole(access, "admin");
+  if (app.deleted_at !== null) throw new AppError("gone", "This app was deleted");
+  return { app: toAppRecord(app), access };
 }

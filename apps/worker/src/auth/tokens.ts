@@ -13,6 +13,19 @@ import type { Config } from "../env.ts";
 /** The only algorithm we sign or accept. Pinned on verify so `none`, HS256 and friends are refused. */
 export const ACCESS_TOKEN_ALG = "ES256";
 
+/** The `typ` header of a member's access token. */
+const MEMBER_TOKEN_TYPE = "JWT";
+/**
+ * The `typ` header of an end-user access token (docs/2026-12-02-apps-and-end-users.md). Every
+ * verifier pins its own: a member's token is never an end user's, nor the other way round.
+ */
+export const END_USER_TOKEN_TYPE = "parley-end-user+jwt";
+/** The longest an end-user access token lives (less when the tenant's token ends sooner). */
+export const END_USER_TOKEN_TTL_SECONDS = 900;
+
+/** End-user tokens are for another audience than members' tokens, derived from it. */
+export const endUserAudience = (config: Config): string => `${config.audience}:end-user`;
+
 interface SigningKeys {
   kid: string;
   privateKey: CryptoKey;
@@ -77,7 +90,7 @@ export async function signAccessToken(
 ): Promise<AccessToken> {
   const keys = await signingKeys(config);
   const token = await new SignJWT({ sid: subject.familyId, ver: subject.version })
-    .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid: keys.kid, typ: "JWT" })
+    .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid: keys.kid, typ: MEMBER_TOKEN_TYPE })
     .setSubject(subject.userId)
     .setIssuer(config.issuer)
     .setAudience(config.audience)
@@ -119,6 +132,9 @@ export async function verifyAccessToken(
         audience: config.audience,
         requiredClaims: ["exp", "iat", "jti", "sub", "sid", "ver"],
         maxTokenAge: `${config.accessTokenTtlSeconds + 60}s`,
+        // A member's token says so: an end-user token (another `typ`, another audience, no `sid`)
+        // signed by the same key is refused here three times over.
+        typ: MEMBER_TOKEN_TYPE,
       },
     ));
   } catch (cause) {
@@ -142,6 +158,83 @@ export async function verifyAccessToken(
     version: ver as number,
     expiresAt: exp * 1000,
   };
+}
+
+/** An end user of an app, as an end-user access token names them. */
+export interface EndUserSubject {
+  endUserId: string;
+  appId: string;
+  orgId: string;
+}
+
+/**
+ * Signs an end-user access token: the platform's key, but `typ` END_USER_TOKEN_TYPE, the
+ * end-user audience and claims `app` and `org` instead of `sid` and `ver`, so that no member
+ * verifier (`verifyAccessToken`, the agents route, connect tickets) accepts it.
+ */
+export async function signEndUserAccessToken(
+  config: Config,
+  subject: EndUserSubject,
+  lifetimeSeconds: number,
+): Promise<string> {
+  const keys = await signingKeys(config);
+  return new SignJWT({ app: subject.appId, org: subject.orgId })
+    .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid: keys.kid, typ: END_USER_TOKEN_TYPE })
+    .setSubject(subject.endUserId)
+    .setIssuer(config.issuer)
+    .setAudience(endUserAudience(config))
+    .setIssuedAt()
+    .setExpirationTime(`${lifetimeSeconds}s`)
+    .setJti(crypto.randomUUID())
+    .sign(keys.privateKey);
+}
+
+export interface VerifiedEndUserToken extends EndUserSubject {
+  tokenId: string;
+  expiresAt: number;
+}
+
+/**
+ * Verifies an end-user access token as `verifyAccessToken` does a member's, with its own `typ`
+ * and audience pinned (a member's token is refused here). Whether the end user and their app still
+ * exist is `requireLiveEndUser`'s question (auth/end-users.ts).
+ */
+export async function verifyEndUserAccessToken(
+  config: Config,
+  token: string,
+): Promise<VerifiedEndUserToken> {
+  const keys = await signingKeys(config);
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(
+      token,
+      async (header) => {
+        if (header.kid !== keys.kid) throw new Error("unknown kid");
+        return keys.publicKey;
+      },
+      {
+        algorithms: [ACCESS_TOKEN_ALG],
+        issuer: config.issuer,
+        audience: endUserAudience(config),
+        typ: END_USER_TOKEN_TYPE,
+        requiredClaims: ["exp", "iat", "jti", "sub", "app", "org"],
+        maxTokenAge: `${END_USER_TOKEN_TTL_SECONDS + 60}s`,
+      },
+    ));
+  } catch (cause) {
+    throw new AppError("unauthorized", "Invalid or expired access token", { cause });
+  }
+  const { sub, jti, app, org, exp } = payload;
+  if (
+    typeof sub !== "string" ||
+    typeof jti !== "string" ||
+    typeof app !== "string" ||
+    typeof org !== "string" ||
+    typeof exp !== "number"
+  ) {
+    throw new AppError("unauthorized", "Invalid or expired access token");
+  }
+  return { endUserId: sub, appId: app, orgId: org, tokenId: jti, expiresAt: exp * 1000 };
 }
 
 /** The public half of the signing key, as served at `/.well-known/jwks.json`. */

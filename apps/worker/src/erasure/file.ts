@@ -140,6 +140,17 @@ export async function fileErasure(env: Env, input: FileErasure): Promise<Erasure
         .prepare("UPDATE projects SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL")
         .bind(now, projectId),
     ),
+    // An org erased whole: its apps verify no token from now on (the job removes them).
+    ...(input.plan.deleteOrgIds.length > 0
+      ? [
+          db
+            .prepare(
+              `UPDATE apps SET deleted_at = ? WHERE deleted_at IS NULL
+               AND org_id IN (SELECT value FROM json_each(?))`,
+            )
+            .bind(now, JSON.stringify(input.plan.deleteOrgIds)),
+        ]
+      : []),
     ...tombstoned.map(([subjectId, type]) =>
       db
         .prepare(

@@ -85,6 +85,9 @@ async function sharedChats(env: Env, plan: ErasurePlan): Promise<string[]> {
  */
 const ID_LIST = "(SELECT value FROM json_each(?))";
 
+/** An org's app tables, children first: all go when the org is erased whole. */
+const ORG_APP_TABLES = ["end_users", "app_secrets", "app_origins", "app_projects", "apps"];
+
 const overwriteStatement = (
   db: D1Database,
   table: string,
@@ -129,6 +132,10 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db
         .prepare(`DELETE FROM preview_authors WHERE project_id IN ${ID_LIST}`)
         .bind(JSON.stringify(plan.projectIds)),
+      // Apps that offered the project keep their other projects.
+      db
+        .prepare(`DELETE FROM app_projects WHERE project_id IN ${ID_LIST}`)
+        .bind(JSON.stringify(plan.projectIds)),
     );
   }
   if (plan.userId && plan.membershipOrgId) {
@@ -166,6 +173,22 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db.prepare("DELETE FROM invitations WHERE org_id = ?").bind(orgId),
       overwriteStatement(db, "organizations", ["name"], "id = ?", orgId),
       db.prepare("UPDATE organizations SET name = '(erased)' WHERE id = ?").bind(orgId),
+      // Its apps, their sealed secrets and its end users (the tenant's users' ids) go with it.
+      // OR REPLACE: zeroed external ids of equal length collide on UNIQUE (app_id, external_id);
+      // the row replaced is one already zeroed.
+      db
+        .prepare(
+          overwriteSql("end_users", ["external_id", "name"], "org_id = ?").replace(
+            /^UPDATE /,
+            "UPDATE OR REPLACE ",
+          ),
+        )
+        .bind(orgId),
+      overwriteStatement(db, "app_secrets", ["sealed"], "org_id = ?", orgId),
+      overwriteStatement(db, "apps", ["name"], "org_id = ?", orgId),
+      ...ORG_APP_TABLES.map((table) =>
+        db.prepare(`DELETE FROM ${table} WHERE org_id = ?`).bind(orgId),
+      ),
     );
   }
   if (plan.userId && !plan.membershipOrgId) {
@@ -401,6 +424,13 @@ export async function verifyErasure(env: Env, plan: ErasurePlan): Promise<Verifi
     }
   }
   if (plan.deleteOrgIds.length > 0) {
+    for (const table of ORG_APP_TABLES) {
+      const left = await db
+        .prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE org_id IN ${ID_LIST}`)
+        .bind(JSON.stringify(plan.deleteOrgIds))
+        .first<{ n: number }>();
+      if (left?.n) findings.push(`D1 ${table}: ${left.n} rows of an org erased whole left`);
+    }
     const { results } = await db
       .prepare(
         `SELECT stripe_customer_id AS customer FROM organizations

@@ -1,0 +1,431 @@
+import {
+  AppError,
+  type AppWithSecret,
+  createAppSchema,
+  type NewAppSecret,
+  newId,
+  pageQuerySchema,
+  type RotatedAppSecret,
+  rotateAppSecretSchema,
+  type TokenVerificationInput,
+  updateAppSchema,
+} from "@parley/shared";
+import { Hono } from "hono";
+import { importJWK, type JWK } from "jose";
+import { appAccess, orgAccess, requireRole } from "../auth/access.ts";
+import { newAppSecret, sealAppSecret } from "../auth/app-secrets.ts";
+import { jwksUrlProblem } from "../auth/tenant-jwks.ts";
+import {
+  APP_COLUMNS,
+  type AppQueryRow,
+  type AppRecord,
+  lookupApp,
+  toApp,
+  toAppRecord,
+  toSecretInfo,
+} from "../db/apps.ts";
+import { auditStatement } from "../db/audit.ts";
+import { cursorBound, iso, toPage } from "../db/pagination.ts";
+import { overwriteSql } from "../erasure/overwrite.ts";
+import type { AppEnv } from "../http/context.ts";
+import { jsonBody, query } from "../http/validate.ts";
+
+/**
+ * Apps (embeds) of an org: owners and admins register, change and delete them, and rotate their
+ * signing secrets (docs/2026-12-02-apps-and-end-users.md). A secret is in the one response that
+ * creates it, never in a read, a list or a log.
+ */
+
+const ID_LIST = "(SELECT value FROM json_each(?))";
+
+/** Each id must be a live project of this org; a foreign one reads like a missing one. */
+async function checkProjects(db: D1Database, orgId: string, ids: string[]): Promise<void> {
+  const { results } = await db
+    .prepare(`SELECT id FROM projects WHERE org_id = ? AND deleted_at IS NULL AND id IN ${ID_LIST}`)
+    .bind(orgId, JSON.stringify(ids))
+    .all<{ id: string }>();
+  const found = new Set(results.map((row) => row.id));
+  const index = ids.findIndex((id) => !found.has(id));
+  if (index >= 0) {
+    throw new AppError(
+      "invalid_request",
+      `projectIds.${index}: no such project in this organization`,
+      { field: `projectIds.${index}` },
+    );
+  }
+}
+
+/** What of a public JWK is stored: the members its key needs, and its kid. */
+const PUBLIC_MEMBERS = ["kty", "crv", "x", "y", "n", "e", "kid"] as const;
+
+interface StoredVerification {
+  token_type: "secret" | "public_key" | "jwks";
+  token_alg: string;
+  token_jwk: string | null;
+  token_jwks_url: string | null;
+  token_issuer: string;
+  token_audience: string;
+  max_token_lifetime_seconds: number;
+}
+
+/** The checks the schema cannot make: the key imports, the JWKS URL passes the fetch rule. */
+async function storedVerification(
+  env: Env,
+  input: TokenVerificationInput,
+): Promise<StoredVerification> {
+  const rules = {
+    token_issuer: input.issuer,
+    token_audience: input.audience,
+    max_token_lifetime_seconds: input.maxTokenLifetimeSeconds,
+  };
+  if (input.type === "secret") {
+    return {
+      token_type: "secret",
+      token_alg: "HS256",
+      token_jwk: null,
+      token_jwks_url: null,
+      ...rules,
+    };
+  }
+  if (input.type === "jwks") {
+    const problem = jwksUrlProblem(input.url, env.JWKS_ALLOW_PRIVATE ?? "");
+    if (problem) {
+      throw new AppError("invalid_request", `verification.url: ${problem}`, {
+        field: "verification.url",
+      });
+    }
+    return {
+      token_type: "jwks",
+      token_alg: input.alg,
+      token_jwk: null,
+      token_jwks_url: input.url,
+      ...rules,
+    };
+  }
+  const jwk: Record<string, unknown> = {};
+  for (const member of PUBLIC_MEMBERS) {
+    if (input.jwk[member] !== undefined) jwk[member] = input.jwk[member];
+  }
+  try {
+    const key = await importJWK({ ...(jwk as JWK), alg: input.alg }, input.alg);
+    if (key instanceof Uint8Array || key.type !== "public") throw new Error("not a public key");
+  } catch (cause) {
+    throw new AppError(
+      "invalid_request",
+      `verification.jwk: is not a usable ${input.alg} public key`,
+      {
+        field: "verification.jwk",
+        cause,
+      },
+    );
+  }
+  return {
+    token_type: "public_key",
+    token_alg: input.alg,
+    token_jwk: JSON.stringify(jwk),
+    token_jwks_url: null,
+    ...rules,
+  };
+}
+
+/** Only while the app is live: a write racing a DELETE adds nothing to a deleted app. */
+const LIVE = "WHERE EXISTS (SELECT 1 FROM apps WHERE id = ?1 AND deleted_at IS NULL)";
+
+function listStatements(
+  db: D1Database,
+  app: { id: string; orgId: string },
+  origins?: string[],
+  projectIds?: string[],
+) {
+  const statements: D1PreparedStatement[] = [];
+  if (origins) {
+    statements.push(db.prepare("DELETE FROM app_origins WHERE app_id = ?").bind(app.id));
+    for (const origin of origins) {
+      statements.push(
+        db
+          .prepare(`INSERT INTO app_origins (app_id, org_id, origin) SELECT ?1, ?2, ?3 ${LIVE}`)
+          .bind(app.id, app.orgId, origin),
+      );
+    }
+  }
+  if (projectIds) {
+    statements.push(db.prepare("DELETE FROM app_projects WHERE app_id = ?").bind(app.id));
+    for (const projectId of projectIds) {
+      statements.push(
+        db
+          .prepare(
+            `INSERT INTO app_projects (app_id, org_id, project_id) SELECT ?1, ?2, ?3 ${LIVE}`,
+          )
+          .bind(app.id, app.orgId, projectId),
+      );
+    }
+  }
+  return statements;
+}
+
+/** A new secret for the app: the statement that stores it sealed, and what the caller is shown. */
+async function newSecret(
+  env: Env,
+  app: { id: string; orgId: string },
+  now: number,
+): Promise<{ statement: D1PreparedStatement; shown: NewAppSecret }> {
+  const kid = newId("appSecret", now);
+  const secret = newAppSecret();
+  const sealed = await sealAppSecret(env, app.id, kid, secret);
+  const statement = env.DB.prepare(
+    `INSERT INTO app_secrets (kid, app_id, org_id, sealed, created_at, expires_at)
+     SELECT ?1, ?2, ?3, ?4, ?5, NULL WHERE EXISTS (SELECT 1 FROM apps WHERE id = ?2 AND deleted_at IS NULL)`,
+  ).bind(kid, app.id, app.orgId, sealed, now);
+  return { statement, shown: { kid, secret, createdAt: iso(now) } };
+}
+
+/** Removes the app's secrets the condition picks, zeroing the sealed bytes first. */
+const dropSecrets = (db: D1Database, appId: string, condition = "1") => [
+  db.prepare(overwriteSql("app_secrets", ["sealed"], `app_id = ? AND (${condition})`)).bind(appId),
+  db.prepare(`DELETE FROM app_secrets WHERE app_id = ? AND (${condition})`).bind(appId),
+];
+
+async function reload(db: D1Database, appId: string): Promise<AppRecord> {
+  const app = await lookupApp(db, appId);
+  if (!app) throw new AppError("gone", "This app was deleted");
+  return app;
+}
+
+/** Apps of an org (routes under /api/orgs/:orgId). */
+export const orgApps = new Hono<AppEnv>()
+
+  .get("/:orgId/apps", query(pageQuerySchema), async (c) => {
+    const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
+    requireRole(access, "admin");
+    const { cursor, limit } = c.req.valid("query");
+    const { results } = await c.env.DB.prepare(
+      `SELECT ${APP_COLUMNS} FROM apps a
+       WHERE a.org_id = ?2 AND a.deleted_at IS NULL AND a.id < ?3 ORDER BY a.id DESC LIMIT ?4`,
+    )
+      .bind(Date.now(), access.orgId, cursorBound(cursor), limit + 1)
+      .all<AppQueryRow>();
+    return c.json(
+      toPage(
+        results,
+        limit,
+        (row) => row.id,
+        (row) => toApp(toAppRecord(row)),
+      ),
+    );
+  })
+
+  .post("/:orgId/apps", jsonBody(createAppSchema), async (c) => {
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const access = await orgAccess(db, userId, c.req.param("orgId"));
+    requireRole(access, "admin");
+    const input = c.req.valid("json");
+    await checkProjects(db, access.orgId, input.projectIds);
+    const verification = await storedVerification(c.env, input.verification);
+    const now = Date.now();
+    const app = { id: newId("app", now), orgId: access.orgId };
+    const secret = verification.token_type === "secret" ? await newSecret(c.env, app, now) : null;
+    await db.batch([
+      db
+        .prepare(
+          `INSERT INTO apps (id, org_id, name, token_type, token_alg, token_jwk, token_jwks_url,
+             token_issuer, token_audience, max_token_lifetime_seconds, end_user_daily_limit_micros,
+             end_user_monthly_limit_micros, show_cost, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .bind(
+          app.id,
+          app.orgId,
+          input.name,
+          verification.token_type,
+          verification.token_alg,
+          verification.token_jwk,
+          verification.token_jwks_url,
+          verification.token_issuer,
+          verification.token_audience,
+          verification.max_token_lifetime_seconds,
+          input.endUserDailyLimitMicros,
+          input.endUserMonthlyLimitMicros,
+          input.showCost ? 1 : 0,
+          now,
+          now,
+        ),
+      ...listStatements(db, app, input.allowedOrigins, input.projectIds),
+      ...(secret ? [secret.statement] : []),
+      auditStatement(
+        db,
+        {
+          orgId: app.orgId,
+          actorId: userId,
+          action: "app.created",
+          subjectType: "app",
+          subjectId: app.id,
+          data: { verification: verification.token_type },
+        },
+        { now },
+      ),
+    ]);
+    const body: AppWithSecret = toApp(await reload(db, app.id));
+    if (secret) body.secret = secret.shown;
+    return c.json(body, 201);
+  });
+
+/** One app (routes under /api/apps). */
+export const apps = new Hono<AppEnv>()
+
+  .get("/:appId", async (c) => {
+    const { app } = await appAccess(c.env.DB, c.get("caller").userId, c.req.param("appId"));
+    return c.json(toApp(app));
+  })
+
+  /**
+   * Changes any field; lists and `verification` are replaced whole. Leaving `secret` verification
+   * drops the app's secrets; coming to it makes one, shown in this response only.
+   */
+  .patch("/:appId", jsonBody(updateAppSchema), async (c) => {
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const { app } = await appAccess(db, userId, c.req.param("appId"));
+    const input = c.req.valid("json");
+    if (input.projectIds) await checkProjects(db, app.org_id, input.projectIds);
+    const verification = input.verification
+      ? await storedVerification(c.env, input.verification)
+      : null;
+    const now = Date.now();
+    const ref = { id: app.id, orgId: app.org_id };
+    const toSecret = verification?.token_type === "secret" && app.token_type !== "secret";
+    const fromSecret =
+      verification !== null && verification.token_type !== "secret" && app.token_type === "secret";
+    const secret = toSecret ? await newSecret(c.env, ref, now) : null;
+    const v = verification ?? app;
+    const pick = <T>(value: T | undefined, current: T) => (value === undefined ? current : value);
+    const [update] = await db.batch([
+      db
+        .prepare(
+          `UPDATE apps SET name = ?, token_type = ?, token_alg = ?, token_jwk = ?, token_jwks_url = ?,
+             token_issuer = ?, token_audience = ?, max_token_lifetime_seconds = ?,
+             end_user_daily_limit_micros = ?, end_user_monthly_limit_micros = ?, show_cost = ?,
+             updated_at = ?
+           WHERE id = ? AND deleted_at IS NULL`,
+        )
+        .bind(
+          pick(input.name, app.name),
+          v.token_type,
+          v.token_alg,
+          v.token_jwk,
+          v.token_jwks_url,
+          v.token_issuer,
+          v.token_audience,
+          v.max_token_lifetime_seconds,
+          pick(input.endUserDailyLimitMicros, app.end_user_daily_limit_micros),
+          pick(input.endUserMonthlyLimitMicros, app.end_user_monthly_limit_micros),
+          input.showCost === undefined ? app.show_cost : input.showCost ? 1 : 0,
+          now,
+          app.id,
+        ),
+      auditStatement(
+        db,
+        {
+          orgId: app.org_id,
+          actorId: userId,
+          action: "app.updated",
+          subjectType: "app",
+          subjectId: app.id,
+          data: Object.fromEntries(Object.keys(input).map((key) => [key, true])),
+        },
+        { now, afterChange: true },
+      ),
+      ...listStatements(db, ref, input.allowedOrigins, input.projectIds),
+      ...(fromSecret ? dropSecrets(db, app.id) : []),
+      ...(secret ? [secret.statement] : []),
+    ]);
+    if (update?.meta.changes !== 1) throw new AppError("gone", "This app was deleted");
+    const body: AppWithSecret = toApp(await reload(db, app.id));
+    if (secret) body.secret = secret.shown;
+    return c.json(body);
+  })
+
+  /**
+   * Deletes the app: from this moment it verifies no token and its end users' access tokens stop
+   * working (`requireLiveEndUser`); its secrets are zeroed and removed, its origins forgotten. Its
+   * end users stay the org's until the org's erasure (their usage will name them).
+   */
+  .delete("/:appId", async (c) => {
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const { app } = await appAccess(db, userId, c.req.param("appId"));
+    const now = Date.now();
+    const [update] = await db.batch([
+      db
+        .prepare(
+          "UPDATE apps SET deleted_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL",
+        )
+        .bind(now, now, app.id),
+      auditStatement(
+        db,
+        {
+          orgId: app.org_id,
+          actorId: userId,
+          action: "app.deleted",
+          subjectType: "app",
+          subjectId: app.id,
+        },
+        { now, afterChange: true },
+      ),
+      ...dropSecrets(db, app.id),
+      db.prepare("DELETE FROM app_origins WHERE app_id = ?").bind(app.id),
+    ]);
+    if (update?.meta.changes !== 1) throw new AppError("gone", "This app was deleted");
+    return c.body(null, 204);
+  })
+
+  /**
+   * A new signing secret, shown once. The one current until now stays valid for `overlapSeconds`
+   * (0: refused at once), so the tenant can deploy the new one first; any older one still in its
+   * overlap ends now, so at most two are ever live.
+   */
+  .post("/:appId/secrets", jsonBody(rotateAppSecretSchema), async (c) => {
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const { app } = await appAccess(db, userId, c.req.param("appId"));
+    if (app.token_type !== "secret") {
+      throw new AppError(
+        "conflict",
+        "This app verifies tokens with the tenant's own key: it has no secrets to rotate",
+      );
+    }
+    const { overlapSeconds } = c.req.valid("json");
+    const now = Date.now();
+    const secret = await newSecret(c.env, { id: app.id, orgId: app.org_id }, now);
+    await db.batch([
+      ...dropSecrets(db, app.id, "expires_at IS NOT NULL"),
+      ...(overlapSeconds === 0
+        ? dropSecrets(db, app.id, "expires_at IS NULL")
+        : [
+            db
+              .prepare(
+                "UPDATE app_secrets SET expires_at = ? WHERE app_id = ? AND expires_at IS NULL",
+              )
+              .bind(now + overlapSeconds * 1000, app.id),
+          ]),
+      secret.statement,
+      db.prepare("UPDATE apps SET updated_at = ? WHERE id = ?").bind(now, app.id),
+      auditStatement(
+        db,
+        {
+          orgId: app.org_id,
+          actorId: userId,
+          action: "app.secret_rotated",
+          subjectType: "app",
+          subjectId: app.id,
+          data: { overlapSeconds },
+        },
+        { now },
+      ),
+    ]);
+    const after = await reload(db, app.id);
+    return c.json(
+      { secret: secret.shown, secrets: after.secrets.map(toSecretInfo) } satisfies RotatedAppSecret,
+      201,
+    );
+  });

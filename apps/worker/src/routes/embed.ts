@@ -1,0 +1,97 @@
+import { AppError, embedTokenSchema } from "@parley/shared";
+import { type Context, Hono } from "hono";
+import { mintEndUserToken } from "../auth/end-users.ts";
+import { keyedHash } from "../auth/keyed-hash.ts";
+import { refusedToken, verifyTenantToken } from "../auth/tenant-tokens.ts";
+import { lookupApp } from "../db/apps.ts";
+import type { AppEnv } from "../http/context.ts";
+import { jsonBody } from "../http/validate.ts";
+import { clientAddress } from "./auth.ts";
+
+/**
+ * The end-user token exchange (public: no Parley sign-in; docs/2026-12-02-apps-and-end-users.md).
+ * A tenant's page (or backend) sends the token its backend signed for one of its users; an app
+ * that verifies it gets an end-user access token back.
+ *
+ * Browsers: a request with an `Origin` must come from one of the app's origins, else 403 with no
+ * CORS headers (the page cannot read anything); from a listed origin the answer, refusals included,
+ * carries CORS headers for exactly that origin. No credentials (cookies) are involved, so
+ * `Access-Control-Allow-Credentials` is never sent. A preflight carries no app id: it is answered
+ * for an origin some live app lists, and the POST then checks this app's list. A request without
+ * `Origin` is not a browser's (the tenant's backend) and needs none.
+ */
+
+function allowOrigin(c: Context<AppEnv>, origin: string): void {
+  c.header("access-control-allow-origin", origin);
+  c.header("vary", "Origin");
+}
+
+const forbiddenOrigin = () =>
+  new AppError("forbidden", "This page's origin is not allowed to use this app");
+
+export const embed = new Hono<AppEnv>()
+
+  .options("/token", async (c) => {
+    const origin = c.req.header("origin");
+    const listed =
+      origin !== undefined &&
+      (await c.env.DB.prepare(
+        `SELECT 1 AS ok FROM app_origins o JOIN apps a ON a.id = o.app_id AND a.deleted_at IS NULL
+         WHERE o.origin = ? LIMIT 1`,
+      )
+        .bind(origin)
+        .first<{ ok: number }>()) !== null;
+    if (!listed || origin === undefined) throw forbiddenOrigin();
+    allowOrigin(c, origin);
+    c.header("access-control-allow-methods", "POST");
+    c.header("access-control-allow-headers", "content-type");
+    c.header("access-control-max-age", "600");
+    return c.body(null, 204);
+  })
+
+  /**
+   * Refusals of the token are all 401 with one message, and write nothing: a bad signature, another
+   * app's secret, a rotated-out secret after its overlap, an expired or too long-lived token, the
+   * wrong `iss` or `aud`, another `alg` or `none`, a deleted app, a malformed token.
+   */
+  .post("/token", jsonBody(embedTokenSchema), async (c) => {
+    const { appId, token } = c.req.valid("json");
+    const origin = c.req.header("origin");
+    const app = await lookupApp(c.env.DB, appId);
+    if (origin !== undefined && app !== null) {
+      if (!app.origins.includes(origin)) throw forbiddenOrigin();
+      allowOrigin(c, origin);
+    }
+    if (!app) throw refusedToken();
+    // Per client first (one visitor replaying tokens), then the app's whole budget; keyed hashes,
+    // so the limiter holds no address. Both before any key is fetched or signature checked.
+    const client = await keyedHash(
+      c.env.ERASURE_HASH_KEY,
+      "embed-token-client-rate",
+      `${app.id}\n${clientAddress(c.req.header("cf-connecting-ip"))}`,
+    );
+    const perClient = await c.env.EMBED_TOKEN_CLIENT_RATE_LIMITER.limit({ key: client });
+    const allowed =
+      perClient.success &&
+      (
+        await c.env.EMBED_TOKEN_RATE_LIMITER.limit({
+          key: await keyedHash(c.env.ERASURE_HASH_KEY, "embed-token-rate", app.id),
+        })
+      ).success;
+    if (!allowed) {
+      throw new AppError(
+        "rate_limited",
+        "Too many end-user token exchanges; try again in a minute",
+      );
+    }
+    const claims = await verifyTenantToken(c.env, app, token);
+    // A bearer token: no cache between the page and us may keep it.
+    c.header("cache-control", "no-store");
+    return c.json(
+      await mintEndUserToken(c.env, app, {
+        sub: claims.sub,
+        name: claims.name,
+        notAfter: claims.expiresAt,
+      }),
+    );
+  });
