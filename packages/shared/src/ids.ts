@@ -10,6 +10,7 @@ export const idPrefix = {
   refreshToken: "rft",
   audit: "aud",
   erasure: "era",
+  apiKey: "key",
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
