@@ -4,11 +4,12 @@ import { bodyLimit } from "hono/body-limit";
 import { except } from "hono/combine";
 import { secureHeaders } from "hono/secure-headers";
 import { handleAgentRequest } from "./agents/routing.ts";
-import { requireAuth } from "./auth/middleware.ts";
+import { authenticate } from "./auth/api-keys.ts";
 import { jwks } from "./auth/tokens.ts";
 import { config } from "./env.ts";
 import type { AppEnv } from "./http/context.ts";
 import { errorResponse } from "./http/errors.ts";
+import { orgApiKeys } from "./routes/api-keys.ts";
 import { auth } from "./routes/auth.ts";
 import { billing } from "./routes/billing.ts";
 import { connectTickets } from "./routes/connect-tickets.ts";
@@ -39,8 +40,9 @@ export const app = new Hono<AppEnv>()
   .use("/api/*", secureHeaders())
   .use("/api/*", except("/api/webhooks/*", limitBody(MAX_BODY_BYTES)))
   .use("/api/webhooks/*", limitBody(MAX_WEBHOOK_BYTES))
-  // Every API route needs a verified caller, except these few public ones.
-  .use("/api/*", except(["/api/health", "/api/auth/*", "/api/webhooks/*"], requireAuth))
+  // Every API route needs a verified caller, except these few public ones: a member's access
+  // token, or an API key on the few routes that declare they take one (auth/api-keys.ts).
+  .use("/api/*", except(["/api/health", "/api/auth/*", "/api/webhooks/*"], authenticate))
   .get("/api/health", (c) => c.json({ ok: true }))
   .get("/.well-known/jwks.json", async (c) => {
     c.header("cache-control", "public, max-age=300");
@@ -53,6 +55,7 @@ export const app = new Hono<AppEnv>()
   .route("/api/orgs", billing)
   .route("/api/orgs", erasure)
   .route("/api/orgs", orgSessions)
+  .route("/api/orgs", orgApiKeys)
   .route("/api/projects", projects)
   .route("/api/sessions", sessions)
   .route("/api/connect-tickets", connectTickets)
