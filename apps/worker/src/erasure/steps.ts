@@ -132,6 +132,7 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
     );
   }
   if (plan.userId && plan.membershipOrgId) {
+    const alias = await pseudonym(env.ERASURE_HASH_KEY, plan.userId);
     statements.push(
       db
         .prepare("DELETE FROM preview_authors WHERE org_id = ? AND user_id = ?")
@@ -143,12 +144,20 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db
         .prepare("UPDATE projects SET created_by = NULL WHERE org_id = ? AND created_by = ?")
         .bind(plan.membershipOrgId, plan.userId),
+      // So do the API keys they made (the org's, and its servers still use them); who made one
+      // becomes their pseudonym, as in the audit trail that records its creation.
+      db
+        .prepare("UPDATE api_keys SET created_by = ? WHERE org_id = ? AND created_by = ?")
+        .bind(alias, plan.membershipOrgId, plan.userId),
     );
   }
   for (const orgId of plan.deleteOrgIds) {
-    // The org's ledger lives on in its BillingAccount (financial records); its directory rows go.
+    // The org's ledger lives on in its BillingAccount (financial records); its directory rows go,
+    // its API keys too (revoked when the request was filed).
     statements.push(
       db.prepare("DELETE FROM memberships WHERE org_id = ?").bind(orgId),
+      overwriteStatement(db, "api_keys", ["name", "secret_hash"], "org_id = ?", orgId),
+      db.prepare("DELETE FROM api_keys WHERE org_id = ?").bind(orgId),
       overwriteStatement(db, "organizations", ["name"], "id = ?", orgId),
       db.prepare("UPDATE organizations SET name = '(erased)' WHERE id = ?").bind(orgId),
     );
@@ -156,12 +165,14 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
   if (plan.userId && !plan.membershipOrgId) {
     // The whole account.
     const user = plan.userId;
+    const alias = await pseudonym(env.ERASURE_HASH_KEY, user);
     statements.push(
       db.prepare("DELETE FROM refresh_tokens WHERE user_id = ?").bind(user),
       db.prepare("DELETE FROM connect_tickets WHERE user_id = ?").bind(user),
       db.prepare("DELETE FROM preview_authors WHERE user_id = ?").bind(user),
       db.prepare("DELETE FROM memberships WHERE user_id = ?").bind(user),
       db.prepare("UPDATE projects SET created_by = NULL WHERE created_by = ?").bind(user),
+      db.prepare("UPDATE api_keys SET created_by = ? WHERE created_by = ?").bind(alias, user),
       overwriteStatement(db, "users", ["email", "name", "password_hash"], "id = ?", user),
       db.prepare("DELETE FROM users WHERE id = ?").bind(user),
     );
@@ -381,6 +392,12 @@ export async function verifyErasure(env: Env, plan: ErasurePlan): Promise<Verifi
     }
   }
   if (plan.deleteOrgIds.length > 0) {
+    // An org erased whole keeps no API key (its rows name no person, so the scans above miss them).
+    const keys = await db
+      .prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE org_id IN ${ID_LIST}`)
+      .bind(JSON.stringify(plan.deleteOrgIds))
+      .first<{ n: number }>();
+    if ((keys?.n ?? 0) > 0) findings.push(`D1 api_keys: ${keys?.n} keys of erased orgs left`);
     const { results } = await db
       .prepare(
         `SELECT stripe_customer_id AS customer FROM organizations
