@@ -19,6 +19,7 @@ import {
 } from "../src/auth/api-keys.ts";
 import { sha256Base64Url } from "../src/auth/encoding.ts";
 import { billingAccount } from "../src/billing/account.ts";
+import { fileErasure } from "../src/erasure/file.ts";
 import type { ErasurePlan } from "../src/erasure/plan.ts";
 import { pseudonym } from "../src/erasure/pseudonym.ts";
 import { d1Source, scanStore } from "../src/erasure/scan.ts";
@@ -492,6 +493,39 @@ describe("each use of a key", () => {
     expect(Date.parse(listed?.lastUsedAt ?? "")).toBeGreaterThanOrEqual(beforeUse);
   });
 
+  it("concurrent first uses move last_used_at once, and later uses in the minute not at all", async () => {
+    const w = await world();
+    const key = w.apiKey;
+    const use = () => api("GET", `/api/orgs/${w.orgId}/sessions`, { token: key.secret });
+    // Counts the writes of the key's last_used_at, whatever value they write.
+    await env.DB.batch([
+      env.DB.prepare("CREATE TABLE test_key_touches (key_id TEXT)"),
+      env.DB.prepare(
+        `CREATE TRIGGER test_key_touched AFTER UPDATE OF last_used_at ON api_keys
+         BEGIN INSERT INTO test_key_touches VALUES (NEW.id); END`,
+      ),
+    ]);
+    const touches = async () =>
+      (
+        await env.DB.prepare("SELECT COUNT(*) AS n FROM test_key_touches WHERE key_id = ?")
+          .bind(key.id)
+          .first<{ n: number }>()
+      )?.n;
+    try {
+      const first = await Promise.all(Array.from({ length: 10 }, use));
+      expect(first.map((res) => res.status)).toEqual(Array<number>(10).fill(200));
+      expect(await touches()).toBe(1);
+      for (let i = 0; i < 3; i++) await use();
+      expect(await touches()).toBe(1);
+      expect(await useRows(key.id)).toHaveLength(13);
+    } finally {
+      await env.DB.batch([
+        env.DB.prepare("DROP TRIGGER test_key_touched"),
+        env.DB.prepare("DROP TABLE test_key_touches"),
+      ]);
+    }
+  });
+
   it("is rate-limited per key: the 101st in 10 s is 429 with nothing written; another key goes on", async () => {
     // The simulated limiter counts in windows aligned to the clock: start early in one.
     const left = 10_000 - (Date.now() % 10_000);
@@ -557,6 +591,40 @@ describe("erasure and keys", () => {
       token: theirs.secret,
     });
     expect(refused.status).toBe(401);
+  });
+
+  it("filing that erasure stops the org's keys at once, before the job reaches them", async () => {
+    const w = await world();
+    const theirs = await apiKeyFor(w.otherOrgId, API_KEY_SCOPES, { createdBy: w.outsider.id });
+    // The job is held back (a stand-in namespace whose job does nothing), as if it were queued.
+    const heldJob = {
+      idFromName: (name: string) => name,
+      get: () => ({ start: async () => {}, run: async () => {} }),
+    } as unknown as Env["ERASURE_JOB"];
+    await fileErasure(
+      { ...env, ERASURE_JOB: heldJob },
+      {
+        requestedBy: w.outsider.id,
+        orgId: null,
+        subject: { type: "account", id: w.outsider.id },
+        reason: null,
+        plan: {
+          userId: w.outsider.id,
+          orgIds: [w.otherOrgId],
+          projectIds: [],
+          sessionIds: [],
+          deleteOrgIds: [w.otherOrgId],
+          membershipOrgId: null,
+        },
+      },
+    );
+    expect((await keyRow(theirs.id))?.revoked_at).toBeTypeOf("number");
+    const refused = await api("GET", `/api/orgs/${w.otherOrgId}/sessions`, {
+      token: theirs.secret,
+    });
+    expect(refused.status).toBe(401);
+    // Another org's keys are untouched.
+    expect((await keyRow(w.apiKey.id))?.revoked_at).toBeNull();
   });
 
   it("the verification scan fails when an erased org's key is left behind", async () => {
