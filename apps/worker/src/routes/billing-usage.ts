@@ -33,6 +33,9 @@ function usageMember(who: OrgCaller, requested: string | undefined): string | un
   return who.userId;
 }
 
+/** Usage and its CSV also take the org's API keys with `usage:read` (auth/api-keys.ts). */
+const usageReader = acceptApiKey("usage:read");
+
 /** The label of a usage group's key, by what the usage is grouped by. */
 function groupLabel(labels: Labels, groupBy: UsageGroupBy, key: string | null): string {
   switch (groupBy) {
@@ -63,13 +66,13 @@ const csvField = (value: string | number | null): string => {
 
 /** An org's usage: the grouped report, its CSV export and the activity list (under billing.ts). */
 export const billingUsage = new Hono<AppEnv>()
-  // Also for the org's API keys with `usage:read` (auth/api-keys.ts), as for an admin.
-  .get("/:orgId/billing/usage", acceptApiKey("usage:read"), query(usageQuerySchema), async (c) => {
+  .get("/:orgId/billing/usage", usageReader, query(usageQuerySchema), async (c) => {
     const who = await orgCaller(c, c.req.param("orgId"));
+    const access = { orgId: who.orgId };
     const q = c.req.valid("query");
     const memberId = usageMember(who, q.memberId);
     const groups = usageGroups(
-      await billingAccount(c.env, who.orgId).usage({
+      await billingAccount(c.env, access.orgId).usage({
         from: q.from,
         to: q.to,
         groupBy: q.groupBy,
@@ -78,7 +81,7 @@ export const billingUsage = new Hono<AppEnv>()
     );
     // Names for the keys, in one D1 query for the whole report (it is one page).
     const keys = groups.map((group) => group.key);
-    const labels = await resolveLabels(c.env.DB, who.orgId, {
+    const labels = await resolveLabels(c.env.DB, access.orgId, {
       ...(q.groupBy === "member" ? { members: keys } : {}),
       ...(q.groupBy === "project" ? { projects: keys } : {}),
       ...(q.groupBy === "session" ? { sessions: keys } : {}),
@@ -118,96 +121,88 @@ export const billingUsage = new Hono<AppEnv>()
     } satisfies UsageReport);
   })
 
-  /**
-   * Every usage event of the window as CSV, streamed page by page from the Durable Object. Also
-   * for API keys with `usage:read`.
-   */
-  .get(
-    "/:orgId/billing/usage.csv",
-    acceptApiKey("usage:read"),
-    query(usageQuerySchema),
-    async (c) => {
-      const who = await orgCaller(c, c.req.param("orgId"));
-      const orgId = who.orgId;
-      const q = c.req.valid("query");
-      const memberId = usageMember(who, q.memberId);
-      const account = billingAccount(c.env, orgId);
-      const columns = [
-        "created_at",
-        "request_id",
-        "member_id",
-        "project_id",
-        "session_id",
-        "model",
-        "prompt_tokens",
-        "completion_tokens",
-        "cached_prompt_tokens",
-        "reasoning_tokens",
-        "cost_micros",
-        "price_micros",
-        "billable",
-        // Since 2026-12-01, at the end so that readers of the older columns are unaffected.
-        "member_label",
-        "project_label",
-        "session_label",
-      ];
-      const encoder = new TextEncoder();
-      let after: { createdAt: number; requestId: string } | undefined;
-      let started = false;
-      const stream = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          if (!started) {
-            started = true;
-            controller.enqueue(encoder.encode(`${columns.join(",")}\n`));
-            return;
-          }
-          const rows = await account.usageRows({
-            from: q.from,
-            to: q.to,
-            limit: CSV_PAGE,
-            ...(memberId === undefined ? {} : { memberId }),
-            ...(after === undefined ? {} : { after }),
-          });
-          // One D1 query per page of rows, whatever the page names.
-          const labels = await resolveLabels(c.env.DB, orgId, idsOf(rows));
-          const text = rows
-            .map((row) =>
-              [
-                iso(row.createdAt),
-                row.requestId,
-                row.memberId,
-                row.projectId,
-                row.sessionId,
-                row.model,
-                row.promptTokens,
-                row.completionTokens,
-                row.cachedPromptTokens,
-                row.reasoningTokens,
-                row.costMicros,
-                row.priceMicros,
-                row.billable,
-                labels.member(row.memberId),
-                row.projectId === null ? "" : labels.project(row.projectId),
-                row.sessionId === null ? "" : labels.session(row.sessionId),
-              ]
-                .map(csvField)
-                .join(","),
-            )
-            .join("\n");
-          if (text) controller.enqueue(encoder.encode(`${text}\n`));
-          const last = rows.at(-1);
-          if (rows.length < CSV_PAGE || !last) controller.close();
-          else after = { createdAt: last.createdAt, requestId: last.requestId };
-        },
-      });
-      return new Response(stream, {
-        headers: {
-          "content-type": "text/csv; charset=utf-8",
-          "content-disposition": `attachment; filename="usage-${orgId}.csv"`,
-        },
-      });
-    },
-  )
+  /** Every usage event of the window as CSV, streamed page by page from the Durable Object. */
+  .get("/:orgId/billing/usage.csv", usageReader, query(usageQuerySchema), async (c) => {
+    const who = await orgCaller(c, c.req.param("orgId"));
+    const access = { orgId: who.orgId };
+    const q = c.req.valid("query");
+    const memberId = usageMember(who, q.memberId);
+    const account = billingAccount(c.env, access.orgId);
+    const columns = [
+      "created_at",
+      "request_id",
+      "member_id",
+      "project_id",
+      "session_id",
+      "model",
+      "prompt_tokens",
+      "completion_tokens",
+      "cached_prompt_tokens",
+      "reasoning_tokens",
+      "cost_micros",
+      "price_micros",
+      "billable",
+      // Since 2026-12-01, at the end so that readers of the older columns are unaffected.
+      "member_label",
+      "project_label",
+      "session_label",
+    ];
+    const encoder = new TextEncoder();
+    let after: { createdAt: number; requestId: string } | undefined;
+    let started = false;
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (!started) {
+          started = true;
+          controller.enqueue(encoder.encode(`${columns.join(",")}\n`));
+          return;
+        }
+        const rows = await account.usageRows({
+          from: q.from,
+          to: q.to,
+          limit: CSV_PAGE,
+          ...(memberId === undefined ? {} : { memberId }),
+          ...(after === undefined ? {} : { after }),
+        });
+        // One D1 query per page of rows, whatever the page names.
+        const labels = await resolveLabels(c.env.DB, access.orgId, idsOf(rows));
+        const text = rows
+          .map((row) =>
+            [
+              iso(row.createdAt),
+              row.requestId,
+              row.memberId,
+              row.projectId,
+              row.sessionId,
+              row.model,
+              row.promptTokens,
+              row.completionTokens,
+              row.cachedPromptTokens,
+              row.reasoningTokens,
+              row.costMicros,
+              row.priceMicros,
+              row.billable,
+              labels.member(row.memberId),
+              row.projectId === null ? "" : labels.project(row.projectId),
+              row.sessionId === null ? "" : labels.session(row.sessionId),
+            ]
+              .map(csvField)
+              .join(","),
+          )
+          .join("\n");
+        if (text) controller.enqueue(encoder.encode(`${text}\n`));
+        const last = rows.at(-1);
+        if (rows.length < CSV_PAGE || !last) controller.close();
+        else after = { createdAt: last.createdAt, requestId: last.requestId };
+      },
+    });
+    return new Response(stream, {
+      headers: {
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition": `attachment; filename="usage-${access.orgId}.csv"`,
+      },
+    });
+  })
 
   /**
    * Every provider call (usage event), newest first, with names for its member, project and
@@ -217,10 +212,11 @@ export const billingUsage = new Hono<AppEnv>()
   .get("/:orgId/billing/activity", query(activityQuerySchema), async (c) => {
     // Members only (no API key reaches it); `orgCaller` for the rule of `usageMember`.
     const who = await orgCaller(c, c.req.param("orgId"));
+    const access = { orgId: who.orgId };
     const q = c.req.valid("query");
     const memberId = usageMember(who, q.member);
     const before = q.cursor === undefined ? undefined : keysetCursor(q.cursor);
-    const rows = await billingAccount(c.env, who.orgId).activityRows({
+    const rows = await billingAccount(c.env, access.orgId).activityRows({
       from: q.from ?? 0,
       to: q.to ?? Date.now() + 1,
       limit: q.limit + 1,
@@ -231,7 +227,7 @@ export const billingUsage = new Hono<AppEnv>()
       ...(before === undefined ? {} : { before: { createdAt: before.at, requestId: before.key } }),
     });
     const page = rows.slice(0, q.limit);
-    const labels = await resolveLabels(c.env.DB, who.orgId, idsOf(page));
+    const labels = await resolveLabels(c.env.DB, access.orgId, idsOf(page));
     const last = page.at(-1);
     return c.json({
       items: page.map(
