@@ -4,11 +4,12 @@ import { bodyLimit } from "hono/body-limit";
 import { except } from "hono/combine";
 import { secureHeaders } from "hono/secure-headers";
 import { handleAgentRequest } from "./agents/routing.ts";
-import { requireAuth } from "./auth/middleware.ts";
+import { authenticate } from "./auth/api-keys.ts";
 import { jwks } from "./auth/tokens.ts";
 import { config } from "./env.ts";
 import type { AppEnv } from "./http/context.ts";
 import { errorResponse } from "./http/errors.ts";
+import { orgApiKeys } from "./routes/api-keys.ts";
 import { apps, orgApps } from "./routes/apps.ts";
 import { auth } from "./routes/auth.ts";
 import { billing } from "./routes/billing.ts";
@@ -42,11 +43,12 @@ export const app = new Hono<AppEnv>()
   .use("/api/*", secureHeaders())
   .use("/api/*", except("/api/webhooks/*", limitBody(MAX_BODY_BYTES)))
   .use("/api/webhooks/*", limitBody(MAX_WEBHOOK_BYTES))
-  // Every API route needs a verified caller, except these few public ones.
-  // The embed's token exchange proves itself with a token the app verifies, not a Parley sign-in.
+  // Every API route needs a verified caller, except these few public ones: a member's access
+  // token, or an API key on the few routes that declare they take one (auth/api-keys.ts). The
+  // embed's token exchange proves itself with a token the app verifies, not a Parley sign-in.
   .use(
     "/api/*",
-    except(["/api/health", "/api/auth/*", "/api/webhooks/*", "/api/embed/*"], requireAuth),
+    except(["/api/health", "/api/auth/*", "/api/webhooks/*", "/api/embed/*"], authenticate),
   )
   .get("/api/health", (c) => c.json({ ok: true }))
   .get("/.well-known/jwks.json", async (c) => {
@@ -66,6 +68,7 @@ export const app = new Hono<AppEnv>()
   .route("/api/orgs", orgApps)
   .route("/api/apps", apps)
   .route("/api/embed", embed)
+  .route("/api/orgs", orgApiKeys)
   .route("/api/projects", projects)
   .route("/api/sessions", sessions)
   .route("/api/connect-tickets", connectTickets)

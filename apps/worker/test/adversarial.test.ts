@@ -24,6 +24,7 @@ import {
   type ApiResponse,
   addMembership,
   api,
+  apiKeyFor,
   BASE,
   errorCode,
   randomClientAddress,
@@ -1765,6 +1766,17 @@ describe("an erased account leaves nothing that names it, in any store (issue 12
       token,
       body: { subject: { type: "member", id: w.otherMember.id }, reason: `filed by ${email}` },
     });
+    // A server API key in each org, one named after them (issue 15): the shared org's lives on.
+    const sharedKey = await api<{ secret: string }>("POST", `/api/orgs/${w.orgId}/api-keys`, {
+      token,
+      body: { name: `Export for ${email}`, scopes: ["usage:read"] },
+    });
+    expect(sharedKey.status).toBe(201);
+    const ownKey = await api<{ secret: string }>("POST", `/api/orgs/${own}/api-keys`, {
+      token,
+      body: { name: "Own export", scopes: ["usage:read"] },
+    });
+    expect(ownKey.status).toBe(201);
     // A Stripe customer for their own org.
     const checkout = await api("POST", `/api/orgs/${own}/billing/checkout`, {
       token,
@@ -1799,6 +1811,11 @@ describe("an erased account leaves nothing that names it, in any store (issue 12
     });
     // The financial record stays whole, under the pseudonym.
     expect((await billingAccount(env, w.orgId).reconcile()).ok).toBe(true);
+    // The shared org's key still works; their own org's went with it.
+    const usage = (org: string, key: string) =>
+      api("GET", `/api/orgs/${org}/billing/usage`, { token: key });
+    expect((await usage(w.orgId, sharedKey.body.secret)).status).toBe(200);
+    expect((await usage(own, ownKey.body.secret)).status).toBe(401);
   });
 
   it("the verification scan reads every table: a row naming the person in a table it has never heard of fails it", async () => {
@@ -3209,5 +3226,57 @@ describe("abuse limits, checkout and HTTP input, second probe (issue 12)", () =>
         401,
       );
     }
+  });
+});
+
+// ---- issue 15: server API keys ----
+
+describe("server API keys are no member (issue 15)", () => {
+  it("a key with every scope opens no agent: not by a connect ticket, the upgrade's header or its URL", async () => {
+    const w = await world();
+    const key = w.apiKey.secret;
+    const before = await snapshot();
+    for (const path of [onboardingPath(w.projectId), assistantPath(w.sessionId)]) {
+      const viaTicket = await connect(path, key);
+      const inHeader = await connect(path, undefined, { authorization: `Bearer ${key}` });
+      const inUrl = await upgrade(path, { query: { token: key } });
+      for (const refused of [viaTicket, inHeader, inUrl]) {
+        expect(refused.status, path).toBe(401);
+        expect(refused.body).toMatchObject({ error: { code: "unauthorized" } });
+      }
+      expect((await api("GET", `${path}/get-messages`, { token: key })).status).toBe(401);
+    }
+    expect(await exists(env.ONBOARDING_AGENT, w.projectId)).toBe(false);
+    expect(await exists(env.ASSISTANT_AGENT, w.sessionId)).toBe(false);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("the org comes from the key: filters naming another org's project or member find nothing", async () => {
+    const w = await world();
+    const key = await apiKeyFor(w.orgId, ["sessions:read", "usage:read"]);
+    for (const query of [`project=${w.otherProjectId}`, `member=${w.outsider.id}`]) {
+      const res = await api<{ items: unknown[] }>("GET", `/api/orgs/${w.orgId}/sessions?${query}`, {
+        token: key.secret,
+      });
+      expect(res.status, query).toBe(200);
+      expect(res.body.items).toEqual([]);
+    }
+    const usage = await api<{ items: unknown[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing/usage?groupBy=member&memberId=${w.outsider.id}`,
+      { token: key.secret },
+    );
+    expect(usage.status).toBe(200);
+    expect(usage.body.items).toEqual([]);
+    // And a key of org B reading org B's path sees only B: the other org's session is there.
+    const theirs = await apiKeyFor(w.otherOrgId, ["sessions:read"]);
+    const own = await api<{ items: { id: string }[] }>(
+      "GET",
+      `/api/orgs/${w.otherOrgId}/sessions`,
+      {
+        token: theirs.secret,
+      },
+    );
+    expect(own.body.items.map((item) => item.id)).toEqual([w.otherSessionId]);
   });
 });

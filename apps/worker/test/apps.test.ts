@@ -513,6 +513,8 @@ describe("apps go with their org, and a project's erasure leaves its apps", () =
       "D1 app_origins: 1 rows of an org erased whole left",
       "D1 app_projects: 1 rows of an org erased whole left",
       "D1 apps: 1 rows of an org erased whole left",
+      // The world's org also has an API key: the same verification finds it.
+      "D1 api_keys: 1 keys of erased orgs left",
     ]);
   });
 

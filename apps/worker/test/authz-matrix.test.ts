@@ -5,9 +5,10 @@ import { api, errorCode, snapshot, uniqueEmail, type World, world } from "./help
 /**
  * The authorization matrix: every route of the app, called by each kind of caller, with the status
  * each must get. A route missing here fails the inventory test below, so a new route cannot ship
- * without a decision about who may call it.
+ * without a decision about who may call it. `apiKey` is a server API key of the org with every
+ * scope (issue 15): 401 on every route that needs a member, unless the row says otherwise.
  */
-type Caller = "anonymous" | "member" | "admin" | "owner" | "otherOwner";
+type Caller = "anonymous" | "member" | "admin" | "owner" | "otherOwner" | "apiKey";
 type Expect = Record<Caller, number>;
 
 interface Row {
@@ -22,8 +23,10 @@ const everyone = (status: number): Expect => ({
   admin: status,
   owner: status,
   otherOwner: status,
+  apiKey: status,
 });
-const signedIn = (status: number): Expect => ({ ...everyone(status), anonymous: 401 });
+// A member's access token: an API key is no sign-in.
+const signedIn = (status: number): Expect => ({ ...everyone(status), anonymous: 401, apiKey: 401 });
 const orgMembers = (status: number): Expect => ({ ...signedIn(status), otherOwner: 404 });
 const orgAdmins = (status: number): Expect => ({ ...orgMembers(status), member: 403 });
 
@@ -176,7 +179,7 @@ const matrix: Row[] = [
   {
     route: "PATCH /api/sessions/:sessionId",
     request: (w) => ({ path: `/api/sessions/${w.sessionId}`, body: { title: "Renamed" } }),
-    expect: { anonymous: 401, member: 200, admin: 403, owner: 403, otherOwner: 404 },
+    expect: { anonymous: 401, member: 200, admin: 403, owner: 403, otherOwner: 404, apiKey: 401 },
   },
   {
     route: "DELETE /api/sessions/:sessionId",
@@ -184,10 +187,11 @@ const matrix: Row[] = [
     expect: orgMembers(204),
   },
   // Members list their own sessions; admins and owners every member's (see tenancy tests).
+  // An API key with sessions:read lists them all, as an admin (test/api-keys.test.ts).
   {
     route: "GET /api/orgs/:orgId/sessions",
     request: (w) => ({ path: `/api/orgs/${w.orgId}/sessions` }),
-    expect: orgMembers(200),
+    expect: { ...orgMembers(200), apiKey: 200 },
   },
   {
     route: "GET /api/orgs/:orgId/billing",
@@ -207,16 +211,16 @@ const matrix: Row[] = [
     request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/ledger` }),
     expect: orgAdmins(200),
   },
-  // Members may read usage: their own only (see billing tests).
+  // Members may read usage: their own only (see billing tests). API keys with usage:read too.
   {
     route: "GET /api/orgs/:orgId/billing/usage",
     request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/usage?groupBy=model` }),
-    expect: orgMembers(200),
+    expect: { ...orgMembers(200), apiKey: 200 },
   },
   {
     route: "GET /api/orgs/:orgId/billing/usage.csv",
     request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/usage.csv` }),
-    expect: orgMembers(200),
+    expect: { ...orgMembers(200), apiKey: 200 },
   },
   // Members may read activity: their own calls only (see billing tests).
   {
@@ -271,6 +275,25 @@ const matrix: Row[] = [
     request: (w) => ({ path: `/api/orgs/${w.orgId}/erasure-requests/${w.erasureRequestId}` }),
     // A member sees only the requests they filed; this one the owner filed.
     expect: { ...orgAdmins(200), member: 404 },
+  },
+  // Server API keys (issue 15): owners and admins manage them, with an access token only.
+  {
+    route: "GET /api/orgs/:orgId/api-keys",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/api-keys` }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "POST /api/orgs/:orgId/api-keys",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/api-keys`,
+      body: { name: "Billing export", scopes: ["usage:read"] },
+    }),
+    expect: orgAdmins(201),
+  },
+  {
+    route: "DELETE /api/orgs/:orgId/api-keys/:keyId",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/api-keys/${w.apiKey.id}` }),
+    expect: orgAdmins(204),
   },
   // Self-erasure: anyone signed in, for their own account only (the member's org has another owner).
   // The owner is the only owner of an org with other members: refused until ownership is handed over.
@@ -368,7 +391,9 @@ const matrix: Row[] = [
 const tokenOf = (w: World, caller: Caller): string | undefined =>
   caller === "anonymous"
     ? undefined
-    : { member: w.member, admin: w.admin, owner: w.owner, otherOwner: w.outsider }[caller].token;
+    : caller === "apiKey"
+      ? w.apiKey.secret
+      : { member: w.member, admin: w.admin, owner: w.owner, otherOwner: w.outsider }[caller].token;
 
 describe("route inventory", () => {
   it("has a matrix row for every route of the app, and no row for a route that does not exist", () => {
@@ -385,7 +410,7 @@ describe("route inventory", () => {
 });
 
 describe("authorization matrix", () => {
-  const callers: Caller[] = ["anonymous", "member", "admin", "owner", "otherOwner"];
+  const callers: Caller[] = ["anonymous", "member", "admin", "owner", "otherOwner", "apiKey"];
   const cells = matrix.flatMap((row) => callers.map((caller) => [row.route, caller, row] as const));
 
   it.each(cells)("%s as %s", async (route, caller, row) => {

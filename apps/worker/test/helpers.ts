@@ -1,5 +1,6 @@
 import { env, SELF } from "cloudflare:test";
-import { newId, type Role } from "@parley/shared";
+import { API_KEY_SCOPES, type ApiKeyScope, newId, type Role } from "@parley/shared";
+import { issueApiKey } from "../src/auth/api-keys.ts";
 import { signAccessToken } from "../src/auth/tokens.ts";
 import { config } from "../src/env.ts";
 
@@ -138,6 +139,40 @@ export async function session(projectId: string, orgId: string, ownerId: string)
   return id;
 }
 
+export interface TestApiKey {
+  id: string;
+  /** The whole key, as its creator was shown it: send it as the bearer. */
+  secret: string;
+  prefix: string;
+}
+
+/** An API key of `orgId` made straight in D1, stored as `POST .../api-keys` stores one. */
+export async function apiKeyFor(
+  orgId: string,
+  scopes: readonly ApiKeyScope[] = API_KEY_SCOPES,
+  options: { createdBy?: string | null; expiresAt?: number; revokedAt?: number } = {},
+): Promise<TestApiKey> {
+  const id = newId("apiKey");
+  const issued = await issueApiKey();
+  await env.DB.prepare(
+    `INSERT INTO api_keys (id, org_id, name, prefix, secret_hash, scopes, created_by, created_at, expires_at, revoked_at)
+     VALUES (?, ?, 'Test key', ?, ?, ?, ?, ?, ?, ?)`,
+  )
+    .bind(
+      id,
+      orgId,
+      issued.prefix,
+      issued.hash,
+      JSON.stringify(scopes),
+      options.createdBy ?? null,
+      Date.now(),
+      options.expiresAt ?? null,
+      options.revokedAt ?? null,
+    )
+    .run();
+  return { id, secret: issued.key, prefix: issued.prefix };
+}
+
 /**
  * An app of the org straight in D1: verified by `secret` (with no secret yet: rotate one through
  * the API), allowed on https://shop.example, offering the project. test/apps.ts makes real ones.
@@ -165,7 +200,8 @@ export async function embedApp(orgId: string, projectId: string): Promise<string
 
 /**
  * Two organizations: A with an owner, an admin and two members (one owns a session), B with its own
- * owner ("outsider"), project and session, and a newcomer who belongs to neither. Each call builds a fresh one, so tests that mutate do not interfere.
+ * owner ("outsider"), project and session, and a newcomer who belongs to neither; A also has an API
+ * key with every scope. Each call builds a fresh one, so tests that mutate do not interfere.
  */
 export async function world() {
   const [owner, admin, member, otherMember, outsider, newcomer] = await Promise.all([
@@ -194,6 +230,8 @@ export async function world() {
   )
     .bind(erasureRequestId, orgId, owner.id, Date.now(), Date.now())
     .run();
+  // A server API key of org A with every scope, made by its owner.
+  const apiKey = await apiKeyFor(orgId, API_KEY_SCOPES, { createdBy: owner.id });
   return {
     owner,
     admin,
@@ -209,6 +247,7 @@ export async function world() {
     otherSessionId,
     erasureRequestId,
     appId,
+    apiKey,
   };
 }
 export type World = Awaited<ReturnType<typeof world>>;
@@ -229,6 +268,7 @@ export async function snapshot(): Promise<Record<string, number>> {
     "app_projects",
     "app_secrets",
     "end_users",
+    "api_keys",
   ];
   const results = await env.DB.batch(
     tables.map((t) =>

@@ -126,6 +126,40 @@ const routes: WriteRoute[] = [
       ["unknown field (identity in the body)", (w) => ({ ownerId: w.owner.id }), "ownerId"],
     ],
   },
+  {
+    name: "create API key",
+    method: "POST",
+    path: (w) => `/api/orgs/${w.orgId}/api-keys`,
+    token: (w) => w.owner.token,
+    valid: () => ({ name: "CI", scopes: ["usage:read"] }),
+    bad: [
+      ["unknown scope", () => ({ name: "CI", scopes: ["admin"] }), "scopes.0"],
+      ["no scope", () => ({ name: "CI", scopes: [] }), "scopes"],
+      ["a scope twice", () => ({ name: "CI", scopes: ["usage:read", "usage:read"] }), "scopes"],
+      ["scopes not a list", () => ({ name: "CI", scopes: "usage:read" }), "scopes"],
+      ["missing name", () => ({ scopes: ["usage:read"] }), "name"],
+      [
+        "expiry in the past",
+        () => ({ name: "CI", scopes: ["usage:read"], expiresAt: "2020-01-01" }),
+        "expiresAt",
+      ],
+      [
+        "expiry that is no date",
+        () => ({ name: "CI", scopes: ["usage:read"], expiresAt: "tomorrow" }),
+        "expiresAt",
+      ],
+      [
+        "unknown field (the secret chosen by the client)",
+        () => ({ name: "CI", scopes: ["usage:read"], secret: "prly_sk_mine" }),
+        "secret",
+      ],
+      [
+        "unknown field (another org)",
+        (w) => ({ name: "CI", scopes: ["usage:read"], orgId: w.otherOrgId }),
+        "orgId",
+      ],
+    ],
+  },
 ];
 
 const cases = routes.flatMap((route) => [

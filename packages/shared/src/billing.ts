@@ -41,7 +41,7 @@ const ISO_INSTANT = /^(\d{4}-\d{2}-\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+
  * Only those two forms: `Date.parse` alone takes "1" for 2001 and rolls 2026-02-31 over to March,
  * and a six-digit year at the edge of the Date range made the default window unprintable (a 500).
  */
-const instant = z
+export const instant = z
   .string()
   .max(40)
   .transform((value, ctx) => {

@@ -15,6 +15,7 @@ export const idPrefix = {
   /** A signing secret of an app: its id is the `kid` a tenant puts in its tokens' header. */
   appSecret: "kid",
   endUser: "eu",
+  apiKey: "key",
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

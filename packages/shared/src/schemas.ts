@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { instant } from "./billing.ts";
 import { jsonValueProblem } from "./json.ts";
 import { pageQuerySchema } from "./pagination.ts";
 
@@ -293,6 +294,36 @@ export const orgSessionsQuerySchema = z.strictObject({
 });
 export type OrgSessionsQuery = z.infer<typeof orgSessionsQuerySchema>;
 
+/**
+ * What an org's server API key may do (2026-12-02, docs/2026-12-02-api-keys.md). One list, so a
+ * feature that lets keys do something new adds its scope here; a scope not in it is refused (400).
+ */
+export const API_KEY_SCOPES = [
+  "end_users:token",
+  "sessions:read",
+  "usage:read",
+  "end_users:erase",
+] as const;
+export const apiKeyScopeSchema = z.enum(API_KEY_SCOPES);
+export type ApiKeyScope = z.infer<typeof apiKeyScopeSchema>;
+
+/**
+ * A new key: a name people recognize it by, at least one scope (each once), an optional expiry (a
+ * date or an ISO timestamp, like usage windows; the route refuses one that is not in the future).
+ */
+export const createApiKeySchema = z.strictObject({
+  name: displayName,
+  scopes: z
+    .array(apiKeyScopeSchema)
+    .min(1)
+    .max(API_KEY_SCOPES.length)
+    .refine((scopes) => new Set(scopes).size === scopes.length, {
+      message: "must not name a scope twice",
+    }),
+  expiresAt: instant.optional(),
+});
+export type CreateApiKey = z.infer<typeof createApiKeySchema>;
+
 /** What the API returns for each resource. */
 export interface User {
   id: string;
@@ -362,6 +393,27 @@ export interface InvitationPreview {
   email: string;
   role: Role;
   expiresAt: string;
+}
+
+/** An org's API key as every answer shows it: never its secret, nor a hash of it. */
+export interface ApiKey {
+  id: string;
+  name: string;
+  /** The key's first characters (`prly_sk_` and its public id), to tell keys apart. */
+  prefix: string;
+  scopes: ApiKeyScope[];
+  /** The member who made it (their pseudonym once erased; null when none). */
+  createdBy: string | null;
+  createdAt: string;
+  /** The last request it authenticated, to the minute. */
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+/** The answer to creating a key: the only time `secret` (the whole key, to send as a bearer) is shown. */
+export interface CreatedApiKey extends ApiKey {
+  secret: string;
 }
 
 export interface AuthResult {

@@ -151,6 +151,13 @@ export async function fileErasure(env: Env, input: FileErasure): Promise<Erasure
             .bind(now, JSON.stringify(input.plan.deleteOrgIds)),
         ]
       : []),
+    // The API keys of orgs erased whole stop working now, as the account's tokens do (the job
+    // deletes them with the org's directory rows).
+    ...input.plan.deleteOrgIds.map((orgId) =>
+      db
+        .prepare("UPDATE api_keys SET revoked_at = ? WHERE org_id = ? AND revoked_at IS NULL")
+        .bind(now, orgId),
+    ),
     ...tombstoned.map(([subjectId, type]) =>
       db
         .prepare(

@@ -139,6 +139,7 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
     );
   }
   if (plan.userId && plan.membershipOrgId) {
+    const alias = await pseudonym(env.ERASURE_HASH_KEY, plan.userId);
     statements.push(
       db
         .prepare("DELETE FROM preview_authors WHERE org_id = ? AND user_id = ?")
@@ -164,13 +165,21 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
               .bind(plan.membershipOrgId, plan.email),
           ]
         : []),
+      // So do the API keys they made (the org's, and its servers still use them); who made one
+      // becomes their pseudonym, as in the audit trail that records its creation.
+      db
+        .prepare("UPDATE api_keys SET created_by = ? WHERE org_id = ? AND created_by = ?")
+        .bind(alias, plan.membershipOrgId, plan.userId),
     );
   }
   for (const orgId of plan.deleteOrgIds) {
-    // The org's ledger lives on in its BillingAccount (financial records); its directory rows go.
+    // The org's ledger lives on in its BillingAccount (financial records); its directory rows go,
+    // its API keys too (revoked when the request was filed).
     statements.push(
       db.prepare("DELETE FROM memberships WHERE org_id = ?").bind(orgId),
       db.prepare("DELETE FROM invitations WHERE org_id = ?").bind(orgId),
+      overwriteStatement(db, "api_keys", ["name", "secret_hash"], "org_id = ?", orgId),
+      db.prepare("DELETE FROM api_keys WHERE org_id = ?").bind(orgId),
       overwriteStatement(db, "organizations", ["name"], "id = ?", orgId),
       db.prepare("UPDATE organizations SET name = '(erased)' WHERE id = ?").bind(orgId),
       // Its apps, their sealed secrets and its end users (the tenant's users' ids) go with it.
@@ -194,6 +203,7 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
   if (plan.userId && !plan.membershipOrgId) {
     // The whole account.
     const user = plan.userId;
+    const alias = await pseudonym(env.ERASURE_HASH_KEY, user);
     statements.push(
       db.prepare("DELETE FROM refresh_tokens WHERE user_id = ?").bind(user),
       db.prepare("DELETE FROM connect_tickets WHERE user_id = ?").bind(user),
@@ -205,6 +215,7 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       ...(plan.email
         ? [db.prepare("DELETE FROM invitations WHERE lower(email) = lower(?)").bind(plan.email)]
         : []),
+      db.prepare("UPDATE api_keys SET created_by = ? WHERE created_by = ?").bind(alias, user),
       overwriteStatement(db, "users", ["email", "name", "password_hash"], "id = ?", user),
       db.prepare("DELETE FROM users WHERE id = ?").bind(user),
     );
@@ -431,6 +442,12 @@ export async function verifyErasure(env: Env, plan: ErasurePlan): Promise<Verifi
         .first<{ n: number }>();
       if (left?.n) findings.push(`D1 ${table}: ${left.n} rows of an org erased whole left`);
     }
+    // An org erased whole keeps no API key (its rows name no person, so the scans above miss them).
+    const keys = await db
+      .prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE org_id IN ${ID_LIST}`)
+      .bind(JSON.stringify(plan.deleteOrgIds))
+      .first<{ n: number }>();
+    if ((keys?.n ?? 0) > 0) findings.push(`D1 api_keys: ${keys?.n} keys of erased orgs left`);
     const { results } = await db
       .prepare(
         `SELECT stripe_customer_id AS customer FROM organizations

@@ -1,4 +1,5 @@
 import type { Role } from "@parley/shared";
+import type { ApiKeyPrincipal } from "../auth/api-keys.ts";
 import type { VerifiedAccessToken } from "../auth/tokens.ts";
 
 /** The caller, once the access token has been verified (and found still good). */
@@ -13,6 +14,12 @@ export interface OrgAccess {
 export type AppEnv = {
   Bindings: Env;
   Variables: {
+    /** Set for a member's access token; unset when the request carries an API key instead. */
     caller: Caller;
+    /**
+     * The verified API key, on the routes that take keys (auth/api-keys.ts); there `caller` is
+     * unset, and handlers find who is calling with `orgCaller`.
+     */
+    apiKey?: ApiKeyPrincipal;
   };
 };

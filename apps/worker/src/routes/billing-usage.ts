@@ -10,28 +10,31 @@ import {
   usageQuerySchema,
 } from "@parley/shared";
 import { Hono } from "hono";
-import { atLeast, orgAccess } from "../auth/access.ts";
+import { atLeast } from "../auth/access.ts";
+import { acceptApiKey, type OrgCaller, orgCaller } from "../auth/api-keys.ts";
 import { billingAccount } from "../billing/account.ts";
 import { usageGroups } from "../billing/billing-account.ts";
 import { type Labels, resolveLabels } from "../billing/labels.ts";
 import { iso, keysetCursor } from "../db/pagination.ts";
-import type { AppEnv, OrgAccess } from "../http/context.ts";
+import type { AppEnv } from "../http/context.ts";
 import { query } from "../http/validate.ts";
 
 const CSV_PAGE = 1000;
 
-/** Members see only their own usage; owners and admins see the org's, optionally one member's. */
-function usageMember(
-  access: OrgAccess,
-  userId: string,
-  requested: string | undefined,
-): string | undefined {
-  if (atLeast(access.role, "admin")) return requested;
-  if (requested !== undefined && requested !== userId) {
+/**
+ * Members see only their own usage; owners, admins and the org's API keys (`usage:read`) see the
+ * org's, optionally one member's.
+ */
+function usageMember(who: OrgCaller, requested: string | undefined): string | undefined {
+  if (who.kind === "apiKey" || atLeast(who.access.role, "admin")) return requested;
+  if (requested !== undefined && requested !== who.userId) {
     throw new AppError("forbidden", "Members can only see their own usage");
   }
-  return userId;
+  return who.userId;
 }
+
+/** Usage and its CSV also take the org's API keys with `usage:read` (auth/api-keys.ts). */
+const usageReader = acceptApiKey("usage:read");
 
 /** The label of a usage group's key, by what the usage is grouped by. */
 function groupLabel(labels: Labels, groupBy: UsageGroupBy, key: string | null): string {
@@ -63,11 +66,11 @@ const csvField = (value: string | number | null): string => {
 
 /** An org's usage: the grouped report, its CSV export and the activity list (under billing.ts). */
 export const billingUsage = new Hono<AppEnv>()
-  .get("/:orgId/billing/usage", query(usageQuerySchema), async (c) => {
-    const { userId } = c.get("caller");
-    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+  .get("/:orgId/billing/usage", usageReader, query(usageQuerySchema), async (c) => {
+    const who = await orgCaller(c, c.req.param("orgId"));
+    const access = { orgId: who.orgId };
     const q = c.req.valid("query");
-    const memberId = usageMember(access, userId, q.memberId);
+    const memberId = usageMember(who, q.memberId);
     const groups = usageGroups(
       await billingAccount(c.env, access.orgId).usage({
         from: q.from,
@@ -119,11 +122,11 @@ export const billingUsage = new Hono<AppEnv>()
   })
 
   /** Every usage event of the window as CSV, streamed page by page from the Durable Object. */
-  .get("/:orgId/billing/usage.csv", query(usageQuerySchema), async (c) => {
-    const { userId } = c.get("caller");
-    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+  .get("/:orgId/billing/usage.csv", usageReader, query(usageQuerySchema), async (c) => {
+    const who = await orgCaller(c, c.req.param("orgId"));
+    const access = { orgId: who.orgId };
     const q = c.req.valid("query");
-    const memberId = usageMember(access, userId, q.memberId);
+    const memberId = usageMember(who, q.memberId);
     const account = billingAccount(c.env, access.orgId);
     const columns = [
       "created_at",
@@ -207,10 +210,11 @@ export const billingUsage = new Hono<AppEnv>()
    * (naming another member is refused, as for usage).
    */
   .get("/:orgId/billing/activity", query(activityQuerySchema), async (c) => {
-    const { userId } = c.get("caller");
-    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+    // Members only (no API key reaches it); `orgCaller` for the rule of `usageMember`.
+    const who = await orgCaller(c, c.req.param("orgId"));
+    const access = { orgId: who.orgId };
     const q = c.req.valid("query");
-    const memberId = usageMember(access, userId, q.member);
+    const memberId = usageMember(who, q.member);
     const before = q.cursor === undefined ? undefined : keysetCursor(q.cursor);
     const rows = await billingAccount(c.env, access.orgId).activityRows({
       from: q.from ?? 0,

@@ -5,7 +5,8 @@ import {
   updateSessionSchema,
 } from "@parley/shared";
 import { Hono } from "hono";
-import { atLeast, orgAccess, type SessionRow, sessionAccess } from "../auth/access.ts";
+import { atLeast, type SessionRow, sessionAccess } from "../auth/access.ts";
+import { acceptApiKey, orgCaller } from "../auth/api-keys.ts";
 import { billingAccount } from "../billing/account.ts";
 import { resolveLabels } from "../billing/labels.ts";
 import { auditStatement } from "../db/audit.ts";
@@ -61,22 +62,23 @@ export async function sessionPage(
 
 /**
  * The sessions of an org, across its projects, newest first (routes under /api/orgs): a member
- * sees their own; owners and admins every member's (the erasure picker), filtered by `project` and
- * `member` as they like. A member naming another member is refused, as for usage.
+ * sees their own; owners, admins and the org's API keys (`sessions:read`) every member's (the
+ * erasure picker, a tenant's server), filtered by `project` and `member` as they like. A member
+ * naming another member is refused, as for usage.
  */
 export const orgSessions = new Hono<AppEnv>().get(
   "/:orgId/sessions",
+  acceptApiKey("sessions:read"),
   query(orgSessionsQuerySchema),
   async (c) => {
-    const { userId } = c.get("caller");
-    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+    const who = await orgCaller(c, c.req.param("orgId"));
     const q = c.req.valid("query");
     let owner = q.member;
-    if (!atLeast(access.role, "admin")) {
-      if (owner !== undefined && owner !== userId) {
+    if (who.kind === "member" && !atLeast(who.access.role, "admin")) {
+      if (owner !== undefined && owner !== who.userId) {
         throw new AppError("forbidden", "Members can only list their own sessions");
       }
-      owner = userId;
+      owner = who.userId;
     }
     const { results } = await c.env.DB.prepare(
       `SELECT s.id, s.project_id, s.org_id, s.owner_id, s.title, s.created_at, s.updated_at
@@ -85,10 +87,10 @@ export const orgSessions = new Hono<AppEnv>().get(
          AND (?3 IS NULL OR s.project_id = ?3) AND (?4 IS NULL OR s.owner_id = ?4)
        ORDER BY s.id DESC LIMIT ?5`,
     )
-      .bind(access.orgId, cursorBound(q.cursor), q.project ?? null, owner ?? null, q.limit + 1)
+      .bind(who.orgId, cursorBound(q.cursor), q.project ?? null, owner ?? null, q.limit + 1)
       .all<SessionRowOut>();
     const page = results.slice(0, q.limit);
-    const items = await sessionPage(c.env, access.orgId, page);
+    const items = await sessionPage(c.env, who.orgId, page);
     const byId = new Map(items.map((item) => [item.id, item]));
     return c.json(
       toPage(
