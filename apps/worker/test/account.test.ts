@@ -102,4 +102,19 @@ describe("the account", () => {
       200,
     );
   });
+
+  it("limits password checks like sign-in guesses: 429 after ten a minute, nothing changed", async () => {
+    const ada = await signUp("ada");
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await api("POST", "/api/me/password", {
+        token: ada.accessToken,
+        body: { currentPassword: `guess ${i}`, newPassword: "another long password" },
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses.slice(0, 10).every((status) => status === 403)).toBe(true);
+    expect(statuses.slice(10)).toEqual([429, 429]);
+    expect((await login(ada.email, PASSWORD)).status).toBe(200);
+  });
 });

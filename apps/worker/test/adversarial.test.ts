@@ -2342,6 +2342,31 @@ describe("bad input gets a clear 4xx and changes nothing (issue 12)", () => {
       ["ledger", "ledger?cursor=0x10", "query.cursor"],
     ];
 
+    it("a cursor no list handed out, on every list keyed by id: 400 on query.cursor", async () => {
+      const w = await world();
+      const lists = [
+        "/api/orgs",
+        `/api/orgs/${w.orgId}/members`,
+        `/api/orgs/${w.orgId}/projects`,
+        `/api/orgs/${w.orgId}/sessions`,
+        `/api/orgs/${w.orgId}/invitations`,
+        `/api/orgs/${w.orgId}/api-keys`,
+        `/api/orgs/${w.orgId}/apps`,
+        `/api/orgs/${w.orgId}/erasure-requests`,
+        `/api/projects/${w.projectId}/sessions`,
+      ];
+      for (const path of lists) {
+        for (const cursor of ["garbage", "usr_short", `prj_${"0".repeat(26)}x`]) {
+          const res = await api("GET", `${path}?cursor=${cursor}`, { token: w.owner.token });
+          expect(refusal(res), `${path} ${cursor}`).toEqual({
+            status: 400,
+            code: "invalid_request",
+            field: "query.cursor",
+          });
+        }
+      }
+    });
+
     it("a page size spelled in hex (read as 16 by z.coerce.number()): 400 on query.limit", async () => {
       const w = await world();
       const res = await api("GET", `/api/orgs/${w.orgId}/projects?limit=0x10`, {

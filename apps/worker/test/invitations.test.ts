@@ -89,7 +89,8 @@ describe("invitations by link", () => {
     const owner = await signUp("owner");
     const email = uniqueEmail("invited");
     const invitation = await invite(owner.accessToken, owner.orgId, email);
-    const other = await invite(owner.accessToken, owner.orgId, email);
+    const lateEmail = uniqueEmail("late");
+    const other = await invite(owner.accessToken, owner.orgId, lateEmail);
 
     // A forwarded link does not let another account in.
     const stranger = await signUp("stranger");
@@ -119,13 +120,15 @@ describe("invitations by link", () => {
     await env.DB.prepare("UPDATE invitations SET expires_at = ? WHERE id = ?")
       .bind(Date.now() - 1, other.id)
       .run();
+    const tardy = await signUp("late", { email: lateEmail });
     const expired = await api("POST", `/api/invitations/${other.secret}/accept`, {
-      token: invited.accessToken,
+      token: tardy.accessToken,
     });
     expect(expired.status).toBe(410);
-    expect(await membersOf(owner.accessToken, owner.orgId)).not.toContainEqual(
-      expect.objectContaining({ userId: invited.userId }),
-    );
+    const members = await membersOf(owner.accessToken, owner.orgId);
+    for (const who of [invited, tardy]) {
+      expect(members).not.toContainEqual(expect.objectContaining({ userId: who.userId }));
+    }
 
     // Unknown and malformed secrets are 404, like a missing invitation.
     for (const secret of [`inv_${"A".repeat(43)}`, "inv_short", "x"]) {
@@ -203,5 +206,91 @@ describe("invitations by link", () => {
       .bind(owner.orgId)
       .first<{ n: number }>();
     expect(orgLeft?.n).toBe(0);
+  });
+
+  it("leaves no way back in: one live link per person, links close on joining, removal and erasure", async () => {
+    const owner = await signUp("owner");
+    const email = uniqueEmail("carl");
+    // Two links for one person: the second (a lower role) replaces the first.
+    const asAdmin = await invite(owner.accessToken, owner.orgId, email, "admin");
+    const asMember = await invite(owner.accessToken, owner.orgId, email, "member");
+    expect((await api("GET", `/api/auth/invitations/${asAdmin.secret}`)).status).toBe(410);
+    const carl = await signUp("carl", { email });
+    expect(
+      (await api("POST", `/api/invitations/${asMember.secret}/accept`, { token: carl.accessToken }))
+        .status,
+    ).toBe(201);
+    // Carl leaves: the old admin link does not bring him back.
+    expect(
+      (
+        await api("DELETE", `/api/orgs/${owner.orgId}/members/${carl.userId}`, {
+          token: carl.accessToken,
+        })
+      ).status,
+    ).toBe(204);
+    expect(
+      (await api("POST", `/api/invitations/${asAdmin.secret}/accept`, { token: carl.accessToken }))
+        .status,
+    ).toBe(410);
+
+    // An admin cannot plant a link to another spelling of their own address.
+    const dan = await signUp("dan", { email: uniqueEmail("dan") });
+    await api("POST", `/api/orgs/${owner.orgId}/members`, {
+      token: owner.accessToken,
+      body: { email: dan.email, role: "admin" },
+    });
+    const [local, domain] = dan.email.split("@");
+    const planted = await api("POST", `/api/orgs/${owner.orgId}/invitations`, {
+      token: dan.accessToken,
+      body: { email: `${local}+backdoor@${domain}`, role: "admin" },
+    });
+    expect(planted.status).toBe(409);
+    // What a removed admin invited goes with them; so do links to a removed member's address.
+    const eve = uniqueEmail("eve");
+    const fromDan = await invite(dan.accessToken, owner.orgId, eve, "admin");
+    const danLink = await invite(owner.accessToken, owner.orgId, uniqueEmail("spare"), "member");
+    expect(
+      (
+        await api("DELETE", `/api/orgs/${owner.orgId}/members/${dan.userId}`, {
+          token: owner.accessToken,
+        })
+      ).status,
+    ).toBe(204);
+    expect((await api("GET", `/api/auth/invitations/${fromDan.secret}`)).status).toBe(410);
+    // The owner's own invitation to someone else is untouched.
+    expect((await api("GET", `/api/auth/invitations/${danLink.secret}`)).status).toBe(200);
+  });
+
+  it("a member's erasure takes the invitations to any spelling of their address", async () => {
+    const owner = await signUp("owner");
+    const gus = await signUp("gus", { email: uniqueEmail("gus") });
+    const [local, domain] = gus.email.split("@");
+    const tagged = await invite(owner.accessToken, owner.orgId, `${local}+tag@${domain}`, "admin");
+    await api("POST", `/api/orgs/${owner.orgId}/members`, {
+      token: owner.accessToken,
+      body: { email: gus.email, role: "member" },
+    });
+    // Added directly: the pending link to them is revoked already.
+    expect((await api("GET", `/api/auth/invitations/${tagged.secret}`)).status).toBe(410);
+    const filed = await api<Erasure>("POST", `/api/orgs/${owner.orgId}/erasure-requests`, {
+      token: owner.accessToken,
+      body: { subject: { type: "member", id: gus.userId } },
+    });
+    expect(filed.body, JSON.stringify(filed.body)).toMatchObject(COMPLETED);
+    const left = await env.DB.prepare("SELECT COUNT(*) AS n FROM invitations WHERE id = ?")
+      .bind(tagged.id)
+      .first<{ n: number }>();
+    expect(left?.n).toBe(0);
+  });
+
+  it("builds the link on PUBLIC_URL, whatever Host the request names", async () => {
+    const owner = await signUp("owner");
+    const res = await api<Created>("POST", `/api/orgs/${owner.orgId}/invitations`, {
+      token: owner.accessToken,
+      headers: { host: "evil.example" },
+      body: { email: uniqueEmail("host"), role: "member" },
+    });
+    expect(res.status).toBe(201);
+    expect(new URL(res.body.url).origin).toBe("https://parley.test");
   });
 });

@@ -48,7 +48,10 @@ export function InviteScreen({ secret }: { secret: string }) {
 
   const invitation = preview.data;
   return (
-    <main id="content" className="grid min-h-dvh place-items-center bg-muted/40 px-4 py-10">
+    <main
+      id="content"
+      className="grid min-h-dvh place-items-center overflow-x-hidden bg-muted/40 px-4 py-10"
+    >
       <Page title="Invitation" heading="You are invited" width="narrow">
         <Card>
           <CardBody>
@@ -69,15 +72,21 @@ export function InviteScreen({ secret }: { secret: string }) {
                 </p>
                 {me ? (
                   <>
-                    {me.email.toLowerCase() !== invitation.email.toLowerCase() ? (
-                      <p className="text-muted-foreground text-sm">
-                        You are signed in as <span className="break-all">{me.email}</span>: the
-                        invitation may only be taken with the invited email.
-                      </p>
-                    ) : null}
+                    <p className="text-muted-foreground text-sm">
+                      You are signed in as <span className="break-all">{me.email}</span>. The
+                      invitation is taken only by the account with the invited email.
+                    </p>
                     <ErrorNote error={error} />
-                    <Button type="button" variant="primary" disabled={busy} onClick={join}>
-                      {busy ? "Joining…" : `Join ${invitation.orgName}`}
+                    <Button
+                      type="button"
+                      variant="primary"
+                      disabled={busy}
+                      onClick={join}
+                      className="max-w-full justify-self-start"
+                    >
+                      <span className="truncate">
+                        {busy ? "Joining…" : `Join ${invitation.orgName}`}
+                      </span>
                     </Button>
                   </>
                 ) : (
@@ -85,9 +94,9 @@ export function InviteScreen({ secret }: { secret: string }) {
                     <Link
                       to="/signup"
                       search={{ next: here }}
-                      className="inline-flex h-9 items-center rounded-md bg-primary px-4 font-medium text-primary-foreground text-sm"
+                      className="inline-flex h-9 max-w-full items-center rounded-md bg-primary px-4 font-medium text-primary-foreground text-sm"
                     >
-                      Sign up with {invitation.email}
+                      <span className="truncate">Sign up with {invitation.email}</span>
                     </Link>
                     <Link
                       to="/signin"

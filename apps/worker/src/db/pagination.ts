@@ -18,9 +18,22 @@ export function toPage<Row, Item>(
   };
 }
 
-/** The cursor bound for `id < ?`: a value above every id when there is no cursor. */
+/** What a `nextCursor` of an id-keyed list looks like: an id (`<prefix>_<26 characters>`). */
+const ID_CURSOR = /^[a-z]{2,4}_[0-9a-hjkmnp-tv-z]{26}$/;
+
+/**
+ * The cursor bound for `id < ?`: a value above every id when there is no cursor. A cursor that no
+ * list could have handed out is a 400, as `keysetCursor` answers: it used to page from wherever it
+ * sorted, which said nothing to the client that sent it.
+ */
 export function cursorBound(cursor: string | undefined): string {
-  return cursor ?? "\u{10FFFF}";
+  if (cursor === undefined) return "\u{10FFFF}";
+  if (!ID_CURSOR.test(cursor)) {
+    throw new AppError("invalid_request", "query.cursor: not a cursor from this list", {
+      field: "query.cursor",
+    });
+  }
+  return cursor;
 }
 
 export const iso = (ms: number): string => new Date(ms).toISOString();

@@ -1,4 +1,5 @@
 import { revokeConnections } from "../agents/revocation.ts";
+import { normalizedEmail } from "../auth/keyed-hash.ts";
 import { billingAccount } from "../billing/account.ts";
 import { stripeClient } from "../billing/stripe.ts";
 import { config } from "../env.ts";
@@ -96,6 +97,30 @@ const overwriteStatement = (
   ...bindings: string[]
 ) => db.prepare(overwriteSql(table, columns, where)).bind(...bindings);
 
+/**
+ * Invitations to the person's email (of one org, or of every org), matched as acceptance matches
+ * an email: `+tags` and Gmail's dots aside, so `gus+tag@` goes with `gus@`.
+ */
+async function invitationsTo(
+  db: D1Database,
+  email: string | null | undefined,
+  orgId: string | null,
+): Promise<string[]> {
+  if (!email) return [];
+  const person = normalizedEmail(email);
+  const domain = person.split("@")[1] ?? "";
+  const domains = domain === "gmail.com" ? ["gmail.com", "googlemail.com"] : [domain];
+  const { results } = await db
+    .prepare(
+      `SELECT id, email FROM invitations
+       WHERE lower(substr(email, instr(email, '@') + 1)) IN (SELECT value FROM json_each(?1))
+       ${orgId ? "AND org_id = ?2" : ""}`,
+    )
+    .bind(JSON.stringify(domains), ...(orgId ? [orgId] : []))
+    .all<{ id: string; email: string }>();
+  return results.filter((row) => normalizedEmail(row.email) === person).map((row) => row.id);
+}
+
 async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
   const db = env.DB;
   const statements: D1PreparedStatement[] = [];
@@ -158,13 +183,9 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db
         .prepare("UPDATE invitations SET accepted_by = NULL WHERE org_id = ? AND accepted_by = ?")
         .bind(plan.membershipOrgId, plan.userId),
-      ...(plan.email
-        ? [
-            db
-              .prepare("DELETE FROM invitations WHERE org_id = ? AND lower(email) = lower(?)")
-              .bind(plan.membershipOrgId, plan.email),
-          ]
-        : []),
+      db
+        .prepare(`DELETE FROM invitations WHERE id IN ${ID_LIST}`)
+        .bind(JSON.stringify(await invitationsTo(db, plan.email, plan.membershipOrgId))),
       // So do the API keys they made (the org's, and its servers still use them); who made one
       // becomes their pseudonym, as in the audit trail that records its creation.
       db
@@ -212,9 +233,9 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db.prepare("UPDATE projects SET created_by = NULL WHERE created_by = ?").bind(user),
       db.prepare("UPDATE invitations SET invited_by = NULL WHERE invited_by = ?").bind(user),
       db.prepare("UPDATE invitations SET accepted_by = NULL WHERE accepted_by = ?").bind(user),
-      ...(plan.email
-        ? [db.prepare("DELETE FROM invitations WHERE lower(email) = lower(?)").bind(plan.email)]
-        : []),
+      db
+        .prepare(`DELETE FROM invitations WHERE id IN ${ID_LIST}`)
+        .bind(JSON.stringify(await invitationsTo(db, plan.email, null))),
       db.prepare("UPDATE api_keys SET created_by = ? WHERE created_by = ?").bind(alias, user),
       overwriteStatement(db, "users", ["email", "name", "password_hash"], "id = ?", user),
       db.prepare("DELETE FROM users WHERE id = ?").bind(user),

@@ -6,31 +6,11 @@ import { keyedHash } from "../auth/keyed-hash.ts";
 import { isIdempotencyConflict, stripeClient } from "../billing/stripe.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
+import { publicBase } from "../http/public-base.ts";
 import { jsonBody } from "../http/validate.ts";
 
-/**
- * Where Checkout and the portal send the browser back to: PUBLIC_URL. The request's own origin is
- * used only when PUBLIC_URL is empty and the Worker was reached on a loopback host (`pnpm dev` on
- * 127.0.0.1): that origin comes from the Host header, which any client sets, so with
- * `Host: evil.example` Stripe sent the payer (and, in the success URL, the Checkout session id) to
- * evil.example. A loopback host can only point back at the payer's own machine. Anywhere else an
- * empty PUBLIC_URL is a deployment mistake: answered 500 (the log says why) before anything is
- * created at Stripe, rather than guessed from the request.
- */
-function returnBase(c: Context<AppEnv>): string {
-  const configured = config(c.env).publicUrl;
-  if (configured) return configured.replace(/\/+$/, "");
-  const url = new URL(c.req.url);
-  const host = url.hostname;
-  const loopback = host === "localhost" || host === "[::1]" || /^127(?:\.\d{1,3}){3}$/.test(host);
-  if (!loopback) {
-    throw new AppError(
-      "internal",
-      "Billing is not configured on this server (PUBLIC_URL is not set)",
-    );
-  }
-  return url.origin;
-}
+/** Where Checkout and the portal send the browser back to (http/public-base.ts). */
+const returnBase = (c: Context<AppEnv>): string => publicBase(c, "Billing");
 
 /** An org's payments at Stripe: Checkout top-ups and the customer portal (under billing.ts). */
 export const billingCheckout = new Hono<AppEnv>()

@@ -14,8 +14,8 @@ import { sha256Base64Url, toBase64Url } from "../auth/encoding.ts";
 import { normalizedEmail } from "../auth/keyed-hash.ts";
 import { auditStatement } from "../db/audit.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
-import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
+import { publicBase } from "../http/public-base.ts";
 import { jsonBody, query } from "../http/validate.ts";
 
 /**
@@ -77,6 +77,66 @@ async function byToken(
     .first<InvitationRow & { org_name: string }>();
 }
 
+/**
+ * The org's pending invitations to `email` as `normalizedEmail` reads it (the way acceptance matches
+ * it: `+tags` and Gmail's dots aside), or made by `invitedBy`: their ids.
+ */
+export async function pendingInvitations(
+  db: D1Database,
+  orgId: string,
+  who: { email?: string; invitedBy?: string },
+  now = Date.now(),
+): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT id, email, invited_by FROM invitations
+       WHERE org_id = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?`,
+    )
+    .bind(orgId, now)
+    .all<{ id: string; email: string; invited_by: string | null }>();
+  const person = who.email === undefined ? null : normalizedEmail(who.email);
+  return results
+    .filter(
+      (row) =>
+        (person !== null && normalizedEmail(row.email) === person) ||
+        (who.invitedBy !== undefined && row.invited_by === who.invitedBy),
+    )
+    .map((row) => row.id);
+}
+
+/**
+ * Revokes invitations by id (still pending ones only), for a batch. `afterChange`: only when the
+ * statement before it changed a row (an audit row written only with the change it records).
+ */
+export function revokeInvitations(
+  db: D1Database,
+  ids: string[],
+  now: number,
+  { afterChange = false }: { afterChange?: boolean } = {},
+): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE invitations SET revoked_at = ? WHERE id IN (SELECT value FROM json_each(?))
+       AND accepted_at IS NULL AND revoked_at IS NULL ${afterChange ? "AND changes() = 1" : ""}`,
+    )
+    .bind(now, JSON.stringify(ids));
+}
+
+/**
+ * Whether `email` is already a member's of the org, matched as acceptance matches it: an admin
+ * inviting `dan+2@` for a member `dan@` would otherwise plant a link back in for that member.
+ */
+async function isMembersEmail(db: D1Database, orgId: string, email: string): Promise<boolean> {
+  const { results } = await db
+    .prepare(
+      "SELECT u.email FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = ?",
+    )
+    .bind(orgId)
+    .all<{ email: string }>();
+  const person = normalizedEmail(email);
+  return results.some((row) => normalizedEmail(row.email) === person);
+}
+
 /** An invitation that can no longer be used answers 410, saying why. */
 function requirePending(row: InvitationRow, now: number): void {
   const status = statusOf(row, now);
@@ -110,10 +170,12 @@ export const orgInvitations = new Hono<AppEnv>()
       )
       .bind(access.orgId, input.email)
       .first<{ id: string; member: number }>();
-    if (account?.member) {
+    if (account?.member || (await isMembersEmail(db, access.orgId, input.email))) {
       throw new AppError("conflict", "This person is already a member", { field: "email" });
     }
     const now = Date.now();
+    // One live link per person and org: a new invitation (another role, say) replaces the older.
+    const older = await pendingInvitations(db, access.orgId, { email: input.email }, now);
     const token = `inv_${toBase64Url(crypto.getRandomValues(new Uint8Array(32)))}`;
     const row: InvitationRow = {
       id: newId("invitation", now),
@@ -126,6 +188,7 @@ export const orgInvitations = new Hono<AppEnv>()
       revoked_at: null,
     };
     const statements = [
+      revokeInvitations(db, older, now),
       db
         .prepare(
           `INSERT INTO invitations (id, org_id, email, role, token_hash, invited_by, created_at, expires_at, accepted_at, accepted_by)
@@ -180,8 +243,10 @@ export const orgInvitations = new Hono<AppEnv>()
     }
     await db.batch(statements);
     if (account) return c.json(toInvitation(row, now), 201);
-    const base = config(c.env).publicUrl ?? new URL(c.req.url).origin;
-    return c.json({ ...toInvitation(row, now), url: `${base}/invite/${token}` }, 201);
+    return c.json(
+      { ...toInvitation(row, now), url: `${publicBase(c, "Invitations")}/invite/${token}` },
+      201,
+    );
   })
 
   .get("/:orgId/invitations", query(pageQuerySchema), async (c) => {
@@ -288,6 +353,10 @@ export const invitations = new Hono<AppEnv>().post("/:token/accept", async (c) =
     .bind(row.org_id, userId)
     .first();
   if (already) throw new AppError("conflict", "You are already a member of this organization");
+  // The person's other links to this org go with this one: none is left to come back by later.
+  const others = (await pendingInvitations(db, row.org_id, { email: row.email }, now)).filter(
+    (id) => id !== row.id,
+  );
   // One statement takes the invitation, so two accepts racing with one link add one membership.
   const [taken, joined] = await db.batch([
     db
@@ -315,6 +384,14 @@ export const invitations = new Hono<AppEnv>().post("/:token/accept", async (c) =
       },
       { now, afterChange: true },
     ),
+    // Only when this accept took the invitation: a refused accept changes nothing.
+    db
+      .prepare(
+        `UPDATE invitations SET revoked_at = ?1 WHERE id IN (SELECT value FROM json_each(?2))
+         AND accepted_at IS NULL AND revoked_at IS NULL
+         AND EXISTS (SELECT 1 FROM invitations WHERE id = ?3 AND accepted_at = ?1 AND accepted_by = ?4)`,
+      )
+      .bind(now, JSON.stringify(others), row.id, userId),
   ]);
   if (taken?.meta.changes !== 1) throw new AppError("gone", "This invitation was already used");
   if (joined?.meta.changes !== 1) {

@@ -22,7 +22,9 @@ import { clearRefreshCookie } from "./auth.ts";
  * way to guess the password faster than the login form allows.
  */
 async function requirePassword(env: Env, userId: string, typed: string): Promise<void> {
-  const limit = await env.LOGIN_EMAIL_RATE_LIMITER.limit({
+  // The sign-in form's limit for one client (10 a minute), here per account: the per-email
+  // limiter allows 100, which is for guesses spread over many addresses, not one token's.
+  const limit = await env.LOGIN_RATE_LIMITER.limit({
     key: await keyedHash(env.ERASURE_HASH_KEY, "password-check", userId),
   });
   if (!limit.success) {

@@ -19,6 +19,7 @@ import { createOrgStatements } from "../db/orgs.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody, query } from "../http/validate.ts";
+import { pendingInvitations, revokeInvitations } from "./invitations.ts";
 
 interface OrgRow {
   id: string;
@@ -140,6 +141,8 @@ export const orgs = new Hono<AppEnv>()
       .first<{ id: string }>();
     if (!user) throw new AppError("not_found", "No account with this email", { field: "email" });
     const now = Date.now();
+    // Added directly: a link still pending to them (perhaps for another role) has no use left.
+    const links = await pendingInvitations(db, access.orgId, { email: input.email }, now);
     const [insert] = await db.batch([
       db
         .prepare(
@@ -159,6 +162,7 @@ export const orgs = new Hono<AppEnv>()
         },
         { now, afterChange: true },
       ),
+      revokeInvitations(db, links, now, { afterChange: true }),
     ]);
     if (insert?.meta.changes !== 1) {
       throw new AppError("conflict", "This user is already a member", { field: "email" });
@@ -227,6 +231,15 @@ export const orgs = new Hono<AppEnv>()
       requireRole(access, "admin");
       if (target.role === "owner") requireRole(access, "owner");
     }
+    // Removed means out: their pending links to this org, and the ones they made, go too (a link
+    // to their own address would otherwise let them straight back in).
+    const now = Date.now();
+    const links = await pendingInvitations(
+      db,
+      access.orgId,
+      { email: target.email, invitedBy: target.user_id },
+      now,
+    );
     const [removal] = await db.batch([
       db
         .prepare(`DELETE FROM memberships WHERE org_id = ?1 AND user_id = ?2 AND ${keepsAnOwner}`)
@@ -242,6 +255,14 @@ export const orgs = new Hono<AppEnv>()
         },
         { afterChange: true },
       ),
+      // Only with the removal: a refused one changes nothing.
+      db
+        .prepare(
+          `UPDATE invitations SET revoked_at = ?1 WHERE id IN (SELECT value FROM json_each(?2))
+           AND accepted_at IS NULL AND revoked_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM memberships WHERE org_id = ?3 AND user_id = ?4)`,
+        )
+        .bind(now, JSON.stringify(links), access.orgId, target.user_id),
     ]);
     if (removal?.meta.changes !== 1) throw lastOwner();
     // Whoever was removed stops hearing the org's chats now, not when they next speak.
