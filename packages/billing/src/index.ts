@@ -34,6 +34,7 @@ export {
 export type {
   Attribution,
   Balance,
+  EndUserLimits,
   ExpireResult,
   LedgerConfig,
   PostCumulativeInput,

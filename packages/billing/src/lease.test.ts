@@ -37,6 +37,31 @@ const ask = (session: string, over: Partial<LeaseInput> = {}): LeaseInput => ({
   ...over,
 });
 
+describe("end-user leases", () => {
+  it("sizes a grant under the end user's limits and settles into their counters", () => {
+    const ledger = ledgerWith(10_000_000);
+    const endUserLimits = { dailyMicros: 5_000, monthlyMicros: 100_000 };
+    // Two shares (this lease and one more): a 2,000 ask fits under 5,000 / 2.
+    const first = ledger.lease(ask("s1", { memberId: "eu_1", endUserLimits, wantMicros: 2_000 }));
+    expect(first).toMatchObject({ ok: true, refusedBy: null, lease: { amountMicros: 2_000 } });
+    const usage = {
+      requestId: "call-1",
+      drawMicros: 1_000,
+      costMicros: 3_000,
+      priceMicros: 3_000,
+      tokens: { promptTokens: 1, completionTokens: 1, cachedPromptTokens: 0, reasoningTokens: 0 },
+      model: "m",
+      generationIds: [],
+      billable: true,
+    };
+    // 3,000 spent today: the room left (2,000 / 2 shares) is under the ask: refused by the day.
+    const second = ledger.lease(
+      ask("s1", { memberId: "eu_1", endUserLimits, usages: [usage], wantMicros: 2_000 }),
+    );
+    expect(second).toMatchObject({ ok: true, refusedBy: "end_user_daily", lease: null });
+  });
+});
+
 describe("sizeGrant", () => {
   it("grants the whole ask when it is a fair share of what is free", () => {
     expect(

@@ -5,7 +5,7 @@
  * arithmetic of sizing a grant; `CreditLedger.lease` applies them in one store transaction.
  */
 
-import type { SettleInput, SpendLimitScope } from "./ledger.ts";
+import type { EndUserLimits, SettleInput, SpendLimitScope } from "./ledger.ts";
 import type { AlertRow, HoldRow } from "./ledger-store.ts";
 
 /** The prefix of every lease's hold id: what tells a lease from a per-call hold. */
@@ -29,6 +29,8 @@ export interface LeaseUsage extends Omit<SettleInput, "now" | "attribution"> {
 export interface LeaseInput {
   leaseId: string;
   memberId: string;
+  /** Set when `memberId` is an end user's id: their app's limits (see `EndUserLimits`). */
+  endUserLimits?: EndUserLimits;
   projectId: string | null;
   sessionId: string;
   /** Calls drawn on this lease that the account has not been told of, each keyed by its request id. */
@@ -85,6 +87,9 @@ export interface GrantBounds {
   orgHeadroomMicros: number | null;
   /** The same under the member's daily limit. */
   memberHeadroomMicros: number | null;
+  /** The same under an end user's daily and monthly limits (absent or null: none). */
+  endUserDailyHeadroomMicros?: number | null;
+  endUserMonthlyHeadroomMicros?: number | null;
 }
 
 /**
@@ -105,6 +110,8 @@ export function sizeGrant(
     [bounds.freeMicros, "balance"],
     [bounds.orgHeadroomMicros, "org_monthly"],
     [bounds.memberHeadroomMicros, "member_daily"],
+    [bounds.endUserDailyHeadroomMicros ?? null, "end_user_daily"],
+    [bounds.endUserMonthlyHeadroomMicros ?? null, "end_user_monthly"],
   ];
   const want = Math.max(ask.wantMicros, ask.minMicros);
   for (const [micros, limit] of limits) {

@@ -634,6 +634,49 @@ describe("spend limits", () => {
     );
   });
 
+  it("limits an end user by their app's daily and monthly limits, not the member limit", () => {
+    const { ledger } = setup({ memberDailyLimitMicros: 10 }, 10_000_000);
+    const endUserLimits = { dailyMicros: 100_000, monthlyMicros: 150_000 };
+    const eu = (id: string, amount: number, now = T0) =>
+      ledger.reserve(reserveInput(id, amount, { memberId: "eu_1", now, endUserLimits }));
+    // Far over the member limit (10): it does not apply to an end user.
+    expect(eu("e1", 80_000).ok).toBe(true);
+    expect(eu("e2", 20_001)).toMatchObject({
+      ok: false,
+      reason: "spend_limit",
+      limit: "end_user_daily",
+      limitMicros: 100_000,
+      committedMicros: 80_000,
+    });
+    ledger.settle(settleInput("e1", 80_000));
+    expect(eu("e2", 20_000).ok).toBe(true);
+    ledger.settle(settleInput("e2", 20_000));
+    // The next day the daily limit has room again; the month's does not (100,000 of 150,000).
+    const tomorrow = Date.UTC(2026, 10, 30, 0, 0, 0);
+    expect(eu("e3", 50_001, tomorrow)).toMatchObject({
+      ok: false,
+      limit: "end_user_monthly",
+      committedMicros: 100_000,
+    });
+    expect(eu("e3", 50_000, tomorrow).ok).toBe(true);
+    ledger.settle(settleInput("e3", 50_000, { now: tomorrow }));
+    // A new month resets the monthly limit.
+    expect(eu("e4", 100_000, Date.UTC(2026, 11, 1, 0, 0, 1)).ok).toBe(true);
+    // Another end user is counted apart; no member alert fires for end users.
+    const other = ledger.reserve(reserveInput("o1", 100_000, { memberId: "eu_2", endUserLimits }));
+    expect(other.ok).toBe(true);
+    expect(alertsIn(other).filter((alert) => alert.memberId !== null)).toEqual([]);
+  });
+
+  it("refuses end-user limits that are not non-negative integers", () => {
+    const { ledger } = setup();
+    expect(() =>
+      ledger.reserve(
+        reserveInput("x", 1, { endUserLimits: { dailyMicros: -1, monthlyMicros: null } }),
+      ),
+    ).toThrow(RangeError);
+  });
+
   it("reports insufficient credits before a spend limit", () => {
     const { ledger } = setup({ orgMonthlyLimitMicros: 10 }, 5);
     const result = ledger.reserve(reserveInput("r1", 20));

@@ -80,6 +80,17 @@ export interface Balance {
   availableMicros: number;
 }
 
+/**
+ * The limits of a principal who is not a member: an end user of one of the org's apps (the app's
+ * per-end-user limits). Given with a reserve or a lease, they apply in place of the member daily
+ * limit, over the same counters (the principal's spend per UTC day and month, plus its open holds),
+ * and no member alert fires for the principal. `null` is no limit.
+ */
+export interface EndUserLimits {
+  dailyMicros: number | null;
+  monthlyMicros: number | null;
+}
+
 export interface ReserveInput {
   requestId: string;
   amountMicros: number;
@@ -88,9 +99,22 @@ export interface ReserveInput {
   sessionId: string | null;
   now: number;
   ttlMs: number;
+  /** Set when `memberId` is an end user's id: their app's limits (see `EndUserLimits`). */
+  endUserLimits?: EndUserLimits;
 }
 
-export type SpendLimitScope = "org_monthly" | "member_daily";
+export type SpendLimitScope =
+  | "org_monthly"
+  | "member_daily"
+  | "end_user_daily"
+  | "end_user_monthly";
+
+/** One limit on a principal's own spend (not the org's), with what is committed under it. */
+interface PrincipalLimit {
+  scope: SpendLimitScope;
+  limitMicros: number;
+  committedMicros: number;
+}
 
 export type ReserveResult =
   | { ok: true; hold: HoldRow; replayed: boolean; alerts: AlertRow[] }
@@ -241,8 +265,24 @@ function memberSpendCounter(day: string, memberId: string): string {
   return `spend:member:${day}:${memberId}`;
 }
 
+/** A principal's spend per UTC month (an end user's monthly limit; kept for members too). */
+function memberMonthSpendCounter(month: string, memberId: string): string {
+  return `spend:member-month:${month}:${memberId}`;
+}
+
+/** Whose member alerts a request may fire: none for an end user (they are not members). */
+function alertMember(input: { memberId: string; endUserLimits?: EndUserLimits }): string | null {
+  return input.endUserLimits === undefined ? input.memberId : null;
+}
+
 function usageKey(requestId: string): string {
   return `usage:${requestId}`;
+}
+
+function assertEndUserLimits(limits: EndUserLimits | undefined): void {
+  if (limits === undefined) return;
+  if (limits.dailyMicros !== null) assertNonNegativeMicros(limits.dailyMicros, "limit");
+  if (limits.monthlyMicros !== null) assertNonNegativeMicros(limits.monthlyMicros, "limit");
 }
 
 function assertId(value: string, label: string): void {
@@ -319,6 +359,7 @@ export class CreditLedger {
     assertId(input.requestId, "requestId");
     assertId(input.memberId, "memberId");
     assertPositiveMicros(input.amountMicros, "amountMicros");
+    assertEndUserLimits(input.endUserLimits);
     assertTime(input.now, "now");
     if (!Number.isSafeInteger(input.ttlMs) || input.ttlMs <= 0) {
       throw new RangeError("ttlMs must be a positive integer");
@@ -371,7 +412,7 @@ export class CreditLedger {
           reason: "insufficient_credits",
           availableMicros,
           requiredMicros: input.amountMicros,
-          alerts: this.#collectAlerts(input.now, input.memberId, null),
+          alerts: this.#collectAlerts(input.now, alertMember(input), null),
         };
       }
 
@@ -386,22 +427,20 @@ export class CreditLedger {
             limitMicros: orgLimit,
             committedMicros: committed,
             requiredMicros: input.amountMicros,
-            alerts: this.#collectAlerts(input.now, input.memberId, "org_monthly"),
+            alerts: this.#collectAlerts(input.now, alertMember(input), "org_monthly"),
           };
         }
       }
-      const memberLimit = this.config.memberDailyLimitMicros;
-      if (memberLimit !== null) {
-        const committed = this.#memberCommitted(input.now, input.memberId);
-        if (committed + input.amountMicros > memberLimit) {
+      for (const limit of this.#principalLimits(input.now, input.memberId, input.endUserLimits)) {
+        if (limit.committedMicros + input.amountMicros > limit.limitMicros) {
           return {
             ok: false,
             reason: "spend_limit",
-            limit: "member_daily",
-            limitMicros: memberLimit,
-            committedMicros: committed,
+            limit: limit.scope,
+            limitMicros: limit.limitMicros,
+            committedMicros: limit.committedMicros,
             requiredMicros: input.amountMicros,
-            alerts: this.#collectAlerts(input.now, input.memberId, "member_daily"),
+            alerts: this.#collectAlerts(input.now, alertMember(input), limit.scope),
           };
         }
       }
@@ -419,7 +458,7 @@ export class CreditLedger {
       };
       this.#store.insertHold(hold);
       this.#addCounter(HELD, hold.amountMicros);
-      const alerts = this.#collectAlerts(input.now, input.memberId, null);
+      const alerts = this.#collectAlerts(input.now, alertMember(input), null);
       return { ok: true, hold, replayed: false, alerts };
     });
   }
@@ -501,6 +540,7 @@ export class CreditLedger {
         });
         this.#addCounter(orgSpendCounter(utcMonth(input.now)), charge);
         this.#addCounter(memberSpendCounter(utcDay(input.now), hold.memberId), charge);
+        this.#addCounter(memberMonthSpendCounter(utcMonth(input.now), hold.memberId), charge);
       }
       const outcome: UsageOutcome = late ? "settled_late" : "settled";
       const usage = this.#insertUsage(input, hold, outcome, hold.amountMicros);
@@ -536,6 +576,7 @@ export class CreditLedger {
     assertNonNegativeMicros(input.keepMicros, "keepMicros");
     assertNonNegativeMicros(input.wantMicros, "wantMicros");
     assertPositiveMicros(input.minMicros, "minMicros");
+    assertEndUserLimits(input.endUserLimits);
     assertTime(input.now, "now");
     if (!Number.isSafeInteger(input.ttlMs) || input.ttlMs <= 0) {
       throw new RangeError("ttlMs must be a positive integer");
@@ -556,6 +597,7 @@ export class CreditLedger {
         HELD,
         orgSpendCounter(utcMonth(input.now)),
         memberSpendCounter(utcDay(input.now), who.memberId),
+        memberMonthSpendCounter(utcMonth(input.now), who.memberId),
       ]);
       const existing = this.#store.getHold(input.leaseId);
       const same =
@@ -603,6 +645,7 @@ export class CreditLedger {
       if (charged > 0) {
         this.#addCounter(orgSpendCounter(utcMonth(input.now)), charged);
         this.#addCounter(memberSpendCounter(utcDay(input.now), who.memberId), charged);
+        this.#addCounter(memberMonthSpendCounter(utcMonth(input.now), who.memberId), charged);
       }
       let refusedBy: LeaseLimit | null = null;
       let amount = Math.min(current, input.keepMicros);
@@ -620,7 +663,7 @@ export class CreditLedger {
         lease,
         settled,
         refusedBy,
-        alerts: this.#collectAlerts(input.now, input.memberId, null),
+        alerts: this.#collectAlerts(input.now, alertMember(input), null),
       };
     });
   }
@@ -630,7 +673,12 @@ export class CreditLedger {
     const { availableMicros, heldMicros } = this.balance();
     const otherLeases = this.#store.countOpenLeases() - (current > 0 ? 1 : 0);
     const orgLimit = this.config.orgMonthlyLimitMicros;
-    const memberLimit = this.config.memberDailyLimitMicros;
+    const headroom = (scope: SpendLimitScope): number | null => {
+      const limit = this.#principalLimits(input.now, input.memberId, input.endUserLimits).find(
+        (one) => one.scope === scope,
+      );
+      return limit === undefined ? null : limit.limitMicros - (limit.committedMicros - current);
+    };
     return {
       freeMicros: availableMicros + current,
       otherLeases,
@@ -639,10 +687,9 @@ export class CreditLedger {
           ? null
           : orgLimit -
             (this.#store.getCounter(orgSpendCounter(utcMonth(input.now))) + heldMicros - current),
-      memberHeadroomMicros:
-        memberLimit === null
-          ? null
-          : memberLimit - (this.#memberCommitted(input.now, input.memberId) - current),
+      memberHeadroomMicros: headroom("member_daily"),
+      endUserDailyHeadroomMicros: headroom("end_user_daily"),
+      endUserMonthlyHeadroomMicros: headroom("end_user_monthly"),
     };
   }
 
@@ -927,6 +974,50 @@ export class CreditLedger {
       this.#store.getCounter(memberSpendCounter(utcDay(now), memberId)) +
       this.#store.sumOpenHolds(memberId)
     );
+  }
+
+  /**
+   * The limits on one principal's own spend that are set: the member daily limit for a member;
+   * for an end user (`endUser` given) their app's daily and monthly limits instead. Each with the
+   * principal's spend in the period plus their open holds.
+   */
+  #principalLimits(
+    now: number,
+    memberId: string,
+    endUser: EndUserLimits | undefined,
+  ): PrincipalLimit[] {
+    if (endUser === undefined) {
+      const limit = this.config.memberDailyLimitMicros;
+      return limit === null
+        ? []
+        : [
+            {
+              scope: "member_daily",
+              limitMicros: limit,
+              committedMicros: this.#memberCommitted(now, memberId),
+            },
+          ];
+    }
+    const limits: PrincipalLimit[] = [];
+    if (endUser.dailyMicros !== null || endUser.monthlyMicros !== null) {
+      const held = this.#store.sumOpenHolds(memberId);
+      if (endUser.dailyMicros !== null) {
+        limits.push({
+          scope: "end_user_daily",
+          limitMicros: endUser.dailyMicros,
+          committedMicros: this.#store.getCounter(memberSpendCounter(utcDay(now), memberId)) + held,
+        });
+      }
+      if (endUser.monthlyMicros !== null) {
+        limits.push({
+          scope: "end_user_monthly",
+          limitMicros: endUser.monthlyMicros,
+          committedMicros:
+            this.#store.getCounter(memberMonthSpendCounter(utcMonth(now), memberId)) + held,
+        });
+      }
+    }
+    return limits;
   }
 
   #insertUsage(
