@@ -10,11 +10,13 @@ import { config } from "./env.ts";
 import type { AppEnv } from "./http/context.ts";
 import { errorResponse } from "./http/errors.ts";
 import { orgApiKeys } from "./routes/api-keys.ts";
+import { appEndUsers } from "./routes/app-end-users.ts";
 import { apps, orgApps } from "./routes/apps.ts";
 import { auth } from "./routes/auth.ts";
 import { billing } from "./routes/billing.ts";
 import { connectTickets } from "./routes/connect-tickets.ts";
 import { embed } from "./routes/embed.ts";
+import { endUserSessions } from "./routes/end-user-sessions.ts";
 import { erasure } from "./routes/erasure.ts";
 import { invitationPreview, invitations, orgInvitations } from "./routes/invitations.ts";
 import { me } from "./routes/me.ts";
@@ -67,7 +69,9 @@ export const app = new Hono<AppEnv>()
   .route("/api/invitations", invitations)
   .route("/api/orgs", orgApps)
   .route("/api/apps", apps)
+  .route("/api/apps", appEndUsers)
   .route("/api/embed", embed)
+  .route("/api/embed", endUserSessions)
   .route("/api/orgs", orgApiKeys)
   .route("/api/projects", projects)
   .route("/api/sessions", sessions)

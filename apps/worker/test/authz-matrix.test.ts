@@ -363,11 +363,52 @@ const matrix: Row[] = [
     request: (w) => ({ path: "/api/embed/token", body: { appId: w.appId, token: "not.a.jwt" } }),
     expect: everyone(401),
   },
-  // The exchange's CORS preflight: only for an origin a live app lists (none here: not a browser).
+  // The end-user routes' CORS preflight: only for an origin a live app lists (none here: not a
+  // browser).
   {
-    route: "OPTIONS /api/embed/token",
+    route: "OPTIONS /api/embed/*",
     request: () => ({ path: "/api/embed/token" }),
     expect: everyone(403),
+  },
+  // An end user's own surface (test/end-user-sessions.test.ts): only an end-user access token;
+  // a member's token and an API key are 401 like no token.
+  { route: "GET /api/embed/me", request: () => ({ path: "/api/embed/me" }), expect: everyone(401) },
+  {
+    route: "GET /api/embed/sessions",
+    request: () => ({ path: "/api/embed/sessions" }),
+    expect: everyone(401),
+  },
+  {
+    route: "POST /api/embed/sessions",
+    request: () => ({ path: "/api/embed/sessions", body: {} }),
+    expect: everyone(401),
+  },
+  {
+    route: "GET /api/embed/sessions/:sessionId",
+    request: (w) => ({ path: `/api/embed/sessions/${w.sessionId}` }),
+    expect: everyone(401),
+  },
+  {
+    route: "PATCH /api/embed/sessions/:sessionId",
+    request: (w) => ({ path: `/api/embed/sessions/${w.sessionId}`, body: { title: "x" } }),
+    expect: everyone(401),
+  },
+  {
+    route: "POST /api/embed/connect-tickets",
+    request: (w) => ({ path: "/api/embed/connect-tickets", body: { sessionId: w.sessionId } }),
+    expect: everyone(401),
+  },
+  // A tenant's server mints end-user tokens with its key (scope end_users:token) only.
+  {
+    route: "POST /api/apps/:appId/end-user-tokens",
+    request: (w) => ({ path: `/api/apps/${w.appId}/end-user-tokens`, body: { sub: "matrix" } }),
+    expect: { ...everyone(401), apiKey: 201 },
+  },
+  // The tenant erases an end user: its key (end_users:erase) or an admin; one never seen is 404.
+  {
+    route: "DELETE /api/apps/:appId/end-users/:externalId",
+    request: (w) => ({ path: `/api/apps/${w.appId}/end-users/nobody` }),
+    expect: { ...orgAdmins(404), apiKey: 404 },
   },
   // A connect ticket for the project's onboarding chat: any member of its org (the session row of
   // the assistant is covered by test/adversarial.test.ts, where only the owner gets one).

@@ -492,8 +492,8 @@ describe("browsers: the app's origins only", () => {
     const ok = await preflight(ORIGIN);
     expect(ok.status).toBe(204);
     expect(ok.headers.get("access-control-allow-origin")).toBe(ORIGIN);
-    expect(ok.headers.get("access-control-allow-methods")).toBe("POST");
-    expect(ok.headers.get("access-control-allow-headers")).toBe("content-type");
+    expect(ok.headers.get("access-control-allow-methods")).toBe("GET, POST, PATCH");
+    expect(ok.headers.get("access-control-allow-headers")).toBe("authorization, content-type");
     for (const origin of ["https://evil.example", undefined]) {
       const res = await preflight(origin);
       expect(res.status).toBe(403);
@@ -508,7 +508,7 @@ describe("browsers: the app's origins only", () => {
 });
 
 describe("an end-user access token is never a member's", () => {
-  it("member routes, connect tickets and the agents refuse it with 401", async () => {
+  it("member routes and connect tickets refuse it with 401, the agents' member objects with 404", async () => {
     const w = await world();
     const app = await secretApp(w);
     const { body } = await exchange(app.id, await hs256Token(app.secret));
@@ -524,11 +524,18 @@ describe("an end-user access token is never a member's", () => {
       ["POST", `/api/projects/${w.projectId}/sessions`, { title: "Mine" }],
       ["GET", `/api/orgs/${w.orgId}/billing`],
       ["POST", "/api/connect-tickets", { agent: "onboarding-agent", name: w.projectId }],
-      ["GET", `/agents/onboarding-agent/${w.projectId}/get-messages`],
     ];
     for (const [method, path, payload] of calls) {
       const res = await api(method, path, { token, body: payload });
       expect(res.status, `${method} ${path}`).toBe(401);
+    }
+    // The agents take it for the end user's own sessions only (test/end-user-sessions.test.ts):
+    // the onboarding chat and a member's session are no more theirs than a missing object.
+    for (const path of [
+      `/agents/onboarding-agent/${w.projectId}/get-messages`,
+      `/agents/assistant-agent/${w.sessionId}/get-messages`,
+    ]) {
+      expect((await api("GET", path, { token })).status, path).toBe(404);
     }
     expect(await snapshot()).toEqual(before);
     await expect(verifyAccessToken(config(env), token)).rejects.toMatchObject({

@@ -305,3 +305,32 @@ export interface EmbedToken {
   expiresIn: number;
   endUser: { id: string; externalId: string };
 }
+
+/** An end user's new session (`POST /api/embed/sessions`): in one of the app's projects. */
+export const createEndUserSessionSchema = z.strictObject({
+  /** One of the app's projects; absent: its first. */
+  projectId: z.string().min(1).max(100).optional(),
+  title: humanText({ min: 1, max: 200 }).optional(),
+});
+export type CreateEndUserSession = z.infer<typeof createEndUserSessionSchema>;
+
+/** A connect ticket for one of the end user's sessions (`POST /api/embed/connect-tickets`). */
+export const endUserConnectTicketSchema = z.strictObject({
+  sessionId: z.string().min(1).max(100),
+});
+
+/** What the embed needs to know of its end user and app (`GET /api/embed/me`). */
+export interface EmbedMe {
+  endUser: { id: string; externalId: string; name: string | null };
+  app: { id: string; name: string; showCost: boolean; projects: { id: string; name: string }[] };
+}
+
+/** An end user as the org sees them (`GET /api/apps/:appId/end-users`). */
+export interface EndUser {
+  id: string;
+  appId: string;
+  externalId: string;
+  name: string | null;
+  createdAt: string;
+  lastSeenAt: string;
+}

@@ -39,3 +39,8 @@ export function newId(kind: IdKind, now: number = Date.now()): string {
 export function isId(kind: IdKind, value: string): boolean {
   return new RegExp(`^${idPrefix[kind]}_[0-9a-hjkmnp-tv-z]{26}$`).test(value);
 }
+
+/** Whether an id is an end user's (`eu_...`): a principal of an org that is never a Parley account. */
+export function isEndUserId(id: string): boolean {
+  return id.startsWith(`${idPrefix.endUser}_`);
+}

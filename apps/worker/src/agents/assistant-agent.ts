@@ -1,5 +1,11 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
-import { addTokens, noTokens, priceStep, type TokenUsage } from "@parley/billing";
+import {
+  addTokens,
+  type EndUserLimits,
+  noTokens,
+  priceStep,
+  type TokenUsage,
+} from "@parley/billing";
 import { AppError, isAppError, titleFrom } from "@parley/shared";
 import {
   convertToModelMessages,
@@ -9,6 +15,7 @@ import {
   type UIMessage,
 } from "ai";
 import { type ProjectRow, sessionAccess } from "../auth/access.ts";
+import { endUserSessionAccess } from "../auth/end-user-access.ts";
 import { agentSettings } from "../env.ts";
 import {
   type AssistantMetadata,
@@ -95,6 +102,16 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
    */
   async #readAccess(caller: AgentCaller): Promise<ProjectRow> {
     this.#access = null;
+    if (caller.kind === "end_user" && caller.appId !== null) {
+      // An end user's own session of their app, in a project the app lists (auth/end-user-access.ts).
+      const { project, limits } = await endUserSessionAccess(
+        this.env.DB,
+        { endUserId: caller.userId, appId: caller.appId, orgId: caller.orgId },
+        this.name,
+      );
+      this.#access = { userId: caller.userId, project, at: Date.now(), endUserLimits: limits };
+      return project;
+    }
     const { session, project } = await sessionAccess(this.env.DB, caller.userId, this.name);
     if (session.owner_id !== caller.userId) throw new AppError("not_found", "Session not found");
     this.#access = { userId: caller.userId, project, at: Date.now() };
@@ -114,12 +131,23 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     return this.#readAccess(caller);
   }
 
+  /** Whether the last access read was an end user's (their prompt offers no tools). */
+  get #endUserSession(): boolean {
+    return this.#access?.endUserLimits !== undefined;
+  }
+
   protected override forgetAccess(): void {
     this.#access = null;
   }
 
   /** The access last read from D1 (in memory only: a reset reads it again). */
-  #access: { userId: string; project: ProjectRow; at: number } | null = null;
+  #access: {
+    userId: string;
+    project: ProjectRow;
+    at: number;
+    /** An end user's app's limits, as read with their access (pushes re-read them). */
+    endUserLimits?: EndUserLimits;
+  } | null = null;
 
   /**
    * Policy for overlapping submissions: a message sent while a reply is still being written is
@@ -196,7 +224,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   #firstCallEstimator(messages: readonly UIMessage[]): (project: ProjectRow) => number {
     const window = contextWindow(messages, agentSettings(this.env).assistant.contextTokens);
     return (project) =>
-      estimateTokens(assistantSystemPrompt(project, window.omitted)) +
+      estimateTokens(assistantSystemPrompt(project, window.omitted, this.#endUserSession)) +
       window.tokens +
       TOOL_PROMPT_TOKENS;
   }
@@ -204,16 +232,29 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   /** Reserves one model call of this session's turn (turn-metering.ts sizes and notes the hold). */
   #reserveStep(caller: AgentCaller, holdId: string, promptEstimate: number): Promise<Reservation> {
     const { prices, assistant } = agentSettings(this.env);
+    const endUserLimits = caller.kind === "end_user" ? this.#endUserLimits(caller) : undefined;
     return this.meter.reserve({
       holdId,
       orgId: caller.orgId,
       memberId: caller.userId,
       projectId: caller.projectId,
       sessionId: this.name,
+      ...(endUserLimits ? { endUserLimits } : {}),
       promptEstimate,
       maxOutputTokens: assistant.maxOutputTokens,
       prices,
     });
+  }
+
+  /**
+   * The end user's limits as last read with their access. Admission reads the access before any
+   * call is reserved; were it ever missing, the call is held under a zero limit (refused) rather
+   * than without one.
+   */
+  #endUserLimits(caller: AgentCaller): EndUserLimits {
+    const kept = this.#access;
+    if (kept?.userId === caller.userId && kept.endUserLimits) return kept.endUserLimits;
+    return { dailyMicros: 0, monthlyMicros: 0 };
   }
 
   #reserveFirst(
@@ -285,7 +326,11 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     const { maxOutputTokens, maxSteps } = settings.assistant;
     const window = contextWindow(this.messages, settings.assistant.contextTokens);
     const modelMessages = await convertToModelMessages(window.messages);
-    const system = assistantSystemPrompt(turn.project, window.omitted);
+    const system = assistantSystemPrompt(
+      turn.project,
+      window.omitted,
+      turn.caller.kind === "end_user",
+    );
     // A tool approval's continuation has no hold yet: reserve it now, under the turn's own id.
     const first = await (turn.firstHold ??
       this.#reserveStep(
@@ -352,13 +397,20 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       }).chat(modelId, { usage: { include: true } }),
       system,
       messages: modelMessages,
-      tools: assistantTools(env, turn.caller, {
-        // This session knows at once; the project's other chats hear it by a push.
-        memoryChanged: () => {
-          this.#access = null;
-          return revokeConnections(env, { projectId: turn.caller.projectId, except: this.name });
-        },
-      }),
+      // The project's tools are the org's members' (its memory, its balance): an end user gets none.
+      tools:
+        turn.caller.kind === "end_user"
+          ? {}
+          : assistantTools(env, turn.caller, {
+              // This session knows at once; the project's other chats hear it by a push.
+              memoryChanged: () => {
+                this.#access = null;
+                return revokeConnections(env, {
+                  projectId: turn.caller.projectId,
+                  except: this.name,
+                });
+              },
+            }),
       maxOutputTokens,
       stopWhen: [stepCountIs(maxSteps), () => stopped !== undefined],
       ...(options?.abortSignal ? { abortSignal: options.abortSignal } : {}),

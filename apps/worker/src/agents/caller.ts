@@ -8,6 +8,15 @@ import type { Role } from "@parley/shared";
 export const CALLER_HEADER = "x-parley-caller";
 
 export interface AgentCaller {
+  /**
+   * A member (a Parley account in the org) or an end user of one of the org's apps
+   * (docs/2026-12-02-apps-and-end-users.md): then `userId` is the end user's id (`eu_...`),
+   * `appId` their app, `familyId` the app's id too (revoking by it closes the app's sockets), the
+   * role `member` and the token version 0.
+   */
+  kind: "member" | "end_user";
+  /** The app an end user came through; null for a member. */
+  appId: string | null;
   userId: string;
   orgId: string;
   projectId: string;
@@ -38,7 +47,11 @@ export function readCaller(request: Request): AgentCaller | null {
     ) {
       return null;
     }
+    const kind = value.kind === "end_user" ? "end_user" : "member";
+    if (kind === "end_user" && typeof value.appId !== "string") return null;
     return {
+      kind,
+      appId: kind === "end_user" ? (value.appId as string) : null,
       userId: value.userId,
       orgId: value.orgId,
       projectId: value.projectId,

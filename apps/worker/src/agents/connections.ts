@@ -1,5 +1,6 @@
 import { AppError, isAppError } from "@parley/shared";
 import type { Connection } from "agents";
+import { requireLiveEndUser } from "../auth/end-users.ts";
 import { requireLiveUser } from "../auth/middleware.ts";
 import type { AgentCaller } from "./caller.ts";
 
@@ -108,11 +109,23 @@ export class ConnectionRegistry {
   /** Closes the socket if its token or its caller's access is no longer good; true if it stays. */
   async recheck(connection: Connection, caller: AgentCaller): Promise<boolean> {
     try {
-      await requireLiveUser(this.#host.env.DB, {
-        userId: caller.userId,
-        familyId: caller.familyId,
-        version: caller.tokenVersion,
-      });
+      if (caller.kind === "end_user" && caller.appId !== null) {
+        // An end user gone, or their app deleted, is access lost for good (4403), not a token to
+        // renew: a new token would be refused as well.
+        await requireLiveEndUser(this.#host.env.DB, {
+          endUserId: caller.userId,
+          appId: caller.appId,
+          orgId: caller.orgId,
+        }).catch((error: unknown) => {
+          throw isAppError(error) ? new AppError("forbidden", "This app's access ended") : error;
+        });
+      } else {
+        await requireLiveUser(this.#host.env.DB, {
+          userId: caller.userId,
+          familyId: caller.familyId,
+          version: caller.tokenVersion,
+        });
+      }
     } catch (error) {
       if (!isAppError(error)) return true; // D1 unreachable: the per-turn checks still stand guard
       connection.close(closeCodeFor(error.code), error.code);

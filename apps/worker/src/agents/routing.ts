@@ -1,14 +1,18 @@
-import { AppError } from "@parley/shared";
+import { AppError, isEndUserId } from "@parley/shared";
 import { routeAgentRequest } from "agents";
 import type { Context } from "hono";
 import { projectAccess, sessionAccess } from "../auth/access.ts";
 import { redeemConnectTicket } from "../auth/connect-tickets.ts";
+import { endUserSessionAccess } from "../auth/end-user-access.ts";
 import { bearerToken, type LiveToken, requireLiveUser } from "../auth/middleware.ts";
-import { verifyAccessToken } from "../auth/tokens.ts";
+import { verifyAccessToken, verifyEndUserAccessToken } from "../auth/tokens.ts";
+import { anyAppListsOrigin, preflightResponse } from "../db/apps.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errorResponse } from "../http/errors.ts";
-import { type AgentCaller, CALLER_HEADER } from "./caller.ts";
+import { type AgentCaller, CALLER_HEADER, readCaller } from "./caller.ts";
+
+const readCallerKind = (request: Request) => readCaller(request)?.kind ?? null;
 
 /** The agent classes reachable from outside, by URL segment. Every other binding stays internal. */
 export const PUBLIC_AGENTS = ["onboarding-agent", "assistant-agent"] as const;
@@ -30,6 +34,8 @@ export async function agentCaller(
 ): Promise<AgentCaller> {
   const { userId } = token;
   const facts = {
+    kind: "member" as const,
+    appId: null,
     familyId: token.familyId,
     tokenVersion: token.version,
     expiresAt: token.expiresAt,
@@ -57,6 +63,86 @@ export async function agentCaller(
   };
 }
 
+/** A member's token, still good (as for the API), and their right to the object. */
+async function memberAgentCaller(
+  db: D1Database,
+  token: LiveToken & { expiresAt: number },
+  agent: PublicAgent,
+  name: string,
+): Promise<AgentCaller> {
+  // As for the API: a token outliving its account, its sign-in or its rights opens nothing.
+  await requireLiveUser(db, token);
+  return agentCaller(db, token, agent, name);
+}
+
+/**
+ * An end user (docs/2026-12-02-apps-and-end-users.md) reaches only their own assistant sessions,
+ * opened through their app, in a project the app lists, while the app and they live; the
+ * onboarding chat and every other session are `not_found`.
+ */
+async function endUserAgentCaller(
+  db: D1Database,
+  who: { endUserId: string; appId: string; expiresAt: number },
+  agent: PublicAgent,
+  name: string,
+): Promise<AgentCaller> {
+  if (agent !== "assistant-agent") throw new AppError("not_found", "Project not found");
+  const owner = await db
+    .prepare("SELECT org_id FROM end_users WHERE id = ? AND app_id = ?")
+    .bind(who.endUserId, who.appId)
+    .first<{ org_id: string }>();
+  if (!owner) throw new AppError("unauthorized", "Invalid or expired access token");
+  const { session } = await endUserSessionAccess(
+    db,
+    { endUserId: who.endUserId, appId: who.appId, orgId: owner.org_id },
+    name,
+  );
+  return {
+    kind: "end_user",
+    appId: who.appId,
+    userId: who.endUserId,
+    orgId: session.org_id,
+    projectId: session.project_id,
+    sessionId: session.id,
+    role: "member",
+    familyId: who.appId,
+    tokenVersion: 0,
+    expiresAt: who.expiresAt,
+  };
+}
+
+/** A bearer token: a member's, or else an end user's (each verifier pins its own `typ`). */
+async function bearerCaller(
+  env: Env,
+  bearer: string,
+  agent: PublicAgent,
+  name: string,
+): Promise<AgentCaller> {
+  let member: LiveToken & { expiresAt: number };
+  try {
+    member = await verifyAccessToken(config(env), bearer);
+  } catch (error) {
+    const endUser = await verifyEndUserAccessToken(config(env), bearer).catch(() => null);
+    if (endUser === null) throw error;
+    return endUserAgentCaller(env.DB, endUser, agent, name);
+  }
+  return memberAgentCaller(env.DB, member, agent, name);
+}
+
+/** An end user's request from a browser must come from one of their app's origins. */
+async function requireListedOrigin(
+  db: D1Database,
+  caller: AgentCaller,
+  origin: string | null,
+): Promise<void> {
+  if (origin === null) return; // not a browser: the tenant's own server
+  const listed = await db
+    .prepare("SELECT 1 AS ok FROM app_origins WHERE app_id = ? AND origin = ?")
+    .bind(caller.appId, origin)
+    .first<{ ok: number }>();
+  if (!listed) throw new AppError("forbidden", "This page's origin is not allowed to use this app");
+}
+
 /**
  * Authorizes `/agents/:agent/:name` before any Durable Object is addressed: addressing an object
  * creates it, and the SDK sends the transcript to a socket before any hook of the agent runs.
@@ -81,18 +167,28 @@ async function authorize(
     );
   }
   const ticket = url.searchParams.get("ticket");
-  let token: LiveToken & { expiresAt: number };
+  let caller: AgentCaller;
   if (ticket !== null) {
     if (!upgrade) throw new AppError("unauthorized", "Connect tickets open WebSockets only");
-    token = await redeemConnectTicket(env.DB, ticket, { agent, name });
+    const token = await redeemConnectTicket(env.DB, ticket, { agent, name });
+    caller = isEndUserId(token.userId)
+      ? await endUserAgentCaller(
+          env.DB,
+          { endUserId: token.userId, appId: token.familyId, expiresAt: token.expiresAt },
+          agent,
+          name,
+        )
+      : await memberAgentCaller(env.DB, token, agent, name);
   } else {
     const bearer = bearerToken(request.headers.get("authorization") ?? undefined);
     if (!bearer) throw new AppError("unauthorized", "Missing access token or connect ticket");
-    token = await verifyAccessToken(config(env), bearer);
+    caller = await bearerCaller(env, bearer, agent, name);
   }
-  // As for the API: a token outliving its account, its sign-in or its rights opens nothing.
-  await requireLiveUser(env.DB, token);
-  const caller = await agentCaller(env.DB, token, agent, name);
+  if (caller.kind === "end_user") {
+    // A browser's page must be one of the app's: a socket or a transcript read from anywhere
+    // else is refused, whatever token it carries.
+    await requireListedOrigin(env.DB, caller, request.headers.get("origin"));
+  }
 
   url.searchParams.delete("ticket");
   const forwarded = new Request(url, request);
@@ -107,13 +203,29 @@ export async function handleAgentRequest(c: Context<AppEnv>): Promise<Response> 
   if (prefix !== "agents" || !agent || !name || !isPublicAgent(agent)) {
     return errorResponse(new AppError("not_found", "No such agent"), c);
   }
+  const origin = c.req.header("origin") ?? null;
+  if (c.req.method === "OPTIONS") {
+    // An embed's transcript read (`get-messages` with its Authorization header) from a page of
+    // some app; the request itself then checks the end user's own app.
+    if (origin === null || !(await anyAppListsOrigin(c.env.DB, origin))) {
+      return errorResponse(new AppError("forbidden", "Origin not allowed"), c);
+    }
+    return preflightResponse(origin);
+  }
   // A client may not choose its own identity or lifecycle props, whatever it sends.
   const request = new Request(c.req.raw);
   request.headers.delete(CALLER_HEADER);
   request.headers.delete("x-agents-lifecycle-props");
+  // An end user's HTTP call from a listed page gets CORS headers for that page (its origin was
+  // checked against the end user's app in `authorize`).
+  let corsOrigin: string | null = null;
   const guard = (upgrade: boolean) => async (incoming: Request) => {
     try {
-      return await authorize(incoming, c.env, agent, name, upgrade);
+      const forwarded = await authorize(incoming, c.env, agent, name, upgrade);
+      if (!upgrade && origin !== null && readCallerKind(forwarded) === "end_user") {
+        corsOrigin = origin;
+      }
+      return forwarded;
     } catch (error) {
       return errorResponse(error, c);
     }
@@ -122,5 +234,10 @@ export async function handleAgentRequest(c: Context<AppEnv>): Promise<Response> 
     onBeforeConnect: guard(true),
     onBeforeRequest: guard(false),
   });
-  return response ?? errorResponse(new AppError("not_found", "No such agent"), c);
+  if (!response) return errorResponse(new AppError("not_found", "No such agent"), c);
+  if (corsOrigin === null || response.status === 101) return response;
+  const withCors = new Response(response.body, response);
+  withCors.headers.set("access-control-allow-origin", corsOrigin);
+  withCors.headers.append("vary", "Origin");
+  return withCors;
 }

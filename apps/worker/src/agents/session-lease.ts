@@ -1,6 +1,7 @@
 import {
   afterReport,
   canDraw,
+  type EndUserLimits,
   type LeaseResult,
   type LeaseUsage,
   type LocalLease,
@@ -8,6 +9,7 @@ import {
   leaseId,
   shouldRenew,
 } from "@parley/billing";
+import { isEndUserId } from "@parley/shared";
 import { billingAccount } from "../billing/account.ts";
 import { agentSettings } from "../env.ts";
 
@@ -17,6 +19,8 @@ export interface LeaseOwner {
   memberId: string;
   projectId: string | null;
   sessionId: string;
+  /** Set for an end user's session: their app's limits, sent with every grant asked for. */
+  endUserLimits?: EndUserLimits;
 }
 
 /** `parley_lease`'s one row: the session's owner, its current lease, the next lease's number. */
@@ -72,6 +76,12 @@ export class SessionLease {
    * (or an erasure, `stop`) starts without it.
    */
   #cached: LeaseRow | null | undefined;
+  /**
+   * The owner's limits as the last draw gave them (an end user's app's limits; undefined for a
+   * member). Kept in memory only: after a reset, an end user's lease is not renewed until a call
+   * draws again and says them, so no grant is ever sized without them.
+   */
+  #limits: { endUserLimits: EndUserLimits | undefined } | null = null;
 
   constructor(host: LeaseHost) {
     this.#host = host;
@@ -127,6 +137,7 @@ export class SessionLease {
     if (!this.enabled || this.#host.erased()) return null;
     this.#touch();
     this.#maxSeen = maxMicros;
+    this.#limits = { endUserLimits: owner.endUserLimits };
     const row = this.#row();
     if (row !== null && (row.orgId !== owner.orgId || row.memberId !== owner.memberId)) {
       return null; // not this session's owner: their calls are held one by one
@@ -349,12 +360,16 @@ export class SessionLease {
     const ask = leaseAsk(this.#settings.policy, max, this.#expected(max));
     for (const id of ids) {
       const usages = byLease.get(id) ?? [];
-      const renewing = mode === "renew" && id === current?.id;
+      // An end user's grant is sized under their app's limits: never without them (see #limits).
+      const limitsKnown = this.#limits !== null || !isEndUserId(row.memberId);
+      const renewing = mode === "renew" && id === current?.id && limitsKnown;
+      const endUserLimits = this.#limits?.endUserLimits;
       let result: LeaseResult;
       try {
         result = await billingAccount(this.#host.env, row.orgId).lease({
           leaseId: id,
           memberId: row.memberId,
+          ...(endUserLimits ? { endUserLimits } : {}),
           projectId: row.projectId,
           sessionId: row.sessionId,
           usages,
@@ -430,6 +445,7 @@ export class SessionLease {
   /** Forgets what is kept in memory (erasure: the schedules go with the object's alarms). */
   stop(): void {
     this.#cached = undefined;
+    this.#limits = null;
     this.#flushArmed = false;
     this.#idleArmed = false;
   }

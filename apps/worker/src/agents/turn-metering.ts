@@ -1,4 +1,5 @@
 import {
+  type EndUserLimits,
   maxCallCostMicros,
   priceCutCall,
   type ReserveResult,
@@ -38,6 +39,8 @@ export interface StepRequest {
   memberId: string;
   projectId: string | null;
   sessionId: string;
+  /** Set when the session is an end user's: their app's limits (the ledger's `EndUserLimits`). */
+  endUserLimits?: EndUserLimits;
   promptEstimate: number;
   maxOutputTokens: number;
   prices: StepPrices;
@@ -260,6 +263,7 @@ export class TurnMetering {
       memberId: step.memberId,
       projectId: step.projectId,
       sessionId: step.sessionId,
+      ...(step.endUserLimits ? { endUserLimits: step.endUserLimits } : {}),
     });
     if (result.ok) {
       this.#host.sql.exec(

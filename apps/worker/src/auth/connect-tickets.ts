@@ -25,7 +25,7 @@ export type RedeemedTicket = LiveToken & { expiresAt: number };
 
 export async function issueConnectTicket(
   db: D1Database,
-  token: VerifiedAccessToken,
+  token: Pick<VerifiedAccessToken, "userId" | "familyId" | "version" | "expiresAt">,
   target: TicketTarget,
   now = Date.now(),
 ): Promise<{ ticket: string; expiresAt: number }> {

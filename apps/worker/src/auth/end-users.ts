@@ -88,7 +88,8 @@ export async function requireLiveEndUser(
   const row = await db
     .prepare(
       `SELECT 1 AS ok FROM end_users e JOIN apps a ON a.id = e.app_id AND a.deleted_at IS NULL
-       WHERE e.id = ? AND e.app_id = ? AND e.org_id = ?`,
+       WHERE e.id = ?1 AND e.app_id = ?2 AND e.org_id = ?3
+         AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.subject_id IN (?1, ?3))`,
     )
     .bind(token.endUserId, token.appId, token.orgId)
     .first<{ ok: number }>();

@@ -10,6 +10,7 @@ import {
   type BillingSettings,
   CreditLedger,
   createUsageRollups,
+  type EndUserLimits,
   type EntryRow,
   LEDGER_SQLITE_SCHEMA,
   type LeaseInput,
@@ -56,6 +57,8 @@ export interface ReserveRequest {
   sessionId: string | null;
   /** How long the hold lives before the alarm voids it. */
   ttlMs?: number;
+  /** Set for an end user's call: their app's limits. */
+  endUserLimits?: EndUserLimits;
 }
 
 export type SettleRequest = Omit<SettleInput, "now">;
@@ -173,6 +176,14 @@ export class BillingAccount extends DurableObject<Env> {
     return next;
   }
 
+  /**
+   * A limit held outside this account changed (an app's per-end-user limits): every lease is
+   * returned, so the next grants are sized under the new limits.
+   */
+  async limitsChanged(): Promise<void> {
+    await this.#leaseHolders.revoke();
+  }
+
   /** Before a read of usage or balance: the lease holders report first (`LeaseHolders.collect`). */
   #collect(): Promise<void> {
     return this.#leaseHolders.collect();
@@ -197,6 +208,7 @@ export class BillingAccount extends DurableObject<Env> {
         sessionId: input.sessionId,
         now: Date.now(),
         ttlMs: input.ttlMs ?? DEFAULT_HOLD_TTL_MS,
+        ...(input.endUserLimits ? { endUserLimits: input.endUserLimits } : {}),
       });
     let result = reserve();
     if (

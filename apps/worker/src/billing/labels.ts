@@ -24,6 +24,8 @@ const isPseudonym = (id: string) => id.startsWith("anon_");
  * Names for the ids of one page of billing data, from D1 in one query whatever the page's size
  * (the ids travel as JSON arrays, not one bound parameter each: D1 caps those at 100). Projects
  * and sessions are looked up in `orgId` only; members by id, as only this org's usage names them.
+ * An end user of one of the org's apps (`eu_...`, in the member column) reads as their name, or
+ * the tenant's id for them, marked "(end user)": usage groups by end user as by member.
  */
 export async function resolveLabels(
   db: D1Database,
@@ -39,6 +41,8 @@ export async function resolveLabels(
       .prepare(
         `SELECT 'member' AS kind, id, COALESCE(NULLIF(name, ''), email) AS label FROM users
            WHERE id IN (SELECT value FROM json_each(?1))
+         UNION ALL SELECT 'member', id, COALESCE(NULLIF(name, ''), external_id) || ' (end user)'
+           FROM end_users WHERE org_id = ?4 AND id IN (SELECT value FROM json_each(?1))
          UNION ALL SELECT 'project', id, name FROM projects
            WHERE org_id = ?4 AND id IN (SELECT value FROM json_each(?2))
          UNION ALL SELECT 'session', id, COALESCE(NULLIF(title, ''), ?5) FROM sessions

@@ -120,3 +120,29 @@ export const toApp = (app: AppRecord): App => ({
   createdAt: iso(app.created_at),
   updatedAt: iso(app.updated_at),
 });
+
+/** Whether some live app lists `origin`: what a preflight, which names no app, is answered on. */
+export async function anyAppListsOrigin(db: D1Database, origin: string): Promise<boolean> {
+  const row = await db
+    .prepare(
+      `SELECT 1 AS ok FROM app_origins o JOIN apps a ON a.id = o.app_id AND a.deleted_at IS NULL
+       WHERE o.origin = ? LIMIT 1`,
+    )
+    .bind(origin)
+    .first<{ ok: number }>();
+  return row !== null;
+}
+
+/** The answer to an end-user preflight from a listed origin (methods and headers the embed uses). */
+export function preflightResponse(origin: string): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      "access-control-allow-origin": origin,
+      "access-control-allow-methods": "GET, POST, PATCH",
+      "access-control-allow-headers": "authorization, content-type",
+      "access-control-max-age": "600",
+      vary: "Origin",
+    },
+  });
+}

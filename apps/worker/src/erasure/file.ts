@@ -1,4 +1,4 @@
-import { newId } from "@parley/shared";
+import { isEndUserId, newId } from "@parley/shared";
 import { revokeConnections } from "../agents/revocation.ts";
 import { auditStatement } from "../db/audit.ts";
 import {
@@ -107,6 +107,8 @@ export async function fileErasure(env: Env, input: FileErasure): Promise<Erasure
     ...(input.subject.type === "account"
       ? [[input.subject.id, "account"] as [string, string]]
       : []),
+    // An end user is refused from now on (their token checks look for the tombstone).
+    ...(isEndUserId(input.subject.id) ? [[input.subject.id, "end_user"] as [string, string]] : []),
   ];
   await db.batch([
     db
@@ -186,6 +188,9 @@ export async function fileErasure(env: Env, input: FileErasure): Promise<Erasure
   }
   for (const projectId of input.plan.projectIds) {
     await revokeConnections(env, { projectId }, { erasing: true });
+  }
+  if (isEndUserId(input.subject.id)) {
+    await revokeConnections(env, { userId: input.subject.id });
   }
   if (input.subject.type === "account") {
     // The account stops working now, not when the job reaches its rows: its sign-ins are revoked

@@ -191,6 +191,11 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db
         .prepare("UPDATE api_keys SET created_by = ? WHERE org_id = ? AND created_by = ?")
         .bind(alias, plan.membershipOrgId, plan.userId),
+      // An end user of the org's apps (erased by the tenant, as a member of the org is): their
+      // row, with the tenant's id for them and their name, goes; their sessions are in the plan.
+      db
+        .prepare("DELETE FROM end_users WHERE org_id = ? AND id = ?")
+        .bind(plan.membershipOrgId, plan.userId),
     );
   }
   for (const orgId of plan.deleteOrgIds) {

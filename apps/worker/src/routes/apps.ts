@@ -12,9 +12,11 @@ import {
 } from "@parley/shared";
 import { Hono } from "hono";
 import { importJWK, type JWK } from "jose";
+import { revokeConnections } from "../agents/revocation.ts";
 import { appAccess, orgAccess, requireRole } from "../auth/access.ts";
 import { newAppSecret, sealAppSecret } from "../auth/app-secrets.ts";
 import { jwksUrlProblem } from "../auth/tenant-jwks.ts";
+import { billingAccount } from "../billing/account.ts";
 import {
   APP_COLUMNS,
   type AppQueryRow,
@@ -192,6 +194,17 @@ async function reload(db: D1Database, appId: string): Promise<AppRecord> {
 }
 
 /** Apps of an org (routes under /api/orgs/:orgId). */
+/**
+ * After an app changed or was deleted: its end users' open sockets are re-checked now (the agent
+ * keeps an end user's access, with the app's limits, between turns; a socket of a deleted app, or
+ * in a project the app no longer lists, closes), and when the limits moved the org's leases are
+ * returned so the next grants are sized under the new ones.
+ */
+async function appChanged(env: Env, app: AppRecord, changed: { limits: boolean }): Promise<void> {
+  await revokeConnections(env, { familyId: app.id });
+  if (changed.limits) await billingAccount(env, app.org_id).limitsChanged();
+}
+
 export const orgApps = new Hono<AppEnv>()
 
   .get("/:orgId/apps", query(pageQuerySchema), async (c) => {
@@ -340,6 +353,12 @@ export const apps = new Hono<AppEnv>()
       ...(secret ? [secret.statement] : []),
     ]);
     if (update?.meta.changes !== 1) throw new AppError("gone", "This app was deleted");
+    // Its end users' sessions keep the app's limits and projects between turns: they hear now.
+    await appChanged(c.env, app, {
+      limits:
+        input.endUserDailyLimitMicros !== undefined ||
+        input.endUserMonthlyLimitMicros !== undefined,
+    });
     const body: AppWithSecret = toApp(await reload(db, app.id));
     if (secret) body.secret = secret.shown;
     return c.json(body);
@@ -376,6 +395,7 @@ export const apps = new Hono<AppEnv>()
       db.prepare("DELETE FROM app_origins WHERE app_id = ?").bind(app.id),
     ]);
     if (update?.meta.changes !== 1) throw new AppError("gone", "This app was deleted");
+    await appChanged(c.env, app, { limits: true });
     return c.body(null, 204);
   })
 

@@ -3,7 +3,7 @@ import { type Context, Hono } from "hono";
 import { mintEndUserToken } from "../auth/end-users.ts";
 import { keyedHash } from "../auth/keyed-hash.ts";
 import { refusedToken, verifyTenantToken } from "../auth/tenant-tokens.ts";
-import { lookupApp } from "../db/apps.ts";
+import { anyAppListsOrigin, lookupApp, preflightResponse } from "../db/apps.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody } from "../http/validate.ts";
 import { clientAddress } from "./auth.ts";
@@ -31,22 +31,13 @@ const forbiddenOrigin = () =>
 
 export const embed = new Hono<AppEnv>()
 
-  .options("/token", async (c) => {
+  // Every end-user route's preflight (the token exchange, and those of end-user-sessions.ts).
+  .options("/*", async (c) => {
     const origin = c.req.header("origin");
-    const listed =
-      origin !== undefined &&
-      (await c.env.DB.prepare(
-        `SELECT 1 AS ok FROM app_origins o JOIN apps a ON a.id = o.app_id AND a.deleted_at IS NULL
-         WHERE o.origin = ? LIMIT 1`,
-      )
-        .bind(origin)
-        .first<{ ok: number }>()) !== null;
-    if (!listed || origin === undefined) throw forbiddenOrigin();
-    allowOrigin(c, origin);
-    c.header("access-control-allow-methods", "POST");
-    c.header("access-control-allow-headers", "content-type");
-    c.header("access-control-max-age", "600");
-    return c.body(null, 204);
+    if (origin === undefined || !(await anyAppListsOrigin(c.env.DB, origin))) {
+      throw forbiddenOrigin();
+    }
+    return preflightResponse(origin);
   })
 
   /**

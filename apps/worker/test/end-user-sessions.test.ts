@@ -1,0 +1,271 @@
+import { env } from "cloudflare:test";
+import { devReply } from "@parley/dev-model/reply";
+import type { EmbedMe, EmbedToken, Session } from "@parley/shared";
+import { describe, expect, it } from "vitest";
+import { billingAccount } from "../src/billing/account.ts";
+import { type ChatSocket, settled, upgrade } from "./chat.ts";
+import { api, errorCode, type World } from "./helpers.ts";
+import { funded, modelRequests, returnLeases, usageRowsOf } from "./metering.ts";
+
+/** The embed's page: the origin test/helpers.ts's `embedApp` allows. */
+const PAGE = "https://shop.example";
+const agentPath = (sessionId: string) => `/agents/assistant-agent/${sessionId}`;
+
+/** An end-user access token for the tenant's user `sub`, minted with the org's API key. */
+async function endUserToken(w: World, sub: string, appId = w.appId): Promise<EmbedToken> {
+  const res = await api<EmbedToken>("POST", `/api/apps/${appId}/end-user-tokens`, {
+    token: w.apiKey.secret,
+    body: { sub, name: `Customer ${sub}` },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+/** An end-user call as the embed makes it: bearer token, from the app's page. */
+const asEndUser = <T>(method: string, path: string, token: string, body?: unknown) =>
+  api<T>(method, path, { token, body, headers: { origin: PAGE } });
+
+async function openSession(w: World, token: string): Promise<Session> {
+  const res = await asEndUser<Session>("POST", "/api/embed/sessions", token, {});
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+/** The embed's socket: a ticket from /api/embed/connect-tickets, the upgrade from the page. */
+async function openSocket(sessionId: string, token: string, origin = PAGE) {
+  const ticket = await asEndUser<{ ticket: string }>("POST", "/api/embed/connect-tickets", token, {
+    sessionId,
+  });
+  if (ticket.status !== 201) return { socket: null, status: ticket.status, body: ticket.body };
+  return upgrade(agentPath(sessionId), {
+    query: { ticket: ticket.body.ticket },
+    headers: { origin },
+  });
+}
+
+async function mustOpen(sessionId: string, token: string): Promise<ChatSocket> {
+  const opened = await openSocket(sessionId, token);
+  if (!opened.socket) throw new Error(`refused: ${opened.status} ${JSON.stringify(opened.body)}`);
+  await opened.socket.waitFor((f) => f.type === "cf_agent_identity");
+  return opened.socket;
+}
+
+describe("end users: sessions through the embed", () => {
+  it("a tenant's server mints a token with its key; the end user opens a session, chats, and the org pays", async () => {
+    const w = await funded();
+    const { accessToken, endUser } = await endUserToken(w, "cust-1");
+    const me = await asEndUser<EmbedMe>("GET", "/api/embed/me", accessToken);
+    expect(me.status).toBe(200);
+    expect(me.headers.get("access-control-allow-origin")).toBe(PAGE);
+    expect(me.body).toMatchObject({
+      endUser: { id: endUser.id, externalId: "cust-1", name: "Customer cust-1" },
+      app: { id: w.appId, showCost: false, projects: [{ id: w.projectId }] },
+    });
+    const session = await openSession(w, accessToken);
+    expect(session).toMatchObject({ projectId: w.projectId, ownerId: endUser.id });
+    const chat = await mustOpen(session.id, accessToken);
+    const turn = await chat.turn("Where is my order?");
+    expect(turn.text).toBe(devReply("Where is my order?"));
+    chat.close();
+    // Charged to the org, named by the end user.
+    const rows = await usageRowsOf(w.orgId, (row) => row.sessionId === session.id, 1);
+    expect(rows[0]).toMatchObject({ memberId: endUser.id });
+    await returnLeases(w.orgId);
+    const usage = await api<{ rows: { label: string }[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing/usage?groupBy=member`,
+      { token: w.owner.token },
+    );
+    expect(JSON.stringify(usage.body)).toContain("Customer cust-1 (end user)");
+    // Their transcript, read as the embed does (bearer, from the page, with CORS).
+    const stored = await asEndUser<unknown[]>(
+      "GET",
+      `${agentPath(session.id)}/get-messages`,
+      accessToken,
+    );
+    expect(stored.status).toBe(200);
+    expect(stored.body).toHaveLength(2);
+    expect(stored.headers.get("access-control-allow-origin")).toBe(PAGE);
+    // Listed: only their own.
+    const list = await asEndUser<{ items: Session[] }>("GET", "/api/embed/sessions", accessToken);
+    expect(list.body.items.map((item) => item.id)).toEqual([session.id]);
+  });
+
+  it("an end user reaches only their own sessions: not another end user's, not a member's, not another app's", async () => {
+    const w = await funded();
+    const a = await endUserToken(w, "a");
+    const b = await endUserToken(w, "b");
+    const sessionOfA = await openSession(w, a.accessToken);
+    for (const id of [sessionOfA.id, w.sessionId, w.otherSessionId]) {
+      const read = await asEndUser("GET", `/api/embed/sessions/${id}`, b.accessToken);
+      expect(read.status).toBe(404);
+      const ticket = await asEndUser("POST", "/api/embed/connect-tickets", b.accessToken, {
+        sessionId: id,
+      });
+      expect(ticket.status).toBe(404);
+      const transcript = await asEndUser("GET", `${agentPath(id)}/get-messages`, b.accessToken);
+      expect(transcript.status).toBe(404);
+    }
+    expect((await asEndUser("GET", "/api/embed/sessions", b.accessToken)).body).toMatchObject({
+      items: [],
+    });
+    // The onboarding chat is not an end user's either.
+    const onboarding = await asEndUser(
+      "GET",
+      `/agents/onboarding-agent/${w.projectId}/get-messages`,
+      b.accessToken,
+    );
+    expect(onboarding.status).toBe(404);
+    // A project the app does not offer is refused.
+    const foreign = await asEndUser("POST", "/api/embed/sessions", b.accessToken, {
+      projectId: w.otherProjectId,
+    });
+    expect(foreign.status).toBe(400);
+  });
+
+  it("end-user tokens open no member surface, and member tokens open no end-user route", async () => {
+    const w = await funded();
+    const { accessToken } = await endUserToken(w, "c");
+    for (const [method, path] of [
+      ["GET", `/api/orgs/${w.orgId}`],
+      ["GET", `/api/orgs/${w.orgId}/sessions`],
+      ["GET", `/api/sessions/${w.sessionId}`],
+      ["GET", "/api/me"],
+    ] as const) {
+      expect((await api(method, path, { token: accessToken })).status, path).toBe(401);
+    }
+    const ticket = await api("POST", "/api/connect-tickets", {
+      token: accessToken,
+      body: { agent: "assistant-agent", name: w.sessionId },
+    });
+    expect(ticket.status).toBe(401);
+    for (const path of ["/api/embed/me", "/api/embed/sessions"]) {
+      expect((await api("GET", path, { token: w.member.token })).status).toBe(401);
+      expect((await api("GET", path, { token: w.apiKey.secret })).status).toBe(401);
+    }
+    // Minting needs an API key with its scope: a member's token is refused.
+    const minted = await api("POST", `/api/apps/${w.appId}/end-user-tokens`, {
+      token: w.owner.token,
+      body: { sub: "x" },
+    });
+    expect(minted.status).toBe(401);
+  });
+
+  it("a page from another origin gets nothing: API, preflight and socket", async () => {
+    const w = await funded();
+    const { accessToken } = await endUserToken(w, "d");
+    const session = await openSession(w, accessToken);
+    const evil = { origin: "https://evil.example" };
+    const read = await api("GET", "/api/embed/sessions", { token: accessToken, headers: evil });
+    expect(read.status).toBe(403);
+    expect(read.headers.get("access-control-allow-origin")).toBeNull();
+    const preflight = await api("OPTIONS", "/api/embed/sessions", { headers: evil });
+    expect(preflight.status).toBe(403);
+    const listed = await api("OPTIONS", "/api/embed/sessions", { headers: { origin: PAGE } });
+    expect(listed.status).toBe(204);
+    expect(listed.headers.get("access-control-allow-headers")).toContain("authorization");
+    const socket = await openSocket(session.id, accessToken, "https://evil.example");
+    expect(socket.status).toBe(403);
+  });
+
+  it("an end user over their app's daily limit is stopped before the model call, with the limit named", async () => {
+    const w = await funded();
+    await env.DB.prepare("UPDATE apps SET end_user_daily_limit_micros = 10 WHERE id = ?")
+      .bind(w.appId)
+      .run();
+    const { accessToken } = await endUserToken(w, "e");
+    const session = await openSession(w, accessToken);
+    const chat = await mustOpen(session.id, accessToken);
+    const before = await modelRequests();
+    const turn = await chat.turn("Anything?");
+    expect(turn.metadata).toMatchObject({ code: "spend_limit" });
+    expect(turn.text).toContain("daily usage limit");
+    expect(await modelRequests()).toBe(before);
+    // A member of the same org is not bound by the end users' limit.
+    chat.close();
+    const balance = await billingAccount(env, w.orgId).balance();
+    expect(balance.heldMicros).toBe(0);
+  });
+
+  it("raising the app's limit through the API reaches an open session at once", async () => {
+    const w = await funded();
+    await env.DB.prepare("UPDATE apps SET end_user_daily_limit_micros = 10 WHERE id = ?")
+      .bind(w.appId)
+      .run();
+    const { accessToken } = await endUserToken(w, "f");
+    const session = await openSession(w, accessToken);
+    const chat = await mustOpen(session.id, accessToken);
+    await settled(agentPath(session.id));
+    expect((await chat.turn("One")).metadata).toMatchObject({ code: "spend_limit" });
+    const raised = await api("PATCH", `/api/apps/${w.appId}`, {
+      token: w.owner.token,
+      body: { endUserDailyLimitMicros: 100_000_000 },
+    });
+    expect(raised.status, JSON.stringify(raised.body)).toBe(200);
+    const turn = await chat.turn("Two");
+    expect(turn.text).toBe(devReply("Two"));
+    chat.close();
+  });
+
+  it("deleting the app closes its end users' sockets and refuses their tokens", async () => {
+    const w = await funded();
+    const { accessToken } = await endUserToken(w, "g");
+    const session = await openSession(w, accessToken);
+    const chat = await mustOpen(session.id, accessToken);
+    await settled(agentPath(session.id));
+    const deleted = await api("DELETE", `/api/apps/${w.appId}`, { token: w.owner.token });
+    expect(deleted.status).toBe(204);
+    await chat.waitFor(() => chat.closed !== null);
+    expect(chat.closed?.code).toBe(4403);
+    // The tenant's server (no Origin) is refused the token; its page, no longer listed, too.
+    expect((await api("GET", "/api/embed/sessions", { token: accessToken })).status).toBe(401);
+    expect((await asEndUser("GET", "/api/embed/sessions", accessToken)).status).toBe(403);
+  });
+
+  it("the tenant erases an end user with its key: sessions, transcript, identity gone; usage kept under a pseudonym", async () => {
+    const w = await funded();
+    const { accessToken, endUser } = await endUserToken(w, "h");
+    const session = await openSession(w, accessToken);
+    const chat = await mustOpen(session.id, accessToken);
+    await chat.turn("Remember my address is 1 Main St");
+    chat.close();
+    await usageRowsOf(w.orgId, (row) => row.sessionId === session.id, 1);
+    const erased = await api<{ status: string }>("DELETE", `/api/apps/${w.appId}/end-users/h`, {
+      token: w.apiKey.secret,
+    });
+    expect(erased.status, JSON.stringify(erased.body)).toBe(202);
+    expect(erased.body.status).toBe("completed");
+    const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM end_users WHERE id = ?")
+      .bind(endUser.id)
+      .first<{ n: number }>();
+    expect(row?.n).toBe(0);
+    const sessions = await env.DB.prepare("SELECT COUNT(*) AS n FROM sessions WHERE owner_id = ?")
+      .bind(endUser.id)
+      .first<{ n: number }>();
+    expect(sessions?.n).toBe(0);
+    expect((await asEndUser("GET", "/api/embed/sessions", accessToken)).status).toBe(401);
+    const usage = await billingAccount(env, w.orgId).usageRows({
+      from: 0,
+      to: Date.now() + 1,
+      limit: 100,
+    });
+    expect(usage.length).toBeGreaterThan(0);
+    expect(JSON.stringify(usage)).not.toContain(endUser.id);
+    // Unknown end user, another org's key, a key without the scope.
+    expect(
+      (await api("DELETE", `/api/apps/${w.appId}/end-users/nobody`, { token: w.apiKey.secret }))
+        .status,
+    ).toBe(404);
+    const { apiKeyFor } = await import("./helpers.ts");
+    const other = await apiKeyFor(w.otherOrgId);
+    expect(
+      (await api("DELETE", `/api/apps/${w.appId}/end-users/h`, { token: other.secret })).status,
+    ).toBe(404);
+    const narrow = await apiKeyFor(w.orgId, ["end_users:token"]);
+    const refused = await api("DELETE", `/api/apps/${w.appId}/end-users/h`, {
+      token: narrow.secret,
+    });
+    expect(refused.status).toBe(403);
+    expect(errorCode(refused)).toBe("forbidden");
+  });
+});
