@@ -142,3 +142,19 @@ start(
   },
 );
 console.log(`[dev] Parley on http://127.0.0.1:${port}`);
+
+// `pnpm dev --example`: the example host app too (examples/host-app), once Parley answers.
+if (process.argv.includes("--example")) {
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 240; i++) {
+    const up = await fetch(`${base}/api/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  start("example host app", process.execPath, [path.join(root, "examples/host-app/run.mjs")], {
+    PARLEY_URL: base,
+  });
+}

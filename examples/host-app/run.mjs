@@ -1,0 +1,113 @@
+// An example host app: a tenant's own product that signs in its own users and embeds Parley's
+// assistant for them. Plain Node, no dependencies. Run it next to a running Parley:
+//
+//   node examples/host-app/run.mjs           (or: pnpm example; pnpm dev --example starts both)
+//
+// On first run it sets itself up against Parley through the public API (examples/host-app/setup.mjs:
+// an owner, a project, an app allowing this page's origin, an API key with `end_users:token`) and
+// keeps what it made in examples/host-app/.parley.json. Then it serves http://localhost:5174.
+import { createServer } from "node:http";
+import { randomBytes } from "node:crypto";
+import { setUp } from "./setup.mjs";
+
+const PARLEY = (process.env.PARLEY_URL ?? "http://127.0.0.1:8787").replace(/\/$/, "");
+const PORT = Number(process.env.HOST_APP_PORT ?? 5174);
+const ORIGIN = `http://localhost:${PORT}`;
+
+const config = await setUp({ parley: PARLEY, origin: ORIGIN });
+
+/** This app's own sign-ins: a cookie naming a user of this app (in memory: it is an example). */
+const signIns = new Map();
+
+const escape = (text) =>
+  String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function page(user) {
+  const body = user
+    ? `<header><strong>Acme Shop</strong> · signed in as ${escape(user.name)}
+         <form method="post" action="/logout" style="display:inline"><button>Sign out</button></form></header>
+       <main><h1>Your orders</h1><p>Order #1001 is on its way. Ask the assistant anything.</p>
+       <parley-assistant app-id="${escape(config.appId)}" token-url="/parley-token"
+         parley-url="${escape(PARLEY)}" mode="inline" theme="auto"></parley-assistant></main>
+       <script type="module" src="${escape(PARLEY)}/embed/parley-assistant.js"></script>`
+    : `<main><h1>Acme Shop</h1><form method="post" action="/login">
+         <label>Your name <input name="name" required maxlength="60" autocomplete="name"></label>
+         <button>Sign in</button></form></main>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1"><title>Acme Shop</title>
+    <style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:48rem}
+    parley-assistant{display:block;height:32rem;border:1px solid #ddd;border-radius:8px}</style>
+    </head><body>${body}</body></html>`;
+}
+
+function currentUser(req) {
+  const match = /(?:^|;\s*)host_sid=([A-Za-z0-9_-]+)/.exec(req.headers.cookie ?? "");
+  return match ? (signIns.get(match[1]) ?? null) : null;
+}
+
+async function readForm(req) {
+  let text = "";
+  for await (const chunk of req) {
+    text += chunk;
+    if (text.length > 4096) break;
+  }
+  return new URLSearchParams(text);
+}
+
+/**
+ * The one endpoint the embed calls: for the signed-in user, an end-user access token minted by
+ * this app's server with its Parley API key (never sent to the browser). Only this app's own
+ * pages may ask (the browser sends their Origin).
+ */
+async function parleyToken(req, res, user) {
+  if (req.headers.origin !== ORIGIN) return send(res, 403, { error: "cross-origin" });
+  if (!user) return send(res, 401, { error: "sign in first" });
+  const minted = await fetch(`${PARLEY}/api/apps/${config.appId}/end-user-tokens`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${config.apiKey}`, "content-type": "application/json" },
+    body: JSON.stringify({ sub: user.id, name: user.name }),
+  });
+  const body = await minted.json();
+  if (minted.status !== 201) return send(res, 502, { error: body?.error?.code ?? "parley" });
+  return send(res, 200, { accessToken: body.accessToken, expiresIn: body.expiresIn });
+}
+
+function send(res, status, body) {
+  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
+  res.end(JSON.stringify(body));
+}
+
+createServer(async (req, res) => {
+  try {
+    const user = currentUser(req);
+    const url = new URL(req.url ?? "/", ORIGIN);
+    if (req.method === "POST" && url.pathname === "/login") {
+      const name = (await readForm(req)).get("name")?.trim().slice(0, 60) || "Guest";
+      const sid = randomBytes(18).toString("base64url");
+      // The user's id in this app: what Parley knows them by (the end-user token's `sub`).
+      signIns.set(sid, { id: `shop-user-${name.toLowerCase().replace(/[^a-z0-9]+/g, "-")}`, name });
+      res.writeHead(303, {
+        location: "/",
+        "set-cookie": `host_sid=${sid}; HttpOnly; SameSite=Lax; Path=/`,
+      });
+      return res.end();
+    }
+    if (req.method === "POST" && url.pathname === "/logout") {
+      res.writeHead(303, { location: "/", "set-cookie": "host_sid=; Max-Age=0; Path=/" });
+      return res.end();
+    }
+    if (req.method === "POST" && url.pathname === "/parley-token") {
+      return await parleyToken(req, res, user);
+    }
+    if (req.method === "GET" && url.pathname === "/") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      return res.end(page(user));
+    }
+    res.writeHead(404).end();
+  } catch (error) {
+    console.error("[host-app]", error instanceof Error ? error.message : error);
+    if (!res.headersSent) send(res, 500, { error: "internal" });
+  }
+}).listen(PORT, "127.0.0.1", () => {
+  console.log(`[host-app] Acme Shop on ${ORIGIN} (app ${config.appId})`);
+});

@@ -1,0 +1,67 @@
+// Sets the example host app up against a running Parley, through the public API only, once: an
+// owner (with the dev sign-up grant), a project, an app whose allowed origin is the host app's page
+// and that offers the project, and an API key with the `end_users:token` scope. What it made is kept
+// in .parley.json beside this file (git-ignored); delete it to start over.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+
+const file = new URL("./.parley.json", import.meta.url);
+
+async function call(parley, method, path, { token, body } = {}) {
+  const response = await fetch(`${parley}${path}`, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body ? { "content-type": "application/json" } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+export async function setUp({ parley, origin }) {
+  if (existsSync(file)) {
+    const kept = JSON.parse(readFileSync(file, "utf8"));
+    if (kept.parley === parley && kept.origin === origin) return kept;
+  }
+  const email = `host-app-${randomBytes(4).toString("hex")}@example.com`;
+  const password = randomBytes(18).toString("base64url");
+  const signup = await call(parley, "POST", "/api/auth/signup", {
+    body: { email, password, name: "Acme owner", orgName: "Acme Shop" },
+  });
+  const token = signup.accessToken;
+  const orgs = await call(parley, "GET", "/api/orgs", { token });
+  const orgId = orgs.items[0].id;
+  const project = await call(parley, "POST", `/api/orgs/${orgId}/projects`, {
+    token,
+    body: { name: "Shop assistant", memory: { shop: "Acme Shop", returns: "30 days" } },
+  });
+  const app = await call(parley, "POST", `/api/orgs/${orgId}/apps`, {
+    token,
+    body: {
+      name: "Acme Shop",
+      allowedOrigins: [origin],
+      projectIds: [project.id],
+      verification: { type: "secret", issuer: origin, audience: "parley" },
+      showCost: true,
+    },
+  });
+  const key = await call(parley, "POST", `/api/orgs/${orgId}/api-keys`, {
+    token,
+    body: { name: "Acme Shop server", scopes: ["end_users:token", "usage:read"] },
+  });
+  const kept = {
+    parley,
+    origin,
+    owner: { email, password },
+    orgId,
+    projectId: project.id,
+    appId: app.id,
+    apiKey: key.secret,
+  };
+  writeFileSync(file, JSON.stringify(kept, null, 2), { mode: 0o600 });
+  console.log(`[host-app] set up: org ${orgId}, app ${app.id}; owner ${email} (see ${file.pathname})`);
+  return kept;
+}
