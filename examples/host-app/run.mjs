@@ -6,8 +6,9 @@
 // On first run it sets itself up against Parley through the public API (examples/host-app/setup.mjs:
 // an owner, a project, an app allowing this page's origin, an API key with `end_users:token`) and
 // keeps what it made in examples/host-app/.parley.json. Then it serves http://localhost:5174.
-import { createServer } from "node:http";
+
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
 import { setUp } from "./setup.mjs";
 
 const PARLEY = (process.env.PARLEY_URL ?? "http://127.0.0.1:8787").replace(/\/$/, "");
@@ -19,8 +20,7 @@ const config = await setUp({ parley: PARLEY, origin: ORIGIN });
 /** This app's own sign-ins: a cookie naming a user of this app (in memory: it is an example). */
 const signIns = new Map();
 
-const escape = (text) =>
-  String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escape = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function page(user) {
   const body = user

@@ -2,8 +2,9 @@
 // owner (with the dev sign-up grant), a project, an app whose allowed origin is the host app's page
 // and that offers the project, and an API key with the `end_users:token` scope. What it made is kept
 // in .parley.json beside this file (git-ignored); delete it to start over.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+
 import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 
 const file = new URL("./.parley.json", import.meta.url);
 
@@ -17,7 +18,8 @@ async function call(parley, method, path, { token, body } = {}) {
     body: body ? JSON.stringify(body) : undefined,
   });
   const json = await response.json().catch(() => null);
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  if (!response.ok)
+    throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
   return json;
 }
 
@@ -50,7 +52,10 @@ export async function setUp({ parley, origin }) {
   });
   const key = await call(parley, "POST", `/api/orgs/${orgId}/api-keys`, {
     token,
-    body: { name: "Acme Shop server", scopes: ["end_users:token", "usage:read"] },
+    body: {
+      name: "Acme Shop server",
+      scopes: ["end_users:token", "end_users:erase", "usage:read"],
+    },
   });
   const kept = {
     parley,
@@ -62,6 +67,8 @@ export async function setUp({ parley, origin }) {
     apiKey: key.secret,
   };
   writeFileSync(file, JSON.stringify(kept, null, 2), { mode: 0o600 });
-  console.log(`[host-app] set up: org ${orgId}, app ${app.id}; owner ${email} (see ${file.pathname})`);
+  console.log(
+    `[host-app] set up: org ${orgId}, app ${app.id}; owner ${email} (see ${file.pathname})`,
+  );
   return kept;
 }
