@@ -6,7 +6,6 @@ import {
   endUserConnectTicketSchema,
   newId,
   pageQuerySchema,
-  type Session,
   updateSessionSchema,
 } from "@parley/shared";
 import { Hono } from "hono";
@@ -15,11 +14,11 @@ import { issueConnectTicket } from "../auth/connect-tickets.ts";
 import { type EndUserPrincipal, endUserSessionAccess } from "../auth/end-user-access.ts";
 import { bearerToken } from "../auth/middleware.ts";
 import { verifyEndUserAccessToken } from "../auth/tokens.ts";
-import { cursorBound, iso, toPage } from "../db/pagination.ts";
+import { cursorBound, iso, } from "../db/pagination.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody, query } from "../http/validate.ts";
-import { type SessionRowOut, sessionPage } from "./sessions.ts";
+import { type SessionRowOut, sessionListPage, sessionPage } from "./sessions.ts";
 
 /**
  * What an end user does through the embed (docs/2026-12-02-apps-and-end-users.md), under
@@ -55,7 +54,7 @@ const requireEndUser = createMiddleware<EndUserEnv>(async (c, next) => {
   )
     .bind(verified.endUserId, verified.appId, verified.orgId, origin)
     .first<{ live: number; listed: number }>();
-  if (!row || row.listed !== 1) {
+  if (row?.listed !== 1) {
     throw new AppError("forbidden", "This page's origin is not allowed to use this app");
   }
   if (origin !== null) {
@@ -122,16 +121,7 @@ export const endUserSessions = new Hono<EndUserEnv>()
     )
       .bind(who.appId, who.endUserId, cursorBound(cursor), limit + 1)
       .all<SessionRowOut>();
-    const items = await sessionPage(c.env, who.orgId, results.slice(0, limit));
-    const byId = new Map(items.map((item) => [item.id, item]));
-    return c.json(
-      toPage(
-        results,
-        limit,
-        (row) => row.id,
-        (row) => byId.get(row.id) as Session,
-      ),
-    );
+    return c.json(await sessionListPage(c.env, who.orgId, results, limit));
   })
 
   /** Opens a session in one of the app's live projects (its first when none is named). */

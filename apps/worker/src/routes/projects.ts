@@ -8,7 +8,6 @@ import {
   newId,
   type Project,
   pageQuerySchema,
-  type Session,
   updateProjectSchema,
 } from "@parley/shared";
 import { Hono } from "hono";
@@ -19,7 +18,7 @@ import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import { fileErasure } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody, query } from "../http/validate.ts";
-import { type SessionRowOut, sessionPage } from "./sessions.ts";
+import { type SessionRowOut, sessionListPage, sessionPage } from "./sessions.ts";
 
 export const toProject = (row: ProjectRow): Project => ({
   id: row.id,
@@ -187,16 +186,7 @@ export const projects = new Hono<AppEnv>()
     )
       .bind(project.id, cursorBound(cursor), everyone ? 1 : 0, userId, limit + 1)
       .all<SessionRowOut>();
-    const items = await sessionPage(c.env, project.org_id, results.slice(0, limit));
-    const byId = new Map(items.map((item) => [item.id, item]));
-    return c.json(
-      toPage(
-        results,
-        limit,
-        (row) => row.id,
-        (row) => byId.get(row.id) as Session,
-      ),
-    );
+    return c.json(await sessionListPage(c.env, project.org_id, results, limit));
   })
 
   .post("/:projectId/sessions", jsonBody(createSessionSchema), async (c) => {

@@ -61,6 +61,26 @@ export async function sessionPage(
 }
 
 /**
+ * A page of a session list: `rows` as read (one more than `limit` when there is a next page),
+ * each shown as `sessionPage` shows it, with the cursor of the next page.
+ */
+export async function sessionListPage(
+  env: Env,
+  orgId: string,
+  rows: SessionRowOut[],
+  limit: number,
+) {
+  const items = await sessionPage(env, orgId, rows.slice(0, limit));
+  const byId = new Map(items.map((item) => [item.id, item]));
+  return toPage(
+    rows,
+    limit,
+    (row) => row.id,
+    (row) => byId.get(row.id) as Session,
+  );
+}
+
+/**
  * The sessions of an org, across its projects, newest first (routes under /api/orgs): a member
  * sees their own; owners, admins and the org's API keys (`sessions:read`) every member's (the
  * erasure picker, a tenant's server), filtered by `project` and `member` as they like. A member
@@ -89,17 +109,7 @@ export const orgSessions = new Hono<AppEnv>().get(
     )
       .bind(who.orgId, cursorBound(q.cursor), q.project ?? null, owner ?? null, q.limit + 1)
       .all<SessionRowOut>();
-    const page = results.slice(0, q.limit);
-    const items = await sessionPage(c.env, who.orgId, page);
-    const byId = new Map(items.map((item) => [item.id, item]));
-    return c.json(
-      toPage(
-        results,
-        q.limit,
-        (row) => row.id,
-        (row) => byId.get(row.id) as Session,
-      ),
-    );
+    return c.json(await sessionListPage(c.env, who.orgId, results, q.limit));
   },
 );
 
