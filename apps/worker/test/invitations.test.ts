@@ -293,4 +293,35 @@ describe("invitations by link", () => {
     expect(res.status).toBe(201);
     expect(new URL(res.body.url).origin).toBe("https://parley.test");
   });
+
+  it("takes the invited address exactly: a +tag of it does not accept (found by the outside probe)", async () => {
+    const owner = await signUp("owner");
+    const email = uniqueEmail("carol");
+    const invitation = await invite(owner.accessToken, owner.orgId, email);
+    const [local, domain] = email.split("@");
+    const tagged = await signUp("carol-tagged", { email: `${local}+evil@${domain}` });
+    const before = await snapshot();
+    const res = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
+      token: tagged.accessToken,
+    });
+    expect(res.status).toBe(403);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("closes a demoted admin's pending links: they no longer grant what the admin could", async () => {
+    const owner = await signUp("owner");
+    const dave = await signUp("dave");
+    await api("POST", `/api/orgs/${owner.orgId}/members`, {
+      token: owner.accessToken,
+      body: { email: dave.email, role: "admin" },
+    });
+    const link = await invite(dave.accessToken, owner.orgId, uniqueEmail("kate"), "admin");
+    const demoted = await api("PATCH", `/api/orgs/${owner.orgId}/members/${dave.userId}`, {
+      token: owner.accessToken,
+      body: { role: "member" },
+    });
+    expect(demoted.status, JSON.stringify(demoted.body)).toBe(200);
+    const preview = await api("GET", `/api/auth/invitations/${link.secret}`);
+    expect(preview.status).toBe(410);
+  });
 });

@@ -14,7 +14,7 @@ import { issueConnectTicket } from "../auth/connect-tickets.ts";
 import { type EndUserPrincipal, endUserSessionAccess } from "../auth/end-user-access.ts";
 import { bearerToken } from "../auth/middleware.ts";
 import { verifyEndUserAccessToken } from "../auth/tokens.ts";
-import { cursorBound, iso, } from "../db/pagination.ts";
+import { cursorBound, iso } from "../db/pagination.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody, query } from "../http/validate.ts";

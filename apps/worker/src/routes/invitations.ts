@@ -24,7 +24,7 @@ import { jsonBody, query } from "../http/validate.ts";
  * them (Parley sends no mail); someone with an account joins at once.
  * The link's secret is stored only as its SHA-256, so a leaked database opens no org. It is
  * accepted once, within {@link INVITATION_TTL_MS}, by a signed-in user whose email is the one
- * invited (as `normalizedEmail` reads it): a forwarded link does not let another account in.
+ * invited (exactly, case aside): a forwarded link does not let another account in.
  */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -173,6 +173,9 @@ export const orgInvitations = new Hono<AppEnv>()
     if (account?.member || (await isMembersEmail(db, access.orgId, input.email))) {
       throw new AppError("conflict", "This person is already a member", { field: "email" });
     }
+    // Where links point, before anything is written: a server without PUBLIC_URL refuses the
+    // invitation whole rather than storing one it cannot hand out.
+    const base = account ? null : publicBase(c, "Invitations");
     const now = Date.now();
     // One live link per person and org: a new invitation (another role, say) replaces the older.
     const older = await pendingInvitations(db, access.orgId, { email: input.email }, now);
@@ -243,10 +246,7 @@ export const orgInvitations = new Hono<AppEnv>()
     }
     await db.batch(statements);
     if (account) return c.json(toInvitation(row, now), 201);
-    return c.json(
-      { ...toInvitation(row, now), url: `${publicBase(c, "Invitations")}/invite/${token}` },
-      201,
-    );
+    return c.json({ ...toInvitation(row, now), url: `${base}/invite/${token}` }, 201);
   })
 
   .get("/:orgId/invitations", query(pageQuerySchema), async (c) => {
@@ -342,7 +342,9 @@ export const invitations = new Hono<AppEnv>().post("/:token/accept", async (c) =
     .prepare("SELECT email FROM users WHERE id = ?")
     .bind(userId)
     .first<{ email: string }>();
-  if (!user || normalizedEmail(user.email) !== normalizedEmail(row.email)) {
+  // The invited address exactly (case aside): `+tags` and Gmail's dots name other mailboxes to
+  // anyone but Gmail, and even there a look-alike is no proof of being the person invited.
+  if (!user || user.email.trim().toLowerCase() !== row.email.trim().toLowerCase()) {
     throw new AppError(
       "forbidden",
       "This invitation is for another email address: sign in with the invited one",

@@ -189,6 +189,12 @@ export const orgs = new Hono<AppEnv>()
     }
     if (role !== target.role) {
       const now = Date.now();
+      // A demoted member's pending links close too: a link grants what its maker could grant
+      // when it is accepted, not when it was made (found by the outside probe, 2026-12-02).
+      const demoted = role === "member" || (target.role === "owner" && role === "admin");
+      const links = demoted
+        ? await pendingInvitations(db, access.orgId, { invitedBy: target.user_id }, now)
+        : [];
       const [update] = await db.batch([
         db
           .prepare(
@@ -214,6 +220,7 @@ export const orgs = new Hono<AppEnv>()
              AND EXISTS (SELECT 1 FROM memberships WHERE org_id = ?2 AND user_id = ?1 AND role = ?3)`,
           )
           .bind(target.user_id, access.orgId, role),
+        revokeInvitations(db, links, now, { afterChange: true }),
       ]);
       if (update?.meta.changes !== 1) throw lastOwner();
       await revokeConnections(c.env, { userId: target.user_id });
