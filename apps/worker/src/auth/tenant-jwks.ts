@@ -27,6 +27,8 @@ interface Cached {
 }
 
 const cache = new Map<string, Cached>();
+/** When each URL last failed to load (per isolate, like the cache). */
+const failures = new Map<string, number>();
 
 /** Why a JWKS URL may not be used, or null (`allowPrivate` is `JWKS_ALLOW_PRIVATE`). */
 export function jwksUrlProblem(url: string, allowPrivate: string): string | null {
@@ -107,14 +109,25 @@ export async function tenantJwks(
   if (cached && fresh && (!options.refresh || cooling)) return cached;
   // Each request fetches for itself: a promise of another request's I/O may not be awaited in
   // workerd. Only the parsed keys (plain data) are shared, and the rate limits bound the fetches.
+  // A URL that failed lately is not fetched again until the cooldown has passed: every exchange
+  // against a down (or hanging) server would otherwise wait for it and send it a request.
+  const failedAt = failures.get(url);
+  const failing = failedAt !== undefined && now - failedAt < REFETCH_COOLDOWN_MS;
   let fetched: Cached;
   try {
+    if (failing) throw new Error("the key set failed to load lately");
     fetched = await fetchKeys(url, env.JWKS_ALLOW_PRIVATE ?? "");
   } catch (error) {
+    if (!failing) {
+      failures.delete(url);
+      failures.set(url, now);
+      if (failures.size > MAX_CACHED_URLS) failures.delete(failures.keys().next().value ?? "");
+    }
     // The tenant's server is down or misbehaving: the keys it served within the hour still hold.
     if (cached && now - cached.fetchedAt < STALE_MS) return cached;
     throw error;
   }
+  failures.delete(url);
   cache.delete(url);
   cache.set(url, fetched);
   if (cache.size > MAX_CACHED_URLS) {

@@ -54,28 +54,25 @@ export const embed = new Hono<AppEnv>()
       allowOrigin(c, origin);
     }
     if (!app) throw refusedToken();
-    // Per client first (one visitor replaying tokens), then the app's whole budget; keyed hashes,
-    // so the limiter holds no address. Both before any key is fetched or signature checked.
+    // Per client first (one visitor replaying tokens), before any key is fetched or signature
+    // checked; keyed hashes, so the limiter holds no address.
     const client = await keyedHash(
       c.env.ERASURE_HASH_KEY,
       "embed-token-client-rate",
       `${app.id}\n${clientAddress(c.req.header("cf-connecting-ip"))}`,
     );
+    const limited = () =>
+      new AppError("rate_limited", "Too many end-user token exchanges; try again in a minute");
     const perClient = await c.env.EMBED_TOKEN_CLIENT_RATE_LIMITER.limit({ key: client });
-    const allowed =
-      perClient.success &&
-      (
-        await c.env.EMBED_TOKEN_RATE_LIMITER.limit({
-          key: await keyedHash(c.env.ERASURE_HASH_KEY, "embed-token-rate", app.id),
-        })
-      ).success;
-    if (!allowed) {
-      throw new AppError(
-        "rate_limited",
-        "Too many end-user token exchanges; try again in a minute",
-      );
-    }
+    if (!perClient.success) throw limited();
     const claims = await verifyTenantToken(c.env, app, token);
+    // The app's whole budget counts exchanges that verified only: refused tokens from anywhere
+    // cannot use it up and lock the app's real users out (found by the outside probe). What
+    // refusals cost is bounded per client above, and a failing JWKS URL is not refetched for 30 s.
+    const perApp = await c.env.EMBED_TOKEN_RATE_LIMITER.limit({
+      key: await keyedHash(c.env.ERASURE_HASH_KEY, "embed-token-rate", app.id),
+    });
+    if (!perApp.success) throw limited();
     // A bearer token: no cache between the page and us may keep it.
     c.header("cache-control", "no-store");
     return c.json(
