@@ -20,16 +20,16 @@ const config = await setUp({ parley: PARLEY, origin: ORIGIN });
 /** This app's own sign-ins: a cookie naming a user of this app (in memory: it is an example). */
 const signIns = new Map();
 
-const escape = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const html = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function page(user) {
   const body = user
-    ? `<header><strong>Acme Shop</strong> · signed in as ${escape(user.name)}
+    ? `<header><strong>Acme Shop</strong> · signed in as ${html(user.name)}
          <form method="post" action="/logout" style="display:inline"><button>Sign out</button></form></header>
        <main><h1>Your orders</h1><p>Order #1001 is on its way. Ask the assistant anything.</p>
-       <parley-assistant app-id="${escape(config.appId)}" token-url="/parley-token"
-         parley-url="${escape(PARLEY)}" mode="inline" theme="auto"></parley-assistant></main>
-       <script type="module" src="${escape(PARLEY)}/embed/parley-assistant.js"></script>`
+       <parley-assistant app-id="${html(config.appId)}" token-url="/parley-token"
+         parley-url="${html(PARLEY)}" mode="inline" theme="auto"></parley-assistant></main>
+       <script type="module" src="${html(PARLEY)}/embed/parley-assistant.js"></script>`
     : `<main><h1>Acme Shop</h1><form method="post" action="/login">
          <label>Your name <input name="name" required maxlength="60" autocomplete="name"></label>
          <button>Sign in</button></form></main>`;

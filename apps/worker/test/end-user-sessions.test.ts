@@ -25,7 +25,7 @@ async function endUserToken(w: World, sub: string, appId = w.appId): Promise<Emb
 const asEndUser = <T>(method: string, path: string, token: string, body?: unknown) =>
   api<T>(method, path, { token, body, headers: { origin: PAGE } });
 
-async function openSession(w: World, token: string): Promise<Session> {
+async function openSession(token: string): Promise<Session> {
   const res = await asEndUser<Session>("POST", "/api/embed/sessions", token, {});
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;
@@ -61,7 +61,7 @@ describe("end users: sessions through the embed", () => {
       endUser: { id: endUser.id, externalId: "cust-1", name: "Customer cust-1" },
       app: { id: w.appId, showCost: false, projects: [{ id: w.projectId }] },
     });
-    const session = await openSession(w, accessToken);
+    const session = await openSession(accessToken);
     expect(session).toMatchObject({ projectId: w.projectId, ownerId: endUser.id });
     const chat = await mustOpen(session.id, accessToken);
     const turn = await chat.turn("Where is my order?");
@@ -95,7 +95,7 @@ describe("end users: sessions through the embed", () => {
     const w = await funded();
     const a = await endUserToken(w, "a");
     const b = await endUserToken(w, "b");
-    const sessionOfA = await openSession(w, a.accessToken);
+    const sessionOfA = await openSession(a.accessToken);
     for (const id of [sessionOfA.id, w.sessionId, w.otherSessionId]) {
       const read = await asEndUser("GET", `/api/embed/sessions/${id}`, b.accessToken);
       expect(read.status).toBe(404);
@@ -154,7 +154,7 @@ describe("end users: sessions through the embed", () => {
   it("a page from another origin gets nothing: API, preflight and socket", async () => {
     const w = await funded();
     const { accessToken } = await endUserToken(w, "d");
-    const session = await openSession(w, accessToken);
+    const session = await openSession(accessToken);
     const evil = { origin: "https://evil.example" };
     const read = await api("GET", "/api/embed/sessions", { token: accessToken, headers: evil });
     expect(read.status).toBe(403);
@@ -174,7 +174,7 @@ describe("end users: sessions through the embed", () => {
       .bind(w.appId)
       .run();
     const { accessToken } = await endUserToken(w, "e");
-    const session = await openSession(w, accessToken);
+    const session = await openSession(accessToken);
     const chat = await mustOpen(session.id, accessToken);
     const before = await modelRequests();
     const turn = await chat.turn("Anything?");
@@ -193,7 +193,7 @@ describe("end users: sessions through the embed", () => {
       .bind(w.appId)
       .run();
     const { accessToken } = await endUserToken(w, "f");
-    const session = await openSession(w, accessToken);
+    const session = await openSession(accessToken);
     const chat = await mustOpen(session.id, accessToken);
     await settled(agentPath(session.id));
     expect((await chat.turn("One")).metadata).toMatchObject({ code: "spend_limit" });
@@ -210,7 +210,7 @@ describe("end users: sessions through the embed", () => {
   it("deleting the app closes its end users' sockets and refuses their tokens", async () => {
     const w = await funded();
     const { accessToken } = await endUserToken(w, "g");
-    const session = await openSession(w, accessToken);
+    const session = await openSession(accessToken);
     const chat = await mustOpen(session.id, accessToken);
     await settled(agentPath(session.id));
     const deleted = await api("DELETE", `/api/apps/${w.appId}`, { token: w.owner.token });
@@ -225,7 +225,7 @@ describe("end users: sessions through the embed", () => {
   it("the tenant erases an end user with its key: sessions, transcript, identity gone; usage kept under a pseudonym", async () => {
     const w = await funded();
     const { accessToken, endUser } = await endUserToken(w, "h");
-    const session = await openSession(w, accessToken);
+    const session = await openSession(accessToken);
     const chat = await mustOpen(session.id, accessToken);
     await chat.turn("Remember my address is 1 Main St");
     chat.close();
