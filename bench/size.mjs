@@ -1,11 +1,13 @@
 // Sizes (issues 7, 8 and 13): the Worker bundle as `wrangler deploy --dry-run` builds it, the web
 // app's initial JavaScript (what index.html loads before any route chunk) and the chat package's
-// initial JavaScript (packages/chat-ui/scripts/measure.mjs), all gzip.
+// initial JavaScript (packages/chat-ui/scripts/measure.mjs) and the embeds' initial and first-open
+// JavaScript (packages/embed/scripts/measure.mjs), all gzip.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { measureChatUi } from "../packages/chat-ui/scripts/measure.mjs";
+import { measureEmbedReact, measureEmbedScript } from "../packages/embed/scripts/measure.mjs";
 import { wranglerRun } from "./lib.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -14,6 +16,7 @@ const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
 const kb = (bytes) => `${(bytes / 1000).toFixed(1)} KB`;
 const APP_SHELL_BUDGET = 120_000;
 const CHAT_UI_BUDGET = 60_000;
+const EMBED_BUDGET = 60_000;
 
 /**
  * The JavaScript files index.html makes the browser fetch before any route chunk: every
@@ -60,6 +63,8 @@ export async function benchSize() {
       .reduce((sum, f) => sum + gzipSync(readFileSync(path.join(dist, "assets", f))).byteLength, 0);
 
     const chat = await measureChatUi();
+    const embed = await measureEmbedScript();
+    const embedReact = await measureEmbedReact();
     const chatInitial = chat.chunks.filter((c) => c.loaded === "initial");
     const largest = (list, name, size, n = 4) =>
       [...list]
@@ -76,6 +81,8 @@ export async function benchSize() {
       "apps/web/dist/index.html (default gzip level). Chat package: packages/chat-ui/scripts/measure.mjs, a",
       "Vite lib build of @parley/chat-ui with react, react-dom, ai, agents, @cloudflare/ai-chat and",
       "@ai-sdk/react external, entry chunk plus its static imports (gzip level 9, as its `pnpm size` does).",
+      "Embeds: packages/embed/scripts/measure.mjs, each package's own vite build (gzip level 9): initial is the",
+      "entry and its static imports, first open adds the lazy panel chunk (sessions, chat, AI SDK).",
       "",
       "| what | gzip | target |",
       "| --- | --- | --- |",
@@ -84,6 +91,11 @@ export async function benchSize() {
       `| web app, all JS chunks (split by route) | ${kb(all)} | - |`,
       `| chat package (@parley/chat-ui), initial JS (${chatInitial.length} chunk${chatInitial.length === 1 ? "" : "s"}) | ${kb(chat.initialBytes)} | ${chat.initialBytes <= CHAT_UI_BUDGET ? "met" : "MISSED"} (<= ${kb(CHAT_UI_BUDGET)}) |`,
       `| chat package, all chunks (${chat.chunks.length}, the rest lazy: highlighter, grammars) | ${kb(chat.allBytes)} | - |`,
+      `| embed script (\`<parley-assistant>\`, Preact), initial JS | ${kb(embed.initialBytes)} | ${embed.initialBytes <= EMBED_BUDGET ? "met" : "MISSED"} (<= ${kb(EMBED_BUDGET)}) |`,
+      `| embed script, first open (+ sessions and chat chunk) | ${kb(embed.firstOpenBytes)} | - |`,
+      `| embed script, + markdown renderer (after the chat shows) | ${kb(embed.markdownBytes)} | - |`,
+      `| @parley/react (host's React excluded), initial JS | ${kb(embedReact.initialBytes)} | ${embedReact.initialBytes <= EMBED_BUDGET ? "met" : "MISSED"} (<= ${kb(EMBED_BUDGET)}) |`,
+      `| @parley/react, first open | ${kb(embedReact.firstOpenBytes)} | - |`,
       "",
       `Largest app-shell files: ${largest(initial, "file", "gzip")}. Largest chat-package initial chunks: ${largest(chatInitial, "chunk", "gzipBytes")}.`,
     ].join("\n");

@@ -21,6 +21,8 @@ export interface ChatMessageProps {
   closed?: boolean;
   renderMeta?: (message: UIMessage) => ReactNode;
   renderStopAction?: (code: StopCode) => ReactNode;
+  /** Show what the reply cost (off where the person does not pay: an app's end users). */
+  showCost?: boolean;
 }
 
 /**
@@ -44,6 +46,7 @@ export function ChatMessage({
   closed = false,
   renderMeta,
   renderStopAction,
+  showCost = true,
 }: ChatMessageProps) {
   if (message.role === "user") {
     return (
@@ -66,8 +69,8 @@ export function ChatMessage({
       <span className="sr-only">Assistant said:</span>
       <div
         className={cn(
-          "space-y-3 rounded-lg border border-border bg-card px-4 py-3 text-card-foreground",
-          end?.kind === "failed" && "border-destructive",
+          "space-y-3 rounded-lg border bg-card px-4 py-3 text-card-foreground",
+          end?.kind === "failed" ? "border-destructive" : "border-border",
         )}
       >
         {message.parts.map((part, index) => {
@@ -110,6 +113,7 @@ export function ChatMessage({
             end={end}
             onRegenerate={onRegenerate}
             renderStopAction={renderStopAction}
+            showCost={showCost}
           />
         )}
       </div>

@@ -135,6 +135,19 @@ describe("ChatView reply footer", () => {
     expect(items()[1]?.textContent).toContain("Stopped");
   });
 
+  it("leaves the cost out of a reply's figures when showCost is off, keeping the tokens", () => {
+    const tokens = { promptTokens: 10, completionTokens: 5 };
+    const chat = fakeChat({
+      messages: [userMessage("u1", "hi"), reply("a1", "Hello", { priceMicros: 900, tokens })],
+    });
+    const { unmount } = render(<ChatView chat={chat} label="Chat" showCost={false} />);
+    expect(items()[1]?.textContent).not.toContain("Cost");
+    expect(items()[1]?.textContent).toContain("15 tokens");
+    unmount();
+    render(<ChatView chat={chat} label="Chat" />);
+    expect(items()[1]?.textContent).toContain("Cost $0.0009");
+  });
+
   it("shows a failed reply's error inside that reply, with its cost", () => {
     const chat = fakeChat({
       messages: [userMessage("u1", "hi"), reply("a1", "Half an", { priceMicros: 900 })],

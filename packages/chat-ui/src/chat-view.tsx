@@ -32,6 +32,11 @@ export interface ChatViewProps {
   emptyState?: ReactNode;
   placeholder?: string;
   autoFocus?: boolean;
+  /**
+   * Show each reply's cost (default). Off for an app's end users unless the app's `showCost`:
+   * they do not pay for it, the org does.
+   */
+  showCost?: boolean;
   className?: string;
 }
 
@@ -78,6 +83,7 @@ export function ChatView({
   emptyState,
   placeholder,
   autoFocus,
+  showCost = true,
   className,
 }: ChatViewProps) {
   const { messages, busy, error, refusal, lost, stoppedIds } = chat;
@@ -197,6 +203,7 @@ export function ChatView({
                     closed={reason !== null}
                     renderMeta={renderMeta}
                     renderStopAction={renderStopAction}
+                    showCost={showCost}
                   />
                 );
               })}

@@ -42,11 +42,12 @@ export function CopyButton({ text, className }: { text: string; className?: stri
   );
 }
 
-function Figures({ meta }: { meta: AssistantMeta }) {
+function Figures({ meta, showCost }: { meta: AssistantMeta; showCost: boolean }) {
   // A reply billing refused before any model call cost nothing and used no tokens: no figures.
   if (meta.code && !meta.priceMicros) return null;
   const figures: string[] = [];
-  if (meta.priceMicros !== undefined) figures.push(`Cost ${formatMicros(meta.priceMicros)}`);
+  if (showCost && meta.priceMicros !== undefined)
+    figures.push(`Cost ${formatMicros(meta.priceMicros)}`);
   if (meta.tokens) {
     const tokens = meta.tokens.promptTokens + meta.tokens.completionTokens;
     figures.push(`${tokens.toLocaleString("en-US")} tokens`);
@@ -96,12 +97,15 @@ export function ReplyFooter({
   end,
   onRegenerate,
   renderStopAction,
+  showCost = true,
 }: {
   message: UIMessage;
   end?: ReplyEnd | null;
   /** Offered on the last reply only, when regenerating is enabled and possible. */
   onRegenerate?: () => void;
   renderStopAction?: (code: StopCode) => ReactNode;
+  /** Include the reply's cost in its figures (tokens and steps show either way). */
+  showCost?: boolean;
 }) {
   const meta = readAssistantMeta(message.metadata);
   const text = messageText(message);
@@ -130,7 +134,7 @@ export function ReplyFooter({
             {end.reason ? <span className="font-normal">: {end.reason}</span> : null}
           </span>
         ) : null}
-        <Figures meta={meta} />
+        <Figures meta={meta} showCost={showCost} />
         <span className="ml-auto flex items-center gap-1">
           {text !== "" ? <CopyButton text={text} /> : null}
           {onRegenerate ? (

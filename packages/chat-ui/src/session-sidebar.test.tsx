@@ -80,6 +80,12 @@ describe("SessionSidebar", () => {
     expect(screen.getByRole("link", { name: /Launch plan/ })).toBeTruthy();
   });
 
+  it("offers no Delete when the app gives no onDelete", () => {
+    setup({ onDelete: undefined });
+    expect(screen.queryByRole("button", { name: /^Delete / })).toBeNull();
+    expect(screen.getAllByRole("button", { name: /^Rename / })).toHaveLength(3);
+  });
+
   it("deletes only after the app's confirmation says yes", async () => {
     const confirmDelete = vi.fn().mockResolvedValueOnce(false).mockResolvedValueOnce(true);
     const props = setup({ confirmDelete });

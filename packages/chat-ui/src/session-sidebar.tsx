@@ -25,7 +25,8 @@ export interface SessionSidebarProps {
   renderLink: (session: SessionSummary, children: ReactNode, props: SessionLinkProps) => ReactNode;
   onNew: () => void;
   onRename: (id: string, title: string) => void;
-  onDelete: (id: string) => void;
+  /** Without it the list offers no Delete (the embed's end users cannot delete their chats). */
+  onDelete?: (id: string) => void;
   /** The app's confirmation dialog; without it a delete happens on the first click. */
   confirmDelete?: (session: SessionSummary) => Promise<boolean>;
   label?: string;
@@ -103,7 +104,7 @@ export function SessionSidebar({
 
   const remove = async (session: SessionSummary) => {
     if (confirmDelete && !(await confirmDelete(session))) return;
-    onDelete(session.id);
+    onDelete?.(session.id);
   };
 
   return (
@@ -191,14 +192,16 @@ export function SessionSidebar({
                   >
                     <Pencil aria-hidden="true" className="size-3.5" />
                   </button>
-                  <button
-                    type="button"
-                    aria-label={`Delete ${session.title}`}
-                    onClick={() => void remove(session)}
-                    className={cn(iconButton, "hover:text-destructive")}
-                  >
-                    <Trash2 aria-hidden="true" className="size-3.5" />
-                  </button>
+                  {onDelete ? (
+                    <button
+                      type="button"
+                      aria-label={`Delete ${session.title}`}
+                      onClick={() => void remove(session)}
+                      className={cn(iconButton, "hover:text-destructive")}
+                    >
+                      <Trash2 aria-hidden="true" className="size-3.5" />
+                    </button>
+                  ) : null}
                 </>
               )}
             </li>

@@ -172,8 +172,8 @@ export function ToolPartView({
   return (
     <div
       className={cn(
-        "flex items-start gap-2 rounded-lg border border-border bg-muted px-3 py-2 text-muted-foreground text-sm",
-        part.state === "output-error" && "border-destructive",
+        "flex items-start gap-2 rounded-lg border bg-muted px-3 py-2 text-muted-foreground text-sm",
+        part.state === "output-error" ? "border-destructive" : "border-border",
       )}
     >
       <span className="mt-0.5 shrink-0">

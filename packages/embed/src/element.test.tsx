@@ -1,0 +1,344 @@
+import { apiError, type Call, fakeNetwork, json } from "@parley/embed-core/testing";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { defineParleyAssistant, type ParleyAssistantElement } from "./element.tsx";
+
+const PARLEY = "https://parley.example";
+
+const session = (id: string, spendMicros = 4200) => ({
+  id,
+  projectId: "prj_1",
+  orgId: "org_1",
+  ownerId: "eu_1",
+  ownerLabel: "Ada",
+  title: `Chat ${id}`,
+  createdAt: "2026-12-01T10:00:00Z",
+  updatedAt: "2026-12-01T10:00:00Z",
+  lastActivityAt: "2026-12-01T10:00:00Z",
+  spendMicros,
+});
+
+const transcript = [
+  { id: "u1", role: "user", parts: [{ type: "text", text: "What is Parley?" }] },
+  {
+    id: "a1",
+    role: "assistant",
+    parts: [{ type: "text", text: "An assistant platform.", state: "done" }],
+    metadata: { priceMicros: 4200, tokens: { promptTokens: 10, completionTokens: 5 } },
+  },
+];
+
+interface World {
+  showCost?: boolean;
+  sessions?: ReturnType<typeof session>[];
+  /** Answers for /api/embed/me before it succeeds (e.g. [401]). */
+  meFailures?: number[];
+  tokenAnswer?: () => unknown;
+}
+
+/** Parley and the host page behind `fetch`: the only thing the tests replace. */
+function world(options: World = {}) {
+  const failures = [...(options.meFailures ?? [])];
+  let minted = 0;
+  let tokenCalls = 0;
+  const network = fakeNetwork((call: Call) => {
+    if (call.path === "/parley-token" && !call.url.startsWith(PARLEY)) {
+      tokenCalls += 1;
+      return json(options.tokenAnswer?.() ?? { token: `tenant-${tokenCalls}` });
+    }
+    if (!call.url.startsWith(PARLEY)) return undefined;
+    if (call.path === "/api/embed/token") {
+      minted += 1;
+      return json({
+        accessToken: `eu-${minted}`,
+        expiresIn: 900,
+        endUser: { id: "eu_1", externalId: "user-1" },
+      });
+    }
+    if (!call.headers.authorization?.startsWith("Bearer "))
+      return apiError(401, "unauthorized", "");
+    if (call.path === "/api/embed/me") {
+      const status = failures.shift();
+      if (status) return apiError(status, "unauthorized", "Token expired");
+      return json({
+        endUser: { id: "eu_1", externalId: "user-1", name: "Ada" },
+        app: {
+          id: "app_1",
+          name: "Acme help",
+          showCost: options.showCost ?? false,
+          projects: [{ id: "prj_1", name: "Docs" }],
+        },
+      });
+    }
+    if (call.path.startsWith("/api/embed/sessions?"))
+      return json({ items: options.sessions ?? [], nextCursor: null });
+    if (call.path === "/api/embed/connect-tickets")
+      return json({ ticket: "ct_1", expiresAt: "2026-12-02T00:00:00Z" }, 201);
+    if (call.path.endsWith("/get-messages")) return json(transcript);
+    return apiError(404, "not_found", "Not found");
+  });
+  vi.stubGlobal("fetch", network.fetch);
+  return { ...network, tokenCalls: () => tokenCalls };
+}
+
+/** A socket that opens and stays quiet: the transcript comes from get-messages. */
+class QuietSocket extends EventTarget {
+  static urls: string[] = [];
+  readyState = 0;
+  binaryType = "blob";
+  onopen: ((event: Event) => void) | null = null;
+  onmessage: ((event: MessageEvent) => void) | null = null;
+  onclose: ((event: CloseEvent) => void) | null = null;
+  onerror: ((event: Event) => void) | null = null;
+  constructor(readonly url: string) {
+    super();
+    QuietSocket.urls.push(url);
+    setTimeout(() => {
+      this.readyState = 1;
+      const event = new Event("open");
+      this.onopen?.(event);
+      this.dispatchEvent(event);
+    }, 0);
+  }
+  send() {}
+  close() {
+    this.readyState = 3;
+  }
+}
+
+async function until<T>(probe: () => T | null | undefined | false, what: string): Promise<T> {
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function place(attributes: Record<string, string>, setup?: (el: ParleyAssistantElement) => void) {
+  const element = document.createElement("parley-assistant");
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
+  setup?.(element);
+  document.body.append(element);
+  return element;
+}
+
+const shadow = (element: HTMLElement) => element.shadowRoot as ShadowRoot;
+const launcherOf = (element: HTMLElement) =>
+  shadow(element).querySelector<HTMLButtonElement>("button[aria-expanded]");
+
+beforeAll(() => defineParleyAssistant());
+beforeEach(() => {
+  QuietSocket.urls = [];
+  vi.stubGlobal("WebSocket", QuietSocket);
+});
+afterEach(() => {
+  document.body.innerHTML = "";
+  document.head.innerHTML = "";
+  vi.unstubAllGlobals();
+});
+
+const base = { "app-id": "app_1", "token-url": "/parley-token", "parley-url": PARLEY };
+
+describe("<parley-assistant> isolation", () => {
+  it("renders in a shadow root the page's CSS cannot reach, with its own stylesheet there", async () => {
+    world();
+    const page = document.createElement("style");
+    page.textContent = "button { color: rgb(255, 0, 0); } .parley-root { display: none; }";
+    document.head.append(page);
+    const outside = document.createElement("button");
+    document.body.append(outside);
+    const element = place(base);
+    const launcher = await until(() => launcherOf(element), "the launcher");
+
+    // Nothing of the assistant is in the page's DOM, and the page's rules do not apply inside.
+    expect(document.querySelector(".parley-root")).toBeNull();
+    expect(getComputedStyle(outside).color).toBe("rgb(255, 0, 0)");
+    expect(getComputedStyle(launcher).color).not.toBe("rgb(255, 0, 0)");
+    const root = shadow(element).querySelector(".parley-root") as HTMLElement;
+    expect(getComputedStyle(root).display).not.toBe("none");
+
+    // The assistant's stylesheet is adopted by its shadow root only (one sheet for every
+    // assistant on the page), never added to the page's own sheets.
+    const second = place(base);
+    await until(() => launcherOf(second), "the second launcher");
+    expect(shadow(element).adoptedStyleSheets).toHaveLength(1);
+    expect(shadow(second).adoptedStyleSheets[0]).toBe(shadow(element).adoptedStyleSheets[0]);
+    expect(document.styleSheets).toHaveLength(1); // the page's own <style>
+  });
+});
+
+describe("<parley-assistant> launcher", () => {
+  it("opens a labelled dialog with focus inside, and Esc closes it and returns focus", async () => {
+    world();
+    const element = place(base);
+    const launcher = await until(() => launcherOf(element), "the launcher");
+    expect(launcher.getAttribute("aria-expanded")).toBe("false");
+    expect(launcher.getAttribute("aria-label")).toBe("Open assistant");
+    expect(shadow(element).querySelector('[role="dialog"]')).toBeNull();
+
+    launcher.focus();
+    launcher.click();
+    const dialog = await until(
+      () => shadow(element).querySelector<HTMLElement>('[role="dialog"]:not([hidden])'),
+      "the dialog",
+    );
+    expect(launcher.getAttribute("aria-expanded")).toBe("true");
+    expect(launcher.getAttribute("aria-controls")).toBe(dialog.id);
+    const title = shadow(element).getElementById(dialog.getAttribute("aria-labelledby") ?? "");
+    await until(() => title?.textContent === "Acme help", "the app's name as the dialog's label");
+    expect(dialog.contains(shadow(element).activeElement)).toBe(true);
+
+    // With no chat yet the panel offers the message box, and focus goes there.
+    const box = await until(() => dialog.querySelector("textarea"), "the message box");
+    await until(() => shadow(element).activeElement === box, "focus in the message box");
+
+    box.dispatchEvent(
+      new KeyboardEvent("keydown", { key: "Escape", bubbles: true, composed: true }),
+    );
+    await until(() => launcher.getAttribute("aria-expanded") === "false", "closed");
+    expect(dialog.hidden).toBe(true);
+    expect(shadow(element).activeElement).toBe(launcher);
+  });
+
+  it("says parley-ready with the end user and app, after exchanging a { token } answer", async () => {
+    const network = world();
+    const ready = vi.fn();
+    const element = place(base);
+    element.addEventListener("parley-ready", (event) => ready((event as CustomEvent).detail));
+    await until(() => ready.mock.calls.length > 0, "parley-ready");
+    expect(ready.mock.calls[0]?.[0]).toMatchObject({
+      endUser: { id: "eu_1" },
+      app: { name: "Acme help" },
+    });
+    const tokenCall = network.calls.find((c) => c.path === "/parley-token");
+    // Resolved against the page: the host's own origin, with its cookies.
+    expect(tokenCall?.url).toBe(new URL("/parley-token", document.baseURI).href);
+    expect(tokenCall).toMatchObject({ method: "POST", credentials: "include" });
+    expect(network.calls.find((c) => c.path === "/api/embed/token")?.body).toEqual({
+      appId: "app_1",
+      token: "tenant-1",
+    });
+    const me = network.calls.find((c) => c.path === "/api/embed/me");
+    expect(me?.headers.authorization).toBe("Bearer eu-1");
+  });
+
+  it("takes an { accessToken, expiresIn } from getToken, and after a 401 gets one new token", async () => {
+    const network = world({ meFailures: [401] });
+    let answers = 0;
+    const element = place({ "app-id": "app_1", "parley-url": PARLEY }, (el) => {
+      el.getToken = async () => {
+        answers += 1;
+        return { accessToken: `minted-${answers}`, expiresIn: 600 };
+      };
+    });
+    const ready = vi.fn();
+    element.addEventListener("parley-ready", ready);
+    await until(() => ready.mock.calls.length > 0, "parley-ready");
+    expect(answers).toBe(2);
+    expect(network.calls.some((c) => c.path === "/api/embed/token")).toBe(false);
+    expect(
+      network.calls.filter((c) => c.path === "/api/embed/me").map((c) => c.headers.authorization),
+    ).toEqual(["Bearer minted-1", "Bearer minted-2"]);
+  });
+
+  it("says parley-error, and shows it, when the page cannot give a token", async () => {
+    const network = fakeNetwork((call) =>
+      call.url.includes("/parley-token") ? new Response("", { status: 401 }) : undefined,
+    );
+    vi.stubGlobal("fetch", network.fetch);
+    const errors: unknown[] = [];
+    const element = document.createElement("parley-assistant");
+    element.addEventListener("parley-error", (event) => errors.push((event as CustomEvent).detail));
+    for (const [name, value] of Object.entries({ ...base, mode: "inline" }))
+      element.setAttribute(name, value);
+    document.body.append(element);
+    await until(() => errors.length > 0, "parley-error");
+    expect(errors[0]).toMatchObject({ code: "token_unavailable", status: 401 });
+    const alert = await until(() => shadow(element).querySelector('[role="alert"]'), "the alert");
+    expect(alert.textContent).toContain("could not sign you in");
+  });
+
+  it("says parley-error for a missing app-id, without mounting anything", async () => {
+    const errors: unknown[] = [];
+    const element = document.createElement("parley-assistant");
+    element.addEventListener("parley-error", (event) => errors.push((event as CustomEvent).detail));
+    element.setAttribute("token-url", "/parley-token");
+    document.body.append(element);
+    expect(errors).toEqual([expect.objectContaining({ code: "invalid_request" })]);
+    expect(element.shadowRoot).toBeNull();
+  });
+});
+
+describe("<parley-assistant> chat", () => {
+  it.each([
+    [false, "hides"],
+    [true, "shows"],
+  ])("with showCost %s %s what a reply and a chat cost", async (showCost) => {
+    const network = world({ showCost, sessions: [session("ses_1")] });
+    const element = place({ ...base, mode: "inline" });
+    const root = shadow(element);
+    const reply = await until(
+      () =>
+        [...root.querySelectorAll("li")].find((li) =>
+          li.textContent?.includes("An assistant platform."),
+        ),
+      "the transcript",
+    );
+    // The socket went to Parley with the ticket, never a token.
+    const url = await until(() => QuietSocket.urls[0], "the socket");
+    expect(url).toMatch(/^wss:\/\/parley\.example\/agents\/assistant-agent\/ses_1\?.*ticket=ct_1/);
+    expect(url).not.toContain("eu-");
+    const load = await until(
+      () => network.calls.find((c) => c.path.endsWith("/get-messages")),
+      "the transcript's request",
+    );
+    expect(load.headers.authorization).toBe("Bearer eu-1");
+    await until(() => reply.textContent?.includes("15 tokens"), "the reply's figures");
+    expect(reply.textContent?.includes("$0.0042")).toBe(showCost);
+
+    const chats = [...root.querySelectorAll("button")].find((b) => b.textContent === "Chats");
+    chats?.click();
+    const row = await until(
+      () =>
+        [...root.querySelectorAll("nav li")].find((li) => li.textContent?.includes("Chat ses_1")),
+      "the chat list",
+    );
+    expect(row.textContent?.includes("$0.0042")).toBe(showCost);
+    // End users cannot delete chats: the list offers rename only.
+    expect(row.querySelector('button[aria-label^="Delete"]')).toBeNull();
+  });
+});
+
+describe("<parley-assistant> theme", () => {
+  const rootOf = async (element: HTMLElement) =>
+    until(() => shadow(element).querySelector<HTMLElement>(".parley-root"), "the root");
+
+  it("is dark for theme=dark, light for theme=light, and follows the system for auto", async () => {
+    world();
+    const dark = await rootOf(place({ ...base, theme: "dark" }));
+    expect(dark.classList.contains("dark")).toBe(true);
+    const light = await rootOf(place({ ...base, theme: "light" }));
+    expect(light.classList.contains("dark")).toBe(false);
+
+    let listener: (() => void) | null = null;
+    const media = {
+      matches: true,
+      addEventListener: (_: string, fn: () => void) => {
+        listener = fn;
+      },
+      removeEventListener: () => undefined,
+    };
+    vi.stubGlobal("matchMedia", () => media);
+    const element = place({ ...base, theme: "auto" });
+    const auto = await rootOf(element);
+    expect(auto.classList.contains("dark")).toBe(true);
+    media.matches = false;
+    (listener as (() => void) | null)?.();
+    await until(() => !auto.classList.contains("dark"), "light after the system changed");
+
+    // Changing the attribute re-themes the same element.
+    element.setAttribute("theme", "dark");
+    await until(() => auto.classList.contains("dark"), "dark after theme=dark");
+  });
+});

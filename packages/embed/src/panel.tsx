@@ -1,0 +1,308 @@
+import {
+  ChatView,
+  Composer,
+  SessionSidebar,
+  type SessionSummary,
+  useParleyChat,
+} from "@parley/chat-ui";
+import {
+  type EmbedClient,
+  type EmbedError,
+  type EmbedMe,
+  type Session,
+  unwrap,
+} from "@parley/embed-core";
+import type { UIMessage } from "ai";
+import { List, Plus } from "lucide-react";
+import {
+  Component,
+  type ReactNode,
+  Suspense,
+  useCallback,
+  useEffect,
+  useRef,
+  useState,
+} from "react";
+
+export interface PanelProps {
+  client: EmbedClient;
+  me: EmbedMe;
+  projectId?: string | undefined;
+  autoFocus: boolean;
+  onError?: ((error: EmbedError) => void) | undefined;
+}
+
+/** How many of the end user's newest chats the list shows. */
+const SESSIONS_PAGE = 30;
+
+const toolButton =
+  "inline-flex items-center gap-1 rounded-md px-2 py-1 text-muted-foreground text-xs outline-none hover:bg-accent hover:text-foreground focus-visible:ring-2 focus-visible:ring-ring";
+
+const summary = (session: Session, showCost: boolean): SessionSummary => ({
+  id: session.id,
+  title: session.title ?? "New chat",
+  updatedAt: session.lastActivityAt,
+  ...(showCost ? { spendMicros: session.spendMicros } : {}),
+});
+
+class ChatBoundary extends Component<
+  { onError?: ((error: EmbedError) => void) | undefined; children: ReactNode },
+  { failed: EmbedError | null }
+> {
+  override state: { failed: EmbedError | null } = { failed: null };
+
+  static getDerivedStateFromError(error: unknown): { failed: EmbedError } {
+    const embed = (error as { error?: EmbedError } | null)?.error;
+    return {
+      failed: embed ?? { code: "internal", status: 0, message: "This chat could not be opened." },
+    };
+  }
+
+  override componentDidCatch(): void {
+    if (this.state.failed) this.props.onError?.(this.state.failed);
+  }
+
+  override render() {
+    const { failed } = this.state;
+    if (!failed) return this.props.children;
+    return (
+      <div className="flex h-full flex-col items-center justify-center gap-3 p-6 text-center">
+        <p role="alert" className="text-destructive text-sm">
+          {failed.message}
+        </p>
+        <button
+          type="button"
+          onClick={() => this.setState({ failed: null })}
+          className="rounded-md border border-border px-3 py-1.5 text-sm outline-none hover:bg-accent focus-visible:ring-2 focus-visible:ring-ring"
+        >
+          Try again
+        </button>
+      </div>
+    );
+  }
+}
+
+function Connected({
+  client,
+  sessionId,
+  showCost,
+  autoFocus,
+  firstMessage,
+  onTurnEnd,
+}: {
+  client: EmbedClient;
+  sessionId: string;
+  showCost: boolean;
+  autoFocus: boolean;
+  /** Typed before the chat existed: sent once, as soon as the chat is connected. */
+  firstMessage: string | null;
+  onTurnEnd: () => void;
+}) {
+  // A failed ticket or transcript throws its EmbedError into ChatBoundary.
+  const connectTicket = useCallback(
+    async () => unwrap(await client.connectTicket(sessionId)).ticket,
+    [client, sessionId],
+  );
+  const loadMessages = useCallback(
+    async () => unwrap(await client.messages(sessionId)) as UIMessage[],
+    [client, sessionId],
+  );
+  const chat = useParleyChat({
+    agent: "assistant-agent",
+    name: sessionId,
+    connectTicket,
+    loadMessages,
+    host: client.host,
+  });
+  const sent = useRef(false);
+  const { send } = chat;
+  useEffect(() => {
+    if (firstMessage === null || sent.current) return;
+    sent.current = true;
+    send(firstMessage);
+  }, [firstMessage, send]);
+  const wasBusy = useRef(chat.busy);
+  useEffect(() => {
+    if (wasBusy.current && !chat.busy) onTurnEnd();
+    wasBusy.current = chat.busy;
+  }, [chat.busy, onTurnEnd]);
+  return (
+    <ChatView
+      chat={chat}
+      label="Assistant chat"
+      regenerate
+      autoFocus={autoFocus}
+      showCost={showCost}
+      emptyState="How can I help?"
+    />
+  );
+}
+
+/**
+ * The panel's content, loaded on first open: the end user's chats (a compact list behind
+ * "Chats", New chat, rename) and the current chat. It opens on the newest chat; with none, a
+ * message box whose first message creates the chat, so looking costs nobody a session.
+ */
+export default function Panel({ client, me, projectId, autoFocus, onError }: PanelProps) {
+  const showCost = me.app.showCost;
+  const [sessions, setSessions] = useState<Session[] | null>(null);
+  const [currentId, setCurrentId] = useState<string | null>(null);
+  const [listing, setListing] = useState(false);
+  const [firstMessage, setFirstMessage] = useState<string | null>(null);
+  const [creating, setCreating] = useState(false);
+  const [problem, setProblem] = useState<EmbedError | null>(null);
+  const errorRef = useRef(onError);
+  errorRef.current = onError;
+
+  const report = useCallback((error: EmbedError) => {
+    setProblem(error);
+    errorRef.current?.(error);
+  }, []);
+
+  const reload = useCallback(
+    async (pick: boolean) => {
+      const result = await client.sessions({ limit: SESSIONS_PAGE });
+      if (!result.ok) {
+        report(result.error);
+        return;
+      }
+      setSessions(result.data.items);
+      if (pick) setCurrentId((id) => id ?? result.data.items[0]?.id ?? null);
+    },
+    [client, report],
+  );
+
+  useEffect(() => {
+    void reload(true);
+  }, [reload]);
+
+  const start = async (text: string | null) => {
+    if (creating) return;
+    setCreating(true);
+    setProblem(null);
+    const result = await client.createSession(projectId === undefined ? {} : { projectId });
+    setCreating(false);
+    if (!result.ok) {
+      report(result.error);
+      return;
+    }
+    setSessions((list) => [result.data, ...(list ?? [])]);
+    setFirstMessage(text);
+    setCurrentId(result.data.id);
+    setListing(false);
+  };
+
+  const rename = async (id: string, title: string) => {
+    const result = await client.renameSession(id, title);
+    if (!result.ok) {
+      report(result.error);
+      return;
+    }
+    setSessions((list) => list?.map((s) => (s.id === id ? result.data : s)) ?? null);
+  };
+
+  const onTurnEnd = useCallback(() => void reload(false), [reload]);
+
+  if (sessions === null) {
+    return problem ? (
+      <p role="alert" className="p-6 text-center text-destructive text-sm">
+        {problem.message}
+      </p>
+    ) : (
+      <p role="status" className="p-6 text-center text-muted-foreground text-sm">
+        Loading…
+      </p>
+    );
+  }
+
+  return (
+    <div className="flex h-full min-h-0 flex-col">
+      <div className="flex shrink-0 items-center gap-1 border-border border-b px-2 py-1">
+        <button
+          type="button"
+          aria-pressed={listing}
+          onClick={() => setListing((shown) => !shown)}
+          className={toolButton}
+        >
+          <List aria-hidden="true" className="size-3.5" />
+          Chats
+        </button>
+        <button
+          type="button"
+          onClick={() => {
+            // A new chat is made when its first message is sent, not when the box is shown.
+            setCurrentId(null);
+            setFirstMessage(null);
+            setListing(false);
+          }}
+          className={toolButton}
+        >
+          <Plus aria-hidden="true" className="size-3.5" />
+          New chat
+        </button>
+      </div>
+      {problem && sessions !== null ? (
+        <p role="alert" className="mx-3 mt-2 text-destructive text-sm">
+          {problem.message}
+        </p>
+      ) : null}
+      <div className="min-h-0 flex-1">
+        {listing ? (
+          <SessionSidebar
+            label="Your chats"
+            sessions={sessions.map((session) => summary(session, showCost))}
+            currentId={currentId}
+            onNew={() => void start(null)}
+            onRename={(id, title) => void rename(id, title)}
+            renderLink={(session, children, props) => (
+              <button
+                type="button"
+                {...props}
+                className={`${props.className} text-left`}
+                onClick={() => {
+                  setFirstMessage(null);
+                  setCurrentId(session.id);
+                  setListing(false);
+                }}
+              >
+                {children}
+              </button>
+            )}
+          />
+        ) : currentId === null ? (
+          <div className="flex h-full min-h-0 flex-col">
+            <div className="flex flex-1 items-center justify-center p-6 text-center text-muted-foreground text-sm">
+              How can I help?
+            </div>
+            <Composer
+              busy={false}
+              closedReason={creating ? "Starting a new chat…" : null}
+              onSend={(text) => void start(text)}
+              onStop={() => undefined}
+              autoFocus={autoFocus}
+            />
+          </div>
+        ) : (
+          <ChatBoundary key={currentId} onError={onError}>
+            <Suspense
+              fallback={
+                <p role="status" className="p-6 text-center text-muted-foreground text-sm">
+                  Connecting…
+                </p>
+              }
+            >
+              <Connected
+                client={client}
+                sessionId={currentId}
+                showCost={showCost}
+                autoFocus={autoFocus}
+                firstMessage={firstMessage}
+                onTurnEnd={onTurnEnd}
+              />
+            </Suspense>
+          </ChatBoundary>
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,22 @@
+import { describe, expect, it } from "vitest";
+import { shadowCss } from "./shadow-css.ts";
+
+describe("shadowCss", () => {
+  it("turns @property rules into initial values on every element of the shadow tree", () => {
+    const css = `@property --tw-ring-shadow { syntax: "*"; inherits: false; initial-value: 0 0 #0000; }
+@property --tw-shadow-color { syntax: "*"; inherits: false }
+.ring { box-shadow: var(--tw-ring-shadow); }`;
+    const out = shadowCss(css);
+    expect(out).not.toContain("@property");
+    expect(out).toContain(".ring { box-shadow: var(--tw-ring-shadow); }");
+    expect(out).toContain(":host,*,::before,::after,::backdrop{--tw-ring-shadow:0 0 #0000}");
+  });
+
+  it("writes rem as px, so the host page's root font size does not scale the assistant", () => {
+    expect(
+      shadowCss(".p{padding:.25rem;margin:-1.5rem;width:calc(var(--spacing)*4);gap:2rem}"),
+    ).toBe(".p{padding:4px;margin:-24px;width:calc(var(--spacing)*4);gap:32px}");
+    // Not inside names: a class or variable that merely ends in "rem" stays.
+    expect(shadowCss(".lorem{--x-2rem:1}")).toBe(".lorem{--x-2rem:1}");
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * Adapts the compiled stylesheet to a shadow root on someone else's page, once per page:
+ *
+ * - `@property` rules do nothing inside a shadow root (they register globally, from documents
+ *   only), so Tailwind's `--tw-*` variables would start with no value and rings, shadows and
+ *   transforms would break. Each becomes a plain declaration of its initial value on every
+ *   element, as Tailwind's own fallback for browsers without `@property` does.
+ * - `rem` is relative to the host page's root font size, which the page chooses (62.5% is
+ *   common): the assistant would shrink or grow with it. Every rem becomes px at 16px per rem.
+ */
+export function shadowCss(css: string): string {
+  const initial: string[] = [];
+  const withoutProperties = css.replace(
+    /@property\s+(--[\w-]+)\s*\{([^}]*)\}/g,
+    (_rule, name: string, body: string) => {
+      const value = /initial-value\s*:\s*([^;]+)/.exec(body)?.[1]?.trim();
+      if (value !== undefined) initial.push(`${name}:${value}`);
+      return "";
+    },
+  );
+  const px = withoutProperties.replace(
+    /(^|[^\w.-])(-?\d*\.?\d+)rem\b/g,
+    (_match, before: string, number: string) => `${before}${+(Number(number) * 16).toFixed(4)}px`,
+  );
+  return initial.length === 0
+    ? px
+    : `${px}\n:host,*,::before,::after,::backdrop{${initial.join(";")}}`;
+}
+
+let sheet: CSSStyleSheet | null = null;
+let text: string | null = null;
+
+/**
+ * Puts the stylesheet into a shadow root: one constructed sheet shared by every assistant on the
+ * page where the browser can (a page whose CSP forbids inline styles does not block it), else a
+ * `<style>` element.
+ */
+export function adoptStyles(root: ShadowRoot, css: string): void {
+  text ??= shadowCss(css);
+  if ("adoptedStyleSheets" in root && typeof CSSStyleSheet === "function") {
+    try {
+      if (!sheet) {
+        sheet = new CSSStyleSheet();
+        sheet.replaceSync(text);
+      }
+      if (!root.adoptedStyleSheets.includes(sheet)) {
+        root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
+      }
+      return;
+    } catch {
+      sheet = null; // constructable sheets not supported after all: fall through to <style>
+    }
+  }
+  if (root.querySelector("style[data-parley]")) return;
+  const style = document.createElement("style");
+  style.dataset.parley = "";
+  style.textContent = text;
+  root.prepend(style);
+}
