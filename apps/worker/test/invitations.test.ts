@@ -32,6 +32,20 @@ async function invite(token: string, orgId: string, email: string, role = "membe
   return { ...res.body, secret };
 }
 
+/** Someone with an account joins the org the only way there is: invited, and accepting. */
+async function join(
+  ownerToken: string,
+  orgId: string,
+  who: { email: string; accessToken: string },
+  role = "member",
+) {
+  const { secret } = await invite(ownerToken, orgId, who.email, role);
+  const accepted = await api("POST", `/api/invitations/${secret}/accept`, {
+    token: who.accessToken,
+  });
+  expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
+}
+
 async function membersOf(token: string, orgId: string) {
   const res = await api<{ items: { userId: string; role: string }[] }>(
     "GET",
@@ -136,29 +150,68 @@ describe("invitations by link", () => {
     }
   });
 
-  it("adds someone who has an account at once, with no link", async () => {
+  it("never adds an account unasked: it gets a link too, the same answer as for no account (found by the outside probe)", async () => {
     const owner = await signUp("owner");
     const known = await signUp("known");
-    const res = await api<Created>("POST", `/api/orgs/${owner.orgId}/invitations`, {
-      token: owner.accessToken,
-      body: { email: known.email, role: "admin" },
+    const unknownEmail = uniqueEmail("unknown");
+    for (const path of ["invitations", "members"]) {
+      const before = await membersOf(owner.accessToken, owner.orgId);
+      const forKnown = await api<Created>("POST", `/api/orgs/${owner.orgId}/${path}`, {
+        token: owner.accessToken,
+        body: { email: known.email, role: "admin" },
+      });
+      const forUnknown = await api<Created>("POST", `/api/orgs/${owner.orgId}/${path}`, {
+        token: owner.accessToken,
+        body: { email: unknownEmail, role: "admin" },
+      });
+      expect(forKnown.status, JSON.stringify(forKnown.body)).toBe(201);
+      expect(forUnknown.status).toBe(201);
+      expect(forKnown.body).toMatchObject({ email: known.email, role: "admin", status: "pending" });
+      expect(forKnown.body.url).toMatch(/\/invite\/inv_/);
+      // Nothing tells the inviter whether an email has an account.
+      expect(Object.keys(forKnown.body).sort()).toEqual(Object.keys(forUnknown.body).sort());
+      expect(forUnknown.body.status).toBe("pending");
+      // Nobody joined.
+      expect(await membersOf(owner.accessToken, owner.orgId)).toEqual(before);
+    }
+    // The account joins when it accepts the (latest) link, with the role.
+    const invitation = await invite(owner.accessToken, owner.orgId, known.email, "admin");
+    const accepted = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
+      token: known.accessToken,
     });
-    expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ email: known.email, role: "admin", status: "accepted" });
-    expect(res.body).not.toHaveProperty("url");
+    expect(accepted.status).toBe(201);
     expect(await membersOf(owner.accessToken, owner.orgId)).toContainEqual(
       expect.objectContaining({ userId: known.userId, role: "admin" }),
     );
   });
 
+  it("does not let an account squatting on an invited email in without the link", async () => {
+    const owner = await signUp("owner");
+    // Parley verifies no address: anyone can sign up as the person an admin will invite.
+    const squatter = await signUp("squatter", { email: uniqueEmail("cfo") });
+    const before = await snapshot();
+    const res = await api<Created>("POST", `/api/orgs/${owner.orgId}/members`, {
+      token: owner.accessToken,
+      body: { email: squatter.email, role: "admin" },
+    });
+    expect(res.status).toBe(201);
+    // The org is not theirs to open: the link went to the inviter, to send to the real mailbox.
+    const orgs = await api<{ items: { id: string }[] }>("GET", "/api/orgs", {
+      token: squatter.accessToken,
+    });
+    expect(orgs.body.items.map((org) => org.id)).not.toContain(owner.orgId);
+    expect(
+      (await api("GET", `/api/orgs/${owner.orgId}/projects`, { token: squatter.accessToken }))
+        .status,
+    ).toBe(404);
+    const after = await snapshot();
+    expect(after.memberships).toEqual(before.memberships);
+  });
+
   it("lets only owners invite owners, and not an existing member, and checks the email", async () => {
     const owner = await signUp("owner");
     const admin = await signUp("admin");
-    const asAdmin = await api<Created>("POST", `/api/orgs/${owner.orgId}/invitations`, {
-      token: owner.accessToken,
-      body: { email: admin.email, role: "admin" },
-    });
-    expect(asAdmin.body.status).toBe("accepted");
+    await join(owner.accessToken, owner.orgId, admin, "admin");
     const before = await snapshot();
     const ownerInvite = await api("POST", `/api/orgs/${owner.orgId}/invitations`, {
       token: admin.accessToken,
@@ -235,10 +288,7 @@ describe("invitations by link", () => {
 
     // An admin cannot plant a link to another spelling of their own address.
     const dan = await signUp("dan", { email: uniqueEmail("dan") });
-    await api("POST", `/api/orgs/${owner.orgId}/members`, {
-      token: owner.accessToken,
-      body: { email: dan.email, role: "admin" },
-    });
+    await join(owner.accessToken, owner.orgId, dan, "admin");
     const [local, domain] = dan.email.split("@");
     const planted = await api("POST", `/api/orgs/${owner.orgId}/invitations`, {
       token: dan.accessToken,
@@ -266,11 +316,8 @@ describe("invitations by link", () => {
     const gus = await signUp("gus", { email: uniqueEmail("gus") });
     const [local, domain] = gus.email.split("@");
     const tagged = await invite(owner.accessToken, owner.orgId, `${local}+tag@${domain}`, "admin");
-    await api("POST", `/api/orgs/${owner.orgId}/members`, {
-      token: owner.accessToken,
-      body: { email: gus.email, role: "member" },
-    });
-    // Added directly: the pending link to them is revoked already.
+    await join(owner.accessToken, owner.orgId, gus);
+    // Joined by another link: the pending one to another spelling of them is revoked already.
     expect((await api("GET", `/api/auth/invitations/${tagged.secret}`)).status).toBe(410);
     const filed = await api<Erasure>("POST", `/api/orgs/${owner.orgId}/erasure-requests`, {
       token: owner.accessToken,
@@ -311,10 +358,7 @@ describe("invitations by link", () => {
   it("closes a demoted admin's pending links: they no longer grant what the admin could", async () => {
     const owner = await signUp("owner");
     const dave = await signUp("dave");
-    await api("POST", `/api/orgs/${owner.orgId}/members`, {
-      token: owner.accessToken,
-      body: { email: dave.email, role: "admin" },
-    });
+    await join(owner.accessToken, owner.orgId, dave, "admin");
     const link = await invite(dave.accessToken, owner.orgId, uniqueEmail("kate"), "admin");
     const demoted = await api("PATCH", `/api/orgs/${owner.orgId}/members/${dave.userId}`, {
       token: owner.accessToken,

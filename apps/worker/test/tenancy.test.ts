@@ -34,11 +34,19 @@ describe("members and roles", () => {
       body: { email: w.newcomer.email, role: "admin" },
     });
     expect(added.status).toBe(201);
+    // Adding is inviting: the newcomer gets a link and joins only by accepting it.
     expect(added.body).toMatchObject({
-      userId: w.newcomer.id,
       role: "admin",
       email: w.newcomer.email,
+      status: "pending",
+      url: expect.stringMatching(/\/invite\/inv_/),
     });
+    const joined = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM memberships WHERE org_id = ? AND user_id = ?",
+    )
+      .bind(w.orgId, w.newcomer.id)
+      .first<{ n: number }>();
+    expect(joined?.n).toBe(0);
     const third = await person("third");
     const owner = await api("POST", path, {
       token: w.owner.token,
@@ -47,7 +55,7 @@ describe("members and roles", () => {
     expect(owner.status).toBe(201);
   });
 
-  it("adding an existing member is a conflict that leaves no trace; an unknown email is 404", async () => {
+  it("adding an existing member is a conflict that leaves no trace; an unknown email is invited like any", async () => {
     const w = await world();
     const path = `/api/orgs/${w.orgId}/members`;
     const before = await snapshot();
@@ -57,12 +65,14 @@ describe("members and roles", () => {
     });
     expect(dup.status).toBe(409);
     expect(errorCode(dup)).toBe("conflict");
+    expect(await snapshot()).toEqual(before);
+    // No 404 for an email without an account: the answer would tell who has one.
     const unknown = await api("POST", path, {
       token: w.owner.token,
       body: { email: "ghost@example.test", role: "member" },
     });
-    expect(unknown.status).toBe(404);
-    expect(await snapshot()).toEqual(before);
+    expect(unknown.status).toBe(201);
+    expect(unknown.body).toMatchObject({ email: "ghost@example.test", status: "pending" });
     const member = await env.DB.prepare(
       "SELECT role FROM memberships WHERE org_id = ? AND user_id = ?",
     )

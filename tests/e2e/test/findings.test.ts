@@ -490,12 +490,18 @@ describe("navigation and the shell", () => {
     const bobEmail = freshEmail("bob");
     await signUp(bob.page, base, { name: "Bob Bobson", email: bobEmail });
 
-    // The owner adds Bob as an admin.
+    // The owner adds Bob as an admin: Bob has an account, and still joins only through the link.
     await page.goto(`${base}/members`);
     const add = page.getByRole("form", { name: "Add a member" });
     await add.getByLabel("Email").fill(bobEmail);
     await add.getByLabel("Role").selectOption("admin");
     await add.getByRole("button", { name: "Add member" }).click();
+    const link = await add.getByLabel("Invitation link").inputValue();
+    expect(await page.getByRole("combobox", { name: "Role of Bob Bobson" }).count()).toBe(0);
+    await bob.page.goto(link);
+    await bob.page.getByRole("button", { name: /^Join / }).click();
+    await bob.page.waitForURL((url) => url.pathname === "/projects");
+    await page.reload();
     await page.getByRole("combobox", { name: "Role of Bob Bobson" }).waitFor();
 
     // Bob switches to the owner's org and sees the admin screens.

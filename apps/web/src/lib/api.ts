@@ -362,13 +362,11 @@ export function createApiClient(options: ApiClientOptions = {}) {
       request<{ url: string }>("POST", `/api/orgs/${enc(orgId)}/billing/portal`),
     members: (orgId: string, cursor?: string) =>
       request<Page<Member>>("GET", `/api/orgs/${enc(orgId)}/members${queryString({ cursor })}`),
-    addMember: (orgId: string, input: { email: string; role: Role }) =>
-      request<Member>("POST", `/api/orgs/${enc(orgId)}/members`, input),
     updateMember: (orgId: string, userId: string, role: Role) =>
       request<Member>("PATCH", `/api/orgs/${enc(orgId)}/members/${enc(userId)}`, { role }),
     removeMember: (orgId: string, userId: string) =>
       request<void>("DELETE", `/api/orgs/${enc(orgId)}/members/${enc(userId)}`),
-    /** Invites an email that may have no account yet; the answer's `url` is the link to send. */
+    /** Invites an email (with an account or not); the answer's `url` is the link to send. */
     invite: (orgId: string, input: { email: string; role: Role }) =>
       request<Invitation>("POST", `/api/orgs/${enc(orgId)}/invitations`, input),
     invitations: (orgId: string, cursor?: string) =>

@@ -1,5 +1,7 @@
 import {
+  type AddMember,
   AppError,
+  type CreateInvitation,
   createInvitationSchema,
   type Invitation,
   type InvitationPreview,
@@ -8,7 +10,7 @@ import {
   pageQuerySchema,
   type Role,
 } from "@parley/shared";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { sha256Base64Url, toBase64Url } from "../auth/encoding.ts";
 import { normalizedEmail } from "../auth/keyed-hash.ts";
@@ -19,9 +21,9 @@ import { publicBase } from "../http/public-base.ts";
 import { jsonBody, query } from "../http/validate.ts";
 
 /**
- * Invitations (2026-12-02). Adding a member by email needs an account; an invitation does not: an
- * owner or admin invites an email with a role, and someone with no account yet gets a link to send
- * them (Parley sends no mail); someone with an account joins at once.
+ * Invitations (2026-12-02). An owner or admin invites an email with a role and gets a link to send
+ * them (Parley sends no mail); the person joins by accepting it, whether they had an account or make
+ * one through the link. Adding a member by email is the same invitation: nobody joins unasked.
  * The link's secret is stored only as its SHA-256, so a leaked database opens no org. It is
  * accepted once, within {@link INVITATION_TTL_MS}, by a signed-in user whose email is the one
  * invited (exactly, case aside): a forwarded link does not let another account in.
@@ -148,106 +150,83 @@ function requirePending(row: InvitationRow, now: number): void {
   }
 }
 
+/**
+ * Invites an email with a role, for `POST .../invitations` and `POST .../members` alike: everyone
+ * gets a link, whether or not they have an account, and joins only by accepting it signed in with
+ * the invited email. Nobody is added to an org without their say (2026-12-02): an admin could
+ * otherwise put anyone into their org by email, and since Parley verifies no address, whoever
+ * signed up first with an email would join every org that invited it. The link, delivered by the
+ * inviter to the real mailbox, is what proves the mailbox; the answer is the same for an email with
+ * an account and one without, so it tells the inviter nothing about who has an account.
+ */
+export async function invite(
+  c: Context<AppEnv>,
+  input: CreateInvitation | AddMember,
+): Promise<Response> {
+  const { userId } = c.get("caller");
+  const db = c.env.DB;
+  const access = await orgAccess(db, userId, c.req.param("orgId") ?? "");
+  requireRole(access, "admin");
+  // Only owners make owners.
+  if (input.role === "owner") requireRole(access, "owner");
+  if (await isMembersEmail(db, access.orgId, input.email)) {
+    throw new AppError("conflict", "This person is already a member", { field: "email" });
+  }
+  // Where links point, before anything is written: a server without PUBLIC_URL refuses the
+  // invitation whole rather than storing one it cannot hand out.
+  const base = publicBase(c, "Invitations");
+  const now = Date.now();
+  // One live link per person and org: a new invitation (another role, say) replaces the older.
+  const older = await pendingInvitations(db, access.orgId, { email: input.email }, now);
+  const token = `inv_${toBase64Url(crypto.getRandomValues(new Uint8Array(32)))}`;
+  const row: InvitationRow = {
+    id: newId("invitation", now),
+    org_id: access.orgId,
+    email: input.email,
+    role: input.role,
+    created_at: now,
+    expires_at: now + INVITATION_TTL_MS,
+    accepted_at: null,
+    revoked_at: null,
+  };
+  await db.batch([
+    revokeInvitations(db, older, now),
+    db
+      .prepare(
+        `INSERT INTO invitations (id, org_id, email, role, token_hash, invited_by, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .bind(
+        row.id,
+        row.org_id,
+        row.email,
+        row.role,
+        await sha256Base64Url(token),
+        userId,
+        now,
+        row.expires_at,
+      ),
+    auditStatement(
+      db,
+      {
+        orgId: access.orgId,
+        actorId: userId,
+        action: "invitation.created",
+        subjectType: "invitation",
+        subjectId: row.id,
+        data: { role: input.role },
+      },
+      { now },
+    ),
+  ]);
+  return c.json({ ...toInvitation(row, now), url: `${base}/invite/${token}` }, 201);
+}
+
 /** `/api/orgs/:orgId/invitations`: owners and admins make, list and revoke an org's invitations. */
 export const orgInvitations = new Hono<AppEnv>()
-  /**
-   * Invites an email with a role. Someone who already has an account joins at once (as adding a
-   * member does: the invitation is recorded as accepted, with no link); anyone else gets a link.
-   * One call either way, so a client never has to try one and fall back to the other.
-   */
-  .post("/:orgId/invitations", jsonBody(createInvitationSchema), async (c) => {
-    const { userId } = c.get("caller");
-    const db = c.env.DB;
-    const access = await orgAccess(db, userId, c.req.param("orgId"));
-    requireRole(access, "admin");
-    const input = c.req.valid("json");
-    // As for adding a member: only owners make owners.
-    if (input.role === "owner") requireRole(access, "owner");
-    const account = await db
-      .prepare(
-        `SELECT u.id, EXISTS (SELECT 1 FROM memberships m WHERE m.org_id = ? AND m.user_id = u.id) AS member
-         FROM users u WHERE u.email = ?`,
-      )
-      .bind(access.orgId, input.email)
-      .first<{ id: string; member: number }>();
-    if (account?.member || (await isMembersEmail(db, access.orgId, input.email))) {
-      throw new AppError("conflict", "This person is already a member", { field: "email" });
-    }
-    // Where links point, before anything is written: a server without PUBLIC_URL refuses the
-    // invitation whole rather than storing one it cannot hand out.
-    const base = account ? null : publicBase(c, "Invitations");
-    const now = Date.now();
-    // One live link per person and org: a new invitation (another role, say) replaces the older.
-    const older = await pendingInvitations(db, access.orgId, { email: input.email }, now);
-    const token = `inv_${toBase64Url(crypto.getRandomValues(new Uint8Array(32)))}`;
-    const row: InvitationRow = {
-      id: newId("invitation", now),
-      org_id: access.orgId,
-      email: input.email,
-      role: input.role,
-      created_at: now,
-      expires_at: now + INVITATION_TTL_MS,
-      accepted_at: account ? now : null,
-      revoked_at: null,
-    };
-    const statements = [
-      revokeInvitations(db, older, now),
-      db
-        .prepare(
-          `INSERT INTO invitations (id, org_id, email, role, token_hash, invited_by, created_at, expires_at, accepted_at, accepted_by)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .bind(
-          row.id,
-          row.org_id,
-          row.email,
-          row.role,
-          await sha256Base64Url(token),
-          userId,
-          now,
-          row.expires_at,
-          row.accepted_at,
-          account?.id ?? null,
-        ),
-      auditStatement(
-        db,
-        {
-          orgId: access.orgId,
-          actorId: userId,
-          action: "invitation.created",
-          subjectType: "invitation",
-          subjectId: row.id,
-          data: { role: input.role },
-        },
-        { now },
-      ),
-    ];
-    if (account) {
-      statements.push(
-        db
-          .prepare(
-            `INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
-             ON CONFLICT (org_id, user_id) DO NOTHING`,
-          )
-          .bind(access.orgId, account.id, input.role, now),
-        auditStatement(
-          db,
-          {
-            orgId: access.orgId,
-            actorId: userId,
-            action: "member.added",
-            subjectType: "user",
-            subjectId: account.id,
-            data: { role: input.role, invitation: row.id },
-          },
-          { now, afterChange: true },
-        ),
-      );
-    }
-    await db.batch(statements);
-    if (account) return c.json(toInvitation(row, now), 201);
-    return c.json({ ...toInvitation(row, now), url: `${base}/invite/${token}` }, 201);
-  })
+  .post("/:orgId/invitations", jsonBody(createInvitationSchema), (c) =>
+    invite(c, c.req.valid("json")),
+  )
 
   .get("/:orgId/invitations", query(pageQuerySchema), async (c) => {
     const db = c.env.DB;

@@ -19,7 +19,7 @@ import { createOrgStatements } from "../db/orgs.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { jsonBody, query } from "../http/validate.ts";
-import { pendingInvitations, revokeInvitations } from "./invitations.ts";
+import { invite, pendingInvitations, revokeInvitations } from "./invitations.ts";
 
 interface OrgRow {
   id: string;
@@ -127,48 +127,11 @@ export const orgs = new Hono<AppEnv>()
     return c.json(toPage(results, limit, (row) => row.user_id, toMember));
   })
 
-  /** Adds an existing user by email. Admins add members and admins; only owners add owners. */
-  .post("/:orgId/members", jsonBody(addMemberSchema), async (c) => {
-    const { userId } = c.get("caller");
-    const db = c.env.DB;
-    const access = await orgAccess(db, userId, c.req.param("orgId"));
-    requireRole(access, "admin");
-    const input = c.req.valid("json");
-    if (input.role === "owner") requireRole(access, "owner");
-    const user = await db
-      .prepare("SELECT id FROM users WHERE email = ?")
-      .bind(input.email)
-      .first<{ id: string }>();
-    if (!user) throw new AppError("not_found", "No account with this email", { field: "email" });
-    const now = Date.now();
-    // Added directly: a link still pending to them (perhaps for another role) has no use left.
-    const links = await pendingInvitations(db, access.orgId, { email: input.email }, now);
-    const [insert] = await db.batch([
-      db
-        .prepare(
-          `INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT (org_id, user_id) DO NOTHING`,
-        )
-        .bind(access.orgId, user.id, input.role, now),
-      auditStatement(
-        db,
-        {
-          orgId: access.orgId,
-          actorId: userId,
-          action: "member.added",
-          subjectType: "user",
-          subjectId: user.id,
-          data: { role: input.role },
-        },
-        { now, afterChange: true },
-      ),
-      revokeInvitations(db, links, now, { afterChange: true }),
-    ]);
-    if (insert?.meta.changes !== 1) {
-      throw new AppError("conflict", "This user is already a member", { field: "email" });
-    }
-    return c.json(toMember(await memberRow(db, access.orgId, user.id)), 201);
-  })
+  /**
+   * Adds someone by email, which is inviting them: the answer is the invitation with its link
+   * (2026-12-02; before, an existing account joined at once, unasked). See `invite`.
+   */
+  .post("/:orgId/members", jsonBody(addMemberSchema), (c) => invite(c, c.req.valid("json")))
 
   /**
    * Changes a member's role. Members change no roles (not even their own); admins move people between

@@ -13,9 +13,9 @@ import { InvitationLink } from "./invitations.tsx";
 import { rolesToGrant, roleWords } from "./member-rules.ts";
 
 /**
- * Adds a person to the org by email, with the roles the caller may grant: an existing Parley account
- * joins at once; for an email with no account yet, an invitation is made and its link shown to
- * copy and send (Parley sends no mail).
+ * Adds a person to the org by email, with the roles the caller may grant: an invitation is made and
+ * its link shown to copy and send (Parley sends no mail); they join by opening it, with an account
+ * of that email or a new one. Nobody joins unasked.
  */
 export function AddMemberForm({
   orgId,
@@ -44,16 +44,13 @@ export function AddMemberForm({
     setError(null);
     setInvited(null);
     try {
-      // One call: an account joins at once; an email with no account gets a link to send.
       const invitation = await api.invite(orgId, { email, role });
       form.reset();
-      if (invitation.url) {
-        setInvited(invitation);
-        await queryClient.invalidateQueries({ queryKey: keys.invitations(orgId) });
-      } else {
-        toast.success(`${invitation.email} joined ${orgName} as ${roleWords[role].toLowerCase()}.`);
-        await queryClient.invalidateQueries({ queryKey: keys.members(orgId) });
-      }
+      setInvited(invitation);
+      toast.success(
+        `Invitation for ${invitation.email} to join ${orgName} made: send them the link.`,
+      );
+      await queryClient.invalidateQueries({ queryKey: keys.invitations(orgId) });
     } catch (caught) {
       setError(caught);
     } finally {
@@ -66,7 +63,7 @@ export function AddMemberForm({
       <CardHeader
         id="add-member-title"
         title="Add a member"
-        description="Someone with a Parley account joins at once; anyone else gets an invitation link."
+        description="They get an invitation link to send them, and join when they open it."
       />
       <CardBody>
         <form onSubmit={onSubmit} className="grid gap-4" aria-label="Add a member">
