@@ -22,15 +22,16 @@ const signIns = new Map();
 
 const html = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-function page(user) {
+function page(user, { forgotten = false } = {}) {
   const body = user
     ? `<header><strong>Acme Shop</strong> · signed in as ${html(user.name)}
-         <form method="post" action="/logout" style="display:inline"><button>Sign out</button></form></header>
+         <form method="post" action="/logout" style="display:inline"><button>Sign out</button></form>
+         <form method="post" action="/forget" style="display:inline"><button>Delete my data</button></form></header>
        <main><h1>Your orders</h1><p>Order #1001 is on its way. Ask the assistant anything.</p>
        <parley-assistant app-id="${html(config.appId)}" token-url="/parley-token"
          parley-url="${html(PARLEY)}" mode="inline" theme="auto"></parley-assistant></main>
        <script type="module" src="${html(PARLEY)}/embed/parley-assistant.js"></script>`
-    : `<main><h1>Acme Shop</h1><form method="post" action="/login">
+    : `<main><h1>Acme Shop</h1>${forgotten ? '<p role="status">Your data was deleted.</p>' : ""}<form method="post" action="/login">
          <label>Your name <input name="name" required maxlength="60" autocomplete="name"></label>
          <button>Sign in</button></form></main>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -40,9 +41,13 @@ function page(user) {
     </head><body>${body}</body></html>`;
 }
 
+function currentSid(req) {
+  return /(?:^|;\s*)host_sid=([A-Za-z0-9_-]+)/.exec(req.headers.cookie ?? "")?.[1] ?? null;
+}
+
 function currentUser(req) {
-  const match = /(?:^|;\s*)host_sid=([A-Za-z0-9_-]+)/.exec(req.headers.cookie ?? "");
-  return match ? (signIns.get(match[1]) ?? null) : null;
+  const sid = currentSid(req);
+  return sid ? (signIns.get(sid) ?? null) : null;
 }
 
 async function readForm(req) {
@@ -72,6 +77,26 @@ async function parleyToken(req, res, user) {
   return send(res, 200, { accessToken: body.accessToken, expiresIn: body.expiresIn });
 }
 
+/**
+ * "Delete my data" in the shop: the shop, as the controller of its users' data, asks Parley to
+ * erase everything it holds about this user (their chats, their usage's link to them) with its key
+ * (`end_users:erase`), then signs them out.
+ */
+async function forget(res, user, sid) {
+  if (!user) return send(res, 401, { error: "sign in first" });
+  const erased = await fetch(
+    `${PARLEY}/api/apps/${config.appId}/end-users/${encodeURIComponent(user.id)}`,
+    { method: "DELETE", headers: { authorization: `Bearer ${config.apiKey}` } },
+  );
+  if (!erased.ok && erased.status !== 404) {
+    const body = await erased.json().catch(() => null);
+    return send(res, 502, { error: body?.error?.code ?? "parley" });
+  }
+  signIns.delete(sid);
+  res.writeHead(303, { location: "/?forgotten=1", "set-cookie": "host_sid=; Max-Age=0; Path=/" });
+  return res.end();
+}
+
 function send(res, status, body) {
   res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
   res.end(JSON.stringify(body));
@@ -96,13 +121,18 @@ createServer(async (req, res) => {
       res.writeHead(303, { location: "/", "set-cookie": "host_sid=; Max-Age=0; Path=/" });
       return res.end();
     }
+    if (req.method === "POST" && url.pathname === "/forget") {
+      return await forget(res, user, currentSid(req));
+    }
     if (req.method === "POST" && url.pathname === "/parley-token") {
       return await parleyToken(req, res, user);
     }
     if (req.method === "GET" && url.pathname === "/") {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-      return res.end(page(user));
+      return res.end(page(user, { forgotten: url.searchParams.has("forgotten") }));
     }
+    // No icon: an empty answer, not a 404 in the browser's console.
+    if (url.pathname === "/favicon.ico") return res.writeHead(204).end();
     res.writeHead(404).end();
   } catch (error) {
     console.error("[host-app]", error instanceof Error ? error.message : error);

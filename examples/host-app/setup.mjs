@@ -5,8 +5,12 @@
 
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 
-const file = new URL("./.parley.json", import.meta.url);
+// HOST_APP_STATE moves it (the browser tests keep theirs in a temporary directory).
+const file = process.env.HOST_APP_STATE
+  ? pathToFileURL(process.env.HOST_APP_STATE)
+  : new URL("./.parley.json", import.meta.url);
 
 async function call(parley, method, path, { token, body } = {}) {
   const response = await fetch(`${parley}${path}`, {

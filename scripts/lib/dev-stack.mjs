@@ -34,13 +34,19 @@ async function freePorts(count) {
   return ports;
 }
 
-/** @param {{ timeoutMs?: number }} [options] */
-export async function startDevStack({ timeoutMs = 150_000 } = {}) {
+/**
+ * @param {{ timeoutMs?: number, example?: boolean }} [options] `example`: the example host app too
+ * (`pnpm dev --example`), on its own free port, its set-up kept in the state directory.
+ */
+export async function startDevStack({ timeoutMs = 150_000, example = false } = {}) {
   const state = await mkdtemp(path.join(tmpdir(), "parley-dev-state-"));
-  const [port, modelPort, standinPort] = await freePorts(3);
+  const [port, modelPort, standinPort, examplePort] = await freePorts(4);
   const base = `http://127.0.0.1:${port}`;
+  const exampleBase = `http://localhost:${examplePort}`;
+  const exampleState = path.join(state, "host-app.json");
   let log = "";
-  const child = spawn(process.execPath, [path.join(root, "scripts/dev.mjs")], {
+  const args = [path.join(root, "scripts/dev.mjs"), ...(example ? ["--example"] : [])];
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env: {
       // The platform must start as on a laptop: no test secrets from the environment.
@@ -52,6 +58,8 @@ export async function startDevStack({ timeoutMs = 150_000 } = {}) {
       STRIPE_STANDIN_PORT: String(standinPort),
       PERSIST_DIR: state,
       OPENROUTER_API_KEY: "",
+      HOST_APP_PORT: String(examplePort),
+      HOST_APP_STATE: exampleState,
     },
     stdio: ["ignore", "pipe", "pipe"],
     // Its own process group, so stop() ends wrangler, the dev model and the stand-in with it.
@@ -76,7 +84,9 @@ export async function startDevStack({ timeoutMs = 150_000 } = {}) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      if ((await fetch(`${base}/api/health`)).ok) break;
+      if ((await fetch(`${base}/api/health`)).ok && (!example || (await fetch(exampleBase)).ok)) {
+        break;
+      }
     } catch {
       // not up yet
     }
@@ -86,5 +96,12 @@ export async function startDevStack({ timeoutMs = 150_000 } = {}) {
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  return { base, port, log: () => log, stop };
+  return {
+    base,
+    port,
+    exampleBase: example ? exampleBase : null,
+    exampleState: example ? exampleState : null,
+    log: () => log,
+    stop,
+  };
 }

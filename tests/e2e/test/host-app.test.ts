@@ -1,0 +1,115 @@
+import { readFileSync } from "node:fs";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
+import { launchChromium, openContext, VIEWPORTS } from "./browser.ts";
+
+/**
+ * Parley inside a tenant's own product (issue 15), in Chromium against `pnpm dev --example`: the
+ * example host app (examples/host-app) signs its own user in and embeds the assistant with the
+ * script tag; the end user chats through it; their usage shows under the org's billing, by end
+ * user; the shop's "Delete my data" erases them through its API key, and the org sees that.
+ */
+let stack: DevStack | undefined;
+let browser: Browser | undefined;
+let shop = "";
+let owner: { email: string; password: string } = { email: "", password: "" };
+
+const endUser = "Grace Hopper";
+const question = "What is the returns policy?";
+
+afterEach(async (context) => {
+  if (context.task.result?.state === "fail") console.log(stack?.log().slice(-3000));
+});
+
+beforeAll(async () => {
+  const starting = startDevStack({ timeoutMs: 150_000, example: true });
+  browser = await launchChromium();
+  stack = await starting;
+  shop = stack.exampleBase ?? "";
+  owner = JSON.parse(readFileSync(stack.exampleState ?? "", "utf8")).owner;
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+/** The org's owner, signed in to Parley's own web app. */
+async function signInOwner(): Promise<{ page: Page; close: () => Promise<void> }> {
+  if (!browser || !stack) throw new Error("no stack");
+  const opened = await openContext(browser, VIEWPORTS.desktop, "light");
+  await opened.page.goto(`${stack.base}/signin`);
+  await opened.page.getByLabel("Email").fill(owner.email);
+  await opened.page.getByLabel("Password").fill(owner.password);
+  await opened.page.getByRole("button", { name: "Sign in" }).click();
+  await opened.page.waitForURL((url) => url.pathname === "/projects");
+  return { page: opened.page, close: () => opened.context.close() };
+}
+
+/** The names the billing page's usage table lists, grouped by member. */
+async function usageByMember(page: Page): Promise<string> {
+  if (!stack) throw new Error("no stack");
+  await page.goto(`${stack.base}/billing`);
+  const usage = page.getByRole("region", { name: /^Spend, / });
+  await usage.getByLabel("Group by").selectOption("member");
+  await usage.getByRole("table").or(usage.getByText("No usage in this period")).first().waitFor();
+  return (await usage.textContent()) ?? "";
+}
+
+describe("the example host app", () => {
+  let shopPage: Page;
+  let shopErrors: string[] = [];
+
+  it("an end user of the shop chats with the assistant embedded by the script tag", async () => {
+    if (!browser) throw new Error("no browser");
+    const opened = await openContext(browser, VIEWPORTS.desktop, "light");
+    shopPage = opened.page;
+    shopErrors = opened.errors;
+    await shopPage.goto(shop);
+    await shopPage.getByLabel("Your name").fill(endUser);
+    await shopPage.getByRole("button", { name: "Sign in" }).click();
+    await shopPage.getByText(`signed in as ${endUser}`).waitFor();
+
+    // The assistant is in the shop's page, in its shadow root: the locators pierce it.
+    const assistant = shopPage.locator("parley-assistant");
+    const box = shopPage.getByRole("textbox", { name: "Message" });
+    await box.fill(question);
+    await box.press("Enter");
+    await assistant.getByText(`Dev model reply to: ${question}`).waitFor();
+    // The app shows cost (its setting): the reply's footer says what it cost.
+    await assistant.getByText(/Cost \$0\.\d+/).waitFor();
+    // Inline, it fills the box the shop gave it, no less.
+    const heights = await assistant.evaluate((element) => ({
+      element: element.getBoundingClientRect().height,
+      panel: element.shadowRoot?.querySelector("section")?.getBoundingClientRect().height ?? 0,
+    }));
+    expect(heights.panel).toBeGreaterThan(heights.element * 0.95);
+    // The chat is the end user's: listed under "Chats", titled by the question.
+    await assistant.getByRole("button", { name: "Chats" }).click();
+    await assistant.getByText(question).first().waitFor();
+    expect(shopErrors).toEqual([]);
+  });
+
+  it("their usage appears under the org's billing, grouped by end user", async () => {
+    const { page, close } = await signInOwner();
+    await expect.poll(() => usageByMember(page)).toContain(`${endUser} (end user)`);
+    await close();
+  });
+
+  it("the shop's 'Delete my data' erases them from Parley through its API key", async () => {
+    await shopPage.getByRole("button", { name: "Delete my data" }).click();
+    await shopPage.getByText("Your data was deleted.").waitFor();
+    expect(shopErrors).toEqual([]);
+
+    const { page, close } = await signInOwner();
+    // The spend stays (financial records are kept), no longer naming them.
+    await expect.poll(() => usageByMember(page)).toContain("Erased member");
+    expect(await usageByMember(page)).not.toContain(endUser);
+    // The org's erasure requests list it, completed.
+    await page.goto(`${stack?.base}/admin`);
+    const requests = page.getByRole("region", { name: /Erasure requests/ });
+    await requests.getByText("Completed").first().waitFor();
+    await close();
+  });
+});
