@@ -6,6 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { benchBilling } from "../bench/billing.mjs";
 import { benchConcurrency } from "../bench/concurrency.mjs";
+import { benchEmbed } from "../bench/embed.mjs";
 import { benchHistory } from "../bench/history.mjs";
 import { benchLeases } from "../bench/leases.mjs";
 import { machine } from "../bench/lib.mjs";
@@ -60,6 +61,10 @@ if (!only || only === "size") {
 if (!only || only === "web") {
   console.log("[bench] web app in Chromium");
   sections.push(await benchWeb());
+}
+if (!only || only === "embed") {
+  console.log("[bench] the embed against the web app in Chromium");
+  sections.push(await benchEmbed());
 }
 if (!only || only === "billing") {
   console.log("[bench] billing");
