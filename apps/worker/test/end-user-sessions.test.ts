@@ -66,10 +66,14 @@ describe("end users: sessions through the embed", () => {
     const chat = await mustOpen(session.id, accessToken);
     const turn = await chat.turn("Where is my order?");
     expect(turn.text).toBe(devReply("Where is my order?"));
+    // The app hides cost: the reply carries no price at all, not merely an unshown one.
+    expect(turn.metadata).toMatchObject({ finish: "completed" });
+    expect(turn.metadata).not.toHaveProperty("priceMicros");
     chat.close();
     // Charged to the org, named by the end user.
     const rows = await usageRowsOf(w.orgId, (row) => row.sessionId === session.id, 1);
     expect(rows[0]).toMatchObject({ memberId: endUser.id });
+    expect(rows[0]?.priceMicros).toBeGreaterThan(0);
     await returnLeases(w.orgId);
     const usage = await api<{ rows: { label: string }[] }>(
       "GET",
@@ -85,6 +89,7 @@ describe("end users: sessions through the embed", () => {
     );
     expect(stored.status).toBe(200);
     expect(stored.body).toHaveLength(2);
+    expect(JSON.stringify(stored.body)).not.toContain("priceMicros");
     expect(stored.headers.get("access-control-allow-origin")).toBe(PAGE);
     // Listed: only their own.
     const list = await asEndUser<{ items: Session[] }>("GET", "/api/embed/sessions", accessToken);
@@ -185,6 +190,24 @@ describe("end users: sessions through the embed", () => {
     chat.close();
     const balance = await billingAccount(env, w.orgId).balance();
     expect(balance.heldMicros).toBe(0);
+  });
+
+  it("the app's cost setting decides whether its end users' replies carry a price", async () => {
+    const w = await funded();
+    const { accessToken } = await endUserToken(w, "priced");
+    const session = await openSession(accessToken);
+    const chat = await mustOpen(session.id, accessToken);
+    await settled(agentPath(session.id));
+    expect((await chat.turn("Hidden")).metadata).not.toHaveProperty("priceMicros");
+    const shown = await api("PATCH", `/api/apps/${w.appId}`, {
+      token: w.owner.token,
+      body: { showCost: true },
+    });
+    expect(shown.status, JSON.stringify(shown.body)).toBe(200);
+    const turn = await chat.turn("Shown");
+    expect(turn.text).toBe(devReply("Shown"));
+    expect(turn.metadata?.priceMicros).toBeGreaterThan(0);
+    chat.close();
   });
 
   it("raising the app's limit through the API reaches an open session at once", async () => {

@@ -22,6 +22,7 @@ import {
   assistantSystemPrompt,
   newTurnId,
   refusedReply,
+  shownMetadata,
 } from "./assistant-replies.ts";
 import type { AgentCaller } from "./caller.ts";
 import { CONTINUATION, ParleyChatAgent } from "./chat-agent.ts";
@@ -104,12 +105,18 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     this.#access = null;
     if (caller.kind === "end_user" && caller.appId !== null) {
       // An end user's own session of their app, in a project the app lists (auth/end-user-access.ts).
-      const { project, limits } = await endUserSessionAccess(
+      const { project, limits, showCost } = await endUserSessionAccess(
         this.env.DB,
         { endUserId: caller.userId, appId: caller.appId, orgId: caller.orgId },
         this.name,
       );
-      this.#access = { userId: caller.userId, project, at: Date.now(), endUserLimits: limits };
+      this.#access = {
+        userId: caller.userId,
+        project,
+        at: Date.now(),
+        endUserLimits: limits,
+        showCost,
+      };
       return project;
     }
     const { session, project } = await sessionAccess(this.env.DB, caller.userId, this.name);
@@ -147,7 +154,13 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     at: number;
     /** An end user's app's limits, as read with their access (pushes re-read them). */
     endUserLimits?: EndUserLimits;
+    /** Whether the end user's app shows them what replies cost (its `showCost`). */
+    showCost?: boolean;
   } | null = null;
+
+  #shown<T extends AssistantMetadata>(metadata: T): T {
+    return shownMetadata(metadata, this.#access?.showCost !== false);
+  }
 
   /**
    * Policy for overlapping submissions: a message sent while a reply is still being written is
@@ -381,14 +394,14 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       const later = (async (): Promise<AssistantMetadata> => {
         await finish().catch(() => undefined);
         await Promise.allSettled(closings);
-        return {
+        return this.#shown({
           ...ending,
           tokens: { ...totals.tokens },
           priceMicros: totals.priceMicros,
           steps: totals.steps,
-        };
+        });
       })();
-      return { now: ending, later: later as Promise<Record<string, unknown>> };
+      return { now: this.#shown(ending), later: later as Promise<Record<string, unknown>> };
     });
 
     const result = streamText({
@@ -471,13 +484,14 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // The reply's cost goes in a metadata chunk just before `finish`: by then every step has been
     // settled (the SDK awaits onStepFinish).
     const withCost = metadataBeforeFinish(
-      (): AssistantMetadata => ({
-        finish: "completed",
-        tokens: { ...totals.tokens },
-        priceMicros: totals.priceMicros,
-        steps: totals.steps,
-        ...(stopped ? { code: stopped } : {}),
-      }),
+      (): AssistantMetadata =>
+        this.#shown({
+          finish: "completed",
+          tokens: { ...totals.tokens },
+          priceMicros: totals.priceMicros,
+          steps: totals.steps,
+          ...(stopped ? { code: stopped } : {}),
+        }),
     );
     return createUIMessageStreamResponse({
       stream: result

@@ -91,3 +91,14 @@ export function assistantSystemPrompt(
     .filter(Boolean)
     .join("\n");
 }
+
+/**
+ * A reply's metadata as the session's reader may see it: an app that hides cost from its end
+ * users gets no price in the messages at all (not merely an unshown one: the metadata reaches
+ * the browser), though the ledger and usage keep it.
+ */
+export function shownMetadata<T extends AssistantMetadata>(metadata: T, showCost: boolean): T {
+  if (showCost) return metadata;
+  const { priceMicros: _hidden, ...rest } = metadata;
+  return rest as T;
+}
