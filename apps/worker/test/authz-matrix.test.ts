@@ -276,6 +276,44 @@ const matrix: Row[] = [
     // A member sees only the requests they filed; this one the owner filed.
     expect: { ...orgAdmins(200), member: 404 },
   },
+  // Data exports (2026-12-02): anyone their own account; owners their org's.
+  {
+    route: "POST /api/me/exports",
+    request: () => ({ path: "/api/me/exports" }),
+    expect: signedIn(202),
+  },
+  {
+    route: "GET /api/me/exports",
+    request: () => ({ path: "/api/me/exports" }),
+    expect: signedIn(200),
+  },
+  {
+    route: "GET /api/me/exports/:exportId",
+    request: (w) => ({ path: `/api/me/exports/${w.accountExportId}` }),
+    // The owner's own; anyone else's is a missing one.
+    expect: { ...signedIn(404), owner: 200 },
+  },
+  {
+    route: "POST /api/orgs/:orgId/exports",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/exports` }),
+    expect: { ...orgAdmins(202), admin: 403 },
+  },
+  {
+    route: "GET /api/orgs/:orgId/exports",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/exports` }),
+    expect: { ...orgAdmins(200), admin: 403 },
+  },
+  {
+    route: "GET /api/orgs/:orgId/exports/:exportId",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/exports/${w.orgExportId}` }),
+    expect: { ...orgAdmins(200), admin: 403 },
+  },
+  // The link is the capability (no sign-in); a wrong key is a missing export, whoever sends it.
+  {
+    route: "GET /api/exports/:exportId/download",
+    request: (w) => ({ path: `/api/exports/${w.orgExportId}/download?key=${"k".repeat(43)}` }),
+    expect: everyone(404),
+  },
   // Server API keys (issue 15): owners and admins manage them, with an access token only.
   {
     route: "GET /api/orgs/:orgId/api-keys",
