@@ -2,6 +2,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { type DataExport, EXPORT_FORMAT, newId } from "@parley/shared";
 import { describe, expect, it } from "vitest";
 import { STEP_NAMES } from "../src/erasure/plan.ts";
+import { verifyErasure } from "../src/erasure/steps.ts";
 import { exportJob, exportRow, fileExport } from "../src/exports/file.ts";
 import { EXPORT_COVERAGE, SECTIONS } from "../src/exports/sections.ts";
 import { mustConnect } from "./chat.ts";
@@ -259,13 +260,12 @@ describe("data export: completeness", () => {
     ])) {
       expect(text).not.toContain(secret);
     }
-    // The org's exports, newest first (the world's finished one has no archive, so no link).
+    // The org's exports, with the link for the owner who asked.
     const list = await api<{ items: DataExport[] }>("GET", `/api/orgs/${w.orgId}/exports`, {
       token: w.owner.token,
     });
     expect(list.body.items.map((x) => [x.id, x.downloadUrl !== null])).toEqual([
       [started.body.id, true],
-      [w.orgExportId, false],
     ]);
   });
 });
@@ -392,6 +392,27 @@ describe("data export: erasure", () => {
     expect((await download(link)).status).toBe(404);
     expect(await chunksIn(mine.body.id)).toBe(0);
     expect(await chunksIn(org.body.id)).toBe(0);
+  });
+
+  it("the verification scan fails while an export holding erased data is left (planted)", async () => {
+    const { w } = await richWorld();
+    await fileExport(env, {
+      kind: "org",
+      subjectUserId: w.owner.id,
+      orgId: w.orgId,
+      requestedBy: w.owner.id,
+    });
+    const plan = {
+      userId: null,
+      orgIds: [w.orgId],
+      projectIds: [],
+      sessionIds: [],
+      deleteOrgIds: [],
+      membershipOrgId: null,
+    };
+    const verification = await verifyErasure(env, plan, w.orgId);
+    expect(verification.ok).toBe(false);
+    expect(verification.findings).toContain("D1 data_exports: 1 exports holding erased data left");
   });
 
   it("an export whose subject was erased meanwhile fails and keeps nothing", async () => {

@@ -232,20 +232,6 @@ export async function world() {
     .run();
   // A server API key of org A with every scope, made by its owner.
   const apiKey = await apiKeyFor(orgId, API_KEY_SCOPES, { createdBy: owner.id });
-  // Finished data exports of the owner: of their account and of org A (no archive, no link).
-  const accountExportId = newId("dataExport");
-  const orgExportId = newId("dataExport");
-  await env.DB.batch(
-    [
-      [accountExportId, "account", null],
-      [orgExportId, "org", orgId],
-    ].map(([id, kind, org]) =>
-      env.DB.prepare(
-        `INSERT INTO data_exports (id, kind, subject_user_id, org_id, requested_by, status, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'completed', ?, ?)`,
-      ).bind(id, kind, owner.id, org, owner.id, Date.now(), Date.now()),
-    ),
-  );
   return {
     owner,
     admin,
@@ -262,8 +248,6 @@ export async function world() {
     erasureRequestId,
     appId,
     apiKey,
-    accountExportId,
-    orgExportId,
   };
 }
 export type World = Awaited<ReturnType<typeof world>>;
