@@ -26,3 +26,9 @@ CREATE TABLE data_exports (
 );
 CREATE INDEX data_exports_by_subject ON data_exports (subject_user_id, id);
 CREATE INDEX data_exports_by_org ON data_exports (org_id, id);
+-- One export in progress per subject (the route answers 409 first; these close the race of two
+-- requests at once).
+CREATE UNIQUE INDEX data_exports_one_account_running ON data_exports (subject_user_id)
+  WHERE kind = 'account' AND status IN ('pending', 'running');
+CREATE UNIQUE INDEX data_exports_one_org_running ON data_exports (org_id)
+  WHERE kind = 'org' AND status IN ('pending', 'running');

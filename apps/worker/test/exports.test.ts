@@ -313,6 +313,15 @@ describe("data export: the job", () => {
     const second = await api("POST", "/api/me/exports", { token: w.member.token });
     expect(second.status).toBe(409);
     expect(errorCode(second)).toBe("conflict");
+    // Two at once: one is filed, the other refused (the unique index closes the race).
+    const both = await Promise.all([
+      api("POST", "/api/me/exports", { token: w.admin.token }),
+      api("POST", "/api/me/exports", { token: w.admin.token }),
+    ]);
+    expect(both.map((r) => r.status).sort()).toEqual([202, 409]);
+    expect(
+      await count("SELECT COUNT(*) AS n FROM data_exports WHERE subject_user_id = ?", w.admin.id),
+    ).toBe(1);
   });
 
   it("the link: a wrong key is 404, an expired link 410, and the archive goes at expiry", async () => {

@@ -22,6 +22,8 @@ export interface RequestExport {
  */
 export async function fileExport(env: Env, input: RequestExport): Promise<ExportRow> {
   const db = env.DB;
+  const conflict = () =>
+    new AppError("conflict", "An export is already being prepared; wait for it");
   const running = await db
     .prepare(
       `SELECT 1 AS t FROM data_exports WHERE status IN ('pending', 'running') AND kind = ?1
@@ -29,7 +31,7 @@ export async function fileExport(env: Env, input: RequestExport): Promise<Export
     )
     .bind(input.kind, input.subjectUserId, input.orgId)
     .first();
-  if (running) throw new AppError("conflict", "An export is already being prepared; wait for it");
+  if (running) throw conflict();
   const erasing = await db
     .prepare(
       `SELECT 1 AS t FROM erasure_requests WHERE status IN ('pending', 'running')
@@ -41,26 +43,32 @@ export async function fileExport(env: Env, input: RequestExport): Promise<Export
     throw new AppError("conflict", "An erasure is in progress here; export once it is done");
   const now = Date.now();
   const id = newId("dataExport", now);
-  await db.batch([
-    db
-      .prepare(
-        `INSERT INTO data_exports (id, kind, subject_user_id, org_id, requested_by, status, created_at, updated_at)
+  await db
+    .batch([
+      db
+        .prepare(
+          `INSERT INTO data_exports (id, kind, subject_user_id, org_id, requested_by, status, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`,
-      )
-      .bind(id, input.kind, input.subjectUserId, input.orgId, input.requestedBy, now, now),
-    auditStatement(
-      db,
-      {
-        orgId: input.orgId,
-        actorId: input.requestedBy,
-        action: "export.requested",
-        subjectType: "data_export",
-        subjectId: id,
-        data: { kind: input.kind },
-      },
-      { now },
-    ),
-  ]);
+        )
+        .bind(id, input.kind, input.subjectUserId, input.orgId, input.requestedBy, now, now),
+      auditStatement(
+        db,
+        {
+          orgId: input.orgId,
+          actorId: input.requestedBy,
+          action: "export.requested",
+          subjectType: "data_export",
+          subjectId: id,
+          data: { kind: input.kind },
+        },
+        { now },
+      ),
+    ])
+    .catch((error: unknown) => {
+      // Another request filed one between the check and the write.
+      if (/UNIQUE/i.test(String(error))) throw conflict();
+      throw error;
+    });
   return (await exportRow(env, id)) as ExportRow;
 }
 
