@@ -4,7 +4,12 @@
 import { BillingAccount as PlatformBillingAccount } from "../apps/worker/src/billing/billing-account.ts";
 import worker from "../apps/worker/src/index.ts";
 
-export { AssistantAgent, ErasureJob, OnboardingAgent } from "../apps/worker/src/index.ts";
+export {
+  AssistantAgent,
+  DataExport,
+  ErasureJob,
+  OnboardingAgent,
+} from "../apps/worker/src/index.ts";
 
 type Call = "lease" | "reserve" | "settle" | "release";
 

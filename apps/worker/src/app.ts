@@ -18,6 +18,7 @@ import { connectTickets } from "./routes/connect-tickets.ts";
 import { embed } from "./routes/embed.ts";
 import { endUserSessions } from "./routes/end-user-sessions.ts";
 import { erasure } from "./routes/erasure.ts";
+import { exportDownloads, meExports, orgExports } from "./routes/exports.ts";
 import { invitationPreview, invitations, orgInvitations } from "./routes/invitations.ts";
 import { me } from "./routes/me.ts";
 import { orgs } from "./routes/orgs.ts";
@@ -50,7 +51,17 @@ export const app = new Hono<AppEnv>()
   // embed's token exchange proves itself with a token the app verifies, not a Parley sign-in.
   .use(
     "/api/*",
-    except(["/api/health", "/api/auth/*", "/api/webhooks/*", "/api/embed/*"], authenticate),
+    except(
+      [
+        "/api/health",
+        "/api/auth/*",
+        "/api/webhooks/*",
+        "/api/embed/*",
+        // A data export's link: its secret is the capability (routes/exports.ts).
+        "/api/exports/:exportId/download",
+      ],
+      authenticate,
+    ),
   )
   .get("/api/health", (c) => c.json({ ok: true }))
   .get("/.well-known/jwks.json", async (c) => {
@@ -59,11 +70,14 @@ export const app = new Hono<AppEnv>()
   })
   .route("/api/auth/invitations", invitationPreview)
   .route("/api/auth", auth)
+  .route("/api/me/exports", meExports)
   .route("/api/me", me)
   .route("/api/orgs", orgs)
   .route("/api/orgs", orgProjects)
   .route("/api/orgs", billing)
   .route("/api/orgs", erasure)
+  .route("/api/orgs", orgExports)
+  .route("/api/exports", exportDownloads)
   .route("/api/orgs", orgSessions)
   .route("/api/orgs", orgInvitations)
   .route("/api/invitations", invitations)

@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { app } from "../src/app.ts";
 import { api, errorCode, snapshot, uniqueEmail, type World, world } from "./helpers.ts";
@@ -15,6 +16,25 @@ interface Row {
   route: string;
   request: (w: World) => { path: string; body?: unknown };
   expect: Expect;
+  /** Rows the request needs beyond the world's, written before the snapshot. */
+  prepare?: (w: World) => Promise<void>;
+}
+
+/** Finished data exports of the world's owner (no archive, no link), with ids derived from it. */
+const accountExportOf = (w: World) => `exp_${w.owner.id.slice(4)}`;
+const orgExportOf = (w: World) => `exp_${w.orgId.slice(4)}`;
+async function ownerExports(w: World): Promise<void> {
+  await env.DB.batch(
+    [
+      [accountExportOf(w), "account", null],
+      [orgExportOf(w), "org", w.orgId],
+    ].map(([id, kind, org]) =>
+      env.DB.prepare(
+        `INSERT INTO data_exports (id, kind, subject_user_id, org_id, requested_by, status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'completed', ?, ?)`,
+      ).bind(id, kind, w.owner.id, org, w.owner.id, Date.now(), Date.now()),
+    ),
+  );
 }
 
 const everyone = (status: number): Expect => ({
@@ -276,6 +296,47 @@ const matrix: Row[] = [
     // A member sees only the requests they filed; this one the owner filed.
     expect: { ...orgAdmins(200), member: 404 },
   },
+  // Data exports (2026-12-02): anyone their own account; owners their org's.
+  {
+    route: "POST /api/me/exports",
+    request: () => ({ path: "/api/me/exports" }),
+    expect: signedIn(202),
+  },
+  {
+    route: "GET /api/me/exports",
+    request: () => ({ path: "/api/me/exports" }),
+    expect: signedIn(200),
+  },
+  {
+    route: "GET /api/me/exports/:exportId",
+    prepare: ownerExports,
+    request: (w) => ({ path: `/api/me/exports/${accountExportOf(w)}` }),
+    // The owner's own; anyone else's is a missing one.
+    expect: { ...signedIn(404), owner: 200 },
+  },
+  {
+    route: "POST /api/orgs/:orgId/exports",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/exports` }),
+    expect: { ...orgAdmins(202), admin: 403 },
+  },
+  {
+    route: "GET /api/orgs/:orgId/exports",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/exports` }),
+    expect: { ...orgAdmins(200), admin: 403 },
+  },
+  {
+    route: "GET /api/orgs/:orgId/exports/:exportId",
+    prepare: ownerExports,
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/exports/${orgExportOf(w)}` }),
+    expect: { ...orgAdmins(200), admin: 403 },
+  },
+  // The link is the capability (no sign-in); a wrong key is a missing export, whoever sends it.
+  {
+    route: "GET /api/exports/:exportId/download",
+    prepare: ownerExports,
+    request: (w) => ({ path: `/api/exports/${orgExportOf(w)}/download?key=${"k".repeat(43)}` }),
+    expect: everyone(404),
+  },
   // Server API keys (issue 15): owners and admins manage them, with an access token only.
   {
     route: "GET /api/orgs/:orgId/api-keys",
@@ -457,6 +518,7 @@ describe("authorization matrix", () => {
   it.each(cells)("%s as %s", async (route, caller, row) => {
     const w = await world();
     const method = route.startsWith("ALL ") ? "GET" : (route.split(" ")[0] ?? "GET");
+    await row.prepare?.(w);
     const { path, body } = row.request(w);
     const before = await snapshot();
     const res = await api(method, path, { token: tokenOf(w, caller), body });

@@ -16,6 +16,7 @@ export const idPrefix = {
   appSecret: "kid",
   endUser: "eu",
   apiKey: "key",
+  dataExport: "exp",
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

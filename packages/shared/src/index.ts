@@ -1,6 +1,7 @@
 export * from "./agents.ts";
 export * from "./apps.ts";
 export * from "./billing.ts";
+export * from "./data-exports.ts";
 export * from "./errors.ts";
 export * from "./ids.ts";
 export * from "./json.ts";

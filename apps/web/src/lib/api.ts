@@ -3,6 +3,7 @@ import type {
   AuthResult,
   BillingSettingsPatch,
   BillingSummary,
+  DataExport,
   ErasureRequestInput,
   ErrorCode,
   Invitation,
@@ -410,6 +411,15 @@ export function createApiClient(options: ApiClientOptions = {}) {
       ),
     erasureRequest: (orgId: string, requestId: string) =>
       request<ErasureRequest>("GET", `/api/orgs/${enc(orgId)}/erasure-requests/${enc(requestId)}`),
+    /** Starts an export of the caller's own data (GDPR Art. 15 and 20); 409 while one runs. */
+    startAccountExport: () => request<DataExport>("POST", "/api/me/exports"),
+    accountExports: (cursor?: string) =>
+      request<Page<DataExport>>("GET", `/api/me/exports${queryString({ cursor })}`),
+    /** Starts an export of the org's data (owners only). */
+    startOrgExport: (orgId: string) =>
+      request<DataExport>("POST", `/api/orgs/${enc(orgId)}/exports`),
+    orgExports: (orgId: string, cursor?: string) =>
+      request<Page<DataExport>>("GET", `/api/orgs/${enc(orgId)}/exports${queryString({ cursor })}`),
     /** Files the erasure of the caller's own account; the refresh cookie is gone afterwards. */
     async deleteAccount(): Promise<ErasureRequest> {
       const result = await request<ErasureRequest>("DELETE", "/api/me", { confirm: true });

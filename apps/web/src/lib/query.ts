@@ -29,6 +29,9 @@ export const keys = {
   invitations: (orgId: string) => ["org", orgId, "invitations"] as const,
   billing: (orgId: string) => ["org", orgId, "billing"] as const,
   erasures: (orgId: string) => ["org", orgId, "erasures"] as const,
+  /** Data exports: the caller's own account's, and an org's (owners). */
+  accountExports: ["me", "exports"] as const,
+  orgExports: (orgId: string) => ["org", orgId, "exports"] as const,
   project: (projectId: string) => ["project", projectId] as const,
   sessions: (projectId: string) => ["project", projectId, "sessions"] as const,
   session: (sessionId: string) => ["session", sessionId] as const,

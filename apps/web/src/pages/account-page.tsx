@@ -6,14 +6,16 @@ import { Card, CardBody, CardHeader } from "../components/ui/card.tsx";
 import { useConfirm } from "../components/ui/confirm.tsx";
 import { ErrorNote } from "../components/ui/states.tsx";
 import { PasswordForm, ProfileForm } from "../features/account/account-forms.tsx";
+import { DataExportCard } from "../features/exports/data-export-card.tsx";
 import { api } from "../lib/api.ts";
 import { clearFlash, setFlash } from "../lib/flash.ts";
+import { keys } from "../lib/query.ts";
 import { useSession } from "../lib/session.tsx";
 import { type ThemeChoice, useTheme } from "../lib/theme.ts";
 
 /**
  * The signed-in person: who they are (name and email, editable), their password, where they
- * belong, their theme, and deleting it all.
+ * belong, their theme, downloading their data, and deleting it all.
  */
 export default function AccountPage() {
   const { me, reload } = useSession();
@@ -65,6 +67,15 @@ export default function AccountPage() {
           </fieldset>
         </CardBody>
       </Card>
+      <DataExportCard
+        id="export-title"
+        title="Download your data"
+        description="Your profile, memberships, sessions with their transcripts and your usage, as one JSON file (GDPR Art. 15 and 20). The link is good for 24 hours."
+        startLabel="Download your data"
+        queryKey={keys.accountExports}
+        list={() => api.accountExports()}
+        start={() => api.startAccountExport()}
+      />
       <DeleteAccount email={me.email} />
     </Page>
   );

@@ -15,6 +15,7 @@ import { LimitsForm } from "../features/billing/limits-form.tsx";
 import { LimitsSummary } from "../features/billing/limits-summary.tsx";
 import { TopUpDialog } from "../features/billing/top-up.tsx";
 import { UsagePanel } from "../features/billing/usage-panel.tsx";
+import { DataExportCard } from "../features/exports/data-export-card.tsx";
 import { api } from "../lib/api.ts";
 import { formatMicros } from "../lib/money.ts";
 import { keys } from "../lib/query.ts";
@@ -220,8 +221,19 @@ export default function BillingPage() {
                       firstFieldRef={limitsField}
                     />
                   </div>
-                  <div className="min-w-0 lg:col-span-2">
+                  <div className="grid min-w-0 content-start gap-6 lg:col-span-2">
                     <AlertsList orgId={orgId} webhookSet={data.alertWebhookUrl !== null} />
+                    {org?.role === "owner" ? (
+                      <DataExportCard
+                        id="org-export-title"
+                        title="Export organization data"
+                        description="Members, projects, every session with its transcript, apps, usage, the ledger and the audit trail, as one JSON file. Owners only; the link is good for 24 hours."
+                        startLabel="Export organization data"
+                        queryKey={keys.orgExports(orgId)}
+                        list={() => api.orgExports(orgId)}
+                        start={() => api.startOrgExport(orgId)}
+                      />
+                    ) : null}
                   </div>
                 </div>
               </TabsContent>

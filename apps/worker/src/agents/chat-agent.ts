@@ -449,6 +449,28 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
   }
 
   /**
+   * The stored transcript as JSON text (the same stream `get-messages` answers: the whole history,
+   * not only what is hydrated in memory), for a data export (GDPR Art. 15 and 20). With `authorId`
+   * (a shared onboarding chat exported for one person), only the user messages they wrote and the
+   * replies to them, told apart as erasure tells them (server-written `authorId` metadata). Not
+   * reachable by clients: no route or callable leads here.
+   */
+  async transcriptForExport(authorId: string | null = null): Promise<string> {
+    const response = await this.onRequest(new Request("https://parley.internal/get-messages"));
+    const text = await response.text();
+    if (authorId === null) return text;
+    const kept: UIMessage[] = [];
+    let keeping = false;
+    for (const message of JSON.parse(text) as UIMessage[]) {
+      if (message.role === "user") {
+        keeping = (message.metadata as { authorId?: unknown } | undefined)?.authorId === authorId;
+      }
+      if (keeping) kept.push(message);
+    }
+    return JSON.stringify(kept);
+  }
+
+  /**
    * Erases this chat: closes sockets with an application code, aborts turns in flight and waits for
    * the SDK to settle them and for their metering, disables alarms and schedules, and deletes all
    * storage. Not reachable by clients (no route or callable leads here); calling it twice is harmless.

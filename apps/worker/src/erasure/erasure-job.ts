@@ -74,7 +74,7 @@ export class ErasureJob extends DurableObject<Env> {
       if (step.status === "done" || step.status === "skipped") continue;
       try {
         if (step.name === "verify") {
-          const verification = await verifyErasure(this.env, plan);
+          const verification = await verifyErasure(this.env, plan, request.org_id);
           step.status = verification.ok ? "done" : "failed";
           step.detail = verification.ok
             ? "nothing left in any store"

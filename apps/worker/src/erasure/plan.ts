@@ -25,8 +25,20 @@ export interface ErasurePlan {
 
 export type SubjectType = "member" | "project" | "session" | "account";
 
-export type StepName = "agents" | "d1" | "ledger" | "audit" | "stripe" | "verify";
-export const STEP_NAMES: StepName[] = ["agents", "d1", "ledger", "audit", "stripe", "verify"];
+export type StepName = "agents" | "exports" | "d1" | "ledger" | "audit" | "stripe" | "verify";
+/**
+ * `exports` (2026-12-02) deletes the data exports whose archives hold what is erased; it runs
+ * before `d1`, which deletes the session rows it reads to find their owners' exports.
+ */
+export const STEP_NAMES: StepName[] = [
+  "agents",
+  "exports",
+  "d1",
+  "ledger",
+  "audit",
+  "stripe",
+  "verify",
+];
 
 export interface Step {
   name: StepName;

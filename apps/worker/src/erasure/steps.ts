@@ -3,6 +3,7 @@ import { normalizedEmail } from "../auth/keyed-hash.ts";
 import { billingAccount } from "../billing/account.ts";
 import { stripeClient } from "../billing/stripe.ts";
 import { config } from "../env.ts";
+import { eraseExports, exportsReached } from "../exports/file.ts";
 import { overwriteSql } from "./overwrite.ts";
 import type { ErasurePlan, ErasureRequestRow, StepName } from "./plan.ts";
 import { pseudonym } from "./pseudonym.ts";
@@ -30,6 +31,8 @@ export async function runStep(
   switch (step) {
     case "agents":
       return eraseAgents(env, plan);
+    case "exports":
+      return eraseExports(env, plan, request.org_id);
     case "d1":
       return eraseDirectory(env, plan);
     case "ledger":
@@ -101,7 +104,7 @@ const overwriteStatement = (
  * Invitations to the person's email (of one org, or of every org), matched as acceptance matches
  * an email: `+tags` and Gmail's dots aside, so `gus+tag@` goes with `gus@`.
  */
-async function invitationsTo(
+export async function invitationsTo(
   db: D1Database,
   email: string | null | undefined,
   orgId: string | null,
@@ -428,9 +431,19 @@ const OBJECT_ALLOWANCES: readonly Allowance[] = [
  * person), and Stripe (for orgs erased whole). Fails with findings if anything is left; a planted
  * row makes it fail, which is how the scan itself is tested.
  */
-export async function verifyErasure(env: Env, plan: ErasurePlan): Promise<Verification> {
+export async function verifyErasure(
+  env: Env,
+  plan: ErasurePlan,
+  orgId: string | null = null,
+): Promise<Verification> {
   const db = env.DB;
   const findings: string[] = [];
+  // Data exports hold copies: none that may hold what was erased is left (their rows name no
+  // one the scans below look for when the subject is a project or a session).
+  const exportsLeft = await exportsReached(env, plan, orgId);
+  if (exportsLeft.length > 0) {
+    findings.push(`D1 data_exports: ${exportsLeft.length} exports holding erased data left`);
+  }
   const report = (store: string, found: Finding[]) => {
     for (const f of found) findings.push(`${store} ${f.table}.${f.column}: ${f.rows} left`);
   };

@@ -1,0 +1,162 @@
+import { AppError, pageQuerySchema } from "@parley/shared";
+import { Hono } from "hono";
+import { notFound, orgAccess, requireRole } from "../auth/access.ts";
+import { constantTimeEqual, sha256Base64Url } from "../auth/encoding.ts";
+import { auditStatement } from "../db/audit.ts";
+import { cursorBound } from "../db/pagination.ts";
+import {
+  downloadable,
+  exportJob,
+  exportRow,
+  fileExport,
+  startExport,
+  toDataExport,
+} from "../exports/file.ts";
+import type { ExportRow } from "../exports/sections.ts";
+import type { AppEnv } from "../http/context.ts";
+import { publicBase } from "../http/public-base.ts";
+import { query } from "../http/validate.ts";
+
+/**
+ * Data exports (GDPR Art. 15 and 20; docs/2026-12-02-data-export.md). A person exports their own
+ * account; an org's owners export the org (admins and members get 403, another org 404). The job
+ * runs in its own object; the answer is 202 with its progress, and the finished export carries a
+ * download link (its secret seen only by whoever asked) good for 24 hours.
+ */
+
+async function page(
+  env: Env,
+  sql: string,
+  bindings: unknown[],
+  limit: number,
+  base: (row: ExportRow) => string | null,
+) {
+  const { results } = await env.DB.prepare(sql)
+    .bind(...bindings, limit + 1)
+    .all<ExportRow>();
+  const rows = results.slice(0, limit);
+  return {
+    items: await Promise.all(rows.map((row) => toDataExport(env, row, base(row)))),
+    nextCursor: results.length > limit ? (rows.at(-1)?.id ?? null) : null,
+  };
+}
+
+export const meExports = new Hono<AppEnv>()
+  .post("/", async (c) => {
+    const { userId } = c.get("caller");
+    const base = publicBase(c, "Data export links");
+    const filed = await fileExport(c.env, {
+      kind: "account",
+      subjectUserId: userId,
+      orgId: null,
+      requestedBy: userId,
+    });
+    return c.json(await toDataExport(c.env, await startExport(c.env, filed.id), base), 202);
+  })
+  .get("/", query(pageQuerySchema), async (c) => {
+    const { userId } = c.get("caller");
+    const { cursor, limit } = c.req.valid("query");
+    const base = publicBase(c, "Data export links");
+    return c.json(
+      await page(
+        c.env,
+        `SELECT * FROM data_exports WHERE kind = 'account' AND subject_user_id = ? AND id < ?
+         ORDER BY id DESC LIMIT ?`,
+        [userId, cursorBound(cursor)],
+        limit,
+        () => base,
+      ),
+    );
+  })
+  .get("/:exportId", async (c) => {
+    const { userId } = c.get("caller");
+    const row = await exportRow(c.env, c.req.param("exportId"));
+    if (row?.kind !== "account" || row.subject_user_id !== userId) throw notFound("Export");
+    return c.json(await toDataExport(c.env, row, publicBase(c, "Data export links")));
+  });
+
+export const orgExports = new Hono<AppEnv>()
+  .post("/:orgId/exports", async (c) => {
+    const { userId } = c.get("caller");
+    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+    requireRole(access, "owner");
+    const base = publicBase(c, "Data export links");
+    const filed = await fileExport(c.env, {
+      kind: "org",
+      subjectUserId: userId,
+      orgId: access.orgId,
+      requestedBy: userId,
+    });
+    return c.json(await toDataExport(c.env, await startExport(c.env, filed.id), base), 202);
+  })
+  .get("/:orgId/exports", query(pageQuerySchema), async (c) => {
+    const { userId } = c.get("caller");
+    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+    requireRole(access, "owner");
+    const { cursor, limit } = c.req.valid("query");
+    const base = publicBase(c, "Data export links");
+    return c.json(
+      await page(
+        c.env,
+        `SELECT * FROM data_exports WHERE kind = 'org' AND org_id = ? AND id < ?
+         ORDER BY id DESC LIMIT ?`,
+        [access.orgId, cursorBound(cursor)],
+        limit,
+        // Another owner's link is theirs.
+        (row) => (row.requested_by === userId ? base : null),
+      ),
+    );
+  })
+  .get("/:orgId/exports/:exportId", async (c) => {
+    const { userId } = c.get("caller");
+    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+    requireRole(access, "owner");
+    const row = await exportRow(c.env, c.req.param("exportId"));
+    if (row?.kind !== "org" || row.org_id !== access.orgId) throw notFound("Export");
+    const base = row.requested_by === userId ? publicBase(c, "Data export links") : null;
+    return c.json(await toDataExport(c.env, row, base));
+  });
+
+/**
+ * The archive, by its link (no sign-in: the secret is the capability, like an invitation link).
+ * A wrong or missing key is 404, as for an unknown export; the right key after the link expired is
+ * 410. Streamed from the export's object a page at a time, never cached, never referred.
+ */
+export const exportDownloads = new Hono<AppEnv>().get("/:exportId/download", async (c) => {
+  const row = await exportRow(c.env, c.req.param("exportId"));
+  const key = c.req.query("key") ?? "";
+  if (!row?.secret_hash || key.length < 16 || key.length > 100) throw notFound("Export");
+  const presented = new TextEncoder().encode(await sha256Base64Url(key));
+  if (!constantTimeEqual(presented, new TextEncoder().encode(row.secret_hash))) {
+    throw notFound("Export");
+  }
+  if (!downloadable(row)) throw new AppError("gone", "This download link has expired");
+  await auditStatement(c.env.DB, {
+    orgId: row.org_id,
+    actorId: null,
+    action: "export.downloaded",
+    subjectType: "data_export",
+    subjectId: row.id,
+    data: { kind: row.kind, sizeBytes: row.size_bytes },
+  }).run();
+  const job = exportJob(c.env, row.id);
+  let after = -1;
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await job.page(after);
+      if (next.text) controller.enqueue(encoder.encode(next.text));
+      if (next.next === null) controller.close();
+      else after = next.next;
+    },
+  });
+  return new Response(body, {
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      "content-disposition": `attachment; filename="parley-${row.kind}-export-${row.id}.json"`,
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+      "x-content-type-options": "nosniff",
+    },
+  });
+});
