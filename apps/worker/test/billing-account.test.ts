@@ -247,6 +247,42 @@ describe("threshold alerts", () => {
   });
 });
 
+describe("the balance forecast", () => {
+  it("reads the last 7 days' spend, and fires its alert to the webhook once per funding", async () => {
+    const { orgId, stub } = await account(10_000_000);
+    expect((await stub.balance()).forecast).toMatchObject({ spentMicros: 0, daysLeft: null });
+    const url = `${env.TEST_MAILBOX_URL}/alerts/${orgId}`;
+    await stub.updateSettings(orgId, { runwayAlertDays: 30, alertWebhookUrl: url });
+    expect((await stub.reserve(reserve("f1", 800_000))).ok).toBe(true);
+    expect((await stub.settle(settle("f1", 500_000, 700_000))).ok).toBe(true);
+    // $0.70 over 7 days is $0.10 a day: $9.30 lasts 93 days, over 30: no alert.
+    expect((await stub.balance()).forecast).toMatchObject({
+      spentMicros: 700_000,
+      dailyRateMicros: 100_000,
+      daysLeft: 93,
+    });
+    expect((await stub.alerts()).filter((a) => a.kind === "low_runway")).toEqual([]);
+    // $2.80 more: $0.50 a day, $6.50 lasts 13 days: under 30, fired once.
+    for (const id of ["f2", "f3"]) {
+      expect((await stub.reserve(reserve(id, 2_000_000))).ok).toBe(true);
+      expect((await stub.settle(settle(id, 1_000_000, 1_400_000))).ok).toBe(true);
+    }
+    expect((await stub.balance()).forecast.daysLeft).toBe(13);
+    const runway = (await stub.alerts()).filter((a) => a.kind === "low_runway");
+    expect(runway).toHaveLength(1);
+    await runDurableObjectAlarm(stub);
+    const mailbox = async () =>
+      (await (await fetch(`${env.TEST_MAILBOX_URL}/?path=/alerts/${orgId}`)).json()) as {
+        body: string;
+      }[];
+    for (let i = 0; i < 100 && (await mailbox()).length < 1; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    const delivered = (await mailbox()).map((d) => JSON.parse(d.body).alert);
+    expect(delivered.map((alert) => alert.kind)).toEqual(["low_runway"]);
+    expect(delivered[0].message).toContain("lasts less than 30 days");
+  });
+});
+
 describe("usage groupings", () => {
   it("read whole days from the rollup and edge days from the events, matching a plain sum exactly", async () => {
     const { stub } = await account(0);

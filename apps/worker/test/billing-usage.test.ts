@@ -167,17 +167,23 @@ describe("balance and settings", () => {
       body: {
         orgMonthlyLimitMicros: 50_000_000,
         alertWebhookUrl: "https://hooks.example.test/parley",
+        runwayAlertDays: 14,
       },
     });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({
       orgMonthlyLimitMicros: 50_000_000,
       memberDailyLimitMicros: null,
+      runwayAlertDays: 14,
     });
     for (const body of [
       { orgMonthlyLimitMicros: 1.5 },
       { alertWebhookUrl: "ftp://x" },
       { lowBalanceMicros: -1 },
+      { runwayAlertDays: 0 },
+      { runwayAlertDays: 366 },
+      { runwayAlertDays: 2.5 },
+      { runwayAlertDays: "7" },
       {},
     ]) {
       const res = await api("PATCH", path, { token: w.admin.token, body });
@@ -187,6 +193,8 @@ describe("balance and settings", () => {
     expect(summary.body).toMatchObject({
       orgMonthlyLimitMicros: 50_000_000,
       alertWebhookUrl: "https://hooks.example.test/parley",
+      runwayAlertDays: 14,
+      forecast: { windowDays: 7, spentMicros: 0, daysLeft: null },
     });
   });
 });

@@ -14,6 +14,7 @@ const none: BillingSettings = {
   orgMonthlyLimitMicros: null,
   memberDailyLimitMicros: null,
   lowBalanceMicros: null,
+  runwayAlertDays: null,
   alertWebhookUrl: null,
 };
 
@@ -34,6 +35,7 @@ describe("account store", () => {
       orgMonthlyLimitMicros: 50_000_000,
       memberDailyLimitMicros: 2_000_000,
       lowBalanceMicros: 1_000_000,
+      runwayAlertDays: 7,
       alertWebhookUrl: "https://hooks.example.com/parley",
     };
     // A first write opens the account too.
@@ -44,11 +46,30 @@ describe("account store", () => {
       orgMonthlyLimitMicros: 70_000_000,
       memberDailyLimitMicros: null,
       lowBalanceMicros: 3_000_000,
+      runwayAlertDays: null,
       alertWebhookUrl: null,
     };
     store.writeSettings("org_b", next);
     expect(store.settings()).toEqual(next);
     expect(store.orgId()).toBe("org_a");
+  });
+
+  it("gives settings made before the runway alert its column, keeping what they held", () => {
+    const executor = nodeSqliteExecutor();
+    for (const _ of executor.exec(
+      `CREATE TABLE billing_settings (id INTEGER PRIMARY KEY CHECK (id = 1), org_id TEXT NOT NULL,
+        org_monthly_limit_micros INTEGER, member_daily_limit_micros INTEGER,
+        low_balance_micros INTEGER, alert_webhook_url TEXT)`,
+    ));
+    for (const _ of executor.exec(
+      "INSERT INTO billing_settings (id, org_id, low_balance_micros) VALUES (1, 'org_old', 5)",
+    ));
+    const store = new AccountStore(executor);
+    store.migrate();
+    store.migrate();
+    expect(store.settings()).toEqual({ ...none, lowBalanceMicros: 5 });
+    store.writeSettings("org_old", { ...none, runwayAlertDays: 3 });
+    expect(store.settings().runwayAlertDays).toBe(3);
   });
 
   it("remembers each Stripe event applied", () => {

@@ -10,6 +10,8 @@ export interface BillingSettings {
   orgMonthlyLimitMicros: number | null;
   memberDailyLimitMicros: number | null;
   lowBalanceMicros: number | null;
+  /** An alert when the balance lasts fewer days than this at the last 7 days' rate; null = none. */
+  runwayAlertDays: number | null;
   /** Where threshold alerts are POSTed (signed); null = listed in the API only. */
   alertWebhookUrl: string | null;
 }
@@ -21,7 +23,8 @@ const SCHEMA: readonly string[] = [
     org_monthly_limit_micros INTEGER,
     member_daily_limit_micros INTEGER,
     low_balance_micros INTEGER,
-    alert_webhook_url TEXT
+    alert_webhook_url TEXT,
+    runway_alert_days INTEGER
   )`,
   // Each verified Stripe event id, written in the same transaction as its ledger effect.
   `CREATE TABLE IF NOT EXISTS stripe_events (
@@ -57,6 +60,13 @@ export class AccountStore {
   /** Creates the tables if missing; idempotent, run it when the object starts. */
   migrate(): void {
     for (const statement of SCHEMA) this.#run(statement);
+    // Settings made before the runway alert (2026-12-02) get its column once.
+    const columns = [...this.#exec("SELECT name FROM pragma_table_info('billing_settings')")].map(
+      (row) => row.name,
+    );
+    if (!columns.includes("runway_alert_days")) {
+      this.#run("ALTER TABLE billing_settings ADD COLUMN runway_alert_days INTEGER");
+    }
   }
 
   /** Records the org this account belongs to, once; settings start empty. */
@@ -81,6 +91,7 @@ export class AccountStore {
       orgMonthlyLimitMicros: (row?.org_monthly_limit_micros as number | null) ?? null,
       memberDailyLimitMicros: (row?.member_daily_limit_micros as number | null) ?? null,
       lowBalanceMicros: (row?.low_balance_micros as number | null) ?? null,
+      runwayAlertDays: (row?.runway_alert_days as number | null) ?? null,
       alertWebhookUrl: (row?.alert_webhook_url as string | null) ?? null,
     };
   }
@@ -88,16 +99,18 @@ export class AccountStore {
   /** Replaces every setting (the org id, once recorded, stays the first one). */
   writeSettings(orgId: string, settings: BillingSettings): void {
     this.#run(
-      `INSERT INTO billing_settings (id, org_id, org_monthly_limit_micros, member_daily_limit_micros, low_balance_micros, alert_webhook_url)
-       VALUES (1, ?, ?, ?, ?, ?)
+      `INSERT INTO billing_settings (id, org_id, org_monthly_limit_micros, member_daily_limit_micros, low_balance_micros, alert_webhook_url, runway_alert_days)
+       VALUES (1, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET org_monthly_limit_micros = excluded.org_monthly_limit_micros,
          member_daily_limit_micros = excluded.member_daily_limit_micros,
-         low_balance_micros = excluded.low_balance_micros, alert_webhook_url = excluded.alert_webhook_url`,
+         low_balance_micros = excluded.low_balance_micros, alert_webhook_url = excluded.alert_webhook_url,
+         runway_alert_days = excluded.runway_alert_days`,
       orgId,
       settings.orgMonthlyLimitMicros,
       settings.memberDailyLimitMicros,
       settings.lowBalanceMicros,
       settings.alertWebhookUrl,
+      settings.runwayAlertDays,
     );
   }
 

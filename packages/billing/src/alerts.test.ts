@@ -29,6 +29,20 @@ describe("alert wording", () => {
       "2026-12-01 (UTC)",
     );
     expect(alertPeriodLabel(alert({ kind: "low_balance", period: "entry-7" }))).toBeNull();
+    expect(alertPeriodLabel(alert({ kind: "low_runway", period: "runway-5d-entry-7" }))).toBeNull();
+    expect(
+      alertMessage(
+        alert({
+          kind: "low_runway",
+          period: "runway-5d-entry-7",
+          thresholdPct: null,
+          limitMicros: 5_500_000,
+          levelMicros: 1_600_000,
+        }),
+      ),
+    ).toBe(
+      "At the last 7 days' spend rate the available balance of $1.60 lasts less than 5 days (5 days would need $5.50).",
+    );
   });
 
   it("says which limit or threshold, and how much", () => {

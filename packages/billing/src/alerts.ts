@@ -32,7 +32,7 @@ export function formatUsd(micros: number): string {
  * for a daily one, null for a low-balance alert (its period is internal: the funding it followed).
  */
 export function alertPeriodLabel(alert: Pick<AlertRow, "kind" | "period">): string | null {
-  if (alert.kind === "low_balance") return null;
+  if (alert.kind === "low_balance" || alert.kind === "low_runway") return null;
   const month = /^(\d{4})-(\d{2})$/.exec(alert.period);
   if (month) return `${MONTHS[Number(month[2]) - 1] ?? month[2]} ${month[1]}`;
   if (/^\d{4}-\d{2}-\d{2}$/.test(alert.period)) return `${alert.period} (UTC)`;
@@ -63,5 +63,9 @@ export function alertMessage(alert: AlertRow): string {
         : `A member's spend reached ${alert.thresholdPct}% of the daily member limit: ${level} of ${limit} on ${period}.`;
     case "low_balance":
       return `The available balance fell to ${level}, below the low-balance threshold of ${limit}.`;
+    case "low_runway": {
+      const days = /^runway-(\d+)d-/.exec(alert.period)?.[1] ?? "?";
+      return `At the last 7 days' spend rate the available balance of ${level} lasts less than ${days} days (${days} days would need ${limit}).`;
+    }
   }
 }

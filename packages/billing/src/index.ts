@@ -9,6 +9,8 @@ export { AccountStore } from "./account-store.ts";
 export type { AlertDelivery, DueAlert } from "./alert-outbox.ts";
 export { ALERT_ATTEMPTS, AlertOutbox, DELIVERY_LEASE_MS } from "./alert-outbox.ts";
 export { alertMessage, alertPeriodLabel, formatUsd } from "./alerts.ts";
+export type { Forecast } from "./forecast.ts";
+export { FORECAST_WINDOW_DAYS, forecastDays, forecastRunway, runwayBelow } from "./forecast.ts";
 export type {
   GrantBounds,
   LeaseInput,

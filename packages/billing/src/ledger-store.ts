@@ -75,7 +75,7 @@ export interface UsageRow {
   createdAt: number;
 }
 
-export type AlertKind = "org_monthly_spend" | "member_daily_spend" | "low_balance";
+export type AlertKind = "org_monthly_spend" | "member_daily_spend" | "low_balance" | "low_runway";
 
 /** A threshold alert that fired; its key makes it fire once per limit, threshold and period. */
 export interface AlertRow {

@@ -748,6 +748,42 @@ describe("alerts", () => {
     expect(other.ok && other.alerts.map((a) => [a.memberId, a.thresholdPct])).toEqual([["m2", 50]]);
   });
 
+  it("forecast from the last 7 days' billable spend, and fire a runway alert once per funding", () => {
+    const { ledger } = setup({ runwayAlertDays: 5 }, 10_000_000);
+    const kinds = (result: AnyResult) => alertsIn(result).map((a) => `${a.kind}@${a.period}`);
+    expect(ledger.forecast(T0)).toMatchObject({ spentMicros: 0, daysLeft: null });
+    // Eight days ago: outside the window, so it does not count.
+    const old = T0 - 8 * 86_400_000;
+    ledger.reserve(reserveInput("old", 700_000, { now: old }));
+    ledger.settle(settleInput("old", 700_000, { now: old + 1_000 }));
+    expect(ledger.forecast(T0).spentMicros).toBe(0);
+    // $1.40 today: $0.20 a day, and $7.90 left lasts 39.5 days: no alert.
+    expect(kinds(ledger.reserve(reserveInput("r1", 1_400_000)))).toEqual([]);
+    expect(kinds(ledger.settle(settleInput("r1", 1_400_000)))).toEqual([]);
+    expect(ledger.forecast(T0)).toMatchObject({ spentMicros: 1_400_000, dailyRateMicros: 200_000 });
+    expect(ledger.forecast(T0).daysLeft).toBe(39.5);
+    // A non-billable call (the free preview) is no spend.
+    ledger.reserve(reserveInput("free", 1_000));
+    ledger.settle(settleInput("free", 0, { billable: false, costMicros: 1_000 }));
+    expect(ledger.forecast(T0).spentMicros).toBe(1_400_000);
+    // $6.30 more: $1.10 a day, $1.60 left lasts 1.4 days, under 5: it fires, once.
+    ledger.reserve(reserveInput("r2", 6_300_000));
+    const crossed = ledger.settle(settleInput("r2", 6_300_000));
+    expect(kinds(crossed)).toEqual(["low_runway@runway-5d-entry-1"]);
+    expect(alertsIn(crossed)[0]).toMatchObject({ limitMicros: 5_500_000, levelMicros: 1_600_000 });
+    ledger.reserve(reserveInput("r3", 1_000));
+    expect(kinds(ledger.settle(settleInput("r3", 1_000)))).toEqual([]);
+    // A top-up re-arms it; one that makes the balance last fires nothing.
+    const topup = ledger.post({
+      kind: "topup",
+      amountMicros: 100_000_000,
+      idempotencyKey: "t",
+      now: T0,
+    });
+    expect(kinds(topup)).toEqual([]);
+    expect(ledger.forecast(T0).daysLeft).toBeGreaterThan(5);
+  });
+
   it("fire low balance once per funding", () => {
     const { ledger } = setup({ lowBalanceMicros: 200_000 });
     const kinds = (result: AnyResult) => alertsIn(result).map((a) => `${a.kind}@${a.period}`);

@@ -25,6 +25,7 @@
  * Holds expire only through `expire(now)`: an open hold past its `expiresAt` still settles normally.
  */
 
+import { type Forecast, forecastDays, forecastRunway, runwayBelow } from "./forecast.ts";
 import {
   type GrantBounds,
   isLeaseId,
@@ -65,6 +66,11 @@ export interface LedgerConfig {
   lowBalanceMicros: number | null;
   /** Percentages of each limit that fire an alert, once per period. */
   alertThresholdsPct: readonly number[];
+  /**
+   * An alert fires when the balance lasts fewer days than this at the last 7 days' spend rate
+   * (forecast.ts), once per funding and threshold.
+   */
+  runwayAlertDays: number | null;
 }
 
 export const DEFAULT_LEDGER_CONFIG: LedgerConfig = {
@@ -72,6 +78,7 @@ export const DEFAULT_LEDGER_CONFIG: LedgerConfig = {
   memberDailyLimitMicros: null,
   lowBalanceMicros: null,
   alertThresholdsPct: [50, 80, 100],
+  runwayAlertDays: null,
 };
 
 export interface Balance {
@@ -261,6 +268,11 @@ function orgSpendCounter(month: string): string {
   return `spend:org:${month}`;
 }
 
+/** The org's billable spend per UTC day (the forecast's window). */
+function orgDaySpendCounter(day: string): string {
+  return `spend:org-day:${day}`;
+}
+
 function memberSpendCounter(day: string, memberId: string): string {
   return `spend:member:${day}:${memberId}`;
 }
@@ -328,6 +340,22 @@ export class CreditLedger {
     for (const pct of this.config.alertThresholdsPct) {
       if (!Number.isSafeInteger(pct) || pct <= 0) throw new RangeError("bad alert threshold");
     }
+    const days = this.config.runwayAlertDays;
+    if (days !== null && (!Number.isSafeInteger(days) || days <= 0)) {
+      throw new RangeError("bad runway alert days");
+    }
+  }
+
+  /**
+   * How long the available balance lasts at the last 7 UTC days' billable spend (forecast.ts),
+   * from the org's per-day spend counters.
+   */
+  forecast(now: number): Forecast {
+    const spentMicros = forecastDays(now).reduce(
+      (sum, day) => sum + this.#store.getCounter(orgDaySpendCounter(day)),
+      0,
+    );
+    return forecastRunway({ availableMicros: this.balance().availableMicros, spentMicros, now });
   }
 
   /** Posted, held and available credits, from the cached totals. */
@@ -539,6 +567,7 @@ export class CreditLedger {
           createdAt: usageTime(input),
         });
         this.#addCounter(orgSpendCounter(utcMonth(input.now)), charge);
+        this.#addCounter(orgDaySpendCounter(utcDay(input.now)), charge);
         this.#addCounter(memberSpendCounter(utcDay(input.now), hold.memberId), charge);
         this.#addCounter(memberMonthSpendCounter(utcMonth(input.now), hold.memberId), charge);
       }
@@ -596,6 +625,7 @@ export class CreditLedger {
         POSTED,
         HELD,
         orgSpendCounter(utcMonth(input.now)),
+        orgDaySpendCounter(utcDay(input.now)),
         memberSpendCounter(utcDay(input.now), who.memberId),
         memberMonthSpendCounter(utcMonth(input.now), who.memberId),
       ]);
@@ -644,6 +674,7 @@ export class CreditLedger {
       // The period's spend, once for the whole report.
       if (charged > 0) {
         this.#addCounter(orgSpendCounter(utcMonth(input.now)), charged);
+        this.#addCounter(orgDaySpendCounter(utcDay(input.now)), charged);
         this.#addCounter(memberSpendCounter(utcDay(input.now), who.memberId), charged);
         this.#addCounter(memberMonthSpendCounter(utcMonth(input.now), who.memberId), charged);
       }
@@ -1111,11 +1142,30 @@ export class CreditLedger {
         levelMicros: availableMicros,
       });
     }
+    const runwayDays = this.config.runwayAlertDays;
+    if (runwayDays !== null) {
+      const forecast = this.forecast(now);
+      if (runwayBelow(forecast, runwayDays, availableMicros)) {
+        fire({
+          kind: "low_runway",
+          // Once per funding and threshold: a top-up re-arms it, as a new threshold does.
+          period: `runway-${runwayDays}d-entry-${this.#store.getCounter(FUNDED_AT)}`,
+          memberId: null,
+          thresholdPct: null,
+          limitMicros: forecast.dailyRateMicros * runwayDays,
+          levelMicros: availableMicros,
+        });
+      }
+    }
     return fired;
   }
 }
 
-/** An alert's unique key: kind, period, member, threshold and limit value. */
+/**
+ * An alert's unique key: kind, period, member, threshold and limit value (a new limit re-arms its
+ * alerts). A runway alert's "limit" is the balance its days need at the rate of the moment, which
+ * moves with every call: its period (threshold and funding) is what it fires once for.
+ */
 function alertKey(
   alert: Pick<AlertRow, "kind" | "period" | "memberId" | "thresholdPct" | "limitMicros">,
 ): string {
@@ -1124,7 +1174,7 @@ function alertKey(
     alert.period,
     alert.memberId ?? "",
     alert.thresholdPct ?? "",
-    alert.limitMicros,
+    alert.kind === "low_runway" ? "" : alert.limitMicros,
   ].join("|");
 }
 

@@ -100,6 +100,7 @@ const ALERT_KINDS: readonly AlertKind[] = [
   "org_monthly_spend",
   "member_daily_spend",
   "low_balance",
+  "low_runway",
 ];
 
 /** A row as SQLite returns it; the `to*` mappers below check and convert each column. */

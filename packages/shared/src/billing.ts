@@ -22,6 +22,8 @@ export const billingSettingsSchema = z
     orgMonthlyLimitMicros: limit.optional(),
     memberDailyLimitMicros: limit.optional(),
     lowBalanceMicros: limit.optional(),
+    /** Alert when the balance lasts fewer days than this at the last 7 days' rate. */
+    runwayAlertDays: z.number().int().min(1).max(365).nullable().optional(),
     alertWebhookUrl: z
       .url({ protocol: /^https?$/ })
       .max(2000)
@@ -82,7 +84,19 @@ export interface BillingSummary {
   orgMonthlyLimitMicros: number | null;
   memberDailyLimitMicros: number | null;
   lowBalanceMicros: number | null;
+  runwayAlertDays: number | null;
   alertWebhookUrl: string | null;
+  /** How long the available balance lasts at the last 7 UTC days' billable spend (2026-12-02). */
+  forecast: BalanceForecast;
+}
+
+export interface BalanceForecast {
+  windowDays: number;
+  spentMicros: number;
+  dailyRateMicros: number;
+  /** Days left at that rate, to a tenth (rounded down); null when nothing is being spent. */
+  daysLeft: number | null;
+  runsOutAt: string | null;
 }
 
 export interface LedgerEntry {
@@ -192,7 +206,7 @@ export type ActivityPage = z.infer<typeof activityPageSchema>;
 /** A spend or low-balance alert as `GET .../billing/alerts` lists it. */
 export interface BillingAlert {
   key: string;
-  kind: "org_monthly_spend" | "member_daily_spend" | "low_balance";
+  kind: "org_monthly_spend" | "member_daily_spend" | "low_balance" | "low_runway";
   memberId: string | null;
   /** Readable: `December 2026`, `2026-12-01 (UTC)`, or null for a low-balance alert. */
   period: string | null;

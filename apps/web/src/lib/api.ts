@@ -27,7 +27,11 @@ import type {
 /** The spend controls and alert settings of an org, as `PATCH .../billing/settings` answers them. */
 export type BillingSettings = Pick<
   BillingSummary,
-  "orgMonthlyLimitMicros" | "memberDailyLimitMicros" | "lowBalanceMicros" | "alertWebhookUrl"
+  | "orgMonthlyLimitMicros"
+  | "memberDailyLimitMicros"
+  | "lowBalanceMicros"
+  | "runwayAlertDays"
+  | "alertWebhookUrl"
 >;
 
 /**

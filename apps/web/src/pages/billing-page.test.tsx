@@ -22,7 +22,9 @@ const summary = (over: Partial<BillingSummary> = {}): BillingSummary => ({
   orgMonthlyLimitMicros: 50_000_000,
   memberDailyLimitMicros: 5_000,
   lowBalanceMicros: null,
+  runwayAlertDays: null,
   alertWebhookUrl: null,
+  forecast: { windowDays: 7, spentMicros: 0, dailyRateMicros: 0, daysLeft: null, runsOutAt: null },
   ...over,
 });
 
@@ -75,6 +77,34 @@ describe("BillingPage", () => {
     });
     expect(bar.getAttribute("aria-valuenow")).toBe("25");
     expect(bar.getAttribute("aria-valuetext")).toBe("$12.50 of $50.00 spent this month (25%)");
+  });
+
+  it("says how long the balance lasts at the last 7 days' rate, and warns under the forecast alert", async () => {
+    vi.spyOn(api, "billing").mockResolvedValue(
+      summary({
+        availableMicros: 12_000_000,
+        runwayAlertDays: 14,
+        forecast: {
+          windowDays: 7,
+          spentMicros: 7_000_000,
+          dailyRateMicros: 1_000_000,
+          daysLeft: 12,
+          runsOutAt: "2026-12-14T12:00:00.000Z",
+        },
+      }),
+    );
+    await renderInApp(<BillingPage />, { path: "/billing" });
+    const hero = await screen.findByRole("region", { name: "Available balance" });
+    expect(within(hero).getByTestId("forecast").textContent).toBe(
+      "Lasts about 12 days at the last 7 days' rate ($1.00 a day), until Dec 14, 2026. Below your 14-day forecast alert.",
+    );
+    cleanup();
+    vi.spyOn(api, "billing").mockResolvedValue(summary());
+    await renderInApp(<BillingPage />, { path: "/billing" });
+    const idle = await screen.findByRole("region", { name: "Available balance" });
+    expect(within(idle).getByTestId("forecast").textContent).toBe(
+      "No spend in the last 7 days: the balance is not running down.",
+    );
   });
 
   it("says Payment received once, takes ?checkout out of the address, and re-reads the balance until the credit lands", async () => {

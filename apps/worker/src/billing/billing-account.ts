@@ -12,6 +12,7 @@ import {
   createUsageRollups,
   type EndUserLimits,
   type EntryRow,
+  type Forecast,
   LEDGER_SQLITE_SCHEMA,
   type LeaseInput,
   type LeaseResult,
@@ -128,8 +129,9 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   #ledgerConfig(): Partial<LedgerConfig> {
-    const { orgMonthlyLimitMicros, memberDailyLimitMicros, lowBalanceMicros } = this.settings();
-    return { orgMonthlyLimitMicros, memberDailyLimitMicros, lowBalanceMicros };
+    const { orgMonthlyLimitMicros, memberDailyLimitMicros, lowBalanceMicros, runwayAlertDays } =
+      this.settings();
+    return { orgMonthlyLimitMicros, memberDailyLimitMicros, lowBalanceMicros, runwayAlertDays };
   }
 
   /**
@@ -152,9 +154,13 @@ export class BillingAccount extends DurableObject<Env> {
     return this.#ledger.balance();
   }
 
-  async balance(): Promise<Balance & { settings: BillingSettings }> {
+  async balance(): Promise<Balance & { settings: BillingSettings; forecast: Forecast }> {
     await this.#collect();
-    return { ...this.#ledger.balance(), settings: this.settings() };
+    return {
+      ...this.#ledger.balance(),
+      settings: this.settings(),
+      forecast: this.#ledger.forecast(Date.now()),
+    };
   }
 
   settings(): BillingSettings {

@@ -32,6 +32,7 @@ export const billing = new Hono<AppEnv>()
       heldMicros: account.heldMicros,
       postedMicros: account.postedMicros,
       ...account.settings,
+      forecast: account.forecast,
     } satisfies BillingSummary);
   })
 

@@ -52,6 +52,7 @@ export function BalanceHero({
             </p>
           ) : null}
         </div>
+        <Forecast summary={summary} />
         {empty ? (
           <p className="font-medium text-destructive text-sm">
             Out of credits: the assistant stops until credits are added.
@@ -75,5 +76,38 @@ export function BalanceHero({
         </div>
       </div>
     </Card>
+  );
+}
+
+const dayFormat = new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeZone: "UTC" });
+
+/**
+ * How long the balance lasts at the last 7 days' spend (the worker's forecast): "Lasts about 12
+ * days at the last 7 days' rate ($1.20 a day), until Dec 14", or that nothing is being spent.
+ */
+export function Forecast({ summary }: { summary: BillingSummary }) {
+  const { forecast } = summary;
+  if (forecast.daysLeft === null || forecast.runsOutAt === null) {
+    return (
+      <p className="text-muted-foreground text-sm" data-testid="forecast">
+        No spend in the last {forecast.windowDays} days: the balance is not running down.
+      </p>
+    );
+  }
+  const rate = formatMicros(forecast.dailyRateMicros, { precise: true });
+  const days =
+    forecast.daysLeft < 1
+      ? "less than a day"
+      : `about ${Math.floor(forecast.daysLeft)} day${Math.floor(forecast.daysLeft) === 1 ? "" : "s"}`;
+  const short = summary.runwayAlertDays !== null && forecast.daysLeft < summary.runwayAlertDays;
+  return (
+    <p
+      className={short ? "font-medium text-sm text-warning" : "text-muted-foreground text-sm"}
+      data-testid="forecast"
+    >
+      Lasts {days} at the last {forecast.windowDays} days' rate ({rate} a day), until{" "}
+      {dayFormat.format(new Date(forecast.runsOutAt))}.
+      {short ? ` Below your ${summary.runwayAlertDays}-day forecast alert.` : ""}
+    </p>
   );
 }

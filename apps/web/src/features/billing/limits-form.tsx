@@ -35,6 +35,11 @@ const FIELDS: readonly {
     prefix: "$",
   },
   {
+    field: "runwayAlertDays",
+    label: "Forecast alert: balance lasts under (days)",
+    hint: "At the last 7 days' spend rate; fires once per top-up. Empty: no alert.",
+  },
+  {
     field: "alertWebhookUrl",
     label: "Alert webhook URL",
     hint: "Alerts are POSTed here, signed with the Parley-Signature header. Empty: none.",
@@ -134,13 +139,19 @@ export function LimitsForm({
                       name={field}
                       value={form[field]}
                       className={prefix ? "pl-7" : undefined}
-                      inputMode={field === "alertWebhookUrl" ? "url" : "decimal"}
+                      inputMode={
+                        field === "alertWebhookUrl"
+                          ? "url"
+                          : field === "runwayAlertDays"
+                            ? "numeric"
+                            : "decimal"
+                      }
                       type={field === "alertWebhookUrl" ? "url" : "text"}
                       autoComplete="off"
                       placeholder={
                         field === "alertWebhookUrl"
                           ? "https://example.com/hooks/parley"
-                          : field === "lowBalanceMicros"
+                          : field === "lowBalanceMicros" || field === "runwayAlertDays"
                             ? "No alert"
                             : "No limit"
                       }

@@ -17,6 +17,7 @@ const none: BillingSettings = {
   orgMonthlyLimitMicros: null,
   memberDailyLimitMicros: null,
   lowBalanceMicros: null,
+  runwayAlertDays: null,
   alertWebhookUrl: null,
 };
 
@@ -32,6 +33,20 @@ describe("microsToDollarsInput", () => {
 });
 
 describe("limitsPatch", () => {
+  it("takes the forecast alert as whole days from 1 to 365, empty removing it", () => {
+    const days = (text: string) =>
+      limitsPatch({ ...formFromSettings(none), runwayAlertDays: text }, none);
+    expect(days("14")).toEqual({ ok: true, patch: { runwayAlertDays: 14 } });
+    for (const bad of ["0", "366", "2.5", "-1", "a week"]) {
+      expect(days(bad)).toMatchObject({ ok: false, field: "runwayAlertDays" });
+    }
+    const set = { ...none, runwayAlertDays: 7 };
+    expect(limitsPatch({ ...formFromSettings(set), runwayAlertDays: "" }, set)).toEqual({
+      ok: true,
+      patch: { runwayAlertDays: null },
+    });
+  });
+
   it("sends dollars as integer micros, and only what changed", () => {
     const form = { ...formFromSettings(none), orgMonthlyLimitMicros: "$250.75" };
     expect(limitsPatch(form, none)).toEqual({

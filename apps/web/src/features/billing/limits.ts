@@ -21,12 +21,16 @@ export function microsToDollarsInput(micros: number | null): string {
   return `${whole}.${fraction % 10_000 === 0 ? digits.slice(0, 2) : digits.replace(/0+$/, "")}`;
 }
 
-export type LimitsValues = Record<LimitField, string> & { alertWebhookUrl: string };
+export type LimitsValues = Record<LimitField, string> & {
+  runwayAlertDays: string;
+  alertWebhookUrl: string;
+};
 
 export const formFromSettings = (settings: BillingSettings): LimitsValues => ({
   orgMonthlyLimitMicros: microsToDollarsInput(settings.orgMonthlyLimitMicros),
   memberDailyLimitMicros: microsToDollarsInput(settings.memberDailyLimitMicros),
   lowBalanceMicros: microsToDollarsInput(settings.lowBalanceMicros),
+  runwayAlertDays: settings.runwayAlertDays === null ? "" : String(settings.runwayAlertDays),
   alertWebhookUrl: settings.alertWebhookUrl ?? "",
 });
 
@@ -61,6 +65,17 @@ export function limitsPatch(form: LimitsValues, current: BillingSettings): Limit
       };
     }
     patch[field] = parsed.micros;
+  }
+  const days = form.runwayAlertDays.trim();
+  if (days !== initial.runwayAlertDays) {
+    if (days === "") patch.runwayAlertDays = null;
+    else if (!/^\d{1,3}$/.test(days) || Number(days) < 1 || Number(days) > 365) {
+      return {
+        ok: false,
+        field: "runwayAlertDays",
+        message: "Enter a whole number of days from 1 to 365, or leave it empty",
+      };
+    } else patch.runwayAlertDays = Number(days);
   }
   const url = form.alertWebhookUrl.trim();
   if (url !== initial.alertWebhookUrl) {

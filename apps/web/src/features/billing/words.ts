@@ -57,6 +57,7 @@ export const ALERT_KIND_LABELS: Record<string, string> = {
   org_monthly_spend: "Monthly limit",
   member_daily_spend: "Member daily limit",
   low_balance: "Low balance",
+  low_runway: "Balance forecast",
 };
 
 export type Delivery =
