@@ -6,3 +6,4 @@ export * from "./ids.ts";
 export * from "./json.ts";
 export * from "./pagination.ts";
 export * from "./schemas.ts";
+export * from "./responses.ts";
