@@ -1,5 +1,4 @@
-import { AppError } from "@parley/shared";
-import { healthSchema } from "@parley/shared";
+import { AppError, healthSchema } from "@parley/shared";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { except } from "hono/combine";

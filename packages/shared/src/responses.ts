@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ConnectTicket } from "./agents.ts";
 import type {
   App,
   AppSecretInfo,
@@ -8,7 +9,6 @@ import type {
   NewAppSecret,
   RotatedAppSecret,
 } from "./apps.ts";
-import type { ConnectTicket } from "./agents.ts";
 import {
   type ActivityPage,
   activityPageSchema,
@@ -256,7 +256,9 @@ export const billingAlertPageSchema = pageSchemaOf(billingAlertSchema).meta({
 export const checkoutSessionSchema = z
   .strictObject({ id: z.string(), url: z.string() })
   .meta({ id: "CheckoutSession" });
-export const portalSessionSchema = z.strictObject({ url: z.string() }).meta({ id: "PortalSession" });
+export const portalSessionSchema = z
+  .strictObject({ url: z.string() })
+  .meta({ id: "PortalSession" });
 
 export const stripeWebhookResultSchema = z
   .strictObject({ received: z.literal(true), outcome: z.string() })
@@ -328,7 +330,12 @@ export const appSchema = z
         jwk: z.record(z.string(), z.string()),
         ...tokenRules,
       }),
-      z.strictObject({ type: z.literal("jwks"), alg: tokenAlgorithm, url: z.string(), ...tokenRules }),
+      z.strictObject({
+        type: z.literal("jwks"),
+        alg: tokenAlgorithm,
+        url: z.string(),
+        ...tokenRules,
+      }),
     ]),
     endUserDailyLimitMicros: microsSchema.nullable(),
     endUserMonthlyLimitMicros: microsSchema.nullable(),
@@ -356,7 +363,11 @@ export const endUserTokenSchema = z
 
 export const embedMeSchema = z
   .strictObject({
-    endUser: z.strictObject({ id: z.string(), externalId: z.string(), name: z.string().nullable() }),
+    endUser: z.strictObject({
+      id: z.string(),
+      externalId: z.string(),
+      name: z.string().nullable(),
+    }),
     app: z.strictObject({
       id: z.string(),
       name: z.string(),

@@ -28,13 +28,14 @@ export const errors = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((status) => [String(status), { $ref: ERROR_REF }]));
 
 /** The callers a route takes, as security requirements (the default is a member's token). */
+type Requirements = NonNullable<DescribeRouteOptions["security"]>;
 export const security = {
-  public: [] as NonNullable<DescribeRouteOptions["security"]>,
-  member: [{ memberToken: [] }],
-  memberOrApiKey: (scope: string) => [{ memberToken: [] }, { apiKey: [scope] }],
-  apiKey: (scope: string) => [{ apiKey: [scope] }],
-  endUser: [{ endUserToken: [] }],
-  refreshCookie: [{ refreshCookie: [] }],
+  public: [] as Requirements,
+  member: [{ memberToken: [] }] as Requirements,
+  memberOrApiKey: (scope: string): Requirements => [{ memberToken: [] }, { apiKey: [scope] }],
+  apiKey: (scope: string): Requirements => [{ apiKey: [scope] }],
+  endUser: [{ endUserToken: [] }] as Requirements,
+  refreshCookie: [{ refreshCookie: [] }] as Requirements,
 };
 
 export type RouteDescription = DescribeRouteOptions;
@@ -98,6 +99,9 @@ const documentation: Parameters<typeof openAPIRouteHandler>[1] = {
       },
     },
   },
+  // Only the routes that describe themselves are listed, so `/api/openapi.json` and
+  // `/api/orgs/:orgId/billing/usage.csv` must not be dropped for looking like files.
+  excludeStaticFile: false,
   // Every operation may fail with the error shape; routes name their likely statuses too.
   defaultOptions: Object.fromEntries(
     ["GET", "POST", "PUT", "PATCH", "DELETE"].map((method) => [

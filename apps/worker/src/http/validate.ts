@@ -1,6 +1,6 @@
 import { AppError, jsonValueProblem } from "@parley/shared";
-import { resolver, uniqueSymbol } from "hono-openapi";
 import { validator } from "hono/validator";
+import { resolver, uniqueSymbol } from "hono-openapi";
 import type { z } from "zod";
 import { invalidRequest } from "./errors.ts";
 
@@ -15,20 +15,24 @@ const jsonMediaType = /^application\/([\w.-]+\+)?json$/i;
  * spread would drop or turn into a prototype) are `invalid_request` too.
  */
 export const jsonBody = <S extends z.ZodType>(schema: S) =>
-  described("json", schema, validator("json", (value, c): z.output<S> => {
-    const mediaType = (c.req.header("content-type") ?? "").split(";")[0]?.trim() ?? "";
-    if (!jsonMediaType.test(mediaType)) {
-      throw new AppError("invalid_request", "Content-Type must be application/json");
-    }
-    const problem = jsonValueProblem(value);
-    if (problem) {
-      const field = problem.path.join(".") || undefined;
-      throw new AppError("invalid_request", `${field ?? "body"}: ${problem.message}`, { field });
-    }
-    const result = schema.safeParse(value);
-    if (!result.success) throw invalidRequest(result.error);
-    return result.data;
-  }));
+  described(
+    "json",
+    schema,
+    validator("json", (value, c): z.output<S> => {
+      const mediaType = (c.req.header("content-type") ?? "").split(";")[0]?.trim() ?? "";
+      if (!jsonMediaType.test(mediaType)) {
+        throw new AppError("invalid_request", "Content-Type must be application/json");
+      }
+      const problem = jsonValueProblem(value);
+      if (problem) {
+        const field = problem.path.join(".") || undefined;
+        throw new AppError("invalid_request", `${field ?? "body"}: ${problem.message}`, { field });
+      }
+      const result = schema.safeParse(value);
+      if (!result.success) throw invalidRequest(result.error);
+      return result.data;
+    }),
+  );
 
 /** Validates the query string the same way. */
 export const query = <S extends z.ZodType>(schema: S) =>
