@@ -104,6 +104,13 @@ describe("the OpenAPI document", () => {
     expect(res.body.components.responses.Error).toBeDefined();
   });
 
+  it("has its reference page at /api-reference, from the web app's assets", async () => {
+    const res = await api<string>("GET", "/api-reference");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    expect(res.body).toContain('id="api-reference"');
+  });
+
   it("names every route of the app (a new route without describeRoute fails here)", async () => {
     const doc = (await api<Document>("GET", "/api/openapi.json")).body;
     const documented = new Set(
