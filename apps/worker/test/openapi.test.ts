@@ -23,7 +23,10 @@ interface Operation {
 type Document = {
   openapi: string;
   paths: Record<string, Record<string, { responses?: Record<string, unknown> }>>;
-  components: { securitySchemes: Record<string, unknown>; responses: Record<string, unknown> };
+  components: {
+    securitySchemes: Record<string, unknown>;
+    responses: Record<string, unknown>;
+  };
 };
 
 const toOpenApiPath = (path: string) => path.replace(/:(\w+)/g, "{$1}");
@@ -102,6 +105,17 @@ describe("the OpenAPI document", () => {
       expect.arrayContaining(["memberToken", "apiKey", "endUserToken"]),
     );
     expect(res.body.components.responses.Error).toBeDefined();
+    // Every reference points at something the document has.
+    const refs = [...JSON.stringify(res.body).matchAll(/"\$ref":"#\/([^"]+)"/g)].map((m) => m[1]);
+    const unresolved = [...new Set(refs)].filter((ref) => {
+      let node: unknown = res.body;
+      for (const part of (ref ?? "").split("/")) {
+        node = (node as Record<string, unknown> | undefined)?.[part];
+      }
+      return node === undefined;
+    });
+    expect(refs.length).toBeGreaterThan(50);
+    expect(unresolved).toEqual([]);
   });
 
   it("has its reference page at /api-reference, from the web app's assets", async () => {

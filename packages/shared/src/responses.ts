@@ -104,7 +104,7 @@ export const projectSchema = z
     id: z.string(),
     orgId: z.string(),
     name: z.string(),
-    memory: z.record(z.string(), z.json().meta({ id: "JsonValue" })),
+    memory: z.record(z.string(), z.json()),
     createdBy: z.string().nullable(),
     createdAt: iso,
     updatedAt: iso,

@@ -49,7 +49,11 @@ export const webhooks = new Hono<AppEnv>().post(
   describeRoute({
     tags: ["Webhooks"],
     summary: "Stripe's signed events",
+    // No Parley caller: Stripe's signature over the raw body is the proof.
     security: security.public,
+    parameters: [
+      { in: "header", name: "stripe-signature", required: true, schema: { type: "string" } },
+    ],
     responses: { 200: json(stripeWebhookResultSchema), ...errors(400) },
   }),
   async (c) => {
