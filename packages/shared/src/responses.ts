@@ -14,8 +14,8 @@ import {
   activityPageSchema,
   type BillingAlert,
   type BillingSummary,
+  microsSchema as billingMicros,
   type LedgerEntry,
-  microsSchema,
   type UsageGroup,
   type UsageReport,
   usageGroupBySchema,
@@ -46,7 +46,14 @@ import {
  * `.meta({ id })` names the component in the document.
  */
 
-const iso = z.string().describe("ISO 8601 timestamp");
+const iso = z
+  .string()
+  .meta({ description: "ISO 8601 timestamp", examples: ["2026-12-02T09:30:00.000Z"] });
+// Named for readers of the reference (the safe-integer bounds made its examples -9007199254740991).
+const microsSchema = billingMicros.meta({
+  description: "integer micro-dollars (1 USD = 1,000,000)",
+  examples: [5_000_000],
+});
 const nullableIso = iso.nullable();
 
 export const errorBodySchema = z
