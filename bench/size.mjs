@@ -62,6 +62,19 @@ export async function benchSize() {
       .filter((f) => f.endsWith(".js"))
       .reduce((sum, f) => sum + gzipSync(readFileSync(path.join(dist, "assets", f))).byteLength, 0);
 
+    // The API reference page (/api-reference): a build of its own under assets/reference/.
+    const referenceHtml = readFileSync(path.join(dist, "api-reference.html"), "utf8");
+    const referenceInitial = initialScripts(referenceHtml).reduce(
+      (sum, file) => sum + gzipSync(readFileSync(path.join(dist, file))).byteLength,
+      0,
+    );
+    const referenceAll = readdirSync(path.join(dist, "assets/reference"))
+      .filter((f) => f.endsWith(".js"))
+      .reduce(
+        (sum, f) => sum + gzipSync(readFileSync(path.join(dist, "assets/reference", f))).byteLength,
+        0,
+      );
+
     const chat = await measureChatUi();
     const embed = await measureEmbedScript();
     const embedReact = await measureEmbedReact();
@@ -89,6 +102,8 @@ export async function benchSize() {
       `| Worker bundle (\`wrangler deploy --dry-run\`) | ${kib(worker)} | ${worker <= 1.5 * 1024 * 1024 ? "met" : "MISSED"} (<= 1,536 KiB) |`,
       `| web app shell, initial JS (${initial.length} file${initial.length === 1 ? "" : "s"} from index.html) | ${kb(web)} | ${web <= APP_SHELL_BUDGET ? "met" : "MISSED"} (<= ${kb(APP_SHELL_BUDGET)}) |`,
       `| web app, all JS chunks (split by route) | ${kb(all)} | - |`,
+      `| API reference page (/api-reference, Scalar), initial JS | ${kb(referenceInitial)} | - (not in the shell) |`,
+      `| API reference page, all JS chunks (grammars lazy) | ${kb(referenceAll)} | - |`,
       `| chat package (@parley/chat-ui), initial JS (${chatInitial.length} chunk${chatInitial.length === 1 ? "" : "s"}) | ${kb(chat.initialBytes)} | ${chat.initialBytes <= CHAT_UI_BUDGET ? "met" : "MISSED"} (<= ${kb(CHAT_UI_BUDGET)}) |`,
       `| chat package, all chunks (${chat.chunks.length}, the rest lazy: highlighter, grammars) | ${kb(chat.allBytes)} | - |`,
       `| embed script (\`<parley-assistant>\`, Preact), initial JS | ${kb(embed.initialBytes)} | ${embed.initialBytes <= EMBED_BUDGET ? "met" : "MISSED"} (<= ${kb(EMBED_BUDGET)}) |`,

@@ -28,6 +28,8 @@ function embedAssets(): Plugin {
 
 export default defineConfig({
   plugins: [react(), tailwindcss(), embedAssets()],
+  // The API reference page (api-reference.html) has a build of its own after this one
+  // (vite.api-reference.config.ts), so no chunk is shared with the app shell.
   build: { outDir: "dist", emptyOutDir: true },
   // `vite` alone serves the UI; the API and agents come from `pnpm dev` (wrangler) on :8787.
   server: {

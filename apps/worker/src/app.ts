@@ -1,14 +1,16 @@
-import { AppError } from "@parley/shared";
+import { AppError, healthSchema } from "@parley/shared";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { except } from "hono/combine";
 import { secureHeaders } from "hono/secure-headers";
+import { describeRoute } from "hono-openapi";
 import { handleAgentRequest } from "./agents/routing.ts";
 import { authenticate } from "./auth/api-keys.ts";
 import { jwks } from "./auth/tokens.ts";
 import { config } from "./env.ts";
 import type { AppEnv } from "./http/context.ts";
 import { errorResponse } from "./http/errors.ts";
+import { json, security, serveOpenApi } from "./http/openapi.ts";
 import { orgApiKeys } from "./routes/api-keys.ts";
 import { appEndUsers } from "./routes/app-end-users.ts";
 import { apps, orgApps } from "./routes/apps.ts";
@@ -54,6 +56,7 @@ export const app = new Hono<AppEnv>()
     except(
       [
         "/api/health",
+        "/api/openapi.json",
         "/api/auth/*",
         "/api/webhooks/*",
         "/api/embed/*",
@@ -63,7 +66,28 @@ export const app = new Hono<AppEnv>()
       authenticate,
     ),
   )
-  .get("/api/health", (c) => c.json({ ok: true }))
+  .get(
+    "/api/health",
+    describeRoute({
+      tags: ["Health"],
+      summary: "Liveness",
+      security: security.public,
+      responses: { 200: json(healthSchema) },
+    }),
+    (c) => c.json({ ok: true }),
+  )
+  // The document of every route here, this one included (http/openapi.ts). No sign-in: it is
+  // the public contract, served so a client can be generated from it.
+  .get(
+    "/api/openapi.json",
+    describeRoute({
+      tags: ["OpenAPI"],
+      summary: "This OpenAPI 3.1 document",
+      security: security.public,
+      responses: { 200: { description: "The OpenAPI document" } },
+    }),
+    serveOpenApi((): Hono<AppEnv> => app),
+  )
   .get("/.well-known/jwks.json", async (c) => {
     c.header("cache-control", "public, max-age=300");
     return c.json(await jwks(config(c.env)));

@@ -52,6 +52,12 @@ const orgAdmins = (status: number): Expect => ({ ...orgMembers(status), member: 
 
 const matrix: Row[] = [
   { route: "GET /api/health", request: () => ({ path: "/api/health" }), expect: everyone(200) },
+  // The API's own description is public, like the contract it states.
+  {
+    route: "GET /api/openapi.json",
+    request: () => ({ path: "/api/openapi.json" }),
+    expect: everyone(200),
+  },
   {
     route: "GET /.well-known/jwks.json",
     request: () => ({ path: "/.well-known/jwks.json" }),

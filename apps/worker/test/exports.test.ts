@@ -6,7 +6,7 @@ import { verifyErasure } from "../src/erasure/steps.ts";
 import { exportJob, exportRow, fileExport } from "../src/exports/file.ts";
 import { EXPORT_COVERAGE, SECTIONS } from "../src/exports/sections.ts";
 import { mustConnect } from "./chat.ts";
-import { api, apiKeyFor, BASE, errorCode, type World } from "./helpers.ts";
+import { api, apiKeyFor, BASE, errorCode, finishExport, type World } from "./helpers.ts";
 import { funded, returnLeases, usageRowsOf } from "./metering.ts";
 
 type Archive = {
@@ -32,18 +32,6 @@ const chunksIn = (id: string) =>
       ? 0
       : Number(sql.exec("SELECT COUNT(*) AS n FROM export_chunks").one().n);
   });
-
-/** Drives the export's alarm until it is done (the alarms also fire by themselves). */
-async function finish(id: string): Promise<void> {
-  const stub = exportJob(env, id);
-  for (let i = 0; i < 100; i++) {
-    const row = await exportRow(env, id);
-    if (row?.status === "completed" || row?.status === "failed") return;
-    await runDurableObjectAlarm(stub);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`export ${id} did not finish`);
-}
 
 async function view(path: string, token: string): Promise<DataExport> {
   const res = await api<DataExport>("GET", path, { token });
@@ -166,7 +154,7 @@ describe("data export: completeness", () => {
     expect(started.status).toBe(202);
     expect(started.body).toMatchObject({ kind: "account", orgId: null, downloadUrl: null });
     expect(started.body.progress.total).toBeGreaterThan(5);
-    await finish(started.body.id);
+    await finishExport(started.body.id);
     const done = await view(`/api/me/exports/${started.body.id}`, w.member.token);
     expect(done).toMatchObject({ status: "completed", error: null });
     expect(done.progress.done).toBe(done.progress.total);
@@ -231,7 +219,7 @@ describe("data export: completeness", () => {
       token: w.owner.token,
     });
     expect(started.status).toBe(202);
-    await finish(started.body.id);
+    await finishExport(started.body.id);
     const done = await view(`/api/orgs/${w.orgId}/exports/${started.body.id}`, w.owner.token);
     expect(done.status).toBe("completed");
     const res = await download(done.downloadUrl ?? "");
@@ -292,7 +280,7 @@ describe("data export: the job", () => {
     expect(await runDurableObjectAlarm(exportJob(env, filed.id))).toBe(true);
     const after = await view(`/api/orgs/${w.orgId}/exports/${filed.id}`, w.owner.token);
     expect(after.progress.done).toBeGreaterThan(2);
-    await finish(filed.id);
+    await finishExport(filed.id);
     const done = await view(`/api/orgs/${w.orgId}/exports/${filed.id}`, w.owner.token);
     expect(done.status).toBe("completed");
     const res = await download(done.downloadUrl ?? "");
@@ -327,7 +315,7 @@ describe("data export: the job", () => {
   it("the link: a wrong key is 404, an expired link 410, and the archive goes at expiry", async () => {
     const { w } = await richWorld();
     const started = await api<DataExport>("POST", "/api/me/exports", { token: w.member.token });
-    await finish(started.body.id);
+    await finishExport(started.body.id);
     const done = await view(`/api/me/exports/${started.body.id}`, w.member.token);
     const url = new URL(done.downloadUrl ?? "");
     const wrong = await api("GET", `${url.pathname}?key=${"x".repeat(43)}`);
@@ -369,7 +357,7 @@ describe("data export: the job", () => {
       token: w.outsider.token,
     });
     expect(wrongOrg.status).toBe(404);
-    await finish(started.body.id);
+    await finishExport(started.body.id);
   });
 });
 
@@ -380,8 +368,8 @@ describe("data export: erasure", () => {
     const org = await api<DataExport>("POST", `/api/orgs/${w.orgId}/exports`, {
       token: w.owner.token,
     });
-    await finish(mine.body.id);
-    await finish(org.body.id);
+    await finishExport(mine.body.id);
+    await finishExport(org.body.id);
     const link = (await view(`/api/me/exports/${mine.body.id}`, w.member.token)).downloadUrl ?? "";
     const erasure = await api<{ status: string; steps: { name: string; status: string }[] }>(
       "POST",

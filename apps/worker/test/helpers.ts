@@ -1,8 +1,9 @@
-import { env, SELF } from "cloudflare:test";
+import { env, runDurableObjectAlarm, SELF } from "cloudflare:test";
 import { API_KEY_SCOPES, type ApiKeyScope, newId, type Role } from "@parley/shared";
 import { issueApiKey } from "../src/auth/api-keys.ts";
 import { signAccessToken } from "../src/auth/tokens.ts";
 import { config } from "../src/env.ts";
+import { exportJob, exportRow } from "../src/exports/file.ts";
 
 export const BASE = "https://parley.test";
 
@@ -322,4 +323,15 @@ export async function signUp(
     refreshCookie: /parley_refresh=([^;]+)/.exec(res.headers.get("set-cookie") ?? "")?.[1] ?? "",
     orgId: me.body.orgs[0]?.id ?? "",
   };
+}
+
+/** Drives an export's alarm until the job is done (its alarms also fire by themselves). */
+export async function finishExport(id: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const row = await exportRow(env, id);
+    if (row?.status === "completed" || row?.status === "failed") return;
+    await runDurableObjectAlarm(exportJob(env, id));
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`export ${id} did not finish`);
 }

@@ -6,4 +6,5 @@ export * from "./errors.ts";
 export * from "./ids.ts";
 export * from "./json.ts";
 export * from "./pagination.ts";
+export * from "./responses.ts";
 export * from "./schemas.ts";

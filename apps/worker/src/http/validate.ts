@@ -1,5 +1,6 @@
 import { AppError, jsonValueProblem } from "@parley/shared";
 import { validator } from "hono/validator";
+import { resolver, uniqueSymbol } from "hono-openapi";
 import type { z } from "zod";
 import { invalidRequest } from "./errors.ts";
 
@@ -14,25 +15,44 @@ const jsonMediaType = /^application\/([\w.-]+\+)?json$/i;
  * spread would drop or turn into a prototype) are `invalid_request` too.
  */
 export const jsonBody = <S extends z.ZodType>(schema: S) =>
-  validator("json", (value, c): z.output<S> => {
-    const mediaType = (c.req.header("content-type") ?? "").split(";")[0]?.trim() ?? "";
-    if (!jsonMediaType.test(mediaType)) {
-      throw new AppError("invalid_request", "Content-Type must be application/json");
-    }
-    const problem = jsonValueProblem(value);
-    if (problem) {
-      const field = problem.path.join(".") || undefined;
-      throw new AppError("invalid_request", `${field ?? "body"}: ${problem.message}`, { field });
-    }
-    const result = schema.safeParse(value);
-    if (!result.success) throw invalidRequest(result.error);
-    return result.data;
-  });
+  described(
+    "json",
+    schema,
+    validator("json", (value, c): z.output<S> => {
+      const mediaType = (c.req.header("content-type") ?? "").split(";")[0]?.trim() ?? "";
+      if (!jsonMediaType.test(mediaType)) {
+        throw new AppError("invalid_request", "Content-Type must be application/json");
+      }
+      const problem = jsonValueProblem(value);
+      if (problem) {
+        const field = problem.path.join(".") || undefined;
+        throw new AppError("invalid_request", `${field ?? "body"}: ${problem.message}`, { field });
+      }
+      const result = schema.safeParse(value);
+      if (!result.success) throw invalidRequest(result.error);
+      return result.data;
+    }),
+  );
 
 /** Validates the query string the same way. */
 export const query = <S extends z.ZodType>(schema: S) =>
-  validator("query", (value): z.output<S> => {
-    const result = schema.safeParse(value);
-    if (!result.success) throw invalidRequest(result.error, "query");
-    return result.data;
+  described(
+    "query",
+    schema,
+    validator("query", (value): z.output<S> => {
+      const result = schema.safeParse(value);
+      if (!result.success) throw invalidRequest(result.error, "query");
+      return result.data;
+    }),
+  );
+
+/**
+ * Marks a validator with its schema the way hono-openapi's own `validator()` does, so the OpenAPI
+ * document shows the request body or query parameters (http/openapi.ts). Behaviour is unchanged:
+ * the marker is a property the generator reads, never called on a request.
+ */
+function described<M extends object>(target: "json" | "query", schema: z.ZodType, middleware: M) {
+  return Object.assign(middleware, {
+    [uniqueSymbol]: { target, ...resolver(schema), options: undefined },
   });
+}

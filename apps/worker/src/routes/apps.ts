@@ -1,16 +1,21 @@
 import {
   AppError,
   type AppWithSecret,
+  appPageSchema,
+  appSchema,
+  appWithSecretSchema,
   createAppSchema,
   type NewAppSecret,
   newId,
   pageQuerySchema,
   type RotatedAppSecret,
   rotateAppSecretSchema,
+  rotatedAppSecretSchema,
   type TokenVerificationInput,
   updateAppSchema,
 } from "@parley/shared";
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { importJWK, type JWK } from "jose";
 import { revokeConnections } from "../agents/revocation.ts";
 import { appAccess, orgAccess, requireRole } from "../auth/access.ts";
@@ -30,6 +35,7 @@ import { auditStatement } from "../db/audit.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import { overwriteSql } from "../erasure/overwrite.ts";
 import type { AppEnv } from "../http/context.ts";
+import { empty, errors, json } from "../http/openapi.ts";
 import { jsonBody, query } from "../http/validate.ts";
 
 /**
@@ -207,245 +213,305 @@ async function appChanged(env: Env, app: AppRecord, changed: { limits: boolean }
 
 export const orgApps = new Hono<AppEnv>()
 
-  .get("/:orgId/apps", query(pageQuerySchema), async (c) => {
-    const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
-    requireRole(access, "admin");
-    const { cursor, limit } = c.req.valid("query");
-    const { results } = await c.env.DB.prepare(
-      `SELECT ${APP_COLUMNS} FROM apps a
+  .get(
+    "/:orgId/apps",
+    describeRoute({
+      tags: ["Apps"],
+      summary: "The org's apps",
+      responses: { 200: json(appPageSchema), ...errors(401, 403, 404) },
+    }),
+    query(pageQuerySchema),
+    async (c) => {
+      const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
+      requireRole(access, "admin");
+      const { cursor, limit } = c.req.valid("query");
+      const { results } = await c.env.DB.prepare(
+        `SELECT ${APP_COLUMNS} FROM apps a
        WHERE a.org_id = ?2 AND a.deleted_at IS NULL AND a.id < ?3 ORDER BY a.id DESC LIMIT ?4`,
-    )
-      .bind(Date.now(), access.orgId, cursorBound(cursor), limit + 1)
-      .all<AppQueryRow>();
-    return c.json(
-      toPage(
-        results,
-        limit,
-        (row) => row.id,
-        (row) => toApp(toAppRecord(row)),
-      ),
-    );
-  })
+      )
+        .bind(Date.now(), access.orgId, cursorBound(cursor), limit + 1)
+        .all<AppQueryRow>();
+      return c.json(
+        toPage(
+          results,
+          limit,
+          (row) => row.id,
+          (row) => toApp(toAppRecord(row)),
+        ),
+      );
+    },
+  )
 
-  .post("/:orgId/apps", jsonBody(createAppSchema), async (c) => {
-    const { userId } = c.get("caller");
-    const db = c.env.DB;
-    const access = await orgAccess(db, userId, c.req.param("orgId"));
-    requireRole(access, "admin");
-    const input = c.req.valid("json");
-    await checkProjects(db, access.orgId, input.projectIds);
-    const verification = await storedVerification(c.env, input.verification);
-    const now = Date.now();
-    const app = { id: newId("app", now), orgId: access.orgId };
-    const secret = verification.token_type === "secret" ? await newSecret(c.env, app, now) : null;
-    await db.batch([
-      db
-        .prepare(
-          `INSERT INTO apps (id, org_id, name, token_type, token_alg, token_jwk, token_jwks_url,
+  .post(
+    "/:orgId/apps",
+    describeRoute({
+      tags: ["Apps"],
+      summary: "Create an app (a secret shown once)",
+      responses: { 201: json(appWithSecretSchema), ...errors(401, 403, 404) },
+    }),
+    jsonBody(createAppSchema),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const db = c.env.DB;
+      const access = await orgAccess(db, userId, c.req.param("orgId"));
+      requireRole(access, "admin");
+      const input = c.req.valid("json");
+      await checkProjects(db, access.orgId, input.projectIds);
+      const verification = await storedVerification(c.env, input.verification);
+      const now = Date.now();
+      const app = { id: newId("app", now), orgId: access.orgId };
+      const secret = verification.token_type === "secret" ? await newSecret(c.env, app, now) : null;
+      await db.batch([
+        db
+          .prepare(
+            `INSERT INTO apps (id, org_id, name, token_type, token_alg, token_jwk, token_jwks_url,
              token_issuer, token_audience, max_token_lifetime_seconds, end_user_daily_limit_micros,
              end_user_monthly_limit_micros, show_cost, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .bind(
-          app.id,
-          app.orgId,
-          input.name,
-          verification.token_type,
-          verification.token_alg,
-          verification.token_jwk,
-          verification.token_jwks_url,
-          verification.token_issuer,
-          verification.token_audience,
-          verification.max_token_lifetime_seconds,
-          input.endUserDailyLimitMicros,
-          input.endUserMonthlyLimitMicros,
-          input.showCost ? 1 : 0,
-          now,
-          now,
+          )
+          .bind(
+            app.id,
+            app.orgId,
+            input.name,
+            verification.token_type,
+            verification.token_alg,
+            verification.token_jwk,
+            verification.token_jwks_url,
+            verification.token_issuer,
+            verification.token_audience,
+            verification.max_token_lifetime_seconds,
+            input.endUserDailyLimitMicros,
+            input.endUserMonthlyLimitMicros,
+            input.showCost ? 1 : 0,
+            now,
+            now,
+          ),
+        ...listStatements(db, app, input.allowedOrigins, input.projectIds),
+        ...(secret ? [secret.statement] : []),
+        auditStatement(
+          db,
+          {
+            orgId: app.orgId,
+            actorId: userId,
+            action: "app.created",
+            subjectType: "app",
+            subjectId: app.id,
+            data: { verification: verification.token_type },
+          },
+          { now },
         ),
-      ...listStatements(db, app, input.allowedOrigins, input.projectIds),
-      ...(secret ? [secret.statement] : []),
-      auditStatement(
-        db,
-        {
-          orgId: app.orgId,
-          actorId: userId,
-          action: "app.created",
-          subjectType: "app",
-          subjectId: app.id,
-          data: { verification: verification.token_type },
-        },
-        { now },
-      ),
-    ]);
-    const body: AppWithSecret = toApp(await reload(db, app.id));
-    if (secret) body.secret = secret.shown;
-    return c.json(body, 201);
-  });
+      ]);
+      const body: AppWithSecret = toApp(await reload(db, app.id));
+      if (secret) body.secret = secret.shown;
+      return c.json(body, 201);
+    },
+  );
 
 /** One app (routes under /api/apps). */
 export const apps = new Hono<AppEnv>()
 
-  .get("/:appId", async (c) => {
-    const { app } = await appAccess(c.env.DB, c.get("caller").userId, c.req.param("appId"));
-    return c.json(toApp(app));
-  })
+  .get(
+    "/:appId",
+    describeRoute({
+      tags: ["Apps"],
+      summary: "One app",
+      responses: { 200: json(appSchema), ...errors(401, 403, 404) },
+    }),
+    async (c) => {
+      const { app } = await appAccess(c.env.DB, c.get("caller").userId, c.req.param("appId"));
+      return c.json(toApp(app));
+    },
+  )
 
   /**
    * Changes any field; lists and `verification` are replaced whole. Leaving `secret` verification
    * drops the app's secrets; coming to it makes one, shown in this response only.
    */
-  .patch("/:appId", jsonBody(updateAppSchema), async (c) => {
-    const { userId } = c.get("caller");
-    const db = c.env.DB;
-    const { app } = await appAccess(db, userId, c.req.param("appId"));
-    const input = c.req.valid("json");
-    if (input.projectIds) await checkProjects(db, app.org_id, input.projectIds);
-    const verification = input.verification
-      ? await storedVerification(c.env, input.verification)
-      : null;
-    const now = Date.now();
-    const ref = { id: app.id, orgId: app.org_id };
-    const toSecret = verification?.token_type === "secret" && app.token_type !== "secret";
-    const fromSecret =
-      verification !== null && verification.token_type !== "secret" && app.token_type === "secret";
-    const secret = toSecret ? await newSecret(c.env, ref, now) : null;
-    const v = verification ?? app;
-    const pick = <T>(value: T | undefined, current: T) => (value === undefined ? current : value);
-    const [update] = await db.batch([
-      db
-        .prepare(
-          `UPDATE apps SET name = ?, token_type = ?, token_alg = ?, token_jwk = ?, token_jwks_url = ?,
+  .patch(
+    "/:appId",
+    describeRoute({
+      tags: ["Apps"],
+      summary: "Change an app",
+      responses: {
+        200: json(appWithSecretSchema, "The app; `secret` when it switched to secret"),
+        ...errors(401, 403, 404),
+      },
+    }),
+    jsonBody(updateAppSchema),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const db = c.env.DB;
+      const { app } = await appAccess(db, userId, c.req.param("appId"));
+      const input = c.req.valid("json");
+      if (input.projectIds) await checkProjects(db, app.org_id, input.projectIds);
+      const verification = input.verification
+        ? await storedVerification(c.env, input.verification)
+        : null;
+      const now = Date.now();
+      const ref = { id: app.id, orgId: app.org_id };
+      const toSecret = verification?.token_type === "secret" && app.token_type !== "secret";
+      const fromSecret =
+        verification !== null &&
+        verification.token_type !== "secret" &&
+        app.token_type === "secret";
+      const secret = toSecret ? await newSecret(c.env, ref, now) : null;
+      const v = verification ?? app;
+      const pick = <T>(value: T | undefined, current: T) => (value === undefined ? current : value);
+      const [update] = await db.batch([
+        db
+          .prepare(
+            `UPDATE apps SET name = ?, token_type = ?, token_alg = ?, token_jwk = ?, token_jwks_url = ?,
              token_issuer = ?, token_audience = ?, max_token_lifetime_seconds = ?,
              end_user_daily_limit_micros = ?, end_user_monthly_limit_micros = ?, show_cost = ?,
              updated_at = ?
            WHERE id = ? AND deleted_at IS NULL`,
-        )
-        .bind(
-          pick(input.name, app.name),
-          v.token_type,
-          v.token_alg,
-          v.token_jwk,
-          v.token_jwks_url,
-          v.token_issuer,
-          v.token_audience,
-          v.max_token_lifetime_seconds,
-          pick(input.endUserDailyLimitMicros, app.end_user_daily_limit_micros),
-          pick(input.endUserMonthlyLimitMicros, app.end_user_monthly_limit_micros),
-          input.showCost === undefined ? app.show_cost : input.showCost ? 1 : 0,
-          now,
-          app.id,
+          )
+          .bind(
+            pick(input.name, app.name),
+            v.token_type,
+            v.token_alg,
+            v.token_jwk,
+            v.token_jwks_url,
+            v.token_issuer,
+            v.token_audience,
+            v.max_token_lifetime_seconds,
+            pick(input.endUserDailyLimitMicros, app.end_user_daily_limit_micros),
+            pick(input.endUserMonthlyLimitMicros, app.end_user_monthly_limit_micros),
+            input.showCost === undefined ? app.show_cost : input.showCost ? 1 : 0,
+            now,
+            app.id,
+          ),
+        auditStatement(
+          db,
+          {
+            orgId: app.org_id,
+            actorId: userId,
+            action: "app.updated",
+            subjectType: "app",
+            subjectId: app.id,
+            data: Object.fromEntries(Object.keys(input).map((key) => [key, true])),
+          },
+          { now, afterChange: true },
         ),
-      auditStatement(
-        db,
-        {
-          orgId: app.org_id,
-          actorId: userId,
-          action: "app.updated",
-          subjectType: "app",
-          subjectId: app.id,
-          data: Object.fromEntries(Object.keys(input).map((key) => [key, true])),
-        },
-        { now, afterChange: true },
-      ),
-      ...listStatements(db, ref, input.allowedOrigins, input.projectIds),
-      ...(fromSecret ? dropSecrets(db, app.id) : []),
-      ...(secret ? [secret.statement] : []),
-    ]);
-    if (update?.meta.changes !== 1) throw new AppError("gone", "This app was deleted");
-    // Its end users' sessions keep the app's limits and projects between turns: they hear now.
-    await appChanged(c.env, app, {
-      limits:
-        input.endUserDailyLimitMicros !== undefined ||
-        input.endUserMonthlyLimitMicros !== undefined,
-    });
-    const body: AppWithSecret = toApp(await reload(db, app.id));
-    if (secret) body.secret = secret.shown;
-    return c.json(body);
-  })
+        ...listStatements(db, ref, input.allowedOrigins, input.projectIds),
+        ...(fromSecret ? dropSecrets(db, app.id) : []),
+        ...(secret ? [secret.statement] : []),
+      ]);
+      if (update?.meta.changes !== 1) throw new AppError("gone", "This app was deleted");
+      // Its end users' sessions keep the app's limits and projects between turns: they hear now.
+      await appChanged(c.env, app, {
+        limits:
+          input.endUserDailyLimitMicros !== undefined ||
+          input.endUserMonthlyLimitMicros !== undefined,
+      });
+      const body: AppWithSecret = toApp(await reload(db, app.id));
+      if (secret) body.secret = secret.shown;
+      return c.json(body);
+    },
+  )
 
   /**
    * Deletes the app: from this moment it verifies no token and its end users' access tokens stop
    * working (`requireLiveEndUser`); its secrets are zeroed and removed, its origins forgotten. Its
    * end users stay the org's until the org's erasure (their usage will name them).
    */
-  .delete("/:appId", async (c) => {
-    const { userId } = c.get("caller");
-    const db = c.env.DB;
-    const { app } = await appAccess(db, userId, c.req.param("appId"));
-    const now = Date.now();
-    const [update] = await db.batch([
-      db
-        .prepare(
-          "UPDATE apps SET deleted_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL",
-        )
-        .bind(now, now, app.id),
-      auditStatement(
-        db,
-        {
-          orgId: app.org_id,
-          actorId: userId,
-          action: "app.deleted",
-          subjectType: "app",
-          subjectId: app.id,
-        },
-        { now, afterChange: true },
-      ),
-      ...dropSecrets(db, app.id),
-      db.prepare("DELETE FROM app_origins WHERE app_id = ?").bind(app.id),
-    ]);
-    if (update?.meta.changes !== 1) throw new AppError("gone", "This app was deleted");
-    await appChanged(c.env, app, { limits: true });
-    return c.body(null, 204);
-  })
+  .delete(
+    "/:appId",
+    describeRoute({
+      tags: ["Apps"],
+      summary: "Delete an app",
+      responses: { 204: empty(), ...errors(401, 403, 404) },
+    }),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const db = c.env.DB;
+      const { app } = await appAccess(db, userId, c.req.param("appId"));
+      const now = Date.now();
+      const [update] = await db.batch([
+        db
+          .prepare(
+            "UPDATE apps SET deleted_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL",
+          )
+          .bind(now, now, app.id),
+        auditStatement(
+          db,
+          {
+            orgId: app.org_id,
+            actorId: userId,
+            action: "app.deleted",
+            subjectType: "app",
+            subjectId: app.id,
+          },
+          { now, afterChange: true },
+        ),
+        ...dropSecrets(db, app.id),
+        db.prepare("DELETE FROM app_origins WHERE app_id = ?").bind(app.id),
+      ]);
+      if (update?.meta.changes !== 1) throw new AppError("gone", "This app was deleted");
+      await appChanged(c.env, app, { limits: true });
+      return c.body(null, 204);
+    },
+  )
 
   /**
    * A new signing secret, shown once. The one current until now stays valid for `overlapSeconds`
    * (0: refused at once), so the tenant can deploy the new one first; any older one still in its
    * overlap ends now, so at most two are ever live.
    */
-  .post("/:appId/secrets", jsonBody(rotateAppSecretSchema), async (c) => {
-    const { userId } = c.get("caller");
-    const db = c.env.DB;
-    const { app } = await appAccess(db, userId, c.req.param("appId"));
-    if (app.token_type !== "secret") {
-      throw new AppError(
-        "conflict",
-        "This app verifies tokens with the tenant's own key: it has no secrets to rotate",
-      );
-    }
-    const { overlapSeconds } = c.req.valid("json");
-    const now = Date.now();
-    const secret = await newSecret(c.env, { id: app.id, orgId: app.org_id }, now);
-    await db.batch([
-      ...dropSecrets(db, app.id, "expires_at IS NOT NULL"),
-      ...(overlapSeconds === 0
-        ? dropSecrets(db, app.id, "expires_at IS NULL")
-        : [
-            db
-              .prepare(
-                "UPDATE app_secrets SET expires_at = ? WHERE app_id = ? AND expires_at IS NULL",
-              )
-              .bind(now + overlapSeconds * 1000, app.id),
-          ]),
-      secret.statement,
-      db.prepare("UPDATE apps SET updated_at = ? WHERE id = ?").bind(now, app.id),
-      auditStatement(
-        db,
+  .post(
+    "/:appId/secrets",
+    describeRoute({
+      tags: ["Apps"],
+      summary: "Rotate an app's secret",
+      responses: { 201: json(rotatedAppSecretSchema), ...errors(401, 403, 404, 409) },
+    }),
+    jsonBody(rotateAppSecretSchema),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const db = c.env.DB;
+      const { app } = await appAccess(db, userId, c.req.param("appId"));
+      if (app.token_type !== "secret") {
+        throw new AppError(
+          "conflict",
+          "This app verifies tokens with the tenant's own key: it has no secrets to rotate",
+        );
+      }
+      const { overlapSeconds } = c.req.valid("json");
+      const now = Date.now();
+      const secret = await newSecret(c.env, { id: app.id, orgId: app.org_id }, now);
+      await db.batch([
+        ...dropSecrets(db, app.id, "expires_at IS NOT NULL"),
+        ...(overlapSeconds === 0
+          ? dropSecrets(db, app.id, "expires_at IS NULL")
+          : [
+              db
+                .prepare(
+                  "UPDATE app_secrets SET expires_at = ? WHERE app_id = ? AND expires_at IS NULL",
+                )
+                .bind(now + overlapSeconds * 1000, app.id),
+            ]),
+        secret.statement,
+        db.prepare("UPDATE apps SET updated_at = ? WHERE id = ?").bind(now, app.id),
+        auditStatement(
+          db,
+          {
+            orgId: app.org_id,
+            actorId: userId,
+            action: "app.secret_rotated",
+            subjectType: "app",
+            subjectId: app.id,
+            data: { overlapSeconds },
+          },
+          { now },
+        ),
+      ]);
+      const after = await reload(db, app.id);
+      return c.json(
         {
-          orgId: app.org_id,
-          actorId: userId,
-          action: "app.secret_rotated",
-          subjectType: "app",
-          subjectId: app.id,
-          data: { overlapSeconds },
-        },
-        { now },
-      ),
-    ]);
-    const after = await reload(db, app.id);
-    return c.json(
-      { secret: secret.shown, secrets: after.secrets.map(toSecretInfo) } satisfies RotatedAppSecret,
-      201,
-    );
-  });
+          secret: secret.shown,
+          secrets: after.secrets.map(toSecretInfo),
+        } satisfies RotatedAppSecret,
+        201,
+      );
+    },
+  );

@@ -1,6 +1,14 @@
-import { AppError, type AuthResult, loginSchema, newId, signupSchema } from "@parley/shared";
+import {
+  AppError,
+  type AuthResult,
+  authResultSchema,
+  loginSchema,
+  newId,
+  signupSchema,
+} from "@parley/shared";
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { describeRoute } from "hono-openapi";
 import { revokeConnections } from "../agents/revocation.ts";
 import { keyedHash, normalizedEmail } from "../auth/keyed-hash.ts";
 import { decoyHash, hashPassword, verifyPassword } from "../auth/password.ts";
@@ -16,6 +24,7 @@ import { openBillingAccount } from "../billing/account.ts";
 import { createOrgStatements } from "../db/orgs.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
+import { empty, errors, json, security } from "../http/openapi.ts";
 import { sameOriginOnly } from "../http/same-origin.ts";
 import { jsonBody } from "../http/validate.ts";
 
@@ -134,139 +143,183 @@ export const auth = new Hono<AppEnv>()
   // attacker's account in the victim's browser (login CSRF). Policy in http/same-origin.ts.
   .use("*", sameOriginOnly)
   /** Creates the user, their first organization and their owner membership in one transaction. */
-  .post("/signup", jsonBody(signupSchema), async (c) => {
-    const input = c.req.valid("json");
-    // Per client address, before anything is hashed or written: the grant is once per person, but
-    // without email verification a script could still make an org (and a grant) per invented
-    // address. Limit and residual risk: wrangler.jsonc and docs/2026-12-01-hardening.md.
-    const { success } = await c.env.SIGNUP_RATE_LIMITER.limit({
-      key: await clientKey(c, "signup-rate"),
-    });
-    if (!success) {
-      throw new AppError(
-        "rate_limited",
-        "Too many sign-ups from this network; try again in a minute",
-      );
-    }
-    const db = c.env.DB;
-    const now = Date.now();
-    const userId = newId("user", now);
-    const orgId = newId("org", now);
-    const passwordHash = await hashPassword(input.password);
-    // The welcome grant goes to a person's first org, once per person however they spell their
-    // email (a keyed hash of it, so the record outlives an erased account without naming anyone).
-    const emailKey = await keyedHash(
-      c.env.ERASURE_HASH_KEY,
-      "signup-grant",
-      normalizedEmail(input.email),
-    );
-    try {
-      await db.batch([
-        db
-          .prepare(
-            "INSERT INTO users (id, email, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
-          )
-          .bind(userId, input.email, input.name, passwordHash, now),
-        ...createOrgStatements(db, {
-          id: orgId,
-          name: input.orgName ?? `${input.name}'s organization`,
-          ownerId: userId,
-          now,
-        }),
-        db
-          .prepare(
-            "INSERT INTO signup_grants (email_key, org_id, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-          )
-          .bind(emailKey, orgId, now),
-      ]);
-    } catch (cause) {
-      if (String(cause).includes("UNIQUE constraint failed: users.email")) {
-        throw new AppError("conflict", "An account with this email already exists", {
-          field: "email",
-        });
+  .post(
+    "/signup",
+    describeRoute({
+      tags: ["Auth"],
+      summary: "Sign up (with a first org)",
+      security: security.public,
+      responses: {
+        201: json(authResultSchema, "Signed up; sets the refresh cookie"),
+        ...errors(409, 429),
+      },
+    }),
+    jsonBody(signupSchema),
+    async (c) => {
+      const input = c.req.valid("json");
+      // Per client address, before anything is hashed or written: the grant is once per person, but
+      // without email verification a script could still make an org (and a grant) per invented
+      // address. Limit and residual risk: wrangler.jsonc and docs/2026-12-01-hardening.md.
+      const { success } = await c.env.SIGNUP_RATE_LIMITER.limit({
+        key: await clientKey(c, "signup-rate"),
+      });
+      if (!success) {
+        throw new AppError(
+          "rate_limited",
+          "Too many sign-ups from this network; try again in a minute",
+        );
       }
-      throw cause;
-    }
-    await openBillingAccount(c.env, orgId);
-    return c.json(
-      await signedIn(c, { id: userId, email: input.email, name: input.name, tokenVersion: 0 }),
-      201,
-    );
-  })
+      const db = c.env.DB;
+      const now = Date.now();
+      const userId = newId("user", now);
+      const orgId = newId("org", now);
+      const passwordHash = await hashPassword(input.password);
+      // The welcome grant goes to a person's first org, once per person however they spell their
+      // email (a keyed hash of it, so the record outlives an erased account without naming anyone).
+      const emailKey = await keyedHash(
+        c.env.ERASURE_HASH_KEY,
+        "signup-grant",
+        normalizedEmail(input.email),
+      );
+      try {
+        await db.batch([
+          db
+            .prepare(
+              "INSERT INTO users (id, email, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+            )
+            .bind(userId, input.email, input.name, passwordHash, now),
+          ...createOrgStatements(db, {
+            id: orgId,
+            name: input.orgName ?? `${input.name}'s organization`,
+            ownerId: userId,
+            now,
+          }),
+          db
+            .prepare(
+              "INSERT INTO signup_grants (email_key, org_id, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            )
+            .bind(emailKey, orgId, now),
+        ]);
+      } catch (cause) {
+        if (String(cause).includes("UNIQUE constraint failed: users.email")) {
+          throw new AppError("conflict", "An account with this email already exists", {
+            field: "email",
+          });
+        }
+        throw cause;
+      }
+      await openBillingAccount(c.env, orgId);
+      return c.json(
+        await signedIn(c, { id: userId, email: input.email, name: input.name, tokenVersion: 0 }),
+        201,
+      );
+    },
+  )
 
-  .post("/login", jsonBody(loginSchema), async (c) => {
-    const input = c.req.valid("json");
-    // Counted before the password is checked, so guesses are slowed whether or not the account
-    // exists and the limit reveals nothing. Two limits, because one per email let a stranger lock
-    // the owner out: 10 wrong guesses from anywhere and the right password got 429 too.
-    // - Per (email, client address), 10 a minute: one client's guessing is slowed; the owner,
-    //   signing in from their own address, is not affected by guesses from elsewhere.
-    // - Per email from every address, 100 a minute: guesses spread over many addresses stay
-    //   bounded (6,000 an hour). Checked second, so a client over its own limit spends none of it:
-    //   locking the owner out now takes ten or more addresses guessing flat out.
-    const tooMany = () =>
-      new AppError("rate_limited", "Too many sign-in attempts; try again in a minute");
-    const perClient = await c.env.LOGIN_RATE_LIMITER.limit({
-      key: await clientKey(c, "login-rate", input.email),
-    });
-    if (!perClient.success) throw tooMany();
-    const perEmail = await c.env.LOGIN_EMAIL_RATE_LIMITER.limit({
-      key: await keyedHash(c.env.ERASURE_HASH_KEY, "login-email-rate", input.email),
-    });
-    if (!perEmail.success) throw tooMany();
-    const user = await c.env.DB.prepare(
-      "SELECT id, email, name, password_hash, token_version AS tokenVersion FROM users WHERE email = ?",
-    )
-      .bind(input.email)
-      .first<UserRow>();
-    // Verify against a decoy when the email is unknown: same work, same answer.
-    const ok = await verifyPassword(input.password, user?.password_hash ?? (await decoyHash()));
-    if (!user || !ok) throw wrongCredentials();
-    return c.json(await signedIn(c, user));
-  })
+  .post(
+    "/login",
+    describeRoute({
+      tags: ["Auth"],
+      summary: "Sign in",
+      security: security.public,
+      responses: {
+        200: json(authResultSchema, "Signed in; sets the refresh cookie"),
+        ...errors(401, 429),
+      },
+    }),
+    jsonBody(loginSchema),
+    async (c) => {
+      const input = c.req.valid("json");
+      // Counted before the password is checked, so guesses are slowed whether or not the account
+      // exists and the limit reveals nothing. Two limits, because one per email let a stranger lock
+      // the owner out: 10 wrong guesses from anywhere and the right password got 429 too.
+      // - Per (email, client address), 10 a minute: one client's guessing is slowed; the owner,
+      //   signing in from their own address, is not affected by guesses from elsewhere.
+      // - Per email from every address, 100 a minute: guesses spread over many addresses stay
+      //   bounded (6,000 an hour). Checked second, so a client over its own limit spends none of it:
+      //   locking the owner out now takes ten or more addresses guessing flat out.
+      const tooMany = () =>
+        new AppError("rate_limited", "Too many sign-in attempts; try again in a minute");
+      const perClient = await c.env.LOGIN_RATE_LIMITER.limit({
+        key: await clientKey(c, "login-rate", input.email),
+      });
+      if (!perClient.success) throw tooMany();
+      const perEmail = await c.env.LOGIN_EMAIL_RATE_LIMITER.limit({
+        key: await keyedHash(c.env.ERASURE_HASH_KEY, "login-email-rate", input.email),
+      });
+      if (!perEmail.success) throw tooMany();
+      const user = await c.env.DB.prepare(
+        "SELECT id, email, name, password_hash, token_version AS tokenVersion FROM users WHERE email = ?",
+      )
+        .bind(input.email)
+        .first<UserRow>();
+      // Verify against a decoy when the email is unknown: same work, same answer.
+      const ok = await verifyPassword(input.password, user?.password_hash ?? (await decoyHash()));
+      if (!user || !ok) throw wrongCredentials();
+      return c.json(await signedIn(c, user));
+    },
+  )
 
-  .post("/refresh", async (c) => {
-    const token = getCookie(c, REFRESH_COOKIE);
-    if (!token) {
+  .post(
+    "/refresh",
+    describeRoute({
+      tags: ["Auth"],
+      summary: "A new access token from the refresh cookie",
+      security: security.refreshCookie,
+      responses: { 200: json(authResultSchema, "The cookie rotates"), ...errors(401, 403) },
+    }),
+    async (c) => {
+      const token = getCookie(c, REFRESH_COOKIE);
+      if (!token) {
+        clearRefreshCookie(c);
+        throw new AppError("unauthorized", "No refresh token");
+      }
+      const cfg = config(c.env);
+      let issued: IssuedRefreshToken;
+      try {
+        issued = await rotateRefreshToken(c.env.DB, token, cfg.refreshTokenTtlSeconds);
+      } catch (error) {
+        clearRefreshCookie(c);
+        // A reused token revoked its family: what the family's access tokens opened closes too.
+        const revoked = await revokedFamilyOf(c.env.DB, token);
+        if (revoked) await revokeConnections(c.env, { familyId: revoked });
+        throw error;
+      }
+      const row = await c.env.DB.prepare(
+        "SELECT id, email, name, token_version FROM users WHERE id = ?",
+      )
+        .bind(issued.userId)
+        .first<Omit<UserRow, "password_hash" | "tokenVersion"> & { token_version: number }>();
+      if (!row) throw new AppError("unauthorized", "Session expired, please sign in again");
+      setRefreshCookie(c, issued);
+      const access = await signAccessToken(cfg, {
+        userId: row.id,
+        familyId: issued.familyId,
+        version: row.token_version,
+      });
+      return c.json({
+        accessToken: access.token,
+        expiresIn: access.expiresIn,
+        user: { id: row.id, email: row.email, name: row.name },
+      } satisfies AuthResult);
+    },
+  )
+
+  .post(
+    "/logout",
+    describeRoute({
+      tags: ["Auth"],
+      summary: "Sign out: revokes this sign-in",
+      security: security.refreshCookie,
+      responses: { 204: empty(), ...errors(403) },
+    }),
+    async (c) => {
+      const token = getCookie(c, REFRESH_COOKIE);
+      // The sign-in ends everywhere it reached: its refresh tokens, its access tokens (they carry the
+      // family as `sid`, and requireLiveUser refuses a revoked one) and the sockets they opened.
+      const familyId = token ? await revokeRefreshToken(c.env.DB, token) : null;
+      if (familyId) await revokeConnections(c.env, { familyId });
       clearRefreshCookie(c);
-      throw new AppError("unauthorized", "No refresh token");
-    }
-    const cfg = config(c.env);
-    let issued: IssuedRefreshToken;
-    try {
-      issued = await rotateRefreshToken(c.env.DB, token, cfg.refreshTokenTtlSeconds);
-    } catch (error) {
-      clearRefreshCookie(c);
-      // A reused token revoked its family: what the family's access tokens opened closes too.
-      const revoked = await revokedFamilyOf(c.env.DB, token);
-      if (revoked) await revokeConnections(c.env, { familyId: revoked });
-      throw error;
-    }
-    const row = await c.env.DB.prepare(
-      "SELECT id, email, name, token_version FROM users WHERE id = ?",
-    )
-      .bind(issued.userId)
-      .first<Omit<UserRow, "password_hash" | "tokenVersion"> & { token_version: number }>();
-    if (!row) throw new AppError("unauthorized", "Session expired, please sign in again");
-    setRefreshCookie(c, issued);
-    const access = await signAccessToken(cfg, {
-      userId: row.id,
-      familyId: issued.familyId,
-      version: row.token_version,
-    });
-    return c.json({
-      accessToken: access.token,
-      expiresIn: access.expiresIn,
-      user: { id: row.id, email: row.email, name: row.name },
-    } satisfies AuthResult);
-  })
-
-  .post("/logout", async (c) => {
-    const token = getCookie(c, REFRESH_COOKIE);
-    // The sign-in ends everywhere it reached: its refresh tokens, its access tokens (they carry the
-    // family as `sid`, and requireLiveUser refuses a revoked one) and the sockets they opened.
-    const familyId = token ? await revokeRefreshToken(c.env.DB, token) : null;
-    if (familyId) await revokeConnections(c.env, { familyId });
-    clearRefreshCookie(c);
-    return c.body(null, 204);
-  });
+      return c.body(null, 204);
+    },
+  );

@@ -1,11 +1,18 @@
-import { AppError, checkoutSchema } from "@parley/shared";
+import {
+  AppError,
+  checkoutSchema,
+  checkoutSessionSchema,
+  portalSessionSchema,
+} from "@parley/shared";
 import { type Context, Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import Stripe from "stripe";
 import { notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { keyedHash } from "../auth/keyed-hash.ts";
 import { isIdempotencyConflict, stripeClient } from "../billing/stripe.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
+import { errors, json } from "../http/openapi.ts";
 import { publicBase } from "../http/public-base.ts";
 import { jsonBody } from "../http/validate.ts";
 
@@ -18,82 +25,99 @@ export const billingCheckout = new Hono<AppEnv>()
    * Starts a Stripe Checkout top-up. The amount is only a request: credits are granted by the
    * verified webhook, for what Stripe says was paid.
    */
-  .post("/:orgId/billing/checkout", jsonBody(checkoutSchema), async (c) => {
-    const { userId } = c.get("caller");
-    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
-    requireRole(access, "admin");
-    const { amountMicros } = c.req.valid("json");
-    const cfg = config(c.env);
-    if (amountMicros < cfg.checkoutMinMicros || amountMicros > cfg.checkoutMaxMicros) {
-      throw new AppError(
-        "invalid_request",
-        `amountMicros: must be between ${cfg.checkoutMinMicros} and ${cfg.checkoutMaxMicros}`,
-        { field: "amountMicros" },
-      );
-    }
-    const idempotencyKey = c.req.header("idempotency-key") ?? crypto.randomUUID();
-    if (!/^[\w-]{8,100}$/.test(idempotencyKey)) {
-      throw new AppError("invalid_request", "Idempotency-Key: 8 to 100 letters, digits, - or _", {
-        field: "Idempotency-Key",
-      });
-    }
-    const stripe = stripeClient(cfg);
-    const base = returnBase(c);
-    const userKey = await keyedHash(c.env.ERASURE_HASH_KEY, "checkout", userId);
-    const creating = withStripeCustomer(c, access.orgId, (customer) =>
-      stripe.checkout.sessions.create(
-        {
-          mode: "payment",
-          customer,
-          client_reference_id: access.orgId,
-          // Only the org: nothing at Stripe names a member (erasure could not reach it there).
-          metadata: { orgId: access.orgId },
-          payment_intent_data: { metadata: { orgId: access.orgId } },
-          line_items: [
-            {
-              quantity: 1,
-              price_data: {
-                currency: "usd",
-                unit_amount: amountMicros / 10_000,
-                product_data: { name: "Parley credits" },
+  .post(
+    "/:orgId/billing/checkout",
+    describeRoute({
+      tags: ["Billing"],
+      summary: "A Stripe Checkout top-up",
+      responses: { 201: json(checkoutSessionSchema), ...errors(401, 403, 404, 409) },
+    }),
+    jsonBody(checkoutSchema),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+      requireRole(access, "admin");
+      const { amountMicros } = c.req.valid("json");
+      const cfg = config(c.env);
+      if (amountMicros < cfg.checkoutMinMicros || amountMicros > cfg.checkoutMaxMicros) {
+        throw new AppError(
+          "invalid_request",
+          `amountMicros: must be between ${cfg.checkoutMinMicros} and ${cfg.checkoutMaxMicros}`,
+          { field: "amountMicros" },
+        );
+      }
+      const idempotencyKey = c.req.header("idempotency-key") ?? crypto.randomUUID();
+      if (!/^[\w-]{8,100}$/.test(idempotencyKey)) {
+        throw new AppError("invalid_request", "Idempotency-Key: 8 to 100 letters, digits, - or _", {
+          field: "Idempotency-Key",
+        });
+      }
+      const stripe = stripeClient(cfg);
+      const base = returnBase(c);
+      const userKey = await keyedHash(c.env.ERASURE_HASH_KEY, "checkout", userId);
+      const creating = withStripeCustomer(c, access.orgId, (customer) =>
+        stripe.checkout.sessions.create(
+          {
+            mode: "payment",
+            customer,
+            client_reference_id: access.orgId,
+            // Only the org: nothing at Stripe names a member (erasure could not reach it there).
+            metadata: { orgId: access.orgId },
+            payment_intent_data: { metadata: { orgId: access.orgId } },
+            line_items: [
+              {
+                quantity: 1,
+                price_data: {
+                  currency: "usd",
+                  unit_amount: amountMicros / 10_000,
+                  product_data: { name: "Parley credits" },
+                },
               },
-            },
-          ],
-          success_url: `${base}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
-          cancel_url: `${base}/billing?checkout=cancelled`,
-        },
-        {
-          // Per caller, without naming them at Stripe (which keeps idempotency keys for a day), and
-          // per customer: the retry with a replaced customer must not meet the refusal Stripe may
-          // have kept for the dead one under the same key (nor be refused as "other parameters").
-          idempotencyKey: `checkout-${access.orgId}-${userKey}-${customer}-${idempotencyKey}`,
-        },
-      ),
-    );
-    const session = await creating.catch((cause: unknown) => {
-      // Stripe refuses a key reused with other parameters (another amount): the client's mistake.
-      if (!isIdempotencyConflict(cause)) throw cause;
-      throw new AppError(
-        "conflict",
-        "Idempotency-Key: already used for a different checkout (another amount); use a new key",
-        { field: "Idempotency-Key", cause },
+            ],
+            success_url: `${base}/billing?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+            cancel_url: `${base}/billing?checkout=cancelled`,
+          },
+          {
+            // Per caller, without naming them at Stripe (which keeps idempotency keys for a day), and
+            // per customer: the retry with a replaced customer must not meet the refusal Stripe may
+            // have kept for the dead one under the same key (nor be refused as "other parameters").
+            idempotencyKey: `checkout-${access.orgId}-${userKey}-${customer}-${idempotencyKey}`,
+          },
+        ),
       );
-    });
-    if (!session.url) throw new AppError("internal", "Stripe returned no Checkout URL");
-    return c.json({ id: session.id, url: session.url }, 201);
-  })
+      const session = await creating.catch((cause: unknown) => {
+        // Stripe refuses a key reused with other parameters (another amount): the client's mistake.
+        if (!isIdempotencyConflict(cause)) throw cause;
+        throw new AppError(
+          "conflict",
+          "Idempotency-Key: already used for a different checkout (another amount); use a new key",
+          { field: "Idempotency-Key", cause },
+        );
+      });
+      if (!session.url) throw new AppError("internal", "Stripe returned no Checkout URL");
+      return c.json({ id: session.id, url: session.url }, 201);
+    },
+  )
 
   /** A Stripe customer portal link, for receipts and saved cards (owners and admins). */
-  .post("/:orgId/billing/portal", async (c) => {
-    const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
-    requireRole(access, "admin");
-    const base = returnBase(c);
-    const stripe = stripeClient(config(c.env));
-    const portal = await withStripeCustomer(c, access.orgId, (customer) =>
-      stripe.billingPortal.sessions.create({ customer, return_url: `${base}/billing` }),
-    );
-    return c.json({ url: portal.url }, 201);
-  });
+  .post(
+    "/:orgId/billing/portal",
+    describeRoute({
+      tags: ["Billing"],
+      summary: "The Stripe customer portal",
+      responses: { 201: json(portalSessionSchema), ...errors(401, 403, 404) },
+    }),
+    async (c) => {
+      const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
+      requireRole(access, "admin");
+      const base = returnBase(c);
+      const stripe = stripeClient(config(c.env));
+      const portal = await withStripeCustomer(c, access.orgId, (customer) =>
+        stripe.billingPortal.sessions.create({ customer, return_url: `${base}/billing` }),
+      );
+      return c.json({ url: portal.url }, 201);
+    },
+  );
 
 interface OrgCustomer {
   name: string;

@@ -1,9 +1,11 @@
-import { type ConnectTicket, connectTicketSchema } from "@parley/shared";
+import { type ConnectTicket, connectTicketSchema, issuedConnectTicketSchema } from "@parley/shared";
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { agentCaller } from "../agents/routing.ts";
 import { issueConnectTicket } from "../auth/connect-tickets.ts";
 import { iso } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
+import { errors, json } from "../http/openapi.ts";
 import { jsonBody } from "../http/validate.ts";
 
 /**
@@ -13,6 +15,11 @@ import { jsonBody } from "../http/validate.ts";
  */
 export const connectTickets = new Hono<AppEnv>().post(
   "/",
+  describeRoute({
+    tags: ["Connect tickets"],
+    summary: "A single-use ticket for an agent's WebSocket",
+    responses: { 201: json(issuedConnectTicketSchema), ...errors(401, 404) },
+  }),
   jsonBody(connectTicketSchema),
   async (c) => {
     const target = c.req.valid("json");

@@ -1,10 +1,12 @@
-import { AppError, embedTokenSchema } from "@parley/shared";
+import { AppError, embedTokenSchema, endUserTokenSchema } from "@parley/shared";
 import { type Context, Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { mintEndUserToken } from "../auth/end-users.ts";
 import { keyedHash } from "../auth/keyed-hash.ts";
 import { refusedToken, verifyTenantToken } from "../auth/tenant-tokens.ts";
 import { anyAppListsOrigin, lookupApp, preflightResponse } from "../db/apps.ts";
 import type { AppEnv } from "../http/context.ts";
+import { errors, json, security } from "../http/openapi.ts";
 import { jsonBody } from "../http/validate.ts";
 import { clientAddress } from "./auth.ts";
 
@@ -45,41 +47,51 @@ export const embed = new Hono<AppEnv>()
    * app's secret, a rotated-out secret after its overlap, an expired or too long-lived token, the
    * wrong `iss` or `aud`, another `alg` or `none`, a deleted app, a malformed token.
    */
-  .post("/token", jsonBody(embedTokenSchema), async (c) => {
-    const { appId, token } = c.req.valid("json");
-    const origin = c.req.header("origin");
-    const app = await lookupApp(c.env.DB, appId);
-    if (origin !== undefined && app !== null) {
-      if (!app.origins.includes(origin)) throw forbiddenOrigin();
-      allowOrigin(c, origin);
-    }
-    if (!app) throw refusedToken();
-    // Per client first (one visitor replaying tokens), before any key is fetched or signature
-    // checked; keyed hashes, so the limiter holds no address.
-    const client = await keyedHash(
-      c.env.ERASURE_HASH_KEY,
-      "embed-token-client-rate",
-      `${app.id}\n${clientAddress(c.req.header("cf-connecting-ip"))}`,
-    );
-    const limited = () =>
-      new AppError("rate_limited", "Too many end-user token exchanges; try again in a minute");
-    const perClient = await c.env.EMBED_TOKEN_CLIENT_RATE_LIMITER.limit({ key: client });
-    if (!perClient.success) throw limited();
-    const claims = await verifyTenantToken(c.env, app, token);
-    // The app's whole budget counts exchanges that verified only: refused tokens from anywhere
-    // cannot use it up and lock the app's real users out (found by the outside probe). What
-    // refusals cost is bounded per client above, and a failing JWKS URL is not refetched for 30 s.
-    const perApp = await c.env.EMBED_TOKEN_RATE_LIMITER.limit({
-      key: await keyedHash(c.env.ERASURE_HASH_KEY, "embed-token-rate", app.id),
-    });
-    if (!perApp.success) throw limited();
-    // A bearer token: no cache between the page and us may keep it.
-    c.header("cache-control", "no-store");
-    return c.json(
-      await mintEndUserToken(c.env, app, {
-        sub: claims.sub,
-        name: claims.name,
-        notAfter: claims.expiresAt,
-      }),
-    );
-  });
+  .post(
+    "/token",
+    describeRoute({
+      tags: ["Embed"],
+      summary: "Exchange a tenant-signed token for an end-user token",
+      security: security.public,
+      responses: { 200: json(endUserTokenSchema), ...errors(401, 403, 429) },
+    }),
+    jsonBody(embedTokenSchema),
+    async (c) => {
+      const { appId, token } = c.req.valid("json");
+      const origin = c.req.header("origin");
+      const app = await lookupApp(c.env.DB, appId);
+      if (origin !== undefined && app !== null) {
+        if (!app.origins.includes(origin)) throw forbiddenOrigin();
+        allowOrigin(c, origin);
+      }
+      if (!app) throw refusedToken();
+      // Per client first (one visitor replaying tokens), before any key is fetched or signature
+      // checked; keyed hashes, so the limiter holds no address.
+      const client = await keyedHash(
+        c.env.ERASURE_HASH_KEY,
+        "embed-token-client-rate",
+        `${app.id}\n${clientAddress(c.req.header("cf-connecting-ip"))}`,
+      );
+      const limited = () =>
+        new AppError("rate_limited", "Too many end-user token exchanges; try again in a minute");
+      const perClient = await c.env.EMBED_TOKEN_CLIENT_RATE_LIMITER.limit({ key: client });
+      if (!perClient.success) throw limited();
+      const claims = await verifyTenantToken(c.env, app, token);
+      // The app's whole budget counts exchanges that verified only: refused tokens from anywhere
+      // cannot use it up and lock the app's real users out (found by the outside probe). What
+      // refusals cost is bounded per client above, and a failing JWKS URL is not refetched for 30 s.
+      const perApp = await c.env.EMBED_TOKEN_RATE_LIMITER.limit({
+        key: await keyedHash(c.env.ERASURE_HASH_KEY, "embed-token-rate", app.id),
+      });
+      if (!perApp.success) throw limited();
+      // A bearer token: no cache between the page and us may keep it.
+      c.header("cache-control", "no-store");
+      return c.json(
+        await mintEndUserToken(c.env, app, {
+          sub: claims.sub,
+          name: claims.name,
+          notAfter: claims.expiresAt,
+        }),
+      );
+    },
+  );

@@ -3,13 +3,18 @@ import {
   type ConnectTicket,
   createEndUserSessionSchema,
   type EmbedMe,
+  embedMeSchema,
   endUserConnectTicketSchema,
+  issuedConnectTicketSchema,
   newId,
   pageQuerySchema,
+  sessionPageSchema,
+  sessionSchema,
   updateSessionSchema,
 } from "@parley/shared";
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
+import { describeRoute } from "hono-openapi";
 import { issueConnectTicket } from "../auth/connect-tickets.ts";
 import { type EndUserPrincipal, endUserSessionAccess } from "../auth/end-user-access.ts";
 import { bearerToken } from "../auth/middleware.ts";
@@ -17,6 +22,7 @@ import { verifyEndUserAccessToken } from "../auth/tokens.ts";
 import { cursorBound, iso } from "../db/pagination.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
+import { errors, json, security } from "../http/openapi.ts";
 import { jsonBody, query } from "../http/validate.ts";
 import { type SessionRowOut, sessionListPage, sessionPage } from "./sessions.ts";
 
@@ -79,129 +85,193 @@ async function ownSession(c: { env: Env }, who: EndUserPrincipal, sessionId: str
 
 export const endUserSessions = new Hono<EndUserEnv>()
 
-  .get("/me", requireEndUser, async (c) => {
-    const who = c.get("endUser");
-    const db = c.env.DB;
-    const [endUser, app, projects] = await db.batch([
-      db.prepare("SELECT id, external_id, name FROM end_users WHERE id = ?").bind(who.endUserId),
-      db.prepare("SELECT id, name, show_cost FROM apps WHERE id = ?").bind(who.appId),
-      db
-        .prepare(
-          `SELECT p.id, p.name FROM app_projects ap
+  .get(
+    "/me",
+    describeRoute({
+      tags: ["Embed"],
+      summary: "The end user and their app",
+      security: security.endUser,
+      responses: { 200: json(embedMeSchema), ...errors(401) },
+    }),
+    requireEndUser,
+    async (c) => {
+      const who = c.get("endUser");
+      const db = c.env.DB;
+      const [endUser, app, projects] = await db.batch([
+        db.prepare("SELECT id, external_id, name FROM end_users WHERE id = ?").bind(who.endUserId),
+        db.prepare("SELECT id, name, show_cost FROM apps WHERE id = ?").bind(who.appId),
+        db
+          .prepare(
+            `SELECT p.id, p.name FROM app_projects ap
            JOIN projects p ON p.id = ap.project_id AND p.deleted_at IS NULL
            WHERE ap.app_id = ? ORDER BY p.id`,
-        )
-        .bind(who.appId),
-    ]);
-    const user = endUser?.results[0] as
-      | { id: string; external_id: string; name: string | null }
-      | undefined;
-    const appRow = app?.results[0] as { id: string; name: string; show_cost: number } | undefined;
-    if (!user || !appRow) throw refused();
-    return c.json({
-      endUser: { id: user.id, externalId: user.external_id, name: user.name },
-      app: {
-        id: appRow.id,
-        name: appRow.name,
-        showCost: appRow.show_cost === 1,
-        projects: (projects?.results ?? []) as { id: string; name: string }[],
-      },
-    } satisfies EmbedMe);
-  })
+          )
+          .bind(who.appId),
+      ]);
+      const user = endUser?.results[0] as
+        | { id: string; external_id: string; name: string | null }
+        | undefined;
+      const appRow = app?.results[0] as { id: string; name: string; show_cost: number } | undefined;
+      if (!user || !appRow) throw refused();
+      return c.json({
+        endUser: { id: user.id, externalId: user.external_id, name: user.name },
+        app: {
+          id: appRow.id,
+          name: appRow.name,
+          showCost: appRow.show_cost === 1,
+          projects: (projects?.results ?? []) as { id: string; name: string }[],
+        },
+      } satisfies EmbedMe);
+    },
+  )
 
   /** The end user's own sessions of this app, newest first. */
-  .get("/sessions", requireEndUser, query(pageQuerySchema), async (c) => {
-    const who = c.get("endUser");
-    const { cursor, limit } = c.req.valid("query");
-    const { results } = await c.env.DB.prepare(
-      `SELECT s.id, s.project_id, s.org_id, s.owner_id, s.title, s.created_at, s.updated_at
+  .get(
+    "/sessions",
+    describeRoute({
+      tags: ["Embed"],
+      summary: "The end user's own sessions",
+      security: security.endUser,
+      responses: { 200: json(sessionPageSchema), ...errors(401) },
+    }),
+    requireEndUser,
+    query(pageQuerySchema),
+    async (c) => {
+      const who = c.get("endUser");
+      const { cursor, limit } = c.req.valid("query");
+      const { results } = await c.env.DB.prepare(
+        `SELECT s.id, s.project_id, s.org_id, s.owner_id, s.title, s.created_at, s.updated_at
        FROM sessions s JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
        WHERE s.app_id = ?1 AND s.owner_id = ?2 AND s.deleted_at IS NULL AND s.id < ?3
        ORDER BY s.id DESC LIMIT ?4`,
-    )
-      .bind(who.appId, who.endUserId, cursorBound(cursor), limit + 1)
-      .all<SessionRowOut>();
-    return c.json(await sessionListPage(c.env, who.orgId, results, limit));
-  })
+      )
+        .bind(who.appId, who.endUserId, cursorBound(cursor), limit + 1)
+        .all<SessionRowOut>();
+      return c.json(await sessionListPage(c.env, who.orgId, results, limit));
+    },
+  )
 
   /** Opens a session in one of the app's live projects (its first when none is named). */
-  .post("/sessions", requireEndUser, jsonBody(createEndUserSessionSchema), async (c) => {
-    const who = c.get("endUser");
-    const { projectId, title } = c.req.valid("json");
-    const project = await c.env.DB.prepare(
-      `SELECT p.id FROM app_projects ap
+  .post(
+    "/sessions",
+    describeRoute({
+      tags: ["Embed"],
+      summary: "Start a session",
+      security: security.endUser,
+      responses: { 201: json(sessionSchema), ...errors(401, 404) },
+    }),
+    requireEndUser,
+    jsonBody(createEndUserSessionSchema),
+    async (c) => {
+      const who = c.get("endUser");
+      const { projectId, title } = c.req.valid("json");
+      const project = await c.env.DB.prepare(
+        `SELECT p.id FROM app_projects ap
        JOIN projects p ON p.id = ap.project_id AND p.deleted_at IS NULL AND p.org_id = ?2
        WHERE ap.app_id = ?1 AND (?3 IS NULL OR p.id = ?3) ORDER BY p.id LIMIT 1`,
-    )
-      .bind(who.appId, who.orgId, projectId ?? null)
-      .first<{ id: string }>();
-    if (!project) {
-      throw new AppError(
-        "invalid_request",
-        projectId === undefined
-          ? "This app has no project to open a session in"
-          : "projectId: not a project of this app",
-        { field: "projectId" },
-      );
-    }
-    const now = Date.now();
-    const row: SessionRowOut = {
-      id: newId("session", now),
-      project_id: project.id,
-      org_id: who.orgId,
-      owner_id: who.endUserId,
-      title: title ?? null,
-      created_at: now,
-      updated_at: now,
-    };
-    // Written only while the app and the end user live: a deletion racing the request wins.
-    const written = await c.env.DB.prepare(
-      `INSERT INTO sessions (id, project_id, org_id, owner_id, app_id, title, created_at, updated_at)
+      )
+        .bind(who.appId, who.orgId, projectId ?? null)
+        .first<{ id: string }>();
+      if (!project) {
+        throw new AppError(
+          "invalid_request",
+          projectId === undefined
+            ? "This app has no project to open a session in"
+            : "projectId: not a project of this app",
+          { field: "projectId" },
+        );
+      }
+      const now = Date.now();
+      const row: SessionRowOut = {
+        id: newId("session", now),
+        project_id: project.id,
+        org_id: who.orgId,
+        owner_id: who.endUserId,
+        title: title ?? null,
+        created_at: now,
+        updated_at: now,
+      };
+      // Written only while the app and the end user live: a deletion racing the request wins.
+      const written = await c.env.DB.prepare(
+        `INSERT INTO sessions (id, project_id, org_id, owner_id, app_id, title, created_at, updated_at)
        SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7
        WHERE EXISTS (SELECT 1 FROM apps WHERE id = ?5 AND deleted_at IS NULL)
          AND EXISTS (SELECT 1 FROM end_users WHERE id = ?4 AND app_id = ?5)`,
-    )
-      .bind(row.id, row.project_id, row.org_id, row.owner_id, who.appId, row.title, now)
-      .run();
-    if (written.meta.changes !== 1) throw refused();
-    const [created] = await sessionPage(c.env, who.orgId, [row]);
-    return c.json(created, 201);
-  })
+      )
+        .bind(row.id, row.project_id, row.org_id, row.owner_id, who.appId, row.title, now)
+        .run();
+      if (written.meta.changes !== 1) throw refused();
+      const [created] = await sessionPage(c.env, who.orgId, [row]);
+      return c.json(created, 201);
+    },
+  )
 
-  .get("/sessions/:sessionId", requireEndUser, async (c) => {
-    const who = c.get("endUser");
-    const { session } = await ownSession(c, who, c.req.param("sessionId"));
-    const [item] = await sessionPage(c.env, who.orgId, [session]);
-    return c.json(item);
-  })
+  .get(
+    "/sessions/:sessionId",
+    describeRoute({
+      tags: ["Embed"],
+      summary: "One of their sessions",
+      security: security.endUser,
+      responses: { 200: json(sessionSchema), ...errors(401, 404) },
+    }),
+    requireEndUser,
+    async (c) => {
+      const who = c.get("endUser");
+      const { session } = await ownSession(c, who, c.req.param("sessionId"));
+      const [item] = await sessionPage(c.env, who.orgId, [session]);
+      return c.json(item);
+    },
+  )
 
-  .patch("/sessions/:sessionId", requireEndUser, jsonBody(updateSessionSchema), async (c) => {
-    const who = c.get("endUser");
-    const { session } = await ownSession(c, who, c.req.param("sessionId"));
-    const { title } = c.req.valid("json");
-    await c.env.DB.prepare("UPDATE sessions SET title = ? WHERE id = ? AND deleted_at IS NULL")
-      .bind(title, session.id)
-      .run();
-    const [item] = await sessionPage(c.env, who.orgId, [{ ...session, title }]);
-    return c.json(item);
-  })
+  .patch(
+    "/sessions/:sessionId",
+    describeRoute({
+      tags: ["Embed"],
+      summary: "Rename one of their sessions",
+      security: security.endUser,
+      responses: { 200: json(sessionSchema), ...errors(401, 404) },
+    }),
+    requireEndUser,
+    jsonBody(updateSessionSchema),
+    async (c) => {
+      const who = c.get("endUser");
+      const { session } = await ownSession(c, who, c.req.param("sessionId"));
+      const { title } = c.req.valid("json");
+      await c.env.DB.prepare("UPDATE sessions SET title = ? WHERE id = ? AND deleted_at IS NULL")
+        .bind(title, session.id)
+        .run();
+      const [item] = await sessionPage(c.env, who.orgId, [{ ...session, title }]);
+      return c.json(item);
+    },
+  )
 
   /**
    * A single-use ticket to open the socket of one of the end user's sessions (a browser cannot
    * set a header on an upgrade). The ticket names the end user (`user_id`) and their app
    * (`family_id`); the upgrade checks the session, the app and the page's origin again.
    */
-  .post("/connect-tickets", requireEndUser, jsonBody(endUserConnectTicketSchema), async (c) => {
-    const who = c.get("endUser");
-    const { sessionId } = c.req.valid("json");
-    await ownSession(c, who, sessionId);
-    const issued = await issueConnectTicket(
-      c.env.DB,
-      { userId: who.endUserId, familyId: who.appId, version: 0, expiresAt: who.tokenExpiresAt },
-      { agent: "assistant-agent", name: sessionId },
-    );
-    return c.json(
-      { ticket: issued.ticket, expiresAt: iso(issued.expiresAt) } satisfies ConnectTicket,
-      201,
-    );
-  });
+  .post(
+    "/connect-tickets",
+    describeRoute({
+      tags: ["Embed"],
+      summary: "A connect ticket for one of their sessions",
+      security: security.endUser,
+      responses: { 201: json(issuedConnectTicketSchema), ...errors(401, 404) },
+    }),
+    requireEndUser,
+    jsonBody(endUserConnectTicketSchema),
+    async (c) => {
+      const who = c.get("endUser");
+      const { sessionId } = c.req.valid("json");
+      await ownSession(c, who, sessionId);
+      const issued = await issueConnectTicket(
+        c.env.DB,
+        { userId: who.endUserId, familyId: who.appId, version: 0, expiresAt: who.tokenExpiresAt },
+        { agent: "assistant-agent", name: sessionId },
+      );
+      return c.json(
+        { ticket: issued.ticket, expiresAt: iso(issued.expiresAt) } satisfies ConnectTicket,
+        201,
+      );
+    },
+  );

@@ -1,10 +1,19 @@
-import { AppError, erasureRequestSchema, pageQuerySchema, type Role } from "@parley/shared";
+import {
+  AppError,
+  erasureRecordPageSchema,
+  erasureRecordSchema,
+  erasureRequestSchema,
+  pageQuerySchema,
+  type Role,
+} from "@parley/shared";
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { cursorBound, toPage } from "../db/pagination.ts";
 import { earlierRequest, fileErasure, retryErasure, toErasureRequest } from "../erasure/file.ts";
 import type { ErasurePlan, ErasureRequestRow } from "../erasure/plan.ts";
 import type { AppEnv } from "../http/context.ts";
+import { errors, json } from "../http/openapi.ts";
 import { jsonBody, query } from "../http/validate.ts";
 
 const emptyPlan = (): ErasurePlan => ({
@@ -67,115 +76,146 @@ async function ids(db: D1Database, sql: string, ...bindings: string[]): Promise<
  * a member for their own sessions. Everyone else gets 403, or 404 for a foreign org.
  */
 export const erasure = new Hono<AppEnv>()
-  .post("/:orgId/erasure-requests", jsonBody(erasureRequestSchema), async (c) => {
-    const { userId } = c.get("caller");
-    const db = c.env.DB;
-    const access = await orgAccess(db, userId, c.req.param("orgId"));
-    const { subject, reason } = c.req.valid("json");
-    const admin = atLeast(access.role, "admin");
-    // Who may ask comes first, before anything is looked up: members and projects are erased by
-    // owners and admins only; a member erases only their own sessions (checked below).
-    if (subject.type !== "session") requireRole(access, "admin");
-    // The request already filed for this subject, in this org, of this type (a member only ever
-    // gets back their own): one that failed runs again; one in progress answers; a completed one
-    // answers when the subject is gone, but a member re-added since is erased anew.
-    const earlier = await earlierRequest(c.env, access.orgId, subject);
-    if (earlier && (admin || earlier.requested_by === userId)) {
-      if (earlier.status === "failed") {
-        return c.json(toErasureRequest(await retryErasure(c.env, earlier)), 202);
-      }
-      if (earlier.status !== "completed" || !(await present(db, access.orgId, subject))) {
-        return c.json(toErasureRequest(earlier), 202);
-      }
-    }
-    const plan = emptyPlan();
-
-    if (subject.type === "member") {
-      const target = await db
-        .prepare("SELECT role FROM memberships WHERE org_id = ? AND user_id = ?")
-        .bind(access.orgId, subject.id)
-        .first<{ role: Role }>();
-      if (!target) throw notFound("Member");
-      if (target.role === "owner") {
-        requireRole(access, "owner");
-        const owners = await db
-          .prepare("SELECT COUNT(*) AS n FROM memberships WHERE org_id = ? AND role = 'owner'")
-          .bind(access.orgId)
-          .first<{ n: number }>();
-        if ((owners?.n ?? 0) <= 1) {
-          throw new AppError(
-            "conflict",
-            "The last owner cannot be erased: add another owner first",
-          );
+  .post(
+    "/:orgId/erasure-requests",
+    describeRoute({
+      tags: ["Erasure"],
+      summary: "File an erasure request",
+      responses: {
+        202: json(erasureRecordSchema, "Filed (or the same request again)"),
+        ...errors(401, 403, 404),
+      },
+    }),
+    jsonBody(erasureRequestSchema),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const db = c.env.DB;
+      const access = await orgAccess(db, userId, c.req.param("orgId"));
+      const { subject, reason } = c.req.valid("json");
+      const admin = atLeast(access.role, "admin");
+      // Who may ask comes first, before anything is looked up: members and projects are erased by
+      // owners and admins only; a member erases only their own sessions (checked below).
+      if (subject.type !== "session") requireRole(access, "admin");
+      // The request already filed for this subject, in this org, of this type (a member only ever
+      // gets back their own): one that failed runs again; one in progress answers; a completed one
+      // answers when the subject is gone, but a member re-added since is erased anew.
+      const earlier = await earlierRequest(c.env, access.orgId, subject);
+      if (earlier && (admin || earlier.requested_by === userId)) {
+        if (earlier.status === "failed") {
+          return c.json(toErasureRequest(await retryErasure(c.env, earlier)), 202);
+        }
+        if (earlier.status !== "completed" || !(await present(db, access.orgId, subject))) {
+          return c.json(toErasureRequest(earlier), 202);
         }
       }
-      plan.userId = subject.id;
-      plan.email = await emailOf(db, subject.id);
-      plan.orgIds = [access.orgId];
-      plan.membershipOrgId = access.orgId;
-      plan.sessionIds = await ids(
-        db,
-        "SELECT id FROM sessions WHERE org_id = ? AND owner_id = ?",
-        access.orgId,
-        subject.id,
-      );
-      // Every shared chat of the org that has been used: the member's messages go, and others'
-      // messages naming them are scrubbed.
-      plan.chatProjectIds = await ids(
-        db,
-        "SELECT DISTINCT project_id AS id FROM preview_authors WHERE org_id = ?",
-        access.orgId,
-      );
-    } else if (subject.type === "project") {
-      const project = await db
-        .prepare("SELECT id FROM projects WHERE id = ? AND org_id = ?")
-        .bind(subject.id, access.orgId)
-        .first<{ id: string }>();
-      if (!project) throw await missing(db, userId, subject.id, "Project");
-      plan.projectIds = [project.id];
-      plan.sessionIds = await ids(db, "SELECT id FROM sessions WHERE project_id = ?", project.id);
-    } else {
-      const session = await db
-        .prepare("SELECT id, owner_id FROM sessions WHERE id = ? AND org_id = ?")
-        .bind(subject.id, access.orgId)
-        .first<{ id: string; owner_id: string }>();
-      if (!session) throw await missing(db, userId, subject.id, "Session");
-      // Another member's session is private: a member learns nothing of it, as for a foreign one.
-      if (session.owner_id !== userId && !admin) throw notFound("Session");
-      plan.sessionIds = [session.id];
-    }
+      const plan = emptyPlan();
 
-    const request = await fileErasure(c.env, {
-      requestedBy: userId,
-      orgId: access.orgId,
-      subject,
-      reason: reason ?? null,
-      plan,
-    });
-    return c.json(toErasureRequest(request), 202);
-  })
+      if (subject.type === "member") {
+        const target = await db
+          .prepare("SELECT role FROM memberships WHERE org_id = ? AND user_id = ?")
+          .bind(access.orgId, subject.id)
+          .first<{ role: Role }>();
+        if (!target) throw notFound("Member");
+        if (target.role === "owner") {
+          requireRole(access, "owner");
+          const owners = await db
+            .prepare("SELECT COUNT(*) AS n FROM memberships WHERE org_id = ? AND role = 'owner'")
+            .bind(access.orgId)
+            .first<{ n: number }>();
+          if ((owners?.n ?? 0) <= 1) {
+            throw new AppError(
+              "conflict",
+              "The last owner cannot be erased: add another owner first",
+            );
+          }
+        }
+        plan.userId = subject.id;
+        plan.email = await emailOf(db, subject.id);
+        plan.orgIds = [access.orgId];
+        plan.membershipOrgId = access.orgId;
+        plan.sessionIds = await ids(
+          db,
+          "SELECT id FROM sessions WHERE org_id = ? AND owner_id = ?",
+          access.orgId,
+          subject.id,
+        );
+        // Every shared chat of the org that has been used: the member's messages go, and others'
+        // messages naming them are scrubbed.
+        plan.chatProjectIds = await ids(
+          db,
+          "SELECT DISTINCT project_id AS id FROM preview_authors WHERE org_id = ?",
+          access.orgId,
+        );
+      } else if (subject.type === "project") {
+        const project = await db
+          .prepare("SELECT id FROM projects WHERE id = ? AND org_id = ?")
+          .bind(subject.id, access.orgId)
+          .first<{ id: string }>();
+        if (!project) throw await missing(db, userId, subject.id, "Project");
+        plan.projectIds = [project.id];
+        plan.sessionIds = await ids(db, "SELECT id FROM sessions WHERE project_id = ?", project.id);
+      } else {
+        const session = await db
+          .prepare("SELECT id, owner_id FROM sessions WHERE id = ? AND org_id = ?")
+          .bind(subject.id, access.orgId)
+          .first<{ id: string; owner_id: string }>();
+        if (!session) throw await missing(db, userId, subject.id, "Session");
+        // Another member's session is private: a member learns nothing of it, as for a foreign one.
+        if (session.owner_id !== userId && !admin) throw notFound("Session");
+        plan.sessionIds = [session.id];
+      }
 
-  .get("/:orgId/erasure-requests", query(pageQuerySchema), async (c) => {
-    const { userId } = c.get("caller");
-    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
-    const { cursor, limit } = c.req.valid("query");
-    const everyone = atLeast(access.role, "admin");
-    const { results } = await c.env.DB.prepare(
-      `SELECT * FROM erasure_requests WHERE org_id = ?1 AND id < ?2 AND (?3 OR requested_by = ?4)
+      const request = await fileErasure(c.env, {
+        requestedBy: userId,
+        orgId: access.orgId,
+        subject,
+        reason: reason ?? null,
+        plan,
+      });
+      return c.json(toErasureRequest(request), 202);
+    },
+  )
+
+  .get(
+    "/:orgId/erasure-requests",
+    describeRoute({
+      tags: ["Erasure"],
+      summary: "The org's erasure requests",
+      responses: { 200: json(erasureRecordPageSchema), ...errors(401, 403, 404) },
+    }),
+    query(pageQuerySchema),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+      const { cursor, limit } = c.req.valid("query");
+      const everyone = atLeast(access.role, "admin");
+      const { results } = await c.env.DB.prepare(
+        `SELECT * FROM erasure_requests WHERE org_id = ?1 AND id < ?2 AND (?3 OR requested_by = ?4)
        ORDER BY id DESC LIMIT ?5`,
-    )
-      .bind(access.orgId, cursorBound(cursor), everyone ? 1 : 0, userId, limit + 1)
-      .all<ErasureRequestRow>();
-    return c.json(toPage(results, limit, (row) => row.id, toErasureRequest));
-  })
+      )
+        .bind(access.orgId, cursorBound(cursor), everyone ? 1 : 0, userId, limit + 1)
+        .all<ErasureRequestRow>();
+      return c.json(toPage(results, limit, (row) => row.id, toErasureRequest));
+    },
+  )
 
-  .get("/:orgId/erasure-requests/:requestId", async (c) => {
-    const { userId } = c.get("caller");
-    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
-    const row = await c.env.DB.prepare("SELECT * FROM erasure_requests WHERE id = ? AND org_id = ?")
-      .bind(c.req.param("requestId"), access.orgId)
-      .first<ErasureRequestRow>();
-    if (!row || (row.requested_by !== userId && !atLeast(access.role, "admin")))
-      throw notFound("Erasure request");
-    return c.json(toErasureRequest(row));
-  });
+  .get(
+    "/:orgId/erasure-requests/:requestId",
+    describeRoute({
+      tags: ["Erasure"],
+      summary: "One erasure request",
+      responses: { 200: json(erasureRecordSchema), ...errors(401, 403, 404) },
+    }),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+      const row = await c.env.DB.prepare(
+        "SELECT * FROM erasure_requests WHERE id = ? AND org_id = ?",
+      )
+        .bind(c.req.param("requestId"), access.orgId)
+        .first<ErasureRequestRow>();
+      if (!row || (row.requested_by !== userId && !atLeast(access.role, "admin")))
+        throw notFound("Erasure request");
+      return c.json(toErasureRequest(row));
+    },
+  );

@@ -1,5 +1,6 @@
-import { AppError, pageQuerySchema } from "@parley/shared";
+import { AppError, dataExportPageSchema, dataExportSchema, pageQuerySchema } from "@parley/shared";
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { constantTimeEqual, sha256Base64Url } from "../auth/encoding.ts";
 import { auditStatement } from "../db/audit.ts";
@@ -14,6 +15,7 @@ import {
 } from "../exports/file.ts";
 import type { ExportRow } from "../exports/sections.ts";
 import type { AppEnv } from "../http/context.ts";
+import { errors, json, security } from "../http/openapi.ts";
 import { publicBase } from "../http/public-base.ts";
 import { query } from "../http/validate.ts";
 
@@ -42,121 +44,187 @@ async function page(
 }
 
 export const meExports = new Hono<AppEnv>()
-  .post("/", async (c) => {
-    const { userId } = c.get("caller");
-    const base = publicBase(c, "Data export links");
-    const filed = await fileExport(c.env, {
-      kind: "account",
-      subjectUserId: userId,
-      orgId: null,
-      requestedBy: userId,
-    });
-    return c.json(await toDataExport(c.env, await startExport(c.env, filed.id), base), 202);
-  })
-  .get("/", query(pageQuerySchema), async (c) => {
-    const { userId } = c.get("caller");
-    const { cursor, limit } = c.req.valid("query");
-    const base = publicBase(c, "Data export links");
-    return c.json(
-      await page(
-        c.env,
-        `SELECT * FROM data_exports WHERE kind = 'account' AND subject_user_id = ? AND id < ?
+  .post(
+    "/",
+    describeRoute({
+      tags: ["Exports"],
+      summary: "Export my data (GDPR Art. 15 and 20)",
+      responses: { 202: json(dataExportSchema, "The job, with its progress"), ...errors(401, 409) },
+    }),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const base = publicBase(c, "Data export links");
+      const filed = await fileExport(c.env, {
+        kind: "account",
+        subjectUserId: userId,
+        orgId: null,
+        requestedBy: userId,
+      });
+      return c.json(await toDataExport(c.env, await startExport(c.env, filed.id), base), 202);
+    },
+  )
+  .get(
+    "/",
+    describeRoute({
+      tags: ["Exports"],
+      summary: "My data exports, newest first",
+      responses: { 200: json(dataExportPageSchema), ...errors(400, 401) },
+    }),
+    query(pageQuerySchema),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const { cursor, limit } = c.req.valid("query");
+      const base = publicBase(c, "Data export links");
+      return c.json(
+        await page(
+          c.env,
+          `SELECT * FROM data_exports WHERE kind = 'account' AND subject_user_id = ? AND id < ?
          ORDER BY id DESC LIMIT ?`,
-        [userId, cursorBound(cursor)],
-        limit,
-        () => base,
-      ),
-    );
-  })
-  .get("/:exportId", async (c) => {
-    const { userId } = c.get("caller");
-    const row = await exportRow(c.env, c.req.param("exportId"));
-    if (row?.kind !== "account" || row.subject_user_id !== userId) throw notFound("Export");
-    return c.json(await toDataExport(c.env, row, publicBase(c, "Data export links")));
-  });
+          [userId, cursorBound(cursor)],
+          limit,
+          () => base,
+        ),
+      );
+    },
+  )
+  .get(
+    "/:exportId",
+    describeRoute({
+      tags: ["Exports"],
+      summary: "One of my data exports",
+      responses: { 200: json(dataExportSchema), ...errors(401, 404) },
+    }),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const row = await exportRow(c.env, c.req.param("exportId"));
+      if (row?.kind !== "account" || row.subject_user_id !== userId) throw notFound("Export");
+      return c.json(await toDataExport(c.env, row, publicBase(c, "Data export links")));
+    },
+  );
 
 export const orgExports = new Hono<AppEnv>()
-  .post("/:orgId/exports", async (c) => {
-    const { userId } = c.get("caller");
-    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
-    requireRole(access, "owner");
-    const base = publicBase(c, "Data export links");
-    const filed = await fileExport(c.env, {
-      kind: "org",
-      subjectUserId: userId,
-      orgId: access.orgId,
-      requestedBy: userId,
-    });
-    return c.json(await toDataExport(c.env, await startExport(c.env, filed.id), base), 202);
-  })
-  .get("/:orgId/exports", query(pageQuerySchema), async (c) => {
-    const { userId } = c.get("caller");
-    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
-    requireRole(access, "owner");
-    const { cursor, limit } = c.req.valid("query");
-    const base = publicBase(c, "Data export links");
-    return c.json(
-      await page(
-        c.env,
-        `SELECT * FROM data_exports WHERE kind = 'org' AND org_id = ? AND id < ?
+  .post(
+    "/:orgId/exports",
+    describeRoute({
+      tags: ["Exports"],
+      summary: "Export the org's data (owners)",
+      responses: {
+        202: json(dataExportSchema, "The job, with its progress"),
+        ...errors(401, 403, 404, 409),
+      },
+    }),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+      requireRole(access, "owner");
+      const base = publicBase(c, "Data export links");
+      const filed = await fileExport(c.env, {
+        kind: "org",
+        subjectUserId: userId,
+        orgId: access.orgId,
+        requestedBy: userId,
+      });
+      return c.json(await toDataExport(c.env, await startExport(c.env, filed.id), base), 202);
+    },
+  )
+  .get(
+    "/:orgId/exports",
+    describeRoute({
+      tags: ["Exports"],
+      summary: "The org's data exports (owners)",
+      responses: { 200: json(dataExportPageSchema), ...errors(400, 401, 403, 404) },
+    }),
+    query(pageQuerySchema),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+      requireRole(access, "owner");
+      const { cursor, limit } = c.req.valid("query");
+      const base = publicBase(c, "Data export links");
+      return c.json(
+        await page(
+          c.env,
+          `SELECT * FROM data_exports WHERE kind = 'org' AND org_id = ? AND id < ?
          ORDER BY id DESC LIMIT ?`,
-        [access.orgId, cursorBound(cursor)],
-        limit,
-        // Another owner's link is theirs.
-        (row) => (row.requested_by === userId ? base : null),
-      ),
-    );
-  })
-  .get("/:orgId/exports/:exportId", async (c) => {
-    const { userId } = c.get("caller");
-    const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
-    requireRole(access, "owner");
-    const row = await exportRow(c.env, c.req.param("exportId"));
-    if (row?.kind !== "org" || row.org_id !== access.orgId) throw notFound("Export");
-    const base = row.requested_by === userId ? publicBase(c, "Data export links") : null;
-    return c.json(await toDataExport(c.env, row, base));
-  });
+          [access.orgId, cursorBound(cursor)],
+          limit,
+          // Another owner's link is theirs.
+          (row) => (row.requested_by === userId ? base : null),
+        ),
+      );
+    },
+  )
+  .get(
+    "/:orgId/exports/:exportId",
+    describeRoute({
+      tags: ["Exports"],
+      summary: "One of the org's data exports (owners)",
+      responses: { 200: json(dataExportSchema), ...errors(401, 403, 404) },
+    }),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
+      requireRole(access, "owner");
+      const row = await exportRow(c.env, c.req.param("exportId"));
+      if (row?.kind !== "org" || row.org_id !== access.orgId) throw notFound("Export");
+      const base = row.requested_by === userId ? publicBase(c, "Data export links") : null;
+      return c.json(await toDataExport(c.env, row, base));
+    },
+  );
 
 /**
  * The archive, by its link (no sign-in: the secret is the capability, like an invitation link).
  * A wrong or missing key is 404, as for an unknown export; the right key after the link expired is
  * 410. Streamed from the export's object a page at a time, never cached, never referred.
  */
-export const exportDownloads = new Hono<AppEnv>().get("/:exportId/download", async (c) => {
-  const row = await exportRow(c.env, c.req.param("exportId"));
-  const key = c.req.query("key") ?? "";
-  if (!row?.secret_hash || key.length < 16 || key.length > 100) throw notFound("Export");
-  const presented = new TextEncoder().encode(await sha256Base64Url(key));
-  if (!constantTimeEqual(presented, new TextEncoder().encode(row.secret_hash))) {
-    throw notFound("Export");
-  }
-  if (!downloadable(row)) throw new AppError("gone", "This download link has expired");
-  await auditStatement(c.env.DB, {
-    orgId: row.org_id,
-    actorId: null,
-    action: "export.downloaded",
-    subjectType: "data_export",
-    subjectId: row.id,
-    data: { kind: row.kind, sizeBytes: row.size_bytes },
-  }).run();
-  const job = exportJob(c.env, row.id);
-  let after = -1;
-  const encoder = new TextEncoder();
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await job.page(after);
-      if (next.text) controller.enqueue(encoder.encode(next.text));
-      if (next.next === null) controller.close();
-      else after = next.next;
+export const exportDownloads = new Hono<AppEnv>().get(
+  "/:exportId/download",
+  describeRoute({
+    tags: ["Exports"],
+    summary: "Download an export's archive by its link",
+    description: "The `key` of the link is the capability: no sign-in. 410 once it expired.",
+    security: security.public,
+    responses: {
+      200: { description: "The archive: one JSON document (`format`, `version`, sections)" },
+      ...errors(404, 410),
     },
-  });
-  return new Response(body, {
-    headers: {
-      "content-type": "application/json; charset=utf-8",
-      "content-disposition": `attachment; filename="parley-${row.kind}-export-${row.id}.json"`,
-      "cache-control": "no-store",
-      "referrer-policy": "no-referrer",
-      "x-content-type-options": "nosniff",
-    },
-  });
-});
+  }),
+  async (c) => {
+    const row = await exportRow(c.env, c.req.param("exportId"));
+    const key = c.req.query("key") ?? "";
+    if (!row?.secret_hash || key.length < 16 || key.length > 100) throw notFound("Export");
+    const presented = new TextEncoder().encode(await sha256Base64Url(key));
+    if (!constantTimeEqual(presented, new TextEncoder().encode(row.secret_hash))) {
+      throw notFound("Export");
+    }
+    if (!downloadable(row)) throw new AppError("gone", "This download link has expired");
+    await auditStatement(c.env.DB, {
+      orgId: row.org_id,
+      actorId: null,
+      action: "export.downloaded",
+      subjectType: "data_export",
+      subjectId: row.id,
+      data: { kind: row.kind, sizeBytes: row.size_bytes },
+    }).run();
+    const job = exportJob(c.env, row.id);
+    let after = -1;
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = await job.page(after);
+        if (next.text) controller.enqueue(encoder.encode(next.text));
+        if (next.next === null) controller.close();
+        else after = next.next;
+      },
+    });
+    return new Response(body, {
+      headers: {
+        "content-type": "application/json; charset=utf-8",
+        "content-disposition": `attachment; filename="parley-${row.kind}-export-${row.id}.json"`,
+        "cache-control": "no-store",
+        "referrer-policy": "no-referrer",
+        "x-content-type-options": "nosniff",
+      },
+    });
+  },
+);

@@ -1,22 +1,28 @@
 import {
   type AddMember,
   AppError,
+  acceptedInvitationSchema,
   type CreateInvitation,
   createInvitationSchema,
   type Invitation,
   type InvitationPreview,
+  invitationPageSchema,
+  invitationPreviewSchema,
+  invitationSchema,
   isId,
   newId,
   pageQuerySchema,
   type Role,
 } from "@parley/shared";
 import { type Context, Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { sha256Base64Url, toBase64Url } from "../auth/encoding.ts";
 import { normalizedEmail } from "../auth/keyed-hash.ts";
 import { auditStatement } from "../db/audit.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
+import { errors, json, security } from "../http/openapi.ts";
 import { publicBase } from "../http/public-base.ts";
 import { jsonBody, query } from "../http/validate.ts";
 
@@ -224,159 +230,205 @@ export async function invite(
 
 /** `/api/orgs/:orgId/invitations`: owners and admins make, list and revoke an org's invitations. */
 export const orgInvitations = new Hono<AppEnv>()
-  .post("/:orgId/invitations", jsonBody(createInvitationSchema), (c) =>
-    invite(c, c.req.valid("json")),
+  .post(
+    "/:orgId/invitations",
+    describeRoute({
+      tags: ["Invitations"],
+      summary: "Invite someone by link",
+      description:
+        "Every email gets a pending invitation with its link, whether or not it has an account; nobody joins unasked.",
+      responses: {
+        201: json(invitationSchema, "Pending, with its url (shown this once)"),
+        ...errors(401, 403, 404, 409),
+      },
+    }),
+    jsonBody(createInvitationSchema),
+    (c) => invite(c, c.req.valid("json")),
   )
 
-  .get("/:orgId/invitations", query(pageQuerySchema), async (c) => {
-    const db = c.env.DB;
-    const access = await orgAccess(db, c.get("caller").userId, c.req.param("orgId"));
-    requireRole(access, "admin");
-    const { cursor, limit } = c.req.valid("query");
-    const { results } = await db
-      .prepare(
-        `SELECT ${COLUMNS} FROM invitations WHERE org_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
-      )
-      .bind(access.orgId, cursorBound(cursor), limit + 1)
-      .all<InvitationRow>();
-    const now = Date.now();
-    return c.json(
-      toPage(
-        results,
-        limit,
-        (row) => row.id,
-        (row) => toInvitation(row, now),
-      ),
-    );
-  })
+  .get(
+    "/:orgId/invitations",
+    describeRoute({
+      tags: ["Invitations"],
+      summary: "The org's invitations (never a link)",
+      responses: { 200: json(invitationPageSchema), ...errors(401, 403, 404) },
+    }),
+    query(pageQuerySchema),
+    async (c) => {
+      const db = c.env.DB;
+      const access = await orgAccess(db, c.get("caller").userId, c.req.param("orgId"));
+      requireRole(access, "admin");
+      const { cursor, limit } = c.req.valid("query");
+      const { results } = await db
+        .prepare(
+          `SELECT ${COLUMNS} FROM invitations WHERE org_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+        )
+        .bind(access.orgId, cursorBound(cursor), limit + 1)
+        .all<InvitationRow>();
+      const now = Date.now();
+      return c.json(
+        toPage(
+          results,
+          limit,
+          (row) => row.id,
+          (row) => toInvitation(row, now),
+        ),
+      );
+    },
+  )
 
   /** Revokes a pending invitation: its link stops working at once. Revoking again is harmless. */
-  .delete("/:orgId/invitations/:invitationId", async (c) => {
-    const { userId } = c.get("caller");
-    const db = c.env.DB;
-    const access = await orgAccess(db, userId, c.req.param("orgId"));
-    requireRole(access, "admin");
-    const id = c.req.param("invitationId");
-    const row = isId("invitation", id)
-      ? await db
-          .prepare(`SELECT ${COLUMNS} FROM invitations WHERE id = ? AND org_id = ?`)
-          .bind(id, access.orgId)
-          .first<InvitationRow>()
-      : null;
-    if (!row) throw notFound("Invitation");
-    // An admin may not undo an owner's invitation to the owner role (they could not make one).
-    if (row.role === "owner") requireRole(access, "owner");
-    const now = Date.now();
-    await db.batch([
-      db
-        .prepare(
-          "UPDATE invitations SET revoked_at = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL",
-        )
-        .bind(now, row.id),
-      auditStatement(
-        db,
-        {
-          orgId: access.orgId,
-          actorId: userId,
-          action: "invitation.revoked",
-          subjectType: "invitation",
-          subjectId: row.id,
-        },
-        { now, afterChange: true },
-      ),
-    ]);
-    const after = await db
-      .prepare(`SELECT ${COLUMNS} FROM invitations WHERE id = ?`)
-      .bind(row.id)
-      .first<InvitationRow>();
-    return c.json(toInvitation(after ?? row, now));
-  });
+  .delete(
+    "/:orgId/invitations/:invitationId",
+    describeRoute({
+      tags: ["Invitations"],
+      summary: "Revoke an invitation",
+      responses: { 200: json(invitationSchema), ...errors(401, 403, 404) },
+    }),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const db = c.env.DB;
+      const access = await orgAccess(db, userId, c.req.param("orgId"));
+      requireRole(access, "admin");
+      const id = c.req.param("invitationId");
+      const row = isId("invitation", id)
+        ? await db
+            .prepare(`SELECT ${COLUMNS} FROM invitations WHERE id = ? AND org_id = ?`)
+            .bind(id, access.orgId)
+            .first<InvitationRow>()
+        : null;
+      if (!row) throw notFound("Invitation");
+      // An admin may not undo an owner's invitation to the owner role (they could not make one).
+      if (row.role === "owner") requireRole(access, "owner");
+      const now = Date.now();
+      await db.batch([
+        db
+          .prepare(
+            "UPDATE invitations SET revoked_at = ? WHERE id = ? AND accepted_at IS NULL AND revoked_at IS NULL",
+          )
+          .bind(now, row.id),
+        auditStatement(
+          db,
+          {
+            orgId: access.orgId,
+            actorId: userId,
+            action: "invitation.revoked",
+            subjectType: "invitation",
+            subjectId: row.id,
+          },
+          { now, afterChange: true },
+        ),
+      ]);
+      const after = await db
+        .prepare(`SELECT ${COLUMNS} FROM invitations WHERE id = ?`)
+        .bind(row.id)
+        .first<InvitationRow>();
+      return c.json(toInvitation(after ?? row, now));
+    },
+  );
 
 /**
  * `GET /api/auth/invitations/:token`: what a link invites to, before its reader has signed in (so
  * they sign up with the right email). Public, like the rest of `/api/auth`; the secret is the
  * credential, 256 random bits.
  */
-export const invitationPreview = new Hono<AppEnv>().get("/:token", async (c) => {
-  const row = await byToken(c.env.DB, c.req.param("token"));
-  if (!row) throw notFound("Invitation");
-  requirePending(row, Date.now());
-  return c.json({
-    orgName: row.org_name,
-    email: row.email,
-    role: row.role,
-    expiresAt: iso(row.expires_at),
-  } satisfies InvitationPreview);
-});
+export const invitationPreview = new Hono<AppEnv>().get(
+  "/:token",
+  describeRoute({
+    tags: ["Invitations"],
+    summary: "What an invitation link shows (public)",
+    security: security.public,
+    responses: { 200: json(invitationPreviewSchema), ...errors(404, 410) },
+  }),
+  async (c) => {
+    const row = await byToken(c.env.DB, c.req.param("token"));
+    if (!row) throw notFound("Invitation");
+    requirePending(row, Date.now());
+    return c.json({
+      orgName: row.org_name,
+      email: row.email,
+      role: row.role,
+      expiresAt: iso(row.expires_at),
+    } satisfies InvitationPreview);
+  },
+);
 
 /** `POST /api/invitations/:token/accept`: the signed-in invitee joins the org with the role. */
-export const invitations = new Hono<AppEnv>().post("/:token/accept", async (c) => {
-  const { userId } = c.get("caller");
-  const db = c.env.DB;
-  const row = await byToken(db, c.req.param("token"));
-  if (!row) throw notFound("Invitation");
-  const now = Date.now();
-  requirePending(row, now);
-  const user = await db
-    .prepare("SELECT email FROM users WHERE id = ?")
-    .bind(userId)
-    .first<{ email: string }>();
-  // The invited address exactly (case aside): `+tags` and Gmail's dots name other mailboxes to
-  // anyone but Gmail, and even there a look-alike is no proof of being the person invited.
-  if (!user || user.email.trim().toLowerCase() !== row.email.trim().toLowerCase()) {
-    throw new AppError(
-      "forbidden",
-      "This invitation is for another email address: sign in with the invited one",
+export const invitations = new Hono<AppEnv>().post(
+  "/:token/accept",
+  describeRoute({
+    tags: ["Invitations"],
+    summary: "Accept an invitation",
+    responses: { 201: json(acceptedInvitationSchema), ...errors(401, 403, 409, 410) },
+  }),
+  async (c) => {
+    const { userId } = c.get("caller");
+    const db = c.env.DB;
+    const row = await byToken(db, c.req.param("token"));
+    if (!row) throw notFound("Invitation");
+    const now = Date.now();
+    requirePending(row, now);
+    const user = await db
+      .prepare("SELECT email FROM users WHERE id = ?")
+      .bind(userId)
+      .first<{ email: string }>();
+    // The invited address exactly (case aside): `+tags` and Gmail's dots name other mailboxes to
+    // anyone but Gmail, and even there a look-alike is no proof of being the person invited.
+    if (!user || user.email.trim().toLowerCase() !== row.email.trim().toLowerCase()) {
+      throw new AppError(
+        "forbidden",
+        "This invitation is for another email address: sign in with the invited one",
+      );
+    }
+    const already = await db
+      .prepare("SELECT 1 AS m FROM memberships WHERE org_id = ? AND user_id = ?")
+      .bind(row.org_id, userId)
+      .first();
+    if (already) throw new AppError("conflict", "You are already a member of this organization");
+    // The person's other links to this org go with this one: none is left to come back by later.
+    const others = (await pendingInvitations(db, row.org_id, { email: row.email }, now)).filter(
+      (id) => id !== row.id,
     );
-  }
-  const already = await db
-    .prepare("SELECT 1 AS m FROM memberships WHERE org_id = ? AND user_id = ?")
-    .bind(row.org_id, userId)
-    .first();
-  if (already) throw new AppError("conflict", "You are already a member of this organization");
-  // The person's other links to this org go with this one: none is left to come back by later.
-  const others = (await pendingInvitations(db, row.org_id, { email: row.email }, now)).filter(
-    (id) => id !== row.id,
-  );
-  // One statement takes the invitation, so two accepts racing with one link add one membership.
-  const [taken, joined] = await db.batch([
-    db
-      .prepare(
-        `UPDATE invitations SET accepted_at = ?1, accepted_by = ?2
+    // One statement takes the invitation, so two accepts racing with one link add one membership.
+    const [taken, joined] = await db.batch([
+      db
+        .prepare(
+          `UPDATE invitations SET accepted_at = ?1, accepted_by = ?2
          WHERE id = ?3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?1`,
-      )
-      .bind(now, userId, row.id),
-    db
-      .prepare(
-        `INSERT INTO memberships (org_id, user_id, role, created_at)
+        )
+        .bind(now, userId, row.id),
+      db
+        .prepare(
+          `INSERT INTO memberships (org_id, user_id, role, created_at)
          SELECT ?1, ?2, ?3, ?4 WHERE changes() = 1
          ON CONFLICT (org_id, user_id) DO NOTHING`,
-      )
-      .bind(row.org_id, userId, row.role, now),
-    auditStatement(
-      db,
-      {
-        orgId: row.org_id,
-        actorId: userId,
-        action: "member.added",
-        subjectType: "user",
-        subjectId: userId,
-        data: { role: row.role, invitation: row.id },
-      },
-      { now, afterChange: true },
-    ),
-    // Only when this accept took the invitation: a refused accept changes nothing.
-    db
-      .prepare(
-        `UPDATE invitations SET revoked_at = ?1 WHERE id IN (SELECT value FROM json_each(?2))
+        )
+        .bind(row.org_id, userId, row.role, now),
+      auditStatement(
+        db,
+        {
+          orgId: row.org_id,
+          actorId: userId,
+          action: "member.added",
+          subjectType: "user",
+          subjectId: userId,
+          data: { role: row.role, invitation: row.id },
+        },
+        { now, afterChange: true },
+      ),
+      // Only when this accept took the invitation: a refused accept changes nothing.
+      db
+        .prepare(
+          `UPDATE invitations SET revoked_at = ?1 WHERE id IN (SELECT value FROM json_each(?2))
          AND accepted_at IS NULL AND revoked_at IS NULL
          AND EXISTS (SELECT 1 FROM invitations WHERE id = ?3 AND accepted_at = ?1 AND accepted_by = ?4)`,
-      )
-      .bind(now, JSON.stringify(others), row.id, userId),
-  ]);
-  if (taken?.meta.changes !== 1) throw new AppError("gone", "This invitation was already used");
-  if (joined?.meta.changes !== 1) {
-    throw new AppError("conflict", "You are already a member of this organization");
-  }
-  return c.json({ orgId: row.org_id, role: row.role }, 201);
-});
+        )
+        .bind(now, JSON.stringify(others), row.id, userId),
+    ]);
+    if (taken?.meta.changes !== 1) throw new AppError("gone", "This invitation was already used");
+    if (joined?.meta.changes !== 1) {
+      throw new AppError("conflict", "You are already a member of this organization");
+    }
+    return c.json({ orgId: row.org_id, role: row.role }, 201);
+  },
+);

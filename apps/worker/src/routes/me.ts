@@ -2,17 +2,21 @@ import {
   AppError,
   changePasswordSchema,
   deleteAccountSchema,
+  erasureRecordSchema,
   type Me,
+  meSchema,
   type Role,
   updateMeSchema,
 } from "@parley/shared";
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { revokeConnections } from "../agents/revocation.ts";
 import { keyedHash } from "../auth/keyed-hash.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import { iso } from "../db/pagination.ts";
 import { fileErasure, toErasureRequest } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
+import { empty, errors, json } from "../http/openapi.ts";
 import { jsonBody } from "../http/validate.ts";
 import { clearRefreshCookie } from "./auth.ts";
 
@@ -76,72 +80,98 @@ async function meOf(db: D1Database, userId: string): Promise<Me> {
 }
 
 export const me = new Hono<AppEnv>()
-  .get("/", async (c) => c.json(await meOf(c.env.DB, c.get("caller").userId)))
+  .get(
+    "/",
+    describeRoute({
+      tags: ["Me"],
+      summary: "The caller and their orgs",
+      responses: { 200: json(meSchema), ...errors(401) },
+    }),
+    async (c) => c.json(await meOf(c.env.DB, c.get("caller").userId)),
+  )
 
   /**
    * Changes the caller's display name and/or email (2026-12-02). A new email needs the current
    * password, and must be no one else's (409). Answers the caller as `GET /api/me` does.
    */
-  .patch("/", jsonBody(updateMeSchema), async (c) => {
-    const { userId } = c.get("caller");
-    const db = c.env.DB;
-    const input = c.req.valid("json");
-    if (input.email !== undefined && input.currentPassword !== undefined) {
-      await requirePassword(c.env, userId, input.currentPassword);
-      const taken = await db
-        .prepare("SELECT 1 AS t FROM users WHERE email = ? AND id <> ?")
-        .bind(input.email, userId)
-        .first();
-      if (taken)
-        throw new AppError("conflict", "Another account has this email", { field: "email" });
-    }
-    try {
-      await db
-        .prepare(
-          "UPDATE users SET name = COALESCE(?, name), email = COALESCE(?, email) WHERE id = ?",
-        )
-        .bind(input.name ?? null, input.email ?? null, userId)
-        .run();
-    } catch (error) {
-      // Taken between the check and the write.
-      if (/UNIQUE/i.test(String(error))) {
-        throw new AppError("conflict", "Another account has this email", { field: "email" });
+  .patch(
+    "/",
+    describeRoute({
+      tags: ["Me"],
+      summary: "Change one's name or email",
+      responses: { 200: json(meSchema), ...errors(401, 403, 409, 429) },
+    }),
+    jsonBody(updateMeSchema),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const db = c.env.DB;
+      const input = c.req.valid("json");
+      if (input.email !== undefined && input.currentPassword !== undefined) {
+        await requirePassword(c.env, userId, input.currentPassword);
+        const taken = await db
+          .prepare("SELECT 1 AS t FROM users WHERE email = ? AND id <> ?")
+          .bind(input.email, userId)
+          .first();
+        if (taken)
+          throw new AppError("conflict", "Another account has this email", { field: "email" });
       }
-      throw error;
-    }
-    return c.json(await meOf(db, userId));
-  })
+      try {
+        await db
+          .prepare(
+            "UPDATE users SET name = COALESCE(?, name), email = COALESCE(?, email) WHERE id = ?",
+          )
+          .bind(input.name ?? null, input.email ?? null, userId)
+          .run();
+      } catch (error) {
+        // Taken between the check and the write.
+        if (/UNIQUE/i.test(String(error))) {
+          throw new AppError("conflict", "Another account has this email", { field: "email" });
+        }
+        throw error;
+      }
+      return c.json(await meOf(db, userId));
+    },
+  )
 
   /**
    * Changes the caller's password (2026-12-02): the current one first, the new one by the sign-up
    * rules. Every other sign-in of the account ends (their refresh cookies, access tokens and open
    * sockets): whoever knew the old password is out. This sign-in stays.
    */
-  .post("/password", jsonBody(changePasswordSchema), async (c) => {
-    const caller = c.get("caller");
-    const db = c.env.DB;
-    const input = c.req.valid("json");
-    await requirePassword(c.env, caller.userId, input.currentPassword);
-    const now = Date.now();
-    const { results: others } = await db
-      .prepare(
-        "SELECT DISTINCT family_id FROM refresh_tokens WHERE user_id = ? AND family_id <> ? AND revoked_at IS NULL",
-      )
-      .bind(caller.userId, caller.familyId)
-      .all<{ family_id: string }>();
-    await db.batch([
-      db
-        .prepare("UPDATE users SET password_hash = ? WHERE id = ?")
-        .bind(await hashPassword(input.newPassword), caller.userId),
-      db
+  .post(
+    "/password",
+    describeRoute({
+      tags: ["Me"],
+      summary: "Change one's password (ends every other sign-in)",
+      responses: { 204: empty(), ...errors(401, 403, 429) },
+    }),
+    jsonBody(changePasswordSchema),
+    async (c) => {
+      const caller = c.get("caller");
+      const db = c.env.DB;
+      const input = c.req.valid("json");
+      await requirePassword(c.env, caller.userId, input.currentPassword);
+      const now = Date.now();
+      const { results: others } = await db
         .prepare(
-          "UPDATE refresh_tokens SET revoked_at = ?, successor_sealed = NULL WHERE user_id = ? AND family_id <> ? AND revoked_at IS NULL",
+          "SELECT DISTINCT family_id FROM refresh_tokens WHERE user_id = ? AND family_id <> ? AND revoked_at IS NULL",
         )
-        .bind(now, caller.userId, caller.familyId),
-    ]);
-    for (const { family_id } of others) await revokeConnections(c.env, { familyId: family_id });
-    return c.body(null, 204);
-  })
+        .bind(caller.userId, caller.familyId)
+        .all<{ family_id: string }>();
+      await db.batch([
+        db
+          .prepare("UPDATE users SET password_hash = ? WHERE id = ?")
+          .bind(await hashPassword(input.newPassword), caller.userId),
+        db
+          .prepare(
+            "UPDATE refresh_tokens SET revoked_at = ?, successor_sealed = NULL WHERE user_id = ? AND family_id <> ? AND revoked_at IS NULL",
+          )
+          .bind(now, caller.userId, caller.familyId),
+      ]);
+      for (const { family_id } of others) await revokeConnections(c.env, { familyId: family_id });
+      return c.body(null, 204);
+    },
+  )
 
   /**
    * Self-erasure of the whole account (GDPR Art. 17). Every org membership goes, the member's usage
@@ -149,77 +179,86 @@ export const me = new Hono<AppEnv>()
    * own together with other members is not theirs alone to erase: the request is refused until they
    * hand over ownership or remove the others.
    */
-  .delete("/", jsonBody(deleteAccountSchema), async (c) => {
-    const { userId } = c.get("caller");
-    const db = c.env.DB;
-    const { results: memberships } = await db
-      .prepare(
-        `SELECT m.org_id, m.role, o.name,
+  .delete(
+    "/",
+    describeRoute({
+      tags: ["Me"],
+      summary: "Erase one's own account",
+      responses: { 202: json(erasureRecordSchema, "Erasure filed"), ...errors(401) },
+    }),
+    jsonBody(deleteAccountSchema),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const db = c.env.DB;
+      const { results: memberships } = await db
+        .prepare(
+          `SELECT m.org_id, m.role, o.name,
            (SELECT COUNT(*) FROM memberships x WHERE x.org_id = m.org_id) AS members,
            (SELECT COUNT(*) FROM memberships x WHERE x.org_id = m.org_id AND x.role = 'owner') AS owners
          FROM memberships m JOIN organizations o ON o.id = m.org_id WHERE m.user_id = ?`,
-      )
-      .bind(userId)
-      .all<{ org_id: string; role: Role; name: string; members: number; owners: number }>();
-    const account = await db
-      .prepare("SELECT email FROM users WHERE id = ?")
-      .bind(userId)
-      .first<{ email: string }>();
-    const plan = {
-      userId,
-      email: account?.email ?? null,
-      orgIds: memberships.map((m) => m.org_id),
-      projectIds: [] as string[],
-      sessionIds: [] as string[],
-      deleteOrgIds: [] as string[],
-      membershipOrgId: null,
-    };
-    for (const m of memberships) {
-      if (m.role === "owner" && m.owners === 1 && m.members > 1) {
-        throw new AppError(
-          "conflict",
-          `You are the only owner of "${m.name}", which has other members: make one of them an owner first`,
-        );
+        )
+        .bind(userId)
+        .all<{ org_id: string; role: Role; name: string; members: number; owners: number }>();
+      const account = await db
+        .prepare("SELECT email FROM users WHERE id = ?")
+        .bind(userId)
+        .first<{ email: string }>();
+      const plan = {
+        userId,
+        email: account?.email ?? null,
+        orgIds: memberships.map((m) => m.org_id),
+        projectIds: [] as string[],
+        sessionIds: [] as string[],
+        deleteOrgIds: [] as string[],
+        membershipOrgId: null,
+      };
+      for (const m of memberships) {
+        if (m.role === "owner" && m.owners === 1 && m.members > 1) {
+          throw new AppError(
+            "conflict",
+            `You are the only owner of "${m.name}", which has other members: make one of them an owner first`,
+          );
+        }
+        if (m.members === 1) {
+          plan.deleteOrgIds.push(m.org_id);
+          const { results: projects } = await db
+            .prepare("SELECT id FROM projects WHERE org_id = ?")
+            .bind(m.org_id)
+            .all<{ id: string }>();
+          plan.projectIds.push(...projects.map((p) => p.id));
+          const { results: sessions } = await db
+            .prepare("SELECT id FROM sessions WHERE org_id = ?")
+            .bind(m.org_id)
+            .all<{ id: string }>();
+          plan.sessionIds.push(...sessions.map((s) => s.id));
+        } else {
+          const { results: sessions } = await db
+            .prepare("SELECT id FROM sessions WHERE org_id = ? AND owner_id = ?")
+            .bind(m.org_id, userId)
+            .all<{ id: string }>();
+          plan.sessionIds.push(...sessions.map((s) => s.id));
+        }
       }
-      if (m.members === 1) {
-        plan.deleteOrgIds.push(m.org_id);
-        const { results: projects } = await db
-          .prepare("SELECT id FROM projects WHERE org_id = ?")
-          .bind(m.org_id)
-          .all<{ id: string }>();
-        plan.projectIds.push(...projects.map((p) => p.id));
-        const { results: sessions } = await db
-          .prepare("SELECT id FROM sessions WHERE org_id = ?")
-          .bind(m.org_id)
-          .all<{ id: string }>();
-        plan.sessionIds.push(...sessions.map((s) => s.id));
-      } else {
-        const { results: sessions } = await db
-          .prepare("SELECT id FROM sessions WHERE org_id = ? AND owner_id = ?")
-          .bind(m.org_id, userId)
-          .all<{ id: string }>();
-        plan.sessionIds.push(...sessions.map((s) => s.id));
-      }
-    }
-    // The used shared chats of the orgs that live on (an org erased whole takes its chats along):
-    // their messages go, and others' messages naming them are scrubbed.
-    const { results: chats } = await db
-      .prepare(
-        `SELECT DISTINCT p.project_id FROM preview_authors p
+      // The used shared chats of the orgs that live on (an org erased whole takes its chats along):
+      // their messages go, and others' messages naming them are scrubbed.
+      const { results: chats } = await db
+        .prepare(
+          `SELECT DISTINCT p.project_id FROM preview_authors p
          JOIN memberships m ON m.org_id = p.org_id AND m.user_id = ?`,
-      )
-      .bind(userId)
-      .all<{ project_id: string }>();
-    const chatProjectIds = chats
-      .map((row) => row.project_id)
-      .filter((id) => !plan.projectIds.includes(id));
-    const request = await fileErasure(c.env, {
-      requestedBy: userId,
-      orgId: null,
-      subject: { type: "account", id: userId },
-      reason: "account deletion by its owner",
-      plan: { ...plan, chatProjectIds },
-    });
-    clearRefreshCookie(c);
-    return c.json(toErasureRequest(request), 202);
-  });
+        )
+        .bind(userId)
+        .all<{ project_id: string }>();
+      const chatProjectIds = chats
+        .map((row) => row.project_id)
+        .filter((id) => !plan.projectIds.includes(id));
+      const request = await fileErasure(c.env, {
+        requestedBy: userId,
+        orgId: null,
+        subject: { type: "account", id: userId },
+        reason: "account deletion by its owner",
+        plan: { ...plan, chatProjectIds },
+      });
+      clearRefreshCookie(c);
+      return c.json(toErasureRequest(request), 202);
+    },
+  );

@@ -2,9 +2,12 @@ import {
   AppError,
   orgSessionsQuerySchema,
   type Session,
+  sessionPageSchema,
+  sessionSchema,
   updateSessionSchema,
 } from "@parley/shared";
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { atLeast, type SessionRow, sessionAccess } from "../auth/access.ts";
 import { acceptApiKey, orgCaller } from "../auth/api-keys.ts";
 import { billingAccount } from "../billing/account.ts";
@@ -13,6 +16,7 @@ import { auditStatement } from "../db/audit.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import { fileErasure } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
+import { empty, errors, json, security } from "../http/openapi.ts";
 import { jsonBody, query } from "../http/validate.ts";
 
 export type SessionRowOut = Omit<SessionRow, "deleted_at">;
@@ -88,6 +92,12 @@ export async function sessionListPage(
  */
 export const orgSessions = new Hono<AppEnv>().get(
   "/:orgId/sessions",
+  describeRoute({
+    tags: ["Sessions"],
+    summary: "The org's sessions across projects",
+    security: security.memberOrApiKey("sessions:read"),
+    responses: { 200: json(sessionPageSchema), ...errors(401, 403, 404) },
+  }),
   acceptApiKey("sessions:read"),
   query(orgSessionsQuerySchema),
   async (c) => {
@@ -116,73 +126,98 @@ export const orgSessions = new Hono<AppEnv>().get(
 /** One session: its owner, or an admin or owner of its org (routes under /api/sessions). */
 export const sessions = new Hono<AppEnv>()
 
-  .get("/:sessionId", async (c) => {
-    const { session } = await sessionAccess(
-      c.env.DB,
-      c.get("caller").userId,
-      c.req.param("sessionId"),
-    );
-    // The same figure as the project's session list: what its model calls cost the org so far.
-    const [item] = await sessionPage(c.env, session.org_id, [session]);
-    return c.json(item);
-  })
+  .get(
+    "/:sessionId",
+    describeRoute({
+      tags: ["Sessions"],
+      summary: "One session",
+      responses: { 200: json(sessionSchema), ...errors(401, 404, 410) },
+    }),
+    async (c) => {
+      const { session } = await sessionAccess(
+        c.env.DB,
+        c.get("caller").userId,
+        c.req.param("sessionId"),
+      );
+      // The same figure as the project's session list: what its model calls cost the org so far.
+      const [item] = await sessionPage(c.env, session.org_id, [session]);
+      return c.json(item);
+    },
+  )
 
   /**
    * Renames a session: its owner only (an admin who may read it may not rename it: 403). The title
    * follows the rules of a title given at creation; a renamed session keeps its title (the
    * automatic one is only set while there is none). Not activity: `updatedAt` does not move.
    */
-  .patch("/:sessionId", jsonBody(updateSessionSchema), async (c) => {
-    const { userId } = c.get("caller");
-    const db = c.env.DB;
-    const { session } = await sessionAccess(db, userId, c.req.param("sessionId"));
-    if (session.owner_id !== userId) {
-      throw new AppError("forbidden", "Only the session's owner can rename it");
-    }
-    const { title } = c.req.valid("json");
-    const [update] = await db.batch([
-      db
-        .prepare("UPDATE sessions SET title = ? WHERE id = ? AND deleted_at IS NULL")
-        .bind(title, session.id),
-      // The title is the member's content: the audit row says only that it changed.
-      auditStatement(
-        db,
-        {
-          orgId: session.org_id,
-          actorId: userId,
-          action: "session.renamed",
-          subjectType: "session",
-          subjectId: session.id,
-          data: { title: true },
-        },
-        { afterChange: true },
-      ),
-    ]);
-    if (update?.meta.changes !== 1) throw new AppError("gone", "This session was deleted");
-    const [item] = await sessionPage(c.env, session.org_id, [{ ...session, title }]);
-    return c.json(item);
-  })
+  .patch(
+    "/:sessionId",
+    describeRoute({
+      tags: ["Sessions"],
+      summary: "Rename a session (its owner only)",
+      responses: { 200: json(sessionSchema), ...errors(401, 403, 404, 410) },
+    }),
+    jsonBody(updateSessionSchema),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const db = c.env.DB;
+      const { session } = await sessionAccess(db, userId, c.req.param("sessionId"));
+      if (session.owner_id !== userId) {
+        throw new AppError("forbidden", "Only the session's owner can rename it");
+      }
+      const { title } = c.req.valid("json");
+      const [update] = await db.batch([
+        db
+          .prepare("UPDATE sessions SET title = ? WHERE id = ? AND deleted_at IS NULL")
+          .bind(title, session.id),
+        // The title is the member's content: the audit row says only that it changed.
+        auditStatement(
+          db,
+          {
+            orgId: session.org_id,
+            actorId: userId,
+            action: "session.renamed",
+            subjectType: "session",
+            subjectId: session.id,
+            data: { title: true },
+          },
+          { afterChange: true },
+        ),
+      ]);
+      if (update?.meta.changes !== 1) throw new AppError("gone", "This session was deleted");
+      const [item] = await sessionPage(c.env, session.org_id, [{ ...session, title }]);
+      return c.json(item);
+    },
+  )
 
   /**
    * Deletes a session through the erasure path: the D1 mark comes first (the Worker answers 410 and
    * never addresses the object again), then the agent wipes its chat, sockets and alarms.
    */
-  .delete("/:sessionId", async (c) => {
-    const { userId } = c.get("caller");
-    const { session } = await sessionAccess(c.env.DB, userId, c.req.param("sessionId"));
-    await fileErasure(c.env, {
-      requestedBy: userId,
-      orgId: session.org_id,
-      subject: { type: "session", id: session.id },
-      reason: "session deleted",
-      plan: {
-        userId: null,
-        orgIds: [],
-        projectIds: [],
-        sessionIds: [session.id],
-        deleteOrgIds: [],
-        membershipOrgId: null,
-      },
-    });
-    return c.body(null, 204);
-  });
+  .delete(
+    "/:sessionId",
+    describeRoute({
+      tags: ["Sessions"],
+      summary: "Delete (erase) a session",
+      responses: { 204: empty(), ...errors(401, 403, 404) },
+    }),
+    async (c) => {
+      const { userId } = c.get("caller");
+      const { session } = await sessionAccess(c.env.DB, userId, c.req.param("sessionId"));
+      await fileErasure(c.env, {
+        requestedBy: userId,
+        orgId: session.org_id,
+        subject: { type: "session", id: session.id },
+        reason: "session deleted",
+        plan: {
+          userId: null,
+          orgIds: [],
+          projectIds: [],
+          sessionIds: [session.id],
+          deleteOrgIds: [],
+          membershipOrgId: null,
+        },
+      });
+      return c.body(null, 204);
+    },
+  );

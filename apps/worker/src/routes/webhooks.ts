@@ -1,11 +1,13 @@
 import { mapStripeEvent, type StripeLedgerAction } from "@parley/billing";
-import { AppError, isId } from "@parley/shared";
+import { AppError, isId, stripeWebhookResultSchema } from "@parley/shared";
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import type Stripe from "stripe";
 import { billingAccount } from "../billing/account.ts";
 import { stripeClient, webCrypto } from "../billing/stripe.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
+import { errors, json, security } from "../http/openapi.ts";
 
 /** Stripe's default tolerance: a signature older than this is refused, so a captured one can't be replayed later. */
 const SIGNATURE_TOLERANCE_SECONDS = 300;
@@ -42,70 +44,83 @@ async function orgExists(db: D1Database, orgId: string): Promise<boolean> {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-export const webhooks = new Hono<AppEnv>().post("/stripe", async (c) => {
-  const signature = c.req.header("stripe-signature");
-  if (!signature) throw new AppError("invalid_request", "Missing Stripe-Signature header");
-  const cfg = config(c.env);
-  const payload = await c.req.text();
-  let event: Stripe.Event;
-  try {
-    event = await stripeClient(cfg).webhooks.constructEventAsync(
-      payload,
-      signature,
-      cfg.stripe.webhookSecret,
-      SIGNATURE_TOLERANCE_SECONDS,
-      webCrypto,
-    );
-  } catch (cause) {
-    throw new AppError("invalid_request", "Invalid Stripe signature", { cause });
-  }
+export const webhooks = new Hono<AppEnv>().post(
+  "/stripe",
+  describeRoute({
+    tags: ["Webhooks"],
+    summary: "Stripe's signed events",
+    // No Parley caller: Stripe's signature over the raw body is the proof.
+    security: security.public,
+    parameters: [
+      { in: "header", name: "stripe-signature", required: true, schema: { type: "string" } },
+    ],
+    responses: { 200: json(stripeWebhookResultSchema), ...errors(400) },
+  }),
+  async (c) => {
+    const signature = c.req.header("stripe-signature");
+    if (!signature) throw new AppError("invalid_request", "Missing Stripe-Signature header");
+    const cfg = config(c.env);
+    const payload = await c.req.text();
+    let event: Stripe.Event;
+    try {
+      event = await stripeClient(cfg).webhooks.constructEventAsync(
+        payload,
+        signature,
+        cfg.stripe.webhookSecret,
+        SIGNATURE_TOLERANCE_SECONDS,
+        webCrypto,
+      );
+    } catch (cause) {
+      throw new AppError("invalid_request", "Invalid Stripe signature", { cause });
+    }
 
-  // Signed, but still parsed from text: an event without a string id and type is not one.
-  if (!isRecord(event) || typeof event.id !== "string" || typeof event.type !== "string") {
-    log({ event: null, type: null, outcome: "reject", reason: "malformed" });
-    return c.json({ received: true, outcome: "reject" });
-  }
-  const mapping = mapStripeEvent(event);
-  if (mapping.type === "ignore" || mapping.type === "reject") {
-    // Answer 2xx so Stripe stops retrying; a rejected event is logged for a human.
-    log({ event: event.id, type: event.type, outcome: mapping.type, reason: mapping.reason });
-    return c.json({ received: true, outcome: mapping.type });
-  }
-  const orgId = await resolveOrg(c.env.DB, mapping);
-  if (!orgId) {
-    log({ event: event.id, type: event.type, outcome: "unknown_org", reason: null });
-    // Stripe does not order deliveries: a refund or dispute can arrive before the payment it names
-    // is recorded. Acknowledging it would drop it for good; a non-2xx answer makes Stripe redeliver.
-    if (mapping.type !== "topup")
-      throw new AppError("conflict", "The payment this event refers to is not recorded yet");
-    return c.json({ received: true, outcome: "unknown_org" });
-  }
-  if (!(await orgExists(c.env.DB, orgId))) {
-    // Before anything is written or any BillingAccount addressed. A retry cannot make the org
-    // exist, so the event is acknowledged; the log line (event id, type, outcome, never the bogus
-    // org id itself) is for a human to look at.
-    const reason = isId("org", orgId) ? "no_such_org" : "not_an_org_id";
-    log({ event: event.id, type: event.type, outcome: "unknown_org", reason });
-    return c.json({ received: true, outcome: "unknown_org" });
-  }
-  if (mapping.type === "topup" && mapping.paymentIntentId) {
-    await c.env.DB.prepare(
-      `INSERT INTO stripe_payments (payment_intent_id, checkout_session_id, org_id, amount_micros, created_at)
+    // Signed, but still parsed from text: an event without a string id and type is not one.
+    if (!isRecord(event) || typeof event.id !== "string" || typeof event.type !== "string") {
+      log({ event: null, type: null, outcome: "reject", reason: "malformed" });
+      return c.json({ received: true, outcome: "reject" });
+    }
+    const mapping = mapStripeEvent(event);
+    if (mapping.type === "ignore" || mapping.type === "reject") {
+      // Answer 2xx so Stripe stops retrying; a rejected event is logged for a human.
+      log({ event: event.id, type: event.type, outcome: mapping.type, reason: mapping.reason });
+      return c.json({ received: true, outcome: mapping.type });
+    }
+    const orgId = await resolveOrg(c.env.DB, mapping);
+    if (!orgId) {
+      log({ event: event.id, type: event.type, outcome: "unknown_org", reason: null });
+      // Stripe does not order deliveries: a refund or dispute can arrive before the payment it names
+      // is recorded. Acknowledging it would drop it for good; a non-2xx answer makes Stripe redeliver.
+      if (mapping.type !== "topup")
+        throw new AppError("conflict", "The payment this event refers to is not recorded yet");
+      return c.json({ received: true, outcome: "unknown_org" });
+    }
+    if (!(await orgExists(c.env.DB, orgId))) {
+      // Before anything is written or any BillingAccount addressed. A retry cannot make the org
+      // exist, so the event is acknowledged; the log line (event id, type, outcome, never the bogus
+      // org id itself) is for a human to look at.
+      const reason = isId("org", orgId) ? "no_such_org" : "not_an_org_id";
+      log({ event: event.id, type: event.type, outcome: "unknown_org", reason });
+      return c.json({ received: true, outcome: "unknown_org" });
+    }
+    if (mapping.type === "topup" && mapping.paymentIntentId) {
+      await c.env.DB.prepare(
+        `INSERT INTO stripe_payments (payment_intent_id, checkout_session_id, org_id, amount_micros, created_at)
        VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-    )
-      .bind(
-        mapping.paymentIntentId,
-        mapping.checkoutSessionId,
-        orgId,
-        mapping.amountMicros,
-        Date.now(),
       )
-      .run();
-  }
-  const result = await billingAccount(c.env, orgId).applyStripeEvent(
-    { id: event.id, type: event.type },
-    { ...mapping, orgId } as StripeLedgerAction,
-  );
-  log({ event: event.id, type: event.type, outcome: result.status, reason: null });
-  return c.json({ received: true, outcome: result.status });
-});
+        .bind(
+          mapping.paymentIntentId,
+          mapping.checkoutSessionId,
+          orgId,
+          mapping.amountMicros,
+          Date.now(),
+        )
+        .run();
+    }
+    const result = await billingAccount(c.env, orgId).applyStripeEvent(
+      { id: event.id, type: event.type },
+      { ...mapping, orgId } as StripeLedgerAction,
+    );
+    log({ event: event.id, type: event.type, outcome: result.status, reason: null });
+    return c.json({ received: true, outcome: result.status });
+  },
+);

@@ -1,0 +1,416 @@
+import { findTargetHandler } from "hono/utils/handler";
+import { uniqueSymbol } from "hono-openapi";
+import { describe, expect, it } from "vitest";
+import { app } from "../src/app.ts";
+import { hs256Token, ORIGIN, secretAppBody } from "./apps.ts";
+import {
+  type ApiOptions,
+  type ApiResponse,
+  api,
+  finishExport,
+  signUp,
+  uniqueEmail,
+  world,
+} from "./helpers.ts";
+import { checkoutEvent, sign, uid } from "./stripe.ts";
+
+/**
+ * The OpenAPI document (docs/2026-12-02-openapi.md): it is served, it names every route of the
+ * app, and real answers match the response schemas it was generated from. The schemas are read
+ * from the routes' own `describeRoute(...)` (the resolver keeps the zod schema's validator), so
+ * what is checked here is exactly what the document says.
+ */
+
+interface Operation {
+  key: string;
+  pattern: RegExp;
+  specificity: number;
+  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+}
+
+type Document = {
+  openapi: string;
+  paths: Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+  components: {
+    securitySchemes: Record<string, unknown>;
+    responses: Record<string, unknown>;
+  };
+};
+
+const toOpenApiPath = (path: string) => path.replace(/:(\w+)/g, "{$1}");
+
+/** The app's routes under /api: handlers and their descriptions, not middleware or preflights. */
+const apiRoutes = () =>
+  [
+    ...new Set(
+      app.routes
+        .filter((r) => r.path.startsWith("/api/") && r.method !== "ALL" && r.method !== "OPTIONS")
+        .map((r) => `${r.method} ${r.path}`),
+    ),
+  ].sort();
+
+/** Each documented operation with its responses, as the routes declared them. */
+const operations: Operation[] = app.routes.flatMap((route) => {
+  const marked = (findTargetHandler(route.handler) as unknown as Record<symbol, unknown>)[
+    uniqueSymbol
+  ] as { spec?: { responses?: Operation["responses"] } } | undefined;
+  if (!marked?.spec?.responses) return [];
+  const source = route.path.replace(/[.]/g, "\\.").replace(/:\w+/g, "[^/]+");
+  return [
+    {
+      key: `${route.method} ${route.path}`,
+      pattern: new RegExp(`^${source}$`),
+      specificity: route.path.replace(/:\w+/g, "").length,
+      responses: marked.spec.responses,
+    },
+  ];
+});
+
+const covered = new Set<string>();
+
+/**
+ * Calls the API and checks the answer against the document: the status is one the operation
+ * lists, and a JSON body validates against that status's schema.
+ */
+async function call<T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  options: ApiOptions,
+  status: number,
+): Promise<ApiResponse<T>> {
+  const res = await api<T>(method, path, options);
+  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(status);
+  const bare = path.split("?")[0] ?? path;
+  const op = operations
+    .filter((o) => o.key.startsWith(`${method} `) && o.pattern.test(bare))
+    .sort((a, b) => b.specificity - a.specificity)[0];
+  if (!op) throw new Error(`${method} ${path} matches no documented operation`);
+  const response = op.responses[String(status)];
+  expect(response, `${op.key} does not document ${status}`).toBeDefined();
+  const schema = response?.content?.["application/json"]?.schema as
+    | { validate?: (value: unknown) => { issues?: unknown } | Promise<{ issues?: unknown }> }
+    | undefined;
+  if (schema?.validate) {
+    const result = await schema.validate(res.body);
+    expect(result.issues, `${op.key} ${status} answered ${JSON.stringify(res.body)}`).toBe(
+      undefined,
+    );
+  } else if (status === 204) {
+    expect(res.body).toBeNull();
+  }
+  covered.add(op.key);
+  return res;
+}
+
+/** Operations with no conformance check here, and why. Keep it short. */
+const notDriven: Record<string, string> = {};
+
+describe("the OpenAPI document", () => {
+  it("is served without a sign-in, as OpenAPI 3.1, with the auth schemes and the error shape", async () => {
+    const res = await call<Document>("GET", "/api/openapi.json", {}, 200);
+    expect(res.body.openapi.startsWith("3.1")).toBe(true);
+    expect(Object.keys(res.body.components.securitySchemes)).toEqual(
+      expect.arrayContaining(["memberToken", "apiKey", "endUserToken"]),
+    );
+    expect(res.body.components.responses.Error).toBeDefined();
+    // Every reference points at something the document has.
+    const refs = [...JSON.stringify(res.body).matchAll(/"\$ref":"#\/([^"]+)"/g)].map((m) => m[1]);
+    const unresolved = [...new Set(refs)].filter((ref) => {
+      let node: unknown = res.body;
+      for (const part of (ref ?? "").split("/")) {
+        node = (node as Record<string, unknown> | undefined)?.[part];
+      }
+      return node === undefined;
+    });
+    expect(refs.length).toBeGreaterThan(50);
+    expect(unresolved).toEqual([]);
+  });
+
+  it("has its reference page at /api-reference, from the web app's assets", async () => {
+    const res = await api<string>("GET", "/api-reference");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    expect(res.body).toContain('id="api-reference"');
+  });
+
+  it("names every route of the app (a new route without describeRoute fails here)", async () => {
+    const doc = (await api<Document>("GET", "/api/openapi.json")).body;
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([path, item]) =>
+        Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+      ),
+    );
+    const routes = apiRoutes();
+    expect(routes.length).toBeGreaterThan(50);
+    const missing = routes.filter(
+      (r) => !documented.has(r.replace(/ .*/, (m) => ` ${toOpenApiPath(m.slice(1))}`)),
+    );
+    expect(missing).toEqual([]);
+    // Each operation says what success looks like: a 2xx with a schema, or one with no body.
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const success = Object.keys(operation.responses ?? {}).filter((s) => s.startsWith("2"));
+        expect(success, `${method} ${path}`).not.toEqual([]);
+      }
+    }
+  });
+});
+
+describe("answers match the document", () => {
+  it("auth and one's account", async () => {
+    await call("GET", "/api/health", {}, 200);
+    const email = uniqueEmail("oa");
+    const password = "a long enough password";
+    await call("POST", "/api/auth/signup", { body: { email, password, name: "Oa" } }, 201);
+    const login = await call<{ accessToken: string }>(
+      "POST",
+      "/api/auth/login",
+      { body: { email, password } },
+      200,
+    );
+    const token = login.body.accessToken;
+    const cookie = /parley_refresh=([^;]*)/.exec(login.headers.get("set-cookie") ?? "")?.[1];
+    const withCookie = { headers: { cookie: `parley_refresh=${cookie}` } };
+    const refreshed = await call("POST", "/api/auth/refresh", withCookie, 200);
+    const rotated = /parley_refresh=([^;]*)/.exec(refreshed.headers.get("set-cookie") ?? "")?.[1];
+    await call("GET", "/api/me", { token }, 200);
+    await call("PATCH", "/api/me", { token, body: { name: "Oa Renamed" } }, 200);
+    await call(
+      "POST",
+      "/api/me/password",
+      { token, body: { currentPassword: password, newPassword: "another long password" } },
+      204,
+    );
+    await call(
+      "POST",
+      "/api/auth/logout",
+      { headers: { cookie: `parley_refresh=${rotated}` } },
+      204,
+    );
+    const gone = await signUp("oa-gone");
+    await call("DELETE", "/api/me", { token: gone.accessToken, body: { confirm: true } }, 202);
+  });
+
+  it("orgs, members, projects and sessions", async () => {
+    const w = await world();
+    const owner = { token: w.owner.token };
+    await call("GET", "/api/orgs", owner, 200);
+    await call("POST", "/api/orgs", { ...owner, body: { name: "Second" } }, 201);
+    await call("GET", `/api/orgs/${w.orgId}`, owner, 200);
+    await call("GET", `/api/orgs/${w.orgId}/members`, owner, 200);
+    const added = await call<{ url: string }>(
+      "POST",
+      `/api/orgs/${w.orgId}/members`,
+      { ...owner, body: { email: w.newcomer.email, role: "member" } },
+      201,
+    );
+    // Adding is inviting: the newcomer joins by accepting the link.
+    const link = added.body.url.split("/invite/")[1] ?? "";
+    await call("POST", `/api/invitations/${link}/accept`, { token: w.newcomer.token }, 201);
+    const member = `/api/orgs/${w.orgId}/members/${w.newcomer.id}`;
+    await call("PATCH", member, { ...owner, body: { role: "admin" } }, 200);
+    await call("DELETE", member, owner, 204);
+
+    await call("GET", `/api/orgs/${w.orgId}/projects`, owner, 200);
+    const created = await call<{ id: string }>(
+      "POST",
+      `/api/orgs/${w.orgId}/projects`,
+      { ...owner, body: { name: "Docs", memory: { a: [1, { b: null }] } } },
+      201,
+    );
+    const projectPath = `/api/projects/${created.body.id}`;
+    await call("GET", projectPath, owner, 200);
+    await call("PATCH", projectPath, { ...owner, body: { name: "Docs 2" } }, 200);
+    await call("GET", `${projectPath}/sessions`, owner, 200);
+    const started = await call<{ id: string }>(
+      "POST",
+      `${projectPath}/sessions`,
+      { ...owner, body: { title: "First" } },
+      201,
+    );
+    await call("GET", `/api/orgs/${w.orgId}/sessions`, owner, 200);
+    await call("GET", `/api/orgs/${w.orgId}/sessions`, { token: w.apiKey.secret }, 200);
+    const sessionPath = `/api/sessions/${started.body.id}`;
+    await call("GET", sessionPath, owner, 200);
+    await call("PATCH", sessionPath, { ...owner, body: { title: "Renamed" } }, 200);
+    await call(
+      "POST",
+      "/api/connect-tickets",
+      { ...owner, body: { agent: "assistant-agent", name: started.body.id } },
+      201,
+    );
+    await call("DELETE", sessionPath, owner, 204);
+    await call("DELETE", projectPath, owner, 204);
+  });
+
+  it("invitations", async () => {
+    const w = await world();
+    const owner = { token: w.owner.token };
+    const path = `/api/orgs/${w.orgId}/invitations`;
+    const invitee = uniqueEmail("invitee");
+    const invited = await call<{ url: string }>(
+      "POST",
+      path,
+      { ...owner, body: { email: invitee, role: "member" } },
+      201,
+    );
+    const secret = invited.body.url.split("/invite/")[1] ?? "";
+    await call("GET", path, owner, 200);
+    await call("GET", `/api/auth/invitations/${secret}`, {}, 200);
+    const person = await signUp("invitee", { email: invitee });
+    await call("POST", `/api/invitations/${secret}/accept`, { token: person.accessToken }, 201);
+    const other = await call<{ id: string }>(
+      "POST",
+      path,
+      { ...owner, body: { email: uniqueEmail("other"), role: "member" } },
+      201,
+    );
+    await call("DELETE", `${path}/${other.body.id}`, owner, 200);
+  });
+
+  it("billing", async () => {
+    const w = await world();
+    const owner = { token: w.owner.token };
+    const base = `/api/orgs/${w.orgId}/billing`;
+    await call("GET", base, owner, 200);
+    await call(
+      "PATCH",
+      `${base}/settings`,
+      { ...owner, body: { lowBalanceMicros: 5_000_000 } },
+      200,
+    );
+    await call("GET", `${base}/ledger`, owner, 200);
+    await call("GET", `${base}/usage?groupBy=member`, owner, 200);
+    await call("GET", `${base}/usage`, { token: w.apiKey.secret }, 200);
+    await call("GET", `${base}/usage.csv`, owner, 200);
+    await call("GET", `${base}/activity`, owner, 200);
+    await call("GET", `${base}/alerts`, owner, 200);
+    await call("POST", `${base}/checkout`, { ...owner, body: { amountMicros: 5_000_000 } }, 201);
+    await call("POST", `${base}/portal`, owner, 201);
+    const event = checkoutEvent(w.orgId, "checkout.session.completed", {
+      id: uid("cs"),
+      paymentIntent: uid("pi"),
+      cents: 500,
+    });
+    const payload = JSON.stringify(event);
+    await call(
+      "POST",
+      "/api/webhooks/stripe",
+      {
+        rawBody: payload,
+        headers: { "content-type": "application/json", "stripe-signature": await sign(payload) },
+      },
+      200,
+    );
+  });
+
+  it("data exports", async () => {
+    const w = await world();
+    const owner = { token: w.owner.token };
+    const mine = await call<{ id: string }>("POST", "/api/me/exports", owner, 202);
+    await call("GET", "/api/me/exports", owner, 200);
+    await finishExport(mine.body.id);
+    const done = await call<{ downloadUrl: string }>(
+      "GET",
+      `/api/me/exports/${mine.body.id}`,
+      owner,
+      200,
+    );
+    const link = new URL(done.body.downloadUrl);
+    await call("GET", `${link.pathname}${link.search}`, {}, 200);
+    const orgs = `/api/orgs/${w.orgId}/exports`;
+    const org = await call<{ id: string }>("POST", orgs, owner, 202);
+    await call("GET", orgs, owner, 200);
+    await call("GET", `${orgs}/${org.body.id}`, owner, 200);
+  });
+
+  it("erasure and API keys", async () => {
+    const w = await world();
+    const owner = { token: w.owner.token };
+    const erasures = `/api/orgs/${w.orgId}/erasure-requests`;
+    await call(
+      "POST",
+      erasures,
+      { ...owner, body: { subject: { type: "session", id: w.sessionId }, reason: "asked" } },
+      202,
+    );
+    await call("GET", erasures, owner, 200);
+    await call("GET", `${erasures}/${w.erasureRequestId}`, owner, 200);
+
+    const keys = `/api/orgs/${w.orgId}/api-keys`;
+    const key = await call<{ id: string }>(
+      "POST",
+      keys,
+      { ...owner, body: { name: "Server", scopes: ["usage:read"] } },
+      201,
+    );
+    await call("GET", keys, owner, 200);
+    await call("DELETE", `${keys}/${key.body.id}`, owner, 204);
+  });
+
+  it("apps, the token exchange and end users' own API", async () => {
+    const w = await world();
+    const owner = { token: w.owner.token };
+    const created = await call<{ id: string; secret: { secret: string } }>(
+      "POST",
+      `/api/orgs/${w.orgId}/apps`,
+      { ...owner, body: secretAppBody(w) },
+      201,
+    );
+    const appPath = `/api/apps/${created.body.id}`;
+    await call("GET", `/api/orgs/${w.orgId}/apps`, owner, 200);
+    await call("GET", appPath, owner, 200);
+    await call("PATCH", appPath, { ...owner, body: { showCost: true } }, 200);
+    const rotated = await call<{ secret: { secret: string } }>(
+      "POST",
+      `${appPath}/secrets`,
+      { ...owner, body: { overlapSeconds: 0 } },
+      201,
+    );
+    const exchanged = await call<{ accessToken: string }>(
+      "POST",
+      "/api/embed/token",
+      {
+        body: { appId: created.body.id, token: await hs256Token(rotated.body.secret.secret) },
+        headers: { origin: ORIGIN },
+      },
+      200,
+    );
+    await call(
+      "POST",
+      `${appPath}/end-user-tokens`,
+      { token: w.apiKey.secret, body: { sub: "server-user", name: "Server User" } },
+      201,
+    );
+    const endUser = { token: exchanged.body.accessToken };
+    await call("GET", "/api/embed/me", endUser, 200);
+    await call("GET", "/api/embed/sessions", endUser, 200);
+    const session = await call<{ id: string }>(
+      "POST",
+      "/api/embed/sessions",
+      { ...endUser, body: { title: "Help" } },
+      201,
+    );
+    await call("GET", `/api/embed/sessions/${session.body.id}`, endUser, 200);
+    await call(
+      "PATCH",
+      `/api/embed/sessions/${session.body.id}`,
+      { ...endUser, body: { title: "Help 2" } },
+      200,
+    );
+    await call(
+      "POST",
+      "/api/embed/connect-tickets",
+      { ...endUser, body: { sessionId: session.body.id } },
+      201,
+    );
+    await call("DELETE", `${appPath}/end-users/user-1`, owner, 202);
+    await call("DELETE", appPath, owner, 204);
+  });
+
+  it("drove every documented operation, or says why not", () => {
+    const documented = new Set(operations.map((o) => o.key).filter((k) => k.includes(" /api/")));
+    const unchecked = [...documented].filter((k) => !covered.has(k) && !(k in notDriven));
+    expect(unchecked).toEqual([]);
+  });
+});
