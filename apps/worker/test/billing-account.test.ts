@@ -250,13 +250,13 @@ describe("threshold alerts", () => {
 describe("the balance forecast", () => {
   it("reads the last 7 days' spend, and fires its alert to the webhook once per funding", async () => {
     const { orgId, stub } = await account(10_000_000);
-    expect((await stub.balance()).forecast).toMatchObject({ spentMicros: 0, daysLeft: null });
+    expect((await stub.summary()).forecast).toMatchObject({ spentMicros: 0, daysLeft: null });
     const url = `${env.TEST_MAILBOX_URL}/alerts/${orgId}`;
     await stub.updateSettings(orgId, { runwayAlertDays: 30, alertWebhookUrl: url });
     expect((await stub.reserve(reserve("f1", 800_000))).ok).toBe(true);
     expect((await stub.settle(settle("f1", 500_000, 700_000))).ok).toBe(true);
     // $0.70 over 7 days is $0.10 a day: $9.30 lasts 93 days, over 30: no alert.
-    expect((await stub.balance()).forecast).toMatchObject({
+    expect((await stub.summary()).forecast).toMatchObject({
       spentMicros: 700_000,
       dailyRateMicros: 100_000,
       daysLeft: 93,
@@ -267,7 +267,7 @@ describe("the balance forecast", () => {
       expect((await stub.reserve(reserve(id, 2_000_000))).ok).toBe(true);
       expect((await stub.settle(settle(id, 1_000_000, 1_400_000))).ok).toBe(true);
     }
-    expect((await stub.balance()).forecast.daysLeft).toBe(13);
+    expect((await stub.summary()).forecast.daysLeft).toBe(13);
     const runway = (await stub.alerts()).filter((a) => a.kind === "low_runway");
     expect(runway).toHaveLength(1);
     await runDurableObjectAlarm(stub);

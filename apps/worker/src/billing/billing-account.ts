@@ -154,13 +154,14 @@ export class BillingAccount extends DurableObject<Env> {
     return this.#ledger.balance();
   }
 
-  async balance(): Promise<Balance & { settings: BillingSettings; forecast: Forecast }> {
+  async balance(): Promise<Balance & { settings: BillingSettings }> {
     await this.#collect();
-    return {
-      ...this.#ledger.balance(),
-      settings: this.settings(),
-      forecast: this.#ledger.forecast(Date.now()),
-    };
+    return { ...this.#ledger.balance(), settings: this.settings() };
+  }
+
+  /** The balance, the settings and how long the balance lasts (the billing page's summary). */
+  async summary(): Promise<Balance & { settings: BillingSettings; forecast: Forecast }> {
+    return { ...(await this.balance()), forecast: this.#ledger.forecast(Date.now()) };
   }
 
   settings(): BillingSettings {

@@ -37,7 +37,7 @@ export const billing = new Hono<AppEnv>()
     async (c) => {
       const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
       await openBillingAccount(c.env, access.orgId);
-      const account = await billingAccount(c.env, access.orgId).balance();
+      const account = await billingAccount(c.env, access.orgId).summary();
       return c.json({
         orgId: access.orgId,
         currency: "usd",
