@@ -23,16 +23,15 @@ export const preactAliases = [
 ];
 
 /**
- * Stand-ins for what the embed cannot afford: capnweb (see src/shims), which agents/react imports
- * for a transport the chat does not use; tailwind-merge in chat-ui's `cn`; and streamdown with
- * Shiki (165 KB gzip and more), replaced by chat-ui's light markdown renderer.
+ * Stand-ins for what the embed cannot afford: tailwind-merge in chat-ui's `cn` (see src/shims),
+ * and streamdown with Shiki (165 KB gzip and more), replaced by chat-ui's light markdown renderer.
+ * (The chat itself is chat-ui's light client, `@parley/chat-ui/light`: no AI SDK, no agents.)
  */
 export function embedShims() {
   return {
     name: "parley-embed-shims",
     enforce: "pre",
     resolveId(id, importer) {
-      if (id === "capnweb") return path.join(here, "src/shims/capnweb.ts");
       const from = importer?.replaceAll("\\", "/") ?? "";
       if (id === "tailwind-merge" && from.endsWith("chat-ui/src/cn.ts"))
         return path.join(here, "src/shims/tailwind-merge.ts");
