@@ -547,6 +547,19 @@ describe("LightChat", () => {
     expect(h.state().messages).toEqual([]);
   });
 
+  it("is busy while the server recovers an interrupted turn, until its stream ends", async () => {
+    const h = await harness([user("m1", "Hi")]);
+    h.socket().frame({ type: "cf_agent_chat_recovering", recovering: true });
+    expect(h.state().busy).toBe(true);
+    h.socket().frame({ type: "cf_agent_stream_resuming", id: "rec1" });
+    h.stream("rec1", textReply("r1", "recovered"));
+    h.socket().done("rec1");
+    expect(h.state().busy).toBe(false);
+    h.socket().frame({ type: "cf_agent_chat_recovering", recovering: true });
+    h.socket().frame({ type: "cf_agent_chat_recovering", recovering: false });
+    expect(h.state().busy).toBe(false);
+  });
+
   it("reconnects after dispose and start (strict mode) without reloading", async () => {
     const h = await harness([user("m1", "Hi")]);
     h.chat.dispose();

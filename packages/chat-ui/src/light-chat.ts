@@ -13,7 +13,9 @@
  *   text when `error`; `done` ends the request; `replay` marks chunks re-sent after an ack,
  *   `continuation` a turn continued after a tool approval), `cf_agent_stream_resuming` (a stream
  *   is live: ack to get it), `cf_agent_stream_resume_none`, `cf_agent_chat_messages`,
- *   `cf_agent_chat_clear`, `cf_agent_message_updated`, and Parley's own `parley_error`.
+ *   `cf_agent_chat_clear`, `cf_agent_message_updated`, `cf_agent_chat_recovering` (the server
+ *   is re-running an interrupted turn: busy until it streams or says it stopped), and Parley's
+ *   own `parley_error`.
  *
  * Only types come from `ai`. Framework-free: `useLightChat` binds it to React (or Preact).
  */
@@ -421,6 +423,8 @@ export class LightChat {
   #awaitingContinuation = false;
   /** A stop pressed before its reply had a message: the user message it answers. */
   #stopPendingAfter: string | null = null;
+  /** The server is recovering an interrupted turn (`cf_agent_chat_recovering`): a reply is coming. */
+  #recovering = false;
   #sends = 0;
   #attempt = 0;
   #timer: ReturnType<typeof setTimeout> | null = null;
@@ -453,7 +457,7 @@ export class LightChat {
   };
 
   #busy(): boolean {
-    return this.#status === "submitted" || this.#status === "streaming";
+    return this.#status === "submitted" || this.#status === "streaming" || this.#recovering;
   }
 
   #changed(): void {
@@ -631,6 +635,10 @@ export class LightChat {
         this.#changed();
         return;
       }
+      case "cf_agent_chat_recovering":
+        this.#recovering = frame.recovering === true;
+        this.#changed();
+        return;
       case "cf_agent_chat_clear":
         this.#messages = [];
         this.#turns.clear();
@@ -694,6 +702,7 @@ export class LightChat {
 
   #finish(id: string, errorText: string | null): void {
     this.#turns.delete(id);
+    this.#recovering = false;
     if (this.#active === id) {
       this.#active = null;
       this.#status = errorText === null ? "ready" : "error";
@@ -761,6 +770,7 @@ export class LightChat {
     if (last?.role === "assistant") this.#stoppedIds = new Set(this.#stoppedIds).add(last.id);
     else if (last) this.#stopPendingAfter = last.id;
     this.#awaitingContinuation = false;
+    this.#recovering = false;
     const id = this.#active;
     if (id !== null) {
       this.#send({ type: "cf_agent_chat_request_cancel", id });
