@@ -65,7 +65,6 @@ export interface ParleyChat extends ParleyChatState {
 
 const DAY_MS = 24 * 60 * 60_000;
 
-
 /**
  * One agent chat over the agents WebSocket, with Parley's rules on top of the SDK: the socket opens
  * with a connect ticket; history is the server's and the client never pushes its copy back
