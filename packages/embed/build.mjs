@@ -23,18 +23,21 @@ export const preactAliases = [
 ];
 
 /**
- * Stand-ins for two libraries the embed never needs (see src/shims): capnweb, which agents/react
- * imports for a transport the chat does not use, and tailwind-merge in chat-ui's `cn` (streamdown's
- * lazy chunk keeps the real one).
+ * Stand-ins for what the embed cannot afford: tailwind-merge in chat-ui's `cn` (see src/shims),
+ * and streamdown with Shiki (165 KB gzip and more), replaced by chat-ui's light markdown renderer.
+ * (The chat itself is chat-ui's light client, `@parley/chat-ui/light`: no AI SDK, no agents.)
  */
 export function embedShims() {
   return {
     name: "parley-embed-shims",
     enforce: "pre",
     resolveId(id, importer) {
-      if (id === "capnweb") return path.join(here, "src/shims/capnweb.ts");
-      if (id === "tailwind-merge" && importer?.replaceAll("\\", "/").endsWith("chat-ui/src/cn.ts"))
+      const from = importer?.replaceAll("\\", "/") ?? "";
+      if (id === "tailwind-merge" && from.endsWith("chat-ui/src/cn.ts"))
         return path.join(here, "src/shims/tailwind-merge.ts");
+      // The light markdown renderer in streamdown's place (packages/chat-ui/src/light-markdown.tsx).
+      if (id === "./markdown-renderer.tsx" && from.endsWith("chat-ui/src/markdown.tsx"))
+        return path.join(path.dirname(importer), "light-markdown.tsx");
       return null;
     },
   };

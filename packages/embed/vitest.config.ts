@@ -11,16 +11,7 @@ export default defineConfig({
     // Through Vite, not Node: these import "react", which must become Preact here as in the build.
     server: {
       deps: {
-        inline: [
-          /[\\/]agents[\\/]/,
-          /@cloudflare[\\/]ai-chat/,
-          /@ai-sdk[\\/]react/,
-          /use-stick-to-bottom/,
-          /lucide-react/,
-          /streamdown/,
-          /swr/,
-          /partysocket/,
-        ],
+        inline: [/use-stick-to-bottom/, /lucide-react/],
       },
     },
   },

@@ -1,4 +1,4 @@
-import { isToolUIPart, type UIMessage } from "ai";
+import type { UIMessage } from "ai";
 import type { ReactNode } from "react";
 import { cn } from "./cn.ts";
 import { Markdown, PlainText } from "./markdown.tsx";
@@ -6,6 +6,7 @@ import { messageText } from "./protocol.ts";
 import { Reasoning } from "./reasoning.tsx";
 import { CopyButton, type ReplyEnd, ReplyFooter } from "./reply-footer.tsx";
 import type { StopCode } from "./reply-meta.ts";
+import { isToolPart } from "./tool-name.ts";
 import { ToolPartView } from "./tool-part.tsx";
 import type { ApprovalResponder } from "./use-parley-chat.ts";
 
@@ -94,7 +95,7 @@ export function ChatMessage({
               </Markdown>
             );
           }
-          if (isToolUIPart(part)) {
+          if (isToolPart(part)) {
             return (
               <ToolPartView
                 key={part.toolCallId}

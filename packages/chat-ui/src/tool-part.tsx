@@ -1,7 +1,8 @@
-import { type DynamicToolUIPart, getToolName, type ToolUIPart } from "ai";
+import type { DynamicToolUIPart, ToolUIPart } from "ai";
 import { Ban, Check, CircleAlert, Hourglass, LoaderCircle, Wrench } from "lucide-react";
 import { type ReactNode, useState } from "react";
 import { cn } from "./cn.ts";
+import { toolNameOf } from "./tool-name.ts";
 import type { ApprovalResponder } from "./use-parley-chat.ts";
 
 /** A static or dynamic tool part of a message. */
@@ -101,7 +102,7 @@ export function ApprovalCard({
   disabled?: boolean;
 }) {
   const [answered, setAnswered] = useState(false);
-  const name = getToolName(part);
+  const name = toolNameOf(part);
   const answer = (approved: boolean) => {
     setAnswered(true);
     onRespond({ id: approvalId, approved });
@@ -156,7 +157,7 @@ export function ToolPartView({
   /** The chat is closed: an approval can no longer be answered. */
   disabled?: boolean;
 }) {
-  const name = getToolName(part);
+  const name = toolNameOf(part);
   const approval = approvalOf(part);
   if (part.state === "approval-requested" && approval && approval.approved === undefined) {
     return (

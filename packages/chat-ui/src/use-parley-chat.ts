@@ -2,6 +2,7 @@ import { useAgentChat } from "@cloudflare/ai-chat/react";
 import { useAgent } from "agents/react";
 import type { ChatStatus, UIMessage } from "ai";
 import { useCallback, useEffect, useRef, useState } from "react";
+import { sameTranscript } from "./light-chat.ts";
 import {
   closeNotice,
   isStreamResumeNone,
@@ -63,13 +64,6 @@ export interface ParleyChat extends ParleyChatState {
 }
 
 const DAY_MS = 24 * 60 * 60_000;
-
-/** The same messages, each the same (ids in order, and the last one whole: only it can grow). */
-function sameTranscript(a: readonly UIMessage[], b: readonly UIMessage[]): boolean {
-  if (a.length !== b.length) return false;
-  if (a.some((message, index) => message.id !== b[index]?.id)) return false;
-  return JSON.stringify(a.at(-1)) === JSON.stringify(b.at(-1));
-}
 
 /**
  * One agent chat over the agents WebSocket, with Parley's rules on top of the SDK: the socket opens

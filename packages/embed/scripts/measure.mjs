@@ -5,11 +5,11 @@
 // - initial: the entry chunk plus every chunk it imports statically (what a page loads before
 //   anyone opens the assistant; the stylesheet is a string inside it).
 // - first open: initial plus the panel's chunk and its static imports (sessions and the chat:
-//   chat-ui, the AI SDK, the socket). Loaded when the launcher is hovered, focused or opened, or
+//   chat-ui's views and its light chat client). Loaded when the launcher is hovered, focused or opened, or
 //   at once in inline mode.
-// - markdown: the lazy markdown renderer (streamdown) the chat fetches right after it mounts;
-//   replies show as plain text until it is in. Code highlighting (Shiki and one grammar per
-//   fenced language) loads only when a reply has a code block, and is not counted here.
+// - markdown: the lazy markdown renderer (chat-ui's light-markdown.tsx in the embeds, in
+//   streamdown's place) the chat fetches right after it mounts; replies show as plain text until
+//   it is in. With it, what a page fetches to show a reply with markdown.
 // Used by scripts/size.mjs (`pnpm size`) and by the repo's `pnpm bench size` (bench/size.mjs).
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -51,7 +51,14 @@ async function measure(dir) {
   if (!entry) throw new Error(`${dir}: no entry chunk`);
   const initial = closure([entry.fileName]);
   const firstOpen = closure(byModule("/embed/src/panel.tsx"), new Set(initial));
-  const markdown = closure(byModule("/chat-ui/src/markdown-renderer.tsx"), new Set(firstOpen));
+  // The embeds build chat-ui's light renderer in streamdown's place (build.mjs).
+  const markdown = closure(
+    [
+      ...byModule("/chat-ui/src/markdown-renderer.tsx"),
+      ...byModule("/chat-ui/src/light-markdown.tsx"),
+    ],
+    new Set(firstOpen),
+  );
   const sum = (names) =>
     [...names].reduce((total, name) => total + gzipBytes(chunks.get(name).code), 0);
   const rows = [...chunks.values()]

@@ -80,9 +80,11 @@ function world(options: World = {}) {
   return { ...network, tokenCalls: () => tokenCalls };
 }
 
-/** A socket that opens and stays quiet: the transcript comes from get-messages. */
+/** A socket that opens and stays quiet unless a test speaks: the transcript comes from get-messages. */
 class QuietSocket extends EventTarget {
   static urls: string[] = [];
+  static sockets: QuietSocket[] = [];
+  sent: string[] = [];
   readyState = 0;
   binaryType = "blob";
   onopen: ((event: Event) => void) | null = null;
@@ -92,6 +94,7 @@ class QuietSocket extends EventTarget {
   constructor(readonly url: string) {
     super();
     QuietSocket.urls.push(url);
+    QuietSocket.sockets.push(this);
     setTimeout(() => {
       this.readyState = 1;
       const event = new Event("open");
@@ -99,9 +102,17 @@ class QuietSocket extends EventTarget {
       this.dispatchEvent(event);
     }, 0);
   }
-  send() {}
+  send(data: string) {
+    this.sent.push(data);
+  }
   close() {
     this.readyState = 3;
+  }
+  /** A frame from the server. */
+  receive(frame: Record<string, unknown>) {
+    const event = new MessageEvent("message", { data: JSON.stringify(frame) });
+    this.onmessage?.(event);
+    this.dispatchEvent(event);
   }
 }
 
@@ -130,6 +141,7 @@ const launcherOf = (element: HTMLElement) =>
 beforeAll(() => defineParleyAssistant());
 beforeEach(() => {
   QuietSocket.urls = [];
+  QuietSocket.sockets = [];
   vi.stubGlobal("WebSocket", QuietSocket);
 });
 afterEach(() => {
@@ -307,6 +319,63 @@ describe("<parley-assistant> chat", () => {
     expect(row.textContent?.includes("$0.0042")).toBe(showCost);
     // End users cannot delete chats: the list offers rename only.
     expect(row.querySelector('button[aria-label^="Delete"]')).toBeNull();
+  });
+});
+
+describe("<parley-assistant> streaming", () => {
+  it("sends the new message on the socket and renders the streamed reply as markdown", async () => {
+    world({ sessions: [session("ses_1")] });
+    const element = place({ ...base, mode: "inline" });
+    const root = shadow(element);
+    await until(() => root.textContent?.includes("An assistant platform."), "the transcript");
+    const socket = await until(() => QuietSocket.sockets[0], "the socket");
+    await until(() => socket.sent.length > 0, "the resume probe");
+    expect(JSON.parse(socket.sent[0] as string).type).toBe("cf_agent_stream_resume_request");
+
+    const box = await until(() => root.querySelector("textarea"), "the message box");
+    box.value = "Show me markdown";
+    box.dispatchEvent(new Event("input", { bubbles: true }));
+    const sendButton = await until(
+      () => root.querySelector<HTMLButtonElement>('button[aria-label="Send"]:not([disabled])'),
+      "Send enabled",
+    );
+    sendButton.click();
+    const request = await until(
+      () =>
+        socket.sent
+          .map((data) => JSON.parse(data) as { type: string; id: string; init: { body: string } })
+          .find((frame) => frame.type === "cf_agent_use_chat_request"),
+      "the chat request",
+    );
+    const body = JSON.parse(request.init.body) as { messages: { parts: { text: string }[] }[] };
+    expect(body.messages).toHaveLength(1);
+    expect(body.messages[0]?.parts[0]?.text).toBe("Show me markdown");
+
+    const chunk = (value: Record<string, unknown>) =>
+      socket.receive({
+        type: "cf_agent_use_chat_response",
+        id: request.id,
+        body: JSON.stringify(value),
+        done: false,
+      });
+    chunk({ type: "start", messageId: "a2" });
+    chunk({ type: "text-start", id: "t" });
+    chunk({ type: "text-delta", id: "t", delta: "Here is **bold** and " });
+    chunk({ type: "text-delta", id: "t", delta: "[a link](https://docs.example/x) <b>raw</b>" });
+    chunk({ type: "text-end", id: "t" });
+    chunk({
+      type: "finish",
+      messageMetadata: { tokens: { promptTokens: 3, completionTokens: 4 } },
+    });
+    socket.receive({ type: "cf_agent_use_chat_response", id: request.id, body: "", done: true });
+
+    const strong = await until(() => root.querySelector("li strong"), "the markdown");
+    expect(strong.textContent).toBe("bold");
+    const link = root.querySelector<HTMLAnchorElement>('li a[href="https://docs.example/x"]');
+    expect(link?.rel).toBe("noopener noreferrer nofollow");
+    expect(root.querySelector("li b")).toBeNull();
+    await until(() => root.textContent?.includes("7 tokens"), "the reply's figures");
+    await until(() => root.querySelector('button[aria-label="Send"]'), "the composer free again");
   });
 });
 

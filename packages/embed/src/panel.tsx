@@ -1,10 +1,11 @@
+// The light entry: the chat's views and a chat client without the AI SDK (first open stays small).
 import {
   ChatView,
   Composer,
   SessionSidebar,
   type SessionSummary,
-  useParleyChat,
-} from "@parley/chat-ui";
+  useLightChat,
+} from "@parley/chat-ui/light";
 import {
   type EmbedClient,
   type EmbedError,
@@ -14,15 +15,7 @@ import {
 } from "@parley/embed-core";
 import type { UIMessage } from "ai";
 import { List, Plus } from "lucide-react";
-import {
-  Component,
-  type ReactNode,
-  Suspense,
-  useCallback,
-  useEffect,
-  useRef,
-  useState,
-} from "react";
+import { Component, type ReactNode, useCallback, useEffect, useRef, useState } from "react";
 
 export interface PanelProps {
   client: EmbedClient;
@@ -82,6 +75,12 @@ class ChatBoundary extends Component<
   }
 }
 
+const Connecting = () => (
+  <p role="status" className="p-6 text-center text-muted-foreground text-sm">
+    Connecting…
+  </p>
+);
+
 function Connected({
   client,
   sessionId,
@@ -107,7 +106,7 @@ function Connected({
     async () => unwrap(await client.messages(sessionId)) as UIMessage[],
     [client, sessionId],
   );
-  const chat = useParleyChat({
+  const chat = useLightChat({
     agent: "assistant-agent",
     name: sessionId,
     connectTicket,
@@ -115,17 +114,19 @@ function Connected({
     host: client.host,
   });
   const sent = useRef(false);
-  const { send } = chat;
+  const { send, phase } = chat;
   useEffect(() => {
-    if (firstMessage === null || sent.current) return;
+    if (firstMessage === null || sent.current || phase !== "ready") return;
     sent.current = true;
     send(firstMessage);
-  }, [firstMessage, send]);
+  }, [firstMessage, send, phase]);
   const wasBusy = useRef(chat.busy);
   useEffect(() => {
     if (wasBusy.current && !chat.busy) onTurnEnd();
     wasBusy.current = chat.busy;
   }, [chat.busy, onTurnEnd]);
+  if (phase === "failed") throw chat.loadError;
+  if (phase === "loading") return <Connecting />;
   return (
     <ChatView
       chat={chat}
@@ -284,22 +285,14 @@ export default function Panel({ client, me, projectId, autoFocus, onError }: Pan
           </div>
         ) : (
           <ChatBoundary key={currentId} onError={onError}>
-            <Suspense
-              fallback={
-                <p role="status" className="p-6 text-center text-muted-foreground text-sm">
-                  Connecting…
-                </p>
-              }
-            >
-              <Connected
-                client={client}
-                sessionId={currentId}
-                showCost={showCost}
-                autoFocus={autoFocus}
-                firstMessage={firstMessage}
-                onTurnEnd={onTurnEnd}
-              />
-            </Suspense>
+            <Connected
+              client={client}
+              sessionId={currentId}
+              showCost={showCost}
+              autoFocus={autoFocus}
+              firstMessage={firstMessage}
+              onTurnEnd={onTurnEnd}
+            />
           </ChatBoundary>
         )}
       </div>
