@@ -91,6 +91,52 @@ describe("the example host app", () => {
     expect(shopErrors).toEqual([]);
   });
 
+  it("renders the reply's markdown, resumes a reply across a reload, and stops one", async () => {
+    const assistant = shopPage.locator("parley-assistant");
+    // What the assistant shows: its shadow root's text (the element's own text is empty).
+    const shadowText = () => assistant.evaluate((element) => element.shadowRoot?.textContent ?? "");
+    const box = shopPage.getByRole("textbox", { name: "Message" });
+    await assistant.getByRole("button", { name: "New chat" }).first().click();
+    // Markdown, from the embed's own renderer: a heading, a table, code; the model's HTML stays text.
+    await box.fill("Show me a table [[markdown]]");
+    await box.press("Enter");
+    await assistant.getByRole("heading", { name: "Dev model markdown" }).waitFor();
+    await assistant.getByRole("table").getByText("Team").waitFor();
+    await assistant
+      .locator("pre code")
+      .getByText(/export function add/)
+      .waitFor();
+
+    // A slow reply, the page reloaded while it streams: the reply picks up and finishes once.
+    const slow = "Tell me slowly [[tps:12]]";
+    await box.fill(slow);
+    await box.press("Enter");
+    await assistant.getByText("Dev model reply to: Tell").waitFor();
+    await shopPage.reload();
+    const reply = `Dev model reply to: ${slow.replace(" [[tps:12]]", "")}`;
+    await expect
+      .poll(async () => (await shadowText()).includes(`${reply} `), {
+        timeout: 20_000,
+      })
+      .toBe(true);
+    await assistant
+      .getByText(/Cost \$0\.\d+/)
+      .last()
+      .waitFor();
+    expect((await shadowText()).split(reply).length - 1).toBe(1);
+    // The turn is over when the composer offers Send again (the cost shows just before).
+    await assistant.getByRole("button", { name: "Send" }).waitFor();
+
+    // Stopped mid-way: marked so, and the composer takes the next message.
+    await shopPage.getByRole("textbox", { name: "Message" }).fill("Go on forever [[tps:4]]");
+    await shopPage.getByRole("textbox", { name: "Message" }).press("Enter");
+    await assistant.getByText("Dev model reply to: Go").waitFor();
+    await assistant.getByRole("button", { name: "Stop" }).click();
+    await assistant.getByText("Stopped").waitFor();
+    await assistant.getByRole("button", { name: "Send" }).waitFor();
+    expect(shopErrors).toEqual([]);
+  });
+
   it("their usage appears under the org's billing, grouped by end user", async () => {
     const { page, close } = await signInOwner();
     await expect.poll(() => usageByMember(page)).toContain(`${endUser} (end user)`);
