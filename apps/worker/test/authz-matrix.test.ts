@@ -260,6 +260,11 @@ const matrix: Row[] = [
     expect: orgAdmins(200),
   },
   {
+    route: "GET /api/orgs/:orgId/billing/payments",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/payments` }),
+    expect: orgAdmins(200),
+  },
+  {
     route: "POST /api/orgs/:orgId/billing/checkout",
     request: (w) => ({
       path: `/api/orgs/${w.orgId}/billing/checkout`,

@@ -99,6 +99,77 @@ describe("Stripe Checkout top-up", () => {
     expect((await account.reconcile()).ok).toBe(true);
   });
 
+  it("lists each paid top-up with Stripe's receipt, its amount and what became of it", async () => {
+    const w = await world();
+    await billingAccount(env, w.orgId).open({ orgId: w.orgId, grantMicros: 0 });
+    const payments = `/api/orgs/${w.orgId}/billing/payments`;
+    const pay = async (amountMicros: number) => {
+      const checkout = await api<{ id: string }>("POST", `/api/orgs/${w.orgId}/billing/checkout`, {
+        token: w.admin.token,
+        body: { amountMicros },
+      });
+      await fetch(`${env.STRIPE_API_URL}/__standin/checkout/sessions/${checkout.body.id}/pay`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
+      await replay(await eventually(checkout.body.id, "checkout.session.completed"));
+      return (await stripe.checkout.sessions.retrieve(checkout.body.id)).payment_intent as string;
+    };
+    const first = await pay(20_000_000);
+    const second = await pay(5_000_000);
+    type Listed = { items: Record<string, unknown>[]; nextCursor: string | null };
+    const listed = await api<Listed>("GET", payments, { token: w.admin.token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.map((p) => [p.id, p.amountMicros, p.status])).toEqual([
+      [second, 5_000_000, "paid"],
+      [first, 20_000_000, "paid"],
+    ]);
+    // The receipt is Stripe's own page of the charge, and it opens.
+    const receipt = String(listed.body.items[1]?.receiptUrl);
+    const charge = (await stripe.charges.list({ payment_intent: first })).data[0];
+    expect(receipt).toBe(charge?.receipt_url);
+    const page = await fetch(receipt);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("$20.00");
+    // Refunded in part, then whole: the verified webhooks say so, never backwards.
+    await stripe.refunds.create({ payment_intent: first, amount: 500 });
+    const partly = await eventually(first, "charge.refunded");
+    await replay(partly);
+    const after = await api<Listed>("GET", payments, { token: w.admin.token });
+    expect(after.body.items[1]).toMatchObject({
+      status: "partially_refunded",
+      refundedMicros: 5_000_000,
+    });
+    await stripe.refunds.create({ payment_intent: first, amount: 1_500 });
+    const deliveries = (await stripeDeliveries(first)).filter(
+      (d) => JSON.parse(d.body).type === "charge.refunded",
+    );
+    for (let i = 0; i < 100 && deliveries.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      deliveries.splice(
+        0,
+        deliveries.length,
+        ...(await stripeDeliveries(first)).filter(
+          (d) => JSON.parse(d.body).type === "charge.refunded",
+        ),
+      );
+    }
+    for (const delivery of deliveries.reverse()) await replay(delivery);
+    const whole = await api<Listed>("GET", payments, { token: w.admin.token });
+    expect(whole.body.items[1]).toMatchObject({ status: "refunded", refundedMicros: 20_000_000 });
+    // Paged, and only for owners and admins.
+    const one = await api<Listed>("GET", `${payments}?limit=1`, { token: w.admin.token });
+    expect(one.body.items).toHaveLength(1);
+    const next = await api<Listed>(
+      "GET",
+      `${payments}?limit=1&cursor=${encodeURIComponent(one.body.nextCursor ?? "")}`,
+      { token: w.admin.token },
+    );
+    expect(next.body.items.map((p) => p.id)).toEqual([first]);
+    expect((await api("GET", payments, { token: w.member.token })).status).toBe(403);
+  });
+
   it("refuses amounts out of bounds or not in whole cents, creating no session", async () => {
     const w = await world();
     const path = `/api/orgs/${w.orgId}/billing/checkout`;

@@ -302,6 +302,8 @@ describe("answers match the document", () => {
       },
       200,
     );
+    // The payment the webhook recorded; its receipt is Stripe's to say (this one is not at Stripe).
+    await call("GET", `${base}/payments`, owner, 200);
   });
 
   it("data exports", async () => {

@@ -99,6 +99,19 @@ export interface BalanceForecast {
   runsOutAt: string | null;
 }
 
+/** A paid top-up (2026-12-02): `GET .../billing/payments`. */
+export interface Payment {
+  /** Stripe's PaymentIntent id. */
+  id: string;
+  amountMicros: number;
+  /** What was refunded of it so far (the verified refund webhooks). */
+  refundedMicros: number;
+  status: "paid" | "partially_refunded" | "refunded" | "disputed";
+  /** Stripe's hosted receipt of the payment; null while Stripe has not said it. */
+  receiptUrl: string | null;
+  createdAt: string;
+}
+
 export interface LedgerEntry {
   id: string;
   kind: "grant" | "topup" | "usage" | "adjustment";

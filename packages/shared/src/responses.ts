@@ -16,6 +16,7 @@ import {
   type BillingSummary,
   microsSchema as billingMicros,
   type LedgerEntry,
+  type Payment,
   type UsageGroup,
   type UsageReport,
   usageGroupBySchema,
@@ -223,6 +224,18 @@ export const ledgerEntrySchema = z
   })
   .meta({ id: "LedgerEntry" });
 export const ledgerPageSchema = pageSchemaOf(ledgerEntrySchema).meta({ id: "LedgerPage" });
+
+export const paymentSchema = z
+  .strictObject({
+    id: z.string().describe("Stripe's PaymentIntent id"),
+    amountMicros: microsSchema,
+    refundedMicros: microsSchema,
+    status: z.enum(["paid", "partially_refunded", "refunded", "disputed"]),
+    receiptUrl: z.string().nullable().describe("Stripe's hosted receipt; null until Stripe says"),
+    createdAt: iso,
+  })
+  .meta({ id: "Payment" });
+export const paymentPageSchema = pageSchemaOf(paymentSchema).meta({ id: "PaymentPage" });
 
 const usageTotals = {
   requests: z.number().int(),
@@ -449,3 +462,4 @@ sameType<Out<typeof appSecretInfoSchema>, AppSecretInfo>(true);
 sameType<Out<typeof invitationSchema>, Invitation>(true);
 sameType<Out<typeof newAppSecretSchema>, NewAppSecret>(true);
 sameType<Out<typeof dataExportSchema>, DataExport>(true);
+sameType<Out<typeof paymentSchema>, Payment>(true);

@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { devReply } from "@parley/dev-model/reply";
@@ -230,6 +230,35 @@ describe("the web app in Chromium", () => {
     const balances = new Set(text.match(/\$\d+\.\d{2,6}/g) ?? []);
     expect(balances.size).toBeGreaterThanOrEqual(3);
     expect(text).not.toMatch(/\b(ses|usr|prj)_[0-9a-z]{6,}/);
+  });
+
+  it("lists the top-up with its receipt from Stripe, which opens", async () => {
+    const payments = page.getByRole("table", { name: "Payments, newest first" });
+    await payments.waitFor();
+    const row = payments.getByRole("row").filter({ hasText: "$20.00" });
+    await row.getByText("Paid").waitFor();
+    const href = await row.getByRole("link", { name: /^Receipt/ }).getAttribute("href");
+    const receipt = await page.request.get(href ?? "");
+    expect(receipt.status()).toBe(200);
+    expect(await receipt.text()).toContain("$20.00");
+  });
+
+  it("downloads everything Parley holds about them as one JSON archive", async () => {
+    await page.getByRole("button", { name: "Account menu" }).click();
+    await page.getByRole("menuitem", { name: "Account" }).click();
+    const card = page.getByRole("region", { name: "Download your data" });
+    await card.getByRole("button", { name: "Download your data" }).click();
+    const link = card.getByRole("link", { name: /^Download archive/ });
+    await link.waitFor({ timeout: 60_000 });
+    const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
+    const archive = JSON.parse(await readFile((await download.path()) ?? "", "utf8"));
+    expect(archive.format).toBe("parley.data-export");
+    const text = JSON.stringify(archive);
+    expect(text).toContain(email);
+    // Their chat's transcript is in it, and no secret is.
+    expect(text).toContain("Dev model reply to:");
+    expect(text).not.toMatch(/password_hash|token_hash|prly_sk_/);
+    await page.goto(`${base}/billing#ledger`);
   });
 
   it("takes a sub-cent spend limit, and a reply it stops offers to raise the limit, not a top-up", async () => {

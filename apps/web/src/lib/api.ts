@@ -15,6 +15,7 @@ import type {
   Memory,
   OrgSummary,
   Page,
+  Payment,
   Project,
   Role,
   Session,
@@ -335,6 +336,12 @@ export function createApiClient(options: ApiClientOptions = {}) {
       request<Page<LedgerEntry>>(
         "GET",
         `/api/orgs/${enc(orgId)}/billing/ledger${queryString({ cursor })}`,
+      ),
+    /** Paid top-ups with Stripe's receipt of each (owners and admins). */
+    payments: (orgId: string, cursor?: string) =>
+      request<Page<Payment>>(
+        "GET",
+        `/api/orgs/${enc(orgId)}/billing/payments${queryString({ cursor })}`,
       ),
     updateBillingSettings: (orgId: string, patch: BillingSettingsPatch) =>
       request<BillingSettings>("PATCH", `/api/orgs/${enc(orgId)}/billing/settings`, patch),

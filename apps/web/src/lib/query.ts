@@ -48,5 +48,6 @@ export const keys = {
   billingActivity: (orgId: string, filters: Record<string, string | undefined>) =>
     ["org", orgId, "billing", "activity", filters] as const,
   billingLedger: (orgId: string) => ["org", orgId, "billing", "ledger"] as const,
+  billingPayments: (orgId: string) => ["org", orgId, "billing", "payments"] as const,
   billingAlerts: (orgId: string) => ["org", orgId, "billing", "alerts"] as const,
 };

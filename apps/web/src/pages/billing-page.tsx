@@ -13,6 +13,7 @@ import { BalanceHero } from "../features/billing/balance-hero.tsx";
 import { LedgerTable } from "../features/billing/ledger-table.tsx";
 import { LimitsForm } from "../features/billing/limits-form.tsx";
 import { LimitsSummary } from "../features/billing/limits-summary.tsx";
+import { PaymentsTable } from "../features/billing/payments-table.tsx";
 import { TopUpDialog } from "../features/billing/top-up.tsx";
 import { UsagePanel } from "../features/billing/usage-panel.tsx";
 import { DataExportCard } from "../features/exports/data-export-card.tsx";
@@ -110,6 +111,7 @@ export default function BillingPage() {
       setReturned({ ...returned, postedBefore: posted });
     } else if (posted > returned.postedBefore) {
       void queryClient.invalidateQueries({ queryKey: keys.billingLedger(orgId) });
+      void queryClient.invalidateQueries({ queryKey: keys.billingPayments(orgId) });
     }
   }, [returned, posted, setReturned, queryClient, orgId]);
 
@@ -209,6 +211,7 @@ export default function BillingPage() {
           {manage ? (
             <>
               <TabsContent value="ledger">
+                <PaymentsTable orgId={orgId} />
                 <LedgerTable orgId={orgId} />
               </TabsContent>
               <TabsContent value="settings">

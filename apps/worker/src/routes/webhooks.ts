@@ -41,6 +41,26 @@ async function orgExists(db: D1Database, orgId: string): Promise<boolean> {
   return row !== null;
 }
 
+/**
+ * What became of a paid top-up, for the payments list (routes/billing-payments.ts): its refunds'
+ * running total and whether a dispute stands. Idempotent like the ledger's own entries: a
+ * replayed or out-of-order refund event never lowers the total (refund totals only grow).
+ */
+async function notePaymentOutcome(db: D1Database, action: StripeLedgerAction): Promise<void> {
+  if (action.type === "topup" || !action.paymentIntentId) return;
+  const statement =
+    action.type === "refund"
+      ? db
+          .prepare(
+            "UPDATE stripe_payments SET refunded_micros = MAX(refunded_micros, ?) WHERE payment_intent_id = ?",
+          )
+          .bind(Math.abs(action.totalMicros), action.paymentIntentId)
+      : db
+          .prepare("UPDATE stripe_payments SET disputed = ? WHERE payment_intent_id = ?")
+          .bind(action.type === "dispute" ? 1 : 0, action.paymentIntentId);
+  await statement.run();
+}
+
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
@@ -120,6 +140,7 @@ export const webhooks = new Hono<AppEnv>().post(
       { id: event.id, type: event.type },
       { ...mapping, orgId } as StripeLedgerAction,
     );
+    await notePaymentOutcome(c.env.DB, mapping);
     log({ event: event.id, type: event.type, outcome: result.status, reason: null });
     return c.json({ received: true, outcome: result.status });
   },
