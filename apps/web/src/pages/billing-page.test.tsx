@@ -99,6 +99,24 @@ describe("BillingPage", () => {
       "Lasts about 12 days at the last 7 days' rate ($1.00 a day), until Dec 14, 2026. Below your 14-day forecast alert.",
     );
     cleanup();
+    vi.spyOn(api, "billing").mockResolvedValue(
+      summary({
+        forecast: {
+          windowDays: 7,
+          spentMicros: 119,
+          dailyRateMicros: 17,
+          daysLeft: 1_470_425.5,
+          runsOutAt: "6052-10-22T00:00:00.000Z",
+        },
+      }),
+    );
+    await renderInApp(<BillingPage />, { path: "/billing" });
+    const far = await screen.findByRole("region", { name: "Available balance" });
+    // No date four thousand years out: more than a year is what a person can use.
+    expect(within(far).getByTestId("forecast").textContent).toBe(
+      "Lasts more than a year at the last 7 days' rate ($0.000017 a day).",
+    );
+    cleanup();
     vi.spyOn(api, "billing").mockResolvedValue(summary());
     await renderInApp(<BillingPage />, { path: "/billing" });
     const idle = await screen.findByRole("region", { name: "Available balance" });

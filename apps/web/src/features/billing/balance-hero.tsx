@@ -95,6 +95,13 @@ export function Forecast({ summary }: { summary: BillingSummary }) {
     );
   }
   const rate = formatMicros(forecast.dailyRateMicros, { precise: true });
+  if (forecast.daysLeft > 365) {
+    return (
+      <p className="text-muted-foreground text-sm" data-testid="forecast">
+        Lasts more than a year at the last {forecast.windowDays} days' rate ({rate} a day).
+      </p>
+    );
+  }
   const days =
     forecast.daysLeft < 1
       ? "less than a day"
