@@ -2,7 +2,13 @@ import { readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
-import { launchChromium, openContext, VIEWPORTS } from "./browser.ts";
+import {
+  axeProblems,
+  launchChromium,
+  openContext,
+  sidewaysOverflow,
+  VIEWPORTS,
+} from "./browser.ts";
 
 /**
  * Parley inside a tenant's own product (issue 15), in Chromium against `pnpm dev --example`: the
@@ -135,6 +141,27 @@ describe("the example host app", () => {
     await assistant.getByText("Stopped").waitFor();
     await assistant.getByRole("button", { name: "Send" }).waitFor();
     expect(shopErrors).toEqual([]);
+  });
+
+  it("works on a phone, light and dark, with no sideways scroll and nothing axe calls serious", async () => {
+    if (!browser) throw new Error("no browser");
+    for (const scheme of ["light", "dark"] as const) {
+      const phone = await openContext(browser, VIEWPORTS.phone, scheme);
+      await phone.page.goto(shop);
+      await phone.page.getByLabel("Your name").fill("Ada Phone");
+      await phone.page.getByRole("button", { name: "Sign in" }).click();
+      const box = phone.page.getByRole("textbox", { name: "Message" });
+      await box.fill("Where is my parcel?");
+      await box.press("Enter");
+      const assistant = phone.page.locator("parley-assistant");
+      await assistant.getByText("Dev model reply to: Where is my parcel?").waitFor();
+      await assistant.getByRole("button", { name: "Send" }).waitFor();
+      expect(await sidewaysOverflow(phone.page)).toBe(0);
+      // axe reads the assistant's open shadow root as part of the page.
+      expect(await axeProblems(phone.page, `host app, phone, ${scheme}`)).toEqual([]);
+      expect(phone.errors).toEqual([]);
+      await phone.context.close();
+    }
   });
 
   it("their usage appears under the org's billing, grouped by end user", async () => {
