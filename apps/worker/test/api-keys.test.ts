@@ -189,6 +189,14 @@ describe("managing API keys", () => {
     });
     expect(status).toBe(201);
     expect(key.expiresAt).toBe(expiresAt);
+    // No expiry may be said as the key reads it back, null (found by the outside probe: a 400).
+    const forever = await create(w, w.owner.token, {
+      name: "Forever",
+      scopes: ["sessions:read"],
+      expiresAt: null,
+    });
+    expect(forever.status, JSON.stringify(forever.body)).toBe(201);
+    expect(forever.body.expiresAt).toBeNull();
     const path = `/api/orgs/${w.orgId}/sessions`;
     expect((await api("GET", path, { token: key.secret })).status).toBe(200);
     await env.DB.prepare("UPDATE api_keys SET expires_at = ? WHERE id = ?")

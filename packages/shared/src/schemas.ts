@@ -320,7 +320,8 @@ export const createApiKeySchema = z.strictObject({
     .refine((scopes) => new Set(scopes).size === scopes.length, {
       message: "must not name a scope twice",
     }),
-  expiresAt: instant.optional(),
+  /** When the key stops working; absent or null: never (as the key itself reads it back). */
+  expiresAt: instant.nullable().optional(),
 });
 export type CreateApiKey = z.infer<typeof createApiKeySchema>;
 

@@ -98,7 +98,7 @@ export const orgApiKeys = new Hono<AppEnv>()
       requireRole(access, "admin");
       const input = c.req.valid("json");
       const now = Date.now();
-      if (input.expiresAt !== undefined && input.expiresAt <= now) {
+      if (input.expiresAt != null && input.expiresAt <= now) {
         throw new AppError("invalid_request", "expiresAt: must be in the future", {
           field: "expiresAt",
         });
