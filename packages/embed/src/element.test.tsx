@@ -30,6 +30,8 @@ const transcript = [
 interface World {
   showCost?: boolean;
   sessions?: ReturnType<typeof session>[];
+  /** A second page of the chat list, behind the cursor "next". */
+  olderSessions?: ReturnType<typeof session>[];
   /** Answers for /api/embed/me before it succeeds (e.g. [401]). */
   meFailures?: number[];
   tokenAnswer?: () => unknown;
@@ -69,8 +71,15 @@ function world(options: World = {}) {
         },
       });
     }
-    if (call.path.startsWith("/api/embed/sessions?"))
-      return json({ items: options.sessions ?? [], nextCursor: null });
+    if (call.path.startsWith("/api/embed/sessions?")) {
+      if (call.path.includes("cursor=next")) {
+        return json({ items: options.olderSessions ?? [], nextCursor: null });
+      }
+      return json({
+        items: options.sessions ?? [],
+        nextCursor: options.olderSessions ? "next" : null,
+      });
+    }
     if (call.path === "/api/embed/connect-tickets")
       return json({ ticket: "ct_1", expiresAt: "2026-12-02T00:00:00Z" }, 201);
     if (call.path.endsWith("/get-messages")) return json(transcript);
@@ -319,6 +328,32 @@ describe("<parley-assistant> chat", () => {
     expect(row.textContent?.includes("$0.0042")).toBe(showCost);
     // End users cannot delete chats: the list offers rename only.
     expect(row.querySelector('button[aria-label^="Delete"]')).toBeNull();
+  });
+});
+
+describe("<parley-assistant> chat list", () => {
+  it("reaches chats past the newest page through 'Older chats'", async () => {
+    world({ sessions: [session("ses_2")], olderSessions: [session("ses_1")] });
+    const element = place({ ...base, mode: "inline" });
+    const root = shadow(element);
+    const button = (text: string) =>
+      [...root.querySelectorAll("button")].find((b) => b.textContent === text);
+    (await until(() => button("Chats"), "the Chats button")).click();
+    await until(
+      () => [...root.querySelectorAll("nav li")].find((li) => li.textContent?.includes("ses_2")),
+      "the newest page",
+    );
+    (await until(() => button("Older chats"), "Older chats")).click();
+    await until(
+      () => [...root.querySelectorAll("nav li")].find((li) => li.textContent?.includes("ses_1")),
+      "the older page",
+    );
+    // The last page: nothing older to offer.
+    await until(() => button("Older chats") === undefined || undefined, "no more pages");
+    expect([...root.querySelectorAll("nav li")].map((li) => li.textContent)).toEqual([
+      expect.stringContaining("ses_2"),
+      expect.stringContaining("ses_1"),
+    ]);
   });
 });
 

@@ -147,6 +147,9 @@ function Connected({
 export default function Panel({ client, me, projectId, autoFocus, onError }: PanelProps) {
   const showCost = me.app.showCost;
   const [sessions, setSessions] = useState<Session[] | null>(null);
+  // Where the list goes on past the newest page: "Older chats" reads the next one.
+  const [older, setOlder] = useState<string | null>(null);
+  const [loadingOlder, setLoadingOlder] = useState(false);
   const [currentId, setCurrentId] = useState<string | null>(null);
   const [listing, setListing] = useState(false);
   const [firstMessage, setFirstMessage] = useState<string | null>(null);
@@ -168,10 +171,27 @@ export default function Panel({ client, me, projectId, autoFocus, onError }: Pan
         return;
       }
       setSessions(result.data.items);
+      setOlder(result.data.nextCursor);
       if (pick) setCurrentId((id) => id ?? result.data.items[0]?.id ?? null);
     },
     [client, report],
   );
+
+  const loadOlder = async () => {
+    if (older === null || loadingOlder) return;
+    setLoadingOlder(true);
+    const result = await client.sessions({ limit: SESSIONS_PAGE, cursor: older });
+    setLoadingOlder(false);
+    if (!result.ok) {
+      report(result.error);
+      return;
+    }
+    setSessions((list) => {
+      const known = new Set((list ?? []).map((s) => s.id));
+      return [...(list ?? []), ...result.data.items.filter((s) => !known.has(s.id))];
+    });
+    setOlder(result.data.nextCursor);
+  };
 
   useEffect(() => {
     void reload(true);
@@ -249,27 +269,39 @@ export default function Panel({ client, me, projectId, autoFocus, onError }: Pan
       ) : null}
       <div className="min-h-0 flex-1">
         {listing ? (
-          <SessionSidebar
-            label="Your chats"
-            sessions={sessions.map((session) => summary(session, showCost))}
-            currentId={currentId}
-            onNew={() => void start(null)}
-            onRename={(id, title) => void rename(id, title)}
-            renderLink={(session, children, props) => (
+          <div className="flex h-full min-h-0 flex-col overflow-y-auto">
+            <SessionSidebar
+              label="Your chats"
+              sessions={sessions.map((session) => summary(session, showCost))}
+              currentId={currentId}
+              onNew={() => void start(null)}
+              onRename={(id, title) => void rename(id, title)}
+              renderLink={(session, children, props) => (
+                <button
+                  type="button"
+                  {...props}
+                  className={`${props.className} text-left`}
+                  onClick={() => {
+                    setFirstMessage(null);
+                    setCurrentId(session.id);
+                    setListing(false);
+                  }}
+                >
+                  {children}
+                </button>
+              )}
+            />
+            {older !== null ? (
               <button
                 type="button"
-                {...props}
-                className={`${props.className} text-left`}
-                onClick={() => {
-                  setFirstMessage(null);
-                  setCurrentId(session.id);
-                  setListing(false);
-                }}
+                onClick={() => void loadOlder()}
+                disabled={loadingOlder}
+                className={`${toolButton} m-2 self-center`}
               >
-                {children}
+                {loadingOlder ? "Loading…" : "Older chats"}
               </button>
-            )}
-          />
+            ) : null}
+          </div>
         ) : currentId === null ? (
           <div className="flex h-full min-h-0 flex-col">
             <div className="flex flex-1 items-center justify-center p-6 text-center text-muted-foreground text-sm">
