@@ -83,6 +83,8 @@ export interface ErasureRequest {
 export interface UsageRange {
   from?: string;
   to?: string;
+  /** One member's usage (owners and admins; a member's report is always their own). */
+  memberId?: string;
 }
 
 const queryString = (params: Record<string, string | undefined>): string => {

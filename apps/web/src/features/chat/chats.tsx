@@ -1,4 +1,5 @@
 import { ChatView, type ChatViewProps, previewStatus, useParleyChat } from "@parley/chat-ui";
+import { useQueryClient } from "@tanstack/react-query";
 import {
   type ReactNode,
   Suspense,
@@ -18,7 +19,9 @@ import {
   takeMessages,
   takeTicket,
 } from "../../lib/chat-preload.ts";
+import { keys } from "../../lib/query.ts";
 import { canManage, useSession } from "../../lib/session.tsx";
+import { LimitWarning } from "../billing/limit-warning.tsx";
 import { StopAction } from "../billing/stop-action.tsx";
 
 type Agent = "onboarding-agent" | "assistant-agent";
@@ -100,6 +103,13 @@ export function AssistantChat({
   label?: string;
 }) {
   const { org } = useSession();
+  const queryClient = useQueryClient();
+  const orgId = org?.id;
+  // Each turn adds to the day's spend: the limit warning (and any billing view) reads it again.
+  const turnEnded = useCallback(() => {
+    if (orgId) void queryClient.invalidateQueries({ queryKey: keys.billing(orgId) });
+    onTurnEnd?.();
+  }, [queryClient, orgId, onTurnEnd]);
   return (
     <AgentChatPane
       agent="assistant-agent"
@@ -107,7 +117,8 @@ export function AssistantChat({
       label={label}
       regenerate
       autoFocus
-      {...(onTurnEnd ? { onTurnEnd } : {})}
+      onTurnEnd={turnEnded}
+      renderStatus={() => <LimitWarning />}
       renderStopAction={(code) => <StopAction code={code} canManage={canManage(org)} />}
       emptyState={
         <div className="grid justify-items-center gap-2 py-16 text-center">
