@@ -45,6 +45,20 @@ describe("the balance forecast", () => {
     expect(overdrawn.runsOutAt).toBe(new Date(NOW).toISOString());
   });
 
+  it("never throws, whatever the balance: past a century it gives the days and no date (found by the outside probe)", () => {
+    for (const availableMicros of [2_005_000_000, 1e12, Number.MAX_SAFE_INTEGER]) {
+      for (const spentMicros of [1, 7, 112]) {
+        const f = forecastRunway({ availableMicros, spentMicros, now: NOW });
+        expect(Number.isFinite(f.daysLeft)).toBe(true);
+        expect(f.runsOutAt).toBeNull();
+      }
+    }
+    // Just inside a century a date is still given.
+    const near = forecastRunway({ availableMicros: 36_000 * 7, spentMicros: 49, now: NOW });
+    expect(near.daysLeft).toBe(36_000);
+    expect(Date.parse(near.runsOutAt ?? "")).toBeGreaterThan(NOW);
+  });
+
   it("is under a threshold of days only while something is being spent", () => {
     const f = forecastRunway({ availableMicros: 2_999_999, spentMicros: 7_000_000, now: NOW });
     expect(runwayBelow(f, 3, 2_999_999)).toBe(true);

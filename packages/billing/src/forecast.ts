@@ -8,6 +8,9 @@ export const FORECAST_WINDOW_DAYS = 7;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** Beyond this many days the forecast gives no date (`runsOutAt: null`), only the days. */
+export const MAX_FORECAST_DAYS = 36_500;
+
 export interface Forecast {
   windowDays: number;
   /** Billable spend over the window. */
@@ -16,7 +19,7 @@ export interface Forecast {
   dailyRateMicros: number;
   /** Days the available balance lasts at that rate; null when nothing is being spent. */
   daysLeft: number | null;
-  /** When it runs out at that rate (ISO 8601); null when nothing is being spent. */
+  /** When it runs out at that rate (ISO 8601); null when nothing is being spent or over a century out. */
   runsOutAt: string | null;
 }
 
@@ -44,10 +47,12 @@ export function forecastRunway(input: {
     };
   }
   const available = Math.max(0, input.availableMicros);
-  const daysLeft = Math.floor((available * 10) / dailyRateMicros) / 10;
-  const runsOutAt = new Date(
-    input.now + Math.floor((available / dailyRateMicros) * DAY_MS),
-  ).toISOString();
+  const days = available / dailyRateMicros;
+  const daysLeft = Math.floor(days * 10) / 10;
+  // Past a century the date says nothing a person can use, and far enough out it is not a date
+  // at all (a RangeError that once failed every reserve of a well-funded, quiet org).
+  const runsOutAt =
+    days > MAX_FORECAST_DAYS ? null : new Date(input.now + Math.floor(days * DAY_MS)).toISOString();
   return { windowDays: FORECAST_WINDOW_DAYS, spentMicros, dailyRateMicros, daysLeft, runsOutAt };
 }
 

@@ -784,6 +784,16 @@ describe("alerts", () => {
     expect(ledger.forecast(T0).daysLeft).toBeGreaterThan(5);
   });
 
+  it("keep reserving when the forecast is centuries out: a quiet, well-funded org (found by the outside probe)", () => {
+    const { ledger } = setup({ runwayAlertDays: 30 }, 2_005_000_000_000);
+    ledger.reserve(reserveInput("tiny", 200));
+    expect(ledger.settle(settleInput("tiny", 112)).ok).toBe(true);
+    // Before the fix the alert check's date overflowed and every later reserve threw.
+    const next = ledger.reserve(reserveInput("next", 200));
+    expect(next.ok).toBe(true);
+    expect(ledger.forecast(T0)).toMatchObject({ dailyRateMicros: 16, runsOutAt: null });
+  });
+
   it("fire low balance once per funding", () => {
     const { ledger } = setup({ lowBalanceMicros: 200_000 });
     const kinds = (result: AnyResult) => alertsIn(result).map((a) => `${a.kind}@${a.period}`);

@@ -87,7 +87,7 @@ const dayFormat = new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeZo
  */
 export function Forecast({ summary }: { summary: BillingSummary }) {
   const { forecast } = summary;
-  if (forecast.daysLeft === null || forecast.runsOutAt === null) {
+  if (forecast.daysLeft === null) {
     return (
       <p className="text-muted-foreground text-sm" data-testid="forecast">
         No spend in the last {forecast.windowDays} days: the balance is not running down.
@@ -95,7 +95,7 @@ export function Forecast({ summary }: { summary: BillingSummary }) {
     );
   }
   const rate = formatMicros(forecast.dailyRateMicros, { precise: true });
-  if (forecast.daysLeft > 365) {
+  if (forecast.daysLeft > 365 || forecast.runsOutAt === null) {
     return (
       <p className="text-muted-foreground text-sm" data-testid="forecast">
         Lasts more than a year at the last {forecast.windowDays} days' rate ({rate} a day).
