@@ -168,6 +168,10 @@ describe("Stripe Checkout top-up", () => {
     );
     expect(next.body.items.map((p) => p.id)).toEqual([first]);
     expect((await api("GET", payments, { token: w.member.token })).status).toBe(403);
+    // At most 25 a page (each may ask Stripe for its receipt): more is refused, not cut.
+    const big = await api("GET", `${payments}?limit=26`, { token: w.admin.token });
+    expect(big.status).toBe(400);
+    expect(errorCode(big)).toBe("invalid_request");
   });
 
   it("refuses amounts out of bounds or not in whole cents, creating no session", async () => {

@@ -94,6 +94,15 @@ describe("end users: sessions through the embed", () => {
     // Listed: only their own.
     const list = await asEndUser<{ items: Session[] }>("GET", "/api/embed/sessions", accessToken);
     expect(list.body.items.map((item) => item.id)).toEqual([session.id]);
+    // The app hides cost: no spend either, in the list or the session (found by the outside probe).
+    expect(list.body.items[0]?.spendMicros).toBe(0);
+    const one = await asEndUser<Session>("GET", `/api/embed/sessions/${session.id}`, accessToken);
+    expect(one.body.spendMicros).toBe(0);
+    // The org's own view keeps the real figure.
+    const orgView = await api<Session>("GET", `/api/sessions/${session.id}`, {
+      token: w.owner.token,
+    });
+    expect(orgView.body.spendMicros).toBeGreaterThan(0);
   });
 
   it("an end user reaches only their own sessions: not another end user's, not a member's, not another app's", async () => {

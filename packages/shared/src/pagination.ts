@@ -23,3 +23,15 @@ export const pageQuerySchema = z.strictObject({
     .default(DEFAULT_PAGE_SIZE),
 });
 export type PageQuery = z.infer<typeof pageQuerySchema>;
+
+/** A page query whose lists read an outside service per item: smaller pages, the same rules. */
+export const smallPageQuerySchema = (max: number) =>
+  z.strictObject({
+    cursor: z.string().min(1).max(200).optional(),
+    limit: z
+      .string()
+      .regex(/^\d+$/, "must be a whole number")
+      .transform(Number)
+      .pipe(z.number().int().min(1).max(max))
+      .default(max),
+  });

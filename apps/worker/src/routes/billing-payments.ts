@@ -1,4 +1,4 @@
-import { type Payment, pageQuerySchema, paymentPageSchema } from "@parley/shared";
+import { type Payment, paymentPageSchema, smallPageQuerySchema } from "@parley/shared";
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import type Stripe from "stripe";
@@ -10,7 +10,10 @@ import type { AppEnv } from "../http/context.ts";
 import { errors, json } from "../http/openapi.ts";
 import { query } from "../http/validate.ts";
 
-/** The most payments one page reads receipts for at Stripe (one call each, in parallel). */
+/**
+ * The most payments one page reads receipts for at Stripe (one call each, in parallel): a larger
+ * `limit` is a 400, as every list's out-of-range limit is.
+ */
 const MAX_PAYMENTS_PAGE = 25;
 
 interface PaymentRow {
@@ -77,12 +80,11 @@ export const billingPayments = new Hono<AppEnv>().get(
     summary: "Paid top-ups, newest first, with Stripe's receipt of each (owners and admins)",
     responses: { 200: json(paymentPageSchema), ...errors(400, 401, 403, 404) },
   }),
-  query(pageQuerySchema),
+  query(smallPageQuerySchema(MAX_PAYMENTS_PAGE)),
   async (c) => {
     const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
     requireRole(access, "admin");
-    const { cursor, limit: asked } = c.req.valid("query");
-    const limit = Math.min(asked, MAX_PAYMENTS_PAGE);
+    const { cursor, limit } = c.req.valid("query");
     const after = cursor === undefined ? null : keysetCursor(cursor);
     const { results } = await c.env.DB.prepare(
       `SELECT payment_intent_id, amount_micros, created_at, receipt_url, refunded_micros, disputed

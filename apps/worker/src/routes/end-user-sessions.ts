@@ -15,6 +15,7 @@ import {
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { describeRoute } from "hono-openapi";
+import { notFound } from "../auth/access.ts";
 import { issueConnectTicket } from "../auth/connect-tickets.ts";
 import { type EndUserPrincipal, endUserSessionAccess } from "../auth/end-user-access.ts";
 import { bearerToken } from "../auth/middleware.ts";
@@ -35,8 +36,15 @@ import { type SessionRowOut, sessionListPage, sessionPage } from "./sessions.ts"
  */
 
 type EndUserEnv = AppEnv & {
-  Variables: { endUser: EndUserPrincipal & { tokenExpiresAt: number } };
+  Variables: { endUser: EndUserPrincipal & { tokenExpiresAt: number; showCost: boolean } };
 };
+
+/**
+ * A session as its end user may see it: an app that hides cost shows them no spend (0), as it
+ * sends no price in the replies; the org's billing keeps the real figures.
+ */
+const shownSession = <T extends { spendMicros: number }>(session: T, showCost: boolean): T =>
+  showCost ? session : { ...session, spendMicros: 0 };
 
 const refused = () => new AppError("unauthorized", "Invalid or expired access token");
 
@@ -56,10 +64,11 @@ const requireEndUser = createMiddleware<EndUserEnv>(async (c, next) => {
        EXISTS (SELECT 1 FROM end_users e JOIN apps a ON a.id = e.app_id AND a.deleted_at IS NULL
                WHERE e.id = ?1 AND e.app_id = ?2 AND e.org_id = ?3
                  AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.subject_id IN (?1, ?3))) AS live,
-       (?4 IS NULL OR EXISTS (SELECT 1 FROM app_origins WHERE app_id = ?2 AND origin = ?4)) AS listed`,
+       (?4 IS NULL OR EXISTS (SELECT 1 FROM app_origins WHERE app_id = ?2 AND origin = ?4)) AS listed,
+       (SELECT show_cost FROM apps WHERE id = ?2) AS show_cost`,
   )
     .bind(verified.endUserId, verified.appId, verified.orgId, origin)
-    .first<{ live: number; listed: number }>();
+    .first<{ live: number; listed: number; show_cost: number | null }>();
   if (row?.listed !== 1) {
     throw new AppError("forbidden", "This page's origin is not allowed to use this app");
   }
@@ -73,6 +82,7 @@ const requireEndUser = createMiddleware<EndUserEnv>(async (c, next) => {
     appId: verified.appId,
     orgId: verified.orgId,
     tokenExpiresAt: verified.expiresAt,
+    showCost: row.show_cost === 1,
   });
   c.header("cache-control", "no-store");
   await next();
@@ -147,7 +157,11 @@ export const endUserSessions = new Hono<EndUserEnv>()
       )
         .bind(who.appId, who.endUserId, cursorBound(cursor), limit + 1)
         .all<SessionRowOut>();
-      return c.json(await sessionListPage(c.env, who.orgId, results, limit));
+      const page = await sessionListPage(c.env, who.orgId, results, limit);
+      return c.json({
+        ...page,
+        items: page.items.map((item) => shownSession(item, who.showCost)),
+      });
     },
   )
 
@@ -202,7 +216,8 @@ export const endUserSessions = new Hono<EndUserEnv>()
         .run();
       if (written.meta.changes !== 1) throw refused();
       const [created] = await sessionPage(c.env, who.orgId, [row]);
-      return c.json(created, 201);
+      if (!created) throw refused();
+      return c.json(shownSession(created, who.showCost), 201);
     },
   )
 
@@ -219,7 +234,8 @@ export const endUserSessions = new Hono<EndUserEnv>()
       const who = c.get("endUser");
       const { session } = await ownSession(c, who, c.req.param("sessionId"));
       const [item] = await sessionPage(c.env, who.orgId, [session]);
-      return c.json(item);
+      if (!item) throw notFound("Session");
+      return c.json(shownSession(item, who.showCost));
     },
   )
 
@@ -241,7 +257,8 @@ export const endUserSessions = new Hono<EndUserEnv>()
         .bind(title, session.id)
         .run();
       const [item] = await sessionPage(c.env, who.orgId, [{ ...session, title }]);
-      return c.json(item);
+      if (!item) throw notFound("Session");
+      return c.json(shownSession(item, who.showCost));
     },
   )
 
