@@ -6,7 +6,16 @@ import { verifyErasure } from "../src/erasure/steps.ts";
 import { exportJob, exportRow, fileExport } from "../src/exports/file.ts";
 import { EXPORT_COVERAGE, SECTIONS } from "../src/exports/sections.ts";
 import { mustConnect } from "./chat.ts";
-import { api, apiKeyFor, BASE, errorCode, finishExport, type World } from "./helpers.ts";
+import {
+  api,
+  apiKeyFor,
+  BASE,
+  errorCode,
+  finishExport,
+  snapshot,
+  type World,
+  world,
+} from "./helpers.ts";
 import { funded, returnLeases, usageRowsOf } from "./metering.ts";
 
 type Archive = {
@@ -288,6 +297,23 @@ describe("data export: the job", () => {
     expectCovered(res.body, "org");
     expect((res.body.sections.sessions as unknown[]).length).toBe(1);
     expect(done.sizeBytes).toBe(new TextEncoder().encode(JSON.stringify(res.body)).length);
+  });
+
+  it("takes no body: anything but none or {} is a 400 that starts nothing (found by the outside probe)", async () => {
+    const w = await world();
+    const before = await snapshot();
+    for (const [path, token] of [
+      ["/api/me/exports", w.member.token],
+      [`/api/orgs/${w.orgId}/exports`, w.owner.token],
+      [`/api/orgs/${w.orgId}/billing/portal`, w.owner.token],
+    ] as const) {
+      const res = await api("POST", path, { token, body: { foo: 1 } });
+      expect(res.status, path).toBe(400);
+      expect(errorCode(res)).toBe("invalid_request");
+    }
+    expect(await snapshot()).toEqual(before);
+    const started = await api("POST", "/api/me/exports", { token: w.member.token, body: {} });
+    expect(started.status).toBe(202);
   });
 
   it("refuses a second export of the same subject while one runs (409)", async () => {

@@ -14,7 +14,7 @@ import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json } from "../http/openapi.ts";
 import { publicBase } from "../http/public-base.ts";
-import { jsonBody } from "../http/validate.ts";
+import { jsonBody, noBody } from "../http/validate.ts";
 
 /** Where Checkout and the portal send the browser back to (http/public-base.ts). */
 const returnBase = (c: Context<AppEnv>): string => publicBase(c, "Billing");
@@ -107,6 +107,7 @@ export const billingCheckout = new Hono<AppEnv>()
       summary: "The Stripe customer portal",
       responses: { 201: json(portalSessionSchema), ...errors(401, 403, 404) },
     }),
+    noBody,
     async (c) => {
       const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
       requireRole(access, "admin");

@@ -17,7 +17,7 @@ import type { ExportRow } from "../exports/sections.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json, security } from "../http/openapi.ts";
 import { publicBase } from "../http/public-base.ts";
-import { query } from "../http/validate.ts";
+import { noBody, query } from "../http/validate.ts";
 
 /**
  * Data exports (GDPR Art. 15 and 20; docs/2026-12-02-data-export.md). A person exports their own
@@ -51,6 +51,7 @@ export const meExports = new Hono<AppEnv>()
       summary: "Export my data (GDPR Art. 15 and 20)",
       responses: { 202: json(dataExportSchema, "The job, with its progress"), ...errors(401, 409) },
     }),
+    noBody,
     async (c) => {
       const { userId } = c.get("caller");
       const base = publicBase(c, "Data export links");
@@ -113,6 +114,7 @@ export const orgExports = new Hono<AppEnv>()
         ...errors(401, 403, 404, 409),
       },
     }),
+    noBody,
     async (c) => {
       const { userId } = c.get("caller");
       const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
