@@ -1,5 +1,6 @@
 import type { DataExportKind } from "@parley/shared";
 import { billingAccount } from "../billing/account.ts";
+import type { AppRow } from "../db/apps.ts";
 import { iso } from "../db/pagination.ts";
 import { toErasureRequest } from "../erasure/file.ts";
 import type { ErasureRequestRow, StepName } from "../erasure/plan.ts";
@@ -565,23 +566,7 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
       }));
     }
     case "org:apps": {
-      const apps = await all<{
-        id: string;
-        name: string;
-        token_type: string;
-        token_alg: string;
-        token_jwk: string | null;
-        token_jwks_url: string | null;
-        token_issuer: string;
-        token_audience: string;
-        max_token_lifetime_seconds: number;
-        end_user_daily_limit_micros: number | null;
-        end_user_monthly_limit_micros: number | null;
-        show_cost: number;
-        created_at: number;
-        updated_at: number;
-        deleted_at: number | null;
-      }>(
+      const apps = await all<Omit<AppRow, "org_id">>(
         db,
         `SELECT id, name, token_type, token_alg, token_jwk, token_jwks_url, token_issuer, token_audience,
            max_token_lifetime_seconds, end_user_daily_limit_micros, end_user_monthly_limit_micros,
