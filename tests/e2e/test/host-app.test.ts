@@ -148,7 +148,8 @@ describe("the example host app", () => {
     for (const scheme of ["light", "dark"] as const) {
       const phone = await openContext(browser, VIEWPORTS.phone, scheme);
       await phone.page.goto(shop);
-      await phone.page.getByLabel("Your name").fill("Ada Phone");
+      // A shopper of their own per pass: the same one would reopen the last pass's chat.
+      await phone.page.getByLabel("Your name").fill(`Ada Phone ${scheme}`);
       await phone.page.getByRole("button", { name: "Sign in" }).click();
       const box = phone.page.getByRole("textbox", { name: "Message" });
       await box.fill("Where is my parcel?");
