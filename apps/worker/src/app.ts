@@ -16,6 +16,7 @@ import { appEndUsers } from "./routes/app-end-users.ts";
 import { apps, orgApps } from "./routes/apps.ts";
 import { auth } from "./routes/auth.ts";
 import { billing } from "./routes/billing.ts";
+import { sessionLimits } from "./routes/billing-limits.ts";
 import { connectTickets } from "./routes/connect-tickets.ts";
 import { embed } from "./routes/embed.ts";
 import { endUserSessions } from "./routes/end-user-sessions.ts";
@@ -113,6 +114,7 @@ export const app = new Hono<AppEnv>()
   .route("/api/orgs", orgApiKeys)
   .route("/api/projects", projects)
   .route("/api/sessions", sessions)
+  .route("/api/sessions", sessionLimits)
   .route("/api/connect-tickets", connectTickets)
   .route("/api/webhooks", webhooks)
   // Chat agents: authorized here, before any Durable Object is addressed (agents/routing.ts).

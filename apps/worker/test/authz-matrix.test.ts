@@ -207,6 +207,12 @@ const matrix: Row[] = [
     request: (w) => ({ path: `/api/sessions/${w.sessionId}`, body: { title: "Renamed" } }),
     expect: { anonymous: 401, member: 200, admin: 403, owner: 403, otherOwner: 404, apiKey: 401 },
   },
+  // The limits on the caller's own calls in the session's project (the chat's warning).
+  {
+    route: "GET /api/sessions/:sessionId/limits",
+    request: (w) => ({ path: `/api/sessions/${w.sessionId}/limits` }),
+    expect: orgMembers(200),
+  },
   {
     route: "DELETE /api/sessions/:sessionId",
     request: (w) => ({ path: `/api/sessions/${w.sessionId}` }),
@@ -262,6 +268,41 @@ const matrix: Row[] = [
   {
     route: "GET /api/orgs/:orgId/billing/payments",
     request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/payments` }),
+    expect: orgAdmins(200),
+  },
+  // Limits (issue 16.4): admins list and set members' and projects' limits; everyone their own.
+  {
+    route: "GET /api/orgs/:orgId/billing/limits",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/limits` }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "GET /api/orgs/:orgId/billing/limits/me",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/limits/me` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "PUT /api/orgs/:orgId/billing/limits/me",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/billing/limits/me`,
+      body: { period: "week", amountMicros: 5_000_000 },
+    }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "PUT /api/orgs/:orgId/billing/limits/members/:userId",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/billing/limits/members/${w.member.id}`,
+      body: { period: "day", amountMicros: 5_000_000 },
+    }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "PUT /api/orgs/:orgId/billing/limits/projects/:projectId",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/billing/limits/projects/${w.projectId}`,
+      body: { period: "month", amountMicros: 5_000_000 },
+    }),
     expect: orgAdmins(200),
   },
   {
@@ -458,6 +499,11 @@ const matrix: Row[] = [
   {
     route: "GET /api/embed/sessions/:sessionId",
     request: (w) => ({ path: `/api/embed/sessions/${w.sessionId}` }),
+    expect: everyone(401),
+  },
+  {
+    route: "GET /api/embed/sessions/:sessionId/limits",
+    request: (w) => ({ path: `/api/embed/sessions/${w.sessionId}/limits` }),
     expect: everyone(401),
   },
   {

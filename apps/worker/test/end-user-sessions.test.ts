@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { devReply } from "@parley/dev-model/reply";
-import type { EmbedMe, EmbedToken, Session } from "@parley/shared";
+import type { EmbedMe, EmbedToken, LimitStatus, Session } from "@parley/shared";
 import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
 import { type ChatSocket, settled, upgrade } from "./chat.ts";
@@ -199,6 +199,47 @@ describe("end users: sessions through the embed", () => {
     chat.close();
     const balance = await billingAccount(env, w.orgId).balance();
     expect(balance.heldMicros).toBe(0);
+  });
+
+  it("the embed reads the limits on its end user's calls, a project's included, for its warning", async () => {
+    const w = await funded();
+    await env.DB.prepare("UPDATE apps SET end_user_monthly_limit_micros = 50000000 WHERE id = ?")
+      .bind(w.appId)
+      .run();
+    const { accessToken } = await endUserToken(w, "limits");
+    const session = await openSession(accessToken);
+    const path = `/api/embed/sessions/${session.id}/limits`;
+    const before = await asEndUser<LimitStatus>("GET", path, accessToken);
+    expect(before.status).toBe(200);
+    expect(before.headers.get("access-control-allow-origin")).toBe(PAGE);
+    expect(before.body).toMatchObject({
+      warningPct: 80,
+      limits: [
+        { limit: "end_user_monthly", limitMicros: 50_000_000, spentMicros: 0, raisedBy: "admins" },
+      ],
+    });
+    const chat = await mustOpen(session.id, accessToken);
+    expect((await chat.turn("Hello")).text).toBe(devReply("Hello"));
+    // A project limit binds end users too, and the stop names it.
+    const set = await api("PUT", `/api/orgs/${w.orgId}/billing/limits/projects/${w.projectId}`, {
+      token: w.owner.token,
+      body: { period: "day", amountMicros: 1 },
+    });
+    expect(set.status).toBe(200);
+    const after = await asEndUser<LimitStatus>("GET", path, accessToken);
+    expect(after.body.limits.map((limit) => [limit.limit, limit.warning])).toEqual([
+      ["end_user_monthly", false],
+      ["project_daily", true],
+    ]);
+    expect(after.body.limits[0]?.spentMicros).toBeGreaterThan(0);
+    const refused = await chat.turn("Again");
+    expect(refused.metadata).toMatchObject({ code: "spend_limit" });
+    expect(refused.text).toContain("This project has reached its daily spending limit");
+    chat.close();
+    // Another end user's session, and a member's token: 404 and 401.
+    const other = await endUserToken(w, "someone-else");
+    expect((await asEndUser("GET", path, other.accessToken)).status).toBe(404);
+    expect((await asEndUser("GET", path, w.member.token)).status).toBe(401);
   });
 
   it("the app's cost setting decides whether its end users' replies carry a price", async () => {

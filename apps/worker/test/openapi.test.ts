@@ -232,6 +232,7 @@ describe("answers match the document", () => {
     await call("GET", `/api/orgs/${w.orgId}/sessions`, { token: w.apiKey.secret }, 200);
     const sessionPath = `/api/sessions/${started.body.id}`;
     await call("GET", sessionPath, owner, 200);
+    await call("GET", `${sessionPath}/limits`, owner, 200);
     await call("PATCH", sessionPath, { ...owner, body: { title: "Renamed" } }, 200);
     await call(
       "POST",
@@ -285,6 +286,12 @@ describe("answers match the document", () => {
     await call("GET", `${base}/usage.csv`, owner, 200);
     await call("GET", `${base}/activity`, owner, 200);
     await call("GET", `${base}/alerts`, owner, 200);
+    const limit = { period: "week", amountMicros: 5_000_000 };
+    await call("PUT", `${base}/limits/me`, { ...owner, body: limit }, 200);
+    await call("PUT", `${base}/limits/members/${w.member.id}`, { ...owner, body: limit }, 200);
+    await call("PUT", `${base}/limits/projects/${w.projectId}`, { ...owner, body: limit }, 200);
+    await call("GET", `${base}/limits`, owner, 200);
+    await call("GET", `${base}/limits/me`, owner, 200);
     await call("POST", `${base}/checkout`, { ...owner, body: { amountMicros: 5_000_000 } }, 201);
     await call("POST", `${base}/portal`, owner, 201);
     const event = checkoutEvent(w.orgId, "checkout.session.completed", {
@@ -394,6 +401,7 @@ describe("answers match the document", () => {
       201,
     );
     await call("GET", `/api/embed/sessions/${session.body.id}`, endUser, 200);
+    await call("GET", `/api/embed/sessions/${session.body.id}/limits`, endUser, 200);
     await call(
       "PATCH",
       `/api/embed/sessions/${session.body.id}`,

@@ -16,6 +16,7 @@ const none: BillingSettings = {
   lowBalanceMicros: null,
   runwayAlertDays: null,
   alertWebhookUrl: null,
+  limitWarningPct: 80,
 };
 
 describe("account store", () => {
@@ -37,6 +38,7 @@ describe("account store", () => {
       lowBalanceMicros: 1_000_000,
       runwayAlertDays: 7,
       alertWebhookUrl: "https://hooks.example.com/parley",
+      limitWarningPct: 90,
     };
     // A first write opens the account too.
     store.writeSettings("org_a", set);
@@ -48,6 +50,8 @@ describe("account store", () => {
       lowBalanceMicros: 3_000_000,
       runwayAlertDays: null,
       alertWebhookUrl: null,
+      // No warning at all: kept apart from "never set" (the default 80).
+      limitWarningPct: null,
     };
     store.writeSettings("org_b", next);
     expect(store.settings()).toEqual(next);

@@ -14,7 +14,15 @@ export interface BillingSettings {
   runwayAlertDays: number | null;
   /** Where threshold alerts are POSTed (signed); null = listed in the API only. */
   alertWebhookUrl: string | null;
+  /**
+   * The share of a spend limit at which the chat warns before the hard stop (1 to 99); null =
+   * no warning. 80 until an admin sets it.
+   */
+  limitWarningPct: number | null;
 }
+
+/** The warning share of an org that never set one. */
+export const DEFAULT_LIMIT_WARNING_PCT = 80;
 
 const SCHEMA: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS billing_settings (
@@ -24,7 +32,8 @@ const SCHEMA: readonly string[] = [
     member_daily_limit_micros INTEGER,
     low_balance_micros INTEGER,
     alert_webhook_url TEXT,
-    runway_alert_days INTEGER
+    runway_alert_days INTEGER,
+    limit_warning_pct INTEGER
   )`,
   // Each verified Stripe event id, written in the same transaction as its ledger effect.
   `CREATE TABLE IF NOT EXISTS stripe_events (
@@ -38,6 +47,12 @@ const SCHEMA: readonly string[] = [
     turns INTEGER NOT NULL
   )`,
 ];
+
+/** The stored warning share: NULL (never set) is the default, 0 is none. */
+function warningPct(stored: number | null | undefined): number | null {
+  if (stored === null || stored === undefined) return DEFAULT_LIMIT_WARNING_PCT;
+  return stored === 0 ? null : stored;
+}
 
 export class AccountStore {
   readonly #exec: SqlExecutor["exec"];
@@ -67,6 +82,10 @@ export class AccountStore {
     if (!columns.includes("runway_alert_days")) {
       this.#run("ALTER TABLE billing_settings ADD COLUMN runway_alert_days INTEGER");
     }
+    // And before the warning share (2026-12-02): NULL there reads as the default, 0 as none.
+    if (!columns.includes("limit_warning_pct")) {
+      this.#run("ALTER TABLE billing_settings ADD COLUMN limit_warning_pct INTEGER");
+    }
   }
 
   /** Records the org this account belongs to, once; settings start empty. */
@@ -93,24 +112,26 @@ export class AccountStore {
       lowBalanceMicros: (row?.low_balance_micros as number | null) ?? null,
       runwayAlertDays: (row?.runway_alert_days as number | null) ?? null,
       alertWebhookUrl: (row?.alert_webhook_url as string | null) ?? null,
+      limitWarningPct: warningPct(row?.limit_warning_pct as number | null | undefined),
     };
   }
 
   /** Replaces every setting (the org id, once recorded, stays the first one). */
   writeSettings(orgId: string, settings: BillingSettings): void {
     this.#run(
-      `INSERT INTO billing_settings (id, org_id, org_monthly_limit_micros, member_daily_limit_micros, low_balance_micros, alert_webhook_url, runway_alert_days)
-       VALUES (1, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO billing_settings (id, org_id, org_monthly_limit_micros, member_daily_limit_micros, low_balance_micros, alert_webhook_url, runway_alert_days, limit_warning_pct)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET org_monthly_limit_micros = excluded.org_monthly_limit_micros,
          member_daily_limit_micros = excluded.member_daily_limit_micros,
          low_balance_micros = excluded.low_balance_micros, alert_webhook_url = excluded.alert_webhook_url,
-         runway_alert_days = excluded.runway_alert_days`,
+         runway_alert_days = excluded.runway_alert_days, limit_warning_pct = excluded.limit_warning_pct`,
       orgId,
       settings.orgMonthlyLimitMicros,
       settings.memberDailyLimitMicros,
       settings.lowBalanceMicros,
       settings.alertWebhookUrl,
       settings.runwayAlertDays,
+      settings.limitWarningPct ?? 0,
     );
   }
 

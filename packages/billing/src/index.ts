@@ -5,7 +5,7 @@
  */
 
 export type { BillingSettings } from "./account-store.ts";
-export { AccountStore } from "./account-store.ts";
+export { AccountStore, DEFAULT_LIMIT_WARNING_PCT } from "./account-store.ts";
 export type { AlertDelivery, DueAlert } from "./alert-outbox.ts";
 export { ALERT_ATTEMPTS, AlertOutbox, DELIVERY_LEASE_MS } from "./alert-outbox.ts";
 export { alertMessage, alertPeriodLabel, formatUsd } from "./alerts.ts";
@@ -42,6 +42,7 @@ export type {
   PostCumulativeInput,
   PostInput,
   PostResult,
+  PrincipalLimit,
   ReconcileReport,
   ReleaseResult,
   ReserveInput,
@@ -50,7 +51,7 @@ export type {
   SettleResult,
   SpendLimitScope,
 } from "./ledger.ts";
-export { CreditLedger, DEFAULT_LEDGER_CONFIG, utcDay, utcMonth } from "./ledger.ts";
+export { CreditLedger, DEFAULT_LEDGER_CONFIG, scopePeriod, utcDay, utcMonth } from "./ledger.ts";
 export type {
   AlertKind,
   AlertRow,
@@ -63,6 +64,16 @@ export type {
   UsageOutcome,
   UsageRow,
 } from "./ledger-store.ts";
+export type { LimitPeriod, LimitRule, LimitRules, LimitSubject } from "./limit-rules.ts";
+export {
+  LIMIT_PERIODS,
+  LIMIT_SUBJECTS,
+  LimitRuleStore,
+  NO_LIMIT_RULES,
+  periodKey,
+  periodResetsAt,
+  periodStart,
+} from "./limit-rules.ts";
 export { MemoryLedgerStore } from "./memory-ledger-store.ts";
 export {
   addMicros,

@@ -90,6 +90,8 @@ export interface GrantBounds {
   /** The same under an end user's daily and monthly limits (absent or null: none). */
   endUserDailyHeadroomMicros?: number | null;
   endUserMonthlyHeadroomMicros?: number | null;
+  /** The same under each other limit that applies (a member's own, a project's; limit-rules.ts). */
+  ruleHeadroom?: readonly { limit: SpendLimitScope; micros: number }[];
 }
 
 /**
@@ -112,6 +114,7 @@ export function sizeGrant(
     [bounds.memberHeadroomMicros, "member_daily"],
     [bounds.endUserDailyHeadroomMicros ?? null, "end_user_daily"],
     [bounds.endUserMonthlyHeadroomMicros ?? null, "end_user_monthly"],
+    ...(bounds.ruleHeadroom ?? []).map((one): [number, LeaseLimit] => [one.micros, one.limit]),
   ];
   const want = Math.max(ask.wantMicros, ask.minMicros);
   for (const [micros, limit] of limits) {

@@ -133,6 +133,8 @@ export interface LedgerStore {
   countOpenLeases(): number;
   /** The sum of one member's open holds (leases included). */
   sumOpenHolds(memberId: string): number;
+  /** The sum of the open holds of one project's calls and leases (its limits count them). */
+  sumOpenProjectHolds(projectId: string): number;
   /** Every hold whose status is `open` (few: one per in-flight model call or session lease). */
   listOpenHolds(): HoldRow[];
 

@@ -48,6 +48,15 @@ import type {
   UsageRow,
 } from "./ledger-store.ts";
 import {
+  LIMIT_PERIODS,
+  type LimitPeriod,
+  type LimitRule,
+  type LimitRules,
+  NO_LIMIT_RULES,
+  periodKey,
+  periodResetsAt,
+} from "./limit-rules.ts";
+import {
   addMicros,
   assertMicros,
   assertNonNegativeMicros,
@@ -71,6 +80,11 @@ export interface LedgerConfig {
    * (forecast.ts), once per funding and threshold.
    */
   runwayAlertDays: number | null;
+  /**
+   * Limits on one member (in place of `memberDailyLimitMicros` for them), on a member by
+   * themselves, and on one project, per day, week or month (limit-rules.ts).
+   */
+  limitRules: LimitRules;
 }
 
 export const DEFAULT_LEDGER_CONFIG: LedgerConfig = {
@@ -79,6 +93,7 @@ export const DEFAULT_LEDGER_CONFIG: LedgerConfig = {
   lowBalanceMicros: null,
   alertThresholdsPct: [50, 80, 100],
   runwayAlertDays: null,
+  limitRules: NO_LIMIT_RULES,
 };
 
 export interface Balance {
@@ -114,13 +129,30 @@ export type SpendLimitScope =
   | "org_monthly"
   | "member_daily"
   | "end_user_daily"
-  | "end_user_monthly";
+  | "end_user_monthly"
+  | `${"member" | "own" | "project"}_${"weekly" | "monthly"}`
+  | "own_daily"
+  | "project_daily";
+
+/** A rule's scope: `project_weekly`, `own_daily`... (`member_daily` is the member day's own). */
+function ruleScope(rule: Pick<LimitRule, "subject" | "period">): SpendLimitScope {
+  const adverb = { day: "daily", week: "weekly", month: "monthly" } as const;
+  return `${rule.subject}_${adverb[rule.period]}` as SpendLimitScope;
+}
+
+/** The period a limit of this scope counts over. */
+export function scopePeriod(scope: SpendLimitScope): LimitPeriod {
+  return scope.endsWith("_daily") ? "day" : scope.endsWith("_weekly") ? "week" : "month";
+}
 
 /** One limit on a principal's own spend (not the org's), with what is committed under it. */
-interface PrincipalLimit {
+export interface PrincipalLimit {
   scope: SpendLimitScope;
   limitMicros: number;
+  /** Settled spend in the period plus the open holds it counts. */
   committedMicros: number;
+  /** Settled spend in the period alone (what a warning compares). */
+  spentMicros: number;
 }
 
 export type ReserveResult =
@@ -280,6 +312,41 @@ function memberSpendCounter(day: string, memberId: string): string {
 /** A principal's spend per UTC month (an end user's monthly limit; kept for members too). */
 function memberMonthSpendCounter(month: string, memberId: string): string {
   return `spend:member-month:${month}:${memberId}`;
+}
+
+/** A member's spend per UTC week (from Monday), for their weekly limits. */
+function memberWeekSpendCounter(week: string, memberId: string): string {
+  return `spend:member-week:${week}:${memberId}`;
+}
+
+/** A project's spend per period, for its limits. */
+function projectSpendCounter(period: LimitPeriod, now: number, projectId: string): string {
+  return `spend:project-${period}:${periodKey(period, now)}:${projectId}`;
+}
+
+/** A member's spend counter of a period (day and month were kept before the rules). */
+function memberPeriodCounter(period: LimitPeriod, now: number, memberId: string): string {
+  switch (period) {
+    case "day":
+      return memberSpendCounter(utcDay(now), memberId);
+    case "week":
+      return memberWeekSpendCounter(periodKey("week", now), memberId);
+    case "month":
+      return memberMonthSpendCounter(utcMonth(now), memberId);
+  }
+}
+
+/** Every spend counter a billable charge moves: the org's, the member's and the project's. */
+function spendCounters(now: number, memberId: string, projectId: string | null): string[] {
+  const names = [
+    orgSpendCounter(utcMonth(now)),
+    orgDaySpendCounter(utcDay(now)),
+    ...LIMIT_PERIODS.map((period) => memberPeriodCounter(period, now, memberId)),
+  ];
+  if (projectId !== null) {
+    names.push(...LIMIT_PERIODS.map((period) => projectSpendCounter(period, now, projectId)));
+  }
+  return names;
 }
 
 /** Whose member alerts a request may fire: none for an end user (they are not members). */
@@ -459,7 +526,13 @@ export class CreditLedger {
           };
         }
       }
-      for (const limit of this.#principalLimits(input.now, input.memberId, input.endUserLimits)) {
+      const principal = this.#principalLimits(
+        input.now,
+        input.memberId,
+        input.endUserLimits,
+        input.projectId,
+      );
+      for (const limit of principal) {
         if (limit.committedMicros + input.amountMicros > limit.limitMicros) {
           return {
             ok: false,
@@ -566,10 +639,9 @@ export class CreditLedger {
           memo: input.model,
           createdAt: usageTime(input),
         });
-        this.#addCounter(orgSpendCounter(utcMonth(input.now)), charge);
-        this.#addCounter(orgDaySpendCounter(utcDay(input.now)), charge);
-        this.#addCounter(memberSpendCounter(utcDay(input.now), hold.memberId), charge);
-        this.#addCounter(memberMonthSpendCounter(utcMonth(input.now), hold.memberId), charge);
+        for (const name of spendCounters(input.now, hold.memberId, hold.projectId)) {
+          this.#addCounter(name, charge);
+        }
       }
       const outcome: UsageOutcome = late ? "settled_late" : "settled";
       const usage = this.#insertUsage(input, hold, outcome, hold.amountMicros);
@@ -624,10 +696,7 @@ export class CreditLedger {
       this.#store.loadCounters([
         POSTED,
         HELD,
-        orgSpendCounter(utcMonth(input.now)),
-        orgDaySpendCounter(utcDay(input.now)),
-        memberSpendCounter(utcDay(input.now), who.memberId),
-        memberMonthSpendCounter(utcMonth(input.now), who.memberId),
+        ...spendCounters(input.now, who.memberId, who.projectId),
       ]);
       const existing = this.#store.getHold(input.leaseId);
       const same =
@@ -673,10 +742,9 @@ export class CreditLedger {
       this.#store.insertUsages(batch.usages);
       // The period's spend, once for the whole report.
       if (charged > 0) {
-        this.#addCounter(orgSpendCounter(utcMonth(input.now)), charged);
-        this.#addCounter(orgDaySpendCounter(utcDay(input.now)), charged);
-        this.#addCounter(memberSpendCounter(utcDay(input.now), who.memberId), charged);
-        this.#addCounter(memberMonthSpendCounter(utcMonth(input.now), who.memberId), charged);
+        for (const name of spendCounters(input.now, who.memberId, who.projectId)) {
+          this.#addCounter(name, charged);
+        }
       }
       let refusedBy: LeaseLimit | null = null;
       let amount = Math.min(current, input.keepMicros);
@@ -704,12 +772,18 @@ export class CreditLedger {
     const { availableMicros, heldMicros } = this.balance();
     const otherLeases = this.#store.countOpenLeases() - (current > 0 ? 1 : 0);
     const orgLimit = this.config.orgMonthlyLimitMicros;
+    const principal = this.#principalLimits(
+      input.now,
+      input.memberId,
+      input.endUserLimits,
+      input.projectId,
+    );
+    const room = (limit: PrincipalLimit) => limit.limitMicros - (limit.committedMicros - current);
     const headroom = (scope: SpendLimitScope): number | null => {
-      const limit = this.#principalLimits(input.now, input.memberId, input.endUserLimits).find(
-        (one) => one.scope === scope,
-      );
-      return limit === undefined ? null : limit.limitMicros - (limit.committedMicros - current);
+      const limit = principal.find((one) => one.scope === scope);
+      return limit === undefined ? null : room(limit);
     };
+    const named = new Set<SpendLimitScope>(["member_daily", "end_user_daily", "end_user_monthly"]);
     return {
       freeMicros: availableMicros + current,
       otherLeases,
@@ -721,7 +795,44 @@ export class CreditLedger {
       memberHeadroomMicros: headroom("member_daily"),
       endUserDailyHeadroomMicros: headroom("end_user_daily"),
       endUserMonthlyHeadroomMicros: headroom("end_user_monthly"),
+      ruleHeadroom: principal
+        .filter((limit) => !named.has(limit.scope))
+        .map((limit) => ({ limit: limit.scope, micros: room(limit) })),
     };
+  }
+
+  /**
+   * The limits that apply to a principal's calls in a project, with their spend so far and when
+   * each resets: the org's monthly limit first, then the principal's and the project's. What the
+   * chat's warning reads; counts settled spend, so ask the lease holders to report first.
+   */
+  limitStatus(input: {
+    now: number;
+    memberId: string;
+    projectId: string | null;
+    endUserLimits?: EndUserLimits;
+  }): (PrincipalLimit & { resetsAt: number })[] {
+    assertId(input.memberId, "memberId");
+    assertEndUserLimits(input.endUserLimits);
+    assertTime(input.now, "now");
+    const limits: PrincipalLimit[] = [];
+    const orgLimit = this.config.orgMonthlyLimitMicros;
+    if (orgLimit !== null) {
+      const spentMicros = this.#store.getCounter(orgSpendCounter(utcMonth(input.now)));
+      limits.push({
+        scope: "org_monthly",
+        limitMicros: orgLimit,
+        committedMicros: spentMicros + this.balance().heldMicros,
+        spentMicros,
+      });
+    }
+    limits.push(
+      ...this.#principalLimits(input.now, input.memberId, input.endUserLimits, input.projectId),
+    );
+    return limits.map((limit) => ({
+      ...limit,
+      resetsAt: periodResetsAt(scopePeriod(limit.scope), input.now),
+    }));
   }
 
   /** Opens, resizes or closes a lease's hold to `amount`; returns it as it now is (null: closed). */
@@ -1008,43 +1119,50 @@ export class CreditLedger {
   }
 
   /**
-   * The limits on one principal's own spend that are set: the member daily limit for a member;
-   * for an end user (`endUser` given) their app's daily and monthly limits instead. Each with the
-   * principal's spend in the period plus their open holds.
+   * The limits on one principal's own spend that are set: for a member, the rules an admin set on
+   * them (or else the org's member daily limit) and their own; for an end user (`endUser` given)
+   * their app's daily and monthly limits instead; and the rules on the project, for everyone. Each
+   * with the spend in its period plus the open holds that count under it.
    */
   #principalLimits(
     now: number,
     memberId: string,
     endUser: EndUserLimits | undefined,
+    projectId: string | null,
   ): PrincipalLimit[] {
-    if (endUser === undefined) {
-      const limit = this.config.memberDailyLimitMicros;
-      return limit === null
-        ? []
-        : [
-            {
-              scope: "member_daily",
-              limitMicros: limit,
-              committedMicros: this.#memberCommitted(now, memberId),
-            },
-          ];
-    }
     const limits: PrincipalLimit[] = [];
-    if (endUser.dailyMicros !== null || endUser.monthlyMicros !== null) {
-      const held = this.#store.sumOpenHolds(memberId);
-      if (endUser.dailyMicros !== null) {
-        limits.push({
-          scope: "end_user_daily",
-          limitMicros: endUser.dailyMicros,
-          committedMicros: this.#store.getCounter(memberSpendCounter(utcDay(now), memberId)) + held,
-        });
+    let memberHeld: number | undefined;
+    const memberLimit = (scope: SpendLimitScope, limitMicros: number, period: LimitPeriod) => {
+      memberHeld ??= this.#store.sumOpenHolds(memberId);
+      const spentMicros = this.#store.getCounter(memberPeriodCounter(period, now, memberId));
+      limits.push({ scope, limitMicros, committedMicros: spentMicros + memberHeld, spentMicros });
+    };
+    if (endUser === undefined) {
+      const rules = this.config.limitRules;
+      const set = rules.rulesFor("member", memberId);
+      const fallback = this.config.memberDailyLimitMicros;
+      if (set.length === 0 && fallback !== null) memberLimit("member_daily", fallback, "day");
+      for (const rule of [...set, ...rules.rulesFor("own", memberId)]) {
+        memberLimit(ruleScope(rule), rule.amountMicros, rule.period);
       }
+    } else {
+      if (endUser.dailyMicros !== null) memberLimit("end_user_daily", endUser.dailyMicros, "day");
       if (endUser.monthlyMicros !== null) {
+        memberLimit("end_user_monthly", endUser.monthlyMicros, "month");
+      }
+    }
+    if (projectId !== null) {
+      const rules = this.config.limitRules.rulesFor("project", projectId);
+      const held = rules.length > 0 ? this.#store.sumOpenProjectHolds(projectId) : 0;
+      for (const rule of rules) {
+        const spentMicros = this.#store.getCounter(
+          projectSpendCounter(rule.period, now, projectId),
+        );
         limits.push({
-          scope: "end_user_monthly",
-          limitMicros: endUser.monthlyMicros,
-          committedMicros:
-            this.#store.getCounter(memberMonthSpendCounter(utcMonth(now), memberId)) + held,
+          scope: ruleScope(rule),
+          limitMicros: rule.amountMicros,
+          committedMicros: spentMicros + held,
+          spentMicros,
         });
       }
     }
@@ -1127,7 +1245,12 @@ export class CreditLedger {
       spendAlerts("org_monthly_spend", "org_monthly", orgLimit, level, month, null);
     }
     const memberLimit = this.config.memberDailyLimitMicros;
-    if (memberLimit !== null && memberId !== null) {
+    // A member with limits of their own set by an admin is not under the default daily limit.
+    if (
+      memberLimit !== null &&
+      memberId !== null &&
+      this.config.limitRules.rulesFor("member", memberId).length === 0
+    ) {
       const level = this.#memberCommitted(now, memberId);
       spendAlerts("member_daily_spend", "member_daily", memberLimit, level, utcDay(now), memberId);
     }

@@ -140,6 +140,12 @@ export class MemoryLedgerStore implements LedgerStore {
       .reduce((sum, row) => sum + row.amountMicros, 0);
   }
 
+  sumOpenProjectHolds(projectId: string): number {
+    return this.listOpenHolds()
+      .filter((row) => row.projectId === projectId)
+      .reduce((sum, row) => sum + row.amountMicros, 0);
+  }
+
   listOpenHolds(): HoldRow[] {
     return [...this.#holds.values()]
       .filter((row) => row.status === "open")

@@ -447,6 +447,14 @@ export class SqlLedgerStore implements LedgerStore {
     return row === null ? 0 : num(row, "total");
   }
 
+  sumOpenProjectHolds(projectId: string): number {
+    const row = this.#first(
+      "SELECT COALESCE(SUM(amount_micros), 0) AS total FROM ledger_holds WHERE status = 'open' AND project_id = ?",
+      projectId,
+    );
+    return row === null ? 0 : num(row, "total");
+  }
+
   listOpenHolds(): HoldRow[] {
     return this.#rows(
       "SELECT * FROM ledger_holds WHERE status = 'open' ORDER BY expires_at, request_id",

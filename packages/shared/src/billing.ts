@@ -24,6 +24,8 @@ export const billingSettingsSchema = z
     lowBalanceMicros: limit.optional(),
     /** Alert when the balance lasts fewer days than this at the last 7 days' rate. */
     runwayAlertDays: z.number().int().min(1).max(365).nullable().optional(),
+    /** Warn in the chat at this share of a spend limit (default 80); null: no warning. */
+    limitWarningPct: z.number().int().min(1).max(99).nullable().optional(),
     alertWebhookUrl: z
       .url({ protocol: /^https?$/ })
       .max(2000)
@@ -86,6 +88,8 @@ export interface BillingSummary {
   lowBalanceMicros: number | null;
   runwayAlertDays: number | null;
   alertWebhookUrl: string | null;
+  /** The chat warns at this share of a spend limit; null: no warning (2026-12-02). */
+  limitWarningPct: number | null;
   /** How long the available balance lasts at the last 7 UTC days' billable spend (2026-12-02). */
   forecast: BalanceForecast;
 }
@@ -234,4 +238,51 @@ export interface BillingAlert {
   deliveredAt: string | null;
   attempts: number;
   parkedReason: string | null;
+}
+
+/** The calendar periods a limit counts over, in UTC: a day, a week from Monday, a month. */
+export const limitPeriodSchema = z.enum(["day", "week", "month"]);
+export type LimitPeriod = z.infer<typeof limitPeriodSchema>;
+
+/** Sets (an amount) or removes (null) one limit of a member, a project or oneself, for a period. */
+export const limitRuleSchema = z.strictObject({
+  period: limitPeriodSchema,
+  amountMicros: limit,
+});
+export type LimitRuleInput = z.infer<typeof limitRuleSchema>;
+
+/** One limit set on a member (by an admin), on oneself (`own`) or on a project (2026-12-02). */
+export interface LimitRule {
+  subject: "member" | "own" | "project";
+  /** The member's user id, or the project's id. */
+  subjectId: string;
+  /** The member's name or email, or the project's name. */
+  label: string;
+  period: LimitPeriod;
+  amountMicros: number;
+  updatedAt: string;
+}
+
+/**
+ * One limit that applies to the caller's calls, as the chat's warning reads it. `limit` is the
+ * code a refusal's `details.limit` carries (`org_monthly`, `member_daily`, `project_weekly`,
+ * `own_monthly`, `end_user_daily`...).
+ */
+export interface LimitState {
+  limit: string;
+  period: LimitPeriod;
+  limitMicros: number;
+  /** Settled spend in the current period. */
+  spentMicros: number;
+  resetsAt: string;
+  /** Who can raise it: the caller (their own limit) or the org's owners and admins. */
+  raisedBy: "you" | "admins";
+  /** The spend reached the org's warning share of it (`warningPct`). */
+  warning: boolean;
+}
+
+export interface LimitStatus {
+  /** The share of a limit at which the chat warns; null: the org turned warnings off. */
+  warningPct: number | null;
+  limits: LimitState[];
 }

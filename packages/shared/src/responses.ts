@@ -16,6 +16,9 @@ import {
   type BillingSummary,
   microsSchema as billingMicros,
   type LedgerEntry,
+  type LimitRule,
+  type LimitStatus,
+  limitPeriodSchema,
   type Payment,
   type UsageGroup,
   type UsageReport,
@@ -188,6 +191,11 @@ export const billingSettingsResultSchema = z
     lowBalanceMicros: microsSchema.nullable(),
     runwayAlertDays: z.number().int().nullable(),
     alertWebhookUrl: z.string().nullable(),
+    limitWarningPct: z
+      .number()
+      .int()
+      .nullable()
+      .describe("The chat warns at this share of a spend limit; null: no warning"),
   })
   .meta({ id: "BillingSettings" });
 
@@ -431,6 +439,37 @@ export const dataExportSchema = z
   .meta({ id: "DataExport" });
 export const dataExportPageSchema = pageSchemaOf(dataExportSchema).meta({ id: "DataExportPage" });
 
+export const limitRuleSchemaOut = z
+  .strictObject({
+    subject: z.enum(["member", "own", "project"]),
+    subjectId: z.string(),
+    label: z.string(),
+    period: limitPeriodSchema,
+    amountMicros: microsSchema,
+    updatedAt: iso,
+  })
+  .meta({ id: "LimitRule" });
+export const limitRuleListSchema = z
+  .strictObject({ items: z.array(limitRuleSchemaOut) })
+  .meta({ id: "LimitRuleList" });
+
+export const limitStatusSchema = z
+  .strictObject({
+    warningPct: z.number().int().nullable(),
+    limits: z.array(
+      z.strictObject({
+        limit: z.string().describe("The code a refusal's details.limit carries"),
+        period: limitPeriodSchema,
+        limitMicros: microsSchema,
+        spentMicros: microsSchema,
+        resetsAt: iso,
+        raisedBy: z.enum(["you", "admins"]),
+        warning: z.boolean(),
+      }),
+    ),
+  })
+  .meta({ id: "LimitStatus" });
+
 // Compile-time: each schema describes exactly the type the code answers with (both directions).
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const sameType = <A, B>(_proof: Same<A, B>) => undefined;
@@ -463,3 +502,5 @@ sameType<Out<typeof invitationSchema>, Invitation>(true);
 sameType<Out<typeof newAppSecretSchema>, NewAppSecret>(true);
 sameType<Out<typeof dataExportSchema>, DataExport>(true);
 sameType<Out<typeof paymentSchema>, Payment>(true);
+sameType<Out<typeof limitRuleSchemaOut>, LimitRule>(true);
+sameType<Out<typeof limitStatusSchema>, LimitStatus>(true);

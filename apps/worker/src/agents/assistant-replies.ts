@@ -3,6 +3,7 @@ import {
   noTokens,
   type ReserveResult,
   type SpendLimitScope,
+  scopePeriod,
   type TokenUsage,
 } from "@parley/billing";
 import type { ProjectRow } from "../auth/access.ts";
@@ -60,18 +61,31 @@ export function refusedReply(result: Exclude<ReserveResult, { ok: true }>): Resp
   } satisfies AssistantMetadata);
 }
 
+const RESETS = {
+  day: "It resets at midnight UTC",
+  week: "It resets on Monday at 00:00 UTC",
+  month: "It resets on the 1st of the month (UTC)",
+} as const;
+const ADJECTIVE = { day: "daily", week: "weekly", month: "monthly" } as const;
+
 /** The stop message of a spend limit: which one, when it resets, who can raise it. */
-function limitText(limit: SpendLimitScope): string {
-  switch (limit) {
-    case "end_user_daily":
-      return "You have reached your daily usage limit for this assistant. It resets at midnight UTC.";
-    case "end_user_monthly":
-      return "You have reached your monthly usage limit for this assistant. It resets on the 1st of the month (UTC).";
-    case "member_daily":
-      return "This reply would go over your daily spending limit in this organization. It resets at midnight UTC; an owner or admin can raise it.";
-    case "org_monthly":
-      return "This reply would go over your organization's monthly spending limit. It resets on the 1st of the month (UTC); an owner or admin can raise it.";
+export function limitText(limit: SpendLimitScope): string {
+  const period = scopePeriod(limit);
+  const resets = RESETS[period];
+  const adjective = ADJECTIVE[period];
+  if (limit === "org_monthly") {
+    return `This reply would go over your organization's monthly spending limit. ${resets}; an owner or admin can raise it.`;
   }
+  if (limit.startsWith("end_user_")) {
+    return `You have reached your ${adjective} usage limit for this assistant. ${resets}.`;
+  }
+  if (limit.startsWith("own_")) {
+    return `This reply would go over the ${adjective} spending limit you set for yourself. ${resets}; you can raise or remove it under Billing.`;
+  }
+  if (limit.startsWith("project_")) {
+    return `This project has reached its ${adjective} spending limit. ${resets}; the organization's owners and admins can raise it.`;
+  }
+  return `This reply would go over your ${adjective} spending limit in this organization. ${resets}; an owner or admin can raise it.`;
 }
 
 export function assistantSystemPrompt(

@@ -17,7 +17,10 @@ import {
   type LeaseInput,
   type LeaseResult,
   type LedgerConfig,
+  type LimitRule,
+  LimitRuleStore,
   type PostResult,
+  type PrincipalLimit,
   type ReleaseResult,
   type ReserveResult,
   type SettleInput,
@@ -92,6 +95,8 @@ export class BillingAccount extends DurableObject<Env> {
   readonly #webhook: AlertWebhook;
   readonly #alarm: AccountAlarm;
   readonly #leaseHolders: LeaseHolders;
+  /** Limits on one member or project, per day, week or month (read into memory). */
+  readonly #rules: LimitRuleStore;
   #ledger: CreditLedger;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -101,6 +106,8 @@ export class BillingAccount extends DurableObject<Env> {
     for (const statement of LEDGER_SQLITE_SCHEMA) this.#sql.exec(statement);
     this.#account = new AccountStore(this.#exec);
     this.#account.migrate();
+    this.#rules = new LimitRuleStore(this.#exec);
+    this.#rules.migrate();
     // Usage summed per UTC day for the groupings (packages/billing/src/usage-rollups.ts).
     createUsageRollups(this.#exec);
     // Alerts to deliver to the org's webhook: an outbox drained by the alarm, with retries.
@@ -131,7 +138,13 @@ export class BillingAccount extends DurableObject<Env> {
   #ledgerConfig(): Partial<LedgerConfig> {
     const { orgMonthlyLimitMicros, memberDailyLimitMicros, lowBalanceMicros, runwayAlertDays } =
       this.settings();
-    return { orgMonthlyLimitMicros, memberDailyLimitMicros, lowBalanceMicros, runwayAlertDays };
+    return {
+      orgMonthlyLimitMicros,
+      memberDailyLimitMicros,
+      lowBalanceMicros,
+      runwayAlertDays,
+      limitRules: this.#rules,
+    };
   }
 
   /**
@@ -189,6 +202,33 @@ export class BillingAccount extends DurableObject<Env> {
    */
   async limitsChanged(): Promise<void> {
     await this.#leaseHolders.revoke();
+  }
+
+  /** Every limit on one member or project. */
+  limitRules(): LimitRule[] {
+    return this.#rules.list();
+  }
+
+  /**
+   * Sets (an amount) or removes (null) one limit on a member or project. Leases are returned as
+   * when a setting changes, so the next grants are sized under it.
+   */
+  setLimitRule(
+    rule: Omit<LimitRule, "amountMicros" | "updatedAt"> & { amountMicros: number | null },
+  ): LimitRule[] {
+    this.#rules.put(rule, Date.now());
+    this.ctx.waitUntil(this.#leaseHolders.revoke());
+    return this.#rules.rulesFor(rule.subject, rule.subjectId).slice();
+  }
+
+  /** The limits on a principal's calls in a project, spent so far and when each resets. */
+  async limitStatus(input: {
+    memberId: string;
+    projectId: string | null;
+    endUserLimits?: EndUserLimits;
+  }): Promise<(PrincipalLimit & { resetsAt: number })[]> {
+    await this.#collect();
+    return this.#ledger.limitStatus({ ...input, now: Date.now() });
   }
 
   /** Before a read of usage or balance: the lease holders report first (`LeaseHolders.collect`). */
@@ -356,8 +396,11 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   /** The erasure's scrub of this account: replaces the person's identifiers in every table. */
-  scrubFor(replacements: Replacement[]): Promise<number> {
-    return scrubStore(sqlSource(this.#sql), replacements, {});
+  async scrubFor(replacements: Replacement[]): Promise<number> {
+    const scrubbed = await scrubStore(sqlSource(this.#sql), replacements, {});
+    // A limit on an erased member or project now names its pseudonym: read them again.
+    this.#rules.reload();
+    return scrubbed;
   }
 
   /** Spend per session for a page of sessions (price charged, summed), for the sessions list. */

@@ -22,6 +22,7 @@ import type { AppEnv } from "../http/context.ts";
 import { errors, json } from "../http/openapi.ts";
 import { jsonBody, query } from "../http/validate.ts";
 import { billingCheckout } from "./billing-checkout.ts";
+import { billingLimits } from "./billing-limits.ts";
 import { billingPayments } from "./billing-payments.ts";
 import { billingUsage } from "./billing-usage.ts";
 
@@ -173,4 +174,5 @@ export const billing = new Hono<AppEnv>()
 
   // Checkout top-ups and the Stripe customer portal.
   .route("/", billingCheckout)
-  .route("/", billingPayments);
+  .route("/", billingPayments)
+  .route("/", billingLimits);

@@ -6,6 +6,7 @@ import {
   embedMeSchema,
   endUserConnectTicketSchema,
   issuedConnectTicketSchema,
+  limitStatusSchema,
   newId,
   pageQuerySchema,
   sessionPageSchema,
@@ -25,6 +26,7 @@ import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json, security } from "../http/openapi.ts";
 import { jsonBody, query } from "../http/validate.ts";
+import { limitStatus } from "./billing-limits.ts";
 import { type SessionRowOut, sessionListPage, sessionPage } from "./sessions.ts";
 
 /**
@@ -236,6 +238,29 @@ export const endUserSessions = new Hono<EndUserEnv>()
       const [item] = await sessionPage(c.env, who.orgId, [session]);
       if (!item) throw notFound("Session");
       return c.json(shownSession(item, who.showCost));
+    },
+  )
+
+  /** The limits on the end user's calls in this session (the embed's warning). */
+  .get(
+    "/sessions/:sessionId/limits",
+    describeRoute({
+      tags: ["Embed"],
+      summary: "The limits on their calls in one of their sessions",
+      security: security.endUser,
+      responses: { 200: json(limitStatusSchema), ...errors(401, 404) },
+    }),
+    requireEndUser,
+    async (c) => {
+      const who = c.get("endUser");
+      const { session, limits } = await ownSession(c, who, c.req.param("sessionId"));
+      return c.json(
+        await limitStatus(c.env, who.orgId, {
+          memberId: who.endUserId,
+          projectId: session.project_id,
+          endUserLimits: limits,
+        }),
+      );
     },
   )
 
