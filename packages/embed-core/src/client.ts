@@ -1,4 +1,4 @@
-import type { Page, Session } from "@parley/shared";
+import type { LimitStatus, Page, Session } from "@parley/shared";
 import { fail, networkError, type Result, readError } from "./errors.ts";
 import { createTokenManager, type EndUserRef, type GetToken, type TokenManager } from "./tokens.ts";
 
@@ -56,6 +56,8 @@ export interface EmbedClient {
   connectTicket(sessionId: string): Promise<Result<ConnectTicket>>;
   /** The session's transcript (UIMessage[] as the agent stores it). */
   messages(sessionId: string): Promise<Result<unknown[]>>;
+  /** The limits on the end user's calls in the session, for the warning before a hard stop. */
+  limits(sessionId: string): Promise<Result<LimitStatus>>;
   endUser(): EndUserRef | null;
 }
 
@@ -128,6 +130,7 @@ export function createEmbedClient(options: EmbedClientOptions): EmbedClient {
     connectTicket: (sessionId) =>
       call("POST", "/api/embed/connect-tickets", { sessionId }, TICKET_TOKEN_MS),
     messages: (sessionId) => call("GET", `/agents/assistant-agent/${enc(sessionId)}/get-messages`),
+    limits: (sessionId) => call("GET", `/api/embed/sessions/${enc(sessionId)}/limits`),
     endUser: () => tokens.endUser(),
   };
 }

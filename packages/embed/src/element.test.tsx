@@ -35,6 +35,8 @@ interface World {
   /** Answers for /api/embed/me before it succeeds (e.g. [401]). */
   meFailures?: number[];
   tokenAnswer?: () => unknown;
+  /** What `/api/embed/sessions/:id/limits` answers (none by default). */
+  limits?: unknown[];
 }
 
 /** Parley and the host page behind `fetch`: the only thing the tests replace. */
@@ -83,6 +85,9 @@ function world(options: World = {}) {
     if (call.path === "/api/embed/connect-tickets")
       return json({ ticket: "ct_1", expiresAt: "2026-12-02T00:00:00Z" }, 201);
     if (call.path.endsWith("/get-messages")) return json(transcript);
+    if (/^\/api\/embed\/sessions\/[^/]+\/limits$/.test(call.path)) {
+      return json({ warningPct: 80, limits: options.limits ?? [] });
+    }
     return apiError(404, "not_found", "Not found");
   });
   vi.stubGlobal("fetch", network.fetch);
@@ -328,6 +333,68 @@ describe("<parley-assistant> chat", () => {
     expect(row.textContent?.includes("$0.0042")).toBe(showCost);
     // End users cannot delete chats: the list offers rename only.
     expect(row.querySelector('button[aria-label^="Delete"]')).toBeNull();
+  });
+});
+
+describe("<parley-assistant> limit warning", () => {
+  const limit = (over: Record<string, unknown>) => ({
+    limit: "end_user_daily",
+    period: "day",
+    limitMicros: 1_000_000,
+    spentMicros: 850_000,
+    resetsAt: "2026-12-03T00:00:00.000Z",
+    raisedBy: "admins",
+    warning: true,
+    ...over,
+  });
+
+  it.each([
+    [
+      false,
+      "You have used 92% of this assistant's weekly usage limit. It resets on Monday at 00:00 UTC.",
+    ],
+    [
+      true,
+      "You have used 92% of this assistant's weekly usage limit ($0.92 of $1.00). It resets on Monday at 00:00 UTC.",
+    ],
+  ])(
+    "with showCost %s warns of the most-used limit past the org's share",
+    async (showCost, text) => {
+      const network = world({
+        showCost,
+        sessions: [session("ses_1")],
+        limits: [
+          limit({}),
+          limit({ limit: "project_weekly", period: "week", spentMicros: 920_000 }),
+          limit({
+            limit: "end_user_monthly",
+            period: "month",
+            spentMicros: 990_000,
+            warning: false,
+          }),
+        ],
+      });
+      const root = shadow(place({ ...base, mode: "inline" }));
+      const warning = await until(
+        () => root.querySelector('[data-testid="limit-warning"]'),
+        "the limit warning",
+      );
+      expect(warning.textContent).toBe(text);
+      expect(warning.getAttribute("role")).toBe("status");
+      const asked = network.calls.find((c) => c.path === "/api/embed/sessions/ses_1/limits");
+      expect(asked?.headers.authorization).toBe("Bearer eu-1");
+    },
+  );
+
+  it("says nothing while no limit is past the share", async () => {
+    const network = world({ sessions: [session("ses_1")], limits: [limit({ warning: false })] });
+    const root = shadow(place({ ...base, mode: "inline" }));
+    await until(() => network.calls.find((c) => c.path.endsWith("/limits")), "the limits' request");
+    await until(
+      () => [...root.querySelectorAll("li")].find((li) => li.textContent?.includes("An assistant")),
+      "the transcript",
+    );
+    expect(root.querySelector('[data-testid="limit-warning"]')).toBeNull();
   });
 });
 

@@ -10,6 +10,7 @@ import {
   type EmbedClient,
   type EmbedError,
   type EmbedMe,
+  type LimitState,
   type Session,
   unwrap,
 } from "@parley/embed-core";
@@ -75,6 +76,40 @@ class ChatBoundary extends Component<
   }
 }
 
+const RESETS: Record<LimitState["period"], string> = {
+  day: "at midnight UTC",
+  week: "on Monday at 00:00 UTC",
+  month: "on the 1st of the month (UTC)",
+};
+
+/**
+ * The soft warning before a limit stops a reply: the most-used limit the org's warning share
+ * says to warn about, with when it resets. Amounts only where the app shows cost.
+ */
+export function LimitNotice({ limits, showCost }: { limits: LimitState[]; showCost: boolean }) {
+  const shown = limits
+    .filter((limit) => limit.warning && limit.limitMicros > 0)
+    .sort((a, b) => b.spentMicros / b.limitMicros - a.spentMicros / a.limitMicros)[0];
+  if (!shown) return null;
+  const pct = Math.min(100, Math.floor((shown.spentMicros * 100) / shown.limitMicros));
+  const dollars = (micros: number) => `$${(micros / 1_000_000).toFixed(2)}`;
+  const amounts = showCost
+    ? ` (${dollars(shown.spentMicros)} of ${dollars(shown.limitMicros)})`
+    : "";
+  const what = shown.limit.startsWith("project_") ? "this assistant's" : "your";
+  const adjective = { day: "daily", week: "weekly", month: "monthly" }[shown.period];
+  return (
+    <p
+      role="status"
+      data-testid="limit-warning"
+      className="mb-2 rounded-md border border-border bg-muted px-3 py-2 text-xs"
+    >
+      You have used {pct}% of {what} {adjective} usage limit{amounts}. It resets{" "}
+      {RESETS[shown.period]}.
+    </p>
+  );
+}
+
 const Connecting = () => (
   <p role="status" className="p-6 text-center text-muted-foreground text-sm">
     Connecting…
@@ -121,10 +156,26 @@ function Connected({
     send(firstMessage);
   }, [firstMessage, send, phase]);
   const wasBusy = useRef(chat.busy);
+  const [turnsEnded, setTurnsEnded] = useState(0);
   useEffect(() => {
-    if (wasBusy.current && !chat.busy) onTurnEnd();
+    if (wasBusy.current && !chat.busy) {
+      onTurnEnd();
+      setTurnsEnded((count) => count + 1);
+    }
     wasBusy.current = chat.busy;
   }, [chat.busy, onTurnEnd]);
+  // The limits on this chat, read on open and again as each turn ends; a failure shows nothing.
+  const [limits, setLimits] = useState<LimitState[]>([]);
+  useEffect(() => {
+    let live = true;
+    void turnsEnded;
+    void client.limits(sessionId).then((result) => {
+      if (live && result.ok) setLimits(result.data.limits);
+    });
+    return () => {
+      live = false;
+    };
+  }, [client, sessionId, turnsEnded]);
   if (phase === "failed") throw chat.loadError;
   if (phase === "loading") return <Connecting />;
   return (
@@ -135,6 +186,7 @@ function Connected({
       autoFocus={autoFocus}
       showCost={showCost}
       emptyState="How can I help?"
+      renderStatus={() => <LimitNotice limits={limits} showCost={showCost} />}
     />
   );
 }
