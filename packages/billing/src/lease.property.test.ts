@@ -11,6 +11,7 @@ import {
 } from "./lease.ts";
 import { CreditLedger, type LedgerConfig, utcDay, utcMonth } from "./ledger.ts";
 import type { LedgerStore } from "./ledger-store.ts";
+import { type LimitRules, periodKey } from "./limit-rules.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";
 import { nodeSqliteExecutor } from "./node-sqlite-executor.test-support.ts";
 import { SqlLedgerStore } from "./sql-ledger-store.ts";
@@ -39,7 +40,7 @@ type Op =
   | { type: "advance"; ms: number }
   | { type: "topup"; amount: number }
   | { type: "refund"; amount: number }
-  | { type: "limit"; org: number | null; member: number | null }
+  | { type: "limit"; org: number | null; member: number | null; project: number | null }
   | { type: "remove"; s: number }
   | { type: "erase"; s: number };
 
@@ -93,6 +94,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
       type: fc.constant("limit" as const),
       org: fc.option(fc.integer({ min: 0, max: 30_000 })),
       member: fc.option(fc.integer({ min: 0, max: 15_000 })),
+      project: fc.option(fc.integer({ min: 0, max: 20_000 })),
     }),
   },
   {
@@ -139,15 +141,25 @@ function usageFor(call: Call, price: number): LeaseUsage {
   };
 }
 
+/** A weekly limit on the one project every session is in (limit-rules.ts); null: none. */
+const projectWeek = (amount: number | null): LimitRules => ({
+  rulesFor: (subject, subjectId) =>
+    amount !== null && subject === "project" && subjectId === "p"
+      ? [{ subject, subjectId, period: "week", amountMicros: amount, updatedAt: 0 }]
+      : [],
+});
+
 function runScenario(
   makeStore: () => LedgerStore,
-  initial: { grant: number; org: number | null; member: number | null },
+  initial: { grant: number; org: number | null; member: number | null; project: number | null },
   ops: readonly Op[],
 ): void {
   const store = makeStore();
+  let projectLimit = initial.project;
   let config: Partial<LedgerConfig> = {
     orgMonthlyLimitMicros: initial.org,
     memberDailyLimitMicros: initial.member,
+    limitRules: projectWeek(projectLimit),
   };
   let ledger = new CreditLedger(store, config);
   let now = START;
@@ -226,8 +238,14 @@ function runScenario(
     }
   };
 
-  const committed = (scope: "org" | "member", member: string): number => {
+  const committed = (scope: "org" | "member" | "project", member: string): number => {
     const open = store.listOpenHolds();
+    if (scope === "project") {
+      return (
+        store.getCounter(`spend:project-week:${periodKey("week", now)}:p`) +
+        open.filter((h) => h.projectId === "p").reduce((sum, h) => sum + h.amountMicros, 0)
+      );
+    }
     if (scope === "org") {
       return (
         store.getCounter(`spend:org:${utcMonth(now)}`) +
@@ -287,6 +305,7 @@ function runScenario(
         const balance = ledger.balance();
         const orgBefore = committed("org", sim.member);
         const memberBefore = committed("member", sim.member);
+        const projectBefore = committed("project", sim.member);
         if (held.ok) {
           sim.inFlight = { requestId, drawMicros: op.max, lease: null };
         } else {
@@ -296,7 +315,8 @@ function runScenario(
           const unaffordable =
             balance.availableMicros < op.max ||
             (orgLimit !== null && orgBefore + op.max > orgLimit) ||
-            (memberLimit !== null && memberBefore + op.max > memberLimit);
+            (memberLimit !== null && memberBefore + op.max > memberLimit) ||
+            (projectLimit !== null && projectBefore + op.max > projectLimit);
           expect(unaffordable).toBe(true);
         }
         break;
@@ -395,13 +415,19 @@ function runScenario(
         slack += op.amount;
         break;
       case "limit": {
-        config = { orgMonthlyLimitMicros: op.org, memberDailyLimitMicros: op.member };
+        projectLimit = op.project;
+        config = {
+          orgMonthlyLimitMicros: op.org,
+          memberDailyLimitMicros: op.member,
+          limitRules: projectWeek(projectLimit),
+        };
         ledger = new CreditLedger(store, config);
         // The account pushes the change to every session with a lease: they draw no more on it.
         for (const sim of sims) dropLease(sim);
         // What calls already in flight drew may stand over the new limit: part of the bound.
         slack += Math.max(0, committed("org", ""));
         for (const sim of sims) slack += Math.max(0, committed("member", sim.member));
+        slack += Math.max(0, committed("project", ""));
         break;
       }
       case "remove":
@@ -428,6 +454,9 @@ function runScenario(
       for (const sim of sims) {
         expect(committed("member", sim.member)).toBeLessThanOrEqual(memberLimit + slack);
       }
+    }
+    if (projectLimit !== null) {
+      expect(committed("project", "")).toBeLessThanOrEqual(projectLimit + slack);
     }
     // Invariant 6: a session removed or erased holds nothing once its last call is reported.
     for (const sim of sims) {
@@ -469,6 +498,7 @@ const scenario = fc.record({
   grant: fc.integer({ min: 0, max: 20_000 }),
   org: fc.option(fc.integer({ min: 0, max: 30_000 })),
   member: fc.option(fc.integer({ min: 0, max: 15_000 })),
+  project: fc.option(fc.integer({ min: 0, max: 20_000 })),
 });
 
 describe("leases over random interleavings", () => {
