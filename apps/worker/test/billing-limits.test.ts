@@ -197,4 +197,38 @@ describe("limits on a project, a member and oneself", () => {
     expect(settings.status).toBe(400);
     expect(await ruleList(w)).toEqual(rules);
   });
+
+  it("erasing a member or a project leaves no limit naming them, and the verification scan agrees", async () => {
+    const w = await funded();
+    await putLimit(w, "/me", w.member.token, { period: "day", amountMicros: 5_000 });
+    await putLimit(w, `/members/${w.member.id}`, w.admin.token, {
+      period: "week",
+      amountMicros: 9_000,
+    });
+    await putLimit(w, `/projects/${w.projectId}`, w.admin.token, {
+      period: "month",
+      amountMicros: 7_000,
+    });
+    for (const subject of [
+      { type: "member", id: w.member.id },
+      { type: "project", id: w.projectId },
+    ]) {
+      const erased = await api<{ status: string; verification: { ok: boolean } }>(
+        "POST",
+        `/api/orgs/${w.orgId}/erasure-requests`,
+        { token: w.owner.token, body: { subject, reason: "asked" } },
+      );
+      expect(erased.status, JSON.stringify(erased.body)).toBe(202);
+      expect(erased.body).toMatchObject({ status: "completed", verification: { ok: true } });
+    }
+    const left = await ruleList(w);
+    expect(JSON.stringify(left)).not.toContain(w.member.id);
+    expect(JSON.stringify(left)).not.toContain(w.projectId);
+    // The member's limits stay, on their pseudonym (the spend they bound stays too); the
+    // erased project's go with it.
+    expect(left.map((rule) => [rule.subject, rule.label]).sort()).toEqual([
+      ["member", "Erased member"],
+      ["own", "Erased member"],
+    ]);
+  });
 });

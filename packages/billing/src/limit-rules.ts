@@ -130,6 +130,17 @@ export class LimitRuleStore implements LimitRules {
     );
   }
 
+  /** Removes every rule of these subjects (an erased project's). */
+  dropSubjects(subject: LimitSubject, subjectIds: readonly string[]): void {
+    if (subjectIds.length === 0) return;
+    this.#run(
+      "DELETE FROM limit_rules WHERE subject = ? AND subject_id IN (SELECT value FROM json_each(?))",
+      subject,
+      JSON.stringify(subjectIds),
+    );
+    this.reload();
+  }
+
   /** Sets (amount) or removes (null) one subject's rule for one period. */
   put(
     rule: Omit<LimitRule, "amountMicros" | "updatedAt"> & { amountMicros: number | null },

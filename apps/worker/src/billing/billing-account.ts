@@ -221,6 +221,11 @@ export class BillingAccount extends DurableObject<Env> {
     return this.#rules.rulesFor(rule.subject, rule.subjectId).slice();
   }
 
+  /** Removes every limit of these (erased) projects; idempotent. */
+  dropProjectLimits(projectIds: string[]): void {
+    this.#rules.dropSubjects("project", projectIds);
+  }
+
   /** The limits on a principal's calls in a project, spent so far and when each resets. */
   async limitStatus(input: {
     memberId: string;

@@ -36,7 +36,7 @@ export async function runStep(
     case "d1":
       return eraseDirectory(env, plan);
     case "ledger":
-      return pseudonymizeLedgers(env, plan);
+      return pseudonymizeLedgers(env, plan, request.org_id);
     case "audit":
       return pseudonymizeAudit(env, request, plan);
     case "stripe":
@@ -266,7 +266,15 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
   return `${statements.length} statements`;
 }
 
-async function pseudonymizeLedgers(env: Env, plan: ErasurePlan): Promise<string> {
+async function pseudonymizeLedgers(
+  env: Env,
+  plan: ErasurePlan,
+  requestOrgId: string | null,
+): Promise<string> {
+  // An erased project's limits go with it (its usage stays, under its id: not personal data).
+  if (plan.projectIds.length > 0 && requestOrgId !== null) {
+    await billingAccount(env, requestOrgId).dropProjectLimits(plan.projectIds);
+  }
   if (!plan.userId) return "no personal identity in the ledger";
   const alias = await pseudonym(env.ERASURE_HASH_KEY, plan.userId);
   let rows = 0;
