@@ -242,6 +242,36 @@ describe("end users: sessions through the embed", () => {
     expect((await asEndUser("GET", path, w.member.token)).status).toBe(401);
   });
 
+  it("an app's weekly end-user limit, set through the API, stops the end user until Monday", async () => {
+    const w = await funded();
+    const set = await api<{ endUserWeeklyLimitMicros: number | null }>(
+      "PATCH",
+      `/api/apps/${w.appId}`,
+      { token: w.owner.token, body: { endUserWeeklyLimitMicros: 10 } },
+    );
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(set.body.endUserWeeklyLimitMicros).toBe(10);
+    const { accessToken } = await endUserToken(w, "weekly");
+    const session = await openSession(accessToken);
+    const chat = await mustOpen(session.id, accessToken);
+    const before = await modelRequests();
+    const turn = await chat.turn("This week?");
+    expect(turn.metadata).toMatchObject({ code: "spend_limit" });
+    expect(turn.text).toBe(
+      "You have reached your weekly usage limit for this assistant. It resets on Monday at 00:00 UTC.",
+    );
+    expect(await modelRequests()).toBe(before);
+    chat.close();
+    const status = await asEndUser<LimitStatus>(
+      "GET",
+      `/api/embed/sessions/${session.id}/limits`,
+      accessToken,
+    );
+    expect(status.body.limits).toMatchObject([
+      { limit: "end_user_weekly", period: "week", limitMicros: 10 },
+    ]);
+  });
+
   it("the app's cost setting decides whether its end users' replies carry a price", async () => {
     const w = await funded();
     const { accessToken } = await endUserToken(w, "priced");

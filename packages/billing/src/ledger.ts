@@ -110,6 +110,8 @@ export interface Balance {
  */
 export interface EndUserLimits {
   dailyMicros: number | null;
+  /** Per UTC week from Monday (2026-12-02); absent: none. */
+  weeklyMicros?: number | null;
   monthlyMicros: number | null;
 }
 
@@ -130,7 +132,8 @@ export type SpendLimitScope =
   | "member_daily"
   | "end_user_daily"
   | "end_user_monthly"
-  | `${"member" | "own" | "project"}_${"weekly" | "monthly"}`
+  | `${"member" | "own" | "project" | "end_user"}_weekly`
+  | `${"member" | "own" | "project"}_monthly`
   | "own_daily"
   | "project_daily";
 
@@ -362,6 +365,8 @@ function assertEndUserLimits(limits: EndUserLimits | undefined): void {
   if (limits === undefined) return;
   if (limits.dailyMicros !== null) assertNonNegativeMicros(limits.dailyMicros, "limit");
   if (limits.monthlyMicros !== null) assertNonNegativeMicros(limits.monthlyMicros, "limit");
+  const weekly = limits.weeklyMicros ?? null;
+  if (weekly !== null) assertNonNegativeMicros(weekly, "limit");
 }
 
 function assertId(value: string, label: string): void {
@@ -1147,6 +1152,8 @@ export class CreditLedger {
       }
     } else {
       if (endUser.dailyMicros !== null) memberLimit("end_user_daily", endUser.dailyMicros, "day");
+      const weekly = endUser.weeklyMicros ?? null;
+      if (weekly !== null) memberLimit("end_user_weekly", weekly, "week");
       if (endUser.monthlyMicros !== null) {
         memberLimit("end_user_monthly", endUser.monthlyMicros, "month");
       }

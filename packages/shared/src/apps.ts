@@ -192,6 +192,7 @@ export const createAppSchema = z.strictObject({
   projectIds: projectIdsSchema,
   verification: tokenVerificationSchema,
   endUserDailyLimitMicros: endUserLimitSchema.default(null),
+  endUserWeeklyLimitMicros: endUserLimitSchema.default(null),
   endUserMonthlyLimitMicros: endUserLimitSchema.default(null),
   showCost: z.boolean().default(false),
 });
@@ -205,6 +206,7 @@ export const updateAppSchema = z
     projectIds: projectIdsSchema.optional(),
     verification: tokenVerificationSchema.optional(),
     endUserDailyLimitMicros: endUserLimitSchema.optional(),
+    endUserWeeklyLimitMicros: endUserLimitSchema.optional(),
     endUserMonthlyLimitMicros: endUserLimitSchema.optional(),
     showCost: z.boolean().optional(),
   })
@@ -276,6 +278,8 @@ export interface App {
   projectIds: string[];
   verification: TokenVerification;
   endUserDailyLimitMicros: number | null;
+  /** Per UTC week, from Monday 00:00 (2026-12-02). */
+  endUserWeeklyLimitMicros: number | null;
   endUserMonthlyLimitMicros: number | null;
   showCost: boolean;
   createdAt: string;

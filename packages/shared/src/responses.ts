@@ -379,6 +379,7 @@ export const appSchema = z
       }),
     ]),
     endUserDailyLimitMicros: microsSchema.nullable(),
+    endUserWeeklyLimitMicros: microsSchema.nullable(),
     endUserMonthlyLimitMicros: microsSchema.nullable(),
     showCost: z.boolean(),
     createdAt: iso,

@@ -267,7 +267,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   #endUserLimits(caller: AgentCaller): EndUserLimits {
     const kept = this.#access;
     if (kept?.userId === caller.userId && kept.endUserLimits) return kept.endUserLimits;
-    return { dailyMicros: 0, monthlyMicros: 0 };
+    return { dailyMicros: 0, weeklyMicros: 0, monthlyMicros: 0 };
   }
 
   #reserveFirst(

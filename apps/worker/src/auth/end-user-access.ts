@@ -19,8 +19,10 @@ export interface EndUserPrincipal {
 export const endUserLimitsOf = (row: {
   end_user_daily_limit_micros: number | null;
   end_user_monthly_limit_micros: number | null;
+  end_user_weekly_limit_micros: number | null;
 }): EndUserLimits => ({
   dailyMicros: row.end_user_daily_limit_micros,
+  weeklyMicros: row.end_user_weekly_limit_micros,
   monthlyMicros: row.end_user_monthly_limit_micros,
 });
 
@@ -44,7 +46,7 @@ export async function endUserSessionAccess(
       `SELECT s.*, p.name AS project_name, p.memory AS project_memory,
          p.created_by AS project_created_by, p.created_at AS project_created_at,
          p.updated_at AS project_updated_at,
-         a.end_user_daily_limit_micros, a.end_user_monthly_limit_micros, a.show_cost
+         a.end_user_daily_limit_micros, a.end_user_weekly_limit_micros, a.end_user_monthly_limit_micros, a.show_cost
        FROM sessions s
        JOIN apps a ON a.id = s.app_id AND a.deleted_at IS NULL
        JOIN app_projects ap ON ap.app_id = a.id AND ap.project_id = s.project_id
@@ -64,6 +66,7 @@ export async function endUserSessionAccess(
         project_updated_at: number;
         end_user_daily_limit_micros: number | null;
         end_user_monthly_limit_micros: number | null;
+        end_user_weekly_limit_micros: number | null;
         show_cost: number;
       }
     >();

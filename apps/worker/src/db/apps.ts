@@ -15,6 +15,7 @@ export interface AppRow {
   max_token_lifetime_seconds: number;
   end_user_daily_limit_micros: number | null;
   end_user_monthly_limit_micros: number | null;
+  end_user_weekly_limit_micros: number | null;
   show_cost: number;
   created_at: number;
   updated_at: number;
@@ -115,6 +116,7 @@ export const toApp = (app: AppRecord): App => ({
   projectIds: app.projectIds,
   verification: verificationOf(app),
   endUserDailyLimitMicros: app.end_user_daily_limit_micros,
+  endUserWeeklyLimitMicros: app.end_user_weekly_limit_micros,
   endUserMonthlyLimitMicros: app.end_user_monthly_limit_micros,
   showCost: app.show_cost === 1,
   createdAt: iso(app.created_at),

@@ -569,7 +569,7 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
       const apps = await all<Omit<AppRow, "org_id">>(
         db,
         `SELECT id, name, token_type, token_alg, token_jwk, token_jwks_url, token_issuer, token_audience,
-           max_token_lifetime_seconds, end_user_daily_limit_micros, end_user_monthly_limit_micros,
+           max_token_lifetime_seconds, end_user_daily_limit_micros, end_user_weekly_limit_micros, end_user_monthly_limit_micros,
            show_cost, created_at, updated_at, deleted_at
          FROM apps WHERE org_id = ? ORDER BY id`,
         org,
@@ -614,6 +614,7 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
         allowedOrigins: origins.filter((o) => o.app_id === a.id).map((o) => o.origin),
         projectIds: projects.filter((p) => p.app_id === a.id).map((p) => p.project_id),
         endUserDailyLimitMicros: a.end_user_daily_limit_micros,
+        endUserWeeklyLimitMicros: a.end_user_weekly_limit_micros,
         endUserMonthlyLimitMicros: a.end_user_monthly_limit_micros,
         showCost: a.show_cost === 1,
         createdAt: iso(a.created_at),

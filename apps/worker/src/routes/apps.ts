@@ -266,8 +266,9 @@ export const orgApps = new Hono<AppEnv>()
           .prepare(
             `INSERT INTO apps (id, org_id, name, token_type, token_alg, token_jwk, token_jwks_url,
              token_issuer, token_audience, max_token_lifetime_seconds, end_user_daily_limit_micros,
-             end_user_monthly_limit_micros, show_cost, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+             end_user_monthly_limit_micros, end_user_weekly_limit_micros, show_cost, created_at,
+             updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .bind(
             app.id,
@@ -282,6 +283,7 @@ export const orgApps = new Hono<AppEnv>()
             verification.max_token_lifetime_seconds,
             input.endUserDailyLimitMicros,
             input.endUserMonthlyLimitMicros,
+            input.endUserWeeklyLimitMicros,
             input.showCost ? 1 : 0,
             now,
             now,
@@ -362,7 +364,8 @@ export const apps = new Hono<AppEnv>()
           .prepare(
             `UPDATE apps SET name = ?, token_type = ?, token_alg = ?, token_jwk = ?, token_jwks_url = ?,
              token_issuer = ?, token_audience = ?, max_token_lifetime_seconds = ?,
-             end_user_daily_limit_micros = ?, end_user_monthly_limit_micros = ?, show_cost = ?,
+             end_user_daily_limit_micros = ?, end_user_monthly_limit_micros = ?,
+             end_user_weekly_limit_micros = ?, show_cost = ?,
              updated_at = ?
            WHERE id = ? AND deleted_at IS NULL`,
           )
@@ -377,6 +380,7 @@ export const apps = new Hono<AppEnv>()
             v.max_token_lifetime_seconds,
             pick(input.endUserDailyLimitMicros, app.end_user_daily_limit_micros),
             pick(input.endUserMonthlyLimitMicros, app.end_user_monthly_limit_micros),
+            pick(input.endUserWeeklyLimitMicros, app.end_user_weekly_limit_micros),
             input.showCost === undefined ? app.show_cost : input.showCost ? 1 : 0,
             now,
             app.id,
@@ -402,6 +406,7 @@ export const apps = new Hono<AppEnv>()
       await appChanged(c.env, app, {
         limits:
           input.endUserDailyLimitMicros !== undefined ||
+          input.endUserWeeklyLimitMicros !== undefined ||
           input.endUserMonthlyLimitMicros !== undefined,
       });
       const body: AppWithSecret = toApp(await reload(db, app.id));
