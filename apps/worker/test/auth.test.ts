@@ -109,6 +109,18 @@ describe("sign-in rate limit", () => {
 });
 
 describe("refresh tokens", () => {
+  it("refresh and logout take no body: a stray one is a 400 that rotates and revokes nothing", async () => {
+    const start = await signup();
+    for (const path of ["/api/auth/refresh", "/api/auth/logout"]) {
+      const res = await api("POST", path, { ...withCookie(start.cookie), body: { foo: 1 } });
+      expect(res.status, path).toBe(400);
+      expect(errorCode(res)).toBe("invalid_request");
+    }
+    // The cookie was neither rotated nor revoked: it still refreshes, once.
+    const res = await api("POST", "/api/auth/refresh", { ...withCookie(start.cookie), body: {} });
+    expect(res.status).toBe(200);
+  });
+
   it("rotates: the new cookie works, the old one is refused and revokes the family", async () => {
     const start = await signup();
     const first = await api("POST", "/api/auth/refresh", withCookie(start.cookie));

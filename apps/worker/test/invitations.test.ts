@@ -82,6 +82,12 @@ describe("invitations by link", () => {
     expect(preview.body).toMatchObject({ email, role: "admin", orgName: expect.any(String) });
 
     const newcomer = await signUp("newcomer", { email });
+    // Acceptance takes no body (a role or org in one is not read): refused, and nobody joins.
+    const stray = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
+      token: newcomer.accessToken,
+      body: { role: "owner" },
+    });
+    expect(stray.status).toBe(400);
     const accepted = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
       token: newcomer.accessToken,
     });

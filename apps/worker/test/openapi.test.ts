@@ -2,6 +2,7 @@ import { findTargetHandler } from "hono/utils/handler";
 import { uniqueSymbol } from "hono-openapi";
 import { describe, expect, it } from "vitest";
 import { app } from "../src/app.ts";
+import { noBody } from "../src/http/validate.ts";
 import { hs256Token, ORIGIN, secretAppBody } from "./apps.ts";
 import {
   type ApiOptions,
@@ -153,6 +154,24 @@ describe("the OpenAPI document", () => {
         expect(success, `${method} ${path}`).not.toEqual([]);
       }
     }
+  });
+
+  it("every POST, PUT and PATCH says what body it takes: a schema, or none at all (noBody)", async () => {
+    const doc = (await api<Document>("GET", "/api/openapi.json")).body;
+    // The Stripe webhook reads the raw payload it verifies; nothing else may skip the decision.
+    const raw = new Set(["POST /api/webhooks/stripe"]);
+    const undecided = apiRoutes().filter((route) => {
+      const [method = "", path = ""] = route.split(" ");
+      if (!["POST", "PUT", "PATCH"].includes(method) || raw.has(route)) return false;
+      const operation = doc.paths[toOpenApiPath(path)]?.[method.toLowerCase()] as
+        | { requestBody?: unknown }
+        | undefined;
+      const refusesBodies = app.routes.some(
+        (r) => r.method === method && r.path === path && r.handler === noBody,
+      );
+      return operation?.requestBody === undefined && !refusesBodies;
+    });
+    expect(undecided).toEqual([]);
   });
 });
 

@@ -26,7 +26,7 @@ import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json, security } from "../http/openapi.ts";
 import { sameOriginOnly } from "../http/same-origin.ts";
-import { jsonBody } from "../http/validate.ts";
+import { jsonBody, noBody } from "../http/validate.ts";
 
 export const REFRESH_COOKIE = "parley_refresh";
 /**
@@ -268,6 +268,7 @@ export const auth = new Hono<AppEnv>()
       security: security.refreshCookie,
       responses: { 200: json(authResultSchema, "The cookie rotates"), ...errors(401, 403) },
     }),
+    noBody,
     async (c) => {
       const token = getCookie(c, REFRESH_COOKIE);
       if (!token) {
@@ -313,6 +314,7 @@ export const auth = new Hono<AppEnv>()
       security: security.refreshCookie,
       responses: { 204: empty(), ...errors(403) },
     }),
+    noBody,
     async (c) => {
       const token = getCookie(c, REFRESH_COOKIE);
       // The sign-in ends everywhere it reached: its refresh tokens, its access tokens (they carry the

@@ -24,7 +24,7 @@ import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json, security } from "../http/openapi.ts";
 import { publicBase } from "../http/public-base.ts";
-import { jsonBody, query } from "../http/validate.ts";
+import { jsonBody, noBody, query } from "../http/validate.ts";
 
 /**
  * Invitations (2026-12-02). An owner or admin invites an email with a role and gets a link to send
@@ -361,6 +361,7 @@ export const invitations = new Hono<AppEnv>().post(
     summary: "Accept an invitation",
     responses: { 201: json(acceptedInvitationSchema), ...errors(401, 403, 409, 410) },
   }),
+  noBody,
   async (c) => {
     const { userId } = c.get("caller");
     const db = c.env.DB;
