@@ -111,7 +111,20 @@ async function richWorld() {
     },
   );
   expect(rotated.status).toBe(201);
-  return { w, memberKey, appSecret: rotated.body.secret.secret, tokenHash };
+  // A finished export of each kind from before: an archive lists those, never itself.
+  const earlier = { account: `exp_0${crypto.randomUUID()}`, org: `exp_0${crypto.randomUUID()}` };
+  await env.DB.batch(
+    [
+      [earlier.account, "account", w.member.id, null, w.member.id],
+      [earlier.org, "org", w.owner.id, w.orgId, w.owner.id],
+    ].map(([id, kind, subject, org, by]) =>
+      env.DB.prepare(
+        `INSERT INTO data_exports (id, kind, subject_user_id, org_id, requested_by, status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'completed', ?, ?)`,
+      ).bind(id, kind, subject, org, by, now, now),
+    ),
+  );
+  return { w, memberKey, appSecret: rotated.body.secret.secret, tokenHash, earlier };
 }
 
 /** Every value that must never reach an archive: hashes, keys, app secrets. */
@@ -158,7 +171,7 @@ describe("data export: completeness", () => {
   });
 
   it("an account export holds the person's data from every store, and no secret", async () => {
-    const { w, memberKey, appSecret, tokenHash } = await richWorld();
+    const { w, memberKey, appSecret, tokenHash, earlier } = await richWorld();
     const started = await api<DataExport>("POST", "/api/me/exports", { token: w.member.token });
     expect(started.status).toBe(202);
     expect(started.body).toMatchObject({ kind: "account", orgId: null, downloadUrl: null });
@@ -200,7 +213,10 @@ describe("data export: completeness", () => {
     ]);
     expect((s.erasureRequests as unknown[]).length).toBe(1);
     expect(JSON.stringify(s.audit)).toContain("export.requested");
-    expect(JSON.stringify(s.exports)).toContain(started.body.id);
+    // The earlier export, and not this one (it was still running as it was written).
+    expect(s.exports).toEqual([
+      expect.objectContaining({ id: earlier.account, status: "completed" }),
+    ]);
     // Nothing of anyone else's private sessions, and no secret at all.
     const text = JSON.stringify(archive);
     expect(text).not.toContain(w.otherSessionId);
@@ -223,7 +239,7 @@ describe("data export: completeness", () => {
   });
 
   it("an org export holds the org's data from every store, and no secret", async () => {
-    const { w, memberKey, appSecret, tokenHash } = await richWorld();
+    const { w, memberKey, appSecret, tokenHash, earlier } = await richWorld();
     const started = await api<DataExport>("POST", `/api/orgs/${w.orgId}/exports`, {
       token: w.owner.token,
     });
@@ -261,9 +277,15 @@ describe("data export: completeness", () => {
     const list = await api<{ items: DataExport[] }>("GET", `/api/orgs/${w.orgId}/exports`, {
       token: w.owner.token,
     });
-    expect(list.body.items.map((x) => [x.id, x.downloadUrl !== null])).toEqual([
-      [started.body.id, true],
-    ]);
+    const listed = list.body.items.map((x) => [x.id, x.downloadUrl !== null]);
+    expect(listed).toHaveLength(2);
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        [started.body.id, true],
+        [earlier.org, false],
+      ]),
+    );
+    expect(JSON.stringify(s.exports)).not.toContain(started.body.id);
   });
 });
 
@@ -435,7 +457,8 @@ describe("data export: erasure", () => {
     };
     const verification = await verifyErasure(env, plan, w.orgId);
     expect(verification.ok).toBe(false);
-    expect(verification.findings).toContain("D1 data_exports: 1 exports holding erased data left");
+    // This one and the world's earlier org export.
+    expect(verification.findings).toContain("D1 data_exports: 2 exports holding erased data left");
   });
 
   it("an export whose subject was erased meanwhile fails and keeps nothing", async () => {

@@ -487,8 +487,10 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
       return exportItems(
         await all(
           db,
-          `SELECT ${EXPORT_COLUMNS} FROM data_exports WHERE kind = 'account' AND subject_user_id = ? ORDER BY id`,
+          // Not this export: it is still running, and its link is not part of what it holds.
+          `SELECT ${EXPORT_COLUMNS} FROM data_exports WHERE kind = 'account' AND subject_user_id = ? AND id != ? ORDER BY id`,
           user,
+          row.id,
         ),
       );
     case "org:organization": {
@@ -691,8 +693,9 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
       return exportItems(
         await all(
           db,
-          `SELECT ${EXPORT_COLUMNS} FROM data_exports WHERE kind = 'org' AND org_id = ? ORDER BY id`,
+          `SELECT ${EXPORT_COLUMNS} FROM data_exports WHERE kind = 'org' AND org_id = ? AND id != ? ORDER BY id`,
           org,
+          row.id,
         ),
       );
   }
