@@ -13,7 +13,7 @@ import {
   limitRuleSchema,
   limitStatusSchema,
 } from "@parley/shared";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { notFound, orgAccess, requireRole, sessionAccess } from "../auth/access.ts";
 import { billingAccount, openBillingAccount } from "../billing/account.ts";
@@ -95,6 +95,25 @@ async function putRule(
   return { items: await listed(c.env.DB, orgId, rules) };
 }
 
+/**
+ * An admin sets or removes a limit on a member or project of their org: the subject must be the
+ * org's (`exists.query`, bound to the subject's id and the org's), or it is 404 like a missing one.
+ */
+async function adminSetsRule(
+  c: Context<AppEnv, string, { out: { json: LimitRuleInput } }>,
+  subject: "member" | "project",
+  subjectId: string,
+  exists: { query: string; what: string },
+): Promise<Response> {
+  const actorId = c.get("caller").userId;
+  const access = await orgAccess(c.env.DB, actorId, c.req.param("orgId") ?? "");
+  requireRole(access, "admin");
+  const found = await c.env.DB.prepare(exists.query).bind(subjectId, access.orgId).first();
+  if (!found) throw notFound(exists.what);
+  const rule = { subject, subjectId, ...c.req.valid("json") };
+  return c.json(await putRule(c, access.orgId, actorId, rule));
+}
+
 const ruleResponses = { 200: json(limitRuleListSchema), ...errors(400, 401, 403, 404) };
 
 export const billingLimits = new Hono<AppEnv>()
@@ -158,26 +177,11 @@ export const billingLimits = new Hono<AppEnv>()
       responses: ruleResponses,
     }),
     jsonBody(limitRuleSchema),
-    async (c) => {
-      const actorId = c.get("caller").userId;
-      const access = await orgAccess(c.env.DB, actorId, c.req.param("orgId"));
-      requireRole(access, "admin");
-      const memberId = c.req.param("userId");
-      const member = await c.env.DB.prepare(
-        "SELECT 1 AS ok FROM memberships WHERE org_id = ? AND user_id = ?",
-      )
-        .bind(access.orgId, memberId)
-        .first();
-      if (!member) throw notFound("Member");
-      const body = c.req.valid("json");
-      return c.json(
-        await putRule(c, access.orgId, actorId, {
-          subject: "member",
-          subjectId: memberId,
-          ...body,
-        }),
-      );
-    },
+    (c) =>
+      adminSetsRule(c, "member", c.req.param("userId"), {
+        query: "SELECT 1 AS ok FROM memberships WHERE user_id = ?1 AND org_id = ?2",
+        what: "Member",
+      }),
   )
 
   /** An admin's limit on one project: every member's and end user's calls in it count. */
@@ -189,26 +193,11 @@ export const billingLimits = new Hono<AppEnv>()
       responses: ruleResponses,
     }),
     jsonBody(limitRuleSchema),
-    async (c) => {
-      const actorId = c.get("caller").userId;
-      const access = await orgAccess(c.env.DB, actorId, c.req.param("orgId"));
-      requireRole(access, "admin");
-      const projectId = c.req.param("projectId");
-      const project = await c.env.DB.prepare(
-        "SELECT 1 AS ok FROM projects WHERE id = ? AND org_id = ? AND deleted_at IS NULL",
-      )
-        .bind(projectId, access.orgId)
-        .first();
-      if (!project) throw notFound("Project");
-      const body = c.req.valid("json");
-      return c.json(
-        await putRule(c, access.orgId, actorId, {
-          subject: "project",
-          subjectId: projectId,
-          ...body,
-        }),
-      );
-    },
+    (c) =>
+      adminSetsRule(c, "project", c.req.param("projectId"), {
+        query: "SELECT 1 AS ok FROM projects WHERE id = ?1 AND org_id = ?2 AND deleted_at IS NULL",
+        what: "Project",
+      }),
   );
 
 /** The limits on the caller's calls in one of their sessions (the web chat's warning). */
