@@ -9,6 +9,9 @@ import type {
   Invitation,
   InvitationPreview,
   LedgerEntry,
+  LimitRule,
+  LimitRuleInput,
+  LimitStatus,
   Login,
   Me,
   Member,
@@ -33,6 +36,7 @@ export type BillingSettings = Pick<
   | "lowBalanceMicros"
   | "runwayAlertDays"
   | "alertWebhookUrl"
+  | "limitWarningPct"
 >;
 
 /**
@@ -157,7 +161,7 @@ export interface ApiClientOptions {
   takeEarlyRefresh?: () => Promise<Response> | undefined;
 }
 
-type Method = "GET" | "POST" | "PATCH" | "DELETE";
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 const unreachable = () =>
   new ApiError("network", "Cannot reach the server. Check your connection.", 0);
@@ -371,6 +375,28 @@ export function createApiClient(options: ApiClientOptions = {}) {
         "GET",
         `/api/orgs/${enc(orgId)}/billing/activity${queryString({ ...filters, cursor })}`,
       ),
+    /** Limits on members, projects and oneself (owners and admins). */
+    limitRules: (orgId: string) =>
+      request<{ items: LimitRule[] }>("GET", `/api/orgs/${enc(orgId)}/billing/limits`),
+    /** Sets or (amountMicros null) removes a limit; `target` is `me`, a member or a project. */
+    setLimit: (
+      orgId: string,
+      target: { kind: "me" } | { kind: "member" | "project"; id: string },
+      input: LimitRuleInput,
+    ) =>
+      request<{ items: LimitRule[] }>(
+        "PUT",
+        `/api/orgs/${enc(orgId)}/billing/limits/${
+          target.kind === "me" ? "me" : `${target.kind}s/${enc(target.id)}`
+        }`,
+        input,
+      ),
+    /** The limits on the caller's own calls in the org, spent so far. */
+    myLimits: (orgId: string) =>
+      request<LimitStatus>("GET", `/api/orgs/${enc(orgId)}/billing/limits/me`),
+    /** The limits on the caller's calls in a session's project (the chat's warning). */
+    sessionLimits: (sessionId: string) =>
+      request<LimitStatus>("GET", `/api/sessions/${enc(sessionId)}/limits`),
     /** A Stripe customer portal link (receipts, saved cards); owners and admins. */
     billingPortal: (orgId: string) =>
       request<{ url: string }>("POST", `/api/orgs/${enc(orgId)}/billing/portal`),

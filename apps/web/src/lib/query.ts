@@ -50,4 +50,9 @@ export const keys = {
   billingLedger: (orgId: string) => ["org", orgId, "billing", "ledger"] as const,
   billingPayments: (orgId: string) => ["org", orgId, "billing", "payments"] as const,
   billingAlerts: (orgId: string) => ["org", orgId, "billing", "alerts"] as const,
+  limitRules: (orgId: string) => ["org", orgId, "billing", "limit-rules"] as const,
+  myLimits: (orgId: string) => ["org", orgId, "billing", "my-limits"] as const,
+  /** Under billing: a turn's end (which invalidates billing) reads the chat's limits again. */
+  sessionLimits: (orgId: string, sessionId: string) =>
+    ["org", orgId, "billing", "session-limits", sessionId] as const,
 };

@@ -24,6 +24,7 @@ const summary = (over: Partial<BillingSummary> = {}): BillingSummary => ({
   lowBalanceMicros: null,
   runwayAlertDays: null,
   alertWebhookUrl: null,
+  limitWarningPct: 80,
   forecast: { windowDays: 7, spentMicros: 0, dailyRateMicros: 0, daysLeft: null, runsOutAt: null },
   ...over,
 });

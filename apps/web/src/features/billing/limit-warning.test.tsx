@@ -1,4 +1,4 @@
-import type { BillingSummary, UsageReport } from "@parley/shared";
+import type { LimitState, LimitStatus } from "@parley/shared";
 import { cleanup, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { api } from "../../lib/api.ts";
@@ -19,48 +19,68 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const summary = (memberDailyLimitMicros: number | null) =>
-  ({ memberDailyLimitMicros }) as unknown as BillingSummary;
-const spentToday = (priceMicros: number) => ({ totals: { priceMicros } }) as unknown as UsageReport;
+const limit = (over: Partial<LimitState>): LimitState => ({
+  limit: "member_daily",
+  period: "day",
+  limitMicros: 5_000_000,
+  spentMicros: 4_200_000,
+  resetsAt: "2026-12-03T00:00:00.000Z",
+  raisedBy: "admins",
+  warning: true,
+  ...over,
+});
+const status = (limits: LimitState[]): LimitStatus => ({ warningPct: 80, limits });
 
 describe("LimitWarning", () => {
-  it("warns at 80% of the daily member limit, with the reset and who can raise it", async () => {
-    vi.spyOn(api, "billing").mockResolvedValue(summary(5_000_000));
-    const usage = vi.spyOn(api, "usage").mockResolvedValue(spentToday(4_200_000));
-    await renderInApp(<LimitWarning />);
+  it("warns of the most-used limit past the share, with its reset and who can raise it", async () => {
+    const read = vi.spyOn(api, "sessionLimits").mockResolvedValue(
+      status([
+        limit({}),
+        limit({
+          limit: "project_weekly",
+          period: "week",
+          limitMicros: 10_000_000,
+          spentMicros: 9_100_000,
+        }),
+        limit({ limit: "org_monthly", period: "month", spentMicros: 4_990_000, warning: false }),
+      ]),
+    );
+    await renderInApp(<LimitWarning sessionId="ses_1" />);
     const warning = await screen.findByTestId("limit-warning");
     expect(warning.textContent).toBe(
-      "You have used 84% of your daily limit ($4.20 of $5.00). It resets at 00:00 UTC; an owner or admin can raise it.",
+      "You have used 91% of this project's weekly limit ($9.10 of $10.00). It resets on Monday at 00:00 UTC; an owner or admin can raise it.",
     );
-    // Today's own usage, from midnight UTC.
-    const [, groupBy, range] = usage.mock.calls[0] ?? [];
-    expect(groupBy).toBe("day");
-    expect(range).toEqual({
-      from: `${new Date().toISOString().slice(0, 10)}T00:00:00Z`,
-      memberId: "usr_me",
-    });
+    expect(read).toHaveBeenCalledWith("ses_1");
   });
 
-  it("says nothing under 80%, or with no daily limit", async () => {
-    vi.spyOn(api, "billing").mockResolvedValue(summary(5_000_000));
-    const usage = vi.spyOn(api, "usage").mockResolvedValue(spentToday(3_999_999));
-    await renderInApp(<LimitWarning />);
-    await waitFor(() => expect(usage).toHaveBeenCalled());
-    expect(screen.queryByTestId("limit-warning")).toBeNull();
-    cleanup();
-    vi.spyOn(api, "billing").mockResolvedValue(summary(null));
-    await renderInApp(<LimitWarning />);
+  it("names a member's own limit, which they raise themselves", async () => {
+    vi.spyOn(api, "sessionLimits").mockResolvedValue(
+      status([limit({ limit: "own_monthly", period: "month", raisedBy: "you" })]),
+    );
+    await renderInApp(<LimitWarning sessionId="ses_1" />);
+    expect((await screen.findByTestId("limit-warning")).textContent).toBe(
+      "You have used 84% of the monthly limit you set yourself ($4.20 of $5.00). It resets on the 1st of the month (UTC); you can raise it in Billing.",
+    );
+  });
+
+  it("says nothing while no limit is past the share", async () => {
+    const read = vi
+      .spyOn(api, "sessionLimits")
+      .mockResolvedValue(status([limit({ warning: false })]));
+    await renderInApp(<LimitWarning sessionId="ses_1" />);
+    await waitFor(() => expect(read).toHaveBeenCalled());
     await new Promise((r) => setTimeout(r, 20));
     expect(screen.queryByTestId("limit-warning")).toBeNull();
   });
 
-  it("tells an owner or admin they can raise it themselves", async () => {
+  it("tells an owner or admin they can raise a member limit themselves", async () => {
     session.role = "admin";
-    vi.spyOn(api, "billing").mockResolvedValue(summary(1_000));
-    vi.spyOn(api, "usage").mockResolvedValue(spentToday(1_000));
-    await renderInApp(<LimitWarning />);
-    expect((await screen.findByTestId("limit-warning")).textContent).toContain(
-      "used 100% of your daily limit ($0.001 of $0.001). It resets at 00:00 UTC; you can raise it in Billing.",
+    vi.spyOn(api, "sessionLimits").mockResolvedValue(
+      status([limit({ limitMicros: 1_000, spentMicros: 1_000 })]),
+    );
+    await renderInApp(<LimitWarning sessionId="ses_1" />);
+    expect((await screen.findByTestId("limit-warning")).textContent).toBe(
+      "You have used 100% of your daily limit ($0.001 of $0.001). It resets at 00:00 UTC; you can raise it in Billing.",
     );
     session.role = "member";
   });

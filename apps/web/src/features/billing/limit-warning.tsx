@@ -3,46 +3,40 @@ import { api } from "../../lib/api.ts";
 import { formatMicros } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
 import { canManage, useSession } from "../../lib/session.tsx";
-
-/** The share of a limit at which the chat warns, before the limit stops a reply. */
-export const WARN_AT_PCT = 80;
-
-/** Midnight UTC of today, as the member daily limit counts it. */
-const todayUtc = (now = Date.now()) => `${new Date(now).toISOString().slice(0, 10)}T00:00:00Z`;
+import { limitName, RESETS, usedPct } from "./limit-words.ts";
 
 /**
- * A soft warning in the chat once the signed-in member has spent {@link WARN_AT_PCT}% of the
- * org's daily member limit today (UTC): how much, when it resets and who can raise it, before the
- * limit stops a reply. Read again as each turn ends (the session page invalidates billing).
+ * A soft warning in the chat before a limit stops a reply: of the limits on the signed-in
+ * member's calls in this session's project, the most-used one the org's warning share says to
+ * warn about (`GET /api/sessions/:id/limits`), with how much, when it resets and who can raise
+ * it. Read again as each turn ends (the chat invalidates billing, and this key is under it).
  */
-export function LimitWarning() {
-  const { org, me } = useSession();
+export function LimitWarning({ sessionId }: { sessionId: string }) {
+  const { org } = useSession();
   const orgId = org?.id ?? "";
-  const billing = useQuery({
-    queryKey: keys.billing(orgId),
-    queryFn: () => api.billing(orgId),
+  const status = useQuery({
+    queryKey: keys.sessionLimits(orgId, sessionId),
+    queryFn: () => api.sessionLimits(sessionId),
     enabled: orgId !== "",
   });
-  const limit = billing.data?.memberDailyLimitMicros ?? null;
-  const from = todayUtc();
-  const range = { from, ...(me ? { memberId: me.id } : {}) };
-  const usage = useQuery({
-    queryKey: [...keys.billingUsage(orgId, "day", range), me?.id ?? ""],
-    queryFn: () => api.usage(orgId, "day", range),
-    enabled: orgId !== "" && limit !== null && me != null,
-  });
-  const spent = usage.data?.totals.priceMicros ?? 0;
-  if (limit === null || limit <= 0 || spent * 100 < limit * WARN_AT_PCT) return null;
-  const pct = Math.min(100, Math.floor((spent * 100) / limit));
+  const shown = (status.data?.limits ?? [])
+    .filter((limit) => limit.warning)
+    .sort((a, b) => usedPct(b) - usedPct(a))[0];
+  if (!shown) return null;
+  const raise =
+    shown.raisedBy === "you" || canManage(org)
+      ? "you can raise it in Billing."
+      : "an owner or admin can raise it.";
   return (
     <p
       role="status"
       className="rounded-md border border-warning/40 bg-warning/10 px-3 py-2 text-sm"
       data-testid="limit-warning"
     >
-      You have used {pct}% of your daily limit ({formatMicros(spent, { precise: true })} of{" "}
-      {formatMicros(limit, { precise: true })}). It resets at 00:00 UTC;{" "}
-      {canManage(org) ? "you can raise it in Billing." : "an owner or admin can raise it."}
+      You have used {usedPct(shown)}% of {limitName(shown)} (
+      {formatMicros(shown.spentMicros, { precise: true })} of{" "}
+      {formatMicros(shown.limitMicros, { precise: true })}). It resets {RESETS[shown.period]};{" "}
+      {raise}
     </p>
   );
 }

@@ -40,6 +40,11 @@ const FIELDS: readonly {
     hint: "At the last 7 days' spend rate; fires once per top-up. Empty: no alert.",
   },
   {
+    field: "limitWarningPct",
+    label: "Warn in the chat at (% of a limit)",
+    hint: "Members and end users see a warning at this share of any limit, before it stops a reply. Empty: no warning.",
+  },
+  {
     field: "alertWebhookUrl",
     label: "Alert webhook URL",
     hint: "Alerts are POSTed here, signed with the Parley-Signature header. Empty: none.",
@@ -142,7 +147,7 @@ export function LimitsForm({
                       inputMode={
                         field === "alertWebhookUrl"
                           ? "url"
-                          : field === "runwayAlertDays"
+                          : field === "runwayAlertDays" || field === "limitWarningPct"
                             ? "numeric"
                             : "decimal"
                       }
@@ -153,7 +158,9 @@ export function LimitsForm({
                           ? "https://example.com/hooks/parley"
                           : field === "lowBalanceMicros" || field === "runwayAlertDays"
                             ? "No alert"
-                            : "No limit"
+                            : field === "limitWarningPct"
+                              ? "No warning"
+                              : "No limit"
                       }
                       aria-invalid={isInvalid}
                       aria-describedby={isInvalid ? `${id}-error` : `${id}-hint`}

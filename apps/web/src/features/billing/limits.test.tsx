@@ -19,6 +19,7 @@ const none: BillingSettings = {
   lowBalanceMicros: null,
   runwayAlertDays: null,
   alertWebhookUrl: null,
+  limitWarningPct: 80,
 };
 
 describe("microsToDollarsInput", () => {
@@ -45,6 +46,18 @@ describe("limitsPatch", () => {
       ok: true,
       patch: { runwayAlertDays: null },
     });
+  });
+
+  it("takes the warning share as a whole percentage from 1 to 99, empty turning it off", () => {
+    const pct = (text: string) =>
+      limitsPatch({ ...formFromSettings(none), limitWarningPct: text }, none);
+    expect(formFromSettings(none).limitWarningPct).toBe("80");
+    expect(pct("80")).toEqual({ ok: true, patch: {} });
+    expect(pct("90")).toEqual({ ok: true, patch: { limitWarningPct: 90 } });
+    expect(pct("")).toEqual({ ok: true, patch: { limitWarningPct: null } });
+    for (const bad of ["0", "100", "85.5", "-5", "most"]) {
+      expect(pct(bad)).toMatchObject({ ok: false, field: "limitWarningPct" });
+    }
   });
 
   it("sends dollars as integer micros, and only what changed", () => {

@@ -23,6 +23,7 @@ export function microsToDollarsInput(micros: number | null): string {
 
 export type LimitsValues = Record<LimitField, string> & {
   runwayAlertDays: string;
+  limitWarningPct: string;
   alertWebhookUrl: string;
 };
 
@@ -31,6 +32,7 @@ export const formFromSettings = (settings: BillingSettings): LimitsValues => ({
   memberDailyLimitMicros: microsToDollarsInput(settings.memberDailyLimitMicros),
   lowBalanceMicros: microsToDollarsInput(settings.lowBalanceMicros),
   runwayAlertDays: settings.runwayAlertDays === null ? "" : String(settings.runwayAlertDays),
+  limitWarningPct: settings.limitWarningPct === null ? "" : String(settings.limitWarningPct),
   alertWebhookUrl: settings.alertWebhookUrl ?? "",
 });
 
@@ -76,6 +78,17 @@ export function limitsPatch(form: LimitsValues, current: BillingSettings): Limit
         message: "Enter a whole number of days from 1 to 365, or leave it empty",
       };
     } else patch.runwayAlertDays = Number(days);
+  }
+  const pct = form.limitWarningPct.trim();
+  if (pct !== initial.limitWarningPct) {
+    if (pct === "") patch.limitWarningPct = null;
+    else if (!/^\d{1,2}$/.test(pct) || Number(pct) < 1) {
+      return {
+        ok: false,
+        field: "limitWarningPct",
+        message: "Enter a whole percentage from 1 to 99, or leave it empty for no warning",
+      };
+    } else patch.limitWarningPct = Number(pct);
   }
   const url = form.alertWebhookUrl.trim();
   if (url !== initial.alertWebhookUrl) {

@@ -118,7 +118,7 @@ export function AssistantChat({
       regenerate
       autoFocus
       onTurnEnd={turnEnded}
-      renderStatus={() => <LimitWarning />}
+      renderStatus={() => <LimitWarning sessionId={sessionId} />}
       renderStopAction={(code) => <StopAction code={code} canManage={canManage(org)} />}
       emptyState={
         <div className="grid justify-items-center gap-2 py-16 text-center">
