@@ -54,6 +54,10 @@ beforeEach(() => {
   vi.spyOn(api, "ledger").mockResolvedValue({ items: [], nextCursor: null });
   vi.spyOn(api, "alerts").mockResolvedValue({ items: [], nextCursor: null });
   vi.spyOn(api, "orgExports").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(api, "myLimits").mockResolvedValue({ warningPct: 80, limits: [] });
+  vi.spyOn(api, "limitRules").mockResolvedValue({ items: [] });
+  vi.spyOn(api, "members").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(api, "projects").mockResolvedValue({ items: [], nextCursor: null });
 });
 
 afterEach(() => {

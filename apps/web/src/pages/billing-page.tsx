@@ -11,8 +11,10 @@ import { ActivityTable } from "../features/billing/activity-table.tsx";
 import { AlertsList } from "../features/billing/alerts-list.tsx";
 import { BalanceHero } from "../features/billing/balance-hero.tsx";
 import { LedgerTable } from "../features/billing/ledger-table.tsx";
+import { LimitRules } from "../features/billing/limit-rules.tsx";
 import { LimitsForm } from "../features/billing/limits-form.tsx";
 import { LimitsSummary } from "../features/billing/limits-summary.tsx";
+import { MyLimits } from "../features/billing/my-limits.tsx";
 import { PaymentsTable } from "../features/billing/payments-table.tsx";
 import { TopUpDialog } from "../features/billing/top-up.tsx";
 import { UsagePanel } from "../features/billing/usage-panel.tsx";
@@ -217,12 +219,15 @@ export default function BillingPage() {
               <TabsContent value="settings">
                 <div className="grid gap-6 lg:grid-cols-5">
                   <div className="min-w-0 lg:col-span-3">
-                    <LimitsForm
-                      key={orgId}
-                      orgId={orgId}
-                      settings={data}
-                      firstFieldRef={limitsField}
-                    />
+                    <div className="grid gap-6">
+                      <LimitsForm
+                        key={orgId}
+                        orgId={orgId}
+                        settings={data}
+                        firstFieldRef={limitsField}
+                      />
+                      <LimitRules orgId={orgId} />
+                    </div>
                   </div>
                   <div className="grid min-w-0 content-start gap-6 lg:col-span-2">
                     <AlertsList orgId={orgId} webhookSet={data.alertWebhookUrl !== null} />
@@ -281,6 +286,7 @@ function Overview({
           <LimitsSummary orgId={orgId} summary={summary} canManage={manage} onEdit={onEditLimits} />
         </div>
       </div>
+      <MyLimits orgId={orgId} />
       <UsagePanel orgId={orgId} canManage={manage} />
     </>
   );
