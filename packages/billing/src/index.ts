@@ -37,6 +37,7 @@ export type {
   Attribution,
   Balance,
   EndUserLimits,
+  ExpireGrantsResult,
   ExpireResult,
   LedgerConfig,
   PostCumulativeInput,
@@ -56,13 +57,18 @@ export type {
   AlertRow,
   EntryKind,
   EntryRow,
+  GrantSource,
   HoldRow,
   HoldStatus,
   LedgerStore,
+  LotRow,
   NewEntryRow,
   UsageOutcome,
   UsageRow,
 } from "./ledger-store.ts";
+export { GRANT_SOURCES } from "./ledger-store.ts";
+export type { GrantTerms, LotDraw } from "./lots.ts";
+export { DEFAULT_GRANT_PRIORITY, expiryKey, LEGACY_LOT_ID, lotId } from "./lots.ts";
 export { MemoryLedgerStore } from "./memory-ledger-store.ts";
 export {
   addMicros,
@@ -95,6 +101,7 @@ export {
   toAlert,
   toEntry,
   toHold,
+  toLot,
   toUsage,
 } from "./sql-ledger-store.ts";
 export type { PricedStep, StepPrices, StepUsage } from "./step-price.ts";
