@@ -1,3 +1,5 @@
+export type { Allowance, AllowancePeriod } from "./allowance.ts";
+export { AllowanceStore, allowanceGrant, allowancePeriod } from "./allowance.ts";
 /**
  * @parley/billing: the pure billing core. Integer micro-dollar money, the price table and markup,
  * the per-org credit ledger with two-phase holds, and the Stripe event mapping. No I/O and no
