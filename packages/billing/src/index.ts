@@ -1,5 +1,3 @@
-export type { Allowance, AllowancePeriod } from "./allowance.ts";
-export { AllowanceStore, allowanceGrant, allowancePeriod } from "./allowance.ts";
 /**
  * @parley/billing: the pure billing core. Integer micro-dollar money, the price table and markup,
  * the per-org credit ledger with two-phase holds, and the Stripe event mapping. No I/O and no
@@ -11,6 +9,8 @@ export { AccountStore } from "./account-store.ts";
 export type { AlertDelivery, DueAlert } from "./alert-outbox.ts";
 export { ALERT_ATTEMPTS, AlertOutbox, DELIVERY_LEASE_MS } from "./alert-outbox.ts";
 export { alertMessage, alertPeriodLabel, formatUsd } from "./alerts.ts";
+export type { Allowance, AllowancePeriod } from "./allowance.ts";
+export { AllowanceStore, allowanceGrant, allowancePeriod } from "./allowance.ts";
 export type { Forecast } from "./forecast.ts";
 export { FORECAST_WINDOW_DAYS, forecastDays, forecastRunway, runwayBelow } from "./forecast.ts";
 export type {

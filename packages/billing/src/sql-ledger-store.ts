@@ -110,6 +110,7 @@ export const LEDGER_SQLITE_SCHEMA: readonly string[] = [
     expiry_seq INTEGER
   )`,
   "CREATE INDEX IF NOT EXISTS ledger_lots_live ON ledger_lots (expires_at) WHERE expired_at IS NULL",
+  "CREATE INDEX IF NOT EXISTS ledger_lots_entry ON ledger_lots (entry_seq)",
   "CREATE INDEX IF NOT EXISTS ledger_lots_funding ON ledger_lots (funding_ref) WHERE funding_ref IS NOT NULL",
 ];
 
