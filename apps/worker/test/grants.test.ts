@@ -12,7 +12,9 @@ import type { BillingAccount } from "../src/billing/billing-account.ts";
 import { api, errorCode, snapshot } from "./helpers.ts";
 import { funded } from "./metering.ts";
 
-const OPERATOR = { authorization: `Bearer ${env.OPERATOR_SECRET}` };
+/** The operator's secret, as vitest.config.ts binds it. */
+const SECRET = (env as { OPERATOR_SECRET?: string }).OPERATOR_SECRET ?? "";
+const OPERATOR = { authorization: `Bearer ${SECRET}` };
 const DAY = 86_400_000;
 
 const tokens = { promptTokens: 1, completionTokens: 1, cachedPromptTokens: 0, reasoningTokens: 0 };
@@ -192,11 +194,11 @@ describe("credit grants", () => {
     const before = await snapshot();
     const body = { amountMicros: 1_000_000, idempotencyKey: "k1" };
     for (const headers of [
-      {},
+      {} as Record<string, string>,
       { authorization: "Bearer wrong" },
-      { authorization: `Bearer ${env.OPERATOR_SECRET}x` },
+      { authorization: `Bearer ${SECRET}x` },
       { authorization: `Bearer ${w.owner.token}` },
-      { authorization: `${env.OPERATOR_SECRET}` },
+      { authorization: `${SECRET}` },
     ]) {
       const refused = await grant(w.orgId, body, headers as typeof OPERATOR);
       expect(refused.status).toBe(401);
