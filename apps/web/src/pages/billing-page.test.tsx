@@ -25,6 +25,7 @@ const summary = (over: Partial<BillingSummary> = {}): BillingSummary => ({
   runwayAlertDays: null,
   alertWebhookUrl: null,
   forecast: { windowDays: 7, spentMicros: 0, dailyRateMicros: 0, daysLeft: null, runsOutAt: null },
+  grants: [],
   ...over,
 });
 
