@@ -75,6 +75,8 @@ export type UsageQuery = UsageReportQuery;
 
 export type StripeApplyResult = { status: "duplicate" } | { status: "applied"; result: PostResult };
 
+type Summary = Balance & { settings: BillingSettings; forecast: Forecast; grants: Grant[] };
+
 const DEFAULT_HOLD_TTL_MS = 10 * 60 * 1000;
 
 /**
@@ -175,9 +177,7 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   /** The balance, the settings, how long it lasts and its grants (the billing page's summary). */
-  async summary(): Promise<
-    Balance & { settings: BillingSettings; forecast: Forecast; grants: Grant[] }
-  > {
+  async summary(): Promise<Summary> {
     const balance = await this.balance();
     const now = Date.now();
     return { ...balance, forecast: this.#ledger.forecast(now), grants: this.#grants.list(now) };
@@ -442,10 +442,8 @@ export class BillingAccount extends DurableObject<Env> {
     const now = Date.now();
     this.#ledger.expire(now);
     // Grants that are due expire, and the allowance renews, each exactly once (grants.ts).
-    this.#webhook.queue(
-      this.ctx.storage.transactionSync(() => this.#grants.run(now)),
-      now,
-    );
+    const granted = this.ctx.storage.transactionSync(() => this.#grants.run(now));
+    this.#webhook.queue(granted, now);
     await this.#webhook.deliver(now);
     await this.#alarm.rearm(Date.now());
   }
