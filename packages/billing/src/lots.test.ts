@@ -215,6 +215,18 @@ describe("lots", () => {
     ).toThrow(RangeError);
   });
 
+  it("replays a top-up whose second event names no payment intent (no conflict)", () => {
+    const { ledger } = setup();
+    const topup = { kind: "topup" as const, amountMicros: 100, idempotencyKey: "cs_1", now: T0 };
+    ledger.post({ ...topup, grant: { source: "top_up", fundingRef: "pi_1" } });
+    expect(
+      ledger.post({ ...topup, grant: { source: "top_up", fundingRef: "cs_1" } }),
+    ).toMatchObject({
+      ok: true,
+      replayed: true,
+    });
+  });
+
   it("turns a balance from before lots into one opening lot with no expiry", () => {
     for (const makeStore of [
       () => new MemoryLedgerStore(),

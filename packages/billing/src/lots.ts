@@ -51,13 +51,16 @@ export function assertGrantTerms(terms: GrantTerms): void {
   }
 }
 
-/** Whether a lot was granted on these terms (a replayed grant must name the same ones). */
+/**
+ * Whether a lot was granted on these terms (a replayed grant must name the same ones). The
+ * funding reference is left out: two Stripe events for one payment may differ in whether they
+ * name its payment intent, and must still replay, not conflict.
+ */
 export function sameTerms(lot: LotRow, terms: GrantTerms): boolean {
   return (
     lot.source === terms.source &&
     lot.priority === (terms.priority ?? DEFAULT_GRANT_PRIORITY) &&
-    lot.expiresAt === (terms.expiresAt ?? null) &&
-    lot.fundingRef === (terms.fundingRef ?? null)
+    lot.expiresAt === (terms.expiresAt ?? null)
   );
 }
 
