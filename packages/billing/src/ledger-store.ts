@@ -123,6 +123,13 @@ export interface LotRow {
   expirySeq: number | null;
 }
 
+/** One lot's share of one debit entry. */
+export interface LotDrawRow {
+  entrySeq: number;
+  lotId: string;
+  micros: number;
+}
+
 export type AlertKind = "org_monthly_spend" | "member_daily_spend" | "low_balance" | "low_runway";
 
 /** A threshold alert that fired; its key makes it fire once per limit, threshold and period. */
@@ -213,5 +220,7 @@ export interface LedgerStore {
   listDueLots(now: number): LotRow[];
   /** The soonest `expiresAt` among unexpired lots, or null. */
   nextLotExpiry(): number | null;
+  /** Records lots' shares of debit entries, in one statement where it can. */
+  insertLotDraws(draws: readonly LotDrawRow[]): void;
   updateLot(id: string, change: Pick<LotRow, "remainingMicros" | "expiredAt" | "expirySeq">): void;
 }

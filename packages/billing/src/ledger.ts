@@ -701,11 +701,12 @@ export class CreditLedger {
         charged += chargedMicros;
         return result;
       });
-      this.#store.insertEntries(batch.entries);
+      const inserted = this.#store.insertEntries(batch.entries);
       this.#store.insertUsages(batch.usages);
-      // The lots are drawn for the report's whole charge at once: draws are fungible within a
-      // lot, so this is the same as drawing call by call.
-      this.#lots.take(charged);
+      // The lots, call by call in the report's order, over one read of them.
+      this.#lots.takeEach(
+        inserted.map((entry) => ({ entrySeq: entry.seq, amountMicros: -entry.amountMicros })),
+      );
       // The period's spend, once for the whole report.
       if (charged > 0) {
         this.#addCounter(orgSpendCounter(utcMonth(input.now)), charged);
@@ -1059,7 +1060,7 @@ export class CreditLedger {
         lots.lot ??
         (lots.fundingRef ? this.#store.getLotByFundingRef(lots.fundingRef) : null) ??
         null;
-      this.#lots.take(-entry.amountMicros, first);
+      this.#lots.take(-entry.amountMicros, row.seq, first);
     }
     return row;
   }

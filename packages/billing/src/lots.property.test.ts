@@ -91,6 +91,8 @@ interface ModelLot {
 class Model {
   posted = 0;
   debt = 0;
+  /** What debits took beyond the lots, in all (what no lot draw records). */
+  debtTaken = 0;
   seq = 0;
   lots: ModelLot[] = [];
   charged = 0;
@@ -140,6 +142,7 @@ class Model {
       left -= take;
     }
     this.debt += left;
+    this.debtTaken += left;
   }
 }
 
@@ -333,6 +336,23 @@ function run(makeStore: () => LedgerStore, ops: readonly Op[]): void {
     // Usage charged equals the sum of call prices.
     const usage = entries.filter((e) => e.kind === "usage").reduce((t, e) => t - e.amountMicros, 0);
     expect(usage).toBe(model.prices);
+    // Every debit's lot shares add up to what lots covered of it, never more than the debit.
+    if (store instanceof MemoryLedgerStore) {
+      const drawn = new Map<number, number>();
+      for (const draw of store.allLotDraws()) {
+        drawn.set(draw.entrySeq, (drawn.get(draw.entrySeq) ?? 0) + draw.micros);
+      }
+      for (const entry of entries) {
+        if (entry.amountMicros < 0) {
+          expect(drawn.get(entry.seq) ?? 0).toBeLessThanOrEqual(-entry.amountMicros);
+        } else expect(drawn.has(entry.seq)).toBe(false);
+      }
+      const total = [...drawn.values()].reduce((a, b) => a + b, 0);
+      const debits = entries
+        .filter((e) => e.amountMicros < 0)
+        .reduce((t, e) => t - e.amountMicros, 0);
+      expect(debits - total).toBe(model.debtTaken);
+    }
     // Nothing expires twice.
     const expiryKeys = entries
       .map((e) => e.idempotencyKey)

@@ -265,7 +265,7 @@ describe("lots", () => {
   });
 
   it("draws a lease report's charges from the lots", () => {
-    const { ledger } = setup();
+    const { ledger, store } = setup();
     ledger.post({
       kind: "grant",
       amountMicros: 300,
@@ -302,6 +302,12 @@ describe("lots", () => {
     });
     expect(report.ok).toBe(true);
     expect(remaining(ledger)).toEqual({ "grant-2": 850 });
+    // Each call's share of each lot, recorded against its own entry, in draw order.
+    expect(store.allLotDraws()).toEqual([
+      { entrySeq: 3, lotId: "grant-1", micros: 200 },
+      { entrySeq: 4, lotId: "grant-1", micros: 100 },
+      { entrySeq: 4, lotId: "grant-2", micros: 150 },
+    ]);
     expect(ledger.reconcile().ok).toBe(true);
   });
 });

@@ -9,7 +9,7 @@
  * empty, and a balance ≥ 0 is exactly the sum of the lots' remainders.
  */
 
-import type { GrantSource, LedgerStore, LotRow } from "./ledger-store.ts";
+import type { GrantSource, LedgerStore, LotDrawRow, LotRow } from "./ledger-store.ts";
 import { addMicros, assertPositiveMicros } from "./money.ts";
 
 /** How a funding entry's lot is drawn and when it expires. */
@@ -137,28 +137,57 @@ export class Lots {
   }
 
   /**
-   * A debit: `first` (a refund's own top-up) gives first, then every live lot in draw order; what
-   * none covers becomes debt. Returns each lot's share (the debt's is left out).
+   * A debit of entry `entrySeq`: `first` (a refund's own top-up) gives first, then every live lot
+   * in draw order; what none covers becomes debt. Each lot's share is recorded against the entry
+   * (the usage CSV's `grants` column). Returns the shares (the debt's is left out).
    */
-  take(amountMicros: number, first: LotRow | null = null): LotDraw[] {
-    if (amountMicros <= 0) return [];
-    let left = amountMicros;
-    const draws: LotDraw[] = [];
+  take(amountMicros: number, entrySeq: number, first: LotRow | null = null): LotDraw[] {
+    return this.takeEach([{ entrySeq, amountMicros }], first);
+  }
+
+  /**
+   * Debits of several entries, in order, over one read of the live lots (a lease report's calls):
+   * the same as taking them one by one, with each lot written once.
+   */
+  takeEach(
+    debits: readonly { entrySeq: number; amountMicros: number }[],
+    first: LotRow | null = null,
+  ): LotDraw[] {
+    const wanted = debits.filter((debit) => debit.amountMicros > 0);
+    if (wanted.length === 0) return [];
     const live = this.#store.listLiveLots();
-    const order = first === null ? live : [first, ...live.filter((lot) => lot.id !== first.id)];
+    const order = (
+      first === null ? live : [first, ...live.filter((lot) => lot.id !== first.id)]
+    ).filter((lot) => lot.expiredAt === null && lot.remainingMicros > 0);
+    const left = new Map(order.map((lot) => [lot.id, lot.remainingMicros]));
+    const draws: LotDraw[] = [];
+    const rows: LotDrawRow[] = [];
+    let debt = 0;
+    for (const debit of wanted) {
+      let owed = debit.amountMicros;
+      for (const lot of order) {
+        if (owed === 0) break;
+        const remaining = left.get(lot.id) ?? 0;
+        if (remaining === 0) continue;
+        const micros = Math.min(owed, remaining);
+        left.set(lot.id, remaining - micros);
+        draws.push({ lotId: lot.id, micros });
+        rows.push({ entrySeq: debit.entrySeq, lotId: lot.id, micros });
+        owed -= micros;
+      }
+      debt += owed;
+    }
     for (const lot of order) {
-      if (left === 0) break;
-      if (lot.expiredAt !== null || lot.remainingMicros <= 0) continue;
-      const micros = Math.min(left, lot.remainingMicros);
+      const remaining = left.get(lot.id) ?? lot.remainingMicros;
+      if (remaining === lot.remainingMicros) continue;
       this.#store.updateLot(lot.id, {
-        remainingMicros: lot.remainingMicros - micros,
+        remainingMicros: remaining,
         expiredAt: lot.expiredAt,
         expirySeq: lot.expirySeq,
       });
-      draws.push({ lotId: lot.id, micros });
-      left -= micros;
     }
-    if (left > 0) this.#store.setCounter(DEBT, addMicros(this.debtMicros(), left));
+    this.#store.insertLotDraws(rows);
+    if (debt > 0) this.#store.setCounter(DEBT, addMicros(this.debtMicros(), debt));
     return draws;
   }
 

@@ -4,6 +4,7 @@ import type {
   HoldRow,
   HoldStatus,
   LedgerStore,
+  LotDrawRow,
   LotRow,
   NewEntryRow,
   UsageRow,
@@ -22,6 +23,7 @@ export class MemoryLedgerStore implements LedgerStore {
   readonly #counters = new Map<string, number>();
   readonly #alerts = new Map<string, AlertRow>();
   readonly #lots = new Map<string, LotRow>();
+  readonly #draws: LotDrawRow[] = [];
   /** Undo actions of the writes made inside the outermost open transaction, newest last. */
   #undo: (() => void)[] | null = null;
 
@@ -225,6 +227,18 @@ export class MemoryLedgerStore implements LedgerStore {
     const before = { ...lot };
     this.#lots.set(id, { ...lot, ...change });
     this.#onUndo(() => this.#lots.set(id, before));
+  }
+
+  insertLotDraws(draws: readonly LotDrawRow[]): void {
+    if (draws.length === 0) return;
+    const mark = this.#draws.length;
+    this.#draws.push(...draws.map((draw) => ({ ...draw })));
+    this.#onUndo(() => this.#draws.splice(mark));
+  }
+
+  /** Every lot draw, in the order recorded (tests). */
+  allLotDraws(): LotDrawRow[] {
+    return this.#draws.map((draw) => ({ ...draw }));
   }
 
   /** Every lot, expired or not (tests). */

@@ -15,6 +15,7 @@ import {
   type HoldRow,
   type HoldStatus,
   type LedgerStore,
+  type LotDrawRow,
   type LotRow,
   type NewEntryRow,
   type UsageOutcome,
@@ -111,6 +112,13 @@ export const LEDGER_SQLITE_SCHEMA: readonly string[] = [
   )`,
   "CREATE INDEX IF NOT EXISTS ledger_lots_live ON ledger_lots (expires_at) WHERE expired_at IS NULL",
   "CREATE INDEX IF NOT EXISTS ledger_lots_entry ON ledger_lots (entry_seq)",
+  // Each lot's share of each debit entry (usage, refunds, expiries): the usage CSV's grants.
+  `CREATE TABLE IF NOT EXISTS ledger_lot_draws (
+    entry_seq INTEGER NOT NULL,
+    lot_id TEXT NOT NULL,
+    micros INTEGER NOT NULL CHECK (micros > 0),
+    PRIMARY KEY (entry_seq, lot_id)
+  )`,
   "CREATE INDEX IF NOT EXISTS ledger_lots_funding ON ledger_lots (funding_ref) WHERE funding_ref IS NOT NULL",
 ];
 
@@ -630,6 +638,15 @@ export class SqlLedgerStore implements LedgerStore {
       "SELECT MIN(expires_at) AS at FROM ledger_lots WHERE expired_at IS NULL",
     );
     return row === null ? null : numOrNull(row, "at");
+  }
+
+  insertLotDraws(draws: readonly LotDrawRow[]): void {
+    if (draws.length === 0) return;
+    this.#run(
+      `INSERT INTO ledger_lot_draws (entry_seq, lot_id, micros)
+       SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)`,
+      JSON.stringify(draws.map((draw) => [draw.entrySeq, draw.lotId, draw.micros])),
+    );
   }
 
   updateLot(id: string, change: Pick<LotRow, "remainingMicros" | "expiredAt" | "expirySeq">): void {
