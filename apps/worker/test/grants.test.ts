@@ -100,6 +100,12 @@ describe("credit grants", () => {
       ["signup", 1_000_000],
     ]);
 
+    // The usage CSV names the grant that paid for the call.
+    const csv = await api<string>("GET", `/api/orgs/${w.orgId}/billing/usage.csv`, {
+      token: w.owner.token,
+    });
+    expect(csv.body.trim().split("\n")[1]?.split(",").at(-1)).toBe(`${grantId}:promotion:200000`);
+
     await dueNow(w.orgId, grantId);
     const stub = billingAccount(env, w.orgId);
     await runDurableObjectAlarm(stub);

@@ -41,7 +41,7 @@ import { type Finding, scanStore, scrubStore, sqlSource } from "../erasure/scan.
 import type { Replacement } from "../erasure/scrub.ts";
 import { AccountAlarm } from "./account-alarm.ts";
 import { AlertWebhook } from "./alert-webhook.ts";
-import { AccountGrants, type GrantedEntry, type OperatorGrantOutcome } from "./grants.ts";
+import { AccountGrants, type OperatorGrantOutcome } from "./grants.ts";
 import { LeaseHolders } from "./lease-holders.ts";
 
 export {
@@ -147,11 +147,7 @@ export class BillingAccount extends DurableObject<Env> {
    * idempotency key is fixed; a later call's other expiry is a refused replay). `grantDays` gives
    * the grant an expiry. Safe to call again; returns the balance.
    */
-  async open(input: {
-    orgId: string;
-    grantMicros: number;
-    grantDays?: number | null;
-  }): Promise<Balance> {
+  async open(input: { orgId: string; grantMicros: number; grantDays?: number | null }) {
     const now = Date.now();
     const expiresAt = input.grantDays ? now + input.grantDays * 86_400_000 : null;
     const posted = this.ctx.storage.transactionSync(() => {
@@ -328,7 +324,10 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   /** Ledger entries, newest first, each with its grant; `before`: the previous page's last seq. */
-  async entries(before: number | null, limit: number): Promise<GrantedEntry[]> {
+  async entries(
+    before: number | null,
+    limit: number,
+  ): Promise<ReturnType<AccountGrants["annotate"]>> {
     await this.#collect();
     const rows = this.#sql
       .exec(
@@ -411,10 +410,10 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   /** Raw usage events in time order, a page at a time (the CSV export streams these). */
-  async usageRows(query: UsageRowsQuery): Promise<UsageRow[]> {
+  async usageRows(query: UsageRowsQuery): Promise<ReturnType<AccountGrants["usage"]>> {
     // The first page asks the lease holders; later pages continue from the same moment.
     if (query.after === undefined) await this.#collect();
-    return usageRows(this.#exec, query);
+    return this.#grants.usage(usageRows(this.#exec, query));
   }
 
   /** Usage events newest first, filtered, a page at a time (the activity list). */

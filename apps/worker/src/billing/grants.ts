@@ -12,6 +12,7 @@ import {
   type LotRow,
   lotId,
   type SqlExecutor,
+  type UsageRow,
 } from "@parley/billing";
 import type { Grant } from "@parley/shared";
 
@@ -21,6 +22,9 @@ export type GrantedEntry = EntryRow & {
   grantSource: GrantSource | null;
   grantEvent: "granted" | "expired" | null;
 };
+
+/** A usage event with the grants its charge came from: `grant-3:promotion:150;grant-1:signup:50`. */
+export type GrantedUsageRow = UsageRow & { grants: string };
 
 export type OperatorGrantOutcome =
   | { ok: true; lot: LotRow; replayed: boolean }
@@ -137,6 +141,11 @@ export class AccountGrants {
     return this.#ledger().grants(now).map(toGrant);
   }
 
+  /** Marks each usage event with the grants that paid for it (`annotateUsage`). */
+  usage(rows: UsageRow[]): GrantedUsageRow[] {
+    return annotateUsage(this.#exec, rows);
+  }
+
   /** Marks each entry with the grant it funded or expired. */
   annotate(entries: EntryRow[]): GrantedEntry[] {
     const seqs = JSON.stringify(entries.map((entry) => entry.seq));
@@ -168,6 +177,31 @@ export class AccountGrants {
       };
     });
   }
+}
+
+/**
+ * Marks each usage event with the grants that paid for it (its usage entry's lot shares, in draw
+ * order); "" when nothing was charged or no lot covered it (debt).
+ */
+export function annotateUsage(
+  exec: Pick<SqlExecutor, "exec">,
+  rows: UsageRow[],
+): GrantedUsageRow[] {
+  const keys = JSON.stringify(rows.map((row) => `usage:${row.requestId}`));
+  const byRequest = new Map<string, string[]>();
+  for (const row of exec.exec(
+    `SELECT e.reference AS request_id, d.lot_id, l.source, d.micros
+     FROM ledger_entries e JOIN ledger_lot_draws d ON d.entry_seq = e.seq
+     JOIN ledger_lots l ON l.id = d.lot_id
+     WHERE e.idempotency_key IN (SELECT value FROM json_each(?)) ORDER BY e.seq, d.rowid`,
+    keys,
+  )) {
+    const id = String(row.request_id);
+    const parts = byRequest.get(id) ?? [];
+    parts.push(`${String(row.lot_id)}:${String(row.source)}:${Number(row.micros)}`);
+    byRequest.set(id, parts);
+  }
+  return rows.map((row) => ({ ...row, grants: (byRequest.get(row.requestId) ?? []).join(";") }));
 }
 
 export function toGrant(lot: LotRow): Grant {
