@@ -12,7 +12,6 @@ import {
   CreditLedger,
   createUsageRollups,
   type EndUserLimits,
-  type EntryRow,
   type Forecast,
   LEDGER_SQLITE_SCHEMA,
   type LeaseInput,
