@@ -55,6 +55,8 @@ async function ensureDevVars() {
     add("ALERT_WEBHOOK_SECRET", randomBytes(24).toString("base64url"));
   if (!vars.ERASURE_HASH_KEY) add("ERASURE_HASH_KEY", randomBytes(32).toString("base64url"));
   if (!vars.APP_SECRETS_KEY) add("APP_SECRETS_KEY", randomBytes(32).toString("base64url"));
+  // The platform operator's secret: promotions and allowances (routes/operator.ts).
+  if (!vars.OPERATOR_SECRET) add("OPERATOR_SECRET", randomBytes(32).toString("base64url"));
   if (!process.env.STRIPE_SECRET_KEY && !vars.STRIPE_SECRET_KEY) {
     add("STRIPE_SECRET_KEY", STANDIN_KEY);
     add("STRIPE_WEBHOOK_SECRET", `whsec_${randomBytes(24).toString("hex")}`);

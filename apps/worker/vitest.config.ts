@@ -13,6 +13,7 @@ process.env.STRIPE_WEBHOOK_SECRET ??= "whsec_test_parley";
 process.env.ALERT_WEBHOOK_SECRET ??= "alert_secret_test";
 process.env.ERASURE_HASH_KEY ??= "erasure_hash_key_test";
 process.env.APP_SECRETS_KEY ??= "app_secrets_key_test";
+process.env.OPERATOR_SECRET ??= "operator_secret_test_0123456789abcdef";
 
 export default defineConfig({
   test: {
@@ -29,6 +30,7 @@ export default defineConfig({
                 ALERT_WEBHOOK_SECRET: process.env.ALERT_WEBHOOK_SECRET as string,
                 ERASURE_HASH_KEY: process.env.ERASURE_HASH_KEY as string,
                 APP_SECRETS_KEY: process.env.APP_SECRETS_KEY as string,
+                OPERATOR_SECRET: process.env.OPERATOR_SECRET as string,
                 STRIPE_API_URL: inject("stripeUrl"),
                 MODEL_BASE_URL: inject("devModelUrl"),
                 MODEL_ID: "parley/dev",

@@ -24,6 +24,7 @@ import { erasure } from "./routes/erasure.ts";
 import { exportDownloads, meExports, orgExports } from "./routes/exports.ts";
 import { invitationPreview, invitations, orgInvitations } from "./routes/invitations.ts";
 import { me } from "./routes/me.ts";
+import { operator } from "./routes/operator.ts";
 import { orgs } from "./routes/orgs.ts";
 import { orgProjects, projects } from "./routes/projects.ts";
 import { orgSessions, sessions } from "./routes/sessions.ts";
@@ -63,6 +64,8 @@ export const app = new Hono<AppEnv>()
         "/api/embed/*",
         // A data export's link: its secret is the capability (routes/exports.ts).
         "/api/exports/:exportId/download",
+        // The platform operator: its own secret, never a member's token (routes/operator.ts).
+        "/api/operator/*",
       ],
       authenticate,
     ),
@@ -117,6 +120,7 @@ export const app = new Hono<AppEnv>()
   .route("/api/sessions", sessionLimits)
   .route("/api/connect-tickets", connectTickets)
   .route("/api/webhooks", webhooks)
+  .route("/api/operator", operator)
   // Chat agents: authorized here, before any Durable Object is addressed (agents/routing.ts).
   .all("/agents/*", handleAgentRequest)
   .notFound((c) => {

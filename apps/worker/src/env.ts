@@ -19,6 +19,19 @@ const configSchema = z.object({
   STRIPE_WEBHOOK_SECRET: z.string().min(1, "STRIPE_WEBHOOK_SECRET is not set"),
   STRIPE_API_URL: z.union([z.literal(""), z.url()]).default(""),
   PUBLIC_URL: z.union([z.literal(""), z.url()]).default(""),
+  /** Days until the sign-up grant expires; unset or "": it never does. */
+  SIGNUP_GRANT_DAYS: z
+    .union([z.literal(""), z.coerce.number().int().min(1).max(3650)])
+    .optional()
+    .transform((value) => (value === "" || value === undefined ? null : value)),
+  /**
+   * The platform operator's secret (routes/operator.ts): unset, the operator routes refuse
+   * everyone. At least 32 characters: it hands out free credits.
+   */
+  OPERATOR_SECRET: z
+    .union([z.literal(""), z.string().min(32, "OPERATOR_SECRET must be at least 32 characters")])
+    .optional()
+    .transform((value) => value || null),
 });
 
 export type Config = {
@@ -28,6 +41,8 @@ export type Config = {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   signupGrantMicros: number;
+  signupGrantDays: number | null;
+  operatorSecret: string | null;
   checkoutMinMicros: number;
   checkoutMaxMicros: number;
   stripe: { secretKey: string; webhookSecret: string; apiUrl: string | null };
@@ -47,6 +62,8 @@ export function config(env: Env): Config {
     accessTokenTtlSeconds: parsed.ACCESS_TOKEN_TTL_SECONDS,
     refreshTokenTtlSeconds: parsed.REFRESH_TOKEN_TTL_SECONDS,
     signupGrantMicros: parsed.SIGNUP_GRANT_MICROS,
+    signupGrantDays: parsed.SIGNUP_GRANT_DAYS,
+    operatorSecret: parsed.OPERATOR_SECRET,
     checkoutMinMicros: parsed.CHECKOUT_MIN_MICROS,
     checkoutMaxMicros: parsed.CHECKOUT_MAX_MICROS,
     stripe: {
@@ -64,6 +81,10 @@ declare global {
   interface Env {
     /** OpenRouter's key (a secret). Absent offline: the dev model needs none. */
     OPENROUTER_API_KEY?: string;
+    /** The platform operator's secret (a secret; `pnpm dev` writes one to .dev.vars). */
+    OPERATOR_SECRET?: string;
+    /** Days until the sign-up grant expires (a var); unset: never. */
+    SIGNUP_GRANT_DAYS?: string;
   }
 }
 

@@ -327,6 +327,25 @@ const matrix: Row[] = [
     }),
     expect: everyone(400),
   },
+  // The platform operator (routes/operator.ts): its own secret is the only way in, so every
+  // caller of this matrix, owners and admins included, is 401 (free credits are not theirs to
+  // give). The operator's own cases are in "the operator principal" below and test/grants.test.ts.
+  {
+    route: "POST /api/operator/orgs/:orgId/grants",
+    request: (w) => ({
+      path: `/api/operator/orgs/${w.orgId}/grants`,
+      body: { amountMicros: 1_000_000, idempotencyKey: "matrix" },
+    }),
+    expect: everyone(401),
+  },
+  {
+    route: "PUT /api/operator/orgs/:orgId/allowance",
+    request: (w) => ({
+      path: `/api/operator/orgs/${w.orgId}/allowance`,
+      body: { amountMicros: 1_000_000, billingDay: 1 },
+    }),
+    expect: everyone(401),
+  },
   // Erasure: owners and admins erase members, projects and sessions (a member only their own
   // sessions: see test/erasure.test.ts); everyone reads the requests they may see.
   {
@@ -565,6 +584,33 @@ describe("route inventory", () => {
     const rows = new Set(matrix.map((row) => row.route));
     expect([...routes].filter((r) => !rows.has(r))).toEqual([]);
     expect([...rows].filter((r) => !routes.has(r))).toEqual([]);
+  });
+});
+
+describe("the operator principal", () => {
+  const secret = (env as { OPERATOR_SECRET?: string }).OPERATOR_SECRET ?? "";
+  it("the operator's secret, and only it, reaches the operator routes: any org, unknown is 404", async () => {
+    const w = await world();
+    const headers = { authorization: `Bearer ${secret}` };
+    const grant = { amountMicros: 1_000_000, idempotencyKey: "matrix-operator" };
+    const ok = await api("POST", `/api/operator/orgs/${w.otherOrgId}/grants`, {
+      headers,
+      body: grant,
+    });
+    expect(ok.status).toBe(200);
+    const allowance = await api("PUT", `/api/operator/orgs/${w.orgId}/allowance`, {
+      headers,
+      body: { amountMicros: 0, billingDay: 1 },
+    });
+    expect(allowance.status).toBe(200);
+    const before = await snapshot();
+    const missing = await api("POST", "/api/operator/orgs/org_missing/grants", {
+      headers,
+      body: grant,
+    });
+    expect(missing.status).toBe(404);
+    expect(errorCode(missing)).toBe("not_found");
+    expect(await snapshot()).toEqual(before);
   });
 });
 

@@ -105,14 +105,18 @@ describe("usage API", () => {
     expect(all.headers.get("content-type")).toContain("text/csv");
     const lines = all.body.trim().split("\n");
     expect(lines[0]).toBe(
-      "created_at,request_id,member_id,project_id,session_id,model,prompt_tokens,completion_tokens,cached_prompt_tokens,reasoning_tokens,cost_micros,price_micros,billable,member_label,project_label,session_label",
+      "created_at,request_id,member_id,project_id,session_id,model,prompt_tokens,completion_tokens,cached_prompt_tokens,reasoning_tokens,cost_micros,price_micros,billable,member_label,project_label,session_label,grants",
     );
     expect(lines).toHaveLength(3);
     // Names at the end of each row: the member's, the project's and the session's.
-    expect(lines.slice(1).map((line) => line.split(",").slice(-3))).toEqual([
+    expect(lines.slice(1).map((line) => line.split(",").slice(-4, -1))).toEqual([
       ["member", "P", "S"],
       ["admin", "P", "S"],
     ]);
+    // Last, the grants that paid for each call: the sign-up grant here, or none (debt).
+    for (const line of lines.slice(1)) {
+      expect(line.split(",").at(-1)).toMatch(/^(grant-[\w-]+:[a-z_]+:\d+(;|$))*$/);
+    }
     // A formula-looking value is defused for spreadsheets.
     expect(all.body).toContain("'=HYPERLINK(evil)");
     const mine = await api<string>("GET", `/api/orgs/${w.orgId}/billing/usage.csv`, {

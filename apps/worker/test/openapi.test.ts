@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { findTargetHandler } from "hono/utils/handler";
 import { uniqueSymbol } from "hono-openapi";
 import { describe, expect, it } from "vitest";
@@ -330,6 +331,41 @@ describe("answers match the document", () => {
     );
     // The payment the webhook recorded; its receipt is Stripe's to say (this one is not at Stripe).
     await call("GET", `${base}/payments`, owner, 200);
+  });
+
+  it("the operator's grants and allowance, and the grants they show in the balance", async () => {
+    const w = await world();
+    const secret = (env as { OPERATOR_SECRET?: string }).OPERATOR_SECRET ?? "";
+    const headers = { authorization: `Bearer ${secret}` };
+    const path = `/api/operator/orgs/${w.orgId}`;
+    const grant = {
+      amountMicros: 1_000_000,
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+      idempotencyKey: uid("openapi"),
+    };
+    await call("POST", `${path}/grants`, { headers, body: grant }, 200);
+    await call("POST", `${path}/grants`, { headers, body: { ...grant, amountMicros: 2 } }, 409);
+    await call("POST", `${path}/grants`, { body: grant }, 401);
+    await call("POST", "/api/operator/orgs/org_missing/grants", { headers, body: grant }, 404);
+    await call("POST", `${path}/grants`, { headers, body: { amountMicros: 0 } }, 400);
+    const allowance = { amountMicros: 3_000_000, billingDay: 5 };
+    await call("PUT", `${path}/allowance`, { headers, body: allowance }, 200);
+    await call("PUT", `${path}/allowance`, { headers, body: { billingDay: 40 } }, 400);
+    await call("PUT", `${path}/allowance`, { body: allowance }, 401);
+    await call(
+      "PUT",
+      "/api/operator/orgs/org_missing/allowance",
+      { headers, body: allowance },
+      404,
+    );
+    const summary = await call<{ grants: unknown[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing`,
+      { token: w.member.token },
+      200,
+    );
+    expect(summary.body.grants).toHaveLength(2);
+    await call("GET", `/api/orgs/${w.orgId}/billing/ledger`, { token: w.owner.token }, 200);
   });
 
   it("data exports", async () => {

@@ -9,6 +9,8 @@ export { AccountStore, DEFAULT_LIMIT_WARNING_PCT } from "./account-store.ts";
 export type { AlertDelivery, DueAlert } from "./alert-outbox.ts";
 export { ALERT_ATTEMPTS, AlertOutbox, DELIVERY_LEASE_MS } from "./alert-outbox.ts";
 export { alertMessage, alertPeriodLabel, formatUsd } from "./alerts.ts";
+export type { Allowance, AllowancePeriod } from "./allowance.ts";
+export { AllowanceStore, allowanceGrant, allowancePeriod } from "./allowance.ts";
 export type { Forecast } from "./forecast.ts";
 export { FORECAST_WINDOW_DAYS, forecastDays, forecastRunway, runwayBelow } from "./forecast.ts";
 export type {
@@ -37,6 +39,7 @@ export type {
   Attribution,
   Balance,
   EndUserLimits,
+  ExpireGrantsResult,
   ExpireResult,
   LedgerConfig,
   PostCumulativeInput,
@@ -57,13 +60,16 @@ export type {
   AlertRow,
   EntryKind,
   EntryRow,
+  GrantSource,
   HoldRow,
   HoldStatus,
   LedgerStore,
+  LotRow,
   NewEntryRow,
   UsageOutcome,
   UsageRow,
 } from "./ledger-store.ts";
+export { GRANT_SOURCES } from "./ledger-store.ts";
 export type { LimitPeriod, LimitRule, LimitRules, LimitSubject } from "./limit-rules.ts";
 export {
   LIMIT_PERIODS,
@@ -74,6 +80,8 @@ export {
   periodResetsAt,
   periodStart,
 } from "./limit-rules.ts";
+export type { GrantTerms, LotDraw } from "./lots.ts";
+export { DEFAULT_GRANT_PRIORITY, expiryKey, LEGACY_LOT_ID, lotId } from "./lots.ts";
 export { MemoryLedgerStore } from "./memory-ledger-store.ts";
 export {
   addMicros,
@@ -106,6 +114,7 @@ export {
   toAlert,
   toEntry,
   toHold,
+  toLot,
   toUsage,
 } from "./sql-ledger-store.ts";
 export type { PricedStep, StepPrices, StepUsage } from "./step-price.ts";

@@ -75,6 +75,61 @@ export interface UsageRow {
   createdAt: number;
 }
 
+/**
+ * Where a lot of credits came from. `legacy` is the opening lot an account's balance became when
+ * lots were introduced; `adjustment` is a positive adjustment no lot of its own took back.
+ */
+export type GrantSource =
+  | "signup"
+  | "promotion"
+  | "top_up"
+  | "monthly_allowance"
+  | "legacy"
+  | "adjustment";
+
+export const GRANT_SOURCES: readonly GrantSource[] = [
+  "signup",
+  "promotion",
+  "top_up",
+  "monthly_allowance",
+  "legacy",
+  "adjustment",
+];
+
+/**
+ * A lot: the credits one funding entry brought (a grant), and what is left of them. Usage draws
+ * lots in draw order (soonest `expiresAt` first, no expiry last; then lower `priority`; then
+ * oldest); the alarm expires a lot once, posting an entry of minus its remainder.
+ */
+export interface LotRow {
+  /** `grant-<seq of its funding entry>`, or `grant-legacy`. */
+  id: string;
+  source: GrantSource;
+  /** Lower draws first (Stripe's convention); 50 by default. */
+  priority: number;
+  /** The funding entry's amount. */
+  grantedMicros: number;
+  /** What is left: never below 0, never above `grantedMicros`. */
+  remainingMicros: number;
+  expiresAt: number | null;
+  createdAt: number;
+  /** The funding entry (0 for the legacy lot). */
+  entrySeq: number;
+  /** What refunds and disputes of this funding name it by (a top-up's payment intent). */
+  fundingRef: string | null;
+  /** When the alarm expired it; null while live. */
+  expiredAt: number | null;
+  /** The expiry entry, when it posted one (a lot expired empty posts none). */
+  expirySeq: number | null;
+}
+
+/** One lot's share of one debit entry. */
+export interface LotDrawRow {
+  entrySeq: number;
+  lotId: string;
+  micros: number;
+}
+
 export type AlertKind = "org_monthly_spend" | "member_daily_spend" | "low_balance" | "low_runway";
 
 /** A threshold alert that fired; its key makes it fire once per limit, threshold and period. */
@@ -156,4 +211,18 @@ export interface LedgerStore {
 
   getAlert(key: string): AlertRow | null;
   insertAlert(alert: AlertRow): void;
+
+  insertLot(lot: LotRow): void;
+  getLot(id: string): LotRow | null;
+  /** The unexpired lot of a funding reference (the newest if several), or null. */
+  getLotByFundingRef(fundingRef: string): LotRow | null;
+  /** Unexpired lots with credits left, in draw order. */
+  listLiveLots(): LotRow[];
+  /** Unexpired lots whose `expiresAt ≤ now`, soonest first. */
+  listDueLots(now: number): LotRow[];
+  /** The soonest `expiresAt` among unexpired lots, or null. */
+  nextLotExpiry(): number | null;
+  /** Records lots' shares of debit entries, in one statement where it can. */
+  insertLotDraws(draws: readonly LotDrawRow[]): void;
+  updateLot(id: string, change: Pick<LotRow, "remainingMicros" | "expiredAt" | "expirySeq">): void;
 }

@@ -23,6 +23,14 @@
  * `overrunMicros` = the whole charge), and the hold stays `expired`. Set the hold TTL above the
  * longest possible model call so that a late settle means a crash or a stuck alarm, not routine.
  * Holds expire only through `expire(now)`: an open hold past its `expiresAt` still settles normally.
+ *
+ * Lots (grants). Every credit entry opens a lot (its source, priority and expiry: lots.ts) and
+ * every debit takes from lots at the moment it posts: usage at settle (never at reserve: holds
+ * stay amounts), a refund or dispute from its own top-up's lot first, an expiry from its own lot
+ * only. Draws take the soonest-expiring lot first, then the lower priority, then the oldest.
+ * `expireGrants(now)` (the account's alarm) posts one entry per due lot, of minus its remainder,
+ * keyed by the lot: a fourth thing that can lower `available` without a reserve (credits held
+ * for calls in flight can expire under them; the calls still settle in full).
  */
 
 import { type Forecast, forecastDays, forecastRunway, runwayBelow } from "./forecast.ts";
@@ -43,6 +51,7 @@ import type {
   EntryRow,
   HoldRow,
   LedgerStore,
+  LotRow,
   NewEntryRow,
   UsageOutcome,
   UsageRow,
@@ -56,6 +65,7 @@ import {
   periodKey,
   periodResetsAt,
 } from "./limit-rules.ts";
+import { assertGrantTerms, expiryKey, type GrantTerms, Lots, lotId, sameTerms } from "./lots.ts";
 import {
   addMicros,
   assertMicros,
@@ -252,6 +262,13 @@ export interface PostInput {
   reference?: string | null;
   memo?: string | null;
   now: number;
+  /**
+   * The lot a credit opens. Absent: a top-up is `top_up`, a grant `promotion`, a positive
+   * adjustment `adjustment`, each with no expiry. Ignored for a debit.
+   */
+  grant?: GrantTerms;
+  /** For a debit (a refund, a dispute): the funding whose lot it takes from first. */
+  fundingRef?: string | null;
 }
 
 export interface PostCumulativeInput {
@@ -262,6 +279,16 @@ export interface PostCumulativeInput {
   totalMicros: number;
   memo?: string | null;
   now: number;
+  /** For debits: the funding whose lot they take from first (the refunded top-up's). */
+  fundingRef?: string | null;
+}
+
+export interface ExpireGrantsResult {
+  /** Lots this call expired, each with its expiry entry (null when nothing was left of it). */
+  expired: { lot: LotRow; entry: EntryRow | null }[];
+  /** The soonest expiry among lots still live, for the next alarm; null when none. */
+  nextExpiresAt: number | null;
+  alerts: AlertRow[];
 }
 
 export type PostResult =
@@ -401,9 +428,11 @@ function crossed(levelMicros: number, limitMicros: number, pct: number): boolean
 export class CreditLedger {
   readonly config: LedgerConfig;
   readonly #store: LedgerStore;
+  readonly #lots: Lots;
 
   constructor(store: LedgerStore, config: Partial<LedgerConfig> = {}) {
     this.#store = store;
+    this.#lots = new Lots(store);
     this.config = { ...DEFAULT_LEDGER_CONFIG, ...config };
     const { orgMonthlyLimitMicros, memberDailyLimitMicros, lowBalanceMicros } = this.config;
     if (orgMonthlyLimitMicros !== null) assertNonNegativeMicros(orgMonthlyLimitMicros, "limit");
@@ -718,6 +747,9 @@ export class CreditLedger {
       }
       const hold = existing;
       const open = hold?.status === "open";
+      // The report's entries are written together below; the lots must be opened from the
+      // balance before them.
+      this.#lots.open(this.#store.getCounter(POSTED), input.now);
       // What the open lease still holds once the reported calls came out of it; the hold row is
       // written once, below (a hold is never 0: it is resized or closed).
       let current = open ? hold.amountMicros : 0;
@@ -743,8 +775,12 @@ export class CreditLedger {
         charged += chargedMicros;
         return result;
       });
-      this.#store.insertEntries(batch.entries);
+      const inserted = this.#store.insertEntries(batch.entries);
       this.#store.insertUsages(batch.usages);
+      // The lots, call by call in the report's order, over one read of them.
+      this.#lots.takeEach(
+        inserted.map((entry) => ({ entrySeq: entry.seq, amountMicros: -entry.amountMicros })),
+      );
       // The period's spend, once for the whole report.
       if (charged > 0) {
         for (const name of spendCounters(input.now, who.memberId, who.projectId)) {
@@ -1004,28 +1040,36 @@ export class CreditLedger {
     } else {
       assertPositiveMicros(input.amountMicros, "amountMicros");
     }
+    const terms = input.grant ?? defaultTerms(input.kind);
+    assertGrantTerms(terms);
     const reference = input.reference ?? null;
     const memo = input.memo ?? null;
     return this.#store.transact((): PostResult => {
       const existing = this.#store.getEntryByKey(input.idempotencyKey);
       if (existing !== null) {
+        // A replayed grant names the same terms as its lot (accounts from before lots have none).
+        const lot = existing.amountMicros > 0 ? this.#store.getLot(lotId(existing.seq)) : null;
         const same =
           existing.kind === input.kind &&
           existing.amountMicros === input.amountMicros &&
           existing.reference === reference &&
-          existing.memo === memo;
+          existing.memo === memo &&
+          (lot === null || sameTerms(lot, terms));
         return same
           ? { ok: true, entry: existing, replayed: true, alerts: [] }
           : { ok: false, reason: "conflict", existing };
       }
-      const entry = this.#postEntry({
-        kind: input.kind,
-        amountMicros: input.amountMicros,
-        idempotencyKey: input.idempotencyKey,
-        reference,
-        memo,
-        createdAt: input.now,
-      });
+      const entry = this.#postEntry(
+        {
+          kind: input.kind,
+          amountMicros: input.amountMicros,
+          idempotencyKey: input.idempotencyKey,
+          reference,
+          memo,
+          createdAt: input.now,
+        },
+        { terms, fundingRef: input.fundingRef ?? null },
+      );
       return {
         ok: true,
         entry,
@@ -1057,14 +1101,17 @@ export class CreditLedger {
       // A total of 0 has no direction: nothing to post.
       const towardsTotal = input.totalMicros < 0 ? delta < 0 : input.totalMicros > 0 && delta > 0;
       if (!towardsTotal) return { ok: true, entry: null, replayed: false, alerts: [] };
-      const entry = this.#postEntry({
-        kind: input.kind,
-        amountMicros: delta,
-        idempotencyKey,
-        reference: input.reference,
-        memo: input.memo ?? null,
-        createdAt: input.now,
-      });
+      const entry = this.#postEntry(
+        {
+          kind: input.kind,
+          amountMicros: delta,
+          idempotencyKey,
+          reference: input.reference,
+          memo: input.memo ?? null,
+          createdAt: input.now,
+        },
+        { terms: defaultTerms(input.kind), fundingRef: input.fundingRef ?? null },
+      );
       return {
         ok: true,
         entry,
@@ -1091,6 +1138,7 @@ export class CreditLedger {
     if (heldMicros !== openHoldsSumMicros) {
       problems.push(`held ${heldMicros} ≠ sum of open holds ${openHoldsSumMicros}`);
     }
+    problems.push(...this.#lots.problems(postedMicros));
     return {
       ok: problems.length === 0,
       postedMicros,
@@ -1107,13 +1155,75 @@ export class CreditLedger {
     return value;
   }
 
-  #postEntry(entry: Omit<EntryRow, "seq" | "balanceAfterMicros">): EntryRow {
+  /**
+   * Posts one entry and moves the lots with it: a credit opens its lot (`terms`), a debit takes
+   * from `lot` (an expiry's own), or from the lot of `fundingRef` first, then in draw order.
+   */
+  #postEntry(
+    entry: Omit<EntryRow, "seq" | "balanceAfterMicros">,
+    lots: { terms?: GrantTerms; fundingRef?: string | null; lot?: LotRow } = {},
+  ): EntryRow {
+    this.#lots.open(this.#store.getCounter(POSTED), entry.createdAt);
     const balanceAfterMicros = this.#addCounter(POSTED, entry.amountMicros);
     const row = this.#store.insertEntry({ ...entry, balanceAfterMicros });
     if (entry.kind !== "usage" && entry.amountMicros > 0) {
       this.#store.setCounter(FUNDED_AT, row.seq);
     }
+    if (entry.amountMicros > 0) {
+      this.#lots.fund(row, lots.terms ?? defaultTerms(entry.kind));
+    } else {
+      const first =
+        lots.lot ??
+        (lots.fundingRef ? this.#store.getLotByFundingRef(lots.fundingRef) : null) ??
+        null;
+      this.#lots.take(-entry.amountMicros, row.seq, first);
+    }
     return row;
+  }
+
+  /**
+   * The grants whose credits are left, in draw order. Before an account's first entry since lots
+   * exist, its whole balance shows as the opening lot (not yet written).
+   */
+  grants(now: number): LotRow[] {
+    return this.#lots.live(this.#store.getCounter(POSTED), now);
+  }
+
+  /**
+   * Expires every live lot whose `expiresAt ≤ now`, once: an entry of minus what is left of it
+   * (nothing when it is empty), keyed by the lot (`grant-expiry:<id>`), so a second run, a replay
+   * or a reset object never takes it twice, and an expiry never takes more than its lot's
+   * remainder. Call it from the account's alarm; schedule the next one at `nextExpiresAt`.
+   */
+  expireGrants(now: number): ExpireGrantsResult {
+    assertTime(now, "now");
+    return this.#store.transact((): ExpireGrantsResult => {
+      this.#lots.open(this.#store.getCounter(POSTED), now);
+      const expired: ExpireGrantsResult["expired"] = [];
+      for (const lot of this.#store.listDueLots(now)) {
+        const key = expiryKey(lot.id);
+        let entry = this.#store.getEntryByKey(key);
+        if (entry === null && lot.remainingMicros > 0) {
+          entry = this.#postEntry(
+            {
+              kind: "adjustment",
+              amountMicros: -lot.remainingMicros,
+              idempotencyKey: key,
+              reference: lot.id,
+              memo: "Grant expired",
+              createdAt: now,
+            },
+            { lot },
+          );
+        }
+        this.#lots.markExpired(lot, now, entry?.seq ?? null);
+        expired.push({ lot: { ...lot, remainingMicros: 0, expiredAt: now }, entry });
+      }
+      const alerts = expired.some((one) => one.entry !== null)
+        ? this.#collectAlerts(now, null, null)
+        : [];
+      return { expired, nextExpiresAt: this.#store.nextLotExpiry(), alerts };
+    });
   }
 
   #memberCommitted(now: number, memberId: string): number {
@@ -1306,6 +1416,13 @@ function alertKey(
     alert.thresholdPct ?? "",
     alert.kind === "low_runway" ? "" : alert.limitMicros,
   ].join("|");
+}
+
+/** The lot a credit opens when its poster names no terms. */
+function defaultTerms(kind: EntryKind): GrantTerms {
+  if (kind === "topup") return { source: "top_up" };
+  if (kind === "grant") return { source: "promotion" };
+  return { source: "adjustment" };
 }
 
 function overrun(outcome: UsageOutcome, chargeMicros: number, holdMicros: number): number {

@@ -4,6 +4,8 @@ import type {
   HoldRow,
   HoldStatus,
   LedgerStore,
+  LotDrawRow,
+  LotRow,
   NewEntryRow,
   UsageRow,
 } from "./ledger-store.ts";
@@ -20,6 +22,8 @@ export class MemoryLedgerStore implements LedgerStore {
   readonly #usage = new Map<string, UsageRow>();
   readonly #counters = new Map<string, number>();
   readonly #alerts = new Map<string, AlertRow>();
+  readonly #lots = new Map<string, LotRow>();
+  readonly #draws: LotDrawRow[] = [];
   /** Undo actions of the writes made inside the outermost open transaction, newest last. */
   #undo: (() => void)[] | null = null;
 
@@ -182,6 +186,72 @@ export class MemoryLedgerStore implements LedgerStore {
     });
   }
 
+  insertLot(lot: LotRow): void {
+    if (this.#lots.has(lot.id)) throw new Error(`UNIQUE constraint failed: lot ${lot.id}`);
+    this.#lots.set(lot.id, { ...lot });
+    this.#onUndo(() => this.#lots.delete(lot.id));
+  }
+
+  getLot(id: string): LotRow | null {
+    const lot = this.#lots.get(id);
+    return lot === undefined ? null : { ...lot };
+  }
+
+  getLotByFundingRef(fundingRef: string): LotRow | null {
+    const found = [...this.#lots.values()]
+      .filter((lot) => lot.expiredAt === null && lot.fundingRef === fundingRef)
+      .sort((a, b) => b.entrySeq - a.entrySeq)[0];
+    return found === undefined ? null : { ...found };
+  }
+
+  listLiveLots(): LotRow[] {
+    return [...this.#lots.values()]
+      .filter((lot) => lot.expiredAt === null && lot.remainingMicros > 0)
+      .sort(drawOrder)
+      .map((lot) => ({ ...lot }));
+  }
+
+  listDueLots(now: number): LotRow[] {
+    return [...this.#lots.values()]
+      .filter((lot) => lot.expiredAt === null && lot.expiresAt !== null && lot.expiresAt <= now)
+      .sort(drawOrder)
+      .map((lot) => ({ ...lot }));
+  }
+
+  nextLotExpiry(): number | null {
+    let next: number | null = null;
+    for (const lot of this.#lots.values()) {
+      if (lot.expiredAt !== null || lot.expiresAt === null) continue;
+      if (next === null || lot.expiresAt < next) next = lot.expiresAt;
+    }
+    return next;
+  }
+
+  updateLot(id: string, change: Pick<LotRow, "remainingMicros" | "expiredAt" | "expirySeq">): void {
+    const lot = this.#lots.get(id);
+    if (lot === undefined) return;
+    const before = { ...lot };
+    this.#lots.set(id, { ...lot, ...change });
+    this.#onUndo(() => this.#lots.set(id, before));
+  }
+
+  insertLotDraws(draws: readonly LotDrawRow[]): void {
+    if (draws.length === 0) return;
+    const mark = this.#draws.length;
+    this.#draws.push(...draws.map((draw) => ({ ...draw })));
+    this.#onUndo(() => this.#draws.splice(mark));
+  }
+
+  /** Every lot draw, in the order recorded (tests). */
+  allLotDraws(): LotDrawRow[] {
+    return this.#draws.map((draw) => ({ ...draw }));
+  }
+
+  /** Every lot, expired or not (tests). */
+  allLots(): LotRow[] {
+    return [...this.#lots.values()].sort(drawOrder).map((lot) => ({ ...lot }));
+  }
+
   getAlert(key: string): AlertRow | null {
     const row = this.#alerts.get(key);
     return row === undefined ? null : { ...row };
@@ -215,4 +285,15 @@ export class MemoryLedgerStore implements LedgerStore {
   counters(): ReadonlyMap<string, number> {
     return new Map(this.#counters);
   }
+}
+
+/** The draw order of lots: soonest expiry first (none last), then lower priority, then oldest. */
+export function drawOrder(a: LotRow, b: LotRow): number {
+  if (a.expiresAt !== b.expiresAt) {
+    if (a.expiresAt === null) return 1;
+    if (b.expiresAt === null) return -1;
+    return a.expiresAt - b.expiresAt;
+  }
+  if (a.priority !== b.priority) return a.priority - b.priority;
+  return a.entrySeq - b.entrySeq;
 }

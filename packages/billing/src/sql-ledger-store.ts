@@ -5,17 +5,21 @@
  * `{ exec: (query, ...bindings) => ctx.storage.sql.exec(query, ...bindings), transact: (fn) => ctx.storage.transactionSync(fn) }`.
  */
 
-import type {
-  AlertKind,
-  AlertRow,
-  EntryKind,
-  EntryRow,
-  HoldRow,
-  HoldStatus,
-  LedgerStore,
-  NewEntryRow,
-  UsageOutcome,
-  UsageRow,
+import {
+  type AlertKind,
+  type AlertRow,
+  type EntryKind,
+  type EntryRow,
+  GRANT_SOURCES,
+  type GrantSource,
+  type HoldRow,
+  type HoldStatus,
+  type LedgerStore,
+  type LotDrawRow,
+  type LotRow,
+  type NewEntryRow,
+  type UsageOutcome,
+  type UsageRow,
 } from "./ledger-store.ts";
 
 export type SqlValue = string | number | null;
@@ -91,7 +95,35 @@ export const LEDGER_SQLITE_SCHEMA: readonly string[] = [
     level_micros INTEGER NOT NULL,
     fired_at INTEGER NOT NULL
   )`,
+  // Lots (grants): added after the tables above, so existing accounts gain it on their next start;
+  // the ledger turns an existing balance into one opening lot the first time it touches lots.
+  `CREATE TABLE IF NOT EXISTS ledger_lots (
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    granted_micros INTEGER NOT NULL CHECK (granted_micros > 0),
+    remaining_micros INTEGER NOT NULL CHECK (remaining_micros >= 0 AND remaining_micros <= granted_micros),
+    expires_at INTEGER,
+    created_at INTEGER NOT NULL,
+    entry_seq INTEGER NOT NULL,
+    funding_ref TEXT,
+    expired_at INTEGER,
+    expiry_seq INTEGER
+  )`,
+  "CREATE INDEX IF NOT EXISTS ledger_lots_live ON ledger_lots (expires_at) WHERE expired_at IS NULL",
+  "CREATE INDEX IF NOT EXISTS ledger_lots_entry ON ledger_lots (entry_seq)",
+  // Each lot's share of each debit entry (usage, refunds, expiries): the usage CSV's grants.
+  `CREATE TABLE IF NOT EXISTS ledger_lot_draws (
+    entry_seq INTEGER NOT NULL,
+    lot_id TEXT NOT NULL,
+    micros INTEGER NOT NULL CHECK (micros > 0),
+    PRIMARY KEY (entry_seq, lot_id)
+  )`,
+  "CREATE INDEX IF NOT EXISTS ledger_lots_funding ON ledger_lots (funding_ref) WHERE funding_ref IS NOT NULL",
 ];
+
+/** Lots in draw order: soonest expiry first (none last), then lower priority, then oldest. */
+const LOT_ORDER = "ORDER BY expires_at IS NULL, expires_at, priority, entry_seq";
 
 const ENTRY_KINDS: readonly EntryKind[] = ["grant", "topup", "usage", "adjustment"];
 const HOLD_STATUSES: readonly HoldStatus[] = ["open", "settled", "released", "expired"];
@@ -192,6 +224,22 @@ export function toAlert(row: Row): AlertRow {
     limitMicros: num(row, "limit_micros"),
     levelMicros: num(row, "level_micros"),
     firedAt: num(row, "fired_at"),
+  };
+}
+
+export function toLot(row: Row): LotRow {
+  return {
+    id: str(row, "id"),
+    source: oneOf<GrantSource>(row, "source", GRANT_SOURCES),
+    priority: num(row, "priority"),
+    grantedMicros: num(row, "granted_micros"),
+    remainingMicros: num(row, "remaining_micros"),
+    expiresAt: numOrNull(row, "expires_at"),
+    createdAt: num(row, "created_at"),
+    entrySeq: num(row, "entry_seq"),
+    fundingRef: strOrNull(row, "funding_ref"),
+    expiredAt: numOrNull(row, "expired_at"),
+    expirySeq: numOrNull(row, "expiry_seq"),
   };
 }
 
@@ -544,6 +592,78 @@ export class SqlLedgerStore implements LedgerStore {
       alert.limitMicros,
       alert.levelMicros,
       alert.firedAt,
+    );
+  }
+
+  insertLot(lot: LotRow): void {
+    this.#run(
+      `INSERT INTO ledger_lots
+         (id, source, priority, granted_micros, remaining_micros, expires_at, created_at, entry_seq,
+          funding_ref, expired_at, expiry_seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      lot.id,
+      lot.source,
+      lot.priority,
+      lot.grantedMicros,
+      lot.remainingMicros,
+      lot.expiresAt,
+      lot.createdAt,
+      lot.entrySeq,
+      lot.fundingRef,
+      lot.expiredAt,
+      lot.expirySeq,
+    );
+  }
+
+  getLot(id: string): LotRow | null {
+    const row = this.#first("SELECT * FROM ledger_lots WHERE id = ?", id);
+    return row === null ? null : toLot(row);
+  }
+
+  getLotByFundingRef(fundingRef: string): LotRow | null {
+    const row = this.#first(
+      "SELECT * FROM ledger_lots WHERE funding_ref = ? AND expired_at IS NULL ORDER BY entry_seq DESC LIMIT 1",
+      fundingRef,
+    );
+    return row === null ? null : toLot(row);
+  }
+
+  listLiveLots(): LotRow[] {
+    return this.#rows(
+      `SELECT * FROM ledger_lots WHERE expired_at IS NULL AND remaining_micros > 0 ${LOT_ORDER}`,
+    ).map(toLot);
+  }
+
+  listDueLots(now: number): LotRow[] {
+    return this.#rows(
+      `SELECT * FROM ledger_lots WHERE expired_at IS NULL AND expires_at <= ? ${LOT_ORDER}`,
+      now,
+    ).map(toLot);
+  }
+
+  nextLotExpiry(): number | null {
+    const row = this.#first(
+      "SELECT MIN(expires_at) AS at FROM ledger_lots WHERE expired_at IS NULL",
+    );
+    return row === null ? null : numOrNull(row, "at");
+  }
+
+  insertLotDraws(draws: readonly LotDrawRow[]): void {
+    if (draws.length === 0) return;
+    this.#run(
+      `INSERT INTO ledger_lot_draws (entry_seq, lot_id, micros)
+       SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)`,
+      JSON.stringify(draws.map((draw) => [draw.entrySeq, draw.lotId, draw.micros])),
+    );
+  }
+
+  updateLot(id: string, change: Pick<LotRow, "remainingMicros" | "expiredAt" | "expirySeq">): void {
+    this.#run(
+      "UPDATE ledger_lots SET remaining_micros = ?, expired_at = ?, expiry_seq = ? WHERE id = ?",
+      change.remainingMicros,
+      change.expiredAt,
+      change.expirySeq,
+      id,
     );
   }
 }

@@ -301,6 +301,8 @@ export function applyStripeAction(
         reference: action.checkoutSessionId,
         memo: "Stripe Checkout",
         now,
+        // Refunds and disputes name the payment intent: they take from this top-up's lot first.
+        grant: { source: "top_up", fundingRef: action.paymentIntentId ?? action.checkoutSessionId },
       });
     case "refund":
       return ledger.postCumulative({
@@ -309,6 +311,7 @@ export function applyStripeAction(
         totalMicros: action.totalMicros,
         memo: "Stripe refund",
         now,
+        fundingRef: action.paymentIntentId,
       });
     case "dispute":
     case "dispute_reinstated":
@@ -318,6 +321,7 @@ export function applyStripeAction(
         totalMicros: action.totalMicros,
         memo: action.type === "dispute" ? "Stripe dispute" : "Stripe dispute reinstated",
         now,
+        fundingRef: action.paymentIntentId,
       });
   }
 }

@@ -92,6 +92,74 @@ export interface BillingSummary {
   limitWarningPct: number | null;
   /** How long the available balance lasts at the last 7 UTC days' billable spend (2026-12-02). */
   forecast: BalanceForecast;
+  /** The grants with credits left, in the order usage draws them (2026-12-02, credit grants). */
+  grants: Grant[];
+}
+
+/**
+ * Where a grant's credits came from. `legacy` is the balance an org had before grants existed;
+ * `adjustment` a positive correction (a dispute won back).
+ */
+export const grantSourceSchema = z.enum([
+  "signup",
+  "promotion",
+  "top_up",
+  "monthly_allowance",
+  "legacy",
+  "adjustment",
+]);
+export type GrantSource = z.infer<typeof grantSourceSchema>;
+
+/**
+ * A lot of credits: usage draws the soonest-expiring first (no expiry last), then the lower
+ * priority, then the oldest; what is left at `expiresAt` expires.
+ */
+export interface Grant {
+  id: string;
+  source: GrantSource;
+  grantedMicros: number;
+  remainingMicros: number;
+  expiresAt: string | null;
+  priority: number;
+}
+
+/** A platform operator's promotion grant (`POST /api/operator/orgs/:orgId/grants`). */
+export const operatorGrantSchema = z.strictObject({
+  amountMicros: microsSchema.positive().max(1_000_000_000_000),
+  /** ISO 8601; must be in the future. Absent or null: never expires. */
+  expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
+  priority: z.number().int().min(0).max(100).optional(),
+  /** One per logical grant: a retry with the same key and terms answers the first grant. */
+  idempotencyKey: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[A-Za-z0-9._:-]+$/, "letters, digits and . _ : - only"),
+  memo: z.string().min(1).max(200).optional(),
+});
+export type OperatorGrant = z.infer<typeof operatorGrantSchema>;
+
+/** An org's monthly allowance (`PUT /api/operator/orgs/:orgId/allowance`); 0 turns it off. */
+export const allowanceSchema = z.strictObject({
+  amountMicros: microsSchema.min(0).max(1_000_000_000_000),
+  /** The UTC day of the month it renews on, at 00:00 (1 to 28: every month has it). */
+  billingDay: z.number().int().min(1).max(28),
+});
+export type AllowanceInput = z.infer<typeof allowanceSchema>;
+
+export interface OperatorGrantResult {
+  orgId: string;
+  grant: Grant;
+  /** True when the idempotency key had already granted it: nothing new was posted. */
+  replayed: boolean;
+}
+
+export interface AllowanceResult {
+  orgId: string;
+  amountMicros: number;
+  billingDay: number;
+  /** When the next period's grant posts; null when the allowance is off. */
+  nextRenewalAt: string | null;
 }
 
 export interface BalanceForecast {
@@ -124,6 +192,11 @@ export interface LedgerEntry {
   reference: string | null;
   memo: string | null;
   createdAt: string;
+  /** The grant this entry funded, or (a negative adjustment) expired; null otherwise. */
+  grantId: string | null;
+  grantSource: GrantSource | null;
+  /** `expired` for a grant's expiry entry, `granted` for its funding entry. */
+  grantEvent: "granted" | "expired" | null;
 }
 
 export interface UsageGroup {

@@ -11,14 +11,18 @@ import type {
 } from "./apps.ts";
 import {
   type ActivityPage,
+  type AllowanceResult,
   activityPageSchema,
   type BillingAlert,
   type BillingSummary,
   microsSchema as billingMicros,
+  type Grant,
+  grantSourceSchema,
   type LedgerEntry,
   type LimitRule,
   type LimitStatus,
   limitPeriodSchema,
+  type OperatorGrantResult,
   type Payment,
   type UsageGroup,
   type UsageReport,
@@ -209,6 +213,30 @@ export const balanceForecastSchema = z
   })
   .meta({ id: "BalanceForecast" });
 
+export const grantSchema = z
+  .strictObject({
+    id: z.string(),
+    source: grantSourceSchema,
+    grantedMicros: microsSchema,
+    remainingMicros: microsSchema,
+    expiresAt: nullableIso,
+    priority: z.number().int().describe("Lower draws first among grants expiring together"),
+  })
+  .meta({ id: "Grant" });
+
+export const operatorGrantResultSchema = z
+  .strictObject({ orgId: z.string(), grant: grantSchema, replayed: z.boolean() })
+  .meta({ id: "OperatorGrantResult" });
+
+export const allowanceResultSchema = z
+  .strictObject({
+    orgId: z.string(),
+    amountMicros: microsSchema,
+    billingDay: z.number().int(),
+    nextRenewalAt: nullableIso,
+  })
+  .meta({ id: "Allowance" });
+
 export const billingSummarySchema = billingSettingsResultSchema
   .extend({
     orgId: z.string(),
@@ -217,6 +245,7 @@ export const billingSummarySchema = billingSettingsResultSchema
     heldMicros: microsSchema,
     postedMicros: microsSchema,
     forecast: balanceForecastSchema,
+    grants: z.array(grantSchema).describe("Grants with credits left, in draw order"),
   })
   .meta({ id: "BillingSummary" });
 
@@ -229,6 +258,9 @@ export const ledgerEntrySchema = z
     reference: z.string().nullable(),
     memo: z.string().nullable(),
     createdAt: iso,
+    grantId: z.string().nullable(),
+    grantSource: grantSourceSchema.nullable(),
+    grantEvent: z.enum(["granted", "expired"]).nullable(),
   })
   .meta({ id: "LedgerEntry" });
 export const ledgerPageSchema = pageSchemaOf(ledgerEntrySchema).meta({ id: "LedgerPage" });
@@ -505,3 +537,6 @@ sameType<Out<typeof dataExportSchema>, DataExport>(true);
 sameType<Out<typeof paymentSchema>, Payment>(true);
 sameType<Out<typeof limitRuleSchemaOut>, LimitRule>(true);
 sameType<Out<typeof limitStatusSchema>, LimitStatus>(true);
+sameType<Out<typeof grantSchema>, Grant>(true);
+sameType<Out<typeof operatorGrantResultSchema>, OperatorGrantResult>(true);
+sameType<Out<typeof allowanceResultSchema>, AllowanceResult>(true);

@@ -26,6 +26,7 @@ const summary = (over: Partial<BillingSummary> = {}): BillingSummary => ({
   alertWebhookUrl: null,
   limitWarningPct: 80,
   forecast: { windowDays: 7, spentMicros: 0, dailyRateMicros: 0, daysLeft: null, runsOutAt: null },
+  grants: [],
   ...over,
 });
 

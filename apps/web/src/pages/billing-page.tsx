@@ -10,6 +10,7 @@ import { Tabs, TabsContent, TabsList, TabsTrigger } from "../components/ui/tabs.
 import { ActivityTable } from "../features/billing/activity-table.tsx";
 import { AlertsList } from "../features/billing/alerts-list.tsx";
 import { BalanceHero } from "../features/billing/balance-hero.tsx";
+import { GrantsList } from "../features/billing/grants-list.tsx";
 import { LedgerTable } from "../features/billing/ledger-table.tsx";
 import { LimitRules } from "../features/billing/limit-rules.tsx";
 import { LimitsForm } from "../features/billing/limits-form.tsx";
@@ -281,6 +282,9 @@ function Overview({
       <div className="grid gap-6 lg:grid-cols-5">
         <div className="min-w-0 lg:col-span-3">
           <BalanceHero summary={summary} canManage={manage} onTopUp={onTopUp} />
+          <div className="mt-6">
+            <GrantsList grants={summary.grants} />
+          </div>
         </div>
         <div className="min-w-0 lg:col-span-2">
           <LimitsSummary orgId={orgId} summary={summary} canManage={manage} onEdit={onEditLimits} />

@@ -7,18 +7,24 @@ import type { AlertOutbox } from "@parley/billing";
 const MIN_ALARM_GAP_MS = 1_000;
 
 /**
- * A BillingAccount's one alarm, which serves both its jobs: voiding expired holds and delivering
- * queued alerts (`BillingAccount.alarm` runs them).
+ * A BillingAccount's one alarm, which serves all its jobs: voiding expired holds, delivering
+ * queued alerts, expiring grants and renewing the monthly allowance (`BillingAccount.alarm`).
  */
 export class AccountAlarm {
   readonly #storage: DurableObjectStorage;
   readonly #outbox: Pick<AlertOutbox, "nextAttemptAt">;
+  readonly #grants: { nextAt(now: number): number | null };
   /** The alarm time as last read or set: saves a storage read per reservation. */
   #at: number | null | undefined;
 
-  constructor(storage: DurableObjectStorage, outbox: Pick<AlertOutbox, "nextAttemptAt">) {
+  constructor(
+    storage: DurableObjectStorage,
+    outbox: Pick<AlertOutbox, "nextAttemptAt">,
+    grants: { nextAt(now: number): number | null },
+  ) {
     this.#storage = storage;
     this.#outbox = outbox;
+    this.#grants = grants;
   }
 
   /** Makes sure the alarm fires by `at` (one storage write only when it must move earlier). */
@@ -45,7 +51,9 @@ export class AccountAlarm {
       .exec("SELECT MIN(expires_at) AS at FROM ledger_holds WHERE status = 'open'")
       .one().at as number | null;
     const outbox = this.#outbox.nextAttemptAt();
-    const next = [holds, outbox].filter((t): t is number => t !== null);
+    // A grant expiring or the monthly allowance renewing (grants.ts).
+    const grants = this.#grants.nextAt(now);
+    const next = [holds, outbox, grants].filter((t): t is number => t !== null);
     if (next.length === 0) return;
     await this.fireBy(Math.max(Math.min(...next), now + MIN_ALARM_GAP_MS));
   }

@@ -14,8 +14,10 @@ export async function openBillingAccount(env: Env, orgId: string): Promise<void>
   const granted = await env.DB.prepare("SELECT 1 AS ok FROM signup_grants WHERE org_id = ?")
     .bind(orgId)
     .first<{ ok: number }>();
+  const { signupGrantMicros, signupGrantDays } = config(env);
   await billingAccount(env, orgId).open({
     orgId,
-    grantMicros: granted ? config(env).signupGrantMicros : 0,
+    grantMicros: granted ? signupGrantMicros : 0,
+    grantDays: signupGrantDays,
   });
 }

@@ -4,6 +4,7 @@ import {
   type ActivityRowsQuery,
   type AlertDelivery,
   AlertOutbox,
+  type Allowance,
   activityRows,
   applyStripeAction,
   type Balance,
@@ -11,7 +12,6 @@ import {
   CreditLedger,
   createUsageRollups,
   type EndUserLimits,
-  type EntryRow,
   type Forecast,
   LEDGER_SQLITE_SCHEMA,
   type LeaseInput,
@@ -38,10 +38,12 @@ import {
   usageReport,
   usageRows,
 } from "@parley/billing";
+import type { Grant } from "@parley/shared";
 import { type Finding, scanStore, scrubStore, sqlSource } from "../erasure/scan.ts";
 import type { Replacement } from "../erasure/scrub.ts";
 import { AccountAlarm } from "./account-alarm.ts";
 import { AlertWebhook } from "./alert-webhook.ts";
+import { AccountGrants, type OperatorGrantOutcome } from "./grants.ts";
 import { LeaseHolders } from "./lease-holders.ts";
 
 export {
@@ -75,6 +77,8 @@ export type UsageQuery = UsageReportQuery;
 
 export type StripeApplyResult = { status: "duplicate" } | { status: "applied"; result: PostResult };
 
+type Summary = Balance & { settings: BillingSettings; forecast: Forecast; grants: Grant[] };
+
 const DEFAULT_HOLD_TTL_MS = 10 * 60 * 1000;
 
 /**
@@ -97,6 +101,7 @@ export class BillingAccount extends DurableObject<Env> {
   readonly #leaseHolders: LeaseHolders;
   /** Limits on one member or project, per day, week or month (read into memory). */
   readonly #rules: LimitRuleStore;
+  readonly #grants: AccountGrants;
   #ledger: CreditLedger;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -128,8 +133,10 @@ export class BillingAccount extends DurableObject<Env> {
       },
     });
     this.#ledger = new CreditLedger(this.#store, this.#ledgerConfig());
+    // Promotions, the monthly allowance and expiry (grants.ts); the ledger is read anew each time.
+    this.#grants = new AccountGrants(this.#exec, this.#store, () => this.#ledger);
     this.#webhook = new AlertWebhook(env, this.#account, this.#store, this.#outbox);
-    this.#alarm = new AccountAlarm(ctx.storage, this.#outbox);
+    this.#alarm = new AccountAlarm(ctx.storage, this.#outbox, this.#grants);
     // Sessions holding leases: they report before a read, and give their leases back when a
     // limit changes or a call is refused.
     this.#leaseHolders = new LeaseHolders(this.#sql, this.#store, env);
@@ -149,21 +156,26 @@ export class BillingAccount extends DurableObject<Env> {
 
   /**
    * Opens the account for an org: records its id and posts the sign-up grant, once (the grant's
-   * idempotency key is fixed). Safe to call again; returns the balance.
+   * idempotency key is fixed; a later call's other expiry is a refused replay). `grantDays` gives
+   * the grant an expiry. Safe to call again; returns the balance.
    */
-  open(input: { orgId: string; grantMicros: number }): Balance {
-    this.ctx.storage.transactionSync(() => {
+  async open(input: { orgId: string; grantMicros: number; grantDays?: number | null }) {
+    const now = Date.now();
+    const expiresAt = input.grantDays ? now + input.grantDays * 86_400_000 : null;
+    const posted = this.ctx.storage.transactionSync(() => {
       this.#account.open(input.orgId);
-      if (input.grantMicros > 0) {
-        this.#ledger.post({
-          kind: "grant",
-          amountMicros: input.grantMicros,
-          idempotencyKey: "signup-grant",
-          memo: "Sign-up grant",
-          now: Date.now(),
-        });
-      }
+      if (input.grantMicros <= 0) return false;
+      const result = this.#ledger.post({
+        kind: "grant",
+        amountMicros: input.grantMicros,
+        idempotencyKey: "signup-grant",
+        memo: "Sign-up grant",
+        now,
+        grant: { source: "signup", expiresAt },
+      });
+      return result.ok && !result.replayed;
     });
+    if (posted && expiresAt !== null) await this.#alarm.fireBy(expiresAt);
     return this.#ledger.balance();
   }
 
@@ -172,9 +184,29 @@ export class BillingAccount extends DurableObject<Env> {
     return { ...this.#ledger.balance(), settings: this.settings() };
   }
 
-  /** The balance, the settings and how long the balance lasts (the billing page's summary). */
-  async summary(): Promise<Balance & { settings: BillingSettings; forecast: Forecast }> {
-    return { ...(await this.balance()), forecast: this.#ledger.forecast(Date.now()) };
+  /** The balance, the settings, how long it lasts and its grants (the billing page's summary). */
+  async summary(): Promise<Summary> {
+    const balance = await this.balance();
+    const now = Date.now();
+    return { ...balance, forecast: this.#ledger.forecast(now), grants: this.#grants.list(now) };
+  }
+
+  /** A platform operator's promotion grant (routes/operator.ts); its expiry sets the alarm. */
+  async promote(input: Parameters<AccountGrants["promote"]>[0]): Promise<OperatorGrantOutcome> {
+    const now = Date.now();
+    const result = this.ctx.storage.transactionSync(() => this.#grants.promote(input, now));
+    if (result.ok && result.lot.expiresAt !== null) await this.#alarm.fireBy(result.lot.expiresAt);
+    return result;
+  }
+
+  /** Sets the monthly allowance (the operator's): this period's grant posts now, once. */
+  async setAllowance(allowance: Allowance): Promise<{ nextRenewalAt: number | null }> {
+    const now = Date.now();
+    const result = this.ctx.storage.transactionSync(() =>
+      this.#grants.setAllowance(allowance, now),
+    );
+    if (result.nextRenewalAt !== null) await this.#alarm.fireBy(result.nextRenewalAt);
+    return result;
   }
 
   settings(): BillingSettings {
@@ -335,10 +367,13 @@ export class BillingAccount extends DurableObject<Env> {
     });
   }
 
-  /** Ledger entries, newest first; `before` is the seq of the last entry of the previous page. */
-  async entries(before: number | null, limit: number): Promise<EntryRow[]> {
+  /** Ledger entries, newest first, each with its grant; `before`: the previous page's last seq. */
+  async entries(
+    before: number | null,
+    limit: number,
+  ): Promise<ReturnType<AccountGrants["annotate"]>> {
     await this.#collect();
-    return this.#sql
+    const rows = this.#sql
       .exec(
         "SELECT * FROM ledger_entries WHERE seq < ? ORDER BY seq DESC LIMIT ?",
         before ?? Number.MAX_SAFE_INTEGER,
@@ -346,6 +381,7 @@ export class BillingAccount extends DurableObject<Env> {
       )
       .toArray()
       .map(toEntry);
+    return this.#grants.annotate(rows);
   }
 
   /** Usage grouped by day, model, member, project or session, over [from, to). */
@@ -421,10 +457,10 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   /** Raw usage events in time order, a page at a time (the CSV export streams these). */
-  async usageRows(query: UsageRowsQuery): Promise<UsageRow[]> {
+  async usageRows(query: UsageRowsQuery): Promise<ReturnType<AccountGrants["usage"]>> {
     // The first page asks the lease holders; later pages continue from the same moment.
     if (query.after === undefined) await this.#collect();
-    return usageRows(this.#exec, query);
+    return this.#grants.usage(usageRows(this.#exec, query));
   }
 
   /** Usage events newest first, filtered, a page at a time (the activity list). */
@@ -451,6 +487,9 @@ export class BillingAccount extends DurableObject<Env> {
     this.#alarm.fired();
     const now = Date.now();
     this.#ledger.expire(now);
+    // Grants that are due expire, and the allowance renews, each exactly once (grants.ts).
+    const granted = this.ctx.storage.transactionSync(() => this.#grants.run(now));
+    this.#webhook.queue(granted, now);
     await this.#webhook.deliver(now);
     await this.#alarm.rearm(Date.now());
   }

@@ -36,6 +36,7 @@ export const security = {
   apiKey: (scope: string): Requirements => [{ apiKey: [scope] }],
   endUser: [{ endUserToken: [] }] as Requirements,
   refreshCookie: [{ refreshCookie: [] }] as Requirements,
+  operator: [{ operatorSecret: [] }] as Requirements,
 };
 
 export type RouteDescription = DescribeRouteOptions;
@@ -65,6 +66,7 @@ const documentation: Parameters<typeof openAPIRouteHandler>[1] = {
       { name: "Apps", description: "Embeds of an org and their end users" },
       { name: "Embed", description: "End users' own API (an end-user access token)" },
       { name: "Webhooks" },
+      { name: "Operator", description: "The platform operator's grants and allowances" },
       { name: "OpenAPI" },
     ],
     security: security.member,
@@ -91,6 +93,12 @@ const documentation: Parameters<typeof openAPIRouteHandler>[1] = {
           description: "An end user's access token from `POST /api/embed/token`.",
         },
         refreshCookie: { type: "apiKey", in: "cookie", name: "parley_refresh" },
+        operatorSecret: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "The platform operator's secret (`OPERATOR_SECRET`), never an org member's token.",
+        },
       },
       responses: {
         Error: {

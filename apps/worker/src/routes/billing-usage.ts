@@ -177,6 +177,8 @@ export const billingUsage = new Hono<AppEnv>()
         "member_label",
         "project_label",
         "session_label",
+        // Since 2026-12-02: the grants that paid for the call, `<grant id>:<source>:<micros>;...`.
+        "grants",
       ];
       const encoder = new TextEncoder();
       let after: { createdAt: number; requestId: string } | undefined;
@@ -216,6 +218,7 @@ export const billingUsage = new Hono<AppEnv>()
                 labels.member(row.memberId),
                 row.projectId === null ? "" : labels.project(row.projectId),
                 row.sessionId === null ? "" : labels.session(row.sessionId),
+                row.grants,
               ]
                 .map(csvField)
                 .join(","),

@@ -48,6 +48,7 @@ export const billing = new Hono<AppEnv>()
         postedMicros: account.postedMicros,
         ...account.settings,
         forecast: account.forecast,
+        grants: account.grants,
       } satisfies BillingSummary);
     },
   )
@@ -127,6 +128,9 @@ export const billing = new Hono<AppEnv>()
             reference: entry.reference,
             memo: entry.memo,
             createdAt: iso(entry.createdAt),
+            grantId: entry.grantId,
+            grantSource: entry.grantSource,
+            grantEvent: entry.grantEvent,
           }),
         ),
         nextCursor: rows.length > limit ? String(page.at(-1)?.seq) : null,

@@ -23,6 +23,9 @@ const entry = (
   reference: null,
   memo: null,
   createdAt: "2026-12-01T10:00:00.000Z",
+  grantId: null,
+  grantSource: null,
+  grantEvent: null,
 });
 
 describe("LedgerTable", () => {

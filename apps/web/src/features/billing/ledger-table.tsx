@@ -8,6 +8,7 @@ import { formatMicros } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { billingColumns, DataTable } from "./data-table.tsx";
+import { grantEventLabel } from "./grants-list.tsx";
 import { when } from "./words.ts";
 
 const KINDS: Record<
@@ -22,7 +23,10 @@ const KINDS: Record<
 
 /** What a ledger row was for, in words; the memo when the entry has one. */
 function description(entry: LedgerEntry): string {
+  const grant = grantEventLabel(entry);
+  if (grant && entry.grantEvent === "expired") return grant;
   if (entry.memo) return entry.memo;
+  if (grant) return grant;
   switch (entry.kind) {
     case "topup":
       return "Credits bought through Stripe";
