@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { devReply } from "@parley/dev-model/reply";
 import type { Browser, Locator, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
 import { launchChromium } from "./browser.ts";
 
@@ -34,6 +34,7 @@ let page: Page;
 const socketUrls: string[] = [];
 /** What the browser refused under the app's Content-Security-Policy: nothing, on every screen. */
 const cspViolations: string[] = [];
+const pageTrouble: string[] = [];
 let shot = 0;
 
 async function screenshot(name: string): Promise<void> {
@@ -84,8 +85,19 @@ beforeAll(async () => {
   page.on("console", (message) => {
     if (/Content.Security.Policy|Refused to/i.test(message.text()))
       cspViolations.push(message.text());
+    if (message.type() === "error") pageTrouble.push(`console: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => pageTrouble.push(`page error: ${String(error)}`));
+  page.on("response", (response) => {
+    if (response.status() >= 400)
+      pageTrouble.push(`${response.status()} ${response.request().method()} ${response.url()}`);
   });
 }, 180_000);
+
+// Cleared before each step, printed when it fails: what the page saw go wrong while it ran.
+beforeEach(() => {
+  pageTrouble.length = 0;
+});
 
 // A failed step leaves a picture of the page outside the commit-worthy screenshots.
 afterEach(async (context) => {
@@ -93,6 +105,7 @@ afterEach(async (context) => {
   const file = path.join(tmpdir(), `parley-e2e-failure-${Date.now()}.png`);
   await page.screenshot({ path: file, type: "png" }).catch(() => undefined);
   console.log(`[e2e] ${context.task.name} failed at ${page.url()}; page saved to ${file}`);
+  for (const line of pageTrouble.slice(-20)) console.log(`[e2e]   ${line}`);
 });
 
 afterAll(async () => {
@@ -297,6 +310,51 @@ describe("the web app in Chromium", () => {
     await lift.getByLabel("Monthly limit for the organization (USD)").fill("");
     await lift.getByRole("button", { name: "Save settings" }).click();
     await expect.poll(() => lift.getByRole("alert").count()).toBe(0);
+  });
+
+  it("sets a weekly limit on the project: the chat warns of it, then stops a reply naming it", async () => {
+    await page.goto(`${base}/billing#settings`);
+    const card = page.getByRole("region", { name: "Limits on members and projects" });
+    await card.getByRole("option", { name: projectName }).waitFor({ state: "attached" });
+    await card.getByLabel(/^On/).selectOption({ label: projectName });
+    await card.getByLabel("Period").selectOption("week");
+    // Under what the project has already spent this week.
+    await card.getByLabel("Amount (USD)").fill("0.0001");
+    await card.getByRole("button", { name: "Set limit" }).click();
+    const row = card.getByRole("listitem").filter({ hasText: projectName });
+    await expect.poll(() => row.textContent()).toContain("$0.0001 per week");
+    await screenshot("limits-on-members-and-projects");
+
+    await page.goto(`${base}/sessions/${sessionId}`);
+    const chat = page.getByRole("region", { name: "Assistant chat" });
+    const warning = chat.getByTestId("limit-warning");
+    await expect
+      .poll(() => warning.textContent())
+      .toMatch(
+        /^You have used 100% of this project's weekly limit .* It resets on Monday at 00:00 UTC; you can raise it in Billing\.$/,
+      );
+    await composerOf(chat).fill("And one for the press release");
+    await chat.getByRole("button", { name: "Send" }).click();
+    await chat.getByRole("button", { name: "Send" }).waitFor();
+    await expect
+      .poll(() => repliesOf(chat).last().textContent())
+      .toContain(
+        "This project has reached its weekly spending limit. It resets on Monday at 00:00 UTC",
+      );
+
+    // Removed again for the rest of the run.
+    await page.goto(`${base}/billing#settings`);
+    await page
+      .getByRole("button", { name: `Remove the limit on ${projectName}, per week` })
+      .click();
+    await expect
+      .poll(() =>
+        page
+          .getByRole("region", { name: "Limits on members and projects" })
+          .getByText("No limits on single members or projects.")
+          .count(),
+      )
+      .toBe(1);
   });
 
   it("files an erasure request for the session, picked from a list, and sees it complete", async () => {

@@ -1,4 +1,4 @@
-import { Link } from "@tanstack/react-router";
+import { Link, useRouterState } from "@tanstack/react-router";
 import { Building2, Menu as MenuIcon } from "lucide-react";
 import { lazy, type ReactNode, Suspense, useEffect } from "react";
 import { cn } from "../lib/cn.ts";
@@ -58,6 +58,7 @@ function OrgButtonPlaceholder({ className }: { className?: string }) {
  * at 390 px by moving navigation into a menu, and the screen below filling the rest of the height.
  */
 export function Shell({ children, inert = false }: { children: ReactNode; inert?: boolean }) {
+  const pathname = useRouterState({ select: (state) => state.location.pathname });
   useEffect(() => {
     const idle = window.requestIdleCallback ?? ((run: () => void) => window.setTimeout(run, 1));
     idle(() => void loadMenus());
@@ -111,7 +112,8 @@ export function Shell({ children, inert = false }: { children: ReactNode; inert?
         inert={inert}
         className="flex min-h-0 flex-1 flex-col outline-none"
       >
-        <ErrorBoundary>{children}</ErrorBoundary>
+        {/* Keyed on the path: a screen that failed does not take every other screen down with it. */}
+        <ErrorBoundary key={pathname}>{children}</ErrorBoundary>
       </main>
     </div>
   );

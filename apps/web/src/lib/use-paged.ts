@@ -11,7 +11,9 @@ export interface MorePages {
 
 /**
  * A keyset-paged list through the query cache: the first page on load, each further page appended
- * by `more.load()`; invalidating `key` reloads from the first page.
+ * by `more.load()`; invalidating `key` reloads from the first page. The pages are cached under
+ * `[...key, "pages"]`, so a plain `useQuery` on `key` elsewhere can never read (or overwrite) the
+ * infinite query's `{ pages, pageParams }` as if it were its own data.
  */
 export function usePaged<T>(
   key: QueryKey,
@@ -19,7 +21,7 @@ export function usePaged<T>(
   options: { enabled?: boolean; refetchInterval?: number | false } = {},
 ) {
   const query = useInfiniteQuery({
-    queryKey: key,
+    queryKey: [...key, "pages"],
     queryFn: ({ pageParam }) => load(pageParam),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextCursor ?? undefined,

@@ -10,15 +10,11 @@ import { useConfirm } from "../../components/ui/confirm.tsx";
 import { Field, Input, Select, Textarea } from "../../components/ui/input.tsx";
 import { ErrorNote } from "../../components/ui/states.tsx";
 import { api } from "../../lib/api.ts";
+import { useAllMembers, useAllProjects, useAllSessions } from "../../lib/org-lists.ts";
 import { keys } from "../../lib/query.ts";
 import { memberName } from "../members/member-rules.ts";
+import { useErasureLabels } from "./erasure-labels.ts";
 import { SUBJECT_TYPES, type SubjectType } from "./erasure-words.ts";
-import {
-  useAllMembers,
-  useAllProjects,
-  useAllSessions,
-  useErasureLabels,
-} from "./use-erasure-targets.ts";
 
 /** The server's legal basis for every request (apps/worker/src/erasure/file.ts `LEGAL_BASIS`). */
 export const LEGAL_BASIS = "GDPR Art. 17 (right to erasure)";

@@ -8,9 +8,11 @@ import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
 import { api, type ErasureRequest, type ErasureStep } from "../../lib/api.ts";
 import { cn } from "../../lib/cn.ts";
+import { useAllMembers } from "../../lib/org-lists.ts";
 import { keys } from "../../lib/query.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { memberName } from "../members/member-rules.ts";
+import { useErasureLabels } from "./erasure-labels.ts";
 import {
   isActive,
   progress,
@@ -19,7 +21,6 @@ import {
   stepWords,
   subjectWords,
 } from "./erasure-words.ts";
-import { useAllMembers, useErasureLabels } from "./use-erasure-targets.ts";
 
 /** How often the list refreshes while a request is still pending or running. */
 export const POLL_MS = 2_000;

@@ -3,6 +3,7 @@ import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/re
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { api } from "../../lib/api.ts";
 import { renderInApp } from "../../test/render.tsx";
+import { ErasureForm } from "../admin/erasure-form.tsx";
 import { LimitRules } from "./limit-rules.tsx";
 import { MyLimits } from "./my-limits.tsx";
 
@@ -110,6 +111,32 @@ describe("LimitRules", () => {
     fireEvent.click(screen.getByRole("button", { name: "Set limit" }));
     await waitFor(() => expect(screen.getByRole("alert").textContent).toContain("above zero"));
     expect(set).not.toHaveBeenCalled();
+  });
+
+  it("offers members past the first page, from the cache the erasure picker reads too", async () => {
+    const ada = { userId: "usr_ada", email: "ada@example.com", name: "Ada", role: "member" };
+    const bo = { userId: "usr_bo", email: "bo@example.com", name: "Bo", role: "member" };
+    const members = vi
+      .spyOn(api, "members")
+      .mockImplementation(async (_orgId, cursor) =>
+        cursor === undefined
+          ? { items: [ada as Member], nextCursor: "c1" }
+          : { items: [bo as Member], nextCursor: null },
+      );
+    vi.spyOn(api, "projects").mockResolvedValue({ items: [], nextCursor: null });
+    vi.spyOn(api, "limitRules").mockResolvedValue({ items: [] });
+    // Both on one screen, one cache: neither may read the other's shape of the members list.
+    await renderInApp(
+      <>
+        <LimitRules orgId="org_1" />
+        <ErasureForm orgId="org_1" orgName="Acme" actorRole="owner" />
+      </>,
+    );
+    const limitTarget = screen.getByLabelText(/^On/);
+    await within(limitTarget).findByRole("option", { name: "Bo" });
+    expect(within(limitTarget).getByRole("option", { name: "Ada" })).toBeTruthy();
+    expect(members).toHaveBeenCalledTimes(2);
+    expect(screen.queryByText(/Something went wrong/)).toBeNull();
   });
 });
 

@@ -8,7 +8,9 @@ import { Field, Select } from "../../components/ui/input.tsx";
 import { ErrorNote, Loading } from "../../components/ui/states.tsx";
 import { api } from "../../lib/api.ts";
 import { formatMicros } from "../../lib/money.ts";
+import { useAllMembers, useAllProjects } from "../../lib/org-lists.ts";
 import { keys } from "../../lib/query.ts";
+import { memberName } from "../members/member-rules.ts";
 import { LimitRuleForm } from "./limit-rule-form.tsx";
 import { PER, RESETS } from "./limit-words.ts";
 
@@ -28,8 +30,9 @@ export function LimitRules({ orgId }: { orgId: string }) {
     queryKey: keys.limitRules(orgId),
     queryFn: () => api.limitRules(orgId),
   });
-  const members = useQuery({ queryKey: keys.members(orgId), queryFn: () => api.members(orgId) });
-  const projects = useQuery({ queryKey: keys.projects(orgId), queryFn: () => api.projects(orgId) });
+  // The same whole lists (and cache) as the members and projects screens and the erasure picker.
+  const members = useAllMembers(orgId);
+  const projects = useAllProjects(orgId);
   const [target, setTarget] = useState("");
   const [removeError, setRemoveError] = useState<unknown>(null);
 
@@ -111,14 +114,14 @@ export function LimitRules({ orgId }: { orgId: string }) {
               >
                 <option value="">Choose a member or project</option>
                 <optgroup label="Members">
-                  {(members.data?.items ?? []).map((member) => (
+                  {members.items.map((member) => (
                     <option key={member.userId} value={`member:${member.userId}`}>
-                      {member.name || member.email}
+                      {memberName(member)}
                     </option>
                   ))}
                 </optgroup>
                 <optgroup label="Projects">
-                  {(projects.data?.items ?? []).map((project) => (
+                  {projects.items.map((project) => (
                     <option key={project.id} value={`project:${project.id}`}>
                       {project.name}
                     </option>

@@ -1,9 +1,10 @@
+/** The org's members, projects and sessions as whole lists, for pickers (erasure, limits). */
 import type { Page } from "@parley/shared";
-import { type QueryKey, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useCallback, useEffect } from "react";
-import { api } from "../../lib/api.ts";
-import { keys } from "../../lib/query.ts";
-import { usePaged } from "../../lib/use-paged.ts";
+import type { QueryKey } from "@tanstack/react-query";
+import { useEffect } from "react";
+import { api } from "./api.ts";
+import { keys } from "./query.ts";
+import { usePaged } from "./use-paged.ts";
 
 /**
  * Pages a picker loads by itself before it asks for a click (20 × 50 members or projects, 20 × 100
@@ -42,32 +43,3 @@ export const useAllSessions = (orgId: string, enabled = true) =>
     (cursor) => api.orgSessions(orgId, { ...(cursor ? { cursor } : {}), limit: 100 }),
     enabled,
   );
-
-type Labels = Record<string, string>;
-
-/**
- * What this tab filed erasures of, by request id: the server keeps only a keyed hash of a subject,
- * so a request's name is known only where it was filed, and only until a reload (it is the
- * subject's personal data: it is not written to storage).
- */
-export function useErasureLabels(orgId: string) {
-  const queryClient = useQueryClient();
-  const key = keys.erasureLabels(orgId);
-  // The query function returns what is cached: an invalidation of the org's keys keeps the names.
-  const { data } = useQuery({
-    queryKey: key,
-    queryFn: () => queryClient.getQueryData<Labels>(key) ?? {},
-    initialData: {},
-    staleTime: Number.POSITIVE_INFINITY,
-    gcTime: Number.POSITIVE_INFINITY,
-  });
-  const remember = useCallback(
-    (requestId: string, label: string) =>
-      queryClient.setQueryData<Labels>(keys.erasureLabels(orgId), (old) => ({
-        ...old,
-        [requestId]: label,
-      })),
-    [queryClient, orgId],
-  );
-  return { labels: data, remember };
-}
