@@ -50,6 +50,13 @@ const routes: Route[] = [
     retrieve(store, call, store.customer(id) ?? store.deletedCustomer(id), "customer", id, "id"),
   ),
   post(`/v1/customers/${ID}`, updateCustomer),
+  get(`/v1/customers/${ID}/payment_methods`, (store, call, id) => {
+    if (store.customer(id) === undefined) throw noSuch("customer", id, { param: "customer" });
+    const saved = store.paymentMethods().filter((pm) => pm.customer === id);
+    return list(store, call, `/v1/customers/${id}/payment_methods`, saved, {
+      type: (pm, v) => pm.type === v,
+    });
+  }),
   del(`/v1/customers/${ID}`, (store, call, id) => {
     rejectUnknown(call.params, new Set());
     return store.deleteCustomer(id, call.request);
@@ -79,9 +86,21 @@ const routes: Route[] = [
       customer: (p, v) => p.customer === v,
     }),
   ),
+  post("/v1/payment_intents", createPaymentIntent),
   get(`/v1/payment_intents/${ID}`, (store, call, id) =>
     retrieve(store, call, store.paymentIntent(id), "payment_intent", id, "intent"),
   ),
+  get(`/v1/setup_intents/${ID}`, (store, call, id) =>
+    retrieve(store, call, store.setupIntent(id), "setupintent", id, "intent"),
+  ),
+  get(`/v1/payment_methods/${ID}`, (store, call, id) =>
+    retrieve(store, call, store.paymentMethod(id), "PaymentMethod", id, "payment_method"),
+  ),
+  post(`/v1/payment_methods/${ID}/detach`, (store, call, id) => {
+    rejectUnknown(call.params, new Set(["expand"]));
+    const paths = expandPaths(call.params);
+    return expand(store, store.detachPaymentMethod(id, call.request), paths);
+  }),
   get("/v1/charges", (store, call) =>
     list(store, call, "/v1/charges", store.charges(), {
       customer: (c, v) => c.customer === v,
@@ -410,6 +429,8 @@ const SESSION_PARAMS = new Set([
   "customer_email",
   "customer_creation",
   "payment_intent_data",
+  "setup_intent_data",
+  "currency",
   "expires_at",
   "locale",
   "submit_type",
@@ -439,8 +460,6 @@ const SESSION_PARAMS_NOT_MODELLED = new Set([
   "shipping_address_collection",
   "shipping_options",
   "subscription_data",
-  "setup_intent_data",
-  "currency",
   "adaptive_pricing",
   "optional_items",
   "after_expiration",
@@ -453,6 +472,21 @@ const PAYMENT_INTENT_DATA_PARAMS = new Set([
   "statement_descriptor",
   "statement_descriptor_suffix",
 ]);
+
+const SETUP_INTENT_DATA_PARAMS = new Set(["metadata", "description"]);
+
+/** Parameters of payment mode that Stripe refuses in setup mode ("You can not pass ..."). */
+const PAYMENT_MODE_ONLY = [
+  "line_items",
+  "payment_intent_data",
+  "customer_creation",
+  "submit_type",
+  "allow_promotion_codes",
+  "invoice_creation",
+] as const;
+
+/** Parameters of setup mode that Stripe refuses in payment mode. */
+const SETUP_MODE_ONLY = ["setup_intent_data"] as const;
 
 const LINE_ITEM_PARAMS = new Set(["price", "price_data", "quantity", "adjustable_quantity"]);
 const PRICE_DATA_PARAMS = new Set([
@@ -496,27 +530,23 @@ function createCheckoutSession(store: StandinStore, call: ApiCall): unknown {
   rejectUnknown(params, SESSION_PARAMS);
   const mode = optionalEnum(params, "mode", ["payment", "setup", "subscription"]);
   if (mode === undefined) throw missingParam("mode");
-  if (mode !== "payment") throw notModelled("mode", `mode=${mode}`);
+  if (mode === "subscription") throw notModelled("mode", `mode=${mode}`);
   const uiMode = optionalEnum(params, "ui_mode", ["hosted", "embedded", "custom"]);
   if (uiMode !== undefined && uiMode !== "hosted")
     throw notModelled("ui_mode", `ui_mode=${uiMode}`);
+  const setup = mode === "setup";
+  for (const key of setup ? PAYMENT_MODE_ONLY : SETUP_MODE_ONLY) {
+    if (params[key] !== undefined) {
+      throw invalidRequest(`You can not pass \`${key}\` in \`${mode}\` mode.`, { param: key });
+    }
+  }
+  // Payment mode takes its currency from the line items; Stripe's `currency` there is for
+  // prices in several currencies, which the stand-in lacks.
+  if (!setup && params.currency !== undefined) throw notModelled("currency");
 
-  const lineItems = parseLineItems(params);
-  const currency = lineItems[0]?.currency ?? "usd";
-  const total = lineItems.reduce((sum, item) => sum + item.unitAmount * item.quantity, 0);
-  const minimum = MINIMUM_AMOUNT[currency] ?? 1;
-  if (total < minimum) {
-    throw invalidRequest(
-      `The Checkout Session's total amount due must add up to at least ${formatAmount(minimum, currency)} ${currency}`,
-      { param: "line_items" },
-    );
-  }
-  if (total > MAXIMUM_AMOUNT) {
-    throw invalidRequest(
-      `The Checkout Session's total amount due must be no more than ${formatAmount(MAXIMUM_AMOUNT, currency)} ${currency}`,
-      { param: "line_items" },
-    );
-  }
+  const lineItems = setup ? [] : parseLineItems(params);
+  if (!setup) checkTotal(lineItems);
+  const currency = setup ? currencyParam(params, "currency") : null;
 
   const customer = optionalString(params, "customer");
   const customerEmail = optionalString(params, "customer_email");
@@ -569,16 +599,15 @@ function createCheckoutSession(store: StandinStore, call: ApiCall): unknown {
   const receiptEmail = optionalString(intentData, "receipt_email", "payment_intent_data");
   if (receiptEmail !== undefined) checkEmail(receiptEmail, "payment_intent_data[receipt_email]");
 
-  const paymentMethodTypes = optionalArray(params, "payment_method_types") ?? ["card"];
-  const methods = paymentMethodTypes.map((value, i) => {
-    if (typeof value !== "string" || value === "") {
-      throw invalidRequest("Invalid string.", { param: paramPath("payment_method_types", i) });
-    }
-    return value;
-  });
+  const methods = stringList(params, "payment_method_types") ?? ["card"];
+
+  const setupData = optionalObject(params, "setup_intent_data") ?? {};
+  rejectUnknown(setupData, SETUP_INTENT_DATA_PARAMS, "setup_intent_data");
 
   const session = store.createCheckoutSession({
+    mode,
     lineItems,
+    currency,
     successUrl: urlParam(params, "success_url"),
     cancelUrl: urlParam(params, "cancel_url"),
     clientReferenceId: clientReferenceId ?? null,
@@ -591,6 +620,10 @@ function createCheckoutSession(store: StandinStore, call: ApiCall): unknown {
       description: optionalString(intentData, "description", "payment_intent_data") ?? null,
       receiptEmail: receiptEmail ?? null,
     },
+    setupIntentData: {
+      metadata: metadataParam(setupData, "metadata", "setup_intent_data"),
+      description: optionalString(setupData, "description", "setup_intent_data") ?? null,
+    },
     expiresAt: expiresAt ?? null,
     locale: optionalString(params, "locale") ?? null,
     submitType:
@@ -598,6 +631,36 @@ function createCheckoutSession(store: StandinStore, call: ApiCall): unknown {
     paymentMethodTypes: methods,
   });
   return expand(store, session, expandPaths(params));
+}
+
+/** Stripe's minimum and maximum for a payment-mode session's total. */
+function checkTotal(lineItems: readonly NewLineItem[]): void {
+  const currency = lineItems[0]?.currency ?? "usd";
+  const total = lineItems.reduce((sum, item) => sum + item.unitAmount * item.quantity, 0);
+  const minimum = MINIMUM_AMOUNT[currency] ?? 1;
+  if (total < minimum) {
+    throw invalidRequest(
+      `The Checkout Session's total amount due must add up to at least ${formatAmount(minimum, currency)} ${currency}`,
+      { param: "line_items" },
+    );
+  }
+  if (total > MAXIMUM_AMOUNT) {
+    throw invalidRequest(
+      `The Checkout Session's total amount due must be no more than ${formatAmount(MAXIMUM_AMOUNT, currency)} ${currency}`,
+      { param: "line_items" },
+    );
+  }
+}
+
+/** An optional ISO currency code; Stripe takes it in any case and answers it lowercase. */
+function currencyParam(params: FormObject, key: string, parent = ""): string | null {
+  const raw = optionalString(params, key, parent);
+  if (raw === undefined) return null;
+  const currency = raw.toLowerCase();
+  if (!/^[a-z]{3}$/.test(currency) || !isCurrency(currency)) {
+    throw invalidRequest(`Invalid currency: ${currency}.`, { param: paramPath(parent, key) });
+  }
+  return currency;
 }
 
 function parseLineItems(params: FormObject): NewLineItem[] {
@@ -730,6 +793,100 @@ function notModelled(param: string, what = `\`${param}\``): StripeApiError {
     `The Stripe stand-in does not model ${what}; see packages/stripe-standin/README.md.`,
     { param },
   );
+}
+
+const PAYMENT_INTENT_PARAMS = new Set([
+  "amount",
+  "currency",
+  "customer",
+  "payment_method",
+  "off_session",
+  "confirm",
+  "metadata",
+  "description",
+  "receipt_email",
+  "statement_descriptor_suffix",
+  "payment_method_types",
+  "expand",
+]);
+
+/**
+ * `POST /v1/payment_intents`, only as Parley uses it: a saved card charged with the customer
+ * absent (`confirm=true`, `off_session=true`). An on-session or unconfirmed intent would need
+ * client-side confirmation, which the stand-in has no page for.
+ */
+function createPaymentIntent(store: StandinStore, call: ApiCall): unknown {
+  const { params } = call;
+  rejectUnknown(params, PAYMENT_INTENT_PARAMS);
+  if (booleanParam(params, "confirm") !== true) {
+    throw notModelled("confirm", "a PaymentIntent without `confirm=true`");
+  }
+  const offSession = optionalString(params, "off_session");
+  // Stripe's `off_session` is a boolean or the kind of off-session use, `one_off` or `recurring`.
+  if (offSession !== "true" && offSession !== "one_off" && offSession !== "recurring") {
+    if (offSession !== undefined && offSession !== "false") booleanParam(params, "off_session");
+    throw notModelled("off_session", "an on-session PaymentIntent (without `off_session=true`)");
+  }
+  const amount = requiredInteger(params, "amount", "", 1);
+  const rawCurrency = requiredString(params, "currency");
+  const currency = currencyParam(params, "currency") ?? rawCurrency;
+  const minimum = MINIMUM_AMOUNT[currency] ?? 1;
+  if (amount < minimum) {
+    throw invalidRequest(`Amount must be at least ${formatAmount(minimum, currency)} ${currency}`, {
+      code: "amount_too_small",
+      param: "amount",
+    });
+  }
+  if (amount > MAXIMUM_AMOUNT) {
+    throw invalidRequest(`Amount must be no more than ${formatAmount(MAXIMUM_AMOUNT, currency)}`, {
+      code: "amount_too_large",
+      param: "amount",
+    });
+  }
+  const customer = requiredString(params, "customer");
+  const paymentMethod = requiredString(params, "payment_method");
+  const receiptEmail = optionalString(params, "receipt_email");
+  if (receiptEmail !== undefined) checkEmail(receiptEmail, "receipt_email");
+  const suffix = optionalString(params, "statement_descriptor_suffix");
+  if (suffix !== undefined && suffix.length > 22) {
+    throw invalidRequest("The statement descriptor suffix must be at most 22 characters long.", {
+      param: "statement_descriptor_suffix",
+    });
+  }
+  const paths = expandPaths(params);
+  const intent = store.chargeOffSession(
+    {
+      amount,
+      currency,
+      customer,
+      paymentMethod,
+      metadata: metadataParam(params, "metadata"),
+      description: optionalString(params, "description") ?? null,
+      receiptEmail: receiptEmail ?? null,
+      statementDescriptorSuffix: suffix ?? null,
+      paymentMethodTypes: stringList(params, "payment_method_types") ?? ["card"],
+    },
+    call.request,
+  );
+  return expand(store, intent, paths);
+}
+
+function booleanParam(params: FormObject, key: string): boolean | undefined {
+  const value = optionalString(params, key);
+  if (value === undefined) return undefined;
+  if (value !== "true" && value !== "false") {
+    throw invalidRequest(`Invalid boolean: ${value}`, { param: key });
+  }
+  return value === "true";
+}
+
+function stringList(params: FormObject, key: string): string[] | undefined {
+  return optionalArray(params, key)?.map((value, i) => {
+    if (typeof value !== "string" || value === "") {
+      throw invalidRequest("Invalid string.", { param: paramPath(key, i) });
+    }
+    return value;
+  });
 }
 
 const REFUND_REASONS = ["duplicate", "fraudulent", "requested_by_customer"] as const;

@@ -19,7 +19,18 @@ export type StripeErrorBody = {
     param?: string;
     decline_code?: string;
     doc_url?: string;
+    /** A card error's charge and PaymentIntent (the whole object), as Stripe sends them. */
+    charge?: string;
+    payment_intent?: unknown;
+    payment_method?: unknown;
   };
+};
+
+/** What a card error carries besides its message: the objects the failed attempt left. */
+export type StripeErrorExtra = {
+  charge?: string;
+  payment_intent?: unknown;
+  payment_method?: unknown;
 };
 
 /** The one error of the stand-in; `server.ts` turns it into a response in exactly one place. */
@@ -29,12 +40,26 @@ export class StripeApiError extends Error {
   readonly code: string | undefined;
   readonly param: string | undefined;
   readonly declineCode: string | undefined;
+  readonly extra: StripeErrorExtra;
+  /**
+   * The request ran and changed state before it failed (a declined off-session payment). Stripe
+   * saves such a result under the request's Idempotency-Key like a success; a request refused
+   * before it began (bad parameters) keeps nothing.
+   */
+  readonly executed: boolean;
 
   constructor(
     status: number,
     type: StripeErrorType,
     message: string,
-    options?: { code?: string; param?: string; declineCode?: string; cause?: unknown },
+    options?: {
+      code?: string;
+      param?: string;
+      declineCode?: string;
+      extra?: StripeErrorExtra;
+      executed?: boolean;
+      cause?: unknown;
+    },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "StripeApiError";
@@ -43,6 +68,8 @@ export class StripeApiError extends Error {
     this.code = options?.code;
     this.param = options?.param;
     this.declineCode = options?.declineCode;
+    this.extra = options?.extra ?? {};
+    this.executed = options?.executed ?? false;
   }
 
   toBody(): StripeErrorBody {
@@ -55,6 +82,7 @@ export class StripeApiError extends Error {
           : { code: this.code, doc_url: `https://stripe.com/docs/error-codes/${this.code}` }),
         ...(this.param === undefined ? {} : { param: this.param }),
         ...(this.declineCode === undefined ? {} : { decline_code: this.declineCode }),
+        ...this.extra,
       },
     };
   }

@@ -1,6 +1,6 @@
 /**
  * @parley/stripe-standin: a local stand-in for the part of Stripe's API Parley uses (Checkout
- * Sessions in payment mode, PaymentIntents, Charges, refunds, customers, the billing portal,
+ * Sessions in payment and setup mode, saved cards charged off-session, PaymentIntents, Charges, refunds, customers, the billing portal,
  * events), driven by the real `stripe` client, with a pay page and webhooks signed as Stripe
  * signs them. `startStripeStandin` opens a socket; the rest is pure.
  */
@@ -20,7 +20,9 @@ export type {
   Dispute,
   LineItem,
   PaymentIntent,
+  PaymentMethod,
   Refund,
+  SetupIntent,
   StripeEvent,
   StripeEventType,
   StripeList,
@@ -32,7 +34,15 @@ export {
   type StripeStandinOptions,
   startStripeStandin,
 } from "./server.ts";
-export { formatAmount, type PayOptions, type PayOutcome, type PayResult } from "./store.ts";
+export {
+  type CardBehaviour,
+  DEFAULT_TEST_CARD,
+  formatAmount,
+  type PayOptions,
+  type PayOutcome,
+  type PayResult,
+  type SetupResult,
+} from "./store.ts";
 export {
   DEFAULT_RETRY,
   type Delivery,

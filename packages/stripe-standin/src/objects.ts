@@ -93,6 +93,7 @@ export type CustomerDetails = {
   tax_ids: [];
 };
 
+export type CheckoutMode = "payment" | "setup";
 export type CheckoutSessionStatus = "open" | "complete" | "expired";
 export type CheckoutPaymentStatus = "paid" | "unpaid" | "no_payment_required";
 
@@ -101,15 +102,17 @@ export type CheckoutSession = {
   object: "checkout.session";
   after_expiration: null;
   allow_promotion_codes: null;
-  amount_subtotal: number;
-  amount_total: number;
+  /** Null in setup mode: nothing is charged. */
+  amount_subtotal: number | null;
+  amount_total: number | null;
   automatic_tax: { enabled: false; liability: null; status: null };
   billing_address_collection: null;
   cancel_url: string | null;
   client_reference_id: string | null;
   client_secret: null;
   created: number;
-  currency: string;
+  /** Null in setup mode when none was passed. */
+  currency: string | null;
   customer: string | null;
   customer_creation: "if_required" | "always" | null;
   customer_details: CustomerDetails | null;
@@ -119,13 +122,17 @@ export type CheckoutSession = {
   livemode: false;
   locale: string | null;
   metadata: Metadata;
-  mode: "payment";
+  mode: CheckoutMode;
   payment_intent: string | null;
   payment_link: null;
   payment_method_collection: "if_required";
   payment_method_types: string[];
   payment_status: CheckoutPaymentStatus;
-  setup_intent: null;
+  /**
+   * Setup mode: the SetupIntent once the session completes. Stripe creates it with the session;
+   * the stand-in creates it when the card is saved, so it is null until then.
+   */
+  setup_intent: string | null;
   shipping_address_collection: null;
   status: CheckoutSessionStatus;
   submit_type: string | null;
@@ -147,8 +154,12 @@ export type PaymentError = {
   type: "card_error" | "invalid_request_error";
   code: string;
   decline_code?: string;
+  doc_url?: string;
   message: string;
-  charge: string;
+  /** Absent when no charge was attempted (authentication required off-session). */
+  charge?: string;
+  /** Off-session attempts: the PaymentMethod that failed, as Stripe embeds it. */
+  payment_method?: PaymentMethod;
 };
 
 export type PaymentIntent = {
@@ -176,20 +187,66 @@ export type PaymentIntent = {
   payment_method: string | null;
   payment_method_types: string[];
   receipt_email: string | null;
+  statement_descriptor_suffix: string | null;
   status: PaymentIntentStatus;
+};
+
+export type CardDetails = {
+  brand: "visa";
+  country: "US";
+  exp_month: number;
+  exp_year: number;
+  funding: "credit";
+  last4: string;
+};
+
+export type BillingDetails = {
+  address: null;
+  email: string | null;
+  name: string | null;
+  phone: null;
+};
+
+/** A card saved through a setup-mode Checkout Session. */
+export type PaymentMethod = {
+  id: string;
+  object: "payment_method";
+  billing_details: BillingDetails;
+  card: CardDetails;
+  created: number;
+  /** The customer it is attached to; null once detached (it cannot be used again then). */
+  customer: string | null;
+  livemode: false;
+  metadata: Metadata;
+  type: "card";
+};
+
+export type SetupIntentStatus = "requires_payment_method" | "succeeded";
+
+export type SetupIntent = {
+  id: string;
+  object: "setup_intent";
+  application: null;
+  cancellation_reason: null;
+  client_secret: string;
+  created: number;
+  customer: string | null;
+  description: string | null;
+  last_setup_error: null;
+  latest_attempt: null;
+  livemode: false;
+  metadata: Metadata;
+  next_action: null;
+  payment_method: string | null;
+  payment_method_types: string[];
+  status: SetupIntentStatus;
+  usage: "off_session";
 };
 
 export type PaymentMethodDetails =
   | {
       type: "card";
-      card: {
-        brand: "visa";
-        country: "US";
-        exp_month: number;
-        exp_year: number;
-        funding: "credit";
-        last4: string;
-      };
+      card: CardDetails;
     }
   | {
       type: "us_bank_account";
@@ -211,7 +268,7 @@ export type Charge = {
   amount_captured: number;
   amount_refunded: number;
   balance_transaction: string | null;
-  billing_details: { address: null; email: string | null; name: string | null; phone: null };
+  billing_details: BillingDetails;
   calculated_statement_descriptor: string;
   captured: boolean;
   created: number;
@@ -300,6 +357,8 @@ export type StripeObject =
   | DeletedCustomer
   | CheckoutSession
   | PaymentIntent
+  | PaymentMethod
+  | SetupIntent
   | Charge
   | Refund
   | Dispute
@@ -324,7 +383,11 @@ export type StripeEventType =
   | "charge.refunded"
   | "refund.created"
   | "charge.dispute.created"
-  | "charge.dispute.closed";
+  | "charge.dispute.closed"
+  | "payment_method.attached"
+  | "payment_method.detached"
+  | "setup_intent.created"
+  | "setup_intent.succeeded";
 
 export type StripeEvent = {
   id: string;

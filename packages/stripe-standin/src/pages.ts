@@ -68,9 +68,10 @@ function lineItemRows(items: readonly LineItem[]): string {
 export function payPage(
   session: CheckoutSession,
   items: readonly LineItem[],
-  options: { error?: string } = {},
+  options: { error?: string; card?: string } = {},
 ): string {
-  const total = formatAmount(session.amount_total, session.currency);
+  if (session.mode === "setup") return setupPage(session, options);
+  const total = formatAmount(session.amount_total ?? 0, session.currency ?? "usd");
   const email = session.customer_details?.email ?? session.customer_email ?? "";
   // Relative to /pay/<id>, so the page also works behind a proxy that mounts it elsewhere.
   const action = encodeURIComponent(session.id);
@@ -102,6 +103,30 @@ ${session.cancel_url === null ? "" : `<p><a id="cancel" href="${escapeHtml(`${ac
 }
 
 /**
+ * A setup-mode session's page: nothing is charged, the customer saves a card. The card number
+ * picks Stripe's test-card behaviour for later charges (README, "Test cards"). `card` refills the
+ * field after an error.
+ */
+function setupPage(session: CheckoutSession, options: { error?: string; card?: string }): string {
+  const email = session.customer_details?.email ?? session.customer_email ?? "";
+  const action = encodeURIComponent(session.id);
+  return page(
+    "Save a card",
+    `<h1>Save a card for later payments</h1>
+${options.error === undefined ? "" : `<p id="error" role="alert">${escapeHtml(options.error)}</p>`}
+<p>Nothing is charged now.</p>
+<form method="post" action="${escapeHtml(action)}">
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(email || "customer@example.com")}">
+<label for="card">Card number</label>
+<input id="card" name="card" type="text" inputmode="numeric" autocomplete="cc-number" required value="${escapeHtml(options.card ?? "4242 4242 4242 4242")}">
+<button id="pay" type="submit">Save card</button>
+</form>
+${session.cancel_url === null ? "" : `<p><a id="cancel" href="${escapeHtml(`${action}/cancel`)}">Cancel</a></p>`}`,
+  );
+}
+
+/**
  * What a complete or expired session shows instead of the form: it cannot be paid again.
  * `paymentFailed`: a delayed payment of the complete session failed.
  */
@@ -111,6 +136,14 @@ export function closedPage(session: CheckoutSession, paymentFailed = false): str
       "Checkout session expired",
       `<h1 id="status">This checkout session has expired</h1>
 <p>Nothing was charged. Start again from the site you came from.</p>`,
+    );
+  }
+  if (session.mode === "setup") {
+    return page(
+      "Card saved",
+      `<h1 id="status">Card saved</h1>
+<p>This checkout session is complete: the card is saved. It cannot be submitted twice.</p>
+${session.success_url === null ? "" : `<p><a id="continue" href="${escapeHtml(successUrl(session))}">Continue</a></p>`}`,
     );
   }
   const paid = session.payment_status === "paid";
@@ -126,7 +159,7 @@ export function closedPage(session: CheckoutSession, paymentFailed = false): str
     `<h1 id="status">${paid ? "Payment complete" : "Payment processing"}</h1>
 <p>${
       paid
-        ? `This checkout session is already paid (${escapeHtml(formatAmount(session.amount_total, session.currency))}). It cannot be paid twice.`
+        ? `This checkout session is already paid (${escapeHtml(formatAmount(session.amount_total ?? 0, session.currency ?? "usd"))}). It cannot be paid twice.`
         : "This checkout session is complete; the payment is still being processed."
     }</p>
 ${session.success_url === null ? "" : `<p><a id="continue" href="${escapeHtml(successUrl(session))}">Continue</a></p>`}`,

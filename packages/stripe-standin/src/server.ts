@@ -11,7 +11,7 @@ import { invalidRequest, StripeApiError } from "./errors.ts";
 import { canonicalParams, decodeForm, type FormObject } from "./form.ts";
 import { type CheckoutSession, newId, type StripeEvent } from "./objects.ts";
 import { closedPage, messagePage, payPage, portalPage, receiptPage, successUrl } from "./pages.ts";
-import { type PayOptions, type PayResult, StandinStore } from "./store.ts";
+import { type PayOptions, type PayResult, type SetupResult, StandinStore } from "./store.ts";
 import { DEFAULT_RETRY, type Delivery, type RetryPolicy, WebhookDispatcher } from "./webhooks.ts";
 
 /** The API version of `stripe@23.1.0` (`Stripe.API_VERSION`), stamped on events. */
@@ -64,6 +64,11 @@ export type StripeStandin = {
   deliveries(): readonly Delivery[];
   /** Pays an open Checkout Session as the pay page does; rejects (StripeApiError) if it is not open. */
   pay(sessionId: string, options?: PayOptions): Promise<PayResult>;
+  /**
+   * Saves a card on an open setup-mode session as its pay page does (`card` default 4242 4242
+   * 4242 4242); rejects (StripeApiError) if it is not open or not in setup mode.
+   */
+  saveCard(sessionId: string, options?: Pick<PayOptions, "card" | "email">): Promise<SetupResult>;
   setWebhookUrl(url: string | readonly string[]): void;
   /** Resolves when no delivery is queued or in flight. */
   idle(): Promise<void>;
@@ -159,6 +164,7 @@ export async function startStripeStandin(
     events: () => [...store.events()],
     deliveries: () => dispatcher.deliveries(),
     pay: async (sessionId, payOptions) => store.pay(sessionId, payOptions),
+    saveCard: async (sessionId, saveOptions) => store.saveCard(sessionId, saveOptions),
     setWebhookUrl: (next) => dispatcher.setEndpoints(urlList(next)),
     idle: () => dispatcher.idle(),
     reset: () => resetAll(ctx),
@@ -298,23 +304,29 @@ async function handleApi(
     }
   }
 
-  let result: unknown;
+  let status = 200;
+  let text: string;
   try {
-    result = handler(ctx.store, {
-      params,
-      request: { id: requestId, idempotencyKey: key ?? null },
-    });
+    text = json(
+      handler(ctx.store, {
+        params,
+        request: { id: requestId, idempotencyKey: key ?? null },
+      }),
+    );
   } catch (error) {
+    const stripeError = asStripeError(error);
     // Like Stripe, a request refused before it changed anything keeps no idempotent result:
-    // the same key may be retried with corrected parameters.
-    return sendStripeError(res, asStripeError(error));
+    // the same key may be retried with corrected parameters. One that ran and then failed (a
+    // declined off-session charge) is saved like a success, so a retry cannot charge twice.
+    if (!stripeError.executed) return sendStripeError(res, stripeError);
+    status = stripeError.status;
+    text = json(stripeError.toBody());
   }
-  const text = json(result);
   if (key !== undefined) {
     ctx.idempotency.set(key, {
       route,
       params: canonical,
-      status: 200,
+      status,
       body: text,
       requestId,
       storedAt: ctx.now(),
@@ -324,7 +336,7 @@ async function handleApi(
       if (oldest.done !== true) ctx.idempotency.delete(oldest.value);
     }
   }
-  return sendRaw(res, 200, text);
+  return sendRaw(res, status, text);
 }
 
 function idempotencyConflict(
@@ -453,6 +465,24 @@ async function handlePayPage(
       closedPage(session, failed(ctx, session)),
     );
   }
+  if (session.mode === "setup") {
+    const card = form.get("card") ?? undefined;
+    try {
+      ctx.store.saveCard(session.id, {
+        ...(card === undefined ? {} : { card }),
+        ...(form.get("email") ? { email: form.get("email") ?? undefined } : {}),
+      });
+    } catch (error) {
+      // A mistyped number: the page again with Stripe's message, and nothing saved.
+      if (!(error instanceof StripeApiError) || error.type !== "card_error") throw error;
+      return sendHtml(
+        res,
+        error.status,
+        payPage(session, [], { error: error.message, ...(card === undefined ? {} : { card }) }),
+      );
+    }
+    return redirect(res, session.success_url === null ? `/pay/${session.id}` : successUrl(session));
+  }
   const outcome =
     form.get("outcome") ??
     (url.searchParams.get("async") === "1"
@@ -549,12 +579,24 @@ async function handleControl(
     }
     const pay = /^\/__standin\/checkout\/sessions\/([^/]+)\/pay$/.exec(path);
     if (method === "POST" && pay !== null) {
+      if (body.card !== undefined && typeof body.card !== "string") {
+        throw invalidRequest("card must be a string of 16 digits.", { param: "card" });
+      }
       const options: PayOptions = {
         async: flag(body, "async"),
         fail: flag(body, "fail"),
         ...(typeof body.email === "string" ? { email: body.email } : {}),
+        ...(typeof body.card === "string" ? { card: body.card } : {}),
       };
-      const result = store.pay(decode(pay[1]), options);
+      const result = store.complete(decode(pay[1]), options);
+      if (result.outcome === "setup_succeeded") {
+        return sendJson(res, 200, {
+          outcome: result.outcome,
+          session: result.session,
+          setup_intent: result.setupIntent,
+          payment_method: result.paymentMethod,
+        });
+      }
       return sendJson(res, 200, {
         outcome: result.outcome,
         session: result.session,

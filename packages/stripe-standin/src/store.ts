@@ -1,13 +1,16 @@
 /**
  * The stand-in's state and the payment flows that change it: Checkout Sessions, the
- * PaymentIntent and Charge a payment creates, refunds, disputes, customers, portal sessions,
+ * PaymentIntent and Charge a payment creates, cards saved in setup mode (PaymentMethod and
+ * SetupIntent) and off-session charges of them, refunds, disputes, customers, portal sessions,
  * and the Event every change emits. Inputs are already validated (api.ts turns Stripe's form
  * parameters into them); no I/O happens here, events go out through `onEvent`.
  */
 import { invalidRequest, noSuch, StripeApiError } from "./errors.ts";
 import {
   type BillingPortalSession,
+  type CardDetails,
   type Charge,
+  type CheckoutMode,
   type CheckoutSession,
   type Customer,
   type DeletedCustomer,
@@ -17,9 +20,11 @@ import {
   type Metadata,
   newId,
   type PaymentIntent,
+  type PaymentMethod,
   type PaymentMethodDetails,
   type Refund,
   type RefundReason,
+  type SetupIntent,
   type StripeEvent,
   type StripeEventType,
   type StripeList,
@@ -56,7 +61,11 @@ export type NewLineItem = {
 };
 
 export type NewCheckoutSession = {
+  mode: CheckoutMode;
+  /** None in setup mode. */
   lineItems: NewLineItem[];
+  /** Setup mode only (payment mode takes the line items' currency). */
+  currency: string | null;
   successUrl: string | null;
   cancelUrl: string | null;
   clientReferenceId: string | null;
@@ -69,6 +78,7 @@ export type NewCheckoutSession = {
     description: string | null;
     receiptEmail: string | null;
   };
+  setupIntentData: { metadata: Metadata; description: string | null };
   expiresAt: number | null;
   locale: string | null;
   submitType: string | null;
@@ -86,9 +96,11 @@ export type NewRefund = {
 /**
  * How a test payment ends. `fail` alone is a declined card (the session stays open and can be
  * paid again); `async` is a delayed method (bank debit): the session completes unpaid, then
- * succeeds, or fails when `fail` is set too.
+ * succeeds, or fails when `fail` is set too. `card` is a test card number (spaces allowed,
+ * default 4242 4242 4242 4242): in setup mode the card saved, in payment mode the card paying
+ * (its last 4 digits, and a decline for the declining test cards).
  */
-export type PayOptions = { async?: boolean; fail?: boolean; email?: string };
+export type PayOptions = { async?: boolean; fail?: boolean; email?: string; card?: string };
 
 export type PayOutcome = "paid" | "declined" | "async_succeeded" | "async_failed";
 
@@ -97,6 +109,86 @@ export type PayResult = {
   session: CheckoutSession;
   paymentIntent: PaymentIntent;
   charge: Charge;
+};
+
+/** A setup-mode session completed: the card saved, and the SetupIntent that saved it. */
+export type SetupResult = {
+  outcome: "setup_succeeded";
+  session: CheckoutSession;
+  setupIntent: SetupIntent;
+  paymentMethod: PaymentMethod;
+};
+
+/**
+ * How a saved card behaves when it is charged, after Stripe's documented test cards: 4242 4242
+ * 4242 4242 (and any other 16 digits) succeeds; the others attach fine and then fail every charge.
+ */
+export type CardBehaviour =
+  | "succeeds"
+  | "declined"
+  | "insufficient_funds"
+  | "authentication_required";
+
+export const DEFAULT_TEST_CARD = "4242424242424242";
+
+const TEST_CARDS: Readonly<Record<string, CardBehaviour>> = {
+  "4000000000000341": "declined",
+  "4000000000009995": "insufficient_funds",
+  "4000002760003184": "authentication_required",
+};
+
+type CardFailure = { code: string; declineCode: string; message: string };
+
+/** Stripe's error for each failing test card (docs: "Testing", "Declined payments"). */
+const CARD_FAILURES: Readonly<Record<Exclude<CardBehaviour, "succeeds">, CardFailure>> = {
+  declined: {
+    code: "card_declined",
+    declineCode: "generic_decline",
+    message: "Your card was declined.",
+  },
+  insufficient_funds: {
+    code: "card_declined",
+    declineCode: "insufficient_funds",
+    message: "Your card has insufficient funds.",
+  },
+  authentication_required: {
+    code: "authentication_required",
+    declineCode: "authentication_required",
+    message: "Your card was declined. This transaction requires authentication.",
+  },
+};
+
+/**
+ * The digits of a typed or sent test card number (spaces are stripped, as a card field strips
+ * them). Anything but 16 digits is refused as Stripe's card form refuses it, before any state
+ * changes.
+ */
+export function testCardNumber(input: string | undefined): string {
+  const digits = (input ?? DEFAULT_TEST_CARD).replace(/\s+/g, "");
+  if (!/^\d{16}$/.test(digits)) {
+    throw new StripeApiError(402, "card_error", "Your card number is invalid.", {
+      code: "invalid_number",
+      param: "card",
+    });
+  }
+  return digits;
+}
+
+export function cardBehaviour(number: string): CardBehaviour {
+  return TEST_CARDS[number] ?? "succeeds";
+}
+
+/** An off-session charge of a saved card: `confirm=true`, `off_session=true`. */
+export type NewOffSessionPayment = {
+  amount: number;
+  currency: string;
+  customer: string;
+  paymentMethod: string;
+  metadata: Metadata;
+  description: string | null;
+  receiptEmail: string | null;
+  statementDescriptorSuffix: string | null;
+  paymentMethodTypes: string[];
 };
 
 export type StoreOptions = {
@@ -110,6 +202,19 @@ export type StoreOptions = {
 };
 
 const SESSION_LIFETIME_S = 24 * 60 * 60;
+const STATEMENT_DESCRIPTOR = "PARLEY";
+
+/** What the delayed method of the pay page (a US bank debit) looks like on its charge. */
+const BANK_DEBIT: PaymentMethodDetails = {
+  type: "us_bank_account",
+  us_bank_account: {
+    account_holder_type: "individual",
+    account_type: "checking",
+    bank_name: "STRIPE TEST BANK",
+    last4: "6789",
+    routing_number: "110000000",
+  },
+};
 const PORTAL_CONFIGURATION = "bpc_test_standin";
 
 /** The Checkout Session with what Stripe keeps beside it. */
@@ -119,7 +224,11 @@ type SessionRecord = {
   /** `customer_creation: always`: a customer is created when the session completes. */
   createCustomer: boolean;
   intentData: NewCheckoutSession["paymentIntentData"];
+  setupIntentData: NewCheckoutSession["setupIntentData"];
 };
+
+/** A saved card with the test-card behaviour Stripe would give its number (never the number). */
+type PaymentMethodRecord = { paymentMethod: PaymentMethod; behaviour: CardBehaviour };
 
 export class StandinStore {
   readonly #options: StoreOptions;
@@ -129,6 +238,8 @@ export class StandinStore {
   readonly #sessions = new Map<string, SessionRecord>();
   readonly #paymentIntents = new Map<string, PaymentIntent>();
   readonly #charges = new Map<string, Charge>();
+  readonly #paymentMethods = new Map<string, PaymentMethodRecord>();
+  readonly #setupIntents = new Map<string, SetupIntent>();
   readonly #refunds = new Map<string, Refund>();
   readonly #disputes = new Map<string, Dispute>();
   readonly #portalSessions = new Map<string, BillingPortalSession>();
@@ -145,6 +256,8 @@ export class StandinStore {
       this.#sessions,
       this.#paymentIntents,
       this.#charges,
+      this.#paymentMethods,
+      this.#setupIntents,
       this.#refunds,
       this.#disputes,
       this.#portalSessions,
@@ -277,7 +390,8 @@ export class StandinStore {
   createCheckoutSession(input: NewCheckoutSession): CheckoutSession {
     const created = this.nowSeconds();
     const id = newId("cs", 58);
-    const currency = input.lineItems[0]?.currency ?? "usd";
+    const setup = input.mode === "setup";
+    const currency = setup ? input.currency : (input.lineItems[0]?.currency ?? "usd");
     const lineItems = input.lineItems.map((item): LineItem => {
       const total = item.unitAmount * item.quantity;
       return {
@@ -316,8 +430,8 @@ export class StandinStore {
       object: "checkout.session",
       after_expiration: null,
       allow_promotion_codes: null,
-      amount_subtotal: amount,
-      amount_total: amount,
+      amount_subtotal: setup ? null : amount,
+      amount_total: setup ? null : amount,
       automatic_tax: { enabled: false, liability: null, status: null },
       billing_address_collection: null,
       cancel_url: input.cancelUrl,
@@ -326,7 +440,8 @@ export class StandinStore {
       created,
       currency,
       customer: input.customer,
-      customer_creation: input.customer === null ? (input.customerCreation ?? "if_required") : null,
+      customer_creation:
+        input.customer === null && !setup ? (input.customerCreation ?? "if_required") : null,
       customer_details: null,
       customer_email: input.customerEmail,
       expires_at: input.expiresAt ?? created + SESSION_LIFETIME_S,
@@ -334,12 +449,12 @@ export class StandinStore {
       livemode: false,
       locale: input.locale,
       metadata: input.metadata,
-      mode: "payment",
+      mode: input.mode,
       payment_intent: null,
       payment_link: null,
       payment_method_collection: "if_required",
       payment_method_types: input.paymentMethodTypes,
-      payment_status: "unpaid",
+      payment_status: setup ? "no_payment_required" : "unpaid",
       setup_intent: null,
       shipping_address_collection: null,
       status: "open",
@@ -355,6 +470,7 @@ export class StandinStore {
       lineItems,
       createCustomer: input.customer === null && input.customerCreation === "always",
       intentData: input.paymentIntentData,
+      setupIntentData: input.setupIntentData,
     });
     return session;
   }
@@ -413,11 +529,8 @@ export class StandinStore {
       : this.#paymentIntents.get(session.payment_intent);
   }
 
-  /**
-   * The customer paying on the pay page (or a test through the control API). Refuses a session
-   * that is not open, so a double submit never pays twice.
-   */
-  pay(sessionId: string, options: PayOptions = {}): PayResult {
+  /** The session, open; a complete or expired one is refused, so nothing is paid twice. */
+  #openSession(sessionId: string): SessionRecord {
     const session = this.checkoutSession(sessionId);
     const record = this.#sessions.get(sessionId);
     if (session === undefined || record === undefined) {
@@ -431,11 +544,44 @@ export class StandinStore {
         { code: "checkout_session_not_open", param: "session" },
       );
     }
+    return record;
+  }
+
+  /** The customer's submit on the pay page, whatever the session's mode. */
+  complete(sessionId: string, options: PayOptions = {}): PayResult | SetupResult {
+    const { session } = this.#openSession(sessionId);
+    return session.mode === "setup"
+      ? this.saveCard(sessionId, options)
+      : this.pay(sessionId, options);
+  }
+
+  /**
+   * The customer paying on the pay page (or a test through the control API). Refuses a session
+   * that is not open, so a double submit never pays twice.
+   */
+  pay(sessionId: string, options: PayOptions = {}): PayResult {
+    const record = this.#openSession(sessionId);
+    const { session } = record;
+    if (session.mode !== "payment") {
+      throw invalidRequest(
+        `This Checkout Session is in ${session.mode} mode: nothing is paid, a card is saved (saveCard).`,
+        { param: "session" },
+      );
+    }
     const customer = session.customer === null ? undefined : this.#customers.get(session.customer);
     const email =
       options.email ?? session.customer_email ?? customer?.email ?? "customer@example.com";
     const async = options.async === true;
     const fail = options.fail === true;
+    // Checked before anything is created: a mistyped number changes nothing.
+    const number = options.card === undefined ? null : testCardNumber(options.card);
+    const behaviour = number === null ? "succeeds" : cardBehaviour(number);
+    // On the pay page the customer would complete 3-D Secure, so the card needing it succeeds.
+    const failure: CardFailure | null = fail
+      ? CARD_FAILURES.declined
+      : behaviour === "declined" || behaviour === "insufficient_funds"
+        ? CARD_FAILURES[behaviour]
+        : null;
 
     let intent = this.#intentOf(session);
     if (intent === undefined) {
@@ -443,12 +589,18 @@ export class StandinStore {
       session.payment_intent = intent.id;
       this.#emit("payment_intent.created", intent, CUSTOMER_ACTION);
     }
-    const charge = this.#createCharge(intent, session, email, async);
+    const charge = this.#createCharge(intent, {
+      customer: session.customer,
+      email,
+      paymentMethod: newId("pm"),
+      details: async ? BANK_DEBIT : { type: "card", card: this.#card(number ?? DEFAULT_TEST_CARD) },
+      async,
+    });
     intent.latest_charge = charge.id;
     intent.payment_method = charge.payment_method;
 
-    if (!async && fail) {
-      decline(charge, intent, "card_declined", "Your card was declined.", "generic_decline");
+    if (!async && failure !== null) {
+      decline(charge, intent, failure.code, failure.message, failure.declineCode);
       this.#emit("charge.failed", charge, CUSTOMER_ACTION);
       this.#emit("payment_intent.payment_failed", intent, CUSTOMER_ACTION);
       return { outcome: "declined", ...snapshot(session, intent, charge) };
@@ -509,15 +661,211 @@ export class StandinStore {
     return { outcome: "async_succeeded", ...snapshot(session, intent, charge) };
   }
 
+  /**
+   * The customer saving a card on a setup-mode session's pay page (or a test through the control
+   * API): a PaymentMethod attached to the session's customer and the SetupIntent that saved it.
+   * A session without a customer saves the card unattached (it cannot be charged later).
+   */
+  saveCard(sessionId: string, options: PayOptions = {}): SetupResult {
+    const record = this.#openSession(sessionId);
+    const { session } = record;
+    if (session.mode !== "setup") {
+      throw invalidRequest(
+        `This Checkout Session is in ${session.mode} mode: it is paid, not used to save a card.`,
+        { param: "session" },
+      );
+    }
+    // Checked before anything is created: a mistyped number changes nothing.
+    const number = testCardNumber(options.card);
+    const customer = session.customer === null ? undefined : this.#customers.get(session.customer);
+    const email =
+      options.email ?? session.customer_email ?? customer?.email ?? "customer@example.com";
+    const created = this.nowSeconds();
+
+    const paymentMethod: PaymentMethod = {
+      id: newId("pm"),
+      object: "payment_method",
+      billing_details: { address: null, email, name: customer?.name ?? null, phone: null },
+      card: this.#card(number),
+      created,
+      customer: session.customer,
+      livemode: false,
+      metadata: {},
+      type: "card",
+    };
+    this.#paymentMethods.set(paymentMethod.id, {
+      paymentMethod,
+      behaviour: cardBehaviour(number),
+    });
+    if (paymentMethod.customer !== null) {
+      this.#emit("payment_method.attached", paymentMethod, CUSTOMER_ACTION);
+    }
+
+    const id = newId("seti");
+    const setupIntent: SetupIntent = {
+      id,
+      object: "setup_intent",
+      application: null,
+      cancellation_reason: null,
+      client_secret: `${id}_secret_${newId("s").slice(-20)}`,
+      created,
+      customer: session.customer,
+      description: record.setupIntentData.description,
+      last_setup_error: null,
+      latest_attempt: null,
+      livemode: false,
+      metadata: { ...record.setupIntentData.metadata },
+      next_action: null,
+      payment_method: null,
+      payment_method_types: [...session.payment_method_types],
+      status: "requires_payment_method",
+      usage: "off_session",
+    };
+    this.#setupIntents.set(id, setupIntent);
+    // Stripe creates the SetupIntent with the session; its created event shows it still waiting.
+    this.#emit("setup_intent.created", setupIntent, CUSTOMER_ACTION);
+    setupIntent.status = "succeeded";
+    setupIntent.payment_method = paymentMethod.id;
+    this.#emit("setup_intent.succeeded", setupIntent, CUSTOMER_ACTION);
+
+    session.status = "complete";
+    session.url = null;
+    session.setup_intent = id;
+    session.customer_details = {
+      address: null,
+      email,
+      name: customer?.name ?? null,
+      phone: null,
+      tax_exempt: "none",
+      tax_ids: [],
+    };
+    this.#emit("checkout.session.completed", session, CUSTOMER_ACTION);
+    return {
+      outcome: "setup_succeeded",
+      session: structuredClone(session),
+      setupIntent: structuredClone(setupIntent),
+      paymentMethod: structuredClone(paymentMethod),
+    };
+  }
+
+  /**
+   * `POST /v1/payment_intents` with `confirm=true&off_session=true`: charges a saved card now,
+   * the customer absent. The saved card's test behaviour decides. A failed attempt leaves its
+   * PaymentIntent (and charge) behind and answers Stripe's 402 card error, which carries them;
+   * that error counts as executed, so its Idempotency-Key replays it.
+   */
+  chargeOffSession(input: NewOffSessionPayment, request: RequestInfo): PaymentIntent {
+    if (!this.#customers.has(input.customer)) {
+      throw noSuch("customer", input.customer, { param: "customer", status: 400 });
+    }
+    const record = this.#paymentMethods.get(input.paymentMethod);
+    if (record === undefined) {
+      throw noSuch("PaymentMethod", input.paymentMethod, {
+        param: "payment_method",
+        status: 400,
+      });
+    }
+    const { paymentMethod } = record;
+    if (paymentMethod.customer === null) {
+      throw invalidRequest(
+        "The provided PaymentMethod was previously used without being attached to a Customer or was detached from a Customer, and may not be used again.",
+        { param: "payment_method" },
+      );
+    }
+    if (paymentMethod.customer !== input.customer) {
+      throw invalidRequest(
+        `The provided PaymentMethod (${paymentMethod.id}) is attached to another Customer than the one provided (${input.customer}).`,
+        { param: "payment_method" },
+      );
+    }
+
+    const intent = this.#newIntent({
+      amount: input.amount,
+      currency: input.currency,
+      customer: input.customer,
+      description: input.description,
+      metadata: input.metadata,
+      paymentMethodTypes: input.paymentMethodTypes,
+      receiptEmail: input.receiptEmail,
+      statementDescriptorSuffix: input.statementDescriptorSuffix,
+    });
+    this.#emit("payment_intent.created", intent, request);
+
+    const { behaviour } = record;
+    if (behaviour === "authentication_required") {
+      // The bank wants the customer, who is not there: no charge is attempted.
+      const failure = CARD_FAILURES.authentication_required;
+      intent.last_payment_error = {
+        type: "card_error",
+        code: failure.code,
+        decline_code: failure.declineCode,
+        doc_url: `https://stripe.com/docs/error-codes/${failure.code}`,
+        message: failure.message,
+        payment_method: structuredClone(paymentMethod),
+      };
+      this.#emit("payment_intent.payment_failed", intent, request);
+      throw offSessionError(failure, intent, paymentMethod, undefined);
+    }
+
+    const charge = this.#createCharge(intent, {
+      customer: input.customer,
+      email: paymentMethod.billing_details.email,
+      paymentMethod: paymentMethod.id,
+      details: { type: "card", card: { ...paymentMethod.card } },
+      async: false,
+    });
+    charge.billing_details = { ...paymentMethod.billing_details };
+    intent.latest_charge = charge.id;
+    if (behaviour === "succeeds") {
+      intent.payment_method = paymentMethod.id;
+      succeed(charge, intent);
+      this.#emit("charge.succeeded", charge, request);
+      this.#emit("payment_intent.succeeded", intent, request);
+      return intent;
+    }
+    const failure = CARD_FAILURES[behaviour];
+    decline(charge, intent, failure.code, failure.message, failure.declineCode);
+    // As on Stripe: a failed PaymentIntent names no payment method; its last error carries it.
+    if (intent.last_payment_error !== null) {
+      intent.last_payment_error.doc_url = `https://stripe.com/docs/error-codes/${failure.code}`;
+      intent.last_payment_error.payment_method = structuredClone(paymentMethod);
+    }
+    this.#emit("charge.failed", charge, request);
+    this.#emit("payment_intent.payment_failed", intent, request);
+    throw offSessionError(failure, intent, paymentMethod, charge.id);
+  }
+
   #createIntent(
     session: CheckoutSession,
     data: NewCheckoutSession["paymentIntentData"],
   ): PaymentIntent {
+    return this.#newIntent({
+      amount: session.amount_total ?? 0,
+      currency: session.currency ?? "usd",
+      customer: session.customer,
+      description: data.description,
+      metadata: data.metadata,
+      paymentMethodTypes: session.payment_method_types,
+      receiptEmail: data.receiptEmail,
+      statementDescriptorSuffix: null,
+    });
+  }
+
+  #newIntent(input: {
+    amount: number;
+    currency: string;
+    customer: string | null;
+    description: string | null;
+    metadata: Metadata;
+    paymentMethodTypes: string[];
+    receiptEmail: string | null;
+    statementDescriptorSuffix: string | null;
+  }): PaymentIntent {
     const id = newId("pi");
     const intent: PaymentIntent = {
       id,
       object: "payment_intent",
-      amount: session.amount_total,
+      amount: input.amount,
       amount_capturable: 0,
       amount_received: 0,
       application: null,
@@ -528,52 +876,49 @@ export class StandinStore {
       client_secret: `${id}_secret_${newId("s").slice(-20)}`,
       confirmation_method: "automatic",
       created: this.nowSeconds(),
-      currency: session.currency,
-      customer: session.customer,
-      description: data.description,
+      currency: input.currency,
+      customer: input.customer,
+      description: input.description,
       last_payment_error: null,
       latest_charge: null,
       livemode: false,
-      metadata: { ...data.metadata },
+      metadata: { ...input.metadata },
       next_action: null,
       payment_method: null,
-      payment_method_types: session.payment_method_types,
-      receipt_email: data.receiptEmail,
+      payment_method_types: [...input.paymentMethodTypes],
+      receipt_email: input.receiptEmail,
+      statement_descriptor_suffix: input.statementDescriptorSuffix,
       status: "requires_payment_method",
     };
     this.#paymentIntents.set(id, intent);
     return intent;
   }
 
+  /** A test card as Stripe describes it: always a US Visa credit card expiring in 3 years. */
+  #card(number: string): CardDetails {
+    return {
+      brand: "visa",
+      country: "US",
+      exp_month: 12,
+      exp_year: new Date(this.#options.now()).getUTCFullYear() + 3,
+      funding: "credit",
+      last4: number.slice(-4),
+    };
+  }
+
+  /** A pending charge of `intent`; `async` (a bank debit) is captured at once, as on Stripe. */
   #createCharge(
     intent: PaymentIntent,
-    session: CheckoutSession,
-    email: string,
-    async: boolean,
+    payment: {
+      customer: string | null;
+      email: string | null;
+      paymentMethod: string;
+      details: PaymentMethodDetails;
+      async: boolean;
+    },
   ): Charge {
     const id = newId("ch");
-    const details: PaymentMethodDetails = async
-      ? {
-          type: "us_bank_account",
-          us_bank_account: {
-            account_holder_type: "individual",
-            account_type: "checking",
-            bank_name: "STRIPE TEST BANK",
-            last4: "6789",
-            routing_number: "110000000",
-          },
-        }
-      : {
-          type: "card",
-          card: {
-            brand: "visa",
-            country: "US",
-            exp_month: 12,
-            exp_year: new Date(this.#options.now()).getUTCFullYear() + 3,
-            funding: "credit",
-            last4: "4242",
-          },
-        };
+    const { async, email } = payment;
     const charge: Charge = {
       id,
       object: "charge",
@@ -582,11 +927,14 @@ export class StandinStore {
       amount_refunded: 0,
       balance_transaction: null,
       billing_details: { address: null, email, name: null, phone: null },
-      calculated_statement_descriptor: "PARLEY",
+      calculated_statement_descriptor:
+        intent.statement_descriptor_suffix === null
+          ? STATEMENT_DESCRIPTOR
+          : `${STATEMENT_DESCRIPTOR}* ${intent.statement_descriptor_suffix}`.slice(0, 22),
       captured: async,
       created: this.nowSeconds(),
       currency: intent.currency,
-      customer: session.customer,
+      customer: payment.customer,
       description: intent.description,
       disputed: false,
       failure_code: null,
@@ -596,8 +944,8 @@ export class StandinStore {
       outcome: null,
       paid: false,
       payment_intent: intent.id,
-      payment_method: newId("pm"),
-      payment_method_details: details,
+      payment_method: payment.paymentMethod,
+      payment_method_details: payment.details,
       receipt_email: intent.receipt_email,
       receipt_number: null,
       receipt_url: `${this.#options.publicUrl()}/receipts/${id}`,
@@ -606,6 +954,44 @@ export class StandinStore {
     };
     this.#charges.set(id, charge);
     return charge;
+  }
+
+  // --- PaymentMethods and SetupIntents ---
+
+  paymentMethod(id: string): PaymentMethod | undefined {
+    return this.#paymentMethods.get(id)?.paymentMethod;
+  }
+
+  paymentMethods(): PaymentMethod[] {
+    return [...this.#paymentMethods.values()].map((record) => record.paymentMethod);
+  }
+
+  setupIntent(id: string): SetupIntent | undefined {
+    return this.#setupIntents.get(id);
+  }
+
+  setupIntents(): SetupIntent[] {
+    return [...this.#setupIntents.values()];
+  }
+
+  /**
+   * Detaches a saved card from its customer (`payment_method.detached`, with the customer in
+   * `previous_attributes`). As on Stripe, a detached card can never be charged or attached again.
+   */
+  detachPaymentMethod(id: string, request: RequestInfo): PaymentMethod {
+    const paymentMethod = this.#paymentMethods.get(id)?.paymentMethod;
+    if (paymentMethod === undefined) {
+      throw noSuch("PaymentMethod", id, { param: "payment_method" });
+    }
+    if (paymentMethod.customer === null) {
+      throw invalidRequest(
+        "The payment method you provided is not attached to a customer so detachment is impossible.",
+      );
+    }
+    const previous = { customer: paymentMethod.customer };
+    paymentMethod.customer = null;
+    this.#emit("payment_method.detached", paymentMethod, request, previous);
+    return paymentMethod;
   }
 
   // --- PaymentIntents, Charges, Refunds, Disputes ---
@@ -831,6 +1217,10 @@ export class StandinStore {
         return this.#paymentIntents.get(id);
       case "ch":
         return this.#charges.get(id);
+      case "pm":
+        return this.#paymentMethods.get(id)?.paymentMethod;
+      case "seti":
+        return this.#setupIntents.get(id);
       case "re":
         return this.#refunds.get(id);
       case "dp":
@@ -909,6 +1299,25 @@ function decline(
     message,
     charge: charge.id,
   };
+}
+
+/** The 402 Stripe answers a failed off-session attempt with; the client throws StripeCardError. */
+function offSessionError(
+  failure: CardFailure,
+  intent: PaymentIntent,
+  paymentMethod: PaymentMethod,
+  charge: string | undefined,
+): StripeApiError {
+  return new StripeApiError(402, "card_error", failure.message, {
+    code: failure.code,
+    declineCode: failure.declineCode,
+    extra: {
+      ...(charge === undefined ? {} : { charge }),
+      payment_intent: structuredClone(intent),
+      payment_method: structuredClone(paymentMethod),
+    },
+    executed: true,
+  });
 }
 
 function snapshot(session: CheckoutSession, intent: PaymentIntent, charge: Charge) {
