@@ -757,13 +757,11 @@ function unitAmountOf(priceData: FormObject, priceAt: string): number {
   throw missingParam(paramPath(priceAt, "unit_amount"));
 }
 
+/** ISO 4217 codes in use, as Intl knows them (any 3 letters format, so "zzz" must be refused here). */
+const CURRENCIES = new Set(Intl.supportedValuesOf("currency").map((c) => c.toLowerCase()));
+
 function isCurrency(code: string): boolean {
-  try {
-    new Intl.NumberFormat("en", { style: "currency", currency: code });
-    return currencyDigits(code) >= 0;
-  } catch {
-    return false;
-  }
+  return CURRENCIES.has(code) && currencyDigits(code) >= 0;
 }
 
 function urlParam(params: FormObject, key: string): string | null {
