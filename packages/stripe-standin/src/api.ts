@@ -826,8 +826,8 @@ function createPaymentIntent(store: StandinStore, call: ApiCall): unknown {
     throw notModelled("off_session", "an on-session PaymentIntent (without `off_session=true`)");
   }
   const amount = requiredInteger(params, "amount", "", 1);
-  const rawCurrency = requiredString(params, "currency");
-  const currency = currencyParam(params, "currency") ?? rawCurrency;
+  const currency = currencyParam(params, "currency");
+  if (currency === null) throw missingParam("currency");
   const minimum = MINIMUM_AMOUNT[currency] ?? 1;
   if (amount < minimum) {
     throw invalidRequest(`Amount must be at least ${formatAmount(minimum, currency)} ${currency}`, {
