@@ -83,21 +83,23 @@ function Sidebar({
         })
       }
       onDelete={async (id) => {
+        beforeDelete?.(id);
+        // Leave the chat before it is erased: its socket closes with the screen, so it never
+        // reconnects to a chat that answers 410 (a ticket, the transcript) once the erasure ran.
+        if (id === currentId) {
+          await navigate({ to: "/projects/$projectId", params: { projectId } });
+        }
         try {
-          beforeDelete?.(id);
           await api.deleteSession(id);
-          toast.success("Chat deleted.");
-          // Leave the chat first (its queries stop observing), then drop what is cached of it:
-          // it answers 410 from now on, and nothing may ask for it again.
-          if (id === currentId) {
-            await navigate({ to: "/projects/$projectId", params: { projectId } });
-          }
-          await queryClient.cancelQueries({ queryKey: keys.session(id) });
-          queryClient.removeQueries({ queryKey: keys.session(id) });
-          refresh();
         } catch (error) {
           toast.error(errorMessage(error));
+          return;
         }
+        toast.success("Chat deleted.");
+        // Nothing may ask for it again: drop what is cached of it.
+        await queryClient.cancelQueries({ queryKey: keys.session(id) });
+        queryClient.removeQueries({ queryKey: keys.session(id) });
+        refresh();
       }}
     />
   );
