@@ -318,6 +318,35 @@ const matrix: Row[] = [
     request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/portal` }),
     expect: orgAdmins(201),
   },
+  // Automatic top-up (issue 16.1): owners and admins only, like every payment setting.
+  {
+    route: "GET /api/orgs/:orgId/billing/auto-top-up",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/auto-top-up` }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "PUT /api/orgs/:orgId/billing/auto-top-up",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/billing/auto-top-up`,
+      body: {
+        enabled: false,
+        thresholdMicros: 5_000_000,
+        amountMicros: 20_000_000,
+        monthlyCapMicros: 100_000_000,
+      },
+    }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "POST /api/orgs/:orgId/billing/auto-top-up/card",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/auto-top-up/card` }),
+    expect: orgAdmins(201),
+  },
+  {
+    route: "DELETE /api/orgs/:orgId/billing/auto-top-up/card",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/auto-top-up/card` }),
+    expect: orgAdmins(200),
+  },
   // Public, authenticated by Stripe's signature instead of a token: unsigned is invalid for everyone.
   {
     route: "POST /api/webhooks/stripe",

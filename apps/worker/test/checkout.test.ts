@@ -1,53 +1,14 @@
 import { env } from "cloudflare:test";
-import Stripe from "stripe";
 import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
-import type { Delivered } from "./global-setup.ts";
 import { api, errorCode, world } from "./helpers.ts";
+import { eventually, replay, standinStripe as stripe, stripeDeliveries } from "./stripe.ts";
 
 /**
  * Checkout end to end against the Stripe stand-in: the real `stripe` client creates the session,
  * the stand-in takes the payment and signs its webhooks exactly as Stripe does; the mailbox hands
- * them to us and we deliver them, byte for byte, to the Worker.
+ * them to us and we deliver them, byte for byte, to the Worker (test/stripe.ts).
  */
-const stripe = new Stripe(env.STRIPE_SECRET_KEY, {
-  httpClient: Stripe.createFetchHttpClient(),
-  host: new URL(env.STRIPE_API_URL).hostname,
-  port: Number(new URL(env.STRIPE_API_URL).port),
-  protocol: "http",
-});
-
-async function stripeDeliveries(match: string): Promise<Delivered[]> {
-  for (let i = 0; i < 100; i++) {
-    const all = (await (
-      await fetch(`${env.TEST_MAILBOX_URL}/?path=/stripe`)
-    ).json()) as Delivered[];
-    const found = all.filter((d) => d.body.includes(match));
-    if (found.length > 0) return found;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`no webhook mentioning ${match}`);
-}
-
-async function replay(delivery: Delivered) {
-  return api("POST", "/api/webhooks/stripe", {
-    headers: {
-      "content-type": "application/json",
-      "stripe-signature": String(delivery.headers["stripe-signature"]),
-    },
-    rawBody: delivery.body,
-  });
-}
-
-async function eventually(match: string, type: string): Promise<Delivered> {
-  for (let i = 0; i < 100; i++) {
-    const found = (await stripeDeliveries(match)).find((d) => JSON.parse(d.body).type === type);
-    if (found) return found;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`no ${type} for ${match}`);
-}
-
 describe("Stripe Checkout top-up", () => {
   it("grants exactly what Stripe says was paid, once, and refunds become negative adjustments", async () => {
     const w = await world();

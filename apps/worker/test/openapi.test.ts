@@ -314,6 +314,23 @@ describe("answers match the document", () => {
     await call("GET", `${base}/limits/me`, owner, 200);
     await call("POST", `${base}/checkout`, { ...owner, body: { amountMicros: 5_000_000 } }, 201);
     await call("POST", `${base}/portal`, owner, 201);
+    await call("GET", `${base}/auto-top-up`, owner, 200);
+    const autoTopUp = {
+      enabled: false,
+      thresholdMicros: 5_000_000,
+      amountMicros: 20_000_000,
+      monthlyCapMicros: 100_000_000,
+    };
+    await call("PUT", `${base}/auto-top-up`, { ...owner, body: autoTopUp }, 200);
+    // Turning it on without a saved card is the documented 409.
+    await call(
+      "PUT",
+      `${base}/auto-top-up`,
+      { ...owner, body: { ...autoTopUp, enabled: true } },
+      409,
+    );
+    await call("POST", `${base}/auto-top-up/card`, owner, 201);
+    await call("DELETE", `${base}/auto-top-up/card`, owner, 200);
     const event = checkoutEvent(w.orgId, "checkout.session.completed", {
       id: uid("cs"),
       paymentIntent: uid("pi"),

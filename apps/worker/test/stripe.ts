@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import Stripe from "stripe";
 import { billingAccount } from "../src/billing/account.ts";
+import type { Delivered } from "./global-setup.ts";
 import { api } from "./helpers.ts";
 
 /** Stripe webhook deliveries signed as Stripe signs them, shared by the webhook and adversarial suites. */
@@ -97,4 +98,46 @@ export function refundEvent(
 
 export async function balanceOf(orgId: string) {
   return (await billingAccount(env, orgId).balance()).postedMicros;
+}
+
+/** The real client pointed at the Stripe stand-in the suite runs (global-setup.ts). */
+export const standinStripe = new Stripe(env.STRIPE_SECRET_KEY, {
+  httpClient: Stripe.createFetchHttpClient(),
+  host: new URL(env.STRIPE_API_URL).hostname,
+  port: Number(new URL(env.STRIPE_API_URL).port),
+  protocol: "http",
+});
+
+/** The stand-in's webhook deliveries whose body mentions `match`, as the mailbox caught them. */
+export async function stripeDeliveries(match: string): Promise<Delivered[]> {
+  for (let i = 0; i < 100; i++) {
+    const all = (await (
+      await fetch(`${env.TEST_MAILBOX_URL}/?path=/stripe`)
+    ).json()) as Delivered[];
+    const found = all.filter((d) => d.body.includes(match));
+    if (found.length > 0) return found;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no webhook mentioning ${match}`);
+}
+
+/** Delivers a caught webhook to the Worker byte for byte, with its signature. */
+export async function replay(delivery: Delivered) {
+  return api("POST", "/api/webhooks/stripe", {
+    headers: {
+      "content-type": "application/json",
+      "stripe-signature": String(delivery.headers["stripe-signature"]),
+    },
+    rawBody: delivery.body,
+  });
+}
+
+/** The caught delivery of an event of `type` mentioning `match`, once it arrived. */
+export async function eventually(match: string, type: string): Promise<Delivered> {
+  for (let i = 0; i < 100; i++) {
+    const found = (await stripeDeliveries(match)).find((d) => JSON.parse(d.body).type === type);
+    if (found) return found;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no ${type} for ${match}`);
 }

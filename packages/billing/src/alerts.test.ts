@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { alertMessage, alertPeriodLabel, formatUsd } from "./alerts.ts";
+import { alertMessage, alertPeriodLabel, autoTopUpFailurePeriod, formatUsd } from "./alerts.ts";
 import type { AlertRow } from "./ledger-store.ts";
 
 const alert = (overrides: Partial<AlertRow>): AlertRow => ({
@@ -95,6 +95,24 @@ describe("alert wording", () => {
       ),
     ).toBe(
       "The daily member limit stopped a reply that would have gone over it: $4.99 of $5.00 spent or reserved on 2026-12-01 (UTC).",
+    );
+  });
+
+  it("says why an automatic top-up failed and that it is paused", () => {
+    const failed = (code: string) =>
+      alert({
+        kind: "auto_top_up_failed",
+        period: autoTopUpFailurePeriod("auto-topup-4", code),
+        thresholdPct: null,
+        limitMicros: 20_000_000,
+        levelMicros: 3_500_000,
+      });
+    expect(alertPeriodLabel(failed("card_declined"))).toBeNull();
+    expect(alertMessage(failed("card_declined"))).toBe(
+      "An automatic top-up of $20.00 was not paid: the card was declined (card_declined). Automatic top-up is paused until a card is saved again or it is turned back on; the balance is $3.50.",
+    );
+    expect(alertMessage(failed("authentication_required"))).toContain(
+      "asked for the cardholder's authentication",
     );
   });
 });

@@ -32,7 +32,13 @@ export function formatUsd(micros: number): string {
  * for a daily one, null for a low-balance alert (its period is internal: the funding it followed).
  */
 export function alertPeriodLabel(alert: Pick<AlertRow, "kind" | "period">): string | null {
-  if (alert.kind === "low_balance" || alert.kind === "low_runway") return null;
+  if (
+    alert.kind === "low_balance" ||
+    alert.kind === "low_runway" ||
+    alert.kind === "auto_top_up_failed"
+  ) {
+    return null;
+  }
   const month = /^(\d{4})-(\d{2})$/.exec(alert.period);
   if (month) return `${MONTHS[Number(month[2]) - 1] ?? month[2]} ${month[1]}`;
   if (/^\d{4}-\d{2}-\d{2}$/.test(alert.period)) return `${alert.period} (UTC)`;
@@ -67,5 +73,24 @@ export function alertMessage(alert: AlertRow): string {
       const days = /^runway-(\d+)d-/.exec(alert.period)?.[1] ?? "?";
       return `At the last 7 days' spend rate the available balance of ${level} lasts less than ${days} days (${days} days would need ${limit}).`;
     }
+    case "auto_top_up_failed": {
+      const code = autoTopUpFailureCode(alert.period);
+      const why =
+        code === "authentication_required"
+          ? "the card's bank asked for the cardholder's authentication, which an automatic charge cannot give"
+          : `the card was declined (${code})`;
+      return `An automatic top-up of ${limit} was not paid: ${why}. Automatic top-up is paused until a card is saved again or it is turned back on; the balance is ${level}.`;
+    }
   }
+}
+
+/**
+ * The period of an `auto_top_up_failed` alert: the charge's key and Stripe's error code, so the
+ * alert fires once per failed charge and its message can say why.
+ */
+export const autoTopUpFailurePeriod = (chargeKey: string, code: string): string =>
+  `${chargeKey}/${code}`;
+
+function autoTopUpFailureCode(period: string): string {
+  return period.slice(period.indexOf("/") + 1) || "card_declined";
 }

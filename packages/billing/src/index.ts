@@ -8,9 +8,23 @@ export type { BillingSettings } from "./account-store.ts";
 export { AccountStore, DEFAULT_LIMIT_WARNING_PCT } from "./account-store.ts";
 export type { AlertDelivery, DueAlert } from "./alert-outbox.ts";
 export { ALERT_ATTEMPTS, AlertOutbox, DELIVERY_LEASE_MS } from "./alert-outbox.ts";
-export { alertMessage, alertPeriodLabel, formatUsd } from "./alerts.ts";
+export { alertMessage, alertPeriodLabel, autoTopUpFailurePeriod, formatUsd } from "./alerts.ts";
 export type { Allowance, AllowancePeriod } from "./allowance.ts";
 export { AllowanceStore, allowanceGrant, allowancePeriod } from "./allowance.ts";
+export type {
+  AutoTopUpCharge,
+  AutoTopUpChargeStatus,
+  AutoTopUpPause,
+  AutoTopUpSettings,
+  AutoTopUpState,
+  SavedCard,
+} from "./auto-top-up.ts";
+export {
+  AUTO_TOP_UP_OFF,
+  AutoTopUpStore,
+  autoTopUpKey,
+  checkAutoTopUpSettings,
+} from "./auto-top-up.ts";
 export type { Forecast } from "./forecast.ts";
 export { FORECAST_WINDOW_DAYS, forecastDays, forecastRunway, runwayBelow } from "./forecast.ts";
 export type {
@@ -128,6 +142,10 @@ export {
   usableDollars,
 } from "./step-price.ts";
 export type {
+  StripeAutoTopUpAction,
+  StripeAutoTopUpFailedAction,
+  StripeAutoTopUpStateAction,
+  StripeCardSavedAction,
   StripeDisputeAction,
   StripeEvent,
   StripeEventMapping,
@@ -141,7 +159,9 @@ export type {
 export {
   applyStripeAction,
   HANDLED_STRIPE_EVENT_TYPES,
+  isStripeLedgerAction,
   mapStripeEvent,
+  STRIPE_AUTO_TOP_UP_METADATA_KEY,
   STRIPE_ORG_METADATA_KEY,
 } from "./stripe-events.ts";
 export type { ActivityRowsQuery, UsageRowsQuery } from "./usage-events.ts";

@@ -130,7 +130,12 @@ export interface LotDrawRow {
   micros: number;
 }
 
-export type AlertKind = "org_monthly_spend" | "member_daily_spend" | "low_balance" | "low_runway";
+export type AlertKind =
+  | "org_monthly_spend"
+  | "member_daily_spend"
+  | "low_balance"
+  | "low_runway"
+  | "auto_top_up_failed";
 
 /** A threshold alert that fired; its key makes it fire once per limit, threshold and period. */
 export interface AlertRow {

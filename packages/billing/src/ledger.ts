@@ -459,6 +459,26 @@ export class CreditLedger {
     return forecastRunway({ availableMicros: this.balance().availableMicros, spentMicros, now });
   }
 
+  /**
+   * Seq of the latest credit entry (0 before any): the balance can only fall below a threshold
+   * again after a credit, so it names a threshold crossing (low-balance alerts, auto top-up).
+   */
+  fundingSeq(): number {
+    return this.#store.getCounter(FUNDED_AT);
+  }
+
+  /**
+   * Records an alert raised outside the ledger's own checks (a failed automatic top-up), once per
+   * key like every alert. Returns the new row to deliver, or null if it had fired already.
+   */
+  raiseAlert(alert: Omit<AlertRow, "key" | "firedAt">, now: number): AlertRow | null {
+    const key = alertKey(alert);
+    if (this.#store.getAlert(key) !== null) return null;
+    const row: AlertRow = { ...alert, key, firedAt: now };
+    this.#store.transact(() => this.#store.insertAlert(row));
+    return row;
+  }
+
   /** Posted, held and available credits, from the cached totals. */
   balance(): Balance {
     const postedMicros = this.#store.getCounter(POSTED);

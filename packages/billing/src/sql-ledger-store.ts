@@ -133,6 +133,7 @@ const ALERT_KINDS: readonly AlertKind[] = [
   "member_daily_spend",
   "low_balance",
   "low_runway",
+  "auto_top_up_failed",
 ];
 
 /** A row as SQLite returns it; the `to*` mappers below check and convert each column. */

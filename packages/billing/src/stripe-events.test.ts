@@ -3,6 +3,7 @@ import { CreditLedger } from "./ledger.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";
 import {
   applyStripeAction,
+  isStripeLedgerAction,
   mapStripeEvent,
   type StripeEvent,
   type StripeEventMapping,
@@ -65,7 +66,7 @@ function ledgerWith() {
 }
 
 function apply(ledger: CreditLedger, mapping: StripeEventMapping) {
-  if (mapping.type === "ignore" || mapping.type === "reject") return null;
+  if (!isStripeLedgerAction(mapping)) return null;
   return applyStripeAction(ledger, mapping, NOW);
 }
 
@@ -313,5 +314,113 @@ describe("disputes", () => {
       heldMicros: 20_000_000,
       availableMicros: -5_000_000,
     });
+  });
+});
+
+function offSessionIntent(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    object: "payment_intent",
+    id: "pi_auto_1",
+    amount: 2000,
+    amount_received: 2000,
+    currency: "usd",
+    status: "succeeded",
+    metadata: { orgId: "org_1", autoTopUp: "auto-topup-7" },
+    last_payment_error: null,
+    ...over,
+  };
+}
+
+describe("mapStripeEvent: automatic top-up", () => {
+  it("credits a paid automatic top-up once, by its PaymentIntent, from what Stripe received", () => {
+    const e = event("payment_intent.succeeded", offSessionIntent({ amount_received: 1500 }));
+    const mapping = mapStripeEvent(e);
+    expect(mapping).toEqual({
+      type: "auto_topup",
+      eventId: e.id,
+      orgId: "org_1",
+      chargeKey: "auto-topup-7",
+      paymentIntentId: "pi_auto_1",
+      amountMicros: 15_000_000,
+      idempotencyKey: "stripe:payment-intent:pi_auto_1",
+    });
+    const ledger = ledgerWith();
+    expect(apply(ledger, mapping)).toMatchObject({ ok: true, replayed: false });
+    // The same payment redelivered under another event id credits nothing more.
+    const again = event("payment_intent.succeeded", offSessionIntent({ amount_received: 1500 }));
+    expect(apply(ledger, mapStripeEvent(again))).toMatchObject({ ok: true, replayed: true });
+    expect(ledger.balance().postedMicros).toBe(15_000_000);
+  });
+
+  it("ignores a Checkout payment's PaymentIntent: its session credits it", () => {
+    const intent = offSessionIntent({ metadata: { orgId: "org_1" } });
+    expect(mapStripeEvent(event("payment_intent.succeeded", intent))).toMatchObject({
+      type: "ignore",
+      reason: "not_an_auto_top_up",
+    });
+    expect(mapStripeEvent(event("payment_intent.payment_failed", intent))).toMatchObject({
+      type: "ignore",
+      reason: "not_an_auto_top_up",
+    });
+  });
+
+  it("maps a failed automatic top-up to its charge and Stripe's code, moving no money", () => {
+    const failed = offSessionIntent({
+      status: "requires_payment_method",
+      amount_received: 0,
+      last_payment_error: { type: "card_error", code: "authentication_required" },
+    });
+    const mapping = mapStripeEvent(event("payment_intent.payment_failed", failed));
+    expect(mapping).toMatchObject({
+      type: "auto_topup_failed",
+      orgId: "org_1",
+      chargeKey: "auto-topup-7",
+      paymentIntentId: "pi_auto_1",
+      code: "authentication_required",
+    });
+    expect(isStripeLedgerAction(mapping)).toBe(false);
+  });
+
+  it("refuses an automatic top-up without an org, in another currency, or with a bad amount", () => {
+    expect(
+      mapStripeEvent(
+        event("payment_intent.succeeded", offSessionIntent({ metadata: { autoTopUp: "k" } })),
+      ),
+    ).toMatchObject({ type: "reject", reason: "missing_org" });
+    expect(
+      mapStripeEvent(event("payment_intent.succeeded", offSessionIntent({ currency: "eur" }))),
+    ).toMatchObject({ type: "reject", reason: "unsupported_currency" });
+    expect(
+      mapStripeEvent(event("payment_intent.succeeded", offSessionIntent({ amount_received: -1 }))),
+    ).toMatchObject({ type: "reject", reason: "malformed" });
+    expect(
+      mapStripeEvent(event("payment_intent.succeeded", offSessionIntent({ amount_received: 0 }))),
+    ).toMatchObject({ type: "ignore", reason: "zero_amount" });
+  });
+
+  it("maps a completed setup session of ours to the card to keep", () => {
+    const setup = checkoutSession({
+      mode: "setup",
+      payment_status: "no_payment_required",
+      amount_total: null,
+      payment_intent: null,
+      setup_intent: "seti_1",
+      customer: "cus_1",
+    });
+    const e = event("checkout.session.completed", setup);
+    expect(mapStripeEvent(e)).toEqual({
+      type: "card_saved",
+      eventId: e.id,
+      orgId: "org_1",
+      checkoutSessionId: "cs_test_1",
+      setupIntentId: "seti_1",
+      customerId: "cus_1",
+    });
+    expect(
+      mapStripeEvent(event("checkout.session.completed", { ...setup, metadata: {} })),
+    ).toMatchObject({ type: "reject", reason: "missing_org" });
+    expect(
+      mapStripeEvent(event("checkout.session.completed", { ...setup, setup_intent: null })),
+    ).toMatchObject({ type: "reject", reason: "malformed" });
   });
 });

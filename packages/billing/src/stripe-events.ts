@@ -12,7 +12,9 @@
  *   `stripe:refunds:<ch_id>` (see `CreditLedger.postCumulative`): only the not-yet-posted
  *   difference is debited, and an older, smaller total arriving late debits nothing;
  * - a dispute is debited once under `stripe:dispute:<dp_id>` whichever of `created` and
- *   `funds_withdrawn` arrives, and credited back once under `stripe:dispute-reinstated:<dp_id>`.
+ *   `funds_withdrawn` arrives, and credited back once under `stripe:dispute-reinstated:<dp_id>`;
+ * - an automatic top-up (an off-session PaymentIntent whose metadata names its charge) is credited
+ *   once under `stripe:payment-intent:<pi_id>`, on `payment_intent.succeeded` only.
  */
 
 import type { CreditLedger, PostResult } from "./ledger.ts";
@@ -28,10 +30,15 @@ export interface StripeEvent {
 /** Metadata key (on the Checkout Session, and on its PaymentIntent) naming the org. */
 export const STRIPE_ORG_METADATA_KEY = "orgId";
 
+/** Metadata key on an automatic top-up's PaymentIntent naming its charge (`auto-topup-<seq>`). */
+export const STRIPE_AUTO_TOP_UP_METADATA_KEY = "autoTopUp";
+
 /** Stripe events this module maps; every other type is ignored. */
 export const HANDLED_STRIPE_EVENT_TYPES = [
   "checkout.session.completed",
   "checkout.session.async_payment_succeeded",
+  "payment_intent.succeeded",
+  "payment_intent.payment_failed",
   "charge.refunded",
   "charge.dispute.created",
   "charge.dispute.funds_withdrawn",
@@ -75,8 +82,48 @@ export interface StripeDisputeAction extends StripePaymentRefs {
   totalMicros: number;
 }
 
+/** A paid automatic top-up; apply with `CreditLedger.post`, and mark its charge paid. */
+export interface StripeAutoTopUpAction {
+  type: "auto_topup";
+  eventId: string;
+  orgId: string;
+  /** The charge's key (`auto-topup-<seq>`), from the PaymentIntent's metadata. */
+  chargeKey: string;
+  paymentIntentId: string;
+  amountMicros: number;
+  idempotencyKey: string;
+}
+
 /** An action that changes the ledger. */
-export type StripeLedgerAction = StripeTopupAction | StripeRefundAction | StripeDisputeAction;
+export type StripeLedgerAction =
+  | StripeTopupAction
+  | StripeRefundAction
+  | StripeDisputeAction
+  | StripeAutoTopUpAction;
+
+/** A card saved through Checkout in setup mode: read its SetupIntent and keep the card. */
+export interface StripeCardSavedAction {
+  type: "card_saved";
+  eventId: string;
+  orgId: string;
+  checkoutSessionId: string;
+  setupIntentId: string;
+  customerId: string | null;
+}
+
+/** An automatic top-up that failed (declined, or the bank wants the cardholder): pause it. */
+export interface StripeAutoTopUpFailedAction {
+  type: "auto_topup_failed";
+  eventId: string;
+  orgId: string;
+  chargeKey: string;
+  paymentIntentId: string;
+  /** Stripe's error code: `card_declined`, `authentication_required`, ... */
+  code: string;
+}
+
+/** An action on the org's automatic top-up that moves no money. */
+export type StripeAutoTopUpStateAction = StripeCardSavedAction | StripeAutoTopUpFailedAction;
 
 /** Acknowledge and do nothing (yet). */
 export interface StripeIgnoredEvent {
@@ -86,6 +133,7 @@ export interface StripeIgnoredEvent {
     | "payment_not_completed"
     | "no_payment_required"
     | "not_a_payment_session"
+    | "not_an_auto_top_up"
     | "zero_amount"
     | "dispute_inquiry"
     | "unhandled_event_type";
@@ -99,7 +147,22 @@ export interface StripeRejectedEvent {
   message: string;
 }
 
-export type StripeEventMapping = StripeLedgerAction | StripeIgnoredEvent | StripeRejectedEvent;
+export type StripeEventMapping =
+  | StripeLedgerAction
+  | StripeAutoTopUpStateAction
+  | StripeIgnoredEvent
+  | StripeRejectedEvent;
+
+/** Whether a mapping changes the ledger (rather than the card, or nothing at all). */
+export function isStripeLedgerAction(mapping: StripeEventMapping): mapping is StripeLedgerAction {
+  return (
+    mapping.type === "topup" ||
+    mapping.type === "auto_topup" ||
+    mapping.type === "refund" ||
+    mapping.type === "dispute" ||
+    mapping.type === "dispute_reinstated"
+  );
+}
 
 type Json = Record<string, unknown>;
 
@@ -165,6 +228,7 @@ function unsupportedCurrency(event: StripeEvent, object: Json): StripeRejectedEv
 
 function mapCheckoutSession(event: StripeEvent, requirePaid: boolean): StripeEventMapping {
   const session = requireObject(event, "checkout.session");
+  if (session.mode === "setup" && requirePaid) return mapCardSaved(event, session);
   if (session.mode !== "payment") {
     return { type: "ignore", eventId: event.id, reason: "not_a_payment_session" };
   }
@@ -209,6 +273,72 @@ function mapCheckoutSession(event: StripeEvent, requirePaid: boolean): StripeEve
     paymentIntentId: idField(session, "payment_intent"),
     amountMicros: centsToMicros(amountTotal),
     idempotencyKey: `stripe:checkout:${checkoutSessionId}`,
+  };
+}
+
+function missingOrg(event: StripeEvent, where: string): StripeRejectedEvent {
+  return {
+    type: "reject",
+    eventId: event.id,
+    reason: "missing_org",
+    message: `${where} names no org`,
+  };
+}
+
+/** A completed setup session of ours (its metadata names the org): a card to keep. */
+function mapCardSaved(event: StripeEvent, session: Json): StripeEventMapping {
+  const orgId = metadataOrg(session);
+  if (orgId === null) return missingOrg(event, "the setup session's metadata");
+  const setupIntentId = idField(session, "setup_intent");
+  if (setupIntentId === null) throw new MalformedEvent("missing setup_intent");
+  return {
+    type: "card_saved",
+    eventId: event.id,
+    orgId,
+    checkoutSessionId: requireString(session, "id"),
+    setupIntentId,
+    customerId: idField(session, "customer"),
+  };
+}
+
+/**
+ * An automatic top-up's PaymentIntent: paid (a credit of what Stripe received) or failed. Every
+ * other PaymentIntent (a Checkout payment's) is credited through its session and ignored here.
+ */
+function mapPaymentIntent(event: StripeEvent, succeeded: boolean): StripeEventMapping {
+  const intent = requireObject(event, "payment_intent");
+  const metadata = isRecord(intent.metadata) ? intent.metadata : {};
+  const chargeKey = stringField(metadata, STRIPE_AUTO_TOP_UP_METADATA_KEY);
+  if (chargeKey === null) {
+    return { type: "ignore", eventId: event.id, reason: "not_an_auto_top_up" };
+  }
+  const orgId = metadataOrg(intent);
+  if (orgId === null) return missingOrg(event, "the automatic top-up's metadata");
+  const paymentIntentId = requireString(intent, "id");
+  if (!succeeded) {
+    const error = isRecord(intent.last_payment_error) ? intent.last_payment_error : {};
+    return {
+      type: "auto_topup_failed",
+      eventId: event.id,
+      orgId,
+      chargeKey,
+      paymentIntentId,
+      code: stringField(error, "code") ?? "card_declined",
+    };
+  }
+  if (stringField(intent, "currency")?.toLowerCase() !== "usd") {
+    return unsupportedCurrency(event, intent);
+  }
+  const received = requireAmount(intent, "amount_received");
+  if (received === 0) return { type: "ignore", eventId: event.id, reason: "zero_amount" };
+  return {
+    type: "auto_topup",
+    eventId: event.id,
+    orgId,
+    chargeKey,
+    paymentIntentId,
+    amountMicros: centsToMicros(received),
+    idempotencyKey: `stripe:payment-intent:${paymentIntentId}`,
   };
 }
 
@@ -266,6 +396,10 @@ export function mapStripeEvent(event: StripeEvent): StripeEventMapping {
         return mapCheckoutSession(event, true);
       case "checkout.session.async_payment_succeeded":
         return mapCheckoutSession(event, false);
+      case "payment_intent.succeeded":
+        return mapPaymentIntent(event, true);
+      case "payment_intent.payment_failed":
+        return mapPaymentIntent(event, false);
       case "charge.refunded":
         return mapRefund(event);
       case "charge.dispute.created":
@@ -303,6 +437,16 @@ export function applyStripeAction(
         now,
         // Refunds and disputes name the payment intent: they take from this top-up's lot first.
         grant: { source: "top_up", fundingRef: action.paymentIntentId ?? action.checkoutSessionId },
+      });
+    case "auto_topup":
+      return ledger.post({
+        kind: "topup",
+        amountMicros: action.amountMicros,
+        idempotencyKey: action.idempotencyKey,
+        reference: action.paymentIntentId,
+        memo: "Automatic top-up",
+        now,
+        grant: { source: "top_up", fundingRef: action.paymentIntentId },
       });
     case "refund":
       return ledger.postCumulative({

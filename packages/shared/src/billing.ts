@@ -147,6 +147,52 @@ export const allowanceSchema = z.strictObject({
 });
 export type AllowanceInput = z.infer<typeof allowanceSchema>;
 
+const wholeCents = (schema: z.ZodNumber) =>
+  schema.refine(
+    (value) => value % 10_000 === 0,
+    "must be a whole number of cents (a multiple of 10000)",
+  );
+
+/**
+ * Automatic top-up (`PUT /api/orgs/:orgId/billing/auto-top-up`): when the available balance falls
+ * below `thresholdMicros`, the saved card is charged `amountMicros` off-session, at most
+ * `monthlyCapMicros` per UTC month. Turning it on needs a saved card.
+ */
+export const autoTopUpSettingsSchema = z
+  .strictObject({
+    enabled: z.boolean(),
+    thresholdMicros: microsSchema.positive().max(1_000_000_000_000),
+    amountMicros: wholeCents(microsSchema.min(1_000_000).max(10_000_000_000)),
+    monthlyCapMicros: microsSchema.positive().max(100_000_000_000),
+  })
+  .refine((value) => value.monthlyCapMicros >= value.amountMicros, {
+    message: "must be at least amountMicros",
+    path: ["monthlyCapMicros"],
+  });
+export type AutoTopUpSettingsInput = z.infer<typeof autoTopUpSettingsSchema>;
+
+/** Automatic top-up as `GET .../billing/auto-top-up` answers it. */
+export interface AutoTopUp {
+  enabled: boolean;
+  thresholdMicros: number;
+  amountMicros: number;
+  monthlyCapMicros: number;
+  /** The saved card, or null (save one through `POST .../auto-top-up/card`). */
+  card: { brand: string; last4: string; expMonth: number; expYear: number; savedAt: string } | null;
+  /** Why it is stopped until someone acts (a declined card, authentication required), or null. */
+  paused: { code: string; message: string; at: string } | null;
+  /** Charged (or being charged) automatically this UTC month, against the cap. */
+  monthChargedMicros: number;
+  /** The latest automatic charges, newest first. */
+  charges: {
+    id: string;
+    amountMicros: number;
+    status: "requested" | "succeeded" | "failed";
+    failureCode: string | null;
+    createdAt: string;
+  }[];
+}
+
 export interface OperatorGrantResult {
   orgId: string;
   grant: Grant;
@@ -179,6 +225,8 @@ export interface Payment {
   /** What was refunded of it so far (the verified refund webhooks). */
   refundedMicros: number;
   status: "paid" | "partially_refunded" | "refunded" | "disputed";
+  /** A Checkout top-up someone paid, or an automatic top-up charged to the saved card. */
+  source: "checkout" | "auto_top_up";
   /** Stripe's hosted receipt of the payment; null while Stripe has not said it. */
   receiptUrl: string | null;
   createdAt: string;
@@ -296,7 +344,12 @@ export type ActivityPage = z.infer<typeof activityPageSchema>;
 /** A spend or low-balance alert as `GET .../billing/alerts` lists it. */
 export interface BillingAlert {
   key: string;
-  kind: "org_monthly_spend" | "member_daily_spend" | "low_balance" | "low_runway";
+  kind:
+    | "org_monthly_spend"
+    | "member_daily_spend"
+    | "low_balance"
+    | "low_runway"
+    | "auto_top_up_failed";
   memberId: string | null;
   /** Readable: `December 2026`, `2026-12-01 (UTC)`, or null for a low-balance alert. */
   period: string | null;

@@ -12,6 +12,7 @@ import type {
 import {
   type ActivityPage,
   type AllowanceResult,
+  type AutoTopUp,
   activityPageSchema,
   type BillingAlert,
   type BillingSummary,
@@ -271,6 +272,7 @@ export const paymentSchema = z
     amountMicros: microsSchema,
     refundedMicros: microsSchema,
     status: z.enum(["paid", "partially_refunded", "refunded", "disputed"]),
+    source: z.enum(["checkout", "auto_top_up"]),
     receiptUrl: z.string().nullable().describe("Stripe's hosted receipt; null until Stripe says"),
     createdAt: iso,
   })
@@ -308,7 +310,13 @@ export const activityResponseSchema = activityPageSchema.meta({ id: "ActivityPag
 export const billingAlertSchema = z
   .strictObject({
     key: z.string(),
-    kind: z.enum(["org_monthly_spend", "member_daily_spend", "low_balance", "low_runway"]),
+    kind: z.enum([
+      "org_monthly_spend",
+      "member_daily_spend",
+      "low_balance",
+      "low_runway",
+      "auto_top_up_failed",
+    ]),
     memberId: z.string().nullable(),
     period: z.string().nullable(),
     periodKey: z.string(),
@@ -325,6 +333,35 @@ export const billingAlertSchema = z
 export const billingAlertPageSchema = pageSchemaOf(billingAlertSchema).meta({
   id: "BillingAlertPage",
 });
+
+export const autoTopUpSchema = z
+  .strictObject({
+    enabled: z.boolean(),
+    thresholdMicros: microsSchema,
+    amountMicros: microsSchema,
+    monthlyCapMicros: microsSchema,
+    card: z
+      .strictObject({
+        brand: z.string(),
+        last4: z.string(),
+        expMonth: z.number().int(),
+        expYear: z.number().int(),
+        savedAt: iso,
+      })
+      .nullable(),
+    paused: z.strictObject({ code: z.string(), message: z.string(), at: iso }).nullable(),
+    monthChargedMicros: microsSchema,
+    charges: z.array(
+      z.strictObject({
+        id: z.string(),
+        amountMicros: microsSchema,
+        status: z.enum(["requested", "succeeded", "failed"]),
+        failureCode: z.string().nullable(),
+        createdAt: iso,
+      }),
+    ),
+  })
+  .meta({ id: "AutoTopUp" });
 
 export const checkoutSessionSchema = z
   .strictObject({ id: z.string(), url: z.string() })
@@ -540,3 +577,4 @@ sameType<Out<typeof limitStatusSchema>, LimitStatus>(true);
 sameType<Out<typeof grantSchema>, Grant>(true);
 sameType<Out<typeof operatorGrantResultSchema>, OperatorGrantResult>(true);
 sameType<Out<typeof allowanceResultSchema>, AllowanceResult>(true);
+sameType<Out<typeof autoTopUpSchema>, AutoTopUp>(true);

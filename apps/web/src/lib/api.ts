@@ -1,6 +1,8 @@
 import type {
   ActivityPage,
   AuthResult,
+  AutoTopUp,
+  AutoTopUpSettingsInput,
   BillingSettingsPatch,
   BillingSummary,
   DataExport,
@@ -465,6 +467,18 @@ export function createApiClient(options: ApiClientOptions = {}) {
       setToken(null);
       return result;
     },
+    autoTopUp: (orgId: string) =>
+      request<AutoTopUp>("GET", `/api/orgs/${enc(orgId)}/billing/auto-top-up`),
+    setAutoTopUp: (orgId: string, settings: AutoTopUpSettingsInput) =>
+      request<AutoTopUp>("PUT", `/api/orgs/${enc(orgId)}/billing/auto-top-up`, settings),
+    /** A Stripe Checkout page (setup mode) that saves a card; the webhook keeps it. */
+    saveCard: (orgId: string) =>
+      request<{ id: string; url: string }>(
+        "POST",
+        `/api/orgs/${enc(orgId)}/billing/auto-top-up/card`,
+      ),
+    removeCard: (orgId: string) =>
+      request<AutoTopUp>("DELETE", `/api/orgs/${enc(orgId)}/billing/auto-top-up/card`),
     checkout: (orgId: string, amountMicros: number) =>
       request<{ id: string; url: string }>("POST", `/api/orgs/${enc(orgId)}/billing/checkout`, {
         amountMicros,

@@ -50,6 +50,7 @@ export const keys = {
   billingLedger: (orgId: string) => ["org", orgId, "billing", "ledger"] as const,
   billingPayments: (orgId: string) => ["org", orgId, "billing", "payments"] as const,
   billingAlerts: (orgId: string) => ["org", orgId, "billing", "alerts"] as const,
+  autoTopUp: (orgId: string) => ["org", orgId, "billing", "auto-top-up"] as const,
   limitRules: (orgId: string) => ["org", orgId, "billing", "limit-rules"] as const,
   myLimits: (orgId: string) => ["org", orgId, "billing", "my-limits"] as const,
   /** Under billing: a turn's end (which invalidates billing) reads the chat's limits again. */

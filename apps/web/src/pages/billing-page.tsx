@@ -9,6 +9,7 @@ import { ErrorNote, Loading, Notice } from "../components/ui/states.tsx";
 import { Tabs, TabsContent, TabsList, TabsTrigger } from "../components/ui/tabs.tsx";
 import { ActivityTable } from "../features/billing/activity-table.tsx";
 import { AlertsList } from "../features/billing/alerts-list.tsx";
+import { AutoTopUpCard } from "../features/billing/auto-top-up.tsx";
 import { BalanceHero } from "../features/billing/balance-hero.tsx";
 import { GrantsList } from "../features/billing/grants-list.tsx";
 import { LedgerTable } from "../features/billing/ledger-table.tsx";
@@ -231,6 +232,7 @@ export default function BillingPage() {
                     </div>
                   </div>
                   <div className="grid min-w-0 content-start gap-6 lg:col-span-2">
+                    <AutoTopUpCard orgId={orgId} />
                     <AlertsList orgId={orgId} webhookSet={data.alertWebhookUrl !== null} />
                     {org?.role === "owner" ? (
                       <DataExportCard

@@ -8,23 +8,25 @@ const MIN_ALARM_GAP_MS = 1_000;
 
 /**
  * A BillingAccount's one alarm, which serves all its jobs: voiding expired holds, delivering
- * queued alerts, expiring grants and renewing the monthly allowance (`BillingAccount.alarm`).
+ * queued alerts, expiring grants, renewing the monthly allowance and asking Stripe for automatic
+ * top-ups (`BillingAccount.alarm`).
  */
 export class AccountAlarm {
   readonly #storage: DurableObjectStorage;
   readonly #outbox: Pick<AlertOutbox, "nextAttemptAt">;
-  readonly #grants: { nextAt(now: number): number | null };
+  /** Other jobs with a time of their own: grants expiring or renewing, automatic top-ups. */
+  readonly #jobs: readonly { nextAt(now: number): number | null }[];
   /** The alarm time as last read or set: saves a storage read per reservation. */
   #at: number | null | undefined;
 
   constructor(
     storage: DurableObjectStorage,
     outbox: Pick<AlertOutbox, "nextAttemptAt">,
-    grants: { nextAt(now: number): number | null },
+    jobs: readonly { nextAt(now: number): number | null }[],
   ) {
     this.#storage = storage;
     this.#outbox = outbox;
-    this.#grants = grants;
+    this.#jobs = jobs;
   }
 
   /** Makes sure the alarm fires by `at` (one storage write only when it must move earlier). */
@@ -51,9 +53,9 @@ export class AccountAlarm {
       .exec("SELECT MIN(expires_at) AS at FROM ledger_holds WHERE status = 'open'")
       .one().at as number | null;
     const outbox = this.#outbox.nextAttemptAt();
-    // A grant expiring or the monthly allowance renewing (grants.ts).
-    const grants = this.#grants.nextAt(now);
-    const next = [holds, outbox, grants].filter((t): t is number => t !== null);
+    // A grant expiring, the monthly allowance renewing (grants.ts), a top-up to ask Stripe for.
+    const jobs = this.#jobs.map((job) => job.nextAt(now));
+    const next = [holds, outbox, ...jobs].filter((t): t is number => t !== null);
     if (next.length === 0) return;
     await this.fireBy(Math.max(Math.min(...next), now + MIN_ALARM_GAP_MS));
   }

@@ -5,6 +5,8 @@ import {
   type AlertDelivery,
   AlertOutbox,
   type Allowance,
+  type AutoTopUpSettings,
+  type AutoTopUpState,
   activityRows,
   applyStripeAction,
   type Balance,
@@ -23,10 +25,12 @@ import {
   type PrincipalLimit,
   type ReleaseResult,
   type ReserveResult,
+  type SavedCard,
   type SettleInput,
   type SettleResult,
   type SqlExecutor,
   SqlLedgerStore,
+  type StripeAutoTopUpFailedAction,
   type StripeLedgerAction,
   sessionSpend,
   spendBySession,
@@ -42,7 +46,16 @@ import type { Grant } from "@parley/shared";
 import { type Finding, scanStore, scrubStore, sqlSource } from "../erasure/scan.ts";
 import type { Replacement } from "../erasure/scrub.ts";
 import { AccountAlarm } from "./account-alarm.ts";
+import { pseudonymizeMember } from "./account-erasure.ts";
+import type {
+  LeaseRequest,
+  ReserveRequest,
+  SettleRequest,
+  StripeApplyResult,
+  UsageQuery,
+} from "./account-requests.ts";
 import { AlertWebhook } from "./alert-webhook.ts";
+import { AccountAutoTopUp } from "./auto-top-up.ts";
 import { AccountGrants, type OperatorGrantOutcome } from "./grants.ts";
 import { LeaseHolders } from "./lease-holders.ts";
 
@@ -54,28 +67,13 @@ export {
   type UsageRowsQuery,
   usageGroups,
 } from "@parley/billing";
-
-export interface ReserveRequest {
-  requestId: string;
-  amountMicros: number;
-  memberId: string;
-  projectId: string | null;
-  sessionId: string | null;
-  /** How long the hold lives before the alarm voids it. */
-  ttlMs?: number;
-  /** Set for an end user's call: their app's limits. */
-  endUserLimits?: EndUserLimits;
-}
-
-export type SettleRequest = Omit<SettleInput, "now">;
-
-/** A session's report to its lease, with a renewal or a return (`CreditLedger.lease`). */
-export type LeaseRequest = Omit<LeaseInput, "now">;
-
-/** A usage report's query; `memberId` restricts it to one member (what a plain member may see). */
-export type UsageQuery = UsageReportQuery;
-
-export type StripeApplyResult = { status: "duplicate" } | { status: "applied"; result: PostResult };
+export type {
+  LeaseRequest,
+  ReserveRequest,
+  SettleRequest,
+  StripeApplyResult,
+  UsageQuery,
+} from "./account-requests.ts";
 
 type Summary = Balance & { settings: BillingSettings; forecast: Forecast; grants: Grant[] };
 
@@ -102,6 +100,7 @@ export class BillingAccount extends DurableObject<Env> {
   /** Limits on one member or project, per day, week or month (read into memory). */
   readonly #rules: LimitRuleStore;
   readonly #grants: AccountGrants;
+  readonly #autoTopUp: AccountAutoTopUp;
   #ledger: CreditLedger;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -119,24 +118,30 @@ export class BillingAccount extends DurableObject<Env> {
     this.#outbox = new AlertOutbox(this.#exec);
     this.#outbox.migrate();
     let depth = 0;
-    this.#store = new SqlLedgerStore({
-      ...this.#exec,
-      transact: (fn) => {
-        // transactionSync does not nest: an inner call joins the outer transaction.
-        if (depth > 0) return fn();
-        depth++;
-        try {
-          return ctx.storage.transactionSync(fn);
-        } finally {
-          depth--;
-        }
-      },
-    });
+    const transact = <T>(fn: () => T): T => {
+      // transactionSync does not nest: an inner call joins the outer transaction.
+      if (depth > 0) return fn();
+      depth++;
+      try {
+        return ctx.storage.transactionSync(fn);
+      } finally {
+        depth--;
+      }
+    };
+    this.#store = new SqlLedgerStore({ ...this.#exec, transact });
     this.#ledger = new CreditLedger(this.#store, this.#ledgerConfig());
     // Promotions, the monthly allowance and expiry (grants.ts); the ledger is read anew each time.
     this.#grants = new AccountGrants(this.#exec, this.#store, () => this.#ledger);
     this.#webhook = new AlertWebhook(env, this.#account, this.#store, this.#outbox);
-    this.#alarm = new AccountAlarm(ctx.storage, this.#outbox, this.#grants);
+    // A saved card charged off-session when the balance falls below a threshold (auto-top-up.ts).
+    this.#autoTopUp = new AccountAutoTopUp({
+      env,
+      exec: this.#exec,
+      ledger: () => this.#ledger,
+      orgId: () => this.#account.orgId(),
+      transact,
+    });
+    this.#alarm = new AccountAlarm(ctx.storage, this.#outbox, [this.#grants, this.#autoTopUp]);
     // Sessions holding leases: they report before a read, and give their leases back when a
     // limit changes or a call is refused.
     this.#leaseHolders = new LeaseHolders(this.#sql, this.#store, env);
@@ -309,7 +314,7 @@ export class BillingAccount extends DurableObject<Env> {
     const queued = "alerts" in result && this.#webhook.queue(result.alerts, now);
     // Only new work can need an earlier alarm: the new hold's expiry, or alerts just queued.
     if (result.ok && !result.replayed) await this.#alarm.fireBy(result.hold.expiresAt);
-    if (queued) await this.#alarm.fireBy(now);
+    if (queued || (result.ok && this.#autoTopUp.check(now))) await this.#alarm.fireBy(now);
     return result;
   }
 
@@ -317,8 +322,10 @@ export class BillingAccount extends DurableObject<Env> {
   async settle(input: SettleRequest): Promise<SettleResult> {
     const now = Date.now();
     const result = this.#ledger.settle({ ...input, now });
-    // A settle only removes work, unless it fired alerts to deliver.
-    if (result.ok && this.#webhook.queue(result.alerts, now)) await this.#alarm.fireBy(now);
+    // A settle only removes work, unless it fired alerts to deliver or a top-up to ask for.
+    if (result.ok && (this.#webhook.queue(result.alerts, now) || this.#autoTopUp.check(now))) {
+      await this.#alarm.fireBy(now);
+    }
     return result;
   }
 
@@ -340,7 +347,7 @@ export class BillingAccount extends DurableObject<Env> {
     if (!result.ok) return result;
     const queued = this.#webhook.queue(result.alerts, now);
     if (result.lease) await this.#alarm.fireBy(result.lease.expiresAt);
-    if (queued) await this.#alarm.fireBy(now);
+    if (queued || this.#autoTopUp.check(now)) await this.#alarm.fireBy(now);
     return result;
   }
 
@@ -363,8 +370,57 @@ export class BillingAccount extends DurableObject<Env> {
       const result = applyStripeAction(this.#ledger, action, now);
       this.#account.recordStripeEvent(event, now);
       if (result.ok) this.#webhook.queue(result.alerts, now);
+      if (action.type === "auto_topup") {
+        this.#autoTopUp.succeeded(action.chargeKey, action.paymentIntentId, now);
+      }
       return { status: "applied", result };
     });
+  }
+
+  /** Automatic top-up: its settings, the saved card, a pause and the latest charges. */
+  autoTopUp(): AutoTopUpState {
+    return this.#autoTopUp.state(Date.now());
+  }
+
+  /**
+   * Sets automatic top-up. Turning it on needs a saved card; the balance may already be below
+   * the new threshold, so it is checked at once.
+   */
+  async configureAutoTopUp(
+    settings: AutoTopUpSettings,
+  ): Promise<{ ok: true; state: AutoTopUpState } | { ok: false; reason: "no_card" }> {
+    const now = Date.now();
+    if (settings.enabled && this.#autoTopUp.state(now).card === null) {
+      return { ok: false, reason: "no_card" };
+    }
+    this.#autoTopUp.configure(settings);
+    if (this.#autoTopUp.check(now)) await this.#alarm.fireBy(now);
+    return { ok: true, state: this.#autoTopUp.state(now) };
+  }
+
+  /** A card saved through Checkout in setup mode (the verified webhook): it replaces the last. */
+  async saveCard(card: SavedCard): Promise<void> {
+    const now = Date.now();
+    this.#autoTopUp.saveCard(card);
+    if (this.#autoTopUp.check(now)) await this.#alarm.fireBy(now);
+  }
+
+  /** Forgets the saved card (the org removed it): automatic top-up turns off with it. */
+  removeCard(): AutoTopUpState {
+    this.#autoTopUp.removeCard();
+    return this.#autoTopUp.state(Date.now());
+  }
+
+  /** The webhook said an automatic top-up failed: it pauses, and the alert goes out. */
+  async autoTopUpFailed(action: StripeAutoTopUpFailedAction): Promise<void> {
+    const now = Date.now();
+    const alerts = this.#autoTopUp.failed(
+      action.chargeKey,
+      action.code,
+      action.paymentIntentId,
+      now,
+    );
+    if (this.#webhook.queue(alerts, now)) await this.#alarm.fireBy(now);
   }
 
   /** Ledger entries, newest first, each with its grant; `before`: the previous page's last seq. */
@@ -391,41 +447,13 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   /**
-   * Erasure: replaces a member's id with its pseudonym wherever this account stores it: as a
-   * column (usage, holds, alerts, rollups) and inside keys (alert keys, the alert outbox, the daily
-   * spend counters `spend:member:<day>:<id>`). Entries and amounts are untouched (financial records
-   * are kept), so every total stays the same. Idempotent.
+   * Erasure: replaces a member's id with its pseudonym wherever this account stores it
+   * (account-erasure.ts). Entries and amounts are untouched, so every total stays the same.
    */
   pseudonymizeMember(memberId: string, pseudonym: string): { rows: number } {
-    return this.ctx.storage.transactionSync(() => {
-      let rows = 0;
-      for (const table of [
-        "usage_events",
-        "ledger_holds",
-        "ledger_alerts",
-        "usage_by_dimension",
-        "usage_session_totals",
-        "usage_session_span",
-      ]) {
-        rows += this.#sql.exec(
-          `UPDATE ${table} SET member_id = ? WHERE member_id = ?`,
-          pseudonym,
-          memberId,
-        ).rowsWritten;
-      }
-      for (const [table, column] of [
-        ["ledger_alerts", "key"],
-        ["alert_outbox", "key"],
-        ["ledger_counters", "name"],
-      ] as const) {
-        rows += this.#sql.exec(
-          `UPDATE ${table} SET ${column} = replace(${column}, ?1, ?2) WHERE instr(${column}, ?1) > 0`,
-          memberId,
-          pseudonym,
-        ).rowsWritten;
-      }
-      return { rows };
-    });
+    return this.ctx.storage.transactionSync(() =>
+      pseudonymizeMember(this.#sql, memberId, pseudonym),
+    );
   }
 
   /**
@@ -490,6 +518,8 @@ export class BillingAccount extends DurableObject<Env> {
     // Grants that are due expire, and the allowance renews, each exactly once (grants.ts).
     const granted = this.ctx.storage.transactionSync(() => this.#grants.run(now));
     this.#webhook.queue(granted, now);
+    // Automatic top-ups due: asked of Stripe here, never in a turn; a failure alerts.
+    this.#webhook.queue(await this.#autoTopUp.run(now), Date.now());
     await this.#webhook.deliver(now);
     await this.#alarm.rearm(Date.now());
   }

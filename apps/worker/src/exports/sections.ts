@@ -657,17 +657,19 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
     case "org:payments": {
       const rows = await all<{
         payment_intent_id: string;
-        checkout_session_id: string;
+        checkout_session_id: string | null;
+        source: string;
         amount_micros: number;
         created_at: number;
       }>(
         db,
-        "SELECT payment_intent_id, checkout_session_id, amount_micros, created_at FROM stripe_payments WHERE org_id = ? ORDER BY created_at",
+        "SELECT payment_intent_id, checkout_session_id, source, amount_micros, created_at FROM stripe_payments WHERE org_id = ? ORDER BY created_at",
         org,
       );
       return rows.map((r) => ({
         paymentIntentId: r.payment_intent_id,
         checkoutSessionId: r.checkout_session_id,
+        source: r.source,
         amountMicros: r.amount_micros,
         createdAt: iso(r.created_at),
       }));

@@ -185,7 +185,7 @@ const isMissingCustomer = (error: unknown): boolean =>
  * once more with it. Payments already made are not at stake: credits come from the webhook, which
  * reads the org from the session's metadata, not from the customer.
  */
-async function withStripeCustomer<T>(
+export async function withStripeCustomer<T>(
   c: Context<AppEnv>,
   orgId: string,
   use: (customer: string) => Promise<T>,

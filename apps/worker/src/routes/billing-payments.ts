@@ -23,6 +23,7 @@ interface PaymentRow {
   receipt_url: string | null;
   refunded_micros: number;
   disputed: number;
+  source: Payment["source"];
 }
 
 const statusOf = (row: PaymentRow): Payment["status"] =>
@@ -39,6 +40,7 @@ const toPayment = (row: PaymentRow): Payment => ({
   amountMicros: row.amount_micros,
   refundedMicros: row.refunded_micros,
   status: statusOf(row),
+  source: row.source,
   receiptUrl: row.receipt_url,
   createdAt: iso(row.created_at),
 });
@@ -77,7 +79,8 @@ export const billingPayments = new Hono<AppEnv>().get(
   "/:orgId/billing/payments",
   describeRoute({
     tags: ["Billing"],
-    summary: "Paid top-ups, newest first, with Stripe's receipt of each (owners and admins)",
+    summary:
+      "Paid top-ups (Checkout and automatic), newest first, with Stripe's receipt of each (owners and admins)",
     responses: { 200: json(paymentPageSchema), ...errors(400, 401, 403, 404) },
   }),
   query(smallPageQuerySchema(MAX_PAYMENTS_PAGE)),
@@ -87,7 +90,8 @@ export const billingPayments = new Hono<AppEnv>().get(
     const { cursor, limit } = c.req.valid("query");
     const after = cursor === undefined ? null : keysetCursor(cursor);
     const { results } = await c.env.DB.prepare(
-      `SELECT payment_intent_id, amount_micros, created_at, receipt_url, refunded_micros, disputed
+      `SELECT payment_intent_id, amount_micros, created_at, receipt_url, refunded_micros, disputed,
+         source
        FROM stripe_payments WHERE org_id = ?1
          AND (?2 IS NULL OR created_at < ?2 OR (created_at = ?2 AND payment_intent_id < ?3))
        ORDER BY created_at DESC, payment_intent_id DESC LIMIT ?4`,

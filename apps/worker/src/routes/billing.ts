@@ -21,6 +21,7 @@ import { iso, keysetCursor } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json } from "../http/openapi.ts";
 import { jsonBody, query } from "../http/validate.ts";
+import { billingAutoTopUp } from "./billing-auto-top-up.ts";
 import { billingCheckout } from "./billing-checkout.ts";
 import { billingLimits } from "./billing-limits.ts";
 import { billingPayments } from "./billing-payments.ts";
@@ -178,5 +179,6 @@ export const billing = new Hono<AppEnv>()
 
   // Checkout top-ups and the Stripe customer portal.
   .route("/", billingCheckout)
+  .route("/", billingAutoTopUp)
   .route("/", billingPayments)
   .route("/", billingLimits);

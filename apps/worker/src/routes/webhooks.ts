@@ -1,9 +1,15 @@
-import { mapStripeEvent, type StripeLedgerAction } from "@parley/billing";
+import {
+  isStripeLedgerAction,
+  mapStripeEvent,
+  type StripeAutoTopUpStateAction,
+  type StripeLedgerAction,
+} from "@parley/billing";
 import { AppError, isId, stripeWebhookResultSchema } from "@parley/shared";
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import type Stripe from "stripe";
 import { billingAccount } from "../billing/account.ts";
+import { savedCardOf } from "../billing/saved-card.ts";
 import { stripeClient, webCrypto } from "../billing/stripe.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
@@ -18,7 +24,9 @@ const log = (fields: Record<string, string | number | null>) =>
 /** Finds the org a refund or dispute belongs to when the event itself does not name it. */
 async function resolveOrg(db: D1Database, action: StripeLedgerAction): Promise<string | null> {
   if (action.orgId) return action.orgId;
-  if (action.type === "topup" || !action.paymentIntentId) return null;
+  if (action.type === "topup" || action.type === "auto_topup" || !action.paymentIntentId) {
+    return null;
+  }
   const row = await db
     .prepare("SELECT org_id FROM stripe_payments WHERE payment_intent_id = ?")
     .bind(action.paymentIntentId)
@@ -47,7 +55,7 @@ async function orgExists(db: D1Database, orgId: string): Promise<boolean> {
  * replayed or out-of-order refund event never lowers the total (refund totals only grow).
  */
 async function notePaymentOutcome(db: D1Database, action: StripeLedgerAction): Promise<void> {
-  if (action.type === "topup" || !action.paymentIntentId) return;
+  if (action.type === "topup" || action.type === "auto_topup" || !action.paymentIntentId) return;
   const statement =
     action.type === "refund"
       ? db
@@ -63,6 +71,33 @@ async function notePaymentOutcome(db: D1Database, action: StripeLedgerAction): P
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * A card saved, or an automatic top-up that failed: the org's automatic top-up changes, no money
+ * moves. The card is read from Stripe (the SetupIntent the session completed), and kept only if
+ * it belongs to the org's own Stripe customer.
+ */
+async function applyAutoTopUpEvent(
+  env: Env,
+  orgId: string,
+  action: StripeAutoTopUpStateAction,
+): Promise<"applied" | "reject"> {
+  const account = billingAccount(env, orgId);
+  if (action.type === "auto_topup_failed") {
+    await account.autoTopUpFailed(action);
+    return "applied";
+  }
+  const org = await env.DB.prepare("SELECT stripe_customer_id FROM organizations WHERE id = ?")
+    .bind(orgId)
+    .first<{ stripe_customer_id: string | null }>();
+  const intent = await stripeClient(config(env)).setupIntents.retrieve(action.setupIntentId, {
+    expand: ["payment_method"],
+  });
+  const card = savedCardOf(intent);
+  if (card === null || card.customerId !== org?.stripe_customer_id) return "reject";
+  await account.saveCard(card);
+  return "applied";
+}
 
 export const webhooks = new Hono<AppEnv>().post(
   "/stripe",
@@ -105,6 +140,16 @@ export const webhooks = new Hono<AppEnv>().post(
       log({ event: event.id, type: event.type, outcome: mapping.type, reason: mapping.reason });
       return c.json({ received: true, outcome: mapping.type });
     }
+    if (!isStripeLedgerAction(mapping)) {
+      if (!(await orgExists(c.env.DB, mapping.orgId))) {
+        log({ event: event.id, type: event.type, outcome: "unknown_org", reason: null });
+        return c.json({ received: true, outcome: "unknown_org" });
+      }
+      const outcome = await applyAutoTopUpEvent(c.env, mapping.orgId, mapping);
+      const reason = outcome === "reject" ? "not_the_orgs_card" : null;
+      log({ event: event.id, type: event.type, outcome, reason });
+      return c.json({ received: true, outcome });
+    }
     const orgId = await resolveOrg(c.env.DB, mapping);
     if (!orgId) {
       log({ event: event.id, type: event.type, outcome: "unknown_org", reason: null });
@@ -122,23 +167,25 @@ export const webhooks = new Hono<AppEnv>().post(
       log({ event: event.id, type: event.type, outcome: "unknown_org", reason });
       return c.json({ received: true, outcome: "unknown_org" });
     }
-    if (mapping.type === "topup" && mapping.paymentIntentId) {
+    if ((mapping.type === "topup" || mapping.type === "auto_topup") && mapping.paymentIntentId) {
       await c.env.DB.prepare(
-        `INSERT INTO stripe_payments (payment_intent_id, checkout_session_id, org_id, amount_micros, created_at)
-       VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        `INSERT INTO stripe_payments
+           (payment_intent_id, checkout_session_id, org_id, amount_micros, created_at, source)
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       )
         .bind(
           mapping.paymentIntentId,
-          mapping.checkoutSessionId,
+          mapping.type === "topup" ? mapping.checkoutSessionId : null,
           orgId,
           mapping.amountMicros,
           Date.now(),
+          mapping.type === "topup" ? "checkout" : "auto_top_up",
         )
         .run();
     }
     const result = await billingAccount(c.env, orgId).applyStripeEvent(
       { id: event.id, type: event.type },
-      { ...mapping, orgId } as StripeLedgerAction,
+      { ...mapping, orgId },
     );
     await notePaymentOutcome(c.env.DB, mapping);
     log({ event: event.id, type: event.type, outcome: result.status, reason: null });

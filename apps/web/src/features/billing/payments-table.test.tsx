@@ -15,6 +15,7 @@ const payment = (over: Partial<Payment>): Payment => ({
   amountMicros: 20_000_000,
   refundedMicros: 0,
   status: "paid",
+  source: "checkout",
   receiptUrl: "https://pay.example/receipts/ch_1",
   createdAt: "2026-12-01T10:00:00.000Z",
   ...over,

@@ -40,6 +40,7 @@ const columns = [
       return (
         <span className="inline-flex flex-wrap items-center gap-2">
           <Badge tone={status.tone}>{status.label}</Badge>
+          {payment.source === "auto_top_up" ? <Badge tone="neutral">Automatic</Badge> : null}
           {payment.status === "partially_refunded" ? (
             <span className="text-muted-foreground text-xs">
               {formatMicros(payment.refundedMicros)} back

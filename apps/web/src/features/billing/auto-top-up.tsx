@@ -1,0 +1,322 @@
+import type { AutoTopUp, AutoTopUpSettingsInput } from "@parley/shared";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { CreditCard } from "lucide-react";
+import { type FormEvent, useState } from "react";
+import { toast } from "sonner";
+import { Badge } from "../../components/ui/badge.tsx";
+import { Button } from "../../components/ui/button.tsx";
+import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
+import { useConfirm } from "../../components/ui/confirm.tsx";
+import { Field, Input } from "../../components/ui/input.tsx";
+import { ErrorNote, Loading } from "../../components/ui/states.tsx";
+import { api } from "../../lib/api.ts";
+import { formatMicros, MICROS_PER_DOLLAR, parseDollars } from "../../lib/money.ts";
+import { keys } from "../../lib/query.ts";
+import { when } from "./words.ts";
+
+type Values = { enabled: boolean; threshold: string; amount: string; cap: string };
+
+const dollars = (micros: number): string => String(micros / MICROS_PER_DOLLAR);
+
+/** The form's values for the saved settings; suggested amounts while none are saved. */
+export function valuesOf(state: AutoTopUp): Values {
+  const saved = state.amountMicros > 0;
+  return {
+    enabled: state.enabled,
+    threshold: saved ? dollars(state.thresholdMicros) : "5",
+    amount: saved ? dollars(state.amountMicros) : "20",
+    cap: saved ? dollars(state.monthlyCapMicros) : "100",
+  };
+}
+
+type Checked =
+  | { ok: true; settings: AutoTopUpSettingsInput }
+  | { ok: false; field: "threshold" | "amount" | "cap"; message: string };
+
+/** The settings to send, or the first field a person must fix and why (the worker checks again). */
+export function autoTopUpInput(values: Values): Checked {
+  const read = (field: "threshold" | "amount" | "cap", label: string) => {
+    const parsed = parseDollars(values[field]);
+    if (!parsed.ok || parsed.micros <= 0) {
+      return { ok: false as const, field, message: `Enter ${label} in dollars, like 20.` };
+    }
+    return { ok: true as const, micros: parsed.micros };
+  };
+  const threshold = read("threshold", "the balance to top up below");
+  if (!threshold.ok) return threshold;
+  const amount = read("amount", "the amount to add");
+  if (!amount.ok) return amount;
+  if (amount.micros % 10_000 !== 0) {
+    return { ok: false, field: "amount", message: "Top-ups are in whole cents, like 20.50." };
+  }
+  if (amount.micros < MICROS_PER_DOLLAR) {
+    return { ok: false, field: "amount", message: "The smallest automatic top-up is $1.00." };
+  }
+  const cap = read("cap", "the monthly cap");
+  if (!cap.ok) return cap;
+  if (cap.micros < amount.micros) {
+    return { ok: false, field: "cap", message: "The monthly cap must be at least the amount." };
+  }
+  return {
+    ok: true,
+    settings: {
+      enabled: values.enabled,
+      thresholdMicros: threshold.micros,
+      amountMicros: amount.micros,
+      monthlyCapMicros: cap.micros,
+    },
+  };
+}
+
+const CHARGE_STATUS: Record<
+  AutoTopUp["charges"][number]["status"],
+  { label: string; tone: "success" | "info" | "danger" }
+> = {
+  requested: { label: "Charging", tone: "info" },
+  succeeded: { label: "Paid", tone: "success" },
+  failed: { label: "Failed", tone: "danger" },
+};
+
+/**
+ * Automatic top-up (owners and admins): a saved card (Stripe Checkout in setup mode), and when the
+ * balance falls below a threshold, a charge of a set amount, at most a monthly cap. A failed
+ * charge pauses it, said here as an alert, until the card is saved again or it is turned back on.
+ */
+export function AutoTopUpCard({
+  orgId,
+  redirect = (url) => window.location.assign(url),
+}: {
+  orgId: string;
+  /** Where the browser goes to save a card (tests pass a spy). */
+  redirect?: (url: string) => void;
+}) {
+  const query = useQuery({
+    queryKey: keys.autoTopUp(orgId),
+    queryFn: () => api.autoTopUp(orgId),
+    // Back from saving a card: Stripe's webhook keeps it a moment later.
+    refetchInterval: (q) =>
+      q.state.data?.card === null && window.location.search.includes("card=saved") ? 1500 : false,
+  });
+  if (query.isPending) {
+    return (
+      <Card aria-labelledby="auto-top-up-title">
+        <CardHeader id="auto-top-up-title" title="Automatic top-up" />
+        <CardBody>
+          <Loading label="Loading automatic top-up…" lines={3} />
+        </CardBody>
+      </Card>
+    );
+  }
+  if (query.isError) {
+    return (
+      <Card aria-labelledby="auto-top-up-title">
+        <CardHeader id="auto-top-up-title" title="Automatic top-up" />
+        <CardBody>
+          <ErrorNote error={query.error} retry={() => void query.refetch()} />
+        </CardBody>
+      </Card>
+    );
+  }
+  return <AutoTopUpForm key={orgId} orgId={orgId} state={query.data} redirect={redirect} />;
+}
+
+function AutoTopUpForm({
+  orgId,
+  state,
+  redirect,
+}: {
+  orgId: string;
+  state: AutoTopUp;
+  redirect: (url: string) => void;
+}) {
+  const queryClient = useQueryClient();
+  const confirm = useConfirm();
+  const [values, setValues] = useState<Values>(() => valuesOf(state));
+  const [invalid, setInvalid] = useState<Extract<Checked, { ok: false }> | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState<"save" | "card" | "remove" | null>(null);
+  const { card, paused } = state;
+
+  const saved = (next: AutoTopUp) => {
+    queryClient.setQueryData(keys.autoTopUp(orgId), next);
+    setValues(valuesOf(next));
+    void queryClient.invalidateQueries({ queryKey: keys.billingAlerts(orgId) });
+  };
+
+  async function run(kind: "save" | "card" | "remove", work: () => Promise<void>) {
+    setError(null);
+    setBusy(kind);
+    try {
+      await work();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const checked = autoTopUpInput(values);
+    if (!checked.ok) {
+      setInvalid(checked);
+      document.getElementById(`auto-top-up-${checked.field}`)?.focus();
+      return;
+    }
+    setInvalid(null);
+    void run("save", async () => {
+      saved(await api.setAutoTopUp(orgId, checked.settings));
+      toast.success(
+        checked.settings.enabled ? "Automatic top-up is on." : "Automatic top-up saved.",
+      );
+    });
+  }
+
+  const saveCard = () =>
+    run("card", async () => {
+      const { url } = await api.saveCard(orgId);
+      redirect(url);
+    });
+
+  const removeCard = async () => {
+    const ok = await confirm({
+      title: "Remove the saved card?",
+      description: "Automatic top-up turns off with it. Top-ups through Checkout still work.",
+      confirmLabel: "Remove card",
+      destructive: true,
+    });
+    if (!ok) return;
+    await run("remove", async () => {
+      saved(await api.removeCard(orgId));
+      toast.success("Card removed.");
+    });
+  };
+
+  const fields = [
+    { field: "threshold", label: "When the balance falls below (USD)" },
+    { field: "amount", label: "Add (USD)" },
+    { field: "cap", label: "At most per month (USD)" },
+  ] as const;
+
+  return (
+    <Card aria-labelledby="auto-top-up-title">
+      <CardHeader
+        id="auto-top-up-title"
+        title="Automatic top-up"
+        description="Charges the saved card when the balance runs low, once each time, so work never stalls."
+      />
+      <CardBody className="grid gap-4">
+        {paused ? (
+          <div
+            role="alert"
+            className="rounded-lg border border-destructive/40 bg-destructive/5 p-3 text-sm"
+          >
+            <p className="font-medium">Automatic top-up is paused</p>
+            <p className="text-muted-foreground">{paused.message}</p>
+          </div>
+        ) : null}
+        <div className="flex flex-wrap items-center justify-between gap-3 text-sm">
+          <span className="inline-flex items-center gap-2">
+            <CreditCard aria-hidden="true" className="size-4 text-muted-foreground" />
+            {card ? (
+              <span>
+                <span className="capitalize">{card.brand}</span> ending {card.last4}, expires{" "}
+                {String(card.expMonth).padStart(2, "0")}/{card.expYear}
+              </span>
+            ) : (
+              <span className="text-muted-foreground">No card saved</span>
+            )}
+          </span>
+          <span className="flex gap-2">
+            <Button type="button" onClick={() => void saveCard()} disabled={busy !== null}>
+              {busy === "card" ? "Opening Stripe…" : card ? "Replace card" : "Save a card"}
+            </Button>
+            {card ? (
+              <Button
+                type="button"
+                variant="ghost"
+                onClick={() => void removeCard()}
+                disabled={busy !== null}
+              >
+                Remove card
+              </Button>
+            ) : null}
+          </span>
+        </div>
+        <form
+          aria-labelledby="auto-top-up-title"
+          onSubmit={onSubmit}
+          noValidate
+          className="grid gap-4"
+        >
+          <label className="inline-flex items-center gap-2 text-sm">
+            <input
+              type="checkbox"
+              checked={values.enabled}
+              disabled={card === null}
+              onChange={(event) => setValues({ ...values, enabled: event.target.checked })}
+              className="size-4"
+            />
+            <span className="font-medium">Top up automatically</span>
+            {card === null ? (
+              <span className="text-muted-foreground text-xs">(save a card first)</span>
+            ) : null}
+          </label>
+          <div className="grid grid-cols-1 gap-4 sm:grid-cols-3">
+            {fields.map(({ field, label }) => {
+              const isInvalid = invalid?.field === field;
+              const id = `auto-top-up-${field}`;
+              return (
+                <Field key={field} label={label}>
+                  <Input
+                    id={id}
+                    value={values[field]}
+                    inputMode="decimal"
+                    autoComplete="off"
+                    aria-invalid={isInvalid}
+                    aria-describedby={isInvalid ? `${id}-error` : undefined}
+                    onChange={(event) => setValues({ ...values, [field]: event.target.value })}
+                  />
+                  {isInvalid ? (
+                    <span id={`${id}-error`} role="alert" className="text-destructive text-xs">
+                      {invalid.message}
+                    </span>
+                  ) : null}
+                </Field>
+              );
+            })}
+          </div>
+          <p className="text-muted-foreground text-xs">
+            {formatMicros(state.monthChargedMicros)} charged automatically this month (UTC). Credits
+            arrive when Stripe confirms the payment.
+          </p>
+          <ErrorNote error={error} />
+          <div>
+            <Button type="submit" variant="primary" disabled={busy !== null}>
+              {busy === "save" ? "Saving…" : "Save automatic top-up"}
+            </Button>
+          </div>
+        </form>
+        {state.charges.length > 0 ? (
+          <div className="grid gap-2">
+            <h3 className="font-medium text-sm">Latest automatic charges</h3>
+            <ul className="grid gap-1 text-sm">
+              {state.charges.map((charge) => {
+                const status = CHARGE_STATUS[charge.status];
+                return (
+                  <li key={charge.id} className="flex flex-wrap items-center justify-between gap-2">
+                    <span className="text-muted-foreground">{when(charge.createdAt)}</span>
+                    <span className="inline-flex items-center gap-2">
+                      {formatMicros(charge.amountMicros)}
+                      <Badge tone={status.tone}>{status.label}</Badge>
+                    </span>
+                  </li>
+                );
+              })}
+            </ul>
+          </div>
+        ) : null}
+      </CardBody>
+    </Card>
+  );
+}

@@ -1,0 +1,276 @@
+import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { billingAccount } from "../src/billing/account.ts";
+import { api, errorCode } from "./helpers.ts";
+import { funded } from "./metering.ts";
+import { eventually, replay, standinStripe as stripe } from "./stripe.ts";
+
+/**
+ * Automatic top-up end to end against the Stripe stand-in (issue 16.1): a card saved through
+ * Checkout in setup mode, the charge the BillingAccount's alarm asks for off-session, and the
+ * verified webhooks that credit it or pause it. Test cards are Stripe's own.
+ */
+
+const DOLLAR = 1_000_000;
+const GOOD_CARD = "4242424242424242";
+const DECLINED_CARD = "4000000000000341";
+const AUTHENTICATION_CARD = "4000002760003184";
+
+type World = Awaited<ReturnType<typeof funded>>;
+type AutoTopUp = {
+  enabled: boolean;
+  card: { brand: string; last4: string } | null;
+  paused: { code: string; message: string } | null;
+  monthChargedMicros: number;
+  charges: { id: string; amountMicros: number; status: string; failureCode: string | null }[];
+};
+
+const settingsPath = (w: World) => `/api/orgs/${w.orgId}/billing/auto-top-up`;
+
+/** Saves a card as an admin does: Checkout in setup mode, paid with `card`, its webhook delivered. */
+async function saveCard(w: World, card: string): Promise<void> {
+  const checkout = await api<{ id: string; url: string }>("POST", `${settingsPath(w)}/card`, {
+    token: w.admin.token,
+  });
+  expect(checkout.status).toBe(201);
+  const session = await stripe.checkout.sessions.retrieve(checkout.body.id);
+  expect(session).toMatchObject({ mode: "setup", metadata: { orgId: w.orgId } });
+  const paid = await fetch(
+    `${env.STRIPE_API_URL}/__standin/checkout/sessions/${checkout.body.id}/pay`,
+    {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ card }),
+    },
+  );
+  expect(paid.status).toBe(200);
+  const completed = await eventually(checkout.body.id, "checkout.session.completed");
+  expect((await replay(completed)).body).toEqual({ received: true, outcome: "applied" });
+}
+
+async function configure(w: World, over: Record<string, unknown> = {}) {
+  return api<AutoTopUp>("PUT", settingsPath(w), {
+    token: w.admin.token,
+    body: {
+      enabled: true,
+      thresholdMicros: 5 * DOLLAR,
+      amountMicros: 20 * DOLLAR,
+      monthlyCapMicros: 100 * DOLLAR,
+      ...over,
+    },
+  });
+}
+
+const state = async (w: World) =>
+  (await api<AutoTopUp>("GET", settingsPath(w), { token: w.admin.token })).body;
+
+/** Spends `count` holds of `micros` at once, as that many turns racing would. */
+async function spend(w: World, count: number, micros: number, tag: string) {
+  const account = billingAccount(env, w.orgId);
+  const results = await Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      account.reserve({
+        requestId: `${tag}-${i}`,
+        amountMicros: micros,
+        memberId: w.member.id,
+        projectId: null,
+        sessionId: null,
+      }),
+    ),
+  );
+  expect(results.every((r) => r.ok)).toBe(true);
+}
+
+async function autoIntents(w: World) {
+  const org = await env.DB.prepare("SELECT stripe_customer_id FROM organizations WHERE id = ?")
+    .bind(w.orgId)
+    .first<{ stripe_customer_id: string }>();
+  const intents = await stripe.paymentIntents.list({
+    customer: org?.stripe_customer_id ?? "",
+    limit: 100,
+  });
+  return intents.data.filter((intent) => intent.metadata.autoTopUp !== undefined);
+}
+
+describe("automatic top-up", () => {
+  it("charges the saved card once per crossing under 50 concurrent turns, and credits on the webhook only", async () => {
+    const w = await funded(10 * DOLLAR);
+    const account = billingAccount(env, w.orgId);
+    await saveCard(w, GOOD_CARD);
+    expect((await state(w)).card).toMatchObject({ brand: "visa", last4: "4242" });
+    expect((await configure(w)).status).toBe(200);
+
+    // 50 turns of $0.12 at once take the balance from $10 to $4, past the $5 threshold.
+    await spend(w, 50, 120_000, "race");
+    expect((await state(w)).charges).toMatchObject([{ status: "requested" }]);
+    await runDurableObjectAlarm(account);
+    await runDurableObjectAlarm(account);
+    const intents = await autoIntents(w);
+    expect(intents).toHaveLength(1);
+    const [intent] = intents;
+    expect(intent).toMatchObject({
+      amount: 2_000,
+      status: "succeeded",
+      metadata: { orgId: w.orgId, autoTopUp: expect.stringMatching(/^auto-topup-\d+$/) },
+    });
+    // Nothing is credited on Stripe's answer: only the verified webhook credits.
+    expect((await account.balance()).postedMicros).toBe(10 * DOLLAR);
+    const succeeded = await eventually(intent?.id ?? "", "payment_intent.succeeded");
+    expect((await replay(succeeded)).body).toEqual({ received: true, outcome: "applied" });
+    expect((await replay(succeeded)).body).toEqual({ received: true, outcome: "duplicate" });
+    expect((await account.balance()).postedMicros).toBe(30 * DOLLAR);
+    expect((await account.reconcile()).ok).toBe(true);
+    expect(await state(w)).toMatchObject({
+      monthChargedMicros: 20 * DOLLAR,
+      charges: [{ status: "succeeded", amountMicros: 20 * DOLLAR }],
+    });
+
+    // The payment is listed with the Checkout ones, with its receipt.
+    const payments = await api<{ items: Record<string, unknown>[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing/payments`,
+      { token: w.admin.token },
+    );
+    expect(payments.body.items).toMatchObject([
+      { id: intent?.id, source: "auto_top_up", amountMicros: 20 * DOLLAR, status: "paid" },
+    ]);
+    expect(String(payments.body.items[0]?.receiptUrl)).toMatch(/^http/);
+
+    // $30 posted, $6 held: $24 available. Turns that stay above the threshold charge nothing.
+    await spend(w, 10, 100_000, "above");
+    await runDurableObjectAlarm(account);
+    expect(await autoIntents(w)).toHaveLength(1);
+  });
+
+  it("stops after a declined card, raises one alert, and never retries by itself", async () => {
+    const w = await funded(6 * DOLLAR);
+    const account = billingAccount(env, w.orgId);
+    await saveCard(w, DECLINED_CARD);
+    expect((await state(w)).card?.last4).toBe("0341");
+    await configure(w);
+    await spend(w, 5, 300_000, "declined");
+    await runDurableObjectAlarm(account);
+
+    const after = await state(w);
+    expect(after.paused).toMatchObject({ code: "card_declined" });
+    expect(after.paused?.message).toMatch(/declined/);
+    expect(after.charges).toMatchObject([{ status: "failed", failureCode: "card_declined" }]);
+    const [intent] = await autoIntents(w);
+    expect(intent?.status).toBe("requires_payment_method");
+    // Stripe's webhook for the same failure changes nothing more.
+    const failed = await eventually(intent?.id ?? "", "payment_intent.payment_failed");
+    expect((await replay(failed)).body).toEqual({ received: true, outcome: "applied" });
+    const alerts = await api<{ items: { kind: string; message: string }[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing/alerts`,
+      { token: w.admin.token },
+    );
+    const raised = alerts.body.items.filter((a) => a.kind === "auto_top_up_failed");
+    expect(raised).toHaveLength(1);
+    expect(raised[0]?.message).toMatch(/\$20\.00 was not paid: the card was declined/);
+
+    // More spending below the threshold: paused, so no second charge, whatever happens.
+    await spend(w, 3, 100_000, "declined-more");
+    await runDurableObjectAlarm(account);
+    expect(await autoIntents(w)).toHaveLength(1);
+    expect((await account.balance()).postedMicros).toBe(6 * DOLLAR);
+
+    // Turning it off and on again is the admin saying "try again": the pause lifts.
+    await configure(w, { enabled: false });
+    expect((await configure(w)).body.paused).toBeNull();
+  });
+
+  it("stops when the bank asks for authentication, which an off-session charge cannot give", async () => {
+    const w = await funded(6 * DOLLAR);
+    await saveCard(w, AUTHENTICATION_CARD);
+    await configure(w);
+    await spend(w, 2, 600_000, "auth");
+    await runDurableObjectAlarm(billingAccount(env, w.orgId));
+    const after = await state(w);
+    expect(after.paused).toMatchObject({ code: "authentication_required" });
+    expect(after.paused?.message).toMatch(/authentication/);
+    expect(after.charges).toMatchObject([{ status: "failed" }]);
+    expect((await billingAccount(env, w.orgId).balance()).postedMicros).toBe(6 * DOLLAR);
+
+    // Saving a card again lifts the pause, and the balance, still below, is charged once.
+    await saveCard(w, GOOD_CARD);
+    expect((await state(w)).paused).toBeNull();
+    await runDurableObjectAlarm(billingAccount(env, w.orgId));
+    expect((await autoIntents(w)).map((i) => i.status)).toEqual([
+      "succeeded",
+      "requires_payment_method",
+    ]);
+  });
+
+  it("charges no more than the monthly cap allows", async () => {
+    const w = await funded(6 * DOLLAR);
+    const account = billingAccount(env, w.orgId);
+    await saveCard(w, GOOD_CARD);
+    await configure(w, { amountMicros: 10 * DOLLAR, monthlyCapMicros: 15 * DOLLAR });
+    await spend(w, 2, 600_000, "cap-1");
+    await runDurableObjectAlarm(account);
+    const [first] = await autoIntents(w);
+    await replay(await eventually(first?.id ?? "", "payment_intent.succeeded"));
+    // $4.80 + $10 = $14.80 available; spending $10 more crosses again, but $10 more would pass $15.
+    await spend(w, 10, 1_000_000, "cap-2");
+    await runDurableObjectAlarm(account);
+    expect(await autoIntents(w)).toHaveLength(1);
+    expect((await state(w)).monthChargedMicros).toBe(10 * DOLLAR);
+  });
+
+  it("refuses bad settings, turning it on without a card, and a card of someone else's customer", async () => {
+    const w = await funded(6 * DOLLAR);
+    const noCard = await configure(w);
+    expect(noCard.status).toBe(409);
+    expect(errorCode(noCard)).toBe("conflict");
+    for (const bad of [
+      { monthlyCapMicros: 5 * DOLLAR },
+      { amountMicros: 20_005_000 },
+      { thresholdMicros: 0 },
+      { amountMicros: 500_000 },
+      { enabled: "yes" },
+      { extra: 1 },
+    ]) {
+      const refused = await configure(w, bad);
+      expect(refused.status, JSON.stringify(bad)).toBe(400);
+      expect(errorCode(refused)).toBe("invalid_request");
+    }
+    expect(await state(w)).toMatchObject({ enabled: false, card: null, charges: [] });
+    const member = await api("GET", settingsPath(w), { token: w.member.token });
+    expect(member.status).toBe(403);
+
+    // A setup session completed for another customer, naming this org: the card is not kept.
+    const stranger = await stripe.customers.create({ name: "someone else" });
+    const session = await stripe.checkout.sessions.create({
+      mode: "setup",
+      customer: stranger.id,
+      currency: "usd",
+      metadata: { orgId: w.orgId },
+      success_url: "http://127.0.0.1/done",
+    });
+    await fetch(`${env.STRIPE_API_URL}/__standin/checkout/sessions/${session.id}/pay`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ card: GOOD_CARD }),
+    });
+    const completed = await eventually(session.id, "checkout.session.completed");
+    expect((await replay(completed)).body).toEqual({ received: true, outcome: "reject" });
+    expect((await state(w)).card).toBeNull();
+  });
+
+  it("forgets the card on request, detaching it at Stripe, and turns off with it", async () => {
+    const w = await funded(6 * DOLLAR);
+    await saveCard(w, GOOD_CARD);
+    await configure(w);
+    const removed = await api<AutoTopUp>("DELETE", `${settingsPath(w)}/card`, {
+      token: w.admin.token,
+    });
+    expect(removed.status).toBe(200);
+    expect(removed.body).toMatchObject({ enabled: false, card: null });
+    const org = await env.DB.prepare("SELECT stripe_customer_id FROM organizations WHERE id = ?")
+      .bind(w.orgId)
+      .first<{ stripe_customer_id: string }>();
+    const methods = await stripe.customers.listPaymentMethods(org?.stripe_customer_id ?? "");
+    expect(methods.data).toEqual([]);
+  });
+});

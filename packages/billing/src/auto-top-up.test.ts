@@ -1,0 +1,186 @@
+import { describe, expect, it } from "vitest";
+import {
+  type AutoTopUpSettings,
+  AutoTopUpStore,
+  autoTopUpKey,
+  checkAutoTopUpSettings,
+  type SavedCard,
+} from "./auto-top-up.ts";
+import { CreditLedger } from "./ledger.ts";
+import { MemoryLedgerStore } from "./memory-ledger-store.ts";
+import { nodeSqliteExecutor } from "./node-sqlite-executor.test-support.ts";
+
+const NOW = Date.UTC(2026, 11, 3, 12);
+const NEXT_MONTH = Date.UTC(2027, 0, 1, 0, 0, 1);
+const DOLLAR = 1_000_000;
+
+const ON: AutoTopUpSettings = {
+  enabled: true,
+  thresholdMicros: 5 * DOLLAR,
+  amountMicros: 20 * DOLLAR,
+  monthlyCapMicros: 50 * DOLLAR,
+};
+
+const CARD: SavedCard = {
+  customerId: "cus_1",
+  paymentMethodId: "pm_1",
+  brand: "visa",
+  last4: "4242",
+  expMonth: 12,
+  expYear: 2029,
+  savedAt: NOW,
+};
+
+function store(settings: AutoTopUpSettings = ON, card: SavedCard | null = CARD) {
+  const topUp = new AutoTopUpStore(nodeSqliteExecutor());
+  topUp.migrate();
+  if (card) topUp.saveCard(card);
+  topUp.configure(settings);
+  return topUp;
+}
+
+const below = { availableMicros: 4 * DOLLAR, fundingSeq: 3, now: NOW };
+
+describe("AutoTopUpStore", () => {
+  it("is due once per crossing: below the threshold, with a card, for the latest funding", () => {
+    const topUp = store();
+    expect(topUp.due({ ...below, availableMicros: 5 * DOLLAR })).toBeNull();
+    const due = topUp.due(below);
+    expect(due).toEqual({ key: autoTopUpKey(3), amountMicros: 20 * DOLLAR });
+    expect(topUp.begin(due as NonNullable<typeof due>, NOW)).toBe(true);
+    // The same crossing again (another turn racing past the threshold): nothing more.
+    expect(topUp.begin(due as NonNullable<typeof due>, NOW)).toBe(false);
+    expect(topUp.due(below)).toBeNull();
+    expect(topUp.inFlight().map((charge) => charge.key)).toEqual(["auto-topup-3"]);
+  });
+
+  it("waits for a charge in flight before the next crossing, and charges that one after", () => {
+    const topUp = store();
+    topUp.begin({ key: autoTopUpKey(3), amountMicros: 20 * DOLLAR }, NOW);
+    expect(topUp.due({ ...below, fundingSeq: 4 })).toBeNull();
+    topUp.noteIntent(autoTopUpKey(3), "pi_1", NOW);
+    expect(topUp.succeeded(autoTopUpKey(3), "pi_1", NOW)).toBe(true);
+    expect(topUp.succeeded(autoTopUpKey(3), "pi_1", NOW)).toBe(false);
+    expect(topUp.due({ ...below, fundingSeq: 4 })).toEqual({
+      key: "auto-topup-4",
+      amountMicros: 20 * DOLLAR,
+    });
+  });
+
+  it("is never due when off, without a card, or when the month's cap has no room left", () => {
+    expect(store({ ...ON, enabled: false }).due(below)).toBeNull();
+    expect(store(ON, null).due(below)).toBeNull();
+    const topUp = store();
+    for (const seq of [3, 4]) {
+      topUp.begin({ key: autoTopUpKey(seq), amountMicros: 20 * DOLLAR }, NOW);
+      topUp.succeeded(autoTopUpKey(seq), `pi_${seq}`, NOW);
+    }
+    // 40 of 50 charged: another 20 would pass the cap.
+    expect(topUp.monthCharged(NOW)).toBe(40 * DOLLAR);
+    expect(topUp.due({ ...below, fundingSeq: 5 })).toBeNull();
+    // A new month has room again.
+    expect(topUp.due({ ...below, fundingSeq: 5, now: NEXT_MONTH })).not.toBeNull();
+  });
+
+  it("pauses after a failed charge until the card is saved again or it is turned back on", () => {
+    const topUp = store();
+    topUp.begin({ key: autoTopUpKey(3), amountMicros: 20 * DOLLAR }, NOW);
+    expect(topUp.failed(autoTopUpKey(3), "card_declined", "pi_1", NOW)).toBe(true);
+    expect(topUp.failed(autoTopUpKey(3), "card_declined", "pi_1", NOW)).toBe(false);
+    expect(topUp.paused()).toEqual({ code: "card_declined", chargeKey: "auto-topup-3", at: NOW });
+    // A failed charge does not count against the cap, and the next crossing waits for a person.
+    expect(topUp.monthCharged(NOW)).toBe(0);
+    expect(topUp.due({ ...below, fundingSeq: 4 })).toBeNull();
+    // Changing the amount while on does not lift the pause; saving the card again does.
+    topUp.configure({ ...ON, amountMicros: 10 * DOLLAR });
+    expect(topUp.paused()).not.toBeNull();
+    topUp.saveCard({ ...CARD, paymentMethodId: "pm_2", last4: "4444" });
+    expect(topUp.paused()).toBeNull();
+    // Resumed by a person: the crossing that failed may be charged once more, under a new key.
+    expect(topUp.due(below)).toEqual({ key: "auto-topup-3-1", amountMicros: 10 * DOLLAR });
+    expect(topUp.due({ ...below, fundingSeq: 4 })).toEqual({
+      key: "auto-topup-4-1",
+      amountMicros: 10 * DOLLAR,
+    });
+  });
+
+  it("turning it off and on again lifts a pause; a paid charge never turns failed", () => {
+    const topUp = store();
+    topUp.begin({ key: autoTopUpKey(3), amountMicros: 20 * DOLLAR }, NOW);
+    topUp.succeeded(autoTopUpKey(3), "pi_1", NOW);
+    expect(topUp.failed(autoTopUpKey(3), "card_declined", "pi_1", NOW)).toBe(false);
+    expect(topUp.charge(autoTopUpKey(3))?.status).toBe("succeeded");
+    topUp.begin({ key: autoTopUpKey(4), amountMicros: 20 * DOLLAR }, NOW);
+    topUp.failed(autoTopUpKey(4), "authentication_required", null, NOW);
+    topUp.configure({ ...ON, enabled: false });
+    topUp.configure(ON);
+    expect(topUp.paused()).toBeNull();
+  });
+
+  it("keeps the newest card when an older card's webhook arrives late", () => {
+    const topUp = store();
+    expect(topUp.saveCard({ ...CARD, paymentMethodId: "pm_new", savedAt: NOW + 1000 })).toBe(true);
+    expect(topUp.saveCard({ ...CARD, paymentMethodId: "pm_old", savedAt: NOW })).toBe(false);
+    expect(topUp.card()?.paymentMethodId).toBe("pm_new");
+  });
+
+  it("forgets the card and stops when the card is removed", () => {
+    const topUp = store();
+    topUp.removeCard();
+    expect(topUp.card()).toBeNull();
+    expect(topUp.settings().enabled).toBe(false);
+    expect(topUp.state(NOW)).toMatchObject({ card: null, paused: null, monthChargedMicros: 0 });
+  });
+
+  it("refuses enabled settings whose amounts are not positive or whose cap is below the amount", () => {
+    expect(() => checkAutoTopUpSettings({ ...ON, thresholdMicros: 0 })).toThrow(/thresholdMicros/);
+    expect(() => checkAutoTopUpSettings({ ...ON, amountMicros: 1.5 })).toThrow(/amountMicros/);
+    expect(() => checkAutoTopUpSettings({ ...ON, amountMicros: 20_005_000 })).toThrow(/cents/);
+    expect(() => checkAutoTopUpSettings({ ...ON, monthlyCapMicros: 10 * DOLLAR })).toThrow(
+      /monthlyCapMicros/,
+    );
+    expect(() => checkAutoTopUpSettings({ ...ON, enabled: false, amountMicros: 0 })).not.toThrow();
+    expect(() => store().configure({ ...ON, amountMicros: -1 })).toThrow(RangeError);
+  });
+});
+
+describe("CreditLedger.fundingSeq", () => {
+  it("names the latest credit, so a crossing after a top-up is a new one", () => {
+    const ledger = new CreditLedger(new MemoryLedgerStore());
+    expect(ledger.fundingSeq()).toBe(0);
+    ledger.post({ kind: "grant", amountMicros: DOLLAR, idempotencyKey: "g", now: NOW });
+    const first = ledger.fundingSeq();
+    expect(first).toBeGreaterThan(0);
+    ledger.reserve({
+      requestId: "r1",
+      amountMicros: DOLLAR / 2,
+      memberId: "mem_1",
+      projectId: null,
+      sessionId: null,
+      now: NOW,
+      ttlMs: 60_000,
+    });
+    expect(ledger.fundingSeq()).toBe(first);
+    ledger.post({ kind: "topup", amountMicros: DOLLAR, idempotencyKey: "t", now: NOW });
+    expect(ledger.fundingSeq()).toBeGreaterThan(first);
+  });
+});
+
+describe("AutoTopUpStore: asking Stripe", () => {
+  it("asks at once, then after a doubling backoff while Stripe gives no answer", () => {
+    const topUp = store();
+    const key = autoTopUpKey(3);
+    topUp.begin({ key, amountMicros: 20 * DOLLAR }, NOW);
+    expect(topUp.nextAttemptAt()).toBe(NOW);
+    expect(topUp.dueAttempts(NOW).map((charge) => charge.key)).toEqual([key]);
+    topUp.noteAttempt(key, NOW);
+    expect(topUp.nextAttemptAt()).toBe(NOW + 60_000);
+    expect(topUp.dueAttempts(NOW + 59_999)).toEqual([]);
+    topUp.noteAttempt(key, NOW + 60_000);
+    expect(topUp.nextAttemptAt()).toBe(NOW + 180_000);
+    // Answered: it waits for the webhook, not for another request.
+    topUp.noteIntent(key, "pi_1", NOW + 60_000);
+    expect(topUp.nextAttemptAt()).toBeNull();
+    expect(topUp.dueAttempts(NOW + 3_600_000)).toEqual([]);
+  });
+});
