@@ -177,11 +177,16 @@ const session = createRoute({
 const billing = createRoute({
   getParentRoute: () => appLayout,
   path: "/billing",
-  // `?checkout=success|cancelled` is where Stripe Checkout returns to (routes/billing.ts).
-  validateSearch: (search: Record<string, unknown>): { checkout?: "success" | "cancelled" } =>
-    search.checkout === "success" || search.checkout === "cancelled"
+  // `?checkout=success|cancelled` is where Stripe Checkout returns to (routes/billing.ts), and
+  // `?card=saved|cancelled` where saving a card for automatic top-up does.
+  validateSearch: (
+    search: Record<string, unknown>,
+  ): { checkout?: "success" | "cancelled"; card?: "saved" | "cancelled" } => ({
+    ...(search.checkout === "success" || search.checkout === "cancelled"
       ? { checkout: search.checkout }
-      : {},
+      : {}),
+    ...(search.card === "saved" || search.card === "cancelled" ? { card: search.card } : {}),
+  }),
   component: lazyRouteComponent(() => import("./pages/billing-page.tsx")),
 });
 const members = createRoute({

@@ -256,6 +256,42 @@ describe("the web app in Chromium", () => {
     expect(await receipt.text()).toContain("$20.00");
   });
 
+  it("saves a card through the stand-in's setup page, and watches an automatic top-up arrive", async () => {
+    await page.getByRole("tab", { name: "Settings" }).click();
+    const card = page.getByRole("region", { name: "Automatic top-up" });
+    await card.getByText("No card saved").waitFor();
+    await card.getByRole("button", { name: "Save a card" }).click();
+    await page.waitForURL((url) => url.origin !== base);
+    await page.locator("#card").fill("4242 4242 4242 4242");
+    await page.getByRole("button", { name: "Save card" }).click();
+    await page.waitForURL((url) => url.origin === base && url.pathname === "/billing");
+    await expect.poll(() => new URL(page.url()).search).toBe("");
+    const saved = page.getByRole("region", { name: "Automatic top-up" });
+    await saved.getByText(/ending 4242/).waitFor({ timeout: UI_TIMEOUT });
+
+    // The balance (about $25) is already below a $30 threshold: turning it on charges $10 once.
+    const before = balanceBeforeTopUp + 20_000_000;
+    await saved.getByLabel("When the balance falls below (USD)").fill("30");
+    await saved.getByLabel("Add (USD)").fill("10");
+    await saved.getByLabel("At most per month (USD)").fill("50");
+    await saved.getByRole("checkbox", { name: /Top up automatically/ }).check();
+    await saved.getByRole("button", { name: "Save automatic top-up" }).click();
+    const charges = saved.getByRole("listitem").filter({ hasText: "$10.00" });
+    await charges.getByText("Paid").waitFor({ timeout: UI_TIMEOUT });
+    expect(await charges.count()).toBe(1);
+    await screenshot("billing-auto-top-up");
+    await page.getByRole("tab", { name: "Overview" }).click();
+    await expect
+      .poll(() => wholeBalance(), { timeout: UI_TIMEOUT, interval: 500 })
+      .toBeGreaterThan(before + 9_000_000);
+    // Listed with the other payments, marked automatic, with Stripe's receipt.
+    await page.getByRole("tab", { name: "Ledger" }).click();
+    const payments = page.getByRole("table", { name: "Payments, newest first" });
+    const row = payments.getByRole("row").filter({ hasText: "Automatic" });
+    await row.getByText("$10.00").waitFor({ timeout: UI_TIMEOUT });
+    expect(await row.getByRole("link", { name: /^Receipt/ }).count()).toBe(1);
+  });
+
   it("downloads everything Parley holds about them as one JSON archive", async () => {
     await page.getByRole("button", { name: "Account menu" }).click();
     await page.getByRole("menuitem", { name: "Account" }).click();

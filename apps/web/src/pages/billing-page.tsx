@@ -3,6 +3,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useRouterState, useSearch } from "@tanstack/react-router";
 import { ExternalLink } from "lucide-react";
 import { useEffect, useRef, useState } from "react";
+import { toast } from "sonner";
 import { Page } from "../components/page.tsx";
 import { Button } from "../components/ui/button.tsx";
 import { ErrorNote, Loading, Notice } from "../components/ui/states.tsx";
@@ -73,6 +74,28 @@ function useCheckoutReturn(hash: string) {
 }
 
 /**
+ * The return from saving a card (`?card=saved|cancelled#settings`): said once, taken out of the
+ * address, and the time it came back (the card shows once Stripe's webhook kept it).
+ */
+function useCardReturn(): number | null {
+  const search = useSearch({ strict: false }) as { card?: string };
+  const navigate = useNavigate();
+  const [savedAt, setSavedAt] = useState<number | null>(null);
+  const card = search.card;
+  useEffect(() => {
+    if (card !== "saved" && card !== "cancelled") return;
+    if (card === "saved") {
+      setSavedAt(Date.now());
+      toast.success("Card saved. It shows here as soon as Stripe confirms it.");
+    } else {
+      toast("Saving the card was cancelled; nothing changed.");
+    }
+    void navigate({ to: "/billing", search: {}, hash: "settings", replace: true });
+  }, [card, navigate]);
+  return savedAt;
+}
+
+/**
  * Billing, laid out like Stripe's balance page and OpenRouter's credits and activity pages: the
  * balance and the limits first, spend over time and by who and what, every call, the ledger. What
  * each person sees is what the worker lets them read: members get the balance, their own usage and
@@ -86,6 +109,7 @@ export default function BillingPage() {
   const navigate = useNavigate();
   const hash = useRouterState({ select: (state) => state.location.hash });
   const [returned, setReturned] = useCheckoutReturn(hash);
+  const cardReturnedAt = useCardReturn();
   const [topUpOpen, setTopUpOpen] = useState(hash === "top-up" && manage);
   const limitsField = useRef<HTMLInputElement>(null);
   const tab = tabOf(hash, manage);
@@ -232,7 +256,7 @@ export default function BillingPage() {
                     </div>
                   </div>
                   <div className="grid min-w-0 content-start gap-6 lg:col-span-2">
-                    <AutoTopUpCard orgId={orgId} />
+                    <AutoTopUpCard orgId={orgId} cardReturnedAt={cardReturnedAt} />
                     <AlertsList orgId={orgId} webhookSet={data.alertWebhookUrl !== null} />
                     {org?.role === "owner" ? (
                       <DataExportCard

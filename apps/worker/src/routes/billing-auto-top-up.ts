@@ -141,8 +141,8 @@ export const billingAutoTopUp = new Hono<AppEnv>()
           // Only the org: nothing at Stripe names a member. The webhook keeps the card.
           metadata: { orgId },
           setup_intent_data: { metadata: { orgId } },
-          success_url: `${base}/billing?card=saved`,
-          cancel_url: `${base}/billing?card=cancelled`,
+          success_url: `${base}/billing?card=saved#settings`,
+          cancel_url: `${base}/billing?card=cancelled#settings`,
         }),
       );
       if (!session.url) throw new AppError("internal", "Stripe returned no Checkout URL");

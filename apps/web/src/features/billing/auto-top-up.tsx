@@ -1,7 +1,7 @@
 import type { AutoTopUp, AutoTopUpSettingsInput } from "@parley/shared";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { CreditCard } from "lucide-react";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useEffect, useRef, useState } from "react";
 import { toast } from "sonner";
 import { Badge } from "../../components/ui/badge.tsx";
 import { Button } from "../../components/ui/button.tsx";
@@ -17,6 +17,9 @@ import { when } from "./words.ts";
 type Values = { enabled: boolean; threshold: string; amount: string; cap: string };
 
 const dollars = (micros: number): string => String(micros / MICROS_PER_DOLLAR);
+
+const POLL_MS = 1_500;
+const POLL_FOR_MS = 60_000;
 
 /** The form's values for the saved settings; suggested amounts while none are saved. */
 export function valuesOf(state: AutoTopUp): Values {
@@ -84,19 +87,41 @@ const CHARGE_STATUS: Record<
  */
 export function AutoTopUpCard({
   orgId,
+  cardReturnedAt = null,
   redirect = (url) => window.location.assign(url),
 }: {
   orgId: string;
+  /** When the page came back from saving a card: the card is read again until it shows. */
+  cardReturnedAt?: number | null;
   /** Where the browser goes to save a card (tests pass a spy). */
   redirect?: (url: string) => void;
 }) {
+  const queryClient = useQueryClient();
   const query = useQuery({
     queryKey: keys.autoTopUp(orgId),
     queryFn: () => api.autoTopUp(orgId),
-    // Back from saving a card: Stripe's webhook keeps it a moment later.
-    refetchInterval: (q) =>
-      q.state.data?.card === null && window.location.search.includes("card=saved") ? 1500 : false,
+    refetchInterval: (q) => {
+      const data = q.state.data;
+      // A charge in flight: Stripe's answer and its webhook come within seconds.
+      if (data?.charges.some((charge) => charge.status === "requested")) return POLL_MS;
+      // Back from saving a card: Stripe's webhook keeps it a moment later.
+      const waitingForCard =
+        cardReturnedAt !== null &&
+        Date.now() - cardReturnedAt < POLL_FOR_MS &&
+        (data?.card === null || Date.parse(data?.card?.savedAt ?? "") < cardReturnedAt - 60_000);
+      return waitingForCard ? POLL_MS : false;
+    },
   });
+  // A charge paid: the balance, the ledger and the payments are read again.
+  const paid = query.data?.charges.filter((charge) => charge.status === "succeeded").length ?? 0;
+  const seenPaid = useRef<number | null>(null);
+  useEffect(() => {
+    if (query.data === undefined) return;
+    if (seenPaid.current !== null && paid > seenPaid.current) {
+      void queryClient.invalidateQueries({ queryKey: keys.billing(orgId) });
+    }
+    seenPaid.current = paid;
+  }, [paid, query.data, queryClient, orgId]);
   if (query.isPending) {
     return (
       <Card aria-labelledby="auto-top-up-title">
@@ -262,7 +287,7 @@ function AutoTopUpForm({
               <span className="text-muted-foreground text-xs">(save a card first)</span>
             ) : null}
           </label>
-          <div className="grid grid-cols-1 gap-4 sm:grid-cols-3">
+          <div className="grid grid-cols-1 items-end gap-4 sm:grid-cols-3">
             {fields.map(({ field, label }) => {
               const isInvalid = invalid?.field === field;
               const id = `auto-top-up-${field}`;
