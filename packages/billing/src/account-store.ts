@@ -3,7 +3,7 @@
  * events already applied, and the free preview turns admitted per day. Only the SQL lives here:
  * the object decides when to read and write, and wraps what must be atomic in its transaction.
  */
-import type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
+import { type SqlExecutor, type SqlValue, sqlRun } from "./sql-ledger-store.ts";
 
 /** An org's spend controls and alert delivery, as set by its owners and admins. */
 export interface BillingSettings {
@@ -66,10 +66,7 @@ export class AccountStore {
   }
 
   #run(query: string, ...bindings: SqlValue[]): void {
-    // Drain the cursor: workerd runs a statement as its cursor is consumed.
-    for (const _ of this.#exec(query, ...bindings)) {
-      // nothing to read
-    }
+    sqlRun(this.#exec, query, ...bindings);
   }
 
   /** Creates the tables if missing; idempotent, run it when the object starts. */

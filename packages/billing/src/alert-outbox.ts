@@ -5,7 +5,7 @@
  * `ledger_alerts`, whose alerts the listing joins with their delivery state.
  */
 import type { AlertRow } from "./ledger-store.ts";
-import { type SqlExecutor, type SqlValue, toAlert } from "./sql-ledger-store.ts";
+import { type SqlExecutor, type SqlValue, sqlRows, sqlRun, toAlert } from "./sql-ledger-store.ts";
 
 /** Failed deliveries after which an alert is parked for good. */
 export const ALERT_ATTEMPTS = 8;
@@ -39,14 +39,11 @@ export class AlertOutbox {
   }
 
   #rows(query: string, ...bindings: SqlValue[]): Record<string, unknown>[] {
-    return [...this.#exec(query, ...bindings)];
+    return sqlRows(this.#exec, query, ...bindings);
   }
 
   #run(query: string, ...bindings: SqlValue[]): void {
-    // Drain the cursor: workerd runs a statement as its cursor is consumed.
-    for (const _ of this.#exec(query, ...bindings)) {
-      // nothing to read
-    }
+    sqlRun(this.#exec, query, ...bindings);
   }
 
   /** Creates the table (idempotent); an outbox made before alerts could be parked gets the columns once. */

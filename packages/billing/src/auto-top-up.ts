@@ -15,7 +15,7 @@
  * again or an admin turns it back on: it is never retried by itself (`autoTopUpKey`).
  */
 import { assertPositiveMicros, MICROS_PER_CENT } from "./money.ts";
-import type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
+import { type SqlExecutor, type SqlValue, sqlRows, sqlRun } from "./sql-ledger-store.ts";
 
 export interface AutoTopUpSettings {
   enabled: boolean;
@@ -150,14 +150,11 @@ export class AutoTopUpStore {
   }
 
   #rows(query: string, ...bindings: SqlValue[]): Record<string, unknown>[] {
-    return [...this.#exec(query, ...bindings)];
+    return sqlRows(this.#exec, query, ...bindings);
   }
 
   #run(query: string, ...bindings: SqlValue[]): void {
-    // Drain the cursor: workerd runs a statement as its cursor is consumed.
-    for (const _ of this.#exec(query, ...bindings)) {
-      // nothing to read
-    }
+    sqlRun(this.#exec, query, ...bindings);
   }
 
   migrate(): void {

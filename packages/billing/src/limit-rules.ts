@@ -10,7 +10,7 @@
  * counters of settled spend per period plus open holds, as it does for the member day.
  */
 import { assertPositiveMicros } from "./money.ts";
-import type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
+import { type SqlExecutor, type SqlValue, sqlRun } from "./sql-ledger-store.ts";
 
 export const LIMIT_PERIODS = ["day", "week", "month"] as const;
 export type LimitPeriod = (typeof LIMIT_PERIODS)[number];
@@ -95,9 +95,7 @@ export class LimitRuleStore implements LimitRules {
   }
 
   #run(query: string, ...bindings: SqlValue[]): void {
-    for (const _ of this.#exec(query, ...bindings)) {
-      // drain: workerd runs a statement as its cursor is consumed
-    }
+    sqlRun(this.#exec, query, ...bindings);
   }
 
   migrate(): void {

@@ -122,6 +122,22 @@ export const LEDGER_SQLITE_SCHEMA: readonly string[] = [
   "CREATE INDEX IF NOT EXISTS ledger_lots_funding ON ledger_lots (funding_ref) WHERE funding_ref IS NOT NULL",
 ];
 
+/** Runs a statement for its effect: the cursor is drained, since workerd runs it as it is consumed. */
+export function sqlRun(exec: SqlExecutor["exec"], query: string, ...bindings: SqlValue[]): void {
+  for (const _ of exec(query, ...bindings)) {
+    // nothing to read
+  }
+}
+
+/** A query's rows, read at once. */
+export function sqlRows(
+  exec: SqlExecutor["exec"],
+  query: string,
+  ...bindings: SqlValue[]
+): Record<string, unknown>[] {
+  return [...exec(query, ...bindings)];
+}
+
 /** Lots in draw order: soonest expiry first (none last), then lower priority, then oldest. */
 const LOT_ORDER = "ORDER BY expires_at IS NULL, expires_at, priority, entry_seq";
 

@@ -67,13 +67,6 @@ export {
   type UsageRowsQuery,
   usageGroups,
 } from "@parley/billing";
-export type {
-  LeaseRequest,
-  ReserveRequest,
-  SettleRequest,
-  StripeApplyResult,
-  UsageQuery,
-} from "./account-requests.ts";
 
 type Summary = Balance & { settings: BillingSettings; forecast: Forecast; grants: Grant[] };
 
