@@ -1,7 +1,9 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { devReply } from "@parley/dev-model/reply";
 import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
-import { api, errorCode } from "./helpers.ts";
+import { mustConnect } from "./chat.ts";
+import { api, errorCode, session } from "./helpers.ts";
 import { funded } from "./metering.ts";
 import { eventually, replay, standinStripe as stripe } from "./stripe.ts";
 
@@ -93,7 +95,7 @@ async function autoIntents(w: World) {
 }
 
 describe("automatic top-up", () => {
-  it("charges the saved card once per crossing under 50 concurrent turns, and credits on the webhook only", async () => {
+  it("charges the saved card once per crossing under 50 concurrent reservations, and credits on the webhook only", async () => {
     const w = await funded(10 * DOLLAR);
     const account = billingAccount(env, w.orgId);
     await saveCard(w, GOOD_CARD);
@@ -141,6 +143,32 @@ describe("automatic top-up", () => {
     await runDurableObjectAlarm(account);
     expect(await autoIntents(w)).toHaveLength(1);
   });
+
+  it("charges once when 50 real turns of 50 sessions cross the threshold together", async () => {
+    const w = await funded(10 * DOLLAR);
+    const account = billingAccount(env, w.orgId);
+    await saveCard(w, GOOD_CARD);
+    // Just under the funded balance: the sessions' leases and calls cross it, all at once.
+    await configure(w, { thresholdMicros: 9_900_000 });
+    const sessions = await Promise.all(
+      Array.from({ length: 50 }, () => session(w.projectId, w.orgId, w.member.id)),
+    );
+    const chats = await Promise.all(
+      sessions.map((id) => mustConnect(`/agents/assistant-agent/${id}`, w.member.token)),
+    );
+    const turns = await Promise.all(chats.map((chat) => chat.turn("top me up")));
+    for (const chat of chats) chat.close();
+    expect(turns.filter((turn) => turn.text === devReply("top me up")).length).toBeGreaterThan(40);
+    await runDurableObjectAlarm(account);
+    await runDurableObjectAlarm(account);
+    const intents = await autoIntents(w);
+    expect(intents).toHaveLength(1);
+    const before = (await account.balance()).postedMicros;
+    const succeeded = await eventually(intents[0]?.id ?? "", "payment_intent.succeeded");
+    expect((await replay(succeeded)).body).toEqual({ received: true, outcome: "applied" });
+    expect((await account.balance()).postedMicros).toBe(before + 20 * DOLLAR);
+    expect((await account.reconcile()).ok).toBe(true);
+  }, 60_000);
 
   it("stops after a declined card, raises one alert, and never retries by itself", async () => {
     const w = await funded(6 * DOLLAR);
