@@ -11,6 +11,7 @@ import {
   type SqlExecutor,
   STRIPE_AUTO_TOP_UP_METADATA_KEY,
   STRIPE_ORG_METADATA_KEY,
+  type StripeAutoTopUpFailedAction,
 } from "@parley/billing";
 import Stripe from "stripe";
 import { config } from "../env.ts";
@@ -21,6 +22,10 @@ type Attempt =
   | { outcome: "requested"; paymentIntentId: string }
   | { outcome: "failed"; code: string; paymentIntentId: string | null }
   | { outcome: "retry" };
+
+export type ConfigureResult =
+  | { ok: true; state: AutoTopUpState }
+  | { ok: false; reason: "no_card" };
 
 /**
  * A BillingAccount's automatic top-up (docs/2026-12-02-billing-features.md, "Automatic top-up"):
@@ -35,6 +40,10 @@ export class AccountAutoTopUp {
   readonly #ledger: () => CreditLedger;
   readonly #orgId: () => string | undefined;
   readonly #transact: <T>(fn: () => T) => T;
+  /** Makes sure the account's alarm runs by then (it asks Stripe). */
+  readonly #wake: (at: number) => Promise<void>;
+  /** Queues alerts for the alert webhook; true when the alarm must deliver them. */
+  readonly #queue: (alerts: readonly AlertRow[], now: number) => boolean;
   /** On, with a card and not paused: only then can a spend start a charge (saves reads per turn). */
   #armed: boolean;
 
@@ -44,6 +53,8 @@ export class AccountAutoTopUp {
     ledger: () => CreditLedger;
     orgId: () => string | undefined;
     transact: <T>(fn: () => T) => T;
+    wake: (at: number) => Promise<void>;
+    queue: (alerts: readonly AlertRow[], now: number) => boolean;
   }) {
     this.#env = options.env;
     this.#store = new AutoTopUpStore(options.exec);
@@ -51,6 +62,8 @@ export class AccountAutoTopUp {
     this.#ledger = options.ledger;
     this.#orgId = options.orgId;
     this.#transact = options.transact;
+    this.#wake = options.wake;
+    this.#queue = options.queue;
     this.#armed = this.#isArmed();
   }
 
@@ -80,6 +93,37 @@ export class AccountAutoTopUp {
 
   removeCard(): void {
     this.#changed(() => this.#store.removeCard());
+  }
+
+  /**
+   * Sets it. Turning it on needs a saved card; the balance may already be below the new
+   * threshold, so it is checked at once.
+   */
+  async configureNow(settings: AutoTopUpSettings, now: number): Promise<ConfigureResult> {
+    if (settings.enabled && this.#store.card() === null) return { ok: false, reason: "no_card" };
+    this.configure(settings);
+    await this.afterChange(now);
+    return { ok: true, state: this.state(now) };
+  }
+
+  async saveCardNow(card: SavedCard, now: number): Promise<void> {
+    this.saveCard(card);
+    await this.afterChange(now);
+  }
+
+  removeCardNow(now: number): AutoTopUpState {
+    this.removeCard();
+    return this.state(now);
+  }
+
+  async failedNow(action: StripeAutoTopUpFailedAction, now: number): Promise<void> {
+    const alerts = this.failed(action.chargeKey, action.code, action.paymentIntentId, now);
+    if (this.#queue(alerts, now)) await this.#wake(now);
+  }
+
+  /** After a spend or a change: a charge due is recorded, and the alarm woken to ask for it. */
+  async afterChange(now: number): Promise<void> {
+    if (this.check(now)) await this.#wake(now);
   }
 
   /**

@@ -55,7 +55,7 @@ import type {
   UsageQuery,
 } from "./account-requests.ts";
 import { AlertWebhook } from "./alert-webhook.ts";
-import { AccountAutoTopUp } from "./auto-top-up.ts";
+import { AccountAutoTopUp, type ConfigureResult } from "./auto-top-up.ts";
 import { AccountGrants, type OperatorGrantOutcome } from "./grants.ts";
 import { LeaseHolders } from "./lease-holders.ts";
 
@@ -133,6 +133,8 @@ export class BillingAccount extends DurableObject<Env> {
       ledger: () => this.#ledger,
       orgId: () => this.#account.orgId(),
       transact,
+      wake: (at) => this.#alarm.fireBy(at),
+      queue: (alerts, now) => this.#webhook.queue(alerts, now),
     });
     this.#alarm = new AccountAlarm(ctx.storage, this.#outbox, [this.#grants, this.#autoTopUp]);
     // Sessions holding leases: they report before a read, and give their leases back when a
@@ -370,50 +372,27 @@ export class BillingAccount extends DurableObject<Env> {
     });
   }
 
-  /** Automatic top-up: its settings, the saved card, a pause and the latest charges. */
+  /** Automatic top-up (auto-top-up.ts): settings, the saved card, a pause, the latest charges. */
   autoTopUp(): AutoTopUpState {
     return this.#autoTopUp.state(Date.now());
   }
 
-  /**
-   * Sets automatic top-up. Turning it on needs a saved card; the balance may already be below
-   * the new threshold, so it is checked at once.
-   */
-  async configureAutoTopUp(
-    settings: AutoTopUpSettings,
-  ): Promise<{ ok: true; state: AutoTopUpState } | { ok: false; reason: "no_card" }> {
-    const now = Date.now();
-    if (settings.enabled && this.#autoTopUp.state(now).card === null) {
-      return { ok: false, reason: "no_card" };
-    }
-    this.#autoTopUp.configure(settings);
-    if (this.#autoTopUp.check(now)) await this.#alarm.fireBy(now);
-    return { ok: true, state: this.#autoTopUp.state(now) };
+  configureAutoTopUp(settings: AutoTopUpSettings): Promise<ConfigureResult> {
+    return this.#autoTopUp.configureNow(settings, Date.now());
   }
 
   /** A card saved through Checkout in setup mode (the verified webhook): it replaces the last. */
-  async saveCard(card: SavedCard): Promise<void> {
-    const now = Date.now();
-    this.#autoTopUp.saveCard(card);
-    if (this.#autoTopUp.check(now)) await this.#alarm.fireBy(now);
+  saveCard(card: SavedCard): Promise<void> {
+    return this.#autoTopUp.saveCardNow(card, Date.now());
   }
 
-  /** Forgets the saved card (the org removed it): automatic top-up turns off with it. */
   removeCard(): AutoTopUpState {
-    this.#autoTopUp.removeCard();
-    return this.#autoTopUp.state(Date.now());
+    return this.#autoTopUp.removeCardNow(Date.now());
   }
 
   /** The webhook said an automatic top-up failed: it pauses, and the alert goes out. */
-  async autoTopUpFailed(action: StripeAutoTopUpFailedAction): Promise<void> {
-    const now = Date.now();
-    const alerts = this.#autoTopUp.failed(
-      action.chargeKey,
-      action.code,
-      action.paymentIntentId,
-      now,
-    );
-    if (this.#webhook.queue(alerts, now)) await this.#alarm.fireBy(now);
+  autoTopUpFailed(action: StripeAutoTopUpFailedAction): Promise<void> {
+    return this.#autoTopUp.failedNow(action, Date.now());
   }
 
   /** Ledger entries, newest first, each with its grant; `before`: the previous page's last seq. */

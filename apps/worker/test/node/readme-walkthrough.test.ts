@@ -46,5 +46,8 @@ describe("README walk-through", () => {
     expect(stdout).toMatch(/"ticket":"ct_[\w-]{43}"/);
     // $5 sign-up grant + the $20 top-up, credited by the stand-in's signed webhook.
     expect(stdout).toMatch(/"availableMicros":25000000/);
+    // A card saved on the stand-in's setup page, and one automatic $10 charge for the crossing.
+    expect(stdout).toMatch(/"last4":"4242"/);
+    expect(stdout).toMatch(/"monthChargedMicros":10000000/);
   });
 });
