@@ -11,16 +11,14 @@ import {
   type RotatedAppSecret,
   rotateAppSecretSchema,
   rotatedAppSecretSchema,
-  type TokenVerificationInput,
   updateAppSchema,
 } from "@parley/shared";
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
-import { importJWK, type JWK } from "jose";
 import { revokeConnections } from "../agents/revocation.ts";
 import { appAccess, orgAccess, requireRole } from "../auth/access.ts";
 import { newAppSecret, sealAppSecret } from "../auth/app-secrets.ts";
-import { jwksUrlProblem } from "../auth/tenant-jwks.ts";
+import { storedVerification } from "../auth/app-verification.ts";
 import { billingAccount } from "../billing/account.ts";
 import {
   APP_COLUMNS,
@@ -61,79 +59,6 @@ async function checkProjects(db: D1Database, orgId: string, ids: string[]): Prom
       { field: `projectIds.${index}` },
     );
   }
-}
-
-/** What of a public JWK is stored: the members its key needs, and its kid. */
-const PUBLIC_MEMBERS = ["kty", "crv", "x", "y", "n", "e", "kid"] as const;
-
-interface StoredVerification {
-  token_type: "secret" | "public_key" | "jwks";
-  token_alg: string;
-  token_jwk: string | null;
-  token_jwks_url: string | null;
-  token_issuer: string;
-  token_audience: string;
-  max_token_lifetime_seconds: number;
-}
-
-/** The checks the schema cannot make: the key imports, the JWKS URL passes the fetch rule. */
-async function storedVerification(
-  env: Env,
-  input: TokenVerificationInput,
-): Promise<StoredVerification> {
-  const rules = {
-    token_issuer: input.issuer,
-    token_audience: input.audience,
-    max_token_lifetime_seconds: input.maxTokenLifetimeSeconds,
-  };
-  if (input.type === "secret") {
-    return {
-      token_type: "secret",
-      token_alg: "HS256",
-      token_jwk: null,
-      token_jwks_url: null,
-      ...rules,
-    };
-  }
-  if (input.type === "jwks") {
-    const problem = jwksUrlProblem(input.url, env.JWKS_ALLOW_PRIVATE ?? "");
-    if (problem) {
-      throw new AppError("invalid_request", `verification.url: ${problem}`, {
-        field: "verification.url",
-      });
-    }
-    return {
-      token_type: "jwks",
-      token_alg: input.alg,
-      token_jwk: null,
-      token_jwks_url: input.url,
-      ...rules,
-    };
-  }
-  const jwk: Record<string, unknown> = {};
-  for (const member of PUBLIC_MEMBERS) {
-    if (input.jwk[member] !== undefined) jwk[member] = input.jwk[member];
-  }
-  try {
-    const key = await importJWK({ ...(jwk as JWK), alg: input.alg }, input.alg);
-    if (key instanceof Uint8Array || key.type !== "public") throw new Error("not a public key");
-  } catch (cause) {
-    throw new AppError(
-      "invalid_request",
-      `verification.jwk: is not a usable ${input.alg} public key`,
-      {
-        field: "verification.jwk",
-        cause,
-      },
-    );
-  }
-  return {
-    token_type: "public_key",
-    token_alg: input.alg,
-    token_jwk: JSON.stringify(jwk),
-    token_jwks_url: null,
-    ...rules,
-  };
 }
 
 /** Only while the app is live: a write racing a DELETE adds nothing to a deleted app. */
