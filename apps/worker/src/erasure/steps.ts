@@ -7,14 +7,8 @@ import { eraseExports, exportsReached } from "../exports/file.ts";
 import { overwriteSql } from "./overwrite.ts";
 import type { ErasurePlan, ErasureRequestRow, StepName } from "./plan.ts";
 import { pseudonym } from "./pseudonym.ts";
-import {
-  type Allowance,
-  d1Source,
-  type Finding,
-  type ScanOptions,
-  scanStore,
-  scrubStore,
-} from "./scan.ts";
+import { objectReach, personReach, personReplacements } from "./reach.ts";
+import { d1Source, type Finding, scanStore, scrubStore } from "./scan.ts";
 import type { Replacement } from "./scrub.ts";
 
 /**
@@ -348,53 +342,6 @@ async function pseudonymizeAudit(
 }
 
 /** The person's identifiers and what replaces them: the id by its pseudonym, the email by a mark. */
-async function personReplacements(env: Env, plan: ErasurePlan): Promise<Replacement[]> {
-  if (!plan.userId) return [];
-  return [
-    { find: plan.userId, replace: await pseudonym(env.ERASURE_HASH_KEY, plan.userId) },
-    ...(plan.email ? [{ find: plan.email, replace: "[erased]" }] : []),
-  ];
-}
-
-/**
- * Erasure requests still running hold their subject and plan until they complete (then drop both):
- * those two cells are left out of the scrub and the scan, this request's included.
- */
-const IN_FLIGHT = {
-  erasure_requests: {
-    columns: ["subject_id", "plan"],
-    where: "status IN ('pending', 'running')",
-    bindings: [],
-  },
-};
-
-/**
- * What of D1 a person's erasure reaches, the same for the scrub and the scan: everything for an
- * account; for a member, their org's rows, the org itself and its members' profiles (a colleague's
- * display name is shown to the whole org).
- */
-function personReach(plan: ErasurePlan): Omit<ScanOptions, "needles"> {
-  const org = plan.membershipOrgId;
-  if (!org) return { excludeCells: IN_FLIGHT };
-  return {
-    orgId: org,
-    scopes: {
-      organizations: { where: "id = ?", bindings: [org] },
-      users: {
-        where: "id IN (SELECT user_id FROM memberships WHERE org_id = ?)",
-        bindings: [org],
-      },
-    },
-    excludeCells: IN_FLIGHT,
-  };
-}
-
-/** What of D1 an object's erasure reaches: everything but its tombstone. */
-const objectReach = (): Omit<ScanOptions, "needles"> => ({
-  excludeCells: IN_FLIGHT,
-  allow: OBJECT_ALLOWANCES,
-});
-
 /**
  * Stripe holds an org's customer (its name, by default the owner's, and the payer's email). An org
  * erased whole has its customer deleted; Stripe itself keeps the payment records it must keep
@@ -425,13 +372,6 @@ export interface Verification {
   checkedAt: string;
   findings: string[];
 }
-
-/** Where an erased identifier may stay by design (docs/ on data retention says why and how long). */
-const OBJECT_ALLOWANCES: readonly Allowance[] = [
-  // The tombstone is the id and nothing else: it makes the Worker answer 410 and never recreate the
-  // object.
-  { table: "tombstones", column: "subject_id", why: "tombstone of an erased object" },
-];
 
 /**
  * Scans every store for what the erasure should have removed, over every table of each (not a
