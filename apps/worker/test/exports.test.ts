@@ -261,6 +261,7 @@ describe("data export: completeness", () => {
     expect(JSON.stringify(s.endUsers)).toContain("shop-user-7");
     expect((s.apiKeys as unknown[]).length).toBe(2);
     expect((s.payments as unknown[]).length).toBe(1);
+    expect(s.autoTopUp).toMatchObject({ enabled: false, card: null, charges: [] });
     expect((s.erasureRequests as unknown[]).length).toBe(2);
     const text = JSON.stringify(archive);
     expect(text).not.toContain(w.otherSessionId);

@@ -202,6 +202,29 @@ export async function readOrgSection(env: Env, row: ExportRow, section: string):
         createdAt: iso(r.created_at),
       }));
     }
+    case "autoTopUp": {
+      // The settings, the saved card as Stripe described it (never its number), the charges.
+      const { settings, card, paused, charges } = await billingAccount(env, org).autoTopUp();
+      return {
+        ...settings,
+        card: card && {
+          brand: card.brand,
+          last4: card.last4,
+          expMonth: card.expMonth,
+          expYear: card.expYear,
+          savedAt: iso(card.savedAt),
+        },
+        paused: paused && { code: paused.code, at: iso(paused.at) },
+        charges: charges.map((charge) => ({
+          id: charge.key,
+          amountMicros: charge.amountMicros,
+          status: charge.status,
+          failureCode: charge.failureCode,
+          paymentIntentId: charge.paymentIntentId,
+          createdAt: iso(charge.createdAt),
+        })),
+      };
+    }
     case "erasureRequests":
       return (
         await all<ErasureRequestRow>(

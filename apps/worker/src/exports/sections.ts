@@ -81,6 +81,7 @@ const ORG_SECTIONS = [
   "usage",
   "ledger",
   "payments",
+  "autoTopUp",
   "erasureRequests",
   "audit",
   "exports",
@@ -117,7 +118,7 @@ export const EXPORT_COVERAGE: Record<
       "apiKeys",
     ],
   },
-  ledger: { account: ["usage", "ledger"], org: ["usage", "ledger"] },
+  ledger: { account: ["usage", "ledger"], org: ["usage", "ledger", "autoTopUp"] },
   audit: { account: ["audit", "erasureRequests"], org: ["audit", "erasureRequests"] },
   // Stripe's customer is an org's (its id and payments are in the org's archive); a person's
   // payment details are Stripe's own records (docs/2026-12-01-data-retention.md).
