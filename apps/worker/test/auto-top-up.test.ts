@@ -230,6 +230,28 @@ describe("automatic top-up", () => {
     ]);
   });
 
+  it("starts no new crossing while a charge left the balance below: saves, toggles and a new card charge nothing", async () => {
+    const w = await funded(2 * DOLLAR);
+    const account = billingAccount(env, w.orgId);
+    await saveCard(w, GOOD_CARD);
+    const settings = { thresholdMicros: 30 * DOLLAR, amountMicros: 10 * DOLLAR };
+    await configure(w, settings);
+    await runDurableObjectAlarm(account);
+    const [first] = await autoIntents(w);
+    await replay(await eventually(first?.id ?? "", "payment_intent.succeeded"));
+    expect((await account.balance()).postedMicros).toBe(12 * DOLLAR);
+    // Still below $30 after the charge: none of these is a new crossing.
+    for (let i = 0; i < 3; i++) await configure(w, settings);
+    await configure(w, { ...settings, enabled: false });
+    await configure(w, settings);
+    await configure(w, { ...settings, thresholdMicros: 40 * DOLLAR });
+    await saveCard(w, GOOD_CARD);
+    await spend(w, 3, 100_000, "still-below");
+    await runDurableObjectAlarm(account);
+    expect(await autoIntents(w)).toHaveLength(1);
+    expect((await state(w)).charges).toHaveLength(1);
+  });
+
   it("charges no more than the monthly cap allows", async () => {
     const w = await funded(6 * DOLLAR);
     const account = billingAccount(env, w.orgId);

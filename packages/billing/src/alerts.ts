@@ -78,7 +78,9 @@ export function alertMessage(alert: AlertRow): string {
       const why =
         code === "authentication_required"
           ? "the card's bank asked for the cardholder's authentication, which an automatic charge cannot give"
-          : `the card was declined (${code})`;
+          : code === "card_declined" || code === "insufficient_funds"
+            ? `the card was declined (${code})`
+            : `Stripe refused the charge (${code})`;
       return `An automatic top-up of ${limit} was not paid: ${why}. Automatic top-up is paused until a card is saved again or it is turned back on; the balance is ${level}.`;
     }
   }

@@ -39,81 +39,101 @@ function store(settings: AutoTopUpSettings = ON, card: SavedCard | null = CARD) 
   return topUp;
 }
 
-const below = { availableMicros: 4 * DOLLAR, fundingSeq: 3, now: NOW };
+const below = {
+  availableMicros: 4 * DOLLAR,
+  fundingSeq: 3,
+  fundedBalanceMicros: 4 * DOLLAR,
+  now: NOW,
+};
+/** After a credit that took the posted balance to $24 (above the $5 threshold). */
+const credited = (fundingSeq: number) => ({
+  ...below,
+  fundingSeq,
+  fundedBalanceMicros: 24 * DOLLAR,
+});
+const begun = (topUp: AutoTopUpStore, input = below) => {
+  const due = topUp.due(input);
+  if (due === null) throw new Error("not due");
+  expect(topUp.begin(due, NOW)).toBe(true);
+  return due.key;
+};
 
 describe("AutoTopUpStore", () => {
-  it("is due once per crossing: below the threshold, with a card, for the latest funding", () => {
+  it("is due once per crossing: below the threshold, with a card, not while a charge is in flight", () => {
     const topUp = store();
     expect(topUp.due({ ...below, availableMicros: 5 * DOLLAR })).toBeNull();
     const due = topUp.due(below);
-    expect(due).toEqual({ key: autoTopUpKey(3), amountMicros: 20 * DOLLAR });
+    expect(due).toMatchObject({ key: autoTopUpKey(1), amountMicros: 20 * DOLLAR });
     expect(topUp.begin(due as NonNullable<typeof due>, NOW)).toBe(true);
     // The same crossing again (another turn racing past the threshold): nothing more.
     expect(topUp.begin(due as NonNullable<typeof due>, NOW)).toBe(false);
     expect(topUp.due(below)).toBeNull();
-    expect(topUp.inFlight().map((charge) => charge.key)).toEqual(["auto-topup-3"]);
+    expect(topUp.due(credited(4))).toBeNull();
+    expect(topUp.inFlight().map((charge) => charge.key)).toEqual(["auto-topup-1"]);
   });
 
-  it("waits for a charge in flight before the next crossing, and charges that one after", () => {
+  it("starts no new crossing while the balance stays below, and the next once it was above again", () => {
     const topUp = store();
-    topUp.begin({ key: autoTopUpKey(3), amountMicros: 20 * DOLLAR }, NOW);
-    expect(topUp.due({ ...below, fundingSeq: 4 })).toBeNull();
-    topUp.noteIntent(autoTopUpKey(3), "pi_1", NOW);
-    expect(topUp.succeeded(autoTopUpKey(3), "pi_1", NOW)).toBe(true);
-    expect(topUp.succeeded(autoTopUpKey(3), "pi_1", NOW)).toBe(false);
-    expect(topUp.due({ ...below, fundingSeq: 4 })).toEqual({
-      key: "auto-topup-4",
-      amountMicros: 20 * DOLLAR,
-    });
+    const first = begun(topUp);
+    topUp.succeeded(first, "pi_1", NOW);
+    // Its credit left the posted balance below the threshold: no new crossing, however often asked.
+    const stillBelow = { ...below, fundingSeq: 4, fundedBalanceMicros: 4.5 * DOLLAR };
+    expect(topUp.due(stillBelow)).toBeNull();
+    topUp.configure(ON);
+    topUp.saveCard({ ...CARD, savedAt: NOW + 1 });
+    expect(topUp.due(stillBelow)).toBeNull();
+    // A credit that took it above, then a spend below: the next crossing.
+    expect(topUp.due(credited(5))).toMatchObject({ key: "auto-topup-2" });
+    // Or a check that saw it above: that arms the next crossing too.
+    const other = store();
+    other.succeeded(begun(other), "pi_1", NOW);
+    expect(other.due(stillBelow)).toBeNull();
+    expect(other.due({ ...stillBelow, availableMicros: 6 * DOLLAR })).toBeNull();
+    expect(other.due(stillBelow)).toMatchObject({ key: "auto-topup-2" });
   });
 
   it("is never due when off, without a card, or when the month's cap has no room left", () => {
     expect(store({ ...ON, enabled: false }).due(below)).toBeNull();
     expect(store(ON, null).due(below)).toBeNull();
     const topUp = store();
-    for (const seq of [3, 4]) {
-      topUp.begin({ key: autoTopUpKey(seq), amountMicros: 20 * DOLLAR }, NOW);
-      topUp.succeeded(autoTopUpKey(seq), `pi_${seq}`, NOW);
-    }
+    topUp.succeeded(begun(topUp), "pi_1", NOW);
+    topUp.succeeded(begun(topUp, credited(4)), "pi_2", NOW);
     // 40 of 50 charged: another 20 would pass the cap.
     expect(topUp.monthCharged(NOW)).toBe(40 * DOLLAR);
-    expect(topUp.due({ ...below, fundingSeq: 5 })).toBeNull();
+    expect(topUp.due(credited(5))).toBeNull();
     // A new month has room again.
-    expect(topUp.due({ ...below, fundingSeq: 5, now: NEXT_MONTH })).not.toBeNull();
+    expect(topUp.due({ ...credited(5), now: NEXT_MONTH })).not.toBeNull();
   });
 
-  it("pauses after a failed charge until the card is saved again or it is turned back on", () => {
+  it("pauses after a failed charge until the card is saved again or the settings are saved on", () => {
     const topUp = store();
-    topUp.begin({ key: autoTopUpKey(3), amountMicros: 20 * DOLLAR }, NOW);
-    expect(topUp.failed(autoTopUpKey(3), "card_declined", "pi_1", NOW)).toBe(true);
-    expect(topUp.failed(autoTopUpKey(3), "card_declined", "pi_1", NOW)).toBe(false);
-    expect(topUp.paused()).toEqual({ code: "card_declined", chargeKey: "auto-topup-3", at: NOW });
-    // A failed charge does not count against the cap, and the next crossing waits for a person.
+    const key = begun(topUp);
+    expect(topUp.failed(key, "card_declined", "pi_1", NOW)).toBe(true);
+    expect(topUp.failed(key, "card_declined", "pi_1", NOW)).toBe(false);
+    expect(topUp.paused()).toEqual({ code: "card_declined", chargeKey: "auto-topup-1", at: NOW });
+    // A failed charge does not count against the cap, and nothing is due while paused.
     expect(topUp.monthCharged(NOW)).toBe(0);
-    expect(topUp.due({ ...below, fundingSeq: 4 })).toBeNull();
-    // Changing the amount while on does not lift the pause; saving the card again does.
+    expect(topUp.due(credited(4))).toBeNull();
+    // Saving it on is the admin asking again: the crossing (no money moved) is owed once more.
     topUp.configure({ ...ON, amountMicros: 10 * DOLLAR });
-    expect(topUp.paused()).not.toBeNull();
-    topUp.saveCard({ ...CARD, paymentMethodId: "pm_2", last4: "4444" });
     expect(topUp.paused()).toBeNull();
-    // Resumed by a person: the crossing that failed may be charged once more, under a new key.
-    expect(topUp.due(below)).toEqual({ key: "auto-topup-3-1", amountMicros: 10 * DOLLAR });
-    expect(topUp.due({ ...below, fundingSeq: 4 })).toEqual({
-      key: "auto-topup-4-1",
-      amountMicros: 10 * DOLLAR,
-    });
+    expect(topUp.due(below)).toMatchObject({ key: "auto-topup-2", amountMicros: 10 * DOLLAR });
+    const declined = store();
+    declined.failed(begun(declined), "card_declined", null, NOW);
+    declined.saveCard({ ...CARD, paymentMethodId: "pm_2", last4: "4444", savedAt: NOW + 1 });
+    expect(declined.paused()).toBeNull();
+    expect(declined.due(below)).toMatchObject({ key: "auto-topup-2" });
   });
 
-  it("turning it off and on again lifts a pause; a paid charge never turns failed", () => {
+  it("a paid charge never turns failed; a charge whose card was removed is dropped quietly", () => {
     const topUp = store();
-    topUp.begin({ key: autoTopUpKey(3), amountMicros: 20 * DOLLAR }, NOW);
-    topUp.succeeded(autoTopUpKey(3), "pi_1", NOW);
-    expect(topUp.failed(autoTopUpKey(3), "card_declined", "pi_1", NOW)).toBe(false);
-    expect(topUp.charge(autoTopUpKey(3))?.status).toBe("succeeded");
-    topUp.begin({ key: autoTopUpKey(4), amountMicros: 20 * DOLLAR }, NOW);
-    topUp.failed(autoTopUpKey(4), "authentication_required", null, NOW);
-    topUp.configure({ ...ON, enabled: false });
-    topUp.configure(ON);
+    const key = begun(topUp);
+    topUp.succeeded(key, "pi_1", NOW);
+    expect(topUp.failed(key, "card_declined", "pi_1", NOW)).toBe(false);
+    expect(topUp.charge(key)?.status).toBe("succeeded");
+    const next = begun(topUp, credited(4));
+    topUp.cancel(next, NOW);
+    expect(topUp.charge(next)).toMatchObject({ status: "failed", failureCode: "card_removed" });
     expect(topUp.paused()).toBeNull();
   });
 

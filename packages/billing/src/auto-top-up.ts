@@ -8,11 +8,11 @@
  * synchronous transaction (so two turns racing past the threshold record one charge), calls
  * Stripe outside it with the charge's key as the idempotency key, and records what Stripe said.
  *
- * A crossing is named by the ledger's latest funding entry (`CreditLedger.fundingSeq`): the
- * balance can only fall below the threshold again after something credited it, so one funding
- * state is one crossing and one charge key (`auto-topup-<seq>`). A charge that failed (declined,
- * or needing the cardholder's authentication) pauses automatic top-up until the card is saved
- * again or an admin turns it back on: it is never retried by itself (`autoTopUpKey`).
+ * A crossing is the balance falling below the threshold from at or above it (`due`); each has
+ * one charge key (`auto-topup-<n>`). A charge that leaves the balance still below starts no new
+ * one. A charge that failed (declined, or needing the cardholder's authentication) pauses
+ * automatic top-up until the card is saved again or an admin saves it on again: it is never
+ * retried by itself.
  */
 import { assertPositiveMicros, MICROS_PER_CENT } from "./money.ts";
 import { type SqlExecutor, type SqlValue, sqlRows, sqlRun } from "./sql-ledger-store.ts";
@@ -95,7 +95,9 @@ const SCHEMA: readonly string[] = [
     paused_code TEXT,
     paused_charge_key TEXT,
     paused_at INTEGER,
-    resumes INTEGER NOT NULL DEFAULT 0
+    armed INTEGER NOT NULL DEFAULT 1,
+    crossings INTEGER NOT NULL DEFAULT 0,
+    disarmed_at_seq INTEGER
   )`,
   `CREATE TABLE IF NOT EXISTS auto_top_up_charges (
     key TEXT PRIMARY KEY,
@@ -115,13 +117,8 @@ const SCHEMA: readonly string[] = [
 const RETRY_BASE_MS = 60_000;
 const RETRY_MAX_MS = 60 * 60_000;
 
-/**
- * The charge key of a crossing (also, with the org id, Stripe's idempotency key for it). After a
- * failed charge a person resumes it (a card saved again, or turned back on): the same crossing
- * may then be charged once more, under a key of its own.
- */
-export const autoTopUpKey = (fundingSeq: number, resumes = 0): string =>
-  resumes === 0 ? `auto-topup-${fundingSeq}` : `auto-topup-${fundingSeq}-${resumes}`;
+/** The charge key of the n-th crossing (also, with the org id, Stripe's idempotency key for it). */
+export const autoTopUpKey = (crossing: number): string => `auto-topup-${crossing}`;
 
 function monthStart(now: number): number {
   const date = new Date(now);
@@ -204,12 +201,11 @@ export class AutoTopUpStore {
   }
 
   /**
-   * Sets the settings. Turning it on (again) clears a pause: the admin has seen the failure. A
-   * change that leaves it on keeps the pause (a new amount does not fix a declined card).
+   * Sets the settings. Saving it on clears a pause: the admin has seen the failure and asks for
+   * the charge again. Turning it off and on does not start a new crossing.
    */
   configure(settings: AutoTopUpSettings): void {
     checkAutoTopUpSettings(settings);
-    const wasOn = this.settings().enabled;
     this.#run(
       `UPDATE auto_top_up SET enabled = ?, threshold_micros = ?, amount_micros = ?,
          monthly_cap_micros = ? WHERE id = 1`,
@@ -218,7 +214,7 @@ export class AutoTopUpStore {
       settings.amountMicros,
       settings.monthlyCapMicros,
     );
-    if (settings.enabled && !wasOn) this.#clearPause();
+    if (settings.enabled) this.#clearPause();
   }
 
   /**
@@ -252,11 +248,11 @@ export class AutoTopUpStore {
     );
   }
 
-  /** Lifts a pause: a person acted on the failure, so the crossing may be charged again. */
+  /** Lifts a pause: a person acted on the failure, so the crossing (no money moved) is owed again. */
   #clearPause(): void {
     this.#run(
       `UPDATE auto_top_up SET paused_code = NULL, paused_charge_key = NULL, paused_at = NULL,
-         resumes = resumes + 1 WHERE id = 1 AND paused_code IS NOT NULL`,
+         armed = 1 WHERE id = 1 AND paused_code IS NOT NULL`,
     );
   }
 
@@ -271,32 +267,53 @@ export class AutoTopUpStore {
   }
 
   /**
-   * The charge to make now, or null: on, a card saved, not paused, the available balance under
-   * the threshold, no charge still in flight, none yet for this crossing, and the month's cap
-   * leaves room for the whole amount.
+   * The charge to make now, or null. A crossing is the available balance falling below the
+   * threshold from at or above it: seen by an earlier check, or by the latest credit, which left
+   * the posted balance (`fundedBalanceMicros`) at or above it. A charge that leaves the balance
+   * still below starts no new crossing. Also: on, a card saved, not paused, no charge in flight,
+   * and the month's cap leaves room for the whole amount. Writes only when it sees the balance at
+   * or above the threshold again (arming the next crossing).
    */
-  due(input: { availableMicros: number; fundingSeq: number; now: number }): {
-    key: string;
-    amountMicros: number;
-  } | null {
+  due(input: {
+    availableMicros: number;
+    fundingSeq: number;
+    fundedBalanceMicros: number;
+    now: number;
+  }): { key: string; amountMicros: number; fundingSeq: number } | null {
+    const row = this.#row();
     const settings = this.settings();
     if (!settings.enabled || this.card() === null || this.paused() !== null) return null;
-    if (input.availableMicros >= settings.thresholdMicros) return null;
+    if (input.availableMicros >= settings.thresholdMicros) {
+      if (row.armed !== 1) this.#run("UPDATE auto_top_up SET armed = 1 WHERE id = 1");
+      return null;
+    }
+    const armed =
+      row.armed === 1 ||
+      (input.fundingSeq !== Number(row.disarmed_at_seq ?? -1) &&
+        input.fundedBalanceMicros >= settings.thresholdMicros);
+    if (!armed) return null;
     if (this.#rows("SELECT 1 FROM auto_top_up_charges WHERE status = 'requested'").length > 0) {
       return null;
     }
-    const key = autoTopUpKey(input.fundingSeq, Number(this.#row().resumes ?? 0));
-    if (this.charge(key) !== null) return null;
     if (this.monthCharged(input.now) + settings.amountMicros > settings.monthlyCapMicros) {
       return null;
     }
-    return { key, amountMicros: settings.amountMicros };
+    return {
+      key: autoTopUpKey(Number(row.crossings ?? 0) + 1),
+      amountMicros: settings.amountMicros,
+      fundingSeq: input.fundingSeq,
+    };
   }
 
   /** Records a charge as requested; false if one with this key exists (never two per crossing). */
-  begin(charge: { key: string; amountMicros: number }, now: number): boolean {
+  begin(charge: { key: string; amountMicros: number; fundingSeq?: number }, now: number): boolean {
     const before = this.charge(charge.key);
     if (before !== null) return false;
+    // The crossing is spent: the next needs the balance at or above the threshold again.
+    this.#run(
+      "UPDATE auto_top_up SET crossings = crossings + 1, armed = 0, disarmed_at_seq = ? WHERE id = 1",
+      charge.fundingSeq ?? null,
+    );
     this.#run(
       `INSERT INTO auto_top_up_charges (key, amount_micros, status, created_at, updated_at)
        VALUES (?, ?, 'requested', ?, ?)`,
@@ -352,6 +369,16 @@ export class AutoTopUpStore {
     this.#run(
       "UPDATE auto_top_up_charges SET payment_intent_id = ?, updated_at = ? WHERE key = ?",
       paymentIntentId,
+      now,
+      key,
+    );
+  }
+
+  /** The card was removed before the charge was asked for: dropped, with no pause and no alert. */
+  cancel(key: string, now: number): void {
+    this.#run(
+      `UPDATE auto_top_up_charges SET status = 'failed', failure_code = 'card_removed',
+         updated_at = ? WHERE key = ? AND status = 'requested' AND payment_intent_id IS NULL`,
       now,
       key,
     );

@@ -315,6 +315,8 @@ const POSTED = "posted";
 const HELD = "held";
 /** Seq of the latest credit entry: a low-balance alert fires once per funding. */
 const FUNDED_AT = "funded_at_seq";
+/** The posted balance right after that credit (automatic top-up: did it end a crossing?). */
+const FUNDED_BALANCE = "funded_balance";
 
 /** UTC calendar month of a timestamp: `2026-11`. */
 export function utcMonth(now: number): string {
@@ -465,6 +467,11 @@ export class CreditLedger {
    */
   fundingSeq(): number {
     return this.#store.getCounter(FUNDED_AT);
+  }
+
+  /** The posted balance right after the latest credit entry (0 before any). */
+  fundedBalance(): number {
+    return this.#store.getCounter(FUNDED_BALANCE);
   }
 
   /**
@@ -1188,6 +1195,7 @@ export class CreditLedger {
     const row = this.#store.insertEntry({ ...entry, balanceAfterMicros });
     if (entry.kind !== "usage" && entry.amountMicros > 0) {
       this.#store.setCounter(FUNDED_AT, row.seq);
+      this.#store.setCounter(FUNDED_BALANCE, balanceAfterMicros);
     }
     if (entry.amountMicros > 0) {
       this.#lots.fund(row, lots.terms ?? defaultTerms(entry.kind));

@@ -161,9 +161,9 @@ const wholeCents = (schema: z.ZodNumber) =>
 export const autoTopUpSettingsSchema = z
   .strictObject({
     enabled: z.boolean(),
-    thresholdMicros: microsSchema.positive().max(1_000_000_000_000),
+    thresholdMicros: wholeCents(microsSchema.positive().max(1_000_000_000_000)),
     amountMicros: wholeCents(microsSchema.min(1_000_000).max(10_000_000_000)),
-    monthlyCapMicros: microsSchema.positive().max(100_000_000_000),
+    monthlyCapMicros: wholeCents(microsSchema.positive().max(100_000_000_000)),
   })
   .refine((value) => value.monthlyCapMicros >= value.amountMicros, {
     message: "must be at least amountMicros",

@@ -137,6 +137,7 @@ export class AccountAutoTopUp {
       const due = this.#store.due({
         availableMicros: ledger.balance().availableMicros,
         fundingSeq: ledger.fundingSeq(),
+        fundedBalanceMicros: ledger.fundedBalance(),
         now,
       });
       return due !== null && this.#store.begin(due, now);
@@ -155,7 +156,8 @@ export class AccountAutoTopUp {
       const card = this.#store.card();
       const orgId = this.#orgId();
       if (card === null || orgId === undefined) {
-        alerts.push(...this.#fail(charge, "no_saved_card", null, now));
+        // Removed by the org before the charge was asked for: nothing to alert about.
+        this.#store.cancel(charge.key, now);
         continue;
       }
       this.#store.noteAttempt(charge.key, now);

@@ -30,7 +30,8 @@ import { withStripeCustomer } from "./billing-checkout.ts";
 const PAUSE_MESSAGES: Record<string, string> = {
   authentication_required:
     "The card's bank asked for the cardholder's authentication, which an automatic charge cannot give. Save the card again, or another one.",
-  card_declined: "The card was declined. Save another card, or turn automatic top-up on again.",
+  card_declined:
+    "The card was declined. Save another card, or save automatic top-up on again to retry.",
   no_saved_card: "No card is saved. Save a card to turn automatic top-up on.",
 };
 

@@ -43,15 +43,15 @@ export function autoTopUpInput(values: Values): Checked {
     if (!parsed.ok || parsed.micros <= 0) {
       return { ok: false as const, field, message: `Enter ${label} in dollars, like 20.` };
     }
+    if (parsed.micros % 10_000 !== 0) {
+      return { ok: false as const, field, message: "Amounts are in whole cents, like 20.50." };
+    }
     return { ok: true as const, micros: parsed.micros };
   };
   const threshold = read("threshold", "the balance to top up below");
   if (!threshold.ok) return threshold;
   const amount = read("amount", "the amount to add");
   if (!amount.ok) return amount;
-  if (amount.micros % 10_000 !== 0) {
-    return { ok: false, field: "amount", message: "Top-ups are in whole cents, like 20.50." };
-  }
   if (amount.micros < MICROS_PER_DOLLAR) {
     return { ok: false, field: "amount", message: "The smallest automatic top-up is $1.00." };
   }
