@@ -1,5 +1,6 @@
 import type { SavedCard } from "@parley/billing";
 import type Stripe from "stripe";
+import { iso } from "../db/pagination.ts";
 
 const idOf = (value: string | { id: string } | null | undefined): string | null =>
   typeof value === "string" ? value : (value?.id ?? null);
@@ -25,3 +26,12 @@ export function savedCardOf(intent: Stripe.SetupIntent): SavedCard | null {
     savedAt: intent.created * 1000,
   };
 }
+
+/** A saved card as the API and an org's archive show it: what Stripe says of it, never its number. */
+export const publicCard = (card: SavedCard) => ({
+  brand: card.brand,
+  last4: card.last4,
+  expMonth: card.expMonth,
+  expYear: card.expYear,
+  savedAt: iso(card.savedAt),
+});

@@ -1,4 +1,5 @@
 import { billingAccount } from "../billing/account.ts";
+import { publicCard } from "../billing/saved-card.ts";
 import type { AppRow } from "../db/apps.ts";
 import { iso } from "../db/pagination.ts";
 import { toErasureRequest } from "../erasure/file.ts";
@@ -207,13 +208,7 @@ export async function readOrgSection(env: Env, row: ExportRow, section: string):
       const { settings, card, paused, charges } = await billingAccount(env, org).autoTopUp();
       return {
         ...settings,
-        card: card && {
-          brand: card.brand,
-          last4: card.last4,
-          expMonth: card.expMonth,
-          expYear: card.expYear,
-          savedAt: iso(card.savedAt),
-        },
+        card: card && publicCard(card),
         paused: paused && { code: paused.code, at: iso(paused.at) },
         charges: charges.map((charge) => ({
           id: charge.key,

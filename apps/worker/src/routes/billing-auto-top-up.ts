@@ -11,6 +11,7 @@ import { describeRoute } from "hono-openapi";
 import Stripe from "stripe";
 import { orgAccess, requireRole } from "../auth/access.ts";
 import { billingAccount, openBillingAccount } from "../billing/account.ts";
+import { publicCard } from "../billing/saved-card.ts";
 import { stripeClient } from "../billing/stripe.ts";
 import { auditStatement } from "../db/audit.ts";
 import { iso } from "../db/pagination.ts";
@@ -39,13 +40,7 @@ function toAutoTopUp(state: AutoTopUpState): AutoTopUp {
   const { settings, card, paused } = state;
   return {
     ...settings,
-    card: card && {
-      brand: card.brand,
-      last4: card.last4,
-      expMonth: card.expMonth,
-      expYear: card.expYear,
-      savedAt: iso(card.savedAt),
-    },
+    card: card && publicCard(card),
     paused: paused && {
       code: paused.code,
       message:
