@@ -163,8 +163,7 @@ export class AutoTopUpStore {
     return this.#rows("SELECT * FROM auto_top_up WHERE id = 1")[0] ?? {};
   }
 
-  settings(): AutoTopUpSettings {
-    const row = this.#row();
+  settings(row = this.#row()): AutoTopUpSettings {
     return {
       enabled: row.enabled === 1,
       thresholdMicros: Number(row.threshold_micros ?? 0),
@@ -173,8 +172,7 @@ export class AutoTopUpStore {
     };
   }
 
-  card(): SavedCard | null {
-    const row = this.#row();
+  card(row = this.#row()): SavedCard | null {
     if (typeof row.payment_method_id !== "string" || typeof row.customer_id !== "string") {
       return null;
     }
@@ -189,8 +187,7 @@ export class AutoTopUpStore {
     };
   }
 
-  paused(): AutoTopUpPause | null {
-    const row = this.#row();
+  paused(row = this.#row()): AutoTopUpPause | null {
     return typeof row.paused_code === "string"
       ? {
           code: row.paused_code,
@@ -280,9 +277,10 @@ export class AutoTopUpStore {
     fundedBalanceMicros: number;
     now: number;
   }): { key: string; amountMicros: number; fundingSeq: number } | null {
+    // One read of the row per spend: settings, card and pause are its columns.
     const row = this.#row();
-    const settings = this.settings();
-    if (!settings.enabled || this.card() === null || this.paused() !== null) return null;
+    const settings = this.settings(row);
+    if (!settings.enabled || this.card(row) === null || this.paused(row) !== null) return null;
     if (input.availableMicros >= settings.thresholdMicros) {
       if (row.armed !== 1) this.#run("UPDATE auto_top_up SET armed = 1 WHERE id = 1");
       return null;
