@@ -1,11 +1,5 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
-import {
-  addTokens,
-  type EndUserLimits,
-  noTokens,
-  priceStep,
-  type TokenUsage,
-} from "@parley/billing";
+import { addTokens, noTokens, priceStep, type TokenUsage } from "@parley/billing";
 import { AppError, isAppError, titleFrom } from "@parley/shared";
 import {
   convertToModelMessages,
@@ -14,8 +8,7 @@ import {
   streamText,
   type UIMessage,
 } from "ai";
-import { type ProjectRow, sessionAccess } from "../auth/access.ts";
-import { endUserSessionAccess } from "../auth/end-user-access.ts";
+import type { ProjectRow } from "../auth/access.ts";
 import { agentSettings } from "../env.ts";
 import {
   type AssistantMetadata,
@@ -38,6 +31,7 @@ import {
   stallGuard,
 } from "./reply-endings.ts";
 import { revokeConnections } from "./revocation.ts";
+import { SessionAccess } from "./session-access.ts";
 import { assistantTools } from "./tools/project-tools.ts";
 import type { Reservation, Settled } from "./turn-metering.ts";
 
@@ -94,72 +88,22 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   }
 
   protected async checkAccess(caller: AgentCaller): Promise<void> {
-    await this.#readAccess(caller);
+    await this.#access.read(caller);
   }
 
-  /**
-   * The caller's right to this session and its project as the model will see it, read from D1
-   * and kept (`#access`): at connect, and again after a push or once `authzCacheMs` has passed.
-   */
-  async #readAccess(caller: AgentCaller): Promise<ProjectRow> {
-    this.#access = null;
-    if (caller.kind === "end_user" && caller.appId !== null) {
-      // An end user's own session of their app, in a project the app lists (auth/end-user-access.ts).
-      const { project, limits, showCost } = await endUserSessionAccess(
-        this.env.DB,
-        { endUserId: caller.userId, appId: caller.appId, orgId: caller.orgId },
-        this.name,
-      );
-      this.#access = {
-        userId: caller.userId,
-        project,
-        at: Date.now(),
-        endUserLimits: limits,
-        showCost,
-      };
-      return project;
-    }
-    const { session, project } = await sessionAccess(this.env.DB, caller.userId, this.name);
-    if (session.owner_id !== caller.userId) throw new AppError("not_found", "Session not found");
-    this.#access = { userId: caller.userId, project, at: Date.now() };
-    return project;
-  }
-
-  /**
-   * What the turn needs of the caller's access: kept from the last read while no push said it
-   * changed (a member removed, a role changed, a sign-out, the project's memory or name edited,
-   * an erasure filed: each re-checks this object's sockets, `recheckConnections`), and at most
-   * `authzCacheMs` old, the bound on a push that never arrived. No D1 read on a steady turn.
-   */
-  async #accessFor(caller: AgentCaller): Promise<ProjectRow> {
-    const kept = this.#access;
-    const fresh = kept && Date.now() - kept.at < agentSettings(this.env).authzCacheMs;
-    if (kept && fresh && kept.userId === caller.userId) return kept.project;
-    return this.#readAccess(caller);
-  }
-
-  /** Whether the last access read was an end user's (their prompt offers no tools). */
-  get #endUserSession(): boolean {
-    return this.#access?.endUserLimits !== undefined;
-  }
+  /** The caller's access as the turn needs it, kept between turns (session-access.ts). */
+  readonly #access = new SessionAccess({
+    db: this.env.DB,
+    sessionId: () => this.name,
+    cacheMs: agentSettings(this.env).authzCacheMs,
+  });
 
   protected override forgetAccess(): void {
-    this.#access = null;
+    this.#access.forget();
   }
 
-  /** The access last read from D1 (in memory only: a reset reads it again). */
-  #access: {
-    userId: string;
-    project: ProjectRow;
-    at: number;
-    /** An end user's app's limits, as read with their access (pushes re-read them). */
-    endUserLimits?: EndUserLimits;
-    /** Whether the end user's app shows them what replies cost (its `showCost`). */
-    showCost?: boolean;
-  } | null = null;
-
   #shown<T extends AssistantMetadata>(metadata: T): T {
-    return shownMetadata(metadata, this.#access?.showCost !== false);
+    return shownMetadata(metadata, this.#access.showCost);
   }
 
   /**
@@ -208,7 +152,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     let project: ProjectRow;
     try {
       // Rights hold at every turn and approval: owner of the session, member of the org.
-      project = await this.#accessFor(caller);
+      project = await this.#access.for(caller);
     } catch (error) {
       if (early) await this.#abandon(early, turnId);
       throw error;
@@ -237,7 +181,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   #firstCallEstimator(messages: readonly UIMessage[]): (project: ProjectRow) => number {
     const window = contextWindow(messages, agentSettings(this.env).assistant.contextTokens);
     return (project) =>
-      estimateTokens(assistantSystemPrompt(project, window.omitted, this.#endUserSession)) +
+      estimateTokens(assistantSystemPrompt(project, window.omitted, this.#access.endUser)) +
       window.tokens +
       TOOL_PROMPT_TOKENS;
   }
@@ -245,7 +189,8 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   /** Reserves one model call of this session's turn (turn-metering.ts sizes and notes the hold). */
   #reserveStep(caller: AgentCaller, holdId: string, promptEstimate: number): Promise<Reservation> {
     const { prices, assistant } = agentSettings(this.env);
-    const endUserLimits = caller.kind === "end_user" ? this.#endUserLimits(caller) : undefined;
+    const endUserLimits =
+      caller.kind === "end_user" ? this.#access.endUserLimits(caller) : undefined;
     return this.meter.reserve({
       holdId,
       orgId: caller.orgId,
@@ -257,17 +202,6 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       maxOutputTokens: assistant.maxOutputTokens,
       prices,
     });
-  }
-
-  /**
-   * The end user's limits as last read with their access. Admission reads the access before any
-   * call is reserved; were it ever missing, the call is held under a zero limit (refused) rather
-   * than without one.
-   */
-  #endUserLimits(caller: AgentCaller): EndUserLimits {
-    const kept = this.#access;
-    if (kept?.userId === caller.userId && kept.endUserLimits) return kept.endUserLimits;
-    return { dailyMicros: 0, weeklyMicros: 0, monthlyMicros: 0 };
   }
 
   #reserveFirst(
@@ -417,7 +351,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
           : assistantTools(env, turn.caller, {
               // This session knows at once; the project's other chats hear it by a push.
               memoryChanged: () => {
-                this.#access = null;
+                this.#access.forget();
                 return revokeConnections(env, {
                   projectId: turn.caller.projectId,
                   except: this.name,

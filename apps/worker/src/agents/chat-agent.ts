@@ -1,5 +1,5 @@
 import { AIChatAgent } from "@cloudflare/ai-chat";
-import { AppError, type ErrorCode, isAppError } from "@parley/shared";
+import { AppError, isAppError } from "@parley/shared";
 import type { Connection, ConnectionContext, WSMessage } from "agents";
 import type { UIMessage } from "ai";
 import { agentSettings } from "../env.ts";
@@ -13,10 +13,11 @@ import {
   callerForTurn,
   closeCodeFor,
 } from "./connections.ts";
-import { decideFrame, type FrameDecision, type FramePolicy, type FrameRefusal } from "./frames.ts";
+import { decideFrame, type FrameDecision, type FramePolicy } from "./frames.ts";
 import { ensureLocalSchema } from "./local-schema.ts";
 import { mergeLate, type ReplyEndingMetadata, ReplyEndings } from "./reply-endings.ts";
 import { isTransientStorageError, withRetry } from "./retry.ts";
+import { type Refusal, RequestAuthors, refusalFrames, ToolAnswers } from "./turn-guard.ts";
 import { TurnMetering } from "./turn-metering.ts";
 
 export {
@@ -29,15 +30,6 @@ export {
 
 /** Where an admitted tool approval waits: the SDK continues the turn under an id of its own. */
 export const CONTINUATION = "continuation";
-
-/** How many recent chat requests a shared chat remembers the author of. */
-const REQUEST_AUTHORS = 256;
-
-export type Refusal = {
-  code: ErrorCode | FrameRefusal["code"];
-  message: string;
-  requestId?: string;
-};
 
 /**
  * What Parley's chat agents share on top of the SDK's `AIChatAgent`: the caller the Worker verified
@@ -99,20 +91,11 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
    */
   protected abstract readonly sharedChat: boolean;
 
-  /**
-   * Tool calls whose answer was admitted and handed to the SDK, which applies it to the transcript
-   * a moment later: a second answer in between (two clicks in the same tick) is refused here, the
-   * transcript's `approval-requested` state refuses it afterwards (frames.ts).
-   */
-  readonly #answering = new Set<string>();
+  /** Tool calls being answered (turn-guard.ts). */
+  readonly #answers = new ToolAnswers();
 
-  /**
-   * Who sent each recent chat request, by request id (the newest `REQUEST_AUTHORS` of them). In a
-   * shared chat every connection sees every request id in the broadcast frames, so a member could
-   * otherwise stop someone else's reply, or send a request under its id (the SDK keys a turn's
-   * abort signal by it).
-   */
-  readonly #requestAuthors = new Map<string, string>();
+  /** Who sent each recent chat request, in a shared chat (turn-guard.ts). */
+  readonly #requestAuthors = new RequestAuthors();
 
   /** How the reply in flight ended, merged into it when the SDK stores it (reply-endings.ts). */
   readonly #endings = new ReplyEndings();
@@ -215,8 +198,8 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       this.abortAllRequests("access ended");
       return;
     }
-    for (const [requestId, author] of this.#requestAuthors) {
-      if (author === userId) this.abortRequest(requestId, "access ended");
+    for (const requestId of this.#requestAuthors.requestsOf(userId)) {
+      this.abortRequest(requestId, "access ended");
     }
   }
 
@@ -254,33 +237,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
 
   /** A refusal as a `parley_error` frame; for a chat request, also the SDK's error and done frames. */
   protected refuse(connection: Connection, refusal: Refusal): void {
-    connection.send(
-      JSON.stringify({
-        type: "parley_error",
-        requestId: refusal.requestId ?? null,
-        error: { code: refusal.code, message: refusal.message },
-      }),
-    );
-    if (refusal.requestId) {
-      connection.send(
-        JSON.stringify({
-          type: "cf_agent_use_chat_response",
-          id: refusal.requestId,
-          body: refusal.message,
-          done: false,
-          error: true,
-        }),
-      );
-      connection.send(
-        JSON.stringify({
-          type: "cf_agent_use_chat_response",
-          id: refusal.requestId,
-          body: "",
-          done: true,
-          outcome: "error",
-        }),
-      );
-    }
+    for (const frame of refusalFrames(refusal)) connection.send(frame);
   }
 
   async #guard(
@@ -303,7 +260,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       this.refuse(connection, decision);
       return;
     }
-    const other = this.#othersTurn(sender, decision);
+    const other = this.sharedChat ? this.#requestAuthors.othersTurn(sender, decision) : null;
     if (other) {
       this.refuse(connection, other);
       return;
@@ -312,24 +269,20 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       const requestId = decision.requestId;
       const toolCallId = decision.approval?.toolCallId;
       // Checked and marked before the first await: two answers in the same tick admit one.
-      if (toolCallId !== undefined) {
-        if (this.#answering.has(toolCallId)) {
-          this.refuse(connection, {
-            code: "conflict",
-            message: "This tool call is already being answered",
-          });
-          return;
-        }
-        this.#forgetAnswered();
-        this.#answering.add(toolCallId);
+      if (toolCallId !== undefined && !this.#answers.claim(toolCallId, this.messages)) {
+        this.refuse(connection, {
+          code: "conflict",
+          message: "This tool call is already being answered",
+        });
+        return;
       }
       try {
         const caller = callerForTurn(this.callerOf(connection));
         const turn = await this.admitTurn(caller, decision);
         this.admitted.set(requestId ?? CONTINUATION, turn);
-        if (requestId && this.sharedChat) this.#noteAuthor(requestId, caller.userId);
+        if (requestId && this.sharedChat) this.#requestAuthors.note(requestId, caller.userId);
       } catch (error) {
-        if (toolCallId !== undefined) this.#answering.delete(toolCallId);
+        if (toolCallId !== undefined) this.#answers.release(toolCallId);
         const appError = isAppError(error)
           ? error
           : new AppError("internal", "Could not start the turn", { cause: error });
@@ -350,49 +303,6 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       }
     }
     await next(connection, decision.frame);
-  }
-
-  /**
-   * In a shared chat, a refusal of a frame that acts on another member's turn: stopping their reply
-   * (an owner or admin may, as they may clear the chat), or a chat request under their request id.
-   */
-  #othersTurn(
-    sender: AgentCaller | null,
-    decision: Extract<FrameDecision, { kind: "forward" }>,
-  ): Refusal | null {
-    if (!this.sharedChat) return null;
-    const requestId = decision.cancel?.requestId ?? (decision.trigger && decision.requestId);
-    if (!requestId) return null;
-    const author = this.#requestAuthors.get(requestId);
-    if (author === undefined || author === sender?.userId) return null;
-    if (decision.cancel) {
-      if (sender?.role === "owner" || sender?.role === "admin") return null;
-      return { code: "forbidden", message: "Only its author can stop this reply" };
-    }
-    return { code: "conflict", message: "This request id is already in use", requestId };
-  }
-
-  #noteAuthor(requestId: string, userId: string): void {
-    this.#requestAuthors.delete(requestId);
-    this.#requestAuthors.set(requestId, userId);
-    for (const oldest of this.#requestAuthors.keys()) {
-      if (this.#requestAuthors.size <= REQUEST_AUTHORS) break;
-      this.#requestAuthors.delete(oldest);
-    }
-  }
-
-  /** Drops the answers the SDK has applied (the transcript no longer waits for them). */
-  #forgetAnswered(): void {
-    if (this.#answering.size === 0) return;
-    const waiting = new Set<string>();
-    for (const message of this.messages) {
-      for (const part of message.parts) {
-        if ("toolCallId" in part && "state" in part && part.state === "approval-requested") {
-          waiting.add(part.toolCallId);
-        }
-      }
-    }
-    for (const id of this.#answering) if (!waiting.has(id)) this.#answering.delete(id);
   }
 
   /** Usage that a reset kept from landing is sent first thing (a rare case: one RPC per row). */

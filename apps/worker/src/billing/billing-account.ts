@@ -1,9 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import {
-  AccountStore,
   type ActivityRowsQuery,
   type AlertDelivery,
-  AlertOutbox,
   type Allowance,
   type AutoTopUpSettings,
   type AutoTopUpState,
@@ -12,21 +10,15 @@ import {
   type Balance,
   type BillingSettings,
   CreditLedger,
-  createUsageRollups,
   type EndUserLimits,
   type Forecast,
-  LEDGER_SQLITE_SCHEMA,
   type LeaseResult,
-  type LedgerConfig,
   type LimitRule,
-  LimitRuleStore,
   type PrincipalLimit,
   type ReleaseResult,
   type ReserveResult,
   type SavedCard,
   type SettleResult,
-  type SqlExecutor,
-  SqlLedgerStore,
   type StripeAutoTopUpFailedAction,
   type StripeLedgerAction,
   sessionSpend,
@@ -41,8 +33,8 @@ import {
 import type { Grant } from "@parley/shared";
 import { type Finding, scanStore, scrubStore, sqlSource } from "../erasure/scan.ts";
 import type { Replacement } from "../erasure/scrub.ts";
-import { AccountAlarm } from "./account-alarm.ts";
 import { pseudonymizeMember } from "./account-erasure.ts";
+import { type AccountParts, accountParts, ledgerConfig } from "./account-parts.ts";
 import type {
   LeaseRequest,
   ReserveRequest,
@@ -50,10 +42,8 @@ import type {
   StripeApplyResult,
   UsageQuery,
 } from "./account-requests.ts";
-import { AlertWebhook } from "./alert-webhook.ts";
-import { AccountAutoTopUp, type ConfigureResult } from "./auto-top-up.ts";
-import { AccountGrants, type OperatorGrantOutcome } from "./grants.ts";
-import { LeaseHolders } from "./lease-holders.ts";
+import type { ConfigureResult } from "./auto-top-up.ts";
+import type { AccountGrants, OperatorGrantOutcome } from "./grants.ts";
 
 export {
   type ActivityRowsQuery,
@@ -76,78 +66,14 @@ const DEFAULT_HOLD_TTL_MS = 10 * 60 * 1000;
  * interleaved by another session's reservation. Mutations run in one `transactionSync`.
  */
 export class BillingAccount extends DurableObject<Env> {
-  readonly #sql: SqlStorage;
-  /** The object's SQLite as the package's queries take it. */
-  readonly #exec: Pick<SqlExecutor, "exec">;
-  /** Settings, Stripe events applied, preview turns. */
-  readonly #account: AccountStore;
-  readonly #store: SqlLedgerStore;
-  readonly #outbox: AlertOutbox;
-  readonly #webhook: AlertWebhook;
-  readonly #alarm: AccountAlarm;
-  readonly #leaseHolders: LeaseHolders;
-  /** Limits on one member or project, per day, week or month (read into memory). */
-  readonly #rules: LimitRuleStore;
-  readonly #grants: AccountGrants;
-  readonly #autoTopUp: AccountAutoTopUp;
+  /** Its stores, alarm, webhook, grants, automatic top-up and lease holders (account-parts.ts). */
+  readonly #parts: AccountParts;
   #ledger: CreditLedger;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.#sql = ctx.storage.sql;
-    this.#exec = { exec: (query, ...bindings) => this.#sql.exec(query, ...bindings) };
-    for (const statement of LEDGER_SQLITE_SCHEMA) this.#sql.exec(statement);
-    this.#account = new AccountStore(this.#exec);
-    this.#account.migrate();
-    this.#rules = new LimitRuleStore(this.#exec);
-    this.#rules.migrate();
-    // Usage summed per UTC day for the groupings (packages/billing/src/usage-rollups.ts).
-    createUsageRollups(this.#exec);
-    // Alerts to deliver to the org's webhook: an outbox drained by the alarm, with retries.
-    this.#outbox = new AlertOutbox(this.#exec);
-    this.#outbox.migrate();
-    let depth = 0;
-    const transact = <T>(fn: () => T): T => {
-      // transactionSync does not nest: an inner call joins the outer transaction.
-      if (depth > 0) return fn();
-      depth++;
-      try {
-        return ctx.storage.transactionSync(fn);
-      } finally {
-        depth--;
-      }
-    };
-    this.#store = new SqlLedgerStore({ ...this.#exec, transact });
-    this.#ledger = new CreditLedger(this.#store, this.#ledgerConfig());
-    // Promotions, the monthly allowance and expiry (grants.ts); the ledger is read anew each time.
-    this.#grants = new AccountGrants(this.#exec, this.#store, () => this.#ledger);
-    this.#webhook = new AlertWebhook(env, this.#account, this.#store, this.#outbox);
-    // A saved card charged off-session when the balance falls below a threshold (auto-top-up.ts).
-    this.#autoTopUp = new AccountAutoTopUp({
-      env,
-      exec: this.#exec,
-      ledger: () => this.#ledger,
-      orgId: () => this.#account.orgId(),
-      transact,
-      wake: (at) => this.#alarm.fireBy(at),
-      queue: (alerts, now) => this.#webhook.queue(alerts, now),
-    });
-    this.#alarm = new AccountAlarm(ctx.storage, this.#outbox, [this.#grants, this.#autoTopUp]);
-    // Sessions holding leases: they report before a read, and give their leases back when a
-    // limit changes or a call is refused.
-    this.#leaseHolders = new LeaseHolders(this.#sql, this.#store, env);
-  }
-
-  #ledgerConfig(): Partial<LedgerConfig> {
-    const { orgMonthlyLimitMicros, memberDailyLimitMicros, lowBalanceMicros, runwayAlertDays } =
-      this.settings();
-    return {
-      orgMonthlyLimitMicros,
-      memberDailyLimitMicros,
-      lowBalanceMicros,
-      runwayAlertDays,
-      limitRules: this.#rules,
-    };
+    this.#parts = accountParts(ctx, env, () => this.#ledger);
+    this.#ledger = new CreditLedger(this.#parts.store, ledgerConfig(this.#parts));
   }
 
   /**
@@ -159,7 +85,7 @@ export class BillingAccount extends DurableObject<Env> {
     const now = Date.now();
     const expiresAt = input.grantDays ? now + input.grantDays * 86_400_000 : null;
     const posted = this.ctx.storage.transactionSync(() => {
-      this.#account.open(input.orgId);
+      this.#parts.account.open(input.orgId);
       if (input.grantMicros <= 0) return false;
       const result = this.#ledger.post({
         kind: "grant",
@@ -171,7 +97,7 @@ export class BillingAccount extends DurableObject<Env> {
       });
       return result.ok && !result.replayed;
     });
-    if (posted && expiresAt !== null) await this.#alarm.fireBy(expiresAt);
+    if (posted && expiresAt !== null) await this.#parts.alarm.fireBy(expiresAt);
     return this.#ledger.balance();
   }
 
@@ -184,14 +110,19 @@ export class BillingAccount extends DurableObject<Env> {
   async summary(): Promise<Summary> {
     const balance = await this.balance();
     const now = Date.now();
-    return { ...balance, forecast: this.#ledger.forecast(now), grants: this.#grants.list(now) };
+    return {
+      ...balance,
+      forecast: this.#ledger.forecast(now),
+      grants: this.#parts.grants.list(now),
+    };
   }
 
   /** A platform operator's promotion grant (routes/operator.ts); its expiry sets the alarm. */
   async promote(input: Parameters<AccountGrants["promote"]>[0]): Promise<OperatorGrantOutcome> {
     const now = Date.now();
-    const result = this.ctx.storage.transactionSync(() => this.#grants.promote(input, now));
-    if (result.ok && result.lot.expiresAt !== null) await this.#alarm.fireBy(result.lot.expiresAt);
+    const result = this.ctx.storage.transactionSync(() => this.#parts.grants.promote(input, now));
+    if (result.ok && result.lot.expiresAt !== null)
+      await this.#parts.alarm.fireBy(result.lot.expiresAt);
     return result;
   }
 
@@ -199,27 +130,27 @@ export class BillingAccount extends DurableObject<Env> {
   async setAllowance(allowance: Allowance): Promise<{ nextRenewalAt: number | null }> {
     const now = Date.now();
     const result = this.ctx.storage.transactionSync(() =>
-      this.#grants.setAllowance(allowance, now),
+      this.#parts.grants.setAllowance(allowance, now),
     );
-    if (result.nextRenewalAt !== null) await this.#alarm.fireBy(result.nextRenewalAt);
+    if (result.nextRenewalAt !== null) await this.#parts.alarm.fireBy(result.nextRenewalAt);
     return result;
   }
 
   settings(): BillingSettings {
-    return this.#account.settings();
+    return this.#parts.account.settings();
   }
 
   updateSettings(orgId: string, patch: Partial<BillingSettings>): BillingSettings {
     const before = this.settings();
     const next = { ...before, ...patch };
-    this.#account.writeSettings(orgId, next);
-    this.#ledger = new CreditLedger(this.#store, this.#ledgerConfig());
+    this.#parts.account.writeSettings(orgId, next);
+    this.#ledger = new CreditLedger(this.#parts.store, ledgerConfig(this.#parts));
     const current = this.settings();
     if (
       current.orgMonthlyLimitMicros !== before.orgMonthlyLimitMicros ||
       current.memberDailyLimitMicros !== before.memberDailyLimitMicros
     ) {
-      this.ctx.waitUntil(this.#leaseHolders.revoke());
+      this.ctx.waitUntil(this.#parts.leaseHolders.revoke());
     }
     return next;
   }
@@ -229,12 +160,12 @@ export class BillingAccount extends DurableObject<Env> {
    * returned, so the next grants are sized under the new limits.
    */
   async limitsChanged(): Promise<void> {
-    await this.#leaseHolders.revoke();
+    await this.#parts.leaseHolders.revoke();
   }
 
   /** Every limit on one member or project. */
   limitRules(): LimitRule[] {
-    return this.#rules.list();
+    return this.#parts.rules.list();
   }
 
   /**
@@ -244,14 +175,14 @@ export class BillingAccount extends DurableObject<Env> {
   setLimitRule(
     rule: Omit<LimitRule, "amountMicros" | "updatedAt"> & { amountMicros: number | null },
   ): LimitRule[] {
-    this.#rules.put(rule, Date.now());
-    this.ctx.waitUntil(this.#leaseHolders.revoke());
-    return this.#rules.rulesFor(rule.subject, rule.subjectId).slice();
+    this.#parts.rules.put(rule, Date.now());
+    this.ctx.waitUntil(this.#parts.leaseHolders.revoke());
+    return this.#parts.rules.rulesFor(rule.subject, rule.subjectId).slice();
   }
 
   /** Removes every limit of these (erased) projects; idempotent. */
   dropProjectLimits(projectIds: string[]): void {
-    this.#rules.dropSubjects("project", projectIds);
+    this.#parts.rules.dropSubjects("project", projectIds);
   }
 
   /** The limits on a principal's calls in a project, spent so far and when each resets. */
@@ -266,7 +197,7 @@ export class BillingAccount extends DurableObject<Env> {
 
   /** Before a read of usage or balance: the lease holders report first (`LeaseHolders.collect`). */
   #collect(): Promise<void> {
-    return this.#leaseHolders.collect();
+    return this.#parts.leaseHolders.collect();
   }
 
   /**
@@ -274,7 +205,7 @@ export class BillingAccount extends DurableObject<Env> {
    * The preview is free for the org, so this is a count, not money.
    */
   admitPreviewTurn(cap: number): { ok: boolean; used: number } {
-    return this.#account.admitPreviewTurn(new Date().toISOString().slice(0, 10), cap);
+    return this.#parts.account.admitPreviewTurn(new Date().toISOString().slice(0, 10), cap);
   }
 
   /** Reserves credits for one model call before it is made. Replaying a request id is harmless. */
@@ -294,18 +225,19 @@ export class BillingAccount extends DurableObject<Env> {
     if (
       !result.ok &&
       result.reason !== "conflict" &&
-      this.#leaseHolders.holding(input.sessionId).length
+      this.#parts.leaseHolders.holding(input.sessionId).length
     ) {
       // Credits may sit unused in other sessions' leases: they are taken back, and the call tried
       // once more, so a call is refused only when the org cannot afford it.
-      await this.#leaseHolders.revoke(input.sessionId);
+      await this.#parts.leaseHolders.revoke(input.sessionId);
       result = reserve();
     }
     const now = Date.now();
-    const queued = "alerts" in result && this.#webhook.queue(result.alerts, now);
+    const queued = "alerts" in result && this.#parts.webhook.queue(result.alerts, now);
     // Only new work can need an earlier alarm: the new hold's expiry, or alerts just queued.
-    if (result.ok && !result.replayed) await this.#alarm.fireBy(result.hold.expiresAt);
-    if (queued || (result.ok && this.#autoTopUp.check(now))) await this.#alarm.fireBy(now);
+    if (result.ok && !result.replayed) await this.#parts.alarm.fireBy(result.hold.expiresAt);
+    if (queued || (result.ok && this.#parts.autoTopUp.check(now)))
+      await this.#parts.alarm.fireBy(now);
     return result;
   }
 
@@ -314,8 +246,11 @@ export class BillingAccount extends DurableObject<Env> {
     const now = Date.now();
     const result = this.#ledger.settle({ ...input, now });
     // A settle only removes work, unless it fired alerts to deliver or a top-up to ask for.
-    if (result.ok && (this.#webhook.queue(result.alerts, now) || this.#autoTopUp.check(now))) {
-      await this.#alarm.fireBy(now);
+    if (
+      result.ok &&
+      (this.#parts.webhook.queue(result.alerts, now) || this.#parts.autoTopUp.check(now))
+    ) {
+      await this.#parts.alarm.fireBy(now);
     }
     return result;
   }
@@ -331,14 +266,14 @@ export class BillingAccount extends DurableObject<Env> {
     // Who may hold calls back: a read asks them for what they have not reported (`#collect`). A
     // session whose lease closed with no call in flight holds nothing back: it is not asked.
     if (result.ok && (result.lease !== null || input.keepMicros > 0)) {
-      this.#leaseHolders.seen(input.sessionId, now);
+      this.#parts.leaseHolders.seen(input.sessionId, now);
     } else if (result.ok) {
-      this.#leaseHolders.forget(input.sessionId);
+      this.#parts.leaseHolders.forget(input.sessionId);
     }
     if (!result.ok) return result;
-    const queued = this.#webhook.queue(result.alerts, now);
-    if (result.lease) await this.#alarm.fireBy(result.lease.expiresAt);
-    if (queued || this.#autoTopUp.check(now)) await this.#alarm.fireBy(now);
+    const queued = this.#parts.webhook.queue(result.alerts, now);
+    if (result.lease) await this.#parts.alarm.fireBy(result.lease.expiresAt);
+    if (queued || this.#parts.autoTopUp.check(now)) await this.#parts.alarm.fireBy(now);
     return result;
   }
 
@@ -357,12 +292,12 @@ export class BillingAccount extends DurableObject<Env> {
   ): StripeApplyResult {
     const now = Date.now();
     return this.ctx.storage.transactionSync((): StripeApplyResult => {
-      if (this.#account.stripeEventSeen(event.id)) return { status: "duplicate" };
+      if (this.#parts.account.stripeEventSeen(event.id)) return { status: "duplicate" };
       const result = applyStripeAction(this.#ledger, action, now);
-      this.#account.recordStripeEvent(event, now);
-      if (result.ok) this.#webhook.queue(result.alerts, now);
+      this.#parts.account.recordStripeEvent(event, now);
+      if (result.ok) this.#parts.webhook.queue(result.alerts, now);
       if (action.type === "auto_topup") {
-        this.#autoTopUp.succeeded(action.chargeKey, action.paymentIntentId, now);
+        this.#parts.autoTopUp.succeeded(action.chargeKey, action.paymentIntentId, now);
       }
       return { status: "applied", result };
     });
@@ -370,25 +305,25 @@ export class BillingAccount extends DurableObject<Env> {
 
   /** Automatic top-up (auto-top-up.ts): settings, the saved card, a pause, the latest charges. */
   autoTopUp(): AutoTopUpState {
-    return this.#autoTopUp.state(Date.now());
+    return this.#parts.autoTopUp.state(Date.now());
   }
 
   configureAutoTopUp(settings: AutoTopUpSettings): Promise<ConfigureResult> {
-    return this.#autoTopUp.configureNow(settings, Date.now());
+    return this.#parts.autoTopUp.configureNow(settings, Date.now());
   }
 
   /** A card saved through Checkout in setup mode (the verified webhook): it replaces the last. */
   saveCard(card: SavedCard): Promise<void> {
-    return this.#autoTopUp.saveCardNow(card, Date.now());
+    return this.#parts.autoTopUp.saveCardNow(card, Date.now());
   }
 
   removeCard(): AutoTopUpState {
-    return this.#autoTopUp.removeCardNow(Date.now());
+    return this.#parts.autoTopUp.removeCardNow(Date.now());
   }
 
   /** The webhook said an automatic top-up failed: it pauses, and the alert goes out. */
   autoTopUpFailed(action: StripeAutoTopUpFailedAction): Promise<void> {
-    return this.#autoTopUp.failedNow(action, Date.now());
+    return this.#parts.autoTopUp.failedNow(action, Date.now());
   }
 
   /** Ledger entries, newest first, each with its grant; `before`: the previous page's last seq. */
@@ -397,7 +332,7 @@ export class BillingAccount extends DurableObject<Env> {
     limit: number,
   ): Promise<ReturnType<AccountGrants["annotate"]>> {
     await this.#collect();
-    const rows = this.#sql
+    const rows = this.#parts.sql
       .exec(
         "SELECT * FROM ledger_entries WHERE seq < ? ORDER BY seq DESC LIMIT ?",
         before ?? Number.MAX_SAFE_INTEGER,
@@ -405,13 +340,13 @@ export class BillingAccount extends DurableObject<Env> {
       )
       .toArray()
       .map(toEntry);
-    return this.#grants.annotate(rows);
+    return this.#parts.grants.annotate(rows);
   }
 
   /** Usage grouped by day, model, member, project or session, over [from, to). */
   async usage(query: UsageQuery): Promise<UsageColumns> {
     await this.#collect();
-    return usageReport(this.#exec, query);
+    return usageReport(this.#parts.exec, query);
   }
 
   /**
@@ -420,7 +355,7 @@ export class BillingAccount extends DurableObject<Env> {
    */
   pseudonymizeMember(memberId: string, pseudonym: string): { rows: number } {
     return this.ctx.storage.transactionSync(() =>
-      pseudonymizeMember(this.#sql, memberId, pseudonym),
+      pseudonymizeMember(this.#parts.sql, memberId, pseudonym),
     );
   }
 
@@ -429,40 +364,40 @@ export class BillingAccount extends DurableObject<Env> {
    * added later is scanned too. Returns where the identifiers are still found.
    */
   scanFor(needles: string[]): Promise<Finding[]> {
-    return scanStore(sqlSource(this.#sql), { needles });
+    return scanStore(sqlSource(this.#parts.sql), { needles });
   }
 
   /** The erasure's scrub of this account: replaces the person's identifiers in every table. */
   async scrubFor(replacements: Replacement[]): Promise<number> {
-    const scrubbed = await scrubStore(sqlSource(this.#sql), replacements, {});
+    const scrubbed = await scrubStore(sqlSource(this.#parts.sql), replacements, {});
     // A limit on an erased member or project now names its pseudonym: read them again.
-    this.#rules.reload();
+    this.#parts.rules.reload();
     return scrubbed;
   }
 
   /** Spend per session for a page of sessions (price charged, summed), for the sessions list. */
   async spendBySession(sessionIds: string[]): Promise<Record<string, number>> {
     await this.#collect();
-    return spendBySession(this.#exec, sessionIds);
+    return spendBySession(this.#parts.exec, sessionIds);
   }
 
   /** What one session has spent so far (billable price charged) and how many model calls it made. */
   async sessionSpend(sessionId: string): Promise<{ priceMicros: number; requests: number }> {
     await this.#collect();
-    return sessionSpend(this.#exec, sessionId);
+    return sessionSpend(this.#parts.exec, sessionId);
   }
 
   /** Raw usage events in time order, a page at a time (the CSV export streams these). */
   async usageRows(query: UsageRowsQuery): Promise<ReturnType<AccountGrants["usage"]>> {
     // The first page asks the lease holders; later pages continue from the same moment.
     if (query.after === undefined) await this.#collect();
-    return this.#grants.usage(usageRows(this.#exec, query));
+    return this.#parts.grants.usage(usageRows(this.#parts.exec, query));
   }
 
   /** Usage events newest first, filtered, a page at a time (the activity list). */
   async activityRows(query: ActivityRowsQuery): Promise<UsageRow[]> {
     if (query.before === undefined) await this.#collect();
-    return activityRows(this.#exec, query);
+    return activityRows(this.#parts.exec, query);
   }
 
   /**
@@ -470,7 +405,7 @@ export class BillingAccount extends DurableObject<Env> {
    * (the last alert of the previous page).
    */
   alerts(limit = 100, before?: { firedAt: number; key: string }): AlertDelivery[] {
-    return this.#outbox.list(limit, before);
+    return this.#parts.outbox.list(limit, before);
   }
 
   /** The reconciliation check: cached balance equals the sum of entries, held equals open holds. */
@@ -480,15 +415,15 @@ export class BillingAccount extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     // The alarm that is running is gone; the next one is set below if anything is pending.
-    this.#alarm.fired();
+    this.#parts.alarm.fired();
     const now = Date.now();
     this.#ledger.expire(now);
     // Grants that are due expire, and the allowance renews, each exactly once (grants.ts).
-    const granted = this.ctx.storage.transactionSync(() => this.#grants.run(now));
-    this.#webhook.queue(granted, now);
+    const granted = this.ctx.storage.transactionSync(() => this.#parts.grants.run(now));
+    this.#parts.webhook.queue(granted, now);
     // Automatic top-ups due: asked of Stripe here, never in a turn; a failure alerts.
-    this.#webhook.queue(await this.#autoTopUp.run(now), Date.now());
-    await this.#webhook.deliver(now);
-    await this.#alarm.rearm(Date.now());
+    this.#parts.webhook.queue(await this.#parts.autoTopUp.run(now), Date.now());
+    await this.#parts.webhook.deliver(now);
+    await this.#parts.alarm.rearm(Date.now());
   }
 }

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ErasurePlan, ErasureRequestRow, Step } from "./plan.ts";
-import { runStep, verifyErasure } from "./steps.ts";
+import { runStep } from "./steps.ts";
+import { verifyErasure } from "./verify.ts";
 
 const MAX_ATTEMPTS = 6;
 /** When the alarm takes over if the run the Worker started does not finish (a crash, an eviction). */
