@@ -15,7 +15,7 @@ import { ROTATION_GRACE_MS, rotateRefreshToken } from "../src/auth/refresh-token
 import { billingAccount } from "../src/billing/account.ts";
 import type { ErasurePlan } from "../src/erasure/plan.ts";
 import { pseudonym } from "../src/erasure/pseudonym.ts";
-import { verifyErasure } from "../src/erasure/steps.ts";
+import { verifyErasure } from "../src/erasure/verify.ts";
 import worker from "../src/index.ts";
 import { clientAddress as clientAddressKey, NO_CLIENT_ADDRESS } from "../src/routes/auth.ts";
 import { signed, tokenAttacks } from "./attacks.ts";
@@ -27,6 +27,7 @@ import {
   apiKeyFor,
   BASE,
   errorCode,
+  inOneWindow,
   randomClientAddress,
   signUp,
   snapshot,
@@ -2904,14 +2905,6 @@ describe("chat frames and agents, second probe (issue 12)", () => {
 
 describe("abuse limits, checkout and HTTP input, second probe (issue 12)", () => {
   const password = "a long enough password";
-  /**
-   * The simulated limiters, like Cloudflare's, count in windows aligned to the clock: a case that
-   * must see one window whole starts early enough in one.
-   */
-  async function roomInWindow(ms: number): Promise<void> {
-    const left = 60_000 - (Date.now() % 60_000);
-    if (left < ms) await new Promise((resolve) => setTimeout(resolve, left + 100));
-  }
   const signupFrom = (address: string, label = "farm") =>
     api<{ accessToken: string }>("POST", "/api/auth/signup", {
       headers: { "cf-connecting-ip": address },
@@ -2927,7 +2920,7 @@ describe("abuse limits, checkout and HTTP input, second probe (issue 12)", () =>
   const hex = () => Math.floor(Math.random() * 0xffff).toString(16);
 
   it("sign-ups from one client address stop at 5 a minute (rate_limited, nothing written); other addresses go on", async () => {
-    await roomInWindow(10_000);
+    await inOneWindow(10_000);
     const address = randomClientAddress();
     for (let i = 0; i < 5; i++) expect((await signupFrom(address)).status).toBe(201);
     const before = await snapshot();
@@ -2951,7 +2944,7 @@ describe("abuse limits, checkout and HTTP input, second probe (issue 12)", () =>
     expect(clientAddressKey(undefined)).toBe(NO_CLIENT_ADDRESS);
     expect(clientAddressKey("")).toBe(NO_CLIENT_ADDRESS);
     // End to end: five addresses of one /64 use up the sign-ups of all of it.
-    await roomInWindow(10_000);
+    await inOneWindow(10_000);
     const prefix = `2001:db8:${hex()}:${hex()}`;
     for (let i = 1; i <= 5; i++) {
       expect((await signupFrom(`${prefix}:${i}::${i}`)).status).toBe(201);
@@ -2960,7 +2953,7 @@ describe("abuse limits, checkout and HTTP input, second probe (issue 12)", () =>
   }, 60_000);
 
   it("POST /api/orgs stops at 5 a minute per user (rate_limited, nothing written); other users go on", async () => {
-    await roomInWindow(10_000);
+    await inOneWindow(10_000);
     const w = await world();
     const create = (token: string, name: string) =>
       api("POST", "/api/orgs", { token, body: { name } });
@@ -2975,7 +2968,7 @@ describe("abuse limits, checkout and HTTP input, second probe (issue 12)", () =>
   }, 60_000);
 
   it("ten wrong passwords from a stranger's address do not lock the owner out", async () => {
-    await roomInWindow(10_000);
+    await inOneWindow(10_000);
     const owner = await signUp("locked-out");
     const stranger = randomClientAddress();
     const codes: number[] = [];
@@ -2989,7 +2982,7 @@ describe("abuse limits, checkout and HTTP input, second probe (issue 12)", () =>
   }, 60_000);
 
   it("guesses spread over many addresses stop at 100 a minute per email", async () => {
-    await roomInWindow(20_000);
+    await inOneWindow(20_000);
     const owner = await signUp("spread");
     const statuses: number[] = [];
     for (let a = 0; a < 11; a++) {

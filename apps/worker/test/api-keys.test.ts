@@ -23,7 +23,7 @@ import { fileErasure } from "../src/erasure/file.ts";
 import type { ErasurePlan } from "../src/erasure/plan.ts";
 import { pseudonym } from "../src/erasure/pseudonym.ts";
 import { d1Source, scanStore } from "../src/erasure/scan.ts";
-import { verifyErasure } from "../src/erasure/steps.ts";
+import { verifyErasure } from "../src/erasure/verify.ts";
 import type { AppEnv } from "../src/http/context.ts";
 import { errorResponse } from "../src/http/errors.ts";
 import { MAX_ACTIVE_API_KEYS } from "../src/routes/api-keys.ts";
@@ -32,6 +32,7 @@ import {
   api,
   apiKeyFor,
   errorCode,
+  inOneWindow,
   snapshot,
   type TestApiKey,
   type World,
@@ -535,9 +536,7 @@ describe("each use of a key", () => {
   });
 
   it("is rate-limited per key: the 101st in 10 s is 429 with nothing written; another key goes on", async () => {
-    // The simulated limiter counts in windows aligned to the clock: start early in one.
-    const left = 10_000 - (Date.now() % 10_000);
-    if (left < 8_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+    await inOneWindow(8_000, 10_000);
     const w = await world();
     const path = `/api/orgs/${w.orgId}/sessions`;
     const statuses: number[] = [];

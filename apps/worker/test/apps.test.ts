@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import type { App, AppWithSecret, Page } from "@parley/shared";
 import { describe, expect, it } from "vitest";
-import { verifyErasure } from "../src/erasure/steps.ts";
+import { verifyErasure } from "../src/erasure/verify.ts";
 import {
   AUDIENCE,
   createApp,

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ROTATION_GRACE_MS } from "../src/auth/refresh-tokens.ts";
-import { api, errorCode, snapshot, uniqueEmail } from "./helpers.ts";
+import { api, errorCode, inOneWindow, snapshot, uniqueEmail } from "./helpers.ts";
 
 const password = "correct horse battery";
 
@@ -87,6 +87,7 @@ describe("sign-up and login", () => {
 
 describe("sign-in rate limit", () => {
   it("slows password guessing per email with rate_limited, leaving other accounts alone", async () => {
+    await inOneWindow(20_000);
     const email = uniqueEmail("guessed");
     await signup(email);
     const codes: number[] = [];
@@ -105,7 +106,7 @@ describe("sign-in rate limit", () => {
     expect(
       (await api("POST", "/api/auth/login", { body: { email: other, password } })).status,
     ).toBe(200);
-  });
+  }, 90_000);
 });
 
 describe("refresh tokens", () => {

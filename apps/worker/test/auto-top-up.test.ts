@@ -262,7 +262,6 @@ describe("automatic top-up", () => {
 
   it("charges no more than the monthly cap allows", async () => {
     const w = await funded(6 * DOLLAR);
-    const account = billingAccount(env, w.orgId);
     await saveCard(w, GOOD_CARD);
     await configure(w, { amountMicros: 10 * DOLLAR, monthlyCapMicros: 15 * DOLLAR });
     await spend(w, 2, 600_000, "cap-1");

@@ -22,7 +22,7 @@ import {
   signedToken,
 } from "./apps.ts";
 import { signed } from "./attacks.ts";
-import { api, errorCode, snapshot, type World, world } from "./helpers.ts";
+import { api, errorCode, inOneWindow, snapshot, type World, world } from "./helpers.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const endUsers = async (appId: string) =>
@@ -616,15 +616,6 @@ describe("an end-user access token is never a member's", () => {
     });
   });
 });
-
-/**
- * The simulated limiter counts in windows aligned to the wall clock's minutes: a test that ran
- * across a boundary would see its count start again. Start it early enough in a minute.
- */
-async function inOneWindow(needMs: number): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < needMs) await sleep(left + 50);
-}
 
 describe("rate limits of the exchange", () => {
   it("60 a minute per app and client address, then 429 and nothing written; other clients go on", {

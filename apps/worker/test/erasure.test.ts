@@ -4,7 +4,7 @@ import type { OnboardingAgent } from "../src/agents/onboarding-agent.ts";
 import { billingAccount } from "../src/billing/account.ts";
 import type { ErasurePlan } from "../src/erasure/plan.ts";
 import { pseudonym } from "../src/erasure/pseudonym.ts";
-import { verifyErasure } from "../src/erasure/steps.ts";
+import { verifyErasure } from "../src/erasure/verify.ts";
 import { connect, mustConnect } from "./chat.ts";
 import { api, errorCode, snapshot, type World } from "./helpers.ts";
 import { funded, returnLeases, settledBalance } from "./metering.ts";

@@ -2,7 +2,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { type DataExport, EXPORT_FORMAT, newId } from "@parley/shared";
 import { describe, expect, it } from "vitest";
 import { STEP_NAMES } from "../src/erasure/plan.ts";
-import { verifyErasure } from "../src/erasure/steps.ts";
+import { verifyErasure } from "../src/erasure/verify.ts";
 import { exportJob, exportRow, fileExport } from "../src/exports/file.ts";
 import { EXPORT_COVERAGE, SECTIONS } from "../src/exports/sections.ts";
 import { mustConnect } from "./chat.ts";

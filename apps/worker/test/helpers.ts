@@ -26,6 +26,16 @@ export const randomClientAddress = (): string =>
   `10.${[...crypto.getRandomValues(new Uint8Array(3))].join(".")}`;
 
 /**
+ * The simulated rate limiters count, like Cloudflare's, in windows aligned to the clock (a minute,
+ * or `periodMs`): a test that must see one window whole and ran across a boundary would see its
+ * count start again. Waits, if need be, until `needMs` are left in the current window.
+ */
+export async function inOneWindow(needMs: number, periodMs = 60_000): Promise<void> {
+  const left = periodMs - (Date.now() % periodMs);
+  if (left < needMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
+
+/**
  * Calls the real Worker (routing, middleware, D1) the way a client does.
  *
  * Sign-ups are rate-limited per client address (`CF-Connecting-IP`), and the simulated limiter's
