@@ -210,8 +210,14 @@ const account = createRoute({
   component: lazyRouteComponent(() => import("./pages/account-page.tsx")),
 });
 
-/** An invitation link: readable signed in or out (pages/invite-page.tsx). */
+/** An invitation link, `/invite#secret`: readable signed in or out (pages/invite-page.tsx). */
 const invite = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/invite",
+  component: lazyRouteComponent(() => import("./pages/invite-page.tsx")),
+});
+/** A link of the first form, the secret in the path: it moves to the fragment. */
+const invitePathForm = createRoute({
   getParentRoute: () => rootRoute,
   path: "/invite/$secret",
   component: lazyRouteComponent(() => import("./pages/invite-page.tsx")),
@@ -219,6 +225,7 @@ const invite = createRoute({
 
 const routeTree = rootRoute.addChildren([
   invite,
+  invitePathForm,
   authLayout.addChildren([signIn, signUp]),
   appLayout.addChildren([
     index,

@@ -156,6 +156,19 @@ const matrix: Row[] = [
     expect: everyone(404),
   },
   {
+    route: "POST /api/auth/invitations/preview",
+    request: () => ({
+      path: "/api/auth/invitations/preview",
+      body: { token: `inv_${"x".repeat(43)}` },
+    }),
+    expect: everyone(404),
+  },
+  {
+    route: "POST /api/invitations/accept",
+    request: () => ({ path: "/api/invitations/accept", body: { token: `inv_${"x".repeat(43)}` } }),
+    expect: signedIn(404),
+  },
+  {
     route: "POST /api/invitations/:token/accept",
     request: () => ({ path: `/api/invitations/inv_${"x".repeat(43)}/accept` }),
     expect: signedIn(404),

@@ -28,9 +28,15 @@ async function invite(token: string, orgId: string, email: string, role = "membe
     body: { email, role },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
-  const secret = new URL(res.body.url).pathname.split("/")[2] ?? "";
+  const secret = new URL(res.body.url).hash.slice(1);
   return { ...res.body, secret };
 }
+
+/** The link's secret travels in the body, never in a path a request log keeps. */
+const previewOf = (secret: string) =>
+  api("POST", "/api/auth/invitations/preview", { body: { token: secret } });
+const acceptWith = (secret: string, token: string) =>
+  api("POST", "/api/invitations/accept", { token, body: { token: secret } });
 
 /** Someone with an account joins the org the only way there is: invited, and accepting. */
 async function join(
@@ -40,9 +46,7 @@ async function join(
   role = "member",
 ) {
   const { secret } = await invite(ownerToken, orgId, who.email, role);
-  const accepted = await api("POST", `/api/invitations/${secret}/accept`, {
-    token: who.accessToken,
-  });
+  const accepted = await acceptWith(secret, who.accessToken);
   expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
 }
 
@@ -61,7 +65,8 @@ describe("invitations by link", () => {
     const email = uniqueEmail("newcomer");
     const invitation = await invite(owner.accessToken, owner.orgId, email, "admin");
     expect(invitation).toMatchObject({ email, role: "admin", status: "pending" });
-    expect(invitation.url).toMatch(/\/invite\/inv_[A-Za-z0-9_-]{43}$/);
+    // The secret is in the link's fragment, which browsers never send: no request log keeps it.
+    expect(invitation.url).toMatch(/\/invite#inv_[A-Za-z0-9_-]{43}$/);
     // The secret is stored only as its hash.
     const stored = await env.DB.prepare("SELECT * FROM invitations WHERE id = ?")
       .bind(invitation.id)
@@ -77,20 +82,20 @@ describe("invitations by link", () => {
     expect(list.body.items[0]).not.toHaveProperty("url");
 
     // Before signing in, the link says what it invites to.
-    const preview = await api("GET", `/api/auth/invitations/${invitation.secret}`);
+    const preview = await previewOf(invitation.secret);
     expect(preview.status).toBe(200);
     expect(preview.body).toMatchObject({ email, role: "admin", orgName: expect.any(String) });
 
     const newcomer = await signUp("newcomer", { email });
-    // Acceptance takes no body (a role or org in one is not read): refused, and nobody joins.
-    const stray = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
+    // Acceptance takes the secret and nothing else (a role or org is not read): refused, and
+    // nobody joins.
+    const stray = await api("POST", "/api/invitations/accept", {
       token: newcomer.accessToken,
-      body: { role: "owner" },
+      body: { token: invitation.secret, role: "owner" },
     });
     expect(stray.status).toBe(400);
-    const accepted = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
-      token: newcomer.accessToken,
-    });
+    expect(errorCode(stray)).toBe("invalid_request");
+    const accepted = await acceptWith(invitation.secret, newcomer.accessToken);
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
     expect(accepted.body).toEqual({ orgId: owner.orgId, role: "admin" });
     expect(await membersOf(owner.accessToken, owner.orgId)).toContainEqual(
@@ -98,11 +103,9 @@ describe("invitations by link", () => {
     );
 
     // Used: the same link opens nothing again, and says so.
-    const again = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
-      token: newcomer.accessToken,
-    });
+    const again = await acceptWith(invitation.secret, newcomer.accessToken);
     expect(again.status).toBe(410);
-    expect((await api("GET", `/api/auth/invitations/${invitation.secret}`)).status).toBe(410);
+    expect((await previewOf(invitation.secret)).status).toBe(410);
   });
 
   it("refuses another account, a revoked link and an expired one, changing nothing", async () => {
@@ -115,9 +118,7 @@ describe("invitations by link", () => {
     // A forwarded link does not let another account in.
     const stranger = await signUp("stranger");
     let before = await snapshot();
-    const wrong = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
-      token: stranger.accessToken,
-    });
+    const wrong = await acceptWith(invitation.secret, stranger.accessToken);
     expect(wrong.status).toBe(403);
     expect(errorCode(wrong)).toBe("forbidden");
     expect(await snapshot()).toEqual(before);
@@ -130,9 +131,7 @@ describe("invitations by link", () => {
     expect(revoked.body).toMatchObject({ status: "revoked" });
     const invited = await signUp("invited", { email });
     before = await snapshot();
-    const late = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
-      token: invited.accessToken,
-    });
+    const late = await acceptWith(invitation.secret, invited.accessToken);
     expect(late.status).toBe(410);
     expect(await snapshot()).toEqual(before);
 
@@ -141,9 +140,7 @@ describe("invitations by link", () => {
       .bind(Date.now() - 1, other.id)
       .run();
     const tardy = await signUp("late", { email: lateEmail });
-    const expired = await api("POST", `/api/invitations/${other.secret}/accept`, {
-      token: tardy.accessToken,
-    });
+    const expired = await acceptWith(other.secret, tardy.accessToken);
     expect(expired.status).toBe(410);
     const members = await membersOf(owner.accessToken, owner.orgId);
     for (const who of [invited, tardy]) {
@@ -152,8 +149,44 @@ describe("invitations by link", () => {
 
     // Unknown and malformed secrets are 404, like a missing invitation.
     for (const secret of [`inv_${"A".repeat(43)}`, "inv_short", "x"]) {
-      expect((await api("GET", `/api/auth/invitations/${secret}`)).status).toBe(404);
+      expect((await previewOf(secret)).status).toBe(404);
     }
+  });
+
+  it("takes the secret only in the body; the first forms, with it in the path, still answer (deprecated)", async () => {
+    const owner = await signUp("owner");
+    const email = uniqueEmail("pathform");
+    const first = await invite(owner.accessToken, owner.orgId, email);
+    const newcomer = await signUp("pathform", { email });
+    const before = await snapshot();
+    // No secret, a secret of another type, or no body: 400 invalid_request, and nothing changes.
+    for (const body of [{}, { token: 42 }, { secret: first.secret }, undefined]) {
+      const preview = await api("POST", "/api/auth/invitations/preview", { body });
+      expect(preview.status, JSON.stringify(body)).toBe(400);
+      expect(errorCode(preview)).toBe("invalid_request");
+      const accept = await api("POST", "/api/invitations/accept", {
+        token: newcomer.accessToken,
+        body,
+      });
+      expect(accept.status, JSON.stringify(body)).toBe(400);
+      expect(errorCode(accept)).toBe("invalid_request");
+    }
+    // Accepting needs a signed-in caller, whatever the body holds.
+    const anonymous = await api("POST", "/api/invitations/accept", {
+      body: { token: first.secret },
+    });
+    expect(anonymous.status).toBe(401);
+    expect(await snapshot()).toEqual(before);
+
+    // Links sent before the change: the path forms answer as they did.
+    const old = await api("GET", `/api/auth/invitations/${first.secret}`);
+    expect(old.status).toBe(200);
+    expect(old.body).toEqual((await previewOf(first.secret)).body);
+    const accepted = await api("POST", `/api/invitations/${first.secret}/accept`, {
+      token: newcomer.accessToken,
+    });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
+    expect((await acceptWith(first.secret, newcomer.accessToken)).status).toBe(410);
   });
 
   it("never adds an account unasked: it gets a link too, the same answer as for no account (found by the outside probe)", async () => {
@@ -173,7 +206,7 @@ describe("invitations by link", () => {
       expect(forKnown.status, JSON.stringify(forKnown.body)).toBe(201);
       expect(forUnknown.status).toBe(201);
       expect(forKnown.body).toMatchObject({ email: known.email, role: "admin", status: "pending" });
-      expect(forKnown.body.url).toMatch(/\/invite\/inv_/);
+      expect(forKnown.body.url).toMatch(/\/invite#inv_/);
       // Nothing tells the inviter whether an email has an account.
       expect(Object.keys(forKnown.body).sort()).toEqual(Object.keys(forUnknown.body).sort());
       expect(forUnknown.body.status).toBe("pending");
@@ -182,9 +215,7 @@ describe("invitations by link", () => {
     }
     // The account joins when it accepts the (latest) link, with the role.
     const invitation = await invite(owner.accessToken, owner.orgId, known.email, "admin");
-    const accepted = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
-      token: known.accessToken,
-    });
+    const accepted = await acceptWith(invitation.secret, known.accessToken);
     expect(accepted.status).toBe(201);
     expect(await membersOf(owner.accessToken, owner.orgId)).toContainEqual(
       expect.objectContaining({ userId: known.userId, role: "admin" }),
@@ -273,12 +304,9 @@ describe("invitations by link", () => {
     // Two links for one person: the second (a lower role) replaces the first.
     const asAdmin = await invite(owner.accessToken, owner.orgId, email, "admin");
     const asMember = await invite(owner.accessToken, owner.orgId, email, "member");
-    expect((await api("GET", `/api/auth/invitations/${asAdmin.secret}`)).status).toBe(410);
+    expect((await previewOf(asAdmin.secret)).status).toBe(410);
     const carl = await signUp("carl", { email });
-    expect(
-      (await api("POST", `/api/invitations/${asMember.secret}/accept`, { token: carl.accessToken }))
-        .status,
-    ).toBe(201);
+    expect((await acceptWith(asMember.secret, carl.accessToken)).status).toBe(201);
     // Carl leaves: the old admin link does not bring him back.
     expect(
       (
@@ -287,10 +315,7 @@ describe("invitations by link", () => {
         })
       ).status,
     ).toBe(204);
-    expect(
-      (await api("POST", `/api/invitations/${asAdmin.secret}/accept`, { token: carl.accessToken }))
-        .status,
-    ).toBe(410);
+    expect((await acceptWith(asAdmin.secret, carl.accessToken)).status).toBe(410);
 
     // An admin cannot plant a link to another spelling of their own address.
     const dan = await signUp("dan", { email: uniqueEmail("dan") });
@@ -312,9 +337,9 @@ describe("invitations by link", () => {
         })
       ).status,
     ).toBe(204);
-    expect((await api("GET", `/api/auth/invitations/${fromDan.secret}`)).status).toBe(410);
+    expect((await previewOf(fromDan.secret)).status).toBe(410);
     // The owner's own invitation to someone else is untouched.
-    expect((await api("GET", `/api/auth/invitations/${danLink.secret}`)).status).toBe(200);
+    expect((await previewOf(danLink.secret)).status).toBe(200);
   });
 
   it("a member's erasure takes the invitations to any spelling of their address", async () => {
@@ -324,7 +349,7 @@ describe("invitations by link", () => {
     const tagged = await invite(owner.accessToken, owner.orgId, `${local}+tag@${domain}`, "admin");
     await join(owner.accessToken, owner.orgId, gus);
     // Joined by another link: the pending one to another spelling of them is revoked already.
-    expect((await api("GET", `/api/auth/invitations/${tagged.secret}`)).status).toBe(410);
+    expect((await previewOf(tagged.secret)).status).toBe(410);
     const filed = await api<Erasure>("POST", `/api/orgs/${owner.orgId}/erasure-requests`, {
       token: owner.accessToken,
       body: { subject: { type: "member", id: gus.userId } },
@@ -354,9 +379,7 @@ describe("invitations by link", () => {
     const [local, domain] = email.split("@");
     const tagged = await signUp("carol-tagged", { email: `${local}+evil@${domain}` });
     const before = await snapshot();
-    const res = await api("POST", `/api/invitations/${invitation.secret}/accept`, {
-      token: tagged.accessToken,
-    });
+    const res = await acceptWith(invitation.secret, tagged.accessToken);
     expect(res.status).toBe(403);
     expect(await snapshot()).toEqual(before);
   });
@@ -371,7 +394,7 @@ describe("invitations by link", () => {
       body: { role: "member" },
     });
     expect(demoted.status, JSON.stringify(demoted.body)).toBe(200);
-    const preview = await api("GET", `/api/auth/invitations/${link.secret}`);
+    const preview = await previewOf(link.secret);
     expect(preview.status).toBe(410);
   });
 });

@@ -39,7 +39,7 @@ describe("members and roles", () => {
       role: "admin",
       email: w.newcomer.email,
       status: "pending",
-      url: expect.stringMatching(/\/invite\/inv_/),
+      url: expect.stringMatching(/\/invite#inv_/),
     });
     const joined = await env.DB.prepare(
       "SELECT COUNT(*) AS n FROM memberships WHERE org_id = ? AND user_id = ?",

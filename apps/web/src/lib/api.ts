@@ -418,14 +418,22 @@ export function createApiClient(options: ApiClientOptions = {}) {
       ),
     revokeInvitation: (orgId: string, invitationId: string) =>
       request<Invitation>("DELETE", `/api/orgs/${enc(orgId)}/invitations/${enc(invitationId)}`),
-    /** What an invitation link invites to; needs no sign-in (the link's secret is the credential). */
+    /**
+     * What an invitation link invites to; needs no sign-in (the link's secret is the credential).
+     * The secret goes in the body, never in a path or query, which request logs keep.
+     */
     async invitationPreview(secret: string): Promise<InvitationPreview> {
-      const response = await send("GET", `/api/auth/invitations/${enc(secret)}`, undefined, false);
+      const response = await send(
+        "POST",
+        "/api/auth/invitations/preview",
+        { token: secret },
+        false,
+      );
       if (!response.ok) throw await toApiError(response);
       return (await response.json()) as InvitationPreview;
     },
     acceptInvitation: (secret: string) =>
-      request<{ orgId: string; role: Role }>("POST", `/api/invitations/${enc(secret)}/accept`),
+      request<{ orgId: string; role: Role }>("POST", "/api/invitations/accept", { token: secret }),
     /**
      * The org's sessions across its projects, newest first: a member gets their own, owners and
      * admins everyone's (the erasure picker), optionally of one `project` or one `member`.

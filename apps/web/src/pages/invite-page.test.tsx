@@ -2,7 +2,7 @@ import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError, api } from "../lib/api.ts";
 import { renderInApp } from "../test/render.tsx";
-import { InviteScreen } from "./invite-page.tsx";
+import InvitePage, { InviteScreen } from "./invite-page.tsx";
 
 const session = vi.hoisted(() => ({
   me: null as null | { id: string; email: string; name: string; createdAt: string; orgs: [] },
@@ -23,6 +23,7 @@ const preview = {
 
 afterEach(() => {
   cleanup();
+  sessionStorage.clear();
   vi.restoreAllMocks();
   session.me = null;
 });
@@ -30,12 +31,12 @@ afterEach(() => {
 describe("the invitation page", () => {
   it("shows a signed-out visitor the org and role, with sign-up and sign-in that come back here", async () => {
     vi.spyOn(api, "invitationPreview").mockResolvedValue(preview);
-    await renderInApp(<InviteScreen secret="inv_abc" />, { path: "/invite/inv_abc" });
+    await renderInApp(<InviteScreen secret="inv_abc" />, { path: "/invite#inv_abc" });
     expect((await screen.findByText(/Join/)).textContent).toMatch(/Acme/);
     const signUp = screen.getByRole("link", { name: "Sign up with newcomer@example.com" });
-    expect(signUp.getAttribute("href")).toBe("/signup?next=%2Finvite%2Finv_abc");
+    expect(signUp.getAttribute("href")).toBe("/signup?next=%2Finvite");
     expect(screen.getByRole("link", { name: "I have an account" }).getAttribute("href")).toBe(
-      "/signin?next=%2Finvite%2Finv_abc",
+      "/signin?next=%2Finvite",
     );
   });
 
@@ -52,7 +53,7 @@ describe("the invitation page", () => {
       .spyOn(api, "acceptInvitation")
       .mockResolvedValue({ orgId: "org_9", role: "admin" });
     const { router } = await renderInApp(<InviteScreen secret="inv_abc" />, {
-      path: "/invite/inv_abc",
+      path: "/invite#inv_abc",
     });
     fireEvent.click(await screen.findByRole("button", { name: "Join Acme" }));
     await waitFor(() => expect(router.state.location.pathname).toBe("/projects"));
@@ -64,7 +65,30 @@ describe("the invitation page", () => {
     vi.spyOn(api, "invitationPreview").mockRejectedValue(
       new ApiError("gone", "This invitation was revoked", 410),
     );
-    await renderInApp(<InviteScreen secret="inv_abc" />, { path: "/invite/inv_abc" });
+    await renderInApp(<InviteScreen secret="inv_abc" />, { path: "/invite#inv_abc" });
     expect((await screen.findByRole("alert")).textContent).toMatch(/revoked.*new link/);
+  });
+
+  it("reads the secret from the link's fragment, and keeps it in the tab for the way back from sign-in", async () => {
+    const read = vi.spyOn(api, "invitationPreview").mockResolvedValue(preview);
+    await renderInApp(<InvitePage />, { path: "/invite#inv_frag" });
+    expect((await screen.findByText(/Join/)).textContent).toMatch(/Acme/);
+    expect(read).toHaveBeenCalledWith("inv_frag");
+    // The sign-in link carries no secret: it waits in this tab.
+    expect(
+      screen.getByRole("link", { name: "I have an account" }).getAttribute("href"),
+    ).not.toContain("inv_");
+    cleanup();
+    read.mockClear();
+    await renderInApp(<InvitePage />, { path: "/invite" });
+    await screen.findByText(/Join/);
+    expect(read).toHaveBeenCalledWith("inv_frag");
+  });
+
+  it("moves a first-form link's secret out of the path, into the fragment", async () => {
+    vi.spyOn(api, "invitationPreview").mockResolvedValue(preview);
+    const { router } = await renderInApp(<InvitePage />, { path: "/invite/inv_old" });
+    await waitFor(() => expect(router.state.location.pathname).toBe("/invite"));
+    expect(router.state.location.hash).toBe("inv_old");
   });
 });

@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
-import { Link, useNavigate, useParams } from "@tanstack/react-router";
-import { useState } from "react";
+import { Link, useLocation, useNavigate } from "@tanstack/react-router";
+import { useEffect, useState } from "react";
 import { Page } from "../components/page.tsx";
 import { Button } from "../components/ui/button.tsx";
 import { Card, CardBody } from "../components/ui/card.tsx";
@@ -9,14 +9,51 @@ import { roleWords } from "../features/members/member-rules.ts";
 import { api, isApiError } from "../lib/api.ts";
 import { useSession } from "../lib/session.tsx";
 
+/** Where a tab keeps the invitation it opened while its reader signs up or in (then comes back). */
+const KEPT = "parley.invitation";
+
 /**
- * `/invite/:secret`, the link an owner or admin sent: which org and role it invites to, then sign
+ * The secret of the invitation this tab opened: the link's fragment (`/invite#inv_...`, which the
+ * browser never sends to a server, so no request log keeps it), else what this tab kept of it.
+ */
+function invitationSecret(fromLink: string): string {
+  let secret = fromLink.replace(/^#/, "");
+  try {
+    secret = decodeURIComponent(secret);
+  } catch {
+    // Not percent-encoding after all: taken as it is (an unknown secret is refused by the server).
+  }
+  try {
+    if (secret) sessionStorage.setItem(KEPT, secret);
+    return secret || (sessionStorage.getItem(KEPT) ?? "");
+  } catch {
+    return secret;
+  }
+}
+
+function forgetInvitation(): void {
+  try {
+    sessionStorage.removeItem(KEPT);
+  } catch {
+    // Nothing was kept.
+  }
+}
+
+/**
+ * `/invite#secret`, the link an owner or admin sent: which org and role it invites to, then sign
  * up or sign in (and come back here), then join. Open to signed-out visitors: the link's secret is
- * what lets them read it.
+ * what lets them read it. A link of the first form, `/invite/:secret`, moves its secret into the
+ * fragment at once.
  */
 export default function InvitePage() {
-  const { secret } = useParams({ strict: false }) as { secret?: string };
-  return <InviteScreen secret={secret ?? ""} />;
+  const { pathname, hash } = useLocation();
+  const fromPath = /^\/invite\/([^/]+)$/.exec(pathname)?.[1];
+  const navigate = useNavigate();
+  const [secret] = useState(() => invitationSecret(fromPath ?? hash));
+  useEffect(() => {
+    if (fromPath) void navigate({ to: "/invite", hash: fromPath, replace: true });
+  }, [fromPath, navigate]);
+  return <InviteScreen secret={secret} />;
 }
 
 export function InviteScreen({ secret }: { secret: string }) {
@@ -29,13 +66,15 @@ export function InviteScreen({ secret }: { secret: string }) {
     queryFn: () => api.invitationPreview(secret),
     retry: false,
   });
-  const here = `/invite/${secret}`;
+  // Back here after signing up or in: the secret waits in this tab, not in the address.
+  const here = "/invite";
 
   async function join() {
     setBusy(true);
     setError(null);
     try {
       const joined = await api.acceptInvitation(secret);
+      forgetInvitation();
       await reload();
       selectOrg(joined.orgId);
       await navigate({ to: "/projects" });

@@ -267,7 +267,7 @@ describe("MembersPage", () => {
       status: "pending",
       createdAt: "2026-12-02T00:00:00.000Z",
       expiresAt: "2026-12-09T00:00:00.000Z",
-      url: "https://parley.test/invite/inv_eve",
+      url: "https://parley.test/invite#inv_eve",
     });
     const success = vi.spyOn(toast, "success");
     await renderInApp(<MembersPage />, { path: "/members" });
@@ -287,7 +287,7 @@ describe("MembersPage", () => {
     );
     expect(
       ((await within(form).findByLabelText("Invitation link")) as HTMLInputElement).value,
-    ).toBe("https://parley.test/invite/inv_eve");
+    ).toBe("https://parley.test/invite#inv_eve");
   });
 
   it("invites an email that has no account yet, shows the link once, and lists it as pending", async () => {
@@ -303,7 +303,7 @@ describe("MembersPage", () => {
     };
     const invite = vi
       .spyOn(api, "invite")
-      .mockResolvedValue({ ...invitation, url: "https://parley.test/invite/inv_secret" });
+      .mockResolvedValue({ ...invitation, url: "https://parley.test/invite#inv_secret" });
     const list = vi
       .spyOn(api, "invitations")
       .mockResolvedValueOnce({ items: [], nextCursor: null })
@@ -325,7 +325,7 @@ describe("MembersPage", () => {
     );
     expect(
       ((await within(form).findByLabelText("Invitation link")) as HTMLInputElement).value,
-    ).toBe("https://parley.test/invite/inv_secret");
+    ).toBe("https://parley.test/invite#inv_secret");
     // No error shown for the missing account: the invitation is the answer.
     expect(within(form).queryByRole("alert")).toBeNull();
     // Listed as pending, and revocable.

@@ -1,13 +1,10 @@
 import {
   type AddMember,
   AppError,
-  acceptedInvitationSchema,
   type CreateInvitation,
   createInvitationSchema,
   type Invitation,
-  type InvitationPreview,
   invitationPageSchema,
-  invitationPreviewSchema,
   invitationSchema,
   isId,
   newId,
@@ -22,9 +19,9 @@ import { normalizedEmail } from "../auth/keyed-hash.ts";
 import { auditStatement } from "../db/audit.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
-import { errors, json, security } from "../http/openapi.ts";
+import { errors, json } from "../http/openapi.ts";
 import { publicBase } from "../http/public-base.ts";
-import { jsonBody, noBody, query } from "../http/validate.ts";
+import { jsonBody, query } from "../http/validate.ts";
 
 /**
  * Invitations (2026-12-02). An owner or admin invites an email with a role and gets a link to send
@@ -36,7 +33,7 @@ import { jsonBody, noBody, query } from "../http/validate.ts";
  */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
-interface InvitationRow {
+export interface InvitationRow {
   id: string;
   org_id: string;
   email: string;
@@ -69,7 +66,7 @@ const toInvitation = (row: InvitationRow, now = Date.now()): Invitation => ({
 const COLUMNS = "id, org_id, email, role, created_at, expires_at, accepted_at, revoked_at";
 
 /** The invitation a link's secret names, or 404 (an unknown secret and a malformed one alike). */
-async function byToken(
+export async function byToken(
   db: D1Database,
   token: string,
 ): Promise<(InvitationRow & { org_name: string }) | null> {
@@ -146,7 +143,7 @@ async function isMembersEmail(db: D1Database, orgId: string, email: string): Pro
 }
 
 /** An invitation that can no longer be used answers 410, saying why. */
-function requirePending(row: InvitationRow, now: number): void {
+export function requirePending(row: InvitationRow, now: number): void {
   const status = statusOf(row, now);
   if (status !== "pending") {
     throw new AppError(
@@ -225,7 +222,7 @@ export async function invite(
       { now },
     ),
   ]);
-  return c.json({ ...toInvitation(row, now), url: `${base}/invite/${token}` }, 201);
+  return c.json({ ...toInvitation(row, now), url: `${base}/invite#${token}` }, 201);
 }
 
 /** `/api/orgs/:orgId/invitations`: owners and admins make, list and revoke an org's invitations. */
@@ -326,110 +323,3 @@ export const orgInvitations = new Hono<AppEnv>()
       return c.json(toInvitation(after ?? row, now));
     },
   );
-
-/**
- * `GET /api/auth/invitations/:token`: what a link invites to, before its reader has signed in (so
- * they sign up with the right email). Public, like the rest of `/api/auth`; the secret is the
- * credential, 256 random bits.
- */
-export const invitationPreview = new Hono<AppEnv>().get(
-  "/:token",
-  describeRoute({
-    tags: ["Invitations"],
-    summary: "What an invitation link shows (public)",
-    security: security.public,
-    responses: { 200: json(invitationPreviewSchema), ...errors(404, 410) },
-  }),
-  async (c) => {
-    const row = await byToken(c.env.DB, c.req.param("token"));
-    if (!row) throw notFound("Invitation");
-    requirePending(row, Date.now());
-    return c.json({
-      orgName: row.org_name,
-      email: row.email,
-      role: row.role,
-      expiresAt: iso(row.expires_at),
-    } satisfies InvitationPreview);
-  },
-);
-
-/** `POST /api/invitations/:token/accept`: the signed-in invitee joins the org with the role. */
-export const invitations = new Hono<AppEnv>().post(
-  "/:token/accept",
-  describeRoute({
-    tags: ["Invitations"],
-    summary: "Accept an invitation",
-    responses: { 201: json(acceptedInvitationSchema), ...errors(401, 403, 409, 410) },
-  }),
-  noBody,
-  async (c) => {
-    const { userId } = c.get("caller");
-    const db = c.env.DB;
-    const row = await byToken(db, c.req.param("token"));
-    if (!row) throw notFound("Invitation");
-    const now = Date.now();
-    requirePending(row, now);
-    const user = await db
-      .prepare("SELECT email FROM users WHERE id = ?")
-      .bind(userId)
-      .first<{ email: string }>();
-    // The invited address exactly (case aside): `+tags` and Gmail's dots name other mailboxes to
-    // anyone but Gmail, and even there a look-alike is no proof of being the person invited.
-    if (!user || user.email.trim().toLowerCase() !== row.email.trim().toLowerCase()) {
-      throw new AppError(
-        "forbidden",
-        "This invitation is for another email address: sign in with the invited one",
-      );
-    }
-    const already = await db
-      .prepare("SELECT 1 AS m FROM memberships WHERE org_id = ? AND user_id = ?")
-      .bind(row.org_id, userId)
-      .first();
-    if (already) throw new AppError("conflict", "You are already a member of this organization");
-    // The person's other links to this org go with this one: none is left to come back by later.
-    const others = (await pendingInvitations(db, row.org_id, { email: row.email }, now)).filter(
-      (id) => id !== row.id,
-    );
-    // One statement takes the invitation, so two accepts racing with one link add one membership.
-    const [taken, joined] = await db.batch([
-      db
-        .prepare(
-          `UPDATE invitations SET accepted_at = ?1, accepted_by = ?2
-         WHERE id = ?3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?1`,
-        )
-        .bind(now, userId, row.id),
-      db
-        .prepare(
-          `INSERT INTO memberships (org_id, user_id, role, created_at)
-         SELECT ?1, ?2, ?3, ?4 WHERE changes() = 1
-         ON CONFLICT (org_id, user_id) DO NOTHING`,
-        )
-        .bind(row.org_id, userId, row.role, now),
-      auditStatement(
-        db,
-        {
-          orgId: row.org_id,
-          actorId: userId,
-          action: "member.added",
-          subjectType: "user",
-          subjectId: userId,
-          data: { role: row.role, invitation: row.id },
-        },
-        { now, afterChange: true },
-      ),
-      // Only when this accept took the invitation: a refused accept changes nothing.
-      db
-        .prepare(
-          `UPDATE invitations SET revoked_at = ?1 WHERE id IN (SELECT value FROM json_each(?2))
-         AND accepted_at IS NULL AND revoked_at IS NULL
-         AND EXISTS (SELECT 1 FROM invitations WHERE id = ?3 AND accepted_at = ?1 AND accepted_by = ?4)`,
-        )
-        .bind(now, JSON.stringify(others), row.id, userId),
-    ]);
-    if (taken?.meta.changes !== 1) throw new AppError("gone", "This invitation was already used");
-    if (joined?.meta.changes !== 1) {
-      throw new AppError("conflict", "You are already a member of this organization");
-    }
-    return c.json({ orgId: row.org_id, role: row.role }, 201);
-  },
-);
