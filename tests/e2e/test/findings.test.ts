@@ -227,14 +227,16 @@ describe("the chat", () => {
     expect(await items().count()).toBe(40);
     await expect.poll(() => inView(replies().last())).toBe(true);
     // Scrolled to the top, the earlier messages come in above, and the person's first message is there.
-    await earlier.evaluate((button) => {
-      let scroller: HTMLElement | null = button.parentElement;
-      while (scroller && scroller.scrollHeight <= scroller.clientHeight) {
-        scroller = scroller.parentElement;
-      }
-      scroller?.scrollTo({ top: 0 });
-    });
-    await expect.poll(() => items().count()).toBe(total);
+    // Scrolled as a person does, with the wheel: a programmatic jump to the top that lands while the
+    // replies still lay out (highlighted code arriving) is taken back by the stick-to-bottom, which
+    // a wheel tells apart as the reader's own scroll. Each poll scrolls again.
+    await chat().locator('ol[aria-label="Assistant chat messages"]').hover();
+    await expect
+      .poll(async () => {
+        await page.mouse.wheel(0, -20_000);
+        return items().count();
+      })
+      .toBe(total);
     expect(await earlier.count()).toBe(0);
   });
 
@@ -389,11 +391,14 @@ describe("navigation and the shell", () => {
       // Another origin in `next` is not followed.
       await p.getByRole("button", { name: /account menu/i }).click();
       await p.getByRole("menuitem", { name: "Sign out" }).click();
+      // Signed out once the app says so: a page loaded while the sign-out is still on its way
+      // restores the session it is ending, and its next call is refused (a 401 in the console).
+      await p.waitForURL((url) => url.pathname === "/signin");
       await p.goto(`${base}/signin?next=//evil.example/x`);
       await fillSignIn(p);
       await p.waitForURL((url) => url.pathname === "/projects");
       expect(new URL(p.url()).origin).toBe(base);
-      expect(visitor.errors).toEqual([]);
+      expect(visitor.errors, visitor.failures.join("\n")).toEqual([]);
     } finally {
       await visitor.context.close();
     }

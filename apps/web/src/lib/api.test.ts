@@ -45,6 +45,38 @@ describe("api client", () => {
     ]);
   });
 
+  it("makes no request for the ended session once signing out starts, until the next sign-in", async () => {
+    let release = () => {};
+    const server = fakeServer(async (path) => {
+      if (path === "/api/auth/login") return json(200, auth("t1"));
+      if (path === "/api/auth/logout") {
+        // The sign-out is on its way while the page still asks for things.
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        return new Response(null, { status: 204 });
+      }
+      if (path === "/api/me") return json(200, me);
+      return json(401, { error: { code: "unauthorized", message: "signed out" } });
+    });
+    const client = createApiClient({ fetch: server.fetch });
+    await client.login({ email: "ada@example.com", password: "x" });
+    const out = client.logout();
+    // A chat reconnecting and a page refetching, during the sign-out and after it.
+    await expect(client.me()).rejects.toMatchObject({ code: "unauthorized" });
+    await expect(client.connectTicket("assistant-agent", "ses_1")).rejects.toMatchObject({
+      code: "unauthorized",
+    });
+    release();
+    await out;
+    await expect(client.me()).rejects.toMatchObject({ code: "unauthorized" });
+    await expect(client.refresh()).rejects.toMatchObject({ code: "unauthorized" });
+    expect(server.calls.map((call) => call.path)).toEqual(["/api/auth/login", "/api/auth/logout"]);
+    // Signing in again ends it.
+    await client.login({ email: "ada@example.com", password: "x" });
+    await expect(client.me()).resolves.toEqual(me);
+  });
+
   it("shares one refresh between concurrent 401s", async () => {
     let refreshes = 0;
     const server = fakeServer((path, init) => {

@@ -178,6 +178,13 @@ export function createApiClient(options: ApiClientOptions = {}) {
   const now = options.now ?? Date.now;
   let token: { value: string; expiresAt: number } | null = null;
   let refreshing: Promise<AuthResult> | null = null;
+  /**
+   * Set by `logout` until the next sign-in. A page still on screen while the sign-out ends its
+   * session (a chat whose socket the server closes, a query that refetches) gets `unauthorized`
+   * here, with no request that can only fail (a 401, and a refresh refused after it).
+   */
+  let signedOut = false;
+  const signedOutError = () => new ApiError("unauthorized", "You are signed out", 401);
   const listeners = new Set<(signedIn: boolean) => void>();
 
   const setToken = (result: AuthResult | null) => {
@@ -208,6 +215,7 @@ export function createApiClient(options: ApiClientOptions = {}) {
 
   /** Exchanges the refresh cookie for a new access token; one request at a time. */
   function refresh(): Promise<AuthResult> {
+    if (signedOut) return Promise.reject(signedOutError());
     refreshing ??= (async () => {
       try {
         // The page's first refresh may already be on its way (public/boot.js): taken once.
@@ -233,6 +241,7 @@ export function createApiClient(options: ApiClientOptions = {}) {
 
   /** An authorized call with one refresh-and-retry on 401; a failed answer throws ApiError. */
   async function authorized(method: Method, path: string, body?: unknown): Promise<Response> {
+    if (signedOut) throw signedOutError();
     let response = await send(method, path, body, true);
     if (response.status === 401) {
       await refresh();
@@ -252,6 +261,7 @@ export function createApiClient(options: ApiClientOptions = {}) {
     const response = await send("POST", path, body, false);
     if (!response.ok) throw await toApiError(response);
     const result = (await response.json()) as AuthResult;
+    signedOut = false;
     setToken(result);
     return result;
   }
@@ -298,6 +308,7 @@ export function createApiClient(options: ApiClientOptions = {}) {
     signup: (input: Signup) => authenticate("/api/auth/signup", input),
     login: (input: Login) => authenticate("/api/auth/login", input),
     async logout(): Promise<void> {
+      signedOut = true;
       try {
         await send("POST", "/api/auth/logout", undefined, false);
       } finally {
