@@ -124,15 +124,20 @@ if (!process.env.OPENROUTER_API_KEY) {
   vars.push("--var", `MODEL_BASE_URL:http://127.0.0.1:${devModelPort}/api/v1`);
 }
 if (devVars.STRIPE_SECRET_KEY === STANDIN_KEY) {
-  start("stripe stand-in", process.execPath, [
-    path.join(root, "packages/stripe-standin/src/cli.ts"),
-    "--port",
-    String(standinPort),
-    "--webhook-url",
-    `http://127.0.0.1:${port}/api/webhooks/stripe`,
-    "--webhook-secret",
-    devVars.STRIPE_WEBHOOK_SECRET,
-  ]);
+  // The webhook secret goes in the environment, not the arguments, which any local user can read
+  // with `ps`.
+  start(
+    "stripe stand-in",
+    process.execPath,
+    [
+      path.join(root, "packages/stripe-standin/src/cli.ts"),
+      "--port",
+      String(standinPort),
+      "--webhook-url",
+      `http://127.0.0.1:${port}/api/webhooks/stripe`,
+    ],
+    { STRIPE_WEBHOOK_SECRET: devVars.STRIPE_WEBHOOK_SECRET },
+  );
   vars.push("--var", `STRIPE_API_URL:http://127.0.0.1:${standinPort}`);
 }
 start(
