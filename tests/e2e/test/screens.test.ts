@@ -31,7 +31,16 @@ let projectId = "";
 let sessionId = "";
 
 /** The screens, each with the path to open and the heading that says it is there. */
-const screens = (): { name: string; path: string; heading: RegExp; signedIn: boolean }[] => [
+interface Screen {
+  name: string;
+  path: string;
+  heading: RegExp;
+  signedIn: boolean;
+  /** A tab of the page the address opens (its title is the page's). */
+  tab?: string;
+}
+
+const screens = (): Screen[] => [
   { name: "sign-in", path: "/signin", heading: /^Sign in to Parley$/, signedIn: false },
   { name: "sign-up", path: "/signup", heading: /^Create your account$/, signedIn: false },
   { name: "projects", path: "/projects", heading: /^Projects in /, signedIn: true },
@@ -44,6 +53,13 @@ const screens = (): { name: string; path: string; heading: RegExp; signedIn: boo
     signedIn: true,
   },
   { name: "billing", path: "/billing", heading: /^Billing/, signedIn: true },
+  ...["Activity", "Ledger", "Settings"].map((tab) => ({
+    name: `billing-${tab.toLowerCase()}`,
+    path: `/billing#${tab.toLowerCase()}`,
+    heading: /^Billing/,
+    signedIn: true,
+    tab,
+  })),
   { name: "members", path: "/members", heading: /^Members/, signedIn: true },
   { name: "admin", path: "/admin", heading: /^Admin|^Erasure/, signedIn: true },
   { name: "account", path: "/account", heading: /^Account$/, signedIn: true },
@@ -121,6 +137,9 @@ describe("every screen, at both sizes, light and dark", () => {
           }
           await page.goto(`${base}${screen.path}`);
           await page.getByRole("heading", { level: 1, name: screen.heading }).first().waitFor();
+          if (screen.tab) {
+            await page.getByRole("tab", { name: screen.tab, selected: true }).waitFor();
+          }
           if (screen.name === "session") {
             // Audited with the transcript and the composer on screen, not while it connects.
             await page
@@ -145,7 +164,7 @@ describe("every screen, at both sizes, light and dark", () => {
         expect(problems).toEqual([]);
         expect(errors).toEqual([]);
         // Each screen says where the person is (the session's title names the chat).
-        expect(titles.size).toBe(screens().length);
+        expect(titles.size).toBe(screens().filter((screen) => !screen.tab).length);
         for (const title of titles) expect(title).toMatch(/ · Parley$/);
       });
     }
