@@ -163,6 +163,27 @@ describe("refresh tokens", () => {
     expect(res.status).toBe(401);
   });
 
+  it("logout with only the access token ends the sign-in it names; a bad one is refused (found by the outside probe)", async () => {
+    const email = uniqueEmail();
+    const start = await signup(email);
+    const token = start.body.accessToken;
+    const other = await api<{ accessToken: string }>("POST", "/api/auth/login", {
+      body: { email, password },
+    });
+    // A token that does not verify: 401, and nothing is revoked.
+    const forged = await api("POST", "/api/auth/logout", { token: `${token.slice(0, -4)}AAAA` });
+    expect(forged.status).toBe(401);
+    expect((await api("GET", "/api/me", { token })).status).toBe(200);
+    // The access token alone: its sign-in ends, its cookie with it; the other sign-in lives on.
+    const out = await api("POST", "/api/auth/logout", { token });
+    expect(out.status).toBe(204);
+    expect((await api("GET", "/api/me", { token })).status).toBe(401);
+    expect((await api("POST", "/api/auth/refresh", withCookie(start.cookie))).status).toBe(401);
+    expect((await api("GET", "/api/me", { token: other.body.accessToken })).status).toBe(200);
+    // Nothing to end (no cookie, no token): nothing is revoked, and that is what it says.
+    expect((await api("POST", "/api/auth/logout")).status).toBe(204);
+  });
+
   it("pairs the HttpOnly cookie with a readable marker holding no secret, cleared with it", async () => {
     // The web app tries a refresh on load only when the marker is there, so a signed-out visit
     // makes no request that fails.

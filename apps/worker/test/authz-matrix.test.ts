@@ -88,7 +88,8 @@ const matrix: Row[] = [
   {
     route: "POST /api/auth/logout",
     request: () => ({ path: "/api/auth/logout" }),
-    expect: everyone(204),
+    // A member's token ends its own sign-in; an API key is no sign-in, and is refused.
+    expect: { ...everyone(204), apiKey: 401 },
   },
   { route: "GET /api/me", request: () => ({ path: "/api/me" }), expect: signedIn(200) },
   { route: "GET /api/orgs", request: () => ({ path: "/api/orgs" }), expect: signedIn(200) },

@@ -160,7 +160,7 @@ describe("invitations by link", () => {
     const newcomer = await signUp("pathform", { email });
     const before = await snapshot();
     // No secret, a secret of another type, or no body: 400 invalid_request, and nothing changes.
-    for (const body of [{}, { token: 42 }, { secret: first.secret }, undefined]) {
+    for (const body of [{}, { token: "" }, { token: 42 }, { secret: first.secret }, undefined]) {
       const preview = await api("POST", "/api/auth/invitations/preview", { body });
       expect(preview.status, JSON.stringify(body)).toBe(400);
       expect(errorCode(preview)).toBe("invalid_request");
@@ -397,4 +397,60 @@ describe("invitations by link", () => {
     const preview = await previewOf(link.secret);
     expect(preview.status).toBe(410);
   });
+
+  it("leaves a removed or demoted admin no link made while it happened, and one live link per person under racing invitations (found by the outside probe)", async () => {
+    const pendingMadeBy = async (orgId: string, userId: string) =>
+      (
+        await env.DB.prepare(
+          `SELECT COUNT(*) AS n FROM invitations WHERE org_id = ? AND invited_by = ?
+           AND accepted_at IS NULL AND revoked_at IS NULL`,
+        )
+          .bind(orgId, userId)
+          .first<{ n: number }>()
+      )?.n;
+    for (const change of ["remove", "demote"] as const) {
+      for (let round = 0; round < 3; round++) {
+        const owner = await signUp("owner");
+        const mal = await signUp("mal");
+        await join(owner.accessToken, owner.orgId, mal, "admin");
+        // The admin keeps invitations in flight while the owner removes or demotes them.
+        const invites = Array.from({ length: 8 }, () =>
+          api("POST", `/api/orgs/${owner.orgId}/invitations`, {
+            token: mal.accessToken,
+            body: { email: uniqueEmail("alt"), role: "admin" },
+          }),
+        );
+        const member = `/api/orgs/${owner.orgId}/members/${mal.userId}`;
+        const changed =
+          change === "remove"
+            ? api("DELETE", member, { token: owner.accessToken })
+            : api("PATCH", member, { token: owner.accessToken, body: { role: "member" } });
+        const answers = await Promise.all([changed, ...invites]);
+        expect(answers[0]?.status).toBe(change === "remove" ? 204 : 200);
+        // Each invitation either was refused or made a link the change closed.
+        for (const res of answers.slice(1)) expect([201, 403, 404]).toContain(res.status);
+        expect(await pendingMadeBy(owner.orgId, mal.userId)).toBe(0);
+      }
+    }
+
+    // Ten invitations of one person at once, in two roles: one live link, the last made.
+    const owner = await signUp("owner");
+    const email = uniqueEmail("raced");
+    const made = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        api<Created>("POST", `/api/orgs/${owner.orgId}/invitations`, {
+          token: owner.accessToken,
+          body: { email, role: i % 2 === 0 ? "member" : "admin" },
+        }),
+      ),
+    );
+    for (const res of made) expect(res.status).toBe(201);
+    const live = await env.DB.prepare(
+      `SELECT COUNT(*) AS n FROM invitations WHERE org_id = ? AND email = ?
+       AND accepted_at IS NULL AND revoked_at IS NULL`,
+    )
+      .bind(owner.orgId, email)
+      .first<{ n: number }>();
+    expect(live?.n).toBe(1);
+  }, 120_000);
 });

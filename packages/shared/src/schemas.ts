@@ -165,7 +165,7 @@ export type CreateInvitation = z.infer<typeof createInvitationSchema>;
  * An invitation link's secret, sent in the body (never in a path or query, which request logs
  * keep). Its shape is checked where it is looked up: a malformed secret is an unknown one (404).
  */
-export const invitationTokenSchema = z.strictObject({ token: z.string().max(200) });
+export const invitationTokenSchema = z.strictObject({ token: z.string().min(1).max(200) });
 export type InvitationToken = z.infer<typeof invitationTokenSchema>;
 
 /** Largest serialized project memory, in bytes of UTF-8 JSON. The assistant reads all of it each turn. */

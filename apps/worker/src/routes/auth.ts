@@ -11,15 +11,17 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { describeRoute } from "hono-openapi";
 import { revokeConnections } from "../agents/revocation.ts";
 import { keyedHash, normalizedEmail } from "../auth/keyed-hash.ts";
+import { bearerToken } from "../auth/middleware.ts";
 import { decoyHash, hashPassword, verifyPassword } from "../auth/password.ts";
 import {
   type IssuedRefreshToken,
   issueRefreshToken,
   revokedFamilyOf,
+  revokeFamily,
   revokeRefreshToken,
   rotateRefreshToken,
 } from "../auth/refresh-tokens.ts";
-import { signAccessToken } from "../auth/tokens.ts";
+import { signAccessToken, verifyAccessToken } from "../auth/tokens.ts";
 import { openBillingAccount } from "../billing/account.ts";
 import { createOrgStatements } from "../db/orgs.ts";
 import { config } from "../env.ts";
@@ -311,8 +313,8 @@ export const auth = new Hono<AppEnv>()
     describeRoute({
       tags: ["Auth"],
       summary: "Sign out: revokes this sign-in",
-      security: security.refreshCookie,
-      responses: { 204: empty(), ...errors(403) },
+      security: [...security.refreshCookie, ...security.member],
+      responses: { 204: empty(), ...errors(401, 403) },
     }),
     noBody,
     async (c) => {
@@ -321,6 +323,17 @@ export const auth = new Hono<AppEnv>()
       // family as `sid`, and requireLiveUser refuses a revoked one) and the sockets they opened.
       const familyId = token ? await revokeRefreshToken(c.env.DB, token) : null;
       if (familyId) await revokeConnections(c.env, { familyId });
+      // A client without the cookie (a CLI, or someone ending a leaked token's sign-in) names the
+      // sign-in with its access token. One that does not verify is refused: answering "signed out"
+      // while nothing was revoked would be a lie (found by the outside probe, 2026-12-04).
+      const bearer = bearerToken(c.req.header("authorization"));
+      if (bearer) {
+        const verified = await verifyAccessToken(config(c.env), bearer);
+        if (verified.familyId !== familyId) {
+          await revokeFamily(c.env.DB, verified.familyId);
+          await revokeConnections(c.env, { familyId: verified.familyId });
+        }
+      }
       clearRefreshCookie(c);
       return c.body(null, 204);
     },

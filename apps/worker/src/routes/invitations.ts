@@ -110,21 +110,27 @@ export async function pendingInvitations(
 }
 
 /**
- * Revokes invitations by id (still pending ones only), for a batch. `afterChange`: only when the
- * statement before it changed a row (an audit row written only with the change it records).
+ * Revokes invitations by id (still pending ones only), for a batch, and with `madeBy` every pending
+ * link its maker made in the org, matched when the statement runs (so a link made a moment before,
+ * after the ids were read, closes too). `afterChange`: only when the statement before it changed a
+ * row (an audit row written only with the change it records).
  */
 export function revokeInvitations(
   db: D1Database,
   ids: string[],
   now: number,
-  { afterChange = false }: { afterChange?: boolean } = {},
+  {
+    afterChange = false,
+    madeBy = null,
+  }: { afterChange?: boolean; madeBy?: { orgId: string; userId: string } | null } = {},
 ): D1PreparedStatement {
   return db
     .prepare(
-      `UPDATE invitations SET revoked_at = ? WHERE id IN (SELECT value FROM json_each(?))
+      `UPDATE invitations SET revoked_at = ?1
+       WHERE (id IN (SELECT value FROM json_each(?2)) OR (org_id = ?3 AND invited_by = ?4))
        AND accepted_at IS NULL AND revoked_at IS NULL ${afterChange ? "AND changes() = 1" : ""}`,
     )
-    .bind(now, JSON.stringify(ids));
+    .bind(now, JSON.stringify(ids), madeBy?.orgId ?? null, madeBy?.userId ?? null);
 }
 
 /**
@@ -192,12 +198,17 @@ export async function invite(
     accepted_at: null,
     revoked_at: null,
   };
-  await db.batch([
-    revokeInvitations(db, older, now),
+  // The rights checked above hold when the row is written, not only when they were read: a link
+  // is made only while its maker still has the role it needs, in the same statement. A removal
+  // or demotion racing it either comes first (no link) or closes it (by maker, in SQL). Found by
+  // the outside probe, 2026-12-04: an admin inviting while being removed kept a live admin link.
+  const makers = input.role === "owner" ? "('owner')" : "('owner', 'admin')";
+  const [made] = await db.batch([
     db
       .prepare(
         `INSERT INTO invitations (id, org_id, email, role, token_hash, invited_by, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (
+           SELECT 1 FROM memberships WHERE org_id = ?2 AND user_id = ?6 AND role IN ${makers})`,
       )
       .bind(
         row.id,
@@ -209,6 +220,16 @@ export async function invite(
         now,
         row.expires_at,
       ),
+    // Only with the new link. The same spelling is matched in SQL too, so two invitations racing
+    // leave one live link (the later); other spellings are the ones read above.
+    db
+      .prepare(
+        `UPDATE invitations SET revoked_at = ?1
+         WHERE org_id = ?2 AND id <> ?3 AND accepted_at IS NULL AND revoked_at IS NULL
+           AND (id IN (SELECT value FROM json_each(?4)) OR lower(trim(email)) = lower(trim(?5)))
+           AND EXISTS (SELECT 1 FROM invitations WHERE id = ?3)`,
+      )
+      .bind(now, row.org_id, row.id, JSON.stringify(older), row.email),
     auditStatement(
       db,
       {
@@ -219,9 +240,12 @@ export async function invite(
         subjectId: row.id,
         data: { role: input.role },
       },
-      { now },
+      { now, afterChange: true },
     ),
   ]);
+  if (made?.meta.changes !== 1) {
+    throw new AppError("forbidden", "You can no longer invite people to this organization");
+  }
   return c.json({ ...toInvitation(row, now), url: `${base}/invite#${token}` }, 201);
 }
 

@@ -210,9 +210,7 @@ export const orgs = new Hono<AppEnv>()
         // A demoted member's pending links close too: a link grants what its maker could grant
         // when it is accepted, not when it was made (found by the outside probe, 2026-12-02).
         const demoted = role === "member" || (target.role === "owner" && role === "admin");
-        const links = demoted
-          ? await pendingInvitations(db, access.orgId, { invitedBy: target.user_id }, now)
-          : [];
+        const links: string[] = [];
         const [update] = await db.batch([
           db
             .prepare(
@@ -238,7 +236,13 @@ export const orgs = new Hono<AppEnv>()
              AND EXISTS (SELECT 1 FROM memberships WHERE org_id = ?2 AND user_id = ?1 AND role = ?3)`,
             )
             .bind(target.user_id, access.orgId, role),
-          revokeInvitations(db, links, now, { afterChange: true }),
+          // By maker, in SQL: a link they made a moment ago closes too.
+          demoted
+            ? revokeInvitations(db, links, now, {
+                afterChange: true,
+                madeBy: { orgId: access.orgId, userId: target.user_id },
+              })
+            : revokeInvitations(db, links, now),
         ]);
         if (update?.meta.changes !== 1) throw lastOwner();
         await revokeConnections(c.env, { userId: target.user_id });
@@ -291,7 +295,8 @@ export const orgs = new Hono<AppEnv>()
         // Only with the removal: a refused one changes nothing.
         db
           .prepare(
-            `UPDATE invitations SET revoked_at = ?1 WHERE id IN (SELECT value FROM json_each(?2))
+            `UPDATE invitations SET revoked_at = ?1
+           WHERE (id IN (SELECT value FROM json_each(?2)) OR (org_id = ?3 AND invited_by = ?4))
            AND accepted_at IS NULL AND revoked_at IS NULL
            AND NOT EXISTS (SELECT 1 FROM memberships WHERE org_id = ?3 AND user_id = ?4)`,
           )
