@@ -342,6 +342,25 @@ describe("faults and concurrency", () => {
     chat.close();
   });
 
+  it("answers every socket of a session that sends at once: one turn runs, the others hear conflict (outside probe)", async () => {
+    const w = await funded();
+    const chats = await Promise.all(
+      Array.from({ length: 5 }, () => mustConnect(agentPath(w.sessionId), w.member.token)),
+    );
+    const results = await Promise.all(
+      chats.map((chat, i) => chat.turn(`all at once ${i} [[tps:40]]`)),
+    );
+    const ran = results.filter((result) => result.parleyError === null);
+    const refused = results.filter((result) => result.parleyError?.code === "conflict");
+    expect(ran).toHaveLength(1);
+    expect(refused).toHaveLength(chats.length - 1);
+    const stored = await api<{ role: string }[]>("GET", `${agentPath(w.sessionId)}/get-messages`, {
+      token: w.member.token,
+    });
+    expect(stored.body.map((m) => m.role)).toEqual(["user", "assistant"]);
+    for (const chat of chats) chat.close();
+  });
+
   it("refuses a removed member on the next turn, once the access it kept has lapsed", async () => {
     const w = await funded();
     const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
