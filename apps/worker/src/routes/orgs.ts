@@ -210,7 +210,6 @@ export const orgs = new Hono<AppEnv>()
         // A demoted member's pending links close too: a link grants what its maker could grant
         // when it is accepted, not when it was made (found by the outside probe, 2026-12-02).
         const demoted = role === "member" || (target.role === "owner" && role === "admin");
-        const links: string[] = [];
         const [update] = await db.batch([
           db
             .prepare(
@@ -237,12 +236,14 @@ export const orgs = new Hono<AppEnv>()
             )
             .bind(target.user_id, access.orgId, role),
           // By maker, in SQL: a link they made a moment ago closes too.
-          demoted
-            ? revokeInvitations(db, links, now, {
-                afterChange: true,
-                madeBy: { orgId: access.orgId, userId: target.user_id },
-              })
-            : revokeInvitations(db, links, now),
+          ...(demoted
+            ? [
+                revokeInvitations(db, [], now, {
+                  afterChange: true,
+                  madeBy: { orgId: access.orgId, userId: target.user_id },
+                }),
+              ]
+            : []),
         ]);
         if (update?.meta.changes !== 1) throw lastOwner();
         await revokeConnections(c.env, { userId: target.user_id });
