@@ -409,9 +409,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       },
       onFinish: finish,
       onAbort: finish,
+      // Not awaited: the SDK would hold the failed reply's end until the cut call is looked up.
       onError: ({ error }) => {
         failure ??= failureCode(error);
-        return finish();
+        void finish().catch(() => undefined);
       },
     });
 

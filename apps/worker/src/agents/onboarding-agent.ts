@@ -184,9 +184,10 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       onStepFinish: (step) => turnCost.step(step.usage, step.providerMetadata),
       onFinish: () => stall.done(settle),
       onAbort: () => stall.done(settle),
+      // Not awaited: the SDK would hold the failed reply's end until the cut call is looked up.
       onError: ({ error }) => {
         failure ??= failureCode(error);
-        return stall.done(settle);
+        void stall.done(settle).catch(() => undefined);
       },
     });
     // A stopped or failed reply never reaches its `finish` chunk: it says how it ended when stored.
