@@ -1,0 +1,84 @@
+/**
+ * What the model provider does that the platform must price or pass on, against the dev model as
+ * OpenRouter behaves: a generation record that appears only a while after the generation ended
+ * (the dev model's default 500 ms).
+ */
+import { env } from "cloudflare:test";
+import { dollarsToMicrosCeil } from "@parley/billing";
+import { describe, expect, it } from "vitest";
+import { mustConnect } from "./chat.ts";
+import { world } from "./helpers.ts";
+import { funded, generation, settledBalance, usageRowsOf } from "./metering.ts";
+
+const assistantPath = (sessionId: string) => `/agents/assistant-agent/${sessionId}`;
+const onboardingPath = (projectId: string) => `/agents/onboarding-agent/${projectId}`;
+
+/** What the provider's public lookup answers for a generation right now (the record may lag). */
+async function lookupStatus(generationId: string): Promise<number> {
+  const response = await fetch(`${env.MODEL_BASE_URL}/generation?id=${generationId}`, {
+    headers: { authorization: "Bearer dev" },
+  });
+  await response.body?.cancel();
+  return response.status;
+}
+
+/** The generation id of the model call whose prompt carried `marker` (tests share one dev model). */
+async function generationIdFor(marker: string): Promise<string> {
+  const { requests } = (await (await fetch(`${devModel()}/__dev/requests`)).json()) as {
+    requests: { body: unknown; generationId: string | null }[];
+  };
+  return requests.find((r) => JSON.stringify(r.body).includes(marker))?.generationId ?? "";
+}
+
+/** The id of the model call a usage row names. */
+const generationIdOf = (row: { generationIds: string } | undefined) =>
+  (JSON.parse(row?.generationIds ?? "[]") as string[])[0] ?? "";
+
+describe("a generation record that appears after a delay", () => {
+  it("prices an assistant turn cut before its usage chunk from the delayed record, without holding the reply", async () => {
+    const w = await funded();
+    const chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+    const marker = crypto.randomUUID();
+    const turn = await chat.turn(`break please ${marker} [[error-after:3]]`);
+    expect(turn.outcome).toBe("error");
+    // The failed reply has ended while the provider still answers 404 for its generation: the
+    // reply did not wait for the lookup.
+    const generationId = await generationIdFor(marker);
+    expect(generationId).toMatch(/^gen-/);
+    expect(await lookupStatus(generationId)).toBe(404);
+
+    const [step] = await usageRowsOf(
+      w.orgId,
+      (row) => row.requestId.startsWith(`${turn.turnId}:`),
+      1,
+    );
+    // Priced by what the provider recorded for the cut call, found once the record appeared.
+    expect(generationIdOf(step)).toBe(generationId);
+    const charged = await generation(generationId);
+    expect(step?.costMicros).toBe(dollarsToMicrosCeil(charged?.total_cost ?? -1));
+    expect(await lookupStatus(generationId)).toBe(200);
+    expect((await settledBalance(w.orgId)).heldMicros).toBe(0);
+    chat.close();
+  });
+
+  it("prices a preview turn cut before its usage chunk from the delayed record, without holding the reply", async () => {
+    const w = await world();
+    const chat = await mustConnect(onboardingPath(w.projectId), w.member.token);
+    const marker = crypto.randomUUID();
+    const turn = await chat.turn(`break please ${marker} [[error-after:2]]`);
+    expect(turn.outcome).toBe("error");
+    const generationId = await generationIdFor(marker);
+    expect(generationId).toMatch(/^gen-/);
+    expect(await lookupStatus(generationId)).toBe(404);
+    const [row] = await usageRowsOf(w.orgId, (r) => r.requestId === turn.turnId, 1);
+    expect(generationIdOf(row)).toBe(generationId);
+    expect(row?.costMicros).toBe(
+      dollarsToMicrosCeil((await generation(generationId))?.total_cost ?? -1),
+    );
+    chat.close();
+  });
+});
+
+function devModel(): string {
+  return env.MODEL_BASE_URL.replace(/\/api\/v1$/, "");
+}
