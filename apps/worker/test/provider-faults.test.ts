@@ -1,13 +1,14 @@
 /**
  * What the model provider does that the platform must price or pass on, against the dev model as
  * OpenRouter behaves: a generation record that appears only a while after the generation ended
- * (the dev model's default 500 ms).
+ * (the dev model's default 500 ms), and a 429 with Retry-After before anything streamed.
  */
 import { env } from "cloudflare:test";
 import { dollarsToMicrosCeil } from "@parley/billing";
 import { describe, expect, it } from "vitest";
+import { billingAccount } from "../src/billing/account.ts";
 import { mustConnect } from "./chat.ts";
-import { world } from "./helpers.ts";
+import { api, type World, world } from "./helpers.ts";
 import { funded, generation, settledBalance, usageRowsOf } from "./metering.ts";
 
 const assistantPath = (sessionId: string) => `/agents/assistant-agent/${sessionId}`;
@@ -75,6 +76,60 @@ describe("a generation record that appears after a delay", () => {
     expect(row?.costMicros).toBe(
       dollarsToMicrosCeil((await generation(generationId))?.total_cost ?? -1),
     );
+    chat.close();
+  });
+});
+
+describe("a 429 with Retry-After before the model streamed", () => {
+  const stored = async (path: string, w: World) =>
+    (await api<{ role: string }[]>("GET", `${path}/get-messages`, { token: w.member.token })).body;
+
+  it("reaches the member as rate_limited with the wait, charges nothing, and the next turn works", async () => {
+    const w = await funded();
+    const before = await settledBalance(w.orgId);
+    const chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+    const turn = await chat.turn("one more [[http-error:429]] [[retry-after:30]]");
+    expect(turn.outcome).toBe("error");
+    expect(turn.parleyError).toEqual({
+      code: "rate_limited",
+      message:
+        "The model provider is limiting requests right now. Please try again in 30 seconds; nothing was charged for this message.",
+    });
+    expect(turn.error).toBe(turn.parleyError?.message);
+    expect(turn.text).toBe("");
+    // Nothing charged or held: the call made nothing, and the step's hold went back.
+    const after = await settledBalance(w.orgId);
+    expect(after.availableMicros).toBe(before.availableMicros);
+    expect(after.heldMicros).toBe(0);
+    expect(await usageRowsOf(w.orgId, () => true, 0)).toEqual([]);
+    expect((await billingAccount(env, w.orgId).reconcile()).ok).toBe(true);
+    expect((await stored(assistantPath(w.sessionId), w)).map((m) => m.role)).toEqual(["user"]);
+
+    const next = await chat.turn("and now?");
+    expect(next.metadata).toMatchObject({ finish: "completed" });
+    chat.close();
+  });
+
+  it("tells a preview member the same, in the seconds Retry-After asks for", async () => {
+    const w = await world();
+    const chat = await mustConnect(onboardingPath(w.projectId), w.member.token);
+    const timed = await chat.turn("hello [[http-error:429]] [[retry-after:1]]");
+    expect(timed.parleyError).toEqual({
+      code: "rate_limited",
+      message:
+        "The model provider is limiting requests right now. Please try again in 1 second; nothing was charged for this message.",
+    });
+    expect(await usageRowsOf(w.orgId, () => true, 0)).toEqual([]);
+    chat.close();
+  });
+
+  it("keeps other HTTP errors generic and untyped for the member", async () => {
+    const w = await funded();
+    const chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+    const turn = await chat.turn("hello [[http-error:503]]");
+    expect(turn.outcome).toBe("error");
+    expect(turn.parleyError).toBeNull();
+    expect(turn.error).toMatch(/model failed to answer/);
     chat.close();
   });
 });
