@@ -80,6 +80,34 @@ describe("a generation record that appears after a delay", () => {
   });
 });
 
+describe("encrypted reasoning across the assistant's tool loop", () => {
+  it("goes back to the model with the tool result, so the loop's next step is answered", async () => {
+    const w = await funded();
+    const chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+    const marker = crypto.randomUUID();
+    // The dev model refuses (400) a step whose tool call lost the encrypted reasoning it came with.
+    const turn = await chat.turn(
+      `Read ours ${marker} [[tool:read_project_memory]] [[reasoning:encrypted]]`,
+    );
+    expect(turn.error).toBeNull();
+    expect(turn.metadata).toMatchObject({ finish: "completed", steps: 2 });
+    expect(turn.text).toMatch(/^Dev model got tool result from read_project_memory: /);
+    const { requests } = (await (await fetch(`${devModel()}/__dev/requests`)).json()) as {
+      requests: {
+        body: { messages: { role: string; reasoning_details?: { type: string }[] }[] };
+      }[];
+    };
+    const [first, second] = requests.filter((r) => JSON.stringify(r.body).includes(marker));
+    expect(first?.body.messages.some((m) => m.role === "tool")).toBe(false);
+    const carried = second?.body.messages
+      .filter((m) => m.role === "assistant")
+      .flatMap((m) => m.reasoning_details ?? [])
+      .filter((d) => d.type === "reasoning.encrypted");
+    expect(carried).toHaveLength(1);
+    chat.close();
+  });
+});
+
 describe("a 429 with Retry-After before the model streamed", () => {
   const stored = async (path: string, w: World) =>
     (await api<{ role: string }[]>("GET", `${path}/get-messages`, { token: w.member.token })).body;
