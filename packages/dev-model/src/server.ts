@@ -303,10 +303,10 @@ async function chatCompletions(
       error: { code: 400, message: lost, metadata: { error_type: "invalid_prompt" } },
     });
   }
-  const plan0 = planCompletion(request, ctx.behaviour);
-  if (plan0.fault?.kind === "http-error") {
-    const { status } = plan0.fault;
-    const retryAfter = retriable(status) ? plan0.retryAfterSeconds : undefined;
+  const planned = planCompletion(request, ctx.behaviour);
+  if (planned.fault?.kind === "http-error") {
+    const { status } = planned.fault;
+    const retryAfter = retriable(status) ? planned.retryAfterSeconds : undefined;
     return sendJson(
       res,
       status,
@@ -317,7 +317,7 @@ async function chatCompletions(
   }
   // The cache is touched only by a request that runs, and changes its cost, never its reply.
   const cache = spec.promptCache ? ctx.promptCache.use(request, startedAt) : NO_CACHE;
-  const plan = { ...plan0, cache };
+  const plan = { ...planned, cache };
 
   const run = startRun(plan, request, startedAt);
   entry.generationId = run.id;
