@@ -1,6 +1,6 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
 import { addTokens, noTokens, priceStep, type TokenUsage } from "@parley/billing";
-import { AppError, isAppError, titleFrom } from "@parley/shared";
+import { AppError, titleFrom } from "@parley/shared";
 import {
   convertToModelMessages,
   createUIMessageStreamResponse,
@@ -24,9 +24,10 @@ import { contextWindow, estimateTokens } from "./context.ts";
 import type { FrameDecision } from "./frames.ts";
 import { modelClient } from "./model.ts";
 import {
+  announceFailure,
   errorReply,
-  failureCode,
   metadataBeforeFinish,
+  modelFailure,
   replyEnding,
   stallGuard,
 } from "./reply-endings.ts";
@@ -409,9 +410,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       },
       onFinish: finish,
       onAbort: finish,
+      // Not awaited: the SDK would hold the failed reply's end until the cut call is looked up.
       onError: ({ error }) => {
-        failure ??= failureCode(error);
-        return finish();
+        failure ??= announceFailure(this, requestId, error);
+        void finish().catch(() => undefined);
       },
     });
 
@@ -433,11 +435,13 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
           sendReasoning: true,
           messageMetadata: ({ part }): AssistantMetadata | undefined =>
             part.type === "start" ? { turnId } : undefined,
-          // Our own errors (a tool refusing a write, say) are safe to show; anything else stays generic.
+          // Our own errors (a tool refusing a write, say) are safe to show, and a rate limit says when
+          // to try again; anything else stays generic.
           onError: (error) =>
-            isAppError(error)
-              ? error.message
-              : "The model failed to answer. You are charged only for what the provider actually produced.",
+            modelFailure(
+              error,
+              "The model failed to answer. You are charged only for what the provider actually produced.",
+            ).message,
         })
         .pipeThrough(coalesceDeltas(settings.streamCoalesceMs))
         .pipeThrough(withCost),

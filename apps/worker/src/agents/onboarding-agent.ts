@@ -18,9 +18,10 @@ import { coalesceDeltas } from "./coalesce.ts";
 import { contextWindow } from "./context.ts";
 import { lookupGenerationCost, modelClient, TurnMeter } from "./model.ts";
 import {
+  announceFailure,
   errorReply,
-  failureCode,
   metadataBeforeFinish,
+  modelFailure,
   noticeReply,
   type ReplyFinish,
   replyEnding,
@@ -184,9 +185,10 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       onStepFinish: (step) => turnCost.step(step.usage, step.providerMetadata),
       onFinish: () => stall.done(settle),
       onAbort: () => stall.done(settle),
+      // Not awaited: the SDK would hold the failed reply's end until the cut call is looked up.
       onError: ({ error }) => {
-        failure ??= failureCode(error);
-        return stall.done(settle);
+        failure ??= announceFailure(this, requestId, error);
+        void stall.done(settle).catch(() => undefined);
       },
     });
     // A stopped or failed reply never reaches its `finish` chunk: it says how it ended when stored.
@@ -200,8 +202,11 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
           sendReasoning: true,
           messageMetadata: ({ part }): OnboardingMetadata | undefined =>
             part.type === "start" ? { turnId: usageId, freeTurnsLeft } : undefined,
-          onError: () =>
-            "The model failed to answer. Nothing was charged to your organization; please try again.",
+          onError: (error) =>
+            modelFailure(
+              error,
+              "The model failed to answer. Nothing was charged to your organization; please try again.",
+            ).message,
         })
         .pipeThrough(coalesceDeltas(settings.streamCoalesceMs))
         .pipeThrough(metadataBeforeFinish((): OnboardingMetadata => ({ finish: "completed" }))),
