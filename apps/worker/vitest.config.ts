@@ -44,6 +44,10 @@ export default defineConfig({
                 // Exactly the test JWKS server may serve apps' JWKS over http on 127.0.0.1.
                 JWKS_ALLOW_PRIVATE: new URL(inject("jwksUrl")).host,
                 TEST_JWKS_URL: inject("jwksUrl"),
+                // Parley's mail goes to the development mailbox, as under `pnpm dev`.
+                MAIL_TRANSPORT: "dev",
+                MAIL_DEV_URL: inject("devMailboxUrl"),
+                MAIL_FROM: "Parley <noreply@parley.test>",
                 TEST_MIGRATIONS: await readD1Migrations(
                   path.join(import.meta.dirname, "migrations"),
                 ),

@@ -11,6 +11,7 @@ import { config } from "./env.ts";
 import type { AppEnv } from "./http/context.ts";
 import { errorResponse } from "./http/errors.ts";
 import { json, security, serveOpenApi } from "./http/openapi.ts";
+import { accountRecovery } from "./routes/account-recovery.ts";
 import { orgApiKeys } from "./routes/api-keys.ts";
 import { appEndUsers } from "./routes/app-end-users.ts";
 import { apps, orgApps } from "./routes/apps.ts";
@@ -25,6 +26,7 @@ import { exportDownloads, meExports, orgExports } from "./routes/exports.ts";
 import { invitationPreview, invitations } from "./routes/invitation-links.ts";
 import { orgInvitations } from "./routes/invitations.ts";
 import { me } from "./routes/me.ts";
+import { meMail } from "./routes/me-mail.ts";
 import { operator } from "./routes/operator.ts";
 import { orgs } from "./routes/orgs.ts";
 import { orgProjects, projects } from "./routes/projects.ts";
@@ -98,8 +100,10 @@ export const app = new Hono<AppEnv>()
     return c.json(await jwks(config(c.env)));
   })
   .route("/api/auth/invitations", invitationPreview)
+  .route("/api/auth", accountRecovery)
   .route("/api/auth", auth)
   .route("/api/me/exports", meExports)
+  .route("/api/me", meMail)
   .route("/api/me", me)
   .route("/api/orgs", orgs)
   .route("/api/orgs", orgProjects)

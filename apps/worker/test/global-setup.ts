@@ -1,12 +1,14 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
+import { startDevMailbox } from "@parley/dev-mailbox";
 import { startDevModel } from "@parley/dev-model";
 import { startStripeStandin } from "@parley/stripe-standin";
 import type { TestProject } from "vitest/node";
 
 /**
  * Outside services for the workerd tests, started once per run in Node: the Stripe stand-in, the
- * dev model and a mailbox that records webhooks (the Worker under test has no port of its own, so
+ * dev model, the development mailbox that receives Parley's mail (test/mail.ts reads it), and a
+ * mailbox that records webhooks (the Worker under test has no port of its own, so
  * tests read deliveries from the mailbox and replay them, signature and all, through SELF). Paths with
  * "/fail" always answer 500; paths with "/flaky" answer 500 to the first delivery of each body.
  */
@@ -23,6 +25,7 @@ declare module "vitest" {
     devModelUrl: string;
     mailboxUrl: string;
     jwksUrl: string;
+    devMailboxUrl: string;
   }
 }
 
@@ -115,18 +118,21 @@ export default async function setup(project: TestProject) {
   });
   const model = await startDevModel({ port: 0 });
   const jwks = await startJwksServer();
+  const devMailbox = await startDevMailbox({ port: 0 });
 
   project.provide("stripeUrl", stripe.url);
   project.provide("stripeWebhookSecret", stripe.webhookSecret);
   project.provide("devModelUrl", model.url);
   project.provide("mailboxUrl", mailboxUrl);
   project.provide("jwksUrl", jwks.url);
+  project.provide("devMailboxUrl", devMailbox.url);
 
   return async () => {
     await Promise.all([
       stripe.close(),
       model.close(),
       jwks.close(),
+      devMailbox.close(),
       new Promise((resolve) => mailbox.close(resolve)),
     ]);
   };

@@ -17,6 +17,8 @@ export const idPrefix = {
   endUser: "eu",
   apiKey: "key",
   dataExport: "exp",
+  /** A mail in the outbox (apps/worker/src/mail/outbox.ts). */
+  mail: "mail",
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

@@ -1,3 +1,4 @@
+export * from "./account-mail.ts";
 export * from "./agents.ts";
 export * from "./apps.ts";
 export * from "./billing.ts";

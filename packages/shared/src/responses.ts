@@ -102,6 +102,7 @@ export const meSchema = z
     name: z.string(),
     createdAt: iso,
     orgs: z.array(orgSummarySchema),
+    emailVerified: z.boolean().describe("Whether a link mailed to the address was used"),
   })
   .meta({ id: "Me" });
 
@@ -155,6 +156,12 @@ export const invitationSchema = z
     createdAt: iso,
     expiresAt: iso,
     url: z.string().optional().describe("Only when created pending: the link, shown this once"),
+    mailed: z
+      .boolean()
+      .optional()
+      .describe(
+        "Only when created: whether the link was mailed to the invitee (not when the inviter's own address is unverified, or past their mail limit)",
+      ),
   })
   .meta({ id: "Invitation" });
 export const invitationPageSchema = pageSchemaOf(invitationSchema).meta({ id: "InvitationPage" });

@@ -102,6 +102,11 @@ const password = z
     message: "must be valid UTF-8 text (it has U+FFFD, what bytes that are not UTF-8 decode to)",
   });
 
+/** An email address as every route takes one (trimmed, lower case); for the mail flows' schemas. */
+export const emailAddressSchema = email;
+/** A new password (the sign-up rules); for the mail flows' schemas. */
+export const newPasswordSchema = password;
+
 export const signupSchema = z.strictObject({
   email,
   password,
@@ -118,6 +123,9 @@ const typedPassword = z
   .refine((value) => !LONE_SURROGATE.test(value), {
     message: "must be valid Unicode text (it has an unpaired surrogate)",
   });
+
+/** A password typed to prove who one is; for the mail flows' schemas. */
+export const typedPasswordSchema = typedPassword;
 
 export const loginSchema = z.strictObject({ email, password: typedPassword });
 export type Login = z.infer<typeof loginSchema>;
@@ -393,6 +401,8 @@ export interface Invitation {
   expiresAt: string;
   /** Only in the response that created it: the link to send, holding the invitation's secret. */
   url?: string;
+  /** Only in the response that created it: whether Parley mailed the link to the invitee too. */
+  mailed?: boolean;
 }
 
 /** What the link shows before anyone signs in: which org, which role, for which email. */
@@ -432,6 +442,8 @@ export interface AuthResult {
 
 export interface Me extends User {
   orgs: OrgSummary[];
+  /** Whether the account's address was proven by a link mailed to it (docs/2026-12-06-mail.md). */
+  emailVerified: boolean;
 }
 
 export const erasureRequestSchema = z.strictObject({

@@ -10,7 +10,7 @@ import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { describeRoute } from "hono-openapi";
 import { revokeConnections } from "../agents/revocation.ts";
-import { keyedHash, normalizedEmail } from "../auth/keyed-hash.ts";
+import { keyedHash } from "../auth/keyed-hash.ts";
 import { bearerToken } from "../auth/middleware.ts";
 import { decoyHash, hashPassword, verifyPassword } from "../auth/password.ts";
 import {
@@ -29,6 +29,8 @@ import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json, security } from "../http/openapi.ts";
 import { sameOriginOnly } from "../http/same-origin.ts";
 import { jsonBody, noBody } from "../http/validate.ts";
+import { verificationMail } from "../mail/account-mail.ts";
+import { sendQueuedMail } from "../mail/outbox.ts";
 
 export const REFRESH_COOKIE = "parley_refresh";
 /**
@@ -132,7 +134,7 @@ export function clientAddress(header: string | null | undefined): string {
 export const NO_CLIENT_ADDRESS = "no-client-address";
 
 /** The keyed hash of the caller's client address (no address reaches the limiter). */
-const clientKey = (c: Context<AppEnv>, label: string, ...more: string[]): Promise<string> =>
+export const clientKey = (c: Context<AppEnv>, label: string, ...more: string[]): Promise<string> =>
   keyedHash(
     c.env.ERASURE_HASH_KEY,
     label,
@@ -176,31 +178,30 @@ export const auth = new Hono<AppEnv>()
       const userId = newId("user", now);
       const orgId = newId("org", now);
       const passwordHash = await hashPassword(input.password);
-      // The welcome grant goes to a person's first org, once per person however they spell their
-      // email (a keyed hash of it, so the record outlives an erased account without naming anyone).
-      const emailKey = await keyedHash(
-        c.env.ERASURE_HASH_KEY,
-        "signup-grant",
-        normalizedEmail(input.email),
-      );
+      // The welcome grant waits for the address to be proven (2026-12-06): the account is made
+      // unverified, with the org the grant will go to, and a verification link is mailed in the
+      // same batch. Using it posts the grant (routes/account-recovery.ts, `grantStatement`).
+      const verification = await verificationMail(c, {
+        userId,
+        name: input.name,
+        email: input.email,
+        now,
+      });
       try {
         await db.batch([
           db
             .prepare(
-              "INSERT INTO users (id, email, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+              `INSERT INTO users (id, email, name, password_hash, created_at, email_verified_at, signup_org_id)
+               VALUES (?, ?, ?, ?, ?, NULL, ?)`,
             )
-            .bind(userId, input.email, input.name, passwordHash, now),
+            .bind(userId, input.email, input.name, passwordHash, now, orgId),
           ...createOrgStatements(db, {
             id: orgId,
             name: input.orgName ?? `${input.name}'s organization`,
             ownerId: userId,
             now,
           }),
-          db
-            .prepare(
-              "INSERT INTO signup_grants (email_key, org_id, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-            )
-            .bind(emailKey, orgId, now),
+          ...verification,
         ]);
       } catch (cause) {
         if (String(cause).includes("UNIQUE constraint failed: users.email")) {
@@ -210,6 +211,7 @@ export const auth = new Hono<AppEnv>()
         }
         throw cause;
       }
+      sendQueuedMail(c.env, c.executionCtx);
       await openBillingAccount(c.env, orgId);
       return c.json(
         await signedIn(c, { id: userId, email: input.email, name: input.name, tokenVersion: 0 }),

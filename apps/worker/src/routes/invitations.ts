@@ -22,6 +22,8 @@ import type { AppEnv } from "../http/context.ts";
 import { errors, json } from "../http/openapi.ts";
 import { publicBase } from "../http/public-base.ts";
 import { jsonBody, query } from "../http/validate.ts";
+import { invitationMail } from "../mail/invitation-mail.ts";
+import { sendQueuedMail } from "../mail/outbox.ts";
 
 /**
  * Invitations (2026-12-02). An owner or admin invites an email with a role and gets a link to send
@@ -203,6 +205,8 @@ export async function invite(
   // or demotion racing it either comes first (no link) or closes it (by maker, in SQL). Found by
   // the outside probe, 2026-12-04: an admin inviting while being removed kept a live admin link.
   const makers = input.role === "owner" ? "('owner')" : "('owner', 'admin')";
+  // The link is mailed to the invitee too (2026-12-06), with the invitation or not at all.
+  const mail = await invitationMail(c, { row, inviterId: userId, link: `${base}/invite#${token}` });
   const [made] = await db.batch([
     db
       .prepare(
@@ -242,11 +246,16 @@ export async function invite(
       },
       { now, afterChange: true },
     ),
+    ...mail.statements,
   ]);
   if (made?.meta.changes !== 1) {
     throw new AppError("forbidden", "You can no longer invite people to this organization");
   }
-  return c.json({ ...toInvitation(row, now), url: `${base}/invite#${token}` }, 201);
+  if (mail.mailed) sendQueuedMail(c.env, c.executionCtx);
+  return c.json(
+    { ...toInvitation(row, now), url: `${base}/invite#${token}`, mailed: mail.mailed },
+    201,
+  );
 }
 
 /** `/api/orgs/:orgId/invitations`: owners and admins make, list and revoke an org's invitations. */

@@ -11,13 +11,17 @@ import {
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { revokeConnections } from "../agents/revocation.ts";
+import { endTokens } from "../auth/account-tokens.ts";
 import { keyedHash } from "../auth/keyed-hash.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import { iso } from "../db/pagination.ts";
 import { fileErasure, toErasureRequest } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
+import { publicBase } from "../http/public-base.ts";
 import { jsonBody } from "../http/validate.ts";
+import { resetPage } from "../mail/account-mail.ts";
+import { queueMailStatement, sendQueuedMail } from "../mail/outbox.ts";
 import { clearRefreshCookie } from "./auth.ts";
 
 /**
@@ -25,7 +29,12 @@ import { clearRefreshCookie } from "./auth.ts";
  * email, its password). Counted like sign-in guesses, per account: a stolen access token is not a
  * way to guess the password faster than the login form allows.
  */
-async function requirePassword(env: Env, userId: string, typed: string): Promise<void> {
+export async function requirePassword(
+  env: Env,
+  userId: string,
+  typed: string,
+  field = "currentPassword",
+): Promise<void> {
   // The sign-in form's limit for one client (10 a minute), here per account: the per-email
   // limiter allows 100, which is for guesses spread over many addresses, not one token's.
   const limit = await env.LOGIN_RATE_LIMITER.limit({
@@ -38,16 +47,16 @@ async function requirePassword(env: Env, userId: string, typed: string): Promise
     .bind(userId)
     .first<{ password_hash: string }>();
   if (!row || !(await verifyPassword(typed, row.password_hash))) {
-    throw new AppError("forbidden", "The current password is not right", {
-      field: "currentPassword",
-    });
+    throw new AppError("forbidden", "The current password is not right", { field });
   }
 }
 
 /** The caller as `GET /api/me` answers: who they are and their orgs with their roles. */
 async function meOf(db: D1Database, userId: string): Promise<Me> {
   const [users, orgs] = await db.batch([
-    db.prepare("SELECT id, email, name, created_at FROM users WHERE id = ?").bind(userId),
+    db
+      .prepare("SELECT id, email, name, created_at, email_verified_at FROM users WHERE id = ?")
+      .bind(userId),
     db
       .prepare(
         `SELECT o.id, o.name, m.role, o.created_at FROM memberships m
@@ -56,7 +65,13 @@ async function meOf(db: D1Database, userId: string): Promise<Me> {
       .bind(userId),
   ]);
   const user = users?.results[0] as
-    | { id: string; email: string; name: string; created_at: number }
+    | {
+        id: string;
+        email: string;
+        name: string;
+        created_at: number;
+        email_verified_at: number | null;
+      }
     | undefined;
   if (!user) throw new AppError("unauthorized", "Invalid or expired access token");
   const rows = (orgs?.results ?? []) as {
@@ -70,6 +85,7 @@ async function meOf(db: D1Database, userId: string): Promise<Me> {
     email: user.email,
     name: user.name,
     createdAt: iso(user.created_at),
+    emailVerified: user.email_verified_at !== null,
     orgs: rows.map((org) => ({
       id: org.id,
       name: org.name,
@@ -91,44 +107,42 @@ export const me = new Hono<AppEnv>()
   )
 
   /**
-   * Changes the caller's display name and/or email (2026-12-02). A new email needs the current
-   * password, and must be no one else's (409). Answers the caller as `GET /api/me` does.
+   * Changes the caller's display name (2026-12-02). The email no longer changes here
+   * (2026-12-06): a new address must prove itself first, through `POST /api/me/email` and the link
+   * it mails (routes/me-mail.ts); `email` is taken only when it is the current one (a no-op).
+   * Answers the caller as `GET /api/me` does.
    */
   .patch(
     "/",
     describeRoute({
       tags: ["Me"],
-      summary: "Change one's name or email",
-      responses: { 200: json(meSchema), ...errors(401, 403, 409, 429) },
+      summary: "Change one's name",
+      description:
+        "A different `email` is refused (400): change it with `POST /api/me/email`, which verifies the new address first.",
+      responses: { 200: json(meSchema), ...errors(400, 401, 403, 429) },
     }),
     jsonBody(updateMeSchema),
     async (c) => {
       const { userId } = c.get("caller");
       const db = c.env.DB;
       const input = c.req.valid("json");
-      if (input.email !== undefined && input.currentPassword !== undefined) {
-        await requirePassword(c.env, userId, input.currentPassword);
-        const taken = await db
-          .prepare("SELECT 1 AS t FROM users WHERE email = ? AND id <> ?")
-          .bind(input.email, userId)
-          .first();
-        if (taken)
-          throw new AppError("conflict", "Another account has this email", { field: "email" });
-      }
-      try {
-        await db
-          .prepare(
-            "UPDATE users SET name = COALESCE(?, name), email = COALESCE(?, email) WHERE id = ?",
-          )
-          .bind(input.name ?? null, input.email ?? null, userId)
-          .run();
-      } catch (error) {
-        // Taken between the check and the write.
-        if (/UNIQUE/i.test(String(error))) {
-          throw new AppError("conflict", "Another account has this email", { field: "email" });
+      if (input.email !== undefined) {
+        const current = await db
+          .prepare("SELECT email FROM users WHERE id = ?")
+          .bind(userId)
+          .first<{ email: string }>();
+        if (input.email !== current?.email) {
+          throw new AppError(
+            "invalid_request",
+            "Change your email with POST /api/me/email: the new address confirms it by a link first",
+            { field: "email" },
+          );
         }
-        throw error;
       }
+      await db
+        .prepare("UPDATE users SET name = COALESCE(?, name) WHERE id = ?")
+        .bind(input.name ?? null, userId)
+        .run();
       return c.json(await meOf(db, userId));
     },
   )
@@ -152,6 +166,26 @@ export const me = new Hono<AppEnv>()
       const input = c.req.valid("json");
       await requirePassword(c.env, caller.userId, input.currentPassword);
       const now = Date.now();
+      const user = await db
+        .prepare("SELECT email, name, email_verified_at FROM users WHERE id = ?")
+        .bind(caller.userId)
+        .first<{ email: string; name: string; email_verified_at: number | null }>();
+      // A notice to a proven address only (an unverified one may be someone else's).
+      const notice =
+        user && user.email_verified_at !== null
+          ? [
+              await queueMailStatement(
+                c.env,
+                {
+                  kind: "password_changed",
+                  to: user.email,
+                  userId: caller.userId,
+                  data: { name: user.name, resetLink: resetPage(publicBase(c, "Mail")) },
+                },
+                { now },
+              ),
+            ]
+          : [];
       const { results: others } = await db
         .prepare(
           "SELECT DISTINCT family_id FROM refresh_tokens WHERE user_id = ? AND family_id <> ? AND revoked_at IS NULL",
@@ -167,7 +201,11 @@ export const me = new Hono<AppEnv>()
             "UPDATE refresh_tokens SET revoked_at = ?, successor_sealed = NULL WHERE user_id = ? AND family_id <> ? AND revoked_at IS NULL",
           )
           .bind(now, caller.userId, caller.familyId),
+        // Links the old password's holder may have asked for end with it: a reset, an email change.
+        endTokens(db, caller.userId, ["reset_password", "change_email"], now),
+        ...notice,
       ]);
+      if (notice.length > 0) sendQueuedMail(c.env, c.executionCtx);
       for (const { family_id } of others) await revokeConnections(c.env, { familyId: family_id });
       return c.body(null, 204);
     },
