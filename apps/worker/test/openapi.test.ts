@@ -10,10 +10,12 @@ import {
   type ApiResponse,
   api,
   finishExport,
+  randomClientAddress,
   signUp,
   uniqueEmail,
   world,
 } from "./helpers.ts";
+import { linkSecret, nextMail } from "./mail.ts";
 import { checkoutEvent, sign, uid } from "./stripe.ts";
 
 /**
@@ -209,6 +211,41 @@ describe("answers match the document", () => {
     );
     const gone = await signUp("oa-gone");
     await call("DELETE", "/api/me", { token: gone.accessToken, body: { confirm: true } }, 202);
+  });
+
+  it("mail: reset, verification, email change and billing mail", async () => {
+    const reset = { headers: { "cf-connecting-ip": randomClientAddress() } };
+    const ada = await signUp("oa-mail", { verified: false });
+    await call("POST", "/api/auth/password-reset", { ...reset, body: { email: ada.email } }, 202);
+    const resetToken = linkSecret(await nextMail(ada.email, "password_reset"), "/reset-password");
+    await call(
+      "POST",
+      "/api/auth/password-reset/confirm",
+      { body: { token: resetToken, password: "a brand new long password" } },
+      204,
+    );
+    const bo = await signUp("oa-verify", { verified: false });
+    // The sign-up's own link first, so the resend's is the one after it.
+    const after = (await nextMail(bo.email, "verify_email")).id;
+    await call("POST", "/api/me/email-verification", { token: bo.accessToken }, 202);
+    const verifyToken = linkSecret(
+      await nextMail(bo.email, "verify_email", { after }),
+      "/verify-email",
+    );
+    await call("POST", "/api/auth/verify-email", { body: { token: verifyToken } }, 200);
+    await call(
+      "POST",
+      "/api/me/email",
+      { token: bo.accessToken, body: { newEmail: uniqueEmail("oa-new"), password: bo.password } },
+      202,
+    );
+    await call("GET", "/api/me/notifications", { token: bo.accessToken }, 200);
+    await call(
+      "PATCH",
+      `/api/me/notifications/${bo.orgId}`,
+      { token: bo.accessToken, body: { receipts: true, limitAlerts: true } },
+      200,
+    );
   });
 
   it("orgs, members, projects and sessions", async () => {
