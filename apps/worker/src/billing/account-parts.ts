@@ -9,6 +9,7 @@ import {
   type SqlExecutor,
   SqlLedgerStore,
 } from "@parley/billing";
+import { mailAlerts } from "../mail/billing-mail.ts";
 import { AccountAlarm } from "./account-alarm.ts";
 import { AlertWebhook } from "./alert-webhook.ts";
 import { AccountAutoTopUp } from "./auto-top-up.ts";
@@ -75,7 +76,11 @@ export function accountParts(
   };
   const store = new SqlLedgerStore({ ...exec, transact });
   const grants = new AccountGrants(exec, store, ledger);
-  const webhook = new AlertWebhook(env, account, store, outbox);
+  // Alert mail goes after the ledger's transaction, off its path (mail/billing-mail.ts).
+  const webhook = new AlertWebhook(env, account, store, outbox, (alerts) => {
+    const orgId = account.orgId();
+    if (orgId) ctx.waitUntil(mailAlerts(env, orgId, alerts).catch(() => 0));
+  });
   const autoTopUp = new AccountAutoTopUp({
     env,
     exec,

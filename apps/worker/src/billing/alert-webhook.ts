@@ -18,21 +18,26 @@ export class AlertWebhook {
   readonly #account: AccountStore;
   readonly #store: Pick<LedgerStore, "getAlert">;
   readonly #outbox: AlertOutbox;
+  /** Told of every alert fired, webhook or not: the owners' alert mail (mail/billing-mail.ts). */
+  readonly #onFired: (alerts: readonly AlertRow[]) => void;
 
   constructor(
     env: Env,
     account: AccountStore,
     store: Pick<LedgerStore, "getAlert">,
     outbox: AlertOutbox,
+    onFired: (alerts: readonly AlertRow[]) => void = () => {},
   ) {
     this.#env = env;
     this.#account = account;
     this.#store = store;
     this.#outbox = outbox;
+    this.#onFired = onFired;
   }
 
   /** Queues alerts for delivery; true when anything was queued. */
   queue(alerts: readonly AlertRow[], now: number): boolean {
+    if (alerts.length > 0) this.#onFired(alerts);
     if (alerts.length === 0 || !this.#account.settings().alertWebhookUrl) return false;
     this.#outbox.queue(alerts, now);
     return true;

@@ -20,8 +20,9 @@ export interface MailData {
   email_change: { name: string; link: string; expiresAt: number };
   email_change_notice: { name: string; newEmail: string; resetLink: string };
   email_taken: { resetLink: string };
-  receipt: { orgName: string; amountMicros: number; automatic: boolean; link: string };
-  limit_alert: { orgName: string; message: string; link: string };
+  /** `link`: the billing page, or null where PUBLIC_URL is not set. */
+  receipt: { orgName: string; amountMicros: number; automatic: boolean; link: string | null };
+  limit_alert: { orgName: string; message: string; link: string | null };
 }
 export type MailKind = keyof MailData;
 
@@ -204,7 +205,7 @@ export function renderMail<K extends MailKind>(kind: K, data: MailData[K]): Mail
           `${formatUsd(v.amountMicros)} of credits ${v.automatic ? "from an automatic top-up " : ""}were added to ${v.orgName}'s balance.`,
           "Stripe's receipt for the payment is on the billing page.",
         ],
-        action: { label: "Open billing", url: v.link },
+        ...(v.link ? { action: { label: "Open billing", url: v.link } } : {}),
         after: [
           "You get this because you asked for receipts by mail; change it in your account settings.",
         ],
@@ -214,8 +215,8 @@ export function renderMail<K extends MailKind>(kind: K, data: MailData[K]): Mail
       const v = d as MailData["limit_alert"];
       return compose({
         subject: `Billing alert for ${short(v.orgName)}`,
-        lines: [`${v.orgName}: ${v.message}`],
-        action: { label: "Open billing", url: v.link },
+        lines: [`${v.orgName}: ${v.message}`, "Limits and alerts are on the billing page."],
+        ...(v.link ? { action: { label: "Open billing", url: v.link } } : {}),
         after: [
           "You get this because you asked for limit alerts by mail; change it in your account settings.",
         ],

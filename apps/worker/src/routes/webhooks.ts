@@ -14,6 +14,7 @@ import { stripeClient, webCrypto } from "../billing/stripe.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json, security } from "../http/openapi.ts";
+import { mailReceipts } from "../mail/billing-mail.ts";
 
 /** Stripe's default tolerance: a signature older than this is refused, so a captured one can't be replayed later. */
 const SIGNATURE_TOLERANCE_SECONDS = 300;
@@ -188,6 +189,20 @@ export const webhooks = new Hono<AppEnv>().post(
       { ...mapping, orgId },
     );
     await notePaymentOutcome(c.env.DB, mapping);
+    // A credited top-up's receipt to the owners who asked for it, after the answer (2026-12-06).
+    if (
+      result.status === "applied" &&
+      result.result.ok &&
+      (mapping.type === "topup" || mapping.type === "auto_topup") &&
+      mapping.paymentIntentId
+    ) {
+      const payment = {
+        paymentIntentId: mapping.paymentIntentId,
+        amountMicros: mapping.amountMicros,
+        automatic: mapping.type === "auto_topup",
+      };
+      c.executionCtx.waitUntil(mailReceipts(c.env, orgId, payment).catch(() => 0));
+    }
     log({ event: event.id, type: event.type, outcome: result.status, reason: null });
     return c.json({ received: true, outcome: result.status });
   },
