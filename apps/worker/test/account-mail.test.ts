@@ -1,7 +1,16 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { mustConnect } from "./chat.ts";
-import { api, errorCode, inOneWindow, signUp, snapshot, uniqueEmail } from "./helpers.ts";
+import {
+  api,
+  errorCode,
+  inOneWindow,
+  randomClientAddress,
+  signUp,
+  snapshot,
+  uniqueEmail,
+  world,
+} from "./helpers.ts";
 import { lastMailId, linkSecret, mailArrived, nextMail } from "./mail.ts";
 
 /**
@@ -219,4 +228,44 @@ describe("changing the email", () => {
     expect([late.status, errorCode(late)]).toEqual([410, "gone"]);
     expect((await me(ada.accessToken)).body.email).toBe(ada.email);
   });
+});
+
+describe("erasure of a person's mail", () => {
+  it("takes their links and every mail record about them or to their address, and verification passes", async () => {
+    const w = await world();
+    const gone = await signUp("erase-mail");
+    // A reset link, a change of address asked for, an invitation mailed to them.
+    await api("POST", "/api/auth/password-reset", {
+      body: { email: gone.email },
+      headers: { "cf-connecting-ip": randomClientAddress() },
+    });
+    await nextMail(gone.email, "password_reset");
+    await api("POST", "/api/me/email", {
+      token: gone.accessToken,
+      body: { newEmail: uniqueEmail("erase-mail-next"), password: gone.password },
+    });
+    const invited = await api("POST", `/api/orgs/${w.orgId}/invitations`, {
+      token: w.owner.token,
+      body: { email: gone.email, role: "member" },
+    });
+    expect(invited.status).toBe(201);
+    await nextMail(gone.email, "invitation");
+    const count = async () =>
+      env.DB.prepare(
+        `SELECT (SELECT COUNT(*) FROM mail_outbox WHERE user_id = ?1 OR recipient = ?2)
+              + (SELECT COUNT(*) FROM account_tokens WHERE user_id = ?1) AS n`,
+      )
+        .bind(gone.userId, gone.email)
+        .first<{ n: number }>();
+    expect((await count())?.n).toBeGreaterThan(4);
+    const erased = await api<{ status: string; verification: { ok: boolean; findings: string[] } }>(
+      "DELETE",
+      "/api/me",
+      { token: gone.accessToken, body: { confirm: true } },
+    );
+    expect(erased.status).toBe(202);
+    expect(erased.body.status).toBe("completed");
+    expect(erased.body.verification).toMatchObject({ ok: true, findings: [] });
+    expect((await count())?.n).toBe(0);
+  }, 30_000);
 });

@@ -12,10 +12,13 @@ import {
   BASE,
   errorCode,
   finishExport,
+  randomClientAddress,
   snapshot,
+  uniqueEmail,
   type World,
   world,
 } from "./helpers.ts";
+import { linkSecret, nextMail } from "./mail.ts";
 import { funded, returnLeases, usageRowsOf } from "./metering.ts";
 
 type Archive = {
@@ -101,6 +104,18 @@ async function richWorld() {
        VALUES (?, ?, ?, 'shop-user-7', 'Shopper', ?, ?)`,
     ).bind(newId("endUser"), w.orgId, w.appId, now, now),
   ]);
+  // Mail: a reset the member asked for (a link and its mail) and an invitation the org mailed.
+  await api("POST", "/api/auth/password-reset", {
+    body: { email: w.member.email },
+    headers: { "cf-connecting-ip": randomClientAddress() },
+  });
+  const resetMail = await nextMail(w.member.email, "password_reset");
+  const hire = uniqueEmail("export-hire");
+  await api("POST", `/api/orgs/${w.orgId}/invitations`, {
+    token: w.owner.token,
+    body: { email: hire, role: "member" },
+  });
+  await nextMail(hire, "invitation");
   const memberKey = await apiKeyFor(w.orgId, ["usage:read"], { createdBy: w.member.id });
   const rotated = await api<{ secret: { secret: string } }>(
     "POST",
@@ -124,7 +139,14 @@ async function richWorld() {
       ).bind(id, kind, subject, org, by, now, now),
     ),
   );
-  return { w, memberKey, appSecret: rotated.body.secret.secret, tokenHash, earlier };
+  return {
+    w,
+    memberKey,
+    appSecret: rotated.body.secret.secret,
+    tokenHash,
+    earlier,
+    resetLink: linkSecret(resetMail, "/reset-password"),
+  };
 }
 
 /** Every value that must never reach an archive: hashes, keys, app secrets. */
@@ -137,7 +159,16 @@ async function secretsOf(w: World, extra: string[]): Promise<string[]> {
   )
     .bind(w.orgId)
     .all<{ v: string }>();
-  return [...results.map((r) => r.v).filter((v) => v !== "none"), w.apiKey.secret, ...extra];
+  // D1 takes at most five terms in one compound SELECT: the mail's secrets on their own.
+  const { results: mail } = await env.DB.prepare(
+    `SELECT token_hash AS v FROM account_tokens
+     UNION ALL SELECT data FROM mail_outbox WHERE data IS NOT NULL`,
+  ).all<{ v: string }>();
+  return [
+    ...[...results, ...mail].map((r) => r.v).filter((v) => v !== "none"),
+    w.apiKey.secret,
+    ...extra,
+  ];
 }
 
 function expectCovered(archive: Archive, kind: "account" | "org") {
@@ -171,7 +202,7 @@ describe("data export: completeness", () => {
   });
 
   it("an account export holds the person's data from every store, and no secret", async () => {
-    const { w, memberKey, appSecret, tokenHash, earlier } = await richWorld();
+    const { w, memberKey, appSecret, tokenHash, earlier, resetLink } = await richWorld();
     const started = await api<DataExport>("POST", "/api/me/exports", { token: w.member.token });
     expect(started.status).toBe(202);
     expect(started.body).toMatchObject({ kind: "account", orgId: null, downloadUrl: null });
@@ -195,6 +226,10 @@ describe("data export: completeness", () => {
     const s = archive.sections;
     expect(s.profile).toMatchObject({ id: w.member.id, email: w.member.email });
     expect(s.memberships).toEqual([expect.objectContaining({ orgId: w.orgId, role: "member" })]);
+    expect(s.mail).toMatchObject({
+      messages: [expect.objectContaining({ kind: "password_reset", to: w.member.email })],
+      links: [expect.objectContaining({ purpose: "reset_password", email: w.member.email })],
+    });
     expect(s.invitations).toEqual([
       expect.objectContaining({ orgId: w.otherOrgId, email: w.member.email }),
     ]);
@@ -225,6 +260,7 @@ describe("data export: completeness", () => {
       appSecret,
       tokenHash,
       `${tokenHash}-2`,
+      resetLink,
     ])) {
       expect(text).not.toContain(secret);
     }
@@ -239,7 +275,7 @@ describe("data export: completeness", () => {
   });
 
   it("an org export holds the org's data from every store, and no secret", async () => {
-    const { w, memberKey, appSecret, tokenHash, earlier } = await richWorld();
+    const { w, memberKey, appSecret, tokenHash, earlier, resetLink } = await richWorld();
     const started = await api<DataExport>("POST", `/api/orgs/${w.orgId}/exports`, {
       token: w.owner.token,
     });
@@ -261,6 +297,7 @@ describe("data export: completeness", () => {
     expect(JSON.stringify(s.endUsers)).toContain("shop-user-7");
     expect((s.apiKeys as unknown[]).length).toBe(2);
     expect((s.payments as unknown[]).length).toBe(1);
+    expect(s.mail).toEqual([expect.objectContaining({ kind: "invitation", orgId: w.orgId })]);
     expect(s.autoTopUp).toMatchObject({ enabled: false, card: null, charges: [] });
     expect((s.erasureRequests as unknown[]).length).toBe(2);
     const text = JSON.stringify(archive);
@@ -271,6 +308,7 @@ describe("data export: completeness", () => {
       appSecret,
       tokenHash,
       `${tokenHash}-2`,
+      resetLink,
     ])) {
       expect(text).not.toContain(secret);
     }

@@ -2,6 +2,7 @@ import { revokeConnections } from "../agents/revocation.ts";
 import { normalizedEmail } from "../auth/keyed-hash.ts";
 import { billingAccount } from "../billing/account.ts";
 import { stripeClient } from "../billing/stripe.ts";
+import { mailRecordIds } from "../db/mail-records.ts";
 import { config } from "../env.ts";
 import { eraseExports } from "../exports/file.ts";
 import { overwriteSql } from "./overwrite.ts";
@@ -183,6 +184,16 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db
         .prepare(`DELETE FROM invitations WHERE id IN ${ID_LIST}`)
         .bind(JSON.stringify(await invitationsTo(db, plan.email, plan.membershipOrgId))),
+      // The org's mail to them (receipts, alerts, an invitation) goes with them.
+      db.prepare(`DELETE FROM mail_outbox WHERE id IN ${ID_LIST}`).bind(
+        JSON.stringify(
+          await mailRecordIds(db, {
+            userId: plan.userId,
+            email: plan.email,
+            orgId: plan.membershipOrgId,
+          }),
+        ),
+      ),
       // So do the API keys they made (the org's, and its servers still use them); who made one
       // becomes their pseudonym, as in the audit trail that records its creation.
       db
@@ -201,6 +212,7 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
     statements.push(
       db.prepare("DELETE FROM memberships WHERE org_id = ?").bind(orgId),
       db.prepare("DELETE FROM invitations WHERE org_id = ?").bind(orgId),
+      db.prepare("DELETE FROM mail_outbox WHERE org_id = ?").bind(orgId),
       overwriteStatement(db, "api_keys", ["name", "secret_hash"], "org_id = ?", orgId),
       db.prepare("DELETE FROM api_keys WHERE org_id = ?").bind(orgId),
       overwriteStatement(db, "organizations", ["name"], "id = ?", orgId),
@@ -230,6 +242,11 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
     statements.push(
       db.prepare("DELETE FROM refresh_tokens WHERE user_id = ?").bind(user),
       db.prepare("DELETE FROM connect_tickets WHERE user_id = ?").bind(user),
+      // Their links (verification, email change, reset) and every mail about them or to them.
+      db.prepare("DELETE FROM account_tokens WHERE user_id = ?").bind(user),
+      db
+        .prepare(`DELETE FROM mail_outbox WHERE id IN ${ID_LIST}`)
+        .bind(JSON.stringify(await mailRecordIds(db, { userId: user, email: plan.email }))),
       db.prepare("DELETE FROM preview_authors WHERE user_id = ?").bind(user),
       db.prepare("DELETE FROM memberships WHERE user_id = ?").bind(user),
       db.prepare("UPDATE projects SET created_by = NULL WHERE created_by = ?").bind(user),

@@ -14,6 +14,7 @@ import {
   invitationItems,
   time,
 } from "./items.ts";
+import { orgMail } from "./mail-section.ts";
 import { all, ledgerOf, live, usageOf } from "./read.ts";
 import type { ExportRow } from "./sections.ts";
 
@@ -44,6 +45,8 @@ export async function readOrgSection(env: Env, row: ExportRow, section: string):
         }
       );
     }
+    case "mail":
+      return orgMail(db, org);
     case "members": {
       const rows = await all<{
         user_id: string;

@@ -13,6 +13,7 @@ import {
   invitationItems,
 } from "./items.ts";
 
+import { accountMail } from "./mail-section.ts";
 import { readOrgSection } from "./org-sections.ts";
 import { all, ID_LIST, ledgerOf, live, usageOf } from "./read.ts";
 /**
@@ -63,6 +64,7 @@ const ACCOUNT_SECTIONS = [
   "usage",
   "ledger",
   "apiKeys",
+  "mail",
   "erasureRequests",
   "audit",
   "exports",
@@ -78,6 +80,7 @@ const ORG_SECTIONS = [
   "apps",
   "endUsers",
   "apiKeys",
+  "mail",
   "usage",
   "ledger",
   "payments",
@@ -106,7 +109,7 @@ export const EXPORT_COVERAGE: Record<
 > = {
   agents: { account: ["sessions", "previewMessages"], org: ["sessions", "previewChats"] },
   d1: {
-    account: ["profile", "memberships", "invitations", "sessions", "apiKeys"],
+    account: ["profile", "memberships", "invitations", "sessions", "apiKeys", "mail"],
     org: [
       "organization",
       "members",
@@ -116,6 +119,7 @@ export const EXPORT_COVERAGE: Record<
       "apps",
       "endUsers",
       "apiKeys",
+      "mail",
     ],
   },
   ledger: { account: ["usage", "ledger"], org: ["usage", "ledger", "autoTopUp"] },
@@ -250,16 +254,37 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
   switch (`${row.kind}:${unit.section}`) {
     case "account:profile": {
       const u = await db
-        .prepare("SELECT id, email, name, created_at FROM users WHERE id = ?")
+        .prepare("SELECT id, email, name, created_at, email_verified_at FROM users WHERE id = ?")
         .bind(user)
-        .first<{ id: string; email: string; name: string; created_at: number }>();
-      return u && { id: u.id, email: u.email, name: u.name, createdAt: iso(u.created_at) };
+        .first<{
+          id: string;
+          email: string;
+          name: string;
+          created_at: number;
+          email_verified_at: number | null;
+        }>();
+      return (
+        u && {
+          id: u.id,
+          email: u.email,
+          name: u.name,
+          createdAt: iso(u.created_at),
+          emailVerifiedAt: u.email_verified_at === null ? null : iso(u.email_verified_at),
+        }
+      );
     }
     case "account:memberships": {
-      const rows = await all<{ org_id: string; name: string; role: string; created_at: number }>(
+      const rows = await all<{
+        org_id: string;
+        name: string;
+        role: string;
+        created_at: number;
+        mail_receipts: number;
+        mail_limit_alerts: number;
+      }>(
         db,
-        `SELECT m.org_id, o.name, m.role, m.created_at FROM memberships m
-         JOIN organizations o ON o.id = m.org_id WHERE m.user_id = ? ORDER BY m.org_id`,
+        `SELECT m.org_id, o.name, m.role, m.created_at, m.mail_receipts, m.mail_limit_alerts
+         FROM memberships m JOIN organizations o ON o.id = m.org_id WHERE m.user_id = ? ORDER BY m.org_id`,
         user,
       );
       return rows.map((r) => ({
@@ -267,6 +292,7 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
         orgName: r.name,
         role: r.role,
         joinedAt: iso(r.created_at),
+        mail: { receipts: r.mail_receipts === 1, limitAlerts: r.mail_limit_alerts === 1 },
       }));
     }
     case "account:invitations": {
@@ -298,6 +324,8 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
       }
       return rows;
     }
+    case "account:mail":
+      return accountMail(db, user);
     case "account:apiKeys":
       return apiKeyItems(
         await all(
