@@ -12,6 +12,7 @@ const root = path.resolve(import.meta.dirname, "..");
 const port = Number(process.env.PORT ?? 8787);
 const devModelPort = Number(process.env.DEV_MODEL_PORT ?? 8789);
 const standinPort = Number(process.env.STRIPE_STANDIN_PORT ?? 12111);
+const mailboxPort = Number(process.env.DEV_MAILBOX_PORT ?? 8025);
 /** The key that marks "use the local Stripe stand-in" in .dev.vars. */
 const STANDIN_KEY = "sk_test_parley_standin";
 // Where local D1 and Durable Object state lives; tests point it at a temporary directory.
@@ -140,6 +141,16 @@ if (devVars.STRIPE_SECRET_KEY === STANDIN_KEY) {
   );
   vars.push("--var", `STRIPE_API_URL:http://127.0.0.1:${standinPort}`);
 }
+// Mail goes to the development mailbox (packages/dev-mailbox): a page per message, nothing leaves
+// this machine. MAIL_TRANSPORT set to another transport in the environment sends for real instead.
+if (!process.env.MAIL_TRANSPORT || process.env.MAIL_TRANSPORT === "dev") {
+  start("dev mailbox", process.execPath, [
+    path.join(root, "packages/dev-mailbox/src/cli.ts"),
+    "--port",
+    String(mailboxPort),
+  ]);
+  vars.push("--var", "MAIL_TRANSPORT:dev", "--var", `MAIL_DEV_URL:http://127.0.0.1:${mailboxPort}`);
+}
 start(
   "wrangler dev",
   process.execPath,
@@ -149,6 +160,9 @@ start(
   },
 );
 console.log(`[dev] Parley on http://127.0.0.1:${port}`);
+if (!process.env.MAIL_TRANSPORT || process.env.MAIL_TRANSPORT === "dev") {
+  console.log(`[dev] Mail Parley sends: http://127.0.0.1:${mailboxPort}`);
+}
 
 // `pnpm dev --example`: the example host app too (examples/host-app), once Parley answers.
 if (process.argv.includes("--example")) {

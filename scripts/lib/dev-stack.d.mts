@@ -2,6 +2,8 @@ export interface DevStack {
   /** `http://127.0.0.1:<port>`: API, agents and web app. */
   base: string;
   port: number;
+  /** `http://127.0.0.1:<port>` of the development mailbox (packages/dev-mailbox). */
+  mailbox: string;
   /** `http://localhost:<port>` of the example host app, when it was asked for; otherwise null. */
   exampleBase: string | null;
   /** The file the example host app keeps its set-up in (its org's owner, app, key), or null. */

@@ -40,7 +40,7 @@ async function freePorts(count) {
  */
 export async function startDevStack({ timeoutMs = 150_000, example = false } = {}) {
   const state = await mkdtemp(path.join(tmpdir(), "parley-dev-state-"));
-  const [port, modelPort, standinPort, examplePort] = await freePorts(4);
+  const [port, modelPort, standinPort, examplePort, mailboxPort] = await freePorts(5);
   const base = `http://127.0.0.1:${port}`;
   const exampleBase = `http://localhost:${examplePort}`;
   const exampleState = path.join(state, "host-app.json");
@@ -56,6 +56,8 @@ export async function startDevStack({ timeoutMs = 150_000, example = false } = {
       PORT: String(port),
       DEV_MODEL_PORT: String(modelPort),
       STRIPE_STANDIN_PORT: String(standinPort),
+      DEV_MAILBOX_PORT: String(mailboxPort),
+      MAIL_TRANSPORT: "",
       PERSIST_DIR: state,
       OPENROUTER_API_KEY: "",
       HOST_APP_PORT: String(examplePort),
@@ -84,7 +86,11 @@ export async function startDevStack({ timeoutMs = 150_000, example = false } = {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      if ((await fetch(`${base}/api/health`)).ok && (!example || (await fetch(exampleBase)).ok)) {
+      if (
+        (await fetch(`${base}/api/health`)).ok &&
+        (await fetch(`http://127.0.0.1:${mailboxPort}/api/messages`)).ok &&
+        (!example || (await fetch(exampleBase)).ok)
+      ) {
         break;
       }
     } catch {
@@ -99,6 +105,8 @@ export async function startDevStack({ timeoutMs = 150_000, example = false } = {
   return {
     base,
     port,
+    /** The development mailbox: its pages, and `/api/messages` for tests. */
+    mailbox: `http://127.0.0.1:${mailboxPort}`,
     exampleBase: example ? exampleBase : null,
     exampleState: example ? exampleState : null,
     log: () => log,

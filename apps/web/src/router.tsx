@@ -143,6 +143,28 @@ const signUp = createRoute({
   component: SignUpPage,
 });
 
+/** Mail (docs/2026-12-06-mail.md): asking for a reset link is for signed-out visitors. */
+const forgotPassword = createRoute({
+  getParentRoute: () => authLayout,
+  path: "/forgot-password",
+  component: lazyRouteComponent(() =>
+    import("./pages/recovery-pages.tsx").then((m) => ({ default: m.ForgotPasswordPage })),
+  ),
+});
+/** A mailed link's page, signed in or out; the secret is in the fragment. */
+const resetPassword = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/reset-password",
+  component: lazyRouteComponent(() =>
+    import("./pages/recovery-pages.tsx").then((m) => ({ default: m.ResetPasswordPage })),
+  ),
+});
+const verifyEmail = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/verify-email",
+  component: lazyRouteComponent(() => import("./pages/verify-email-page.tsx")),
+});
+
 const index = createRoute({
   getParentRoute: () => appLayout,
   path: "/",
@@ -226,7 +248,9 @@ const invitePathForm = createRoute({
 const routeTree = rootRoute.addChildren([
   invite,
   invitePathForm,
-  authLayout.addChildren([signIn, signUp]),
+  resetPassword,
+  verifyEmail,
+  authLayout.addChildren([signIn, signUp, forgotPassword]),
   appLayout.addChildren([
     index,
     projects,

@@ -1369,7 +1369,7 @@ describe("erasure requests are deduplicated only within their org and subject ty
       .bind(w.member.id)
       .first<{ n: number }>();
     expect(left?.n).toBe(0);
-  });
+  }, 20_000);
 
   it("a member erased from an org who then deletes their account is erased whole: login fails", async () => {
     const both = await signUp("both");

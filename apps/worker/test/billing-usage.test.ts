@@ -7,6 +7,7 @@ import {
   errorCode,
   project,
   session,
+  verifyByMail,
   type World,
   world,
 } from "./helpers.ts";
@@ -145,10 +146,12 @@ describe("usage API", () => {
 });
 
 describe("balance and settings", () => {
-  it("a new organization starts with the sign-up grant", async () => {
+  it("a new organization starts with the sign-up grant once its owner's address is verified", async () => {
+    const email = `grant-${Date.now()}@example.test`;
     const res = await api<{ accessToken: string }>("POST", "/api/auth/signup", {
-      body: { email: `grant-${Date.now()}@example.test`, password: "long enough pw", name: "G" },
+      body: { email, password: "long enough pw", name: "G" },
     });
+    await verifyByMail(email);
     const me = await api<{ orgs: { id: string }[] }>("GET", "/api/me", {
       token: res.body.accessToken,
     });

@@ -4,7 +4,7 @@ import { issueApiKey } from "../src/auth/api-keys.ts";
 import { signAccessToken } from "../src/auth/tokens.ts";
 import { config } from "../src/env.ts";
 import { exportJob, exportRow } from "../src/exports/file.ts";
-import { linkSecret, nextMail } from "./mail.ts";
+import { lastMailId, linkSecret, nextMail } from "./mail.ts";
 
 export const BASE = "https://parley.test";
 
@@ -327,6 +327,8 @@ export async function signUp(
 ): Promise<SignedUp> {
   const email = options.email ?? `${label}-${crypto.randomUUID()}@example.test`;
   const password = options.password ?? "a long enough password";
+  // An address used before (an erased account's) has older mail: this sign-up's link comes after.
+  const after = options.email ? await lastMailId(email) : "0";
   const res = await api<{ accessToken: string; user: { id: string } }>("POST", "/api/auth/signup", {
     body: {
       email,
@@ -337,7 +339,7 @@ export async function signUp(
   });
   if (res.status !== 201)
     throw new Error(`signup answered ${res.status}: ${JSON.stringify(res.body)}`);
-  if (options.verified !== false) await verifyByMail(email);
+  if (options.verified !== false) await verifyByMail(email, after);
   const me = await api<{ orgs: { id: string }[] }>("GET", "/api/me", {
     token: res.body.accessToken,
   });
@@ -352,8 +354,8 @@ export async function signUp(
 }
 
 /** Uses the newest verification link mailed to `email`, as its owner would. */
-export async function verifyByMail(email: string): Promise<void> {
-  const mail = await nextMail(email, "verify_email");
+export async function verifyByMail(email: string, after = "0"): Promise<void> {
+  const mail = await nextMail(email, "verify_email", { after });
   const res = await api("POST", "/api/auth/verify-email", {
     body: { token: linkSecret(mail, "/verify-email") },
   });

@@ -5,6 +5,7 @@ import { cn } from "../lib/cn.ts";
 import { canManage, useSession } from "../lib/session.tsx";
 import { ErrorBoundary } from "./error-boundary.tsx";
 import { Button } from "./ui/button.tsx";
+import { VerifyBanner } from "./verify-banner.tsx";
 
 // The menus need Radix's menu and dialog (about 30 KB gzip): they load right after the first paint,
 // and until then the same buttons stand in their place, so the shell's own script stays small.
@@ -106,6 +107,7 @@ export function Shell({ children, inert = false }: { children: ReactNode; inert?
           </div>
         </div>
       </header>
+      <VerifyBanner />
       <main
         id="content"
         tabIndex={-1}

@@ -1,4 +1,5 @@
 import type {
+  Accepted,
   ActivityPage,
   AuthResult,
   AutoTopUp,
@@ -18,6 +19,8 @@ import type {
   Me,
   Member,
   Memory,
+  Notifications,
+  OrgNotifications,
   OrgSummary,
   Page,
   Payment,
@@ -28,6 +31,7 @@ import type {
   Signup,
   UsageGroupBy,
   UsageReport,
+  VerifiedEmail,
 } from "@parley/shared";
 
 /** The spend controls and alert settings of an org, as `PATCH .../billing/settings` answers them. */
@@ -268,6 +272,14 @@ export function createApiClient(options: ApiClientOptions = {}) {
 
   const enc = encodeURIComponent;
 
+  /** A POST that needs no sign-in (and sends no token); a failed answer throws ApiError. */
+  async function publicPost<T>(path: string, body: unknown): Promise<T> {
+    const response = await send("POST", path, body, false);
+    if (!response.ok) throw await toApiError(response);
+    if (response.status === 204) return undefined as T;
+    return (await response.json()) as T;
+  }
+
   /** A token valid for at least `minValidityMs` more, refreshed when it is not. */
   async function accessToken(minValidityMs = 60_000): Promise<string> {
     if (token && token.expiresAt - now() > minValidityMs) return token.value;
@@ -319,9 +331,29 @@ export function createApiClient(options: ApiClientOptions = {}) {
     get: <T>(path: string) => request<T>("GET", path),
 
     me: () => request<Me>("GET", "/api/me"),
-    /** A new name and/or email (a new email with the current password). */
-    updateMe: (input: { name?: string; email?: string; currentPassword?: string }) =>
-      request<Me>("PATCH", "/api/me", input),
+    /** A new display name (the email changes through `changeEmail`, verified first). */
+    updateMe: (input: { name?: string }) => request<Me>("PATCH", "/api/me", input),
+    /**
+     * Mail (docs/2026-12-06-mail.md). These need no sign-in: a reset is asked for by address, and
+     * a link's secret (sent in the body, never a path) is its own credential.
+     */
+    async requestPasswordReset(email: string): Promise<Accepted> {
+      return publicPost<Accepted>("/api/auth/password-reset", { email });
+    },
+    async confirmPasswordReset(token: string, password: string): Promise<void> {
+      await publicPost<void>("/api/auth/password-reset/confirm", { token, password });
+    },
+    async verifyEmail(token: string): Promise<VerifiedEmail> {
+      return publicPost<VerifiedEmail>("/api/auth/verify-email", { token });
+    },
+    /** A new verification link to the account's address (the older ones stop working). */
+    resendVerification: () => request<Accepted>("POST", "/api/me/email-verification"),
+    /** Mails a link to the new address; the address changes when it is used. */
+    changeEmail: (input: { newEmail: string; password: string }) =>
+      request<Accepted>("POST", "/api/me/email", input),
+    notifications: () => request<Notifications>("GET", "/api/me/notifications"),
+    updateNotifications: (orgId: string, input: { receipts?: boolean; limitAlerts?: boolean }) =>
+      request<OrgNotifications>("PATCH", `/api/me/notifications/${enc(orgId)}`, input),
     /** Ends every other sign-in of the account. */
     changePassword: (input: { currentPassword: string; newPassword: string }) =>
       request<void>("POST", "/api/me/password", input),

@@ -4,7 +4,7 @@
  * its own), which a search parameter would not. Read once, then gone, so a reload does not show
  * it again.
  */
-export type Flash = "account-deleted";
+export type Flash = "account-deleted" | "password-reset";
 
 const KEY = "parley.flash";
 
@@ -13,7 +13,8 @@ export function setFlash(flash: Flash): void {
 }
 
 export function peekFlash(): Flash | null {
-  return sessionStorage.getItem(KEY) === "account-deleted" ? "account-deleted" : null;
+  const value = sessionStorage.getItem(KEY);
+  return value === "account-deleted" || value === "password-reset" ? value : null;
 }
 
 export function clearFlash(): void {

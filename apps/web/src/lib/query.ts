@@ -31,6 +31,8 @@ export const keys = {
   erasures: (orgId: string) => ["org", orgId, "erasures"] as const,
   /** Data exports: the caller's own account's, and an org's (owners). */
   accountExports: ["me", "exports"] as const,
+  /** The caller's billing mail per org (`GET /api/me/notifications`). */
+  notifications: ["me", "notifications"] as const,
   orgExports: (orgId: string) => ["org", orgId, "exports"] as const,
   project: (projectId: string) => ["project", projectId] as const,
   sessions: (projectId: string) => ["project", projectId, "sessions"] as const,

@@ -5,7 +5,8 @@ import { Button } from "../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../components/ui/card.tsx";
 import { useConfirm } from "../components/ui/confirm.tsx";
 import { ErrorNote } from "../components/ui/states.tsx";
-import { PasswordForm, ProfileForm } from "../features/account/account-forms.tsx";
+import { EmailForm, PasswordForm, ProfileForm } from "../features/account/account-forms.tsx";
+import { NotificationSettings } from "../features/account/notification-settings.tsx";
 import { DataExportCard } from "../features/exports/data-export-card.tsx";
 import { api } from "../lib/api.ts";
 import { clearFlash, setFlash } from "../lib/flash.ts";
@@ -14,8 +15,9 @@ import { useSession } from "../lib/session.tsx";
 import { type ThemeChoice, useTheme } from "../lib/theme.ts";
 
 /**
- * The signed-in person: who they are (name and email, editable), their password, where they
- * belong, their theme, downloading their data, and deleting it all.
+ * The signed-in person: who they are (name, and email changed through a mailed link), their
+ * password, their billing mail, where they belong, their theme, downloading their data, and
+ * deleting it all.
  */
 export default function AccountPage() {
   const { me, reload } = useSession();
@@ -28,7 +30,9 @@ export default function AccountPage() {
       description="Your profile, your organizations and this browser's settings."
     >
       <ProfileForm me={me} onSaved={reload} />
+      <EmailForm me={me} />
       <PasswordForm />
+      <NotificationSettings emailVerified={me.emailVerified} />
       <Card aria-labelledby="orgs-title">
         <CardHeader id="orgs-title" title="Organizations" />
         <CardBody>

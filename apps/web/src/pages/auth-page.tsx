@@ -57,13 +57,18 @@ function AuthForm({ mode }: { mode: "signin" | "signup" }) {
         </h1>
         <p className="text-muted-foreground text-sm">
           {signup
-            ? "Your organization starts with free credits and a free onboarding chat."
+            ? "Your organization gets free credits once you confirm your email, and a free onboarding chat at once."
             : "Welcome back."}
         </p>
       </div>
       {flash === "account-deleted" && !signup ? (
         <Notice tone="success">
           Your account is being erased. You have been signed out everywhere.
+        </Notice>
+      ) : null}
+      {flash === "password-reset" && !signup ? (
+        <Notice tone="success">
+          Your password is changed and every sign-in was ended. Sign in with the new one.
         </Notice>
       ) : null}
       <form
@@ -88,6 +93,11 @@ function AuthForm({ mode }: { mode: "signin" | "signup" }) {
             minLength={signup ? 10 : 1}
           />
         </Field>
+        {signup ? null : (
+          <Link to="/forgot-password" className="prose-link justify-self-start text-sm">
+            Forgot your password?
+          </Link>
+        )}
         {signup ? (
           <Field label="Organization name (optional)">
             <Input name="orgName" autoComplete="organization" maxLength={100} />

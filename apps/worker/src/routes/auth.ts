@@ -161,9 +161,9 @@ export const auth = new Hono<AppEnv>()
     jsonBody(signupSchema),
     async (c) => {
       const input = c.req.valid("json");
-      // Per client address, before anything is hashed or written: the grant is once per person, but
-      // without email verification a script could still make an org (and a grant) per invented
-      // address. Limit and residual risk: wrangler.jsonc and docs/2026-12-01-hardening.md.
+      // Per client address, before anything is hashed or written: each sign-up makes an org (with
+      // its free preview) and mails a verification link. The grant waits for that link, so an
+      // invented address gets none (docs/2026-12-06-mail.md; wrangler.jsonc for the limit).
       const { success } = await c.env.SIGNUP_RATE_LIMITER.limit({
         key: await clientKey(c, "signup-rate"),
       });

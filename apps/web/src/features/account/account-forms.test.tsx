@@ -3,9 +3,16 @@ import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/re
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError, api } from "../../lib/api.ts";
 import { renderInApp } from "../../test/render.tsx";
-import { PasswordForm, ProfileForm } from "./account-forms.tsx";
+import { EmailForm, PasswordForm, ProfileForm } from "./account-forms.tsx";
 
-const me: Me = { id: "u1", email: "ada@example.com", name: "Ada", createdAt: "x", orgs: [] };
+const me: Me = {
+  id: "u1",
+  email: "ada@example.com",
+  name: "Ada",
+  createdAt: "x",
+  orgs: [],
+  emailVerified: true,
+};
 
 afterEach(() => {
   cleanup();
@@ -13,31 +20,45 @@ afterEach(() => {
 });
 
 describe("the account forms", () => {
-  it("saves a new name, and asks for the password only when the email changes", async () => {
+  it("saves a new name, and shows whether the address is verified", async () => {
     const update = vi.spyOn(api, "updateMe").mockResolvedValue(me);
     const saved = vi.fn(async () => {});
     await renderInApp(<ProfileForm me={me} onSaved={saved} />);
     const form = screen.getByRole("form", { name: "Profile" });
+    expect(within(form).getByText("Verified")).toBeTruthy();
     fireEvent.change(within(form).getByLabelText("Name"), { target: { value: "Ada King" } });
-    expect(within(form).queryByLabelText(/Current password/)).toBeNull();
     fireEvent.click(within(form).getByRole("button", { name: "Save profile" }));
     await waitFor(() => expect(update).toHaveBeenLastCalledWith({ name: "Ada King" }));
     expect(saved).toHaveBeenCalled();
+  });
 
-    fireEvent.change(within(form).getByLabelText("Email"), {
-      target: { value: "ada@king.example" },
-    });
-    fireEvent.change(within(form).getByLabelText(/Current password/), {
-      target: { value: "the password" },
-    });
-    fireEvent.click(within(form).getByRole("button", { name: "Save profile" }));
+  it("changes the email by a mailed link, refusing its own address before asking the server", async () => {
+    const change = vi
+      .spyOn(api, "changeEmail")
+      .mockRejectedValueOnce(new ApiError("forbidden", "The current password is not right", 403))
+      .mockResolvedValue({ accepted: true });
+    await renderInApp(<EmailForm me={me} />);
+    const form = screen.getByRole("form", { name: "Change email" });
+    const fill = (newEmail: string, password: string) => {
+      fireEvent.change(within(form).getByLabelText("New email"), { target: { value: newEmail } });
+      fireEvent.change(within(form).getByLabelText("Current password"), {
+        target: { value: password },
+      });
+      fireEvent.click(within(form).getByRole("button", { name: "Send the link" }));
+    };
+    fill("ADA@example.com", "pw");
+    expect((await within(form).findByRole("alert")).textContent).toMatch(/your address already/);
+    expect(change).not.toHaveBeenCalled();
+    fill("ada@king.example", "wrong");
+    expect((await within(form).findByRole("alert")).textContent).toMatch(/not right/);
+    fill("ada@king.example", "the password");
     await waitFor(() =>
-      expect(update).toHaveBeenLastCalledWith({
-        name: "Ada King",
-        email: "ada@king.example",
-        currentPassword: "the password",
+      expect(change).toHaveBeenLastCalledWith({
+        newEmail: "ada@king.example",
+        password: "the password",
       }),
     );
+    expect((await screen.findByRole("status")).textContent).toMatch(/ada@king\.example/);
   });
 
   it("changes the password, and shows the server's refusal of a wrong current one", async () => {

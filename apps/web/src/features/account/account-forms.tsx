@@ -1,34 +1,29 @@
 import type { Me } from "@parley/shared";
 import { type FormEvent, useState } from "react";
 import { toast } from "sonner";
+import { Badge } from "../../components/ui/badge.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { Field, Input } from "../../components/ui/input.tsx";
-import { ErrorNote } from "../../components/ui/states.tsx";
-import { api } from "../../lib/api.ts";
+import { ErrorNote, Notice } from "../../components/ui/states.tsx";
+import { ApiError, api } from "../../lib/api.ts";
 
 /**
- * The person's name and email, editable. A new email asks for the current password (the server
- * requires it: a stolen session alone must not take the account over).
+ * The person's name, editable, and their address with whether it is verified. The address changes
+ * through `EmailForm`: a new one proves itself by a link first.
  */
 export function ProfileForm({ me, onSaved }: { me: Me; onSaved: () => Promise<void> }) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const [email, setEmail] = useState(me.email);
-  const emailChanged = email.trim().toLowerCase() !== me.email;
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const data = new FormData(event.currentTarget);
     const name = String(data.get("name") ?? "").trim();
-    const currentPassword = String(data.get("currentPassword") ?? "");
     setBusy(true);
     setError(null);
     try {
-      await api.updateMe({
-        name,
-        ...(emailChanged ? { email: email.trim(), currentPassword } : {}),
-      });
+      await api.updateMe({ name });
       await onSaved();
       toast.success("Profile saved.");
     } catch (caught) {
@@ -46,29 +41,86 @@ export function ProfileForm({ me, onSaved }: { me: Me; onSaved: () => Promise<vo
           <Field label="Name">
             <Input name="name" required maxLength={100} defaultValue={me.name} />
           </Field>
-          <Field label="Email">
-            <Input
-              name="email"
-              type="email"
-              required
-              maxLength={254}
-              value={email}
-              onChange={(event) => setEmail(event.currentTarget.value)}
-            />
-          </Field>
-          {emailChanged ? (
-            <Field label="Current password (to change your email)">
-              <Input
-                name="currentPassword"
-                type="password"
-                required
-                autoComplete="current-password"
-              />
-            </Field>
-          ) : null}
+          <div className="grid gap-1.5 text-sm">
+            <span className="font-medium">Email</span>
+            <span className="flex min-w-0 flex-wrap items-center gap-2">
+              <span className="min-w-0 break-all">{me.email}</span>
+              <Badge tone={me.emailVerified ? "success" : "warning"}>
+                {me.emailVerified ? "Verified" : "Not verified"}
+              </Badge>
+            </span>
+          </div>
           <ErrorNote error={error} />
           <Button type="submit" variant="primary" disabled={busy} className="justify-self-start">
             {busy ? "Saving…" : "Save profile"}
+          </Button>
+        </form>
+      </CardBody>
+    </Card>
+  );
+}
+
+/**
+ * A new address: a link goes there and a notice to the current one; the address changes when the
+ * link is used. The answer is the same whether or not another account has the address.
+ */
+export function EmailForm({ me }: { me: Me }) {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [sentTo, setSentTo] = useState<string | null>(null);
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const data = new FormData(form);
+    const newEmail = String(data.get("newEmail") ?? "").trim();
+    setError(null);
+    if (newEmail.toLowerCase() === me.email) {
+      setError(new ApiError("invalid_request", "This is your address already", 400, "newEmail"));
+      return;
+    }
+    setBusy(true);
+    try {
+      await api.changeEmail({ newEmail, password: String(data.get("password") ?? "") });
+      form.reset();
+      setSentTo(newEmail);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Card aria-labelledby="email-title">
+      <CardHeader
+        id="email-title"
+        title="Email address"
+        description="We send a link to the new address; your address changes when you open it. Your current address is told too."
+      />
+      <CardBody className="grid gap-4">
+        {sentTo ? (
+          <Notice tone="success">
+            Check <strong className="break-all">{sentTo}</strong>: open the link we sent there to
+            finish. It works for 24 hours.
+          </Notice>
+        ) : null}
+        <form onSubmit={onSubmit} className="grid gap-4" aria-label="Change email">
+          <Field label="New email">
+            <Input name="newEmail" type="email" required maxLength={254} autoComplete="email" />
+          </Field>
+          <Field label="Current password">
+            <Input
+              name="password"
+              type="password"
+              required
+              maxLength={256}
+              autoComplete="current-password"
+            />
+          </Field>
+          <ErrorNote error={error} />
+          <Button type="submit" disabled={busy} className="justify-self-start">
+            {busy ? "Sending…" : "Send the link"}
           </Button>
         </form>
       </CardBody>
@@ -124,6 +176,7 @@ export function PasswordForm() {
               type="password"
               required
               minLength={10}
+              maxLength={256}
               autoComplete="new-password"
             />
           </Field>
