@@ -105,3 +105,52 @@ export async function signUp(
   await page.getByRole("button", { name: "Sign up" }).click();
   await page.waitForURL((url) => url.pathname === "/projects");
 }
+
+/**
+ * Opens the newest mail of `subject` to `email` in the development mailbox (its pages, as a
+ * person reads them) and clicks its link to `linkPath`; resolves on the app's page it opened.
+ * The mail goes out after the answer (the outbox), so the list is reloaded until it is there.
+ */
+export async function openMailLink(
+  page: Page,
+  mailbox: string,
+  { email, subject, linkPath }: { email: string; subject: RegExp; linkPath: string },
+): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    await page.goto(mailbox);
+    const message = page
+      .getByRole("link")
+      .filter({ hasText: subject })
+      .filter({ hasText: email })
+      .first();
+    if ((await message.count()) > 0) {
+      await message.click();
+      break;
+    }
+    if (Date.now() > deadline) throw new Error(`no mail "${subject}" to ${email} in the mailbox`);
+    await page.waitForTimeout(250);
+  }
+  await page.getByRole("heading", { level: 1, name: subject }).waitFor();
+  await page
+    .getByRole("list")
+    .getByRole("link", { name: new RegExp(`${linkPath.replaceAll("/", "\\/")}#`) })
+    .first()
+    .click();
+  await page.waitForURL((url) => url.pathname === linkPath);
+}
+
+/** Confirms the address a sign-up mailed a link to, through the mailbox, as its owner would. */
+export async function verifyEmailFromMailbox(
+  page: Page,
+  mailbox: string,
+  email: string,
+): Promise<void> {
+  await openMailLink(page, mailbox, {
+    email,
+    subject: /^Confirm your email address for Parley$/,
+    linkPath: "/verify-email",
+  });
+  await page.getByRole("button", { name: "Confirm my address" }).click();
+  await page.getByRole("heading", { name: "Email address confirmed" }).waitFor();
+}

@@ -12,6 +12,7 @@ import {
   sidewaysOverflow,
   signUp,
   VIEWPORTS,
+  verifyEmailFromMailbox,
 } from "./browser.ts";
 
 /**
@@ -43,6 +44,26 @@ interface Screen {
 const screens = (): Screen[] => [
   { name: "sign-in", path: "/signin", heading: /^Sign in to Parley$/, signedIn: false },
   { name: "sign-up", path: "/signup", heading: /^Create your account$/, signedIn: false },
+  // Mail (docs/2026-12-06-mail.md): the pages a mailed link opens take any well-formed secret
+  // until it is used, so one nobody issued shows them as a person sees them.
+  {
+    name: "forgot-password",
+    path: "/forgot-password",
+    heading: /^Forgot your password$/,
+    signedIn: false,
+  },
+  {
+    name: "reset-password",
+    path: `/reset-password#rst_${"A".repeat(43)}`,
+    heading: /^Choose a new password$/,
+    signedIn: false,
+  },
+  {
+    name: "verify-email",
+    path: `/verify-email#vfy_${"A".repeat(43)}`,
+    heading: /^Confirm your email address$/,
+    signedIn: false,
+  },
   { name: "projects", path: "/projects", heading: /^Projects in /, signedIn: true },
   { name: "project", path: `/projects/${projectId}`, heading: /^Launch plan$/, signedIn: true },
   // The chat's title, once its record is in (not the "Loading chat…" placeholder).
@@ -94,6 +115,9 @@ beforeAll(async () => {
 
   const { context, page } = await openContext(browser, VIEWPORTS.desktop, "light");
   await signUp(page, base, owner);
+  // The sign-up grant pays for the session's turns below: the address is confirmed first.
+  await verifyEmailFromMailbox(page, stack.mailbox, owner.email);
+  await page.goto(`${base}/projects`);
   const form = page.getByRole("form", { name: "New project" });
   await form.getByLabel("Name").fill("Launch plan");
   await form.getByRole("button", { name: "Create project" }).click();

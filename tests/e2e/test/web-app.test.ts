@@ -140,6 +140,15 @@ describe("the web app in Chromium", () => {
     await screenshot("projects-empty");
   });
 
+  it("confirms the address from the development mailbox, which brings the sign-up grant", async () => {
+    // The banner says what waits for the confirmation.
+    await page.getByRole("region", { name: "Confirm your email address" }).waitFor();
+    await verifyEmailFromMailbox(page, stack?.mailbox ?? "", email);
+    await page.getByRole("link", { name: "Go to your projects" }).click();
+    await page.getByRole("heading", { name: "Projects in Analytical Engines" }).waitFor();
+    expect(await page.getByRole("region", { name: "Confirm your email address" }).count()).toBe(0);
+  });
+
   it("creates a project", async () => {
     const form = page.getByRole("form", { name: "New project" });
     await form.getByLabel("Name").fill(projectName);

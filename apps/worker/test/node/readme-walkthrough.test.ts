@@ -30,13 +30,18 @@ describe("README walk-through", () => {
     const readme = await readFile(path.join(root, "README.md"), "utf8");
     const block = readme.split("With `pnpm dev` running:\n\n```sh\n")[1]?.split("```")[0];
     expect(block).toBeDefined();
-    const script = (block ?? "").replace("BASE=http://127.0.0.1:8787", `BASE=${stack.base}`);
+    const script = (block ?? "")
+      .replace("BASE=http://127.0.0.1:8787", `BASE=${stack.base}`)
+      .replace("MAILBOX=http://127.0.0.1:8025", `MAILBOX=${stack.mailbox}`);
     const { stdout } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", script], {
       cwd: work,
     });
     // A new person per run (the walk-through works again on a second run).
     expect(stdout).toMatch(/"email":"ada-\d+@example\.com"/);
     expect(stdout).toMatch(/"role":"owner"/);
+    // The address, confirmed by the link read from the development mailbox.
+    expect(stdout).toMatch(/"changed":false/);
+    expect(stdout).toMatch(/"emailVerified":true/);
     expect(stdout).toMatch(/"id":"ses_[0-9a-z]{26}"/);
     expect(stdout).toMatch(/"title":"First draft"/);
     expect(stdout).toMatch(/"title":"Launch plan, first draft"/);

@@ -21,6 +21,7 @@ export function InvitationLink({ invitation, url }: { invitation: Invitation; ur
         No Parley account has <strong className="break-all">{invitation.email}</strong> yet. Send
         them this link: it lets them sign up and join as {roleWords[invitation.role].toLowerCase()},
         once, until {dateFormat.format(new Date(invitation.expiresAt))}. It is shown only now.
+        {invitation.mailed ? " Parley mailed it to them too." : null}
       </p>
       <input
         readOnly
