@@ -1,7 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { queueMail } from "../src/mail/outbox.ts";
-import { api, signUp, uniqueEmail, world } from "./helpers.ts";
+import { api, inOneWindow, signUp, uniqueEmail, world } from "./helpers.ts";
 import { linkSecret, mailArrived, mailTo, nextMail } from "./mail.ts";
 
 /**
@@ -175,6 +175,27 @@ describe("a mail", () => {
       last_error: "http_503",
     });
   });
+});
+
+describe("invitations by mail", () => {
+  it("are not mailed for an inviter whose own address is unverified, nor past 20 a minute: the link is still theirs", async () => {
+    const unverified = await signUp("invite-unverified", { verified: false });
+    const to = uniqueEmail("not-mailed");
+    const made = await invite({ token: unverified.accessToken }, unverified.orgId, to);
+    expect(made.status).toBe(201);
+    expect(made.body.mailed).toBe(false);
+    expect(made.body.url).toMatch(/\/invite#inv_/);
+    expect(await outboxTo(to)).toEqual([]);
+
+    await inOneWindow(20_000);
+    const w = await world();
+    const mailed: boolean[] = [];
+    for (let i = 0; i < 21; i++) {
+      mailed.push((await invite(w.owner, w.orgId, uniqueEmail(`burst-${i}`))).body.mailed);
+    }
+    expect(mailed.slice(0, 20).every(Boolean)).toBe(true);
+    expect(mailed[20]).toBe(false);
+  }, 90_000);
 });
 
 describe("mail logs", () => {

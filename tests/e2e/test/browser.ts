@@ -44,7 +44,12 @@ export async function openContext(
   });
   context.setDefaultTimeout(30_000);
   await context.addInitScript((choice) => {
-    localStorage.setItem("parley.theme", choice);
+    // Frames run it too; a sandboxed one (a mail's HTML in the dev mailbox) has no storage.
+    try {
+      localStorage.setItem("parley.theme", choice);
+    } catch {
+      // not the app's frame
+    }
   }, scheme);
   const page = await context.newPage();
   const errors: string[] = [];
@@ -121,7 +126,7 @@ export async function openMailLink(
     await page.goto(mailbox);
     const message = page
       .getByRole("link")
-      .filter({ hasText: subject })
+      .filter({ has: page.locator(".subject", { hasText: subject }) })
       .filter({ hasText: email })
       .first();
     if ((await message.count()) > 0) {

@@ -142,9 +142,9 @@ for (const [size, viewport] of Object.entries(VIEWPORTS)) {
         subject: /^Reset your Parley password$/,
         linkPath: "/reset-password",
       });
+      await page.getByRole("heading", { name: "Choose a new password" }).waitFor();
       // The secret left the address bar as the page read it.
       expect(new URL(page.url()).hash).toBe("");
-      await page.getByRole("heading", { name: "Choose a new password" }).waitFor();
       await audit(page, `${size} reset-password`, problems);
       const newPassword = "a brand new battery";
       await page.getByLabel("New password").fill(newPassword);
