@@ -142,9 +142,13 @@ export async function json(url, init) {
 export const clientIp = () =>
   `10.${Math.floor(Math.random() * 256)}.${Math.floor(Math.random() * 256)}.${Math.floor(Math.random() * 256)}`;
 
+/** The development mailbox of each platform started by `platform()` (bench/turns.mjs), by its URL. */
+export const mailboxes = new Map();
+
 /**
- * Signs a new user up on the platform at `base` (their first org comes with it); returns their token,
- * that org's id, and `post(path, body)` as them.
+ * Signs a new user up on the platform at `base` (their first org comes with it) and, where the
+ * platform's mail goes to a development mailbox, confirms the address from it (which brings the
+ * sign-up grant); returns their token, that org's id, and `post(path, body)` as them.
  */
 export async function signUp(base, label) {
   // A distinct local part per user: the sign-up grant is counted per email with `+tags` stripped.
@@ -161,6 +165,17 @@ export async function signUp(base, label) {
     },
     body: JSON.stringify({ email, password, name: label }),
   });
+  const mailbox = mailboxes.get(base);
+  if (mailbox) {
+    const query = new URLSearchParams({ to: email, kind: "verify_email", wait: "20000" });
+    const { items } = await json(`${mailbox}/api/messages?${query}`);
+    const token = new URL(items[0].links[0]).hash.slice(1);
+    await json(`${base}/api/auth/verify-email`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token }),
+    });
+  }
   const auth = { authorization: `Bearer ${accessToken}` };
   const orgs = await json(`${base}/api/orgs`, { headers: auth });
   const post = (p, body) =>

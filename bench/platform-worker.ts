@@ -8,6 +8,7 @@ export {
   AssistantAgent,
   DataExport,
   ErasureJob,
+  MailOutbox,
   OnboardingAgent,
 } from "../apps/worker/src/index.ts";
 

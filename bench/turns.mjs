@@ -7,9 +7,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { connectChat } from "../packages/chat-client/src/index.ts";
+import { startDevMailbox } from "../packages/dev-mailbox/src/index.ts";
 import { startDevModel } from "../packages/dev-model/src/index.ts";
 import { generateSigningKey } from "../scripts/lib/signing-key.mjs";
-import { ms, signUp, startWorker, summarize, wranglerRun } from "./lib.mjs";
+import { mailboxes, ms, signUp, startWorker, summarize, wranglerRun } from "./lib.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -35,8 +36,17 @@ export async function platform(modelUrl, vars = {}, options = {}) {
       .join("\n"),
   );
   const config = options.config ?? path.join(root, "wrangler.jsonc");
-  return startWorker(config, {
-    vars: { MODEL_BASE_URL: modelUrl, MODEL_ID: "parley/dev", ...vars },
+  // Mail goes to a development mailbox, where `signUp` reads the verification link that brings
+  // the sign-up grant (docs/2026-12-06-mail.md).
+  const mailbox = await startDevMailbox({ port: 0 });
+  const worker = await startWorker(config, {
+    vars: {
+      MODEL_BASE_URL: modelUrl,
+      MODEL_ID: "parley/dev",
+      MAIL_TRANSPORT: "dev",
+      MAIL_DEV_URL: mailbox.url,
+      ...vars,
+    },
     envFile,
     readyPath: "/api/health",
     ...options,
@@ -53,6 +63,14 @@ export async function platform(modelUrl, vars = {}, options = {}) {
         state,
       ]),
   });
+  mailboxes.set(worker.url, mailbox.url);
+  return {
+    ...worker,
+    stop() {
+      worker.stop();
+      void mailbox.close();
+    },
+  };
 }
 
 /**

@@ -177,5 +177,6 @@ if (process.argv.includes("--example")) {
   }
   start("example host app", process.execPath, [path.join(root, "examples/host-app/run.mjs")], {
     PARLEY_URL: base,
+    PARLEY_MAILBOX: `http://127.0.0.1:${mailboxPort}`,
   });
 }

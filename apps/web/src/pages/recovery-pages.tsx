@@ -131,7 +131,7 @@ export function ResetPasswordPage() {
   return (
     <MailLinkScreen title="Choose a new password">
       {secret ? (
-        <form onSubmit={onSubmit} className={formBox} aria-label="New password">
+        <form onSubmit={onSubmit} className={formBox} aria-label="Set a new password">
           <p className="text-muted-foreground text-sm">
             Setting it signs you out everywhere, this browser included.
           </p>
