@@ -5,7 +5,7 @@ import { devReply } from "@parley/dev-model/reply";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
-import { launchChromium } from "./browser.ts";
+import { launchChromium, verifyEmailFromMailbox } from "./browser.ts";
 
 /**
  * The web app in a real browser (Debian's chromium through playwright-core) against the whole
