@@ -147,7 +147,7 @@ for (const [size, viewport] of Object.entries(VIEWPORTS)) {
       expect(new URL(page.url()).hash).toBe("");
       await audit(page, `${size} reset-password`, problems);
       const newPassword = "a brand new battery";
-      await page.getByLabel("New password", { exact: true }).fill(newPassword);
+      await page.getByLabel(/^New password/).fill(newPassword);
       await page.getByLabel("The same password again").fill(`${newPassword}!`);
       await page.getByRole("button", { name: "Set the new password" }).click();
       await page.getByRole("alert").getByText("The two passwords are not the same").waitFor();
