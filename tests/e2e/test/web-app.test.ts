@@ -146,7 +146,9 @@ describe("the web app in Chromium", () => {
     await verifyEmailFromMailbox(page, stack?.mailbox ?? "", email);
     await page.getByRole("link", { name: "Go to your projects" }).click();
     await page.getByRole("heading", { name: "Projects in Analytical Engines" }).waitFor();
-    expect(await page.getByRole("region", { name: "Confirm your email address" }).count()).toBe(0);
+    await expect
+      .poll(() => page.getByRole("region", { name: "Confirm your email address" }).count())
+      .toBe(0);
   });
 
   it("creates a project", async () => {
