@@ -4,6 +4,7 @@ import type { OnboardingAgent } from "../src/agents/onboarding-agent.ts";
 import { billingAccount } from "../src/billing/account.ts";
 import type { ErasurePlan } from "../src/erasure/plan.ts";
 import { pseudonym } from "../src/erasure/pseudonym.ts";
+import { d1Source, type ScanSource, scanStore } from "../src/erasure/scan.ts";
 import { verifyErasure } from "../src/erasure/verify.ts";
 import { connect, mustConnect } from "./chat.ts";
 import { api, errorCode, snapshot, type World } from "./helpers.ts";
@@ -332,5 +333,27 @@ describe("the job", () => {
       { token: w.member.token },
     );
     expect(mine.body.items).toEqual([]);
+  });
+});
+
+describe("the whole-store scan", () => {
+  it("reads D1 with one query per table, not one per column (each erasure scans it twice)", async () => {
+    let queries = 0;
+    const d1 = d1Source(env.DB);
+    const counting: ScanSource = {
+      all: (sql, ...bindings) => {
+        queries++;
+        return d1.all(sql, ...bindings);
+      },
+      run: d1.run,
+    };
+    const tables = await env.DB.prepare(
+      `SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+       AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'd1\\_%' ESCAPE '\\'`,
+    ).first<{ n: number }>();
+    const found = await scanStore(counting, { needles: [`usr_${crypto.randomUUID()}`] });
+    expect(found).toEqual([]);
+    // The columns of every table in one read, then a count per table.
+    expect(queries).toBeLessThanOrEqual((tables?.n ?? 0) + 1);
   });
 });

@@ -100,17 +100,21 @@ async function places(source: ScanSource, options: ScanOptions): Promise<Place[]
   // are compared in lower case (SQLite's lower() folds ASCII, which ids and emails are).
   const needles = options.needles.filter((n) => n.length > 0).map((n) => n.toLowerCase());
   if (needles.length === 0) return [];
-  const tables = await source.all(
-    `SELECT name FROM sqlite_master WHERE type = 'table'
-     AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'
-     AND name NOT LIKE 'd1\\_%' ESCAPE '\\'`,
-  );
+  // Every table's columns in one read (a read per table made each scan dozens of round trips).
+  const described = (await source.all(
+    `SELECT m.name AS tbl, p.name AS name, p.type AS type
+     FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table'
+     AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND m.name NOT LIKE '\\_cf\\_%' ESCAPE '\\'
+     AND m.name NOT LIKE 'd1\\_%' ESCAPE '\\' ORDER BY m.name, p.cid`,
+  )) as { tbl: string; name: string; type: string }[];
+  const tables = new Map<string, { name: string; type: string }[]>();
+  for (const column of described) {
+    const list = tables.get(column.tbl) ?? [];
+    list.push({ name: column.name, type: column.type });
+    tables.set(column.tbl, list);
+  }
   const found: Place[] = [];
-  for (const { name } of tables as { name: string }[]) {
-    const columns = (await source.all("SELECT name, type FROM pragma_table_info(?)", name)) as {
-      name: string;
-      type: string;
-    }[];
+  for (const [name, columns] of tables) {
     const scope: Condition | null =
       options.orgId === undefined
         ? null
@@ -158,15 +162,57 @@ async function places(source: ScanSource, options: ScanOptions): Promise<Place[]
  */
 export async function scanStore(source: ScanSource, options: ScanOptions): Promise<Finding[]> {
   const findings: Finding[] = [];
-  for (const place of await places(source, options)) {
-    const [row] = await source.all(
-      `SELECT COUNT(*) AS n FROM ${quote(place.table)} WHERE ${place.where}`,
-      ...place.bindings,
-    );
-    const rows = Number(row?.n ?? 0);
+  const all = await places(source, options);
+  const counts = await countAll(source, all);
+  all.forEach((place, i) => {
+    const rows = counts[i] ?? 0;
     if (rows > 0) findings.push({ table: place.table, column: place.column, rows });
-  }
+  });
   return findings;
+}
+
+/** The most bindings one counting query takes (D1 binds at most 100). */
+const MAX_BINDINGS = 90;
+
+/**
+ * How many rows name a needle, for every place: one query per table (and per 90 bindings), each
+ * place a column of it, instead of one query per column.
+ */
+async function countAll(source: ScanSource, all: readonly Place[]): Promise<number[]> {
+  const counts = new Array<number>(all.length).fill(0);
+  const byTable = new Map<string, number[]>();
+  all.forEach((place, i) => {
+    const list = byTable.get(place.table) ?? [];
+    list.push(i);
+    byTable.set(place.table, list);
+  });
+  for (const [table, indexes] of byTable) {
+    let group: number[] = [];
+    let bound = 0;
+    const flush = async () => {
+      if (group.length === 0) return;
+      const sums = group.map(
+        (i, n) => `SUM(CASE WHEN ${all[i]?.where} THEN 1 ELSE 0 END) AS c${n}`,
+      );
+      const [row] = await source.all(
+        `SELECT ${sums.join(", ")} FROM ${quote(table)}`,
+        ...group.flatMap((i) => all[i]?.bindings ?? []),
+      );
+      group.forEach((i, n) => {
+        counts[i] = Number(row?.[`c${n}`] ?? 0);
+      });
+      group = [];
+      bound = 0;
+    };
+    for (const i of indexes) {
+      const size = all[i]?.bindings.length ?? 0;
+      if (bound + size > MAX_BINDINGS) await flush();
+      group.push(i);
+      bound += size;
+    }
+    await flush();
+  }
+  return counts;
 }
 
 /**
@@ -181,7 +227,10 @@ export async function scrubStore(
 ): Promise<number> {
   let changed = 0;
   const needles = replacements.map((r) => r.find);
-  for (const place of await places(source, { ...options, needles })) {
+  const all = await places(source, { ...options, needles });
+  const counts = await countAll(source, all);
+  // Only the places that hold a needle are read value by value.
+  for (const place of all.filter((_, i) => (counts[i] ?? 0) > 0)) {
     const column = quote(place.column);
     const rows = await source.all(
       `SELECT DISTINCT ${column} AS v FROM ${quote(place.table)} WHERE ${place.where}`,
