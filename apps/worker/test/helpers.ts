@@ -267,8 +267,8 @@ export async function world() {
 export type World = Awaited<ReturnType<typeof world>>;
 
 /** Row counts of every directory table: "nothing changed" means this snapshot is equal before and after. */
-export async function snapshot(): Promise<Record<string, number>> {
-  const tables = [
+export async function snapshot(options: { mail?: boolean } = {}): Promise<Record<string, number>> {
+  const all = [
     "users",
     "organizations",
     "memberships",
@@ -283,7 +283,15 @@ export async function snapshot(): Promise<Record<string, number>> {
     "app_secrets",
     "end_users",
     "api_keys",
+    // Mail (docs/2026-12-06-mail.md): a refused call issues no link and queues no mail.
+    "account_tokens",
+    "mail_outbox",
   ];
+  // Without them (`mail: false`) for a call that is taken and mails, but changes nothing else.
+  const tables =
+    options.mail === false
+      ? all.filter((t) => !t.startsWith("mail_") && t !== "account_tokens")
+      : all;
   const results = await env.DB.batch(
     tables.map((t) =>
       env.DB.prepare(`SELECT COUNT(*) AS n, COALESCE(MAX(rowid), 0) AS m FROM ${t}`),

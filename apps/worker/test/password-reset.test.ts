@@ -50,7 +50,7 @@ describe("asking for a password reset", () => {
   it("answers the same, in about the same time, for a known and an unknown address; only the known one gets mail", async () => {
     const ada = await signUp("reset-known");
     const unknown = uniqueEmail("reset-unknown");
-    const before = await snapshot();
+    const before = await snapshot({ mail: false });
     const outboxBefore = await env.DB.prepare("SELECT COUNT(*) AS n FROM mail_outbox").first<{
       n: number;
     }>();
@@ -79,8 +79,8 @@ describe("asking for a password reset", () => {
       mail.links.some((url) => url.startsWith("https://parley.test/reset-password#rst_")),
     ).toBe(true);
     expect(await mailArrived(unknown, "password_reset", "0", 500)).toBe(false);
-    // Nothing of the directory changed; the only rows written are the known account's mails.
-    expect(await snapshot()).toEqual(before);
+    // Nothing of the directory changed; the only rows written are the known account's link and mail.
+    expect(await snapshot({ mail: false })).toEqual(before);
     const outboxAfter = await env.DB.prepare(
       "SELECT COUNT(*) AS n, COUNT(DISTINCT recipient) AS r FROM mail_outbox WHERE id > ?",
     )
