@@ -1,7 +1,14 @@
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
-import { freshEmail, launchChromium, openContext, signUp, VIEWPORTS } from "./browser.ts";
+import {
+  freshEmail,
+  launchChromium,
+  openContext,
+  signUp,
+  VIEWPORTS,
+  verifyEmailFromMailbox,
+} from "./browser.ts";
 
 /**
  * What a new user hit in the web app before issue 13, one case each, in Chromium against the
@@ -68,6 +75,9 @@ beforeAll(async () => {
   failures = opened.failures;
   closeContext = () => opened.context.close();
   await signUp(page, base, owner);
+  // The sign-up grant pays the chats below: the address is confirmed from the mailbox first.
+  await verifyEmailFromMailbox(page, stack.mailbox, owner.email);
+  await page.goto(`${base}/projects`);
   const form = page.getByRole("form", { name: "New project" });
   await form.getByLabel("Name").fill("Orbits");
   await form.getByRole("button", { name: "Create project" }).click();
