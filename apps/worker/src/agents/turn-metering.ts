@@ -306,12 +306,27 @@ export class TurnMetering {
     const { sql, env } = this.#host;
     const holdId = row.hold_id as string;
     if (row.status === "reserved") {
-      if (typeof row.lease_id === "string") {
-        this.lease.undraw(row.lease_id, row.draw_micros as number);
-      } else if (row.billable !== 0) {
-        await billingAccount(env, row.org_id as string).release(holdId);
+      // Released by whoever marks it first: two closers (an abort and the turn's end) racing on
+      // a call that never went out give its draw or hold back once.
+      if (
+        sql.exec(
+          "UPDATE parley_steps SET status = 'released' WHERE hold_id = ? AND status = 'reserved'",
+          holdId,
+        ).rowsWritten !== 1
+      ) {
+        return null;
       }
-      sql.exec("UPDATE parley_steps SET status = 'released' WHERE hold_id = ?", holdId);
+      if (typeof row.lease_id === "string")
+        this.lease.undraw(row.lease_id, row.draw_micros as number);
+      else if (row.billable !== 0) {
+        try {
+          await billingAccount(env, row.org_id as string).release(holdId);
+        } catch (error) {
+          // Not released after all: the next close (on start, at the latest) tries again.
+          sql.exec("UPDATE parley_steps SET status = 'reserved' WHERE hold_id = ?", holdId);
+          throw error;
+        }
+      }
       return null;
     }
     const generationId = row.generation_id as string | null;
