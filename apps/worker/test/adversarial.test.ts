@@ -2829,7 +2829,8 @@ describe("chat frames and agents, second probe (issue 12)", () => {
       const text = `turn ${i} ${"w".repeat(messageChars - 10)}`;
       const turn = await chat.turn(text);
       expect(turn.text).toBe(devReply(text));
-      const [row] = await usageRowsOf(w.orgId, (r) => r.requestId === turn.turnId, 1);
+      // One usage row per model call, `<turnId>:<n>`: a preview turn makes one call.
+      const [row] = await usageRowsOf(w.orgId, (r) => r.requestId === `${turn.turnId}:0`, 1);
       prompts.push(row?.promptTokens ?? -1);
     }
     chat.close();
