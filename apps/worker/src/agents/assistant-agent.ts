@@ -152,8 +152,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       throw error;
     }
     this.#project = project;
-    const model = assistantTurnModel(this.env, { project, endUser });
-    const estimate = estimateFor(model);
+    // The same project as the last turn's (kept access): the early hold's model and estimate hold.
+    const kept = project === known ? early : null;
+    const model = kept?.model ?? assistantTurnModel(this.env, { project, endUser });
+    const estimate = kept?.estimate ?? estimateFor(model);
     let metering: MeteringMiddleware;
     if (early && sameMoney(early.model, model)) {
       metering = early.metering;

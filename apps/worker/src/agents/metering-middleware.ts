@@ -330,6 +330,8 @@ export class MeteringMiddleware implements LanguageModelV4Middleware {
       const onAbort = () => void this.#cut(call);
       signal.addEventListener("abort", onAbort, { once: true });
       call.unwatch = () => signal.removeEventListener("abort", onAbort);
+      // Aborted between the provider's answer and now: no event will come.
+      if (signal.aborted) onAbort();
     }
     return new TransformStream({
       transform: (part, controller) => {

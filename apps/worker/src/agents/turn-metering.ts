@@ -154,10 +154,12 @@ export class TurnMetering {
       result: { ok: true },
       promptEstimate: step.promptEstimate,
     };
+    // A draw's row is written in the draw's transaction: a reused hold id throws and undoes the
+    // draw. A hold's row follows the account's answer (a replay of it finds the row there).
     const insert = (leaseId: string | null, drawMicros: number | null) =>
       this.#host.sql.exec(
         `INSERT INTO parley_steps (hold_id, org_id, prompt_estimate, status, created_at, lease_id, draw_micros, model, billable, attribution)
-         VALUES (?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?) ON CONFLICT (hold_id) DO NOTHING`,
+         VALUES (?, ?, ?, 'reserved', ?, ?, ?, ?, ?, ?) ${leaseId === null ? "ON CONFLICT (hold_id) DO NOTHING" : ""}`,
         step.holdId,
         step.orgId,
         step.promptEstimate,
