@@ -102,6 +102,28 @@ describe("a whole pricing object", () => {
     });
   });
 
+  it("reads a zero optional rate as not listed: never free reasoning or cache reads", () => {
+    const published = {
+      prompt: "0.000001",
+      completion: "0.000002",
+      request: "0",
+      internal_reasoning: "0",
+      input_cache_read: "0",
+      input_cache_write: "0",
+    };
+    expect(modelPriceFromPricing(published)).toEqual({
+      ok: true,
+      price: {
+        promptMicrosPerMTok: 1_000_000,
+        completionMicrosPerMTok: 2_000_000,
+        cachedPromptMicrosPerMTok: null,
+        reasoningMicrosPerMTok: null,
+        cacheWriteMicrosPerMTok: null,
+        requestMicros: 0,
+      },
+    });
+  });
+
   it("names the field that failed", () => {
     expect(
       modelPriceFromPricing({
@@ -113,7 +135,8 @@ describe("a whole pricing object", () => {
   });
 
   it("round-trips every exact price (property)", () => {
-    const rate = fc.option(micros, { nil: null });
+    // A listed optional rate is at least 1 (zero reads as not listed, above).
+    const rate = fc.option(fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), { nil: null });
     fc.assert(
       fc.property(
         micros,

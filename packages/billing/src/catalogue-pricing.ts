@@ -114,9 +114,12 @@ export type PricingConversion =
   | { ok: false; field: keyof OpenRouterPricing; reason: string };
 
 /**
- * A model's published prices as a {@link ModelPrice}. Absent optional rates fall back as the
- * published shape means them (cache reads and writes at the prompt rate, reasoning at the
- * completion rate, no per-call price).
+ * A model's published prices as a {@link ModelPrice}. Optional rates that are absent or zero fall
+ * back as the published shape means them: cache reads and writes at the prompt rate, reasoning at
+ * the completion rate (OpenRouter writes "0" for a rate it does not list separately, and reading
+ * that as free would give reasoning or cache reads away on an endpoint priced from the table;
+ * the fallback can only over-charge a genuinely free cache, never under-charge). An absent
+ * per-call price is none.
  */
 export function modelPriceFromPricing(
   pricing: OpenRouterPricing,
@@ -139,7 +142,8 @@ export function modelPriceFromPricing(
     }
     const converted = convert(text, rounding);
     if (!converted.ok) return { ok: false, field, reason: converted.reason };
-    out[field] = converted.micros;
+    const fallsBack = field !== "prompt" && field !== "completion" && field !== "request";
+    out[field] = fallsBack && converted.micros === 0 ? null : converted.micros;
   }
   return {
     ok: true,

@@ -272,23 +272,60 @@ export const createProjectSchema = z.strictObject({
 });
 export type CreateProject = z.infer<typeof createProjectSchema>;
 
+/** A profile of the project's org, or null for none (2026-12-06). */
+const profileRef = z.string().min(1).max(100).nullable();
+
+/**
+ * Any member renames a project or replaces its memory; owners and admins also choose its
+ * assistant: the default profile of its sessions and the profile of its onboarding preview.
+ */
 export const updateProjectSchema = z
-  .strictObject({ name: displayName.optional(), memory: memorySchema.optional() })
-  .refine((value) => value.name !== undefined || value.memory !== undefined, {
-    message: "at least one of name or memory is required",
+  .strictObject({
+    name: displayName.optional(),
+    memory: memorySchema.optional(),
+    defaultProfileId: profileRef.optional(),
+    previewProfileId: profileRef.optional(),
+  })
+  .refine((value) => Object.values(value).some((v) => v !== undefined), {
+    message: "at least one of name, memory, defaultProfileId or previewProfileId is required",
   });
 export type UpdateProject = z.infer<typeof updateProjectSchema>;
 
+/** A model id as a session names it (assistants.ts has the catalogue's rules; kept apart here). */
+const sessionModel = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]*$/, "must be a model id such as openai/gpt-4o-mini");
+
+/**
+ * A member's new session: an optional title, and an optional model of the org's allowed list
+ * (2026-12-06; absent: the project's profile decides).
+ */
 export const createSessionSchema = z.strictObject({
   title: humanText({ min: 1, max: 200 }).optional(),
+  model: sessionModel.optional(),
 });
 export type CreateSession = z.infer<typeof createSessionSchema>;
 
-/** A rename by the session's owner: the same rules as a title given at creation. */
-export const updateSessionSchema = z.strictObject({
+/**
+ * The session's owner renames it (the rules of a title given at creation) or picks its model
+ * (2026-12-06; null: back to the profile's).
+ */
+export const updateSessionSchema = z
+  .strictObject({
+    title: humanText({ min: 1, max: 200 }).optional(),
+    model: sessionModel.nullable().optional(),
+  })
+  .refine((value) => value.title !== undefined || value.model !== undefined, {
+    message: "at least one of title or model is required",
+  });
+export type UpdateSession = z.infer<typeof updateSessionSchema>;
+
+/** An end user renames one of their sessions; they never pick a model (their app's profile does). */
+export const updateEndUserSessionSchema = z.strictObject({
   title: humanText({ min: 1, max: 200 }),
 });
-export type UpdateSession = z.infer<typeof updateSessionSchema>;
 
 /**
  * Query of the org's session list (the sidebar across projects, the erasure picker): the usual
@@ -363,6 +400,10 @@ export interface Project {
   createdBy: string | null;
   createdAt: string;
   updatedAt: string;
+  /** The profile of its members' and end users' sessions; null: Parley's default assistant. */
+  defaultProfileId: string | null;
+  /** The profile of its onboarding preview; null: the org's, else Parley's default preview. */
+  previewProfileId: string | null;
 }
 
 export interface Session {
@@ -380,6 +421,8 @@ export interface Session {
   lastActivityAt: string;
   /** What the session's model calls cost the org so far (price charged, with markup). */
   spendMicros: number;
+  /** The model its owner picked; null: the profile's (2026-12-06). */
+  model: string | null;
 }
 
 export interface Invitation {

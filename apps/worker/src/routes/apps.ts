@@ -16,7 +16,8 @@ import {
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { revokeConnections } from "../agents/revocation.ts";
-import { appAccess, orgAccess, requireRole } from "../auth/access.ts";
+import { assignable, checkAssignable } from "../assistants/assign.ts";
+import { appAccess, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { newAppSecret, sealAppSecret } from "../auth/app-secrets.ts";
 import { storedVerification } from "../auth/app-verification.ts";
 import { billingAccount } from "../billing/account.ts";
@@ -182,18 +183,27 @@ export const orgApps = new Hono<AppEnv>()
       requireRole(access, "admin");
       const input = c.req.valid("json");
       await checkProjects(db, access.orgId, input.projectIds);
+      if (input.profileId) {
+        await checkAssignable(c.env, access.orgId, input.profileId, {
+          preview: false,
+          field: "profileId",
+        });
+      }
       const verification = await storedVerification(c.env, input.verification);
       const now = Date.now();
       const app = { id: newId("app", now), orgId: access.orgId };
       const secret = verification.token_type === "secret" ? await newSecret(c.env, app, now) : null;
-      await db.batch([
+      const [insert] = await db.batch([
         db
           .prepare(
+            // Only while the profile named (if any) is still the org's: the rest of the batch
+            // writes nothing for an app that was not made.
             `INSERT INTO apps (id, org_id, name, token_type, token_alg, token_jwk, token_jwks_url,
              token_issuer, token_audience, max_token_lifetime_seconds, end_user_daily_limit_micros,
              end_user_monthly_limit_micros, end_user_weekly_limit_micros, show_cost, created_at,
-             updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+             updated_at, profile_id)
+           SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17
+           WHERE ${assignable("?17", "?2")}`,
           )
           .bind(
             app.id,
@@ -212,9 +222,8 @@ export const orgApps = new Hono<AppEnv>()
             input.showCost ? 1 : 0,
             now,
             now,
+            input.profileId,
           ),
-        ...listStatements(db, app, input.allowedOrigins, input.projectIds),
-        ...(secret ? [secret.statement] : []),
         auditStatement(
           db,
           {
@@ -225,9 +234,12 @@ export const orgApps = new Hono<AppEnv>()
             subjectId: app.id,
             data: { verification: verification.token_type },
           },
-          { now },
+          { now, afterChange: true },
         ),
+        ...listStatements(db, app, input.allowedOrigins, input.projectIds),
+        ...(secret ? [secret.statement] : []),
       ]);
+      if (insert?.meta.changes !== 1) throw notFound("Profile");
       const body: AppWithSecret = toApp(await reload(db, app.id));
       if (secret) body.secret = secret.shown;
       return c.json(body, 201);
@@ -271,6 +283,12 @@ export const apps = new Hono<AppEnv>()
       const { app } = await appAccess(db, userId, c.req.param("appId"));
       const input = c.req.valid("json");
       if (input.projectIds) await checkProjects(db, app.org_id, input.projectIds);
+      if (input.profileId) {
+        await checkAssignable(c.env, app.org_id, input.profileId, {
+          preview: false,
+          field: "profileId",
+        });
+      }
       const verification = input.verification
         ? await storedVerification(c.env, input.verification)
         : null;
@@ -291,8 +309,8 @@ export const apps = new Hono<AppEnv>()
              token_issuer = ?, token_audience = ?, max_token_lifetime_seconds = ?,
              end_user_daily_limit_micros = ?, end_user_monthly_limit_micros = ?,
              end_user_weekly_limit_micros = ?, show_cost = ?,
-             updated_at = ?
-           WHERE id = ? AND deleted_at IS NULL`,
+             updated_at = ?, profile_id = ?15
+           WHERE id = ?14 AND deleted_at IS NULL AND ${assignable("?15", "?16")}`,
           )
           .bind(
             pick(input.name, app.name),
@@ -309,6 +327,8 @@ export const apps = new Hono<AppEnv>()
             input.showCost === undefined ? app.show_cost : input.showCost ? 1 : 0,
             now,
             app.id,
+            input.profileId === undefined ? app.profile_id : input.profileId,
+            app.org_id,
           ),
         auditStatement(
           db,
@@ -326,8 +346,13 @@ export const apps = new Hono<AppEnv>()
         ...(fromSecret ? dropSecrets(db, app.id) : []),
         ...(secret ? [secret.statement] : []),
       ]);
-      if (update?.meta.changes !== 1) throw new AppError("gone", "This app was deleted");
-      // Its end users' sessions keep the app's limits and projects between turns: they hear now.
+      if (update?.meta.changes !== 1) {
+        // Deleted meanwhile (410), or the profile named was (the check above saw it live).
+        if (input.profileId && (await lookupApp(db, app.id))) throw notFound("Profile");
+        throw new AppError("gone", "This app was deleted");
+      }
+      // Its end users' sessions keep the app's limits, projects and profile between turns: they
+      // hear now.
       await appChanged(c.env, app, {
         limits:
           input.endUserDailyLimitMicros !== undefined ||
