@@ -165,6 +165,23 @@ const refusal = (
   code: TurnRefusal["code"] = "invalid_request",
 ): Resolution => ({ ok: false, refusal: { code, reason, message, model } });
 
+/**
+ * The tools a turn offers: the profile's, except that an end user's session, the onboarding
+ * preview and a model without tool calling get none. The prompt preview uses the same rule.
+ */
+export function turnTools(input: {
+  audience: TurnContext["audience"];
+  callerKind: TurnContext["callerKind"];
+  model: CatalogueModel | undefined;
+  tools: readonly string[];
+}): string[] {
+  const none =
+    input.audience === "preview" ||
+    input.callerKind === "end_user" ||
+    input.model?.capabilities.tools === false;
+  return none ? [] : [...input.tools];
+}
+
 const clamp = (value: number | null, range: Range | null): number | null =>
   value === null || range === null ? value : Math.min(range.max, Math.max(range.min, value));
 
@@ -236,7 +253,6 @@ async function fromPointer(env: Env, ctx: TurnContext, pointer: Pointer): Promis
       return refusal(reason, `${problem ?? `${modelId} is not available`}.${fix}`, modelId);
     }
   }
-  const noTools = preview || ctx.callerKind === "end_user" || !model.capabilities.tools;
   const limit = preview ? settings.preview.maxOutputTokens : settings.assistant.maxOutputTokens;
   return {
     ok: true,
@@ -252,7 +268,7 @@ async function fromPointer(env: Env, ctx: TurnContext, pointer: Pointer): Promis
         maxOutputTokens: Math.min(content.maxOutputTokens ?? limit, model.maxOutputTokens),
         welcome: content.welcome,
         suggestions: content.suggestions,
-        tools: noTools ? [] : content.tools,
+        tools: turnTools({ ...ctx, model, tools: content.tools }),
       },
       model,
       modelSource,

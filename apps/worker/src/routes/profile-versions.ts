@@ -12,6 +12,7 @@ import {
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { estimateTokens } from "../agents/context.ts";
+import { loadCatalogue } from "../assistants/catalogue.ts";
 import {
   contentOf,
   profileAccess,
@@ -21,7 +22,7 @@ import {
   versionRow,
 } from "../assistants/profiles-db.ts";
 import { buildSystemPrompt } from "../assistants/prompt.ts";
-import { builtInToolNames } from "../assistants/tools.ts";
+import { turnTools } from "../assistants/resolve.ts";
 import { notFound, type ProjectRow } from "../auth/access.ts";
 import { resolveLabels } from "../billing/labels.ts";
 import type { AppEnv } from "../http/context.ts";
@@ -155,15 +156,15 @@ export const profileVersions = new Hono<AppEnv>()
         .first<ProjectRow>();
       if (!project) throw notFound("Project");
       const content = contentOf(row);
-      const preview = q.audience === "preview";
-      const endUser = q.audience === "end_user";
-      const known = new Set(builtInToolNames());
+      const audience = q.audience === "preview" ? "preview" : "assistant";
+      const callerKind = q.audience === "end_user" ? "end_user" : "member";
+      const model = (await loadCatalogue(c.env)).models.get(content.model);
       const system = buildSystemPrompt({
-        audience: preview ? "preview" : "assistant",
-        callerKind: endUser ? "end_user" : "member",
+        audience,
+        callerKind,
         project: { name: project.name, memory: project.memory },
         instructions: content.instructions,
-        tools: preview || endUser ? [] : content.tools.filter((tool) => known.has(tool)),
+        tools: turnTools({ audience, callerKind, model, tools: content.tools }),
         omitted: 0,
       });
       return c.json({
