@@ -10,3 +10,4 @@ export * from "./json.ts";
 export * from "./pagination.ts";
 export * from "./responses.ts";
 export * from "./schemas.ts";
+export * from "./sessions.ts";

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { instant } from "./billing.ts";
 import { jsonValueProblem } from "./json.ts";
-import { pageQuerySchema } from "./pagination.ts";
 
 /** Roles of a member in an organization, from most to least privileged. */
 export const roleSchema = z.enum(["owner", "admin", "member"]);
@@ -290,53 +289,6 @@ export const updateProjectSchema = z
     message: "at least one of name, memory, defaultProfileId or previewProfileId is required",
   });
 export type UpdateProject = z.infer<typeof updateProjectSchema>;
-
-/** A model id as a session names it (assistants.ts has the catalogue's rules; kept apart here). */
-const sessionModel = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]*$/, "must be a model id such as openai/gpt-4o-mini");
-
-/**
- * A member's new session: an optional title, and an optional model of the org's allowed list
- * (2026-12-06; absent: the project's profile decides).
- */
-export const createSessionSchema = z.strictObject({
-  title: humanText({ min: 1, max: 200 }).optional(),
-  model: sessionModel.optional(),
-});
-export type CreateSession = z.infer<typeof createSessionSchema>;
-
-/**
- * The session's owner renames it (the rules of a title given at creation) or picks its model
- * (2026-12-06; null: back to the profile's).
- */
-export const updateSessionSchema = z
-  .strictObject({
-    title: humanText({ min: 1, max: 200 }).optional(),
-    model: sessionModel.nullable().optional(),
-  })
-  .refine((value) => value.title !== undefined || value.model !== undefined, {
-    message: "at least one of title or model is required",
-  });
-export type UpdateSession = z.infer<typeof updateSessionSchema>;
-
-/** An end user renames one of their sessions; they never pick a model (their app's profile does). */
-export const updateEndUserSessionSchema = z.strictObject({
-  title: humanText({ min: 1, max: 200 }),
-});
-
-/**
- * Query of the org's session list (the sidebar across projects, the erasure picker): the usual
- * paging and optional filters by project and by owner (`member`).
- */
-export const orgSessionsQuerySchema = z.strictObject({
-  ...pageQuerySchema.shape,
-  project: z.string().min(1).max(100).optional(),
-  member: z.string().min(1).max(100).optional(),
-});
-export type OrgSessionsQuery = z.infer<typeof orgSessionsQuerySchema>;
 
 /**
  * What an org's server API key may do (2026-12-02, docs/2026-12-02-api-keys.md). One list, so a
