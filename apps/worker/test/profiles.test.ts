@@ -503,3 +503,64 @@ describe("the whole prompt the model sees", () => {
     expect(foreign.status).toBe(404);
   });
 });
+
+describe("concurrent changes of different fields both stay (found adding the profile fields)", () => {
+  it("a project renamed while its memory or profile changes keeps all of them", async () => {
+    for (let i = 0; i < 12; i++) {
+      const w = await world();
+      const p = await profileIn(w.orgId, w.owner.id);
+      const [a, b, c] = await Promise.all([
+        api("PATCH", `/api/projects/${w.projectId}`, {
+          token: w.member.token,
+          body: { name: `Renamed ${i}` },
+        }),
+        api("PATCH", `/api/projects/${w.projectId}`, {
+          token: w.otherMember.token,
+          body: { memory: { goal: `new ${i}` } },
+        }),
+        api("PATCH", `/api/projects/${w.projectId}`, {
+          token: w.admin.token,
+          body: { defaultProfileId: p },
+        }),
+      ]);
+      expect([a.status, b.status, c.status]).toEqual([200, 200, 200]);
+      const project = await api<Project>("GET", `/api/projects/${w.projectId}`, {
+        token: w.member.token,
+      });
+      expect(project.body).toMatchObject({
+        name: `Renamed ${i}`,
+        memory: { goal: `new ${i}` },
+        defaultProfileId: p,
+      });
+    }
+  }, 30_000);
+
+  it("an app's fields changed at once by two admins all stay", async () => {
+    for (let i = 0; i < 6; i++) {
+      const w = await world();
+      const p = await profileIn(w.orgId, w.owner.id);
+      await Promise.all([
+        api("PATCH", `/api/apps/${w.appId}`, { token: w.owner.token, body: { name: `Shop ${i}` } }),
+        api("PATCH", `/api/apps/${w.appId}`, { token: w.admin.token, body: { showCost: true } }),
+        api("PATCH", `/api/apps/${w.appId}`, { token: w.admin.token, body: { profileId: p } }),
+      ]);
+      const app = await api<App>("GET", `/api/apps/${w.appId}`, { token: w.owner.token });
+      expect(app.body).toMatchObject({ name: `Shop ${i}`, showCost: true, profileId: p });
+    }
+  }, 30_000);
+
+  it("a session renamed while its model is picked keeps both", async () => {
+    for (let i = 0; i < 6; i++) {
+      const w = await world();
+      const path = `/api/sessions/${w.sessionId}`;
+      await Promise.all([
+        api("PATCH", path, { token: w.member.token, body: { title: `Plan ${i}` } }),
+        api("PATCH", path, { token: w.member.token, body: { model: "parley/dev" } }),
+      ]);
+      const session = await api<{ title: string; model: string }>("GET", path, {
+        token: w.member.token,
+      });
+      expect(session.body).toMatchObject({ title: `Plan ${i}`, model: "parley/dev" });
+    }
+  }, 30_000);
+});

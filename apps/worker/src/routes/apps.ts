@@ -216,35 +216,46 @@ export const apps = new Hono<AppEnv>()
         verification.token_type !== "secret" &&
         app.token_type === "secret";
       const secret = toSecret ? await newSecret(c.env, ref, now) : null;
-      const v = verification ?? app;
-      const pick = <T>(value: T | undefined, current: T) => (value === undefined ? current : value);
+      // Only the fields sent are written (the verification's as one): two changes of different
+      // fields at once both stay, where writing back what was read would undo the other.
+      const sets: [column: string, value: string | number | null][] = [];
+      if (input.name !== undefined) sets.push(["name", input.name]);
+      if (verification) {
+        sets.push(
+          ["token_type", verification.token_type],
+          ["token_alg", verification.token_alg],
+          ["token_jwk", verification.token_jwk],
+          ["token_jwks_url", verification.token_jwks_url],
+          ["token_issuer", verification.token_issuer],
+          ["token_audience", verification.token_audience],
+          ["max_token_lifetime_seconds", verification.max_token_lifetime_seconds],
+        );
+      }
+      if (input.endUserDailyLimitMicros !== undefined) {
+        sets.push(["end_user_daily_limit_micros", input.endUserDailyLimitMicros]);
+      }
+      if (input.endUserWeeklyLimitMicros !== undefined) {
+        sets.push(["end_user_weekly_limit_micros", input.endUserWeeklyLimitMicros]);
+      }
+      if (input.endUserMonthlyLimitMicros !== undefined) {
+        sets.push(["end_user_monthly_limit_micros", input.endUserMonthlyLimitMicros]);
+      }
+      if (input.showCost !== undefined) sets.push(["show_cost", input.showCost ? 1 : 0]);
+      if (input.profileId !== undefined) sets.push(["profile_id", input.profileId]);
+      sets.push(["updated_at", now]);
+      const n = sets.length;
+      const profileCheck =
+        input.profileId === undefined ? "" : `AND ${assignable(`?${n + 2}`, `?${n + 3}`)}`;
       const [update] = await db.batch([
         db
           .prepare(
-            `UPDATE apps SET name = ?, token_type = ?, token_alg = ?, token_jwk = ?, token_jwks_url = ?,
-             token_issuer = ?, token_audience = ?, max_token_lifetime_seconds = ?,
-             end_user_daily_limit_micros = ?, end_user_monthly_limit_micros = ?,
-             end_user_weekly_limit_micros = ?, show_cost = ?,
-             updated_at = ?, profile_id = ?15
-           WHERE id = ?14 AND deleted_at IS NULL AND ${assignable("?15", "?16")}`,
+            `UPDATE apps SET ${sets.map(([column], i) => `${column} = ?${i + 1}`).join(", ")}
+             WHERE id = ?${n + 1} AND deleted_at IS NULL ${profileCheck}`,
           )
           .bind(
-            pick(input.name, app.name),
-            v.token_type,
-            v.token_alg,
-            v.token_jwk,
-            v.token_jwks_url,
-            v.token_issuer,
-            v.token_audience,
-            v.max_token_lifetime_seconds,
-            pick(input.endUserDailyLimitMicros, app.end_user_daily_limit_micros),
-            pick(input.endUserMonthlyLimitMicros, app.end_user_monthly_limit_micros),
-            pick(input.endUserWeeklyLimitMicros, app.end_user_weekly_limit_micros),
-            input.showCost === undefined ? app.show_cost : input.showCost ? 1 : 0,
-            now,
+            ...sets.map(([, value]) => value),
             app.id,
-            input.profileId === undefined ? app.profile_id : input.profileId,
-            app.org_id,
+            ...(input.profileId === undefined ? [] : [input.profileId, app.org_id]),
           ),
         auditStatement(
           db,

@@ -184,36 +184,32 @@ export const projects = new Hono<AppEnv>()
           field: "previewProfileId",
         });
       }
-      const updated: ProjectRow = {
-        ...project,
-        name: input.name ?? project.name,
-        memory: input.memory === undefined ? project.memory : JSON.stringify(input.memory),
-        updated_at: Date.now(),
-        default_profile_id:
-          input.defaultProfileId === undefined
-            ? (project.default_profile_id ?? null)
-            : input.defaultProfileId,
-        preview_profile_id:
-          input.previewProfileId === undefined
-            ? (project.preview_profile_id ?? null)
-            : input.previewProfileId,
-      };
+      const now = Date.now();
+      const setsDefault = input.defaultProfileId !== undefined;
+      const setsPreview = input.previewProfileId !== undefined;
       const [update] = await db.batch([
         db
           .prepare(
-            `UPDATE projects SET name = ?1, memory = ?2, updated_at = ?3, default_profile_id = ?5,
-               preview_profile_id = ?6
-             WHERE id = ?4 AND deleted_at IS NULL AND ${assignable("?5", "?7")}
-               AND ${assignable("?6", "?7")}`,
+            // Only the fields sent are written: a rename racing a memory edit (or a profile
+            // choice) used to write back what it had read of the other field, undoing it.
+            `UPDATE projects SET name = COALESCE(?1, name), memory = COALESCE(?2, memory),
+               updated_at = ?3,
+               default_profile_id = CASE WHEN ?8 THEN ?5 ELSE default_profile_id END,
+               preview_profile_id = CASE WHEN ?9 THEN ?6 ELSE preview_profile_id END
+             WHERE id = ?4 AND deleted_at IS NULL AND (NOT ?8 OR ${assignable("?5", "?7")})
+               AND (NOT ?9 OR ${assignable("?6", "?7")})
+             RETURNING *`,
           )
           .bind(
-            updated.name,
-            updated.memory,
-            updated.updated_at,
+            input.name ?? null,
+            input.memory === undefined ? null : JSON.stringify(input.memory),
+            now,
             project.id,
-            updated.default_profile_id,
-            updated.preview_profile_id,
+            input.defaultProfileId ?? null,
+            input.previewProfileId ?? null,
             project.org_id,
+            setsDefault ? 1 : 0,
+            setsPreview ? 1 : 0,
           ),
         auditStatement(
           db,
@@ -234,10 +230,11 @@ export const projects = new Hono<AppEnv>()
                 : { previewProfileId: input.previewProfileId }),
             },
           },
-          { now: updated.updated_at, afterChange: true },
+          { now, afterChange: true },
         ),
       ]);
-      if (update?.meta.changes !== 1) {
+      const updated = update?.results[0] as ProjectRow | undefined;
+      if (update?.meta.changes !== 1 || !updated) {
         // Deleted meanwhile, or the profile named was (the check above saw it live).
         if (profiles) await projectAccess(db, userId, project.id);
         if (profiles) throw notFound("Profile");

@@ -172,12 +172,20 @@ export const sessions = new Hono<AppEnv>()
       }
       const input = c.req.valid("json");
       if (input.model) await checkChosenModel(c.env, session.org_id, input.model);
-      const title = input.title === undefined ? session.title : input.title;
-      const model = input.model === undefined ? (session.model ?? null) : input.model;
       const [update] = await db.batch([
         db
-          .prepare("UPDATE sessions SET title = ?, model = ? WHERE id = ? AND deleted_at IS NULL")
-          .bind(title, model, session.id),
+          .prepare(
+            // Only what was sent: a rename racing a model pick keeps both.
+            `UPDATE sessions SET title = COALESCE(?1, title),
+               model = CASE WHEN ?2 THEN ?3 ELSE model END
+             WHERE id = ?4 AND deleted_at IS NULL RETURNING title, model`,
+          )
+          .bind(
+            input.title ?? null,
+            input.model === undefined ? 0 : 1,
+            input.model ?? null,
+            session.id,
+          ),
         // The title is the member's content: the audit row says only that it changed.
         auditStatement(
           db,
@@ -195,7 +203,13 @@ export const sessions = new Hono<AppEnv>()
           { afterChange: true },
         ),
       ]);
-      if (update?.meta.changes !== 1) throw new AppError("gone", "This session was deleted");
+      const stored = update?.results[0] as
+        | { title: string | null; model: string | null }
+        | undefined;
+      if (update?.meta.changes !== 1 || !stored) {
+        throw new AppError("gone", "This session was deleted");
+      }
+      const { title, model } = stored;
       // The session's agent keeps what its turns resolve to: its next turn reads the new model.
       if (input.model !== undefined) await assistantChanged(c.env, { sessionId: session.id });
       const [item] = await sessionPage(c.env, session.org_id, [{ ...session, title, model }]);
