@@ -122,6 +122,8 @@ if (!process.env.OPENROUTER_API_KEY) {
     String(devModelPort),
   ]);
   vars.push("--var", `MODEL_BASE_URL:http://127.0.0.1:${devModelPort}/api/v1`);
+  // The dev model's ids in the model catalogue (parley/dev, -fast, -large, -local).
+  vars.push("--var", "CATALOGUE_DEV_MODELS:true");
 }
 if (devVars.STRIPE_SECRET_KEY === STANDIN_KEY) {
   // The webhook secret goes in the environment, not the arguments, which any local user can read

@@ -34,6 +34,7 @@ export default defineConfig({
                 STRIPE_API_URL: inject("stripeUrl"),
                 MODEL_BASE_URL: inject("devModelUrl"),
                 MODEL_ID: "parley/dev",
+                CATALOGUE_DEV_MODELS: "true",
                 MODEL_STALL_TIMEOUT_MS: "1500",
                 // As in production, where it is required: the tests' requests go to
                 // https://parley.test (test/helpers.ts BASE), not a loopback host.

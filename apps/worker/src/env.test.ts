@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_PRICES } from "./billing/prices.ts";
+import { priceTable } from "./billing/prices.ts";
 import { agentSettings } from "./env.ts";
 
 const env = (vars: Record<string, string>) =>
@@ -9,7 +9,7 @@ describe("agentSettings", () => {
   it("takes the defaults for unset or empty vars", () => {
     const settings = agentSettings(env({ MARKUP_BPS: "", STREAM_COALESCE_MS: "" }));
     expect(settings).toEqual({
-      prices: { table: DEFAULT_PRICES, model: "parley/dev", markupBps: 0 },
+      prices: { table: priceTable({ MODEL_ID: "parley/dev" }), model: "parley/dev", markupBps: 0 },
       assistant: { maxOutputTokens: 1024, maxSteps: 6, contextTokens: 12_000 },
       preview: { turns: 20, orgDailyCap: 200, contextTokens: 4_000, maxOutputTokens: 512 },
       maxUserMessageBytes: 16 * 1024,
@@ -24,26 +24,52 @@ describe("agentSettings", () => {
     });
   });
 
-  it("reads every var once per env object, with MODEL_PRICES over the defaults", () => {
+  it("reads every var once per env object, with MODEL_CATALOGUE over the configured catalogue", () => {
     const vars = env({
       MARKUP_BPS: "2000",
       ASSISTANT_MAX_STEPS: "3",
       PREVIEW_TURNS: "0",
-      MODEL_PRICES: JSON.stringify({
-        "parley/dev": {
-          promptMicrosPerMTok: 5,
-          completionMicrosPerMTok: 7,
-          cachedPromptMicrosPerMTok: null,
-          reasoningMicrosPerMTok: null,
+      CATALOGUE_DEV_MODELS: "true",
+      MODEL_CATALOGUE: JSON.stringify([
+        {
+          id: "parley/dev",
+          provider: { type: "openrouter" },
+          displayName: "Dev, repriced",
+          contextWindow: 1000,
+          maxOutputTokens: 100,
+          capabilities: { tools: true, reasoning: false },
+          pricing: { prompt: "0.000000000005", completion: "0.000000000007" },
         },
-      }),
+      ]),
     });
     const settings = agentSettings(vars);
     expect(settings.prices.markupBps).toBe(2000);
     expect(settings.assistant.maxSteps).toBe(3);
     expect(settings.preview.turns).toBe(0);
     expect(settings.prices.table.models["parley/dev"]?.promptMicrosPerMTok).toBe(5);
+    expect(settings.prices.table.models["parley/dev-large"]?.completionMicrosPerMTok).toBe(
+      15_000_000,
+    );
     expect(agentSettings(vars)).toBe(settings);
+  });
+
+  it("keeps the old price table's figures, and prices an unlisted default model as before", () => {
+    const table = priceTable({ MODEL_ID: "openai/gpt-4o-mini" });
+    expect(table.models["openai/gpt-4o-mini"]).toMatchObject({
+      promptMicrosPerMTok: 150_000,
+      completionMicrosPerMTok: 600_000,
+    });
+    expect(table.models["anthropic/claude-sonnet-4.5"]).toMatchObject({
+      promptMicrosPerMTok: 3_000_000,
+      completionMicrosPerMTok: 15_000_000,
+    });
+    // The dev model's ids only where the platform talks to it.
+    expect(table.models["parley/dev-fast"]).toBeUndefined();
+    const unlisted = priceTable({ MODEL_ID: "local/llama" });
+    expect(unlisted.default).toMatchObject({
+      promptMicrosPerMTok: 1_000_000,
+      completionMicrosPerMTok: 2_000_000,
+    });
   });
 
   it("fails loudly on a malformed value instead of guessing", () => {
@@ -52,5 +78,18 @@ describe("agentSettings", () => {
     expect(() => agentSettings(env({ MODEL_STALL_TIMEOUT_MS: "soon" }))).toThrow();
     expect(() => agentSettings(env({ LEASE_TTL_MS: "1000" }))).toThrow();
     expect(() => agentSettings({} as Env)).toThrow();
+    // A catalogue price finer than a micro-dollar per million tokens is refused, not rounded.
+    const fine = JSON.stringify([
+      {
+        id: "x/fine",
+        provider: { type: "openrouter" },
+        displayName: "Fine",
+        contextWindow: 10,
+        maxOutputTokens: 10,
+        capabilities: { tools: false, reasoning: false },
+        pricing: { prompt: "0.0000000000001", completion: "0" },
+      },
+    ]);
+    expect(() => agentSettings(env({ MODEL_CATALOGUE: fine }))).toThrow(/finer than one micro/);
   });
 });

@@ -100,7 +100,8 @@ const whole = (fallback: number, min: number) =>
 
 const agentSchema = z.object({
   MODEL_ID: z.string().min(1),
-  MODEL_PRICES: z.string().optional(),
+  MODEL_CATALOGUE: z.string().optional(),
+  CATALOGUE_DEV_MODELS: z.string().optional(),
   MARKUP_BPS: whole(0, 0),
   ASSISTANT_MAX_OUTPUT_TOKENS: whole(1024, 1),
   ASSISTANT_MAX_STEPS: whole(6, 1),
@@ -121,7 +122,10 @@ const agentSchema = z.object({
 
 /** What the chat agents read from their vars, parsed once per `env` object (one per object). */
 export interface AgentSettings {
-  /** The model, its prices (the table, `MODEL_PRICES` overrides) and the org's markup. */
+  /**
+   * The platform default model, the configured catalogue's price table (billing/prices.ts) and the
+   * markup. A turn's own model and prices come from the resolver (assistants/resolve.ts).
+   */
   prices: StepPrices;
   assistant: { maxOutputTokens: number; maxSteps: number; contextTokens: number };
   preview: { turns: number; orgDailyCap: number; contextTokens: number; maxOutputTokens: number };
@@ -147,7 +151,7 @@ export function agentSettings(env: Env): AgentSettings {
   const parsed = agentSchema.parse(env);
   const value: AgentSettings = {
     prices: {
-      table: priceTable(parsed.MODEL_PRICES),
+      table: priceTable(parsed),
       model: parsed.MODEL_ID,
       markupBps: parsed.MARKUP_BPS,
     },

@@ -3299,3 +3299,67 @@ describe("server API keys are no member (issue 15)", () => {
     expect(own.body.items.map((item) => item.id)).toEqual([w.otherSessionId]);
   });
 });
+
+describe("assistant profiles and models under attack (issue 29)", () => {
+  it("a profile body nested thousands of levels deep, or with a __proto__ key, is 400 and writes nothing", async () => {
+    const w = await world();
+    const before = await snapshot();
+    const bodies = [
+      `{"name":"Deep","suggestions":${"[".repeat(20_000)}${"]".repeat(20_000)}}`,
+      '{"name":"Proto","__proto__":{"model":"openai/gpt-4.1"}}',
+      '{"name":"Proto","tools":{"__proto__":["get_balance"]}}',
+    ];
+    for (const rawBody of bodies) {
+      const res = await api("POST", `/api/orgs/${w.orgId}/profiles`, {
+        token: w.owner.token,
+        headers: { "content-type": "application/json" },
+        rawBody,
+      });
+      expect(res.status, rawBody.slice(0, 40)).toBe(400);
+      expect(errorCode(res)).toBe("invalid_request");
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("an admin cannot point their org's project, app or preview at another org's profile, nor read it through a prompt preview", async () => {
+    const w = await world();
+    const theirs = await api<{ id: string }>("POST", `/api/orgs/${w.otherOrgId}/profiles`, {
+      token: w.outsider.token,
+      body: { name: "Secret sauce", instructions: "their-private-instructions" },
+    });
+    expect(theirs.status).toBe(201);
+    const before = await snapshot();
+    const attempts = [
+      api("PATCH", `/api/projects/${w.projectId}`, {
+        token: w.owner.token,
+        body: { defaultProfileId: theirs.body.id },
+      }),
+      api("PATCH", `/api/projects/${w.projectId}`, {
+        token: w.owner.token,
+        body: { previewProfileId: theirs.body.id },
+      }),
+      api("PATCH", `/api/apps/${w.appId}`, {
+        token: w.owner.token,
+        body: { profileId: theirs.body.id },
+      }),
+      api("PUT", `/api/orgs/${w.orgId}/preview-profile`, {
+        token: w.owner.token,
+        body: { profileId: theirs.body.id },
+      }),
+      api("GET", `/api/profiles/${theirs.body.id}/prompt-preview?projectId=${w.projectId}`, {
+        token: w.owner.token,
+      }),
+    ];
+    for (const res of await Promise.all(attempts)) {
+      expect(res.status).toBe(404);
+      expect(JSON.stringify(res.body)).not.toContain("their-private-instructions");
+    }
+    expect(await snapshot()).toEqual(before);
+    const project = await env.DB.prepare(
+      "SELECT default_profile_id AS d, preview_profile_id AS p FROM projects WHERE id = ?",
+    )
+      .bind(w.projectId)
+      .first();
+    expect(project).toEqual({ d: null, p: null });
+  });
+});

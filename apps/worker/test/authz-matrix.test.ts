@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { app } from "../src/app.ts";
-import { api, errorCode, snapshot, uniqueEmail, type World, world } from "./helpers.ts";
+import { api, errorCode, profileIn, snapshot, uniqueEmail, type World, world } from "./helpers.ts";
 
 /**
  * The authorization matrix: every route of the app, called by each kind of caller, with the status
@@ -19,6 +19,12 @@ interface Row {
   /** Rows the request needs beyond the world's, written before the snapshot. */
   prepare?: (w: World) => Promise<void>;
 }
+
+/** A profile of org A at two versions, its id derived from the world's (2026-12-06). */
+const profileOf = (w: World) => `apf_${w.orgId.slice(4)}`;
+const withProfile = async (w: World) => {
+  await profileIn(w.orgId, w.owner.id, { id: profileOf(w), versions: 2 });
+};
 
 /** Finished data exports of the world's owner (no archive, no link), with ids derived from it. */
 const accountExportOf = (w: World) => `exp_${w.owner.id.slice(4)}`;
@@ -388,6 +394,117 @@ const matrix: Row[] = [
       body: { amountMicros: 1_000_000, billingDay: 1 },
     }),
     expect: everyone(401),
+  },
+  // The model catalogue (2026-12-06): its operator side, like the grants, is the operator's only.
+  {
+    route: "GET /api/operator/models",
+    request: () => ({ path: "/api/operator/models" }),
+    expect: everyone(401),
+  },
+  {
+    route: "PUT /api/operator/models",
+    request: () => ({
+      path: "/api/operator/models",
+      body: {
+        id: "matrix/model",
+        provider: { type: "openrouter" },
+        displayName: "Matrix",
+        contextWindow: 1000,
+        maxOutputTokens: 100,
+        capabilities: { tools: false, reasoning: false },
+        pricing: { prompt: "0.000001", completion: "0.000002" },
+      },
+    }),
+    expect: everyone(401),
+  },
+  {
+    route: "POST /api/operator/models/retire",
+    request: () => ({ path: "/api/operator/models/retire", body: { id: "parley/dev-large" } }),
+    expect: everyone(401),
+  },
+  // Anyone signed in reads the catalogue; members read their org's allowed models (the chat's
+  // picker) and profiles; owners and admins change them (test/profiles.test.ts).
+  { route: "GET /api/models", request: () => ({ path: "/api/models" }), expect: signedIn(200) },
+  {
+    route: "GET /api/orgs/:orgId/models",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/models` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "PUT /api/orgs/:orgId/models",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/models`,
+      body: { models: ["parley/dev", "parley/dev-fast"] },
+    }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "GET /api/orgs/:orgId/preview-profile",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/preview-profile` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "PUT /api/orgs/:orgId/preview-profile",
+    prepare: withProfile,
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/preview-profile`,
+      body: { profileId: profileOf(w) },
+    }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "GET /api/orgs/:orgId/profiles",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/profiles` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "POST /api/orgs/:orgId/profiles",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/profiles`, body: { name: "Support" } }),
+    expect: orgAdmins(201),
+  },
+  {
+    route: "GET /api/profiles/:profileId",
+    prepare: withProfile,
+    request: (w) => ({ path: `/api/profiles/${profileOf(w)}` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "PATCH /api/profiles/:profileId",
+    prepare: withProfile,
+    request: (w) => ({ path: `/api/profiles/${profileOf(w)}`, body: { name: "Renamed" } }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "DELETE /api/profiles/:profileId",
+    prepare: withProfile,
+    request: (w) => ({ path: `/api/profiles/${profileOf(w)}` }),
+    expect: orgAdmins(204),
+  },
+  {
+    route: "GET /api/profiles/:profileId/versions",
+    prepare: withProfile,
+    request: (w) => ({ path: `/api/profiles/${profileOf(w)}/versions` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "GET /api/profiles/:profileId/versions/:version",
+    prepare: withProfile,
+    request: (w) => ({ path: `/api/profiles/${profileOf(w)}/versions/1` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "POST /api/profiles/:profileId/rollback",
+    prepare: withProfile,
+    request: (w) => ({ path: `/api/profiles/${profileOf(w)}/rollback`, body: { version: 1 } }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "GET /api/profiles/:profileId/prompt-preview",
+    prepare: withProfile,
+    request: (w) => ({
+      path: `/api/profiles/${profileOf(w)}/prompt-preview?projectId=${w.projectId}`,
+    }),
+    expect: orgMembers(200),
   },
   // Erasure: owners and admins erase members, projects and sessions (a member only their own
   // sessions: see test/erasure.test.ts); everyone reads the requests they may see.

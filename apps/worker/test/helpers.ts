@@ -280,6 +280,9 @@ export async function snapshot(): Promise<Record<string, number>> {
     "app_secrets",
     "end_users",
     "api_keys",
+    "org_models",
+    "assistant_profiles",
+    "assistant_profile_versions",
   ];
   const results = await env.DB.batch(
     tables.map((t) =>
@@ -344,4 +347,50 @@ export async function finishExport(id: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error(`export ${id} did not finish`);
+}
+
+/** What a profile version says, for `profileIn` (test/profiles.test.ts makes real ones). */
+export interface TestProfileContent {
+  name?: string;
+  instructions?: string;
+  model?: string;
+  tools?: string[];
+}
+
+/**
+ * An assistant profile of `orgId` straight in D1, written by `authorId`, at `versions` versions
+ * (each a copy of the content named `<name> v<n>`); `id` for a deterministic one.
+ */
+export async function profileIn(
+  orgId: string,
+  authorId: string,
+  options: TestProfileContent & { versions?: number; id?: string } = {},
+): Promise<string> {
+  const id = options.id ?? newId("profile");
+  const versions = options.versions ?? 1;
+  const now = Date.now();
+  await env.DB.batch([
+    env.DB.prepare(
+      "INSERT INTO assistant_profiles (id, org_id, current_version, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+    ).bind(id, orgId, versions, now, now),
+    ...Array.from({ length: versions }, (_, i) =>
+      env.DB.prepare(
+        `INSERT INTO assistant_profile_versions (profile_id, version, org_id, name, instructions,
+           model, temperature, top_p, max_output_tokens, welcome, suggestions, tools, author_id,
+           restored_from, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, '[]', ?, ?, NULL, ?)`,
+      ).bind(
+        id,
+        i + 1,
+        orgId,
+        `${options.name ?? "Profile"} v${i + 1}`,
+        options.instructions ?? "",
+        options.model ?? "parley/dev",
+        JSON.stringify(options.tools ?? []),
+        authorId,
+        now + i,
+      ),
+    ),
+  ]);
+  return id;
 }

@@ -392,6 +392,80 @@ describe("answers match the document", () => {
     await call("GET", `/api/orgs/${w.orgId}/billing/ledger`, { token: w.owner.token }, 200);
   });
 
+  it("the model catalogue, allowed models and assistant profiles", async () => {
+    const w = await world();
+    const owner = { token: w.owner.token };
+    const secret = (env as { OPERATOR_SECRET?: string }).OPERATOR_SECRET ?? "";
+    const headers = { authorization: `Bearer ${secret}` };
+    await call("GET", "/api/models", owner, 200);
+    const id = `openapi/model-${crypto.randomUUID().slice(0, 8)}`;
+    const model = {
+      id,
+      provider: {
+        type: "openai-compatible",
+        baseUrl: "https://llm.example/v1",
+        apiKeySecret: null,
+      },
+      displayName: "OpenAPI model",
+      contextWindow: 8_000,
+      maxOutputTokens: 1_000,
+      capabilities: { tools: true, reasoning: false },
+      pricing: { prompt: "0.000001", completion: "0.000002", input_cache_read: "0.0000001" },
+    };
+    await call("PUT", "/api/operator/models", { headers, body: model }, 200);
+    await call(
+      "PUT",
+      "/api/operator/models",
+      { headers, body: { ...model, pricing: { prompt: "0.0000000000001", completion: "0" } } },
+      400,
+    );
+    await call("GET", "/api/operator/models", { headers }, 200);
+    await call("POST", "/api/operator/models/retire", { headers, body: { id } }, 200);
+    await call("POST", "/api/operator/models/retire", { headers, body: { id: "parley/dev" } }, 409);
+    const models = `/api/orgs/${w.orgId}/models`;
+    await call("GET", models, owner, 200);
+    await call(
+      "PUT",
+      models,
+      { ...owner, body: { models: ["parley/dev", "parley/dev-fast"] } },
+      200,
+    );
+    await call("PUT", models, { ...owner, body: { models: [id] } }, 400);
+    const profiles = `/api/orgs/${w.orgId}/profiles`;
+    const made = await call<{ id: string }>(
+      "POST",
+      profiles,
+      { ...owner, body: { name: "Support", model: "parley/dev-fast", instructions: "Be kind." } },
+      201,
+    );
+    await call("GET", profiles, owner, 200);
+    const path = `/api/profiles/${made.body.id}`;
+    await call("GET", path, owner, 200);
+    await call("PATCH", path, { ...owner, body: { welcome: "Hello!" } }, 200);
+    await call("PATCH", path, { ...owner, body: { name: "Late", baseVersion: 1 } }, 409);
+    await call("PATCH", path, { ...owner, body: { model: "parley/dev-large" } }, 400);
+    await call("GET", `${path}/versions`, owner, 200);
+    await call("GET", `${path}/versions/1`, owner, 200);
+    await call("POST", `${path}/rollback`, { ...owner, body: { version: 1 } }, 200);
+    await call("GET", `${path}/prompt-preview?projectId=${w.projectId}`, owner, 200);
+    await call("GET", `/api/orgs/${w.orgId}/preview-profile`, owner, 200);
+    await call(
+      "PUT",
+      `/api/orgs/${w.orgId}/preview-profile`,
+      { ...owner, body: { profileId: made.body.id } },
+      200,
+    );
+    await call("PUT", models, { ...owner, body: { models: ["parley/dev"] } }, 200);
+    await call("DELETE", path, owner, 409);
+    await call(
+      "PUT",
+      `/api/orgs/${w.orgId}/preview-profile`,
+      { ...owner, body: { profileId: null } },
+      200,
+    );
+    await call("DELETE", path, owner, 204);
+  });
+
   it("data exports", async () => {
     const w = await world();
     const owner = { token: w.owner.token };

@@ -25,6 +25,20 @@ export {
   autoTopUpKey,
   checkAutoTopUpSettings,
 } from "./auto-top-up.ts";
+export type {
+  OpenRouterPricing,
+  PriceConversion,
+  PriceRounding,
+  PricingConversion,
+} from "./catalogue-pricing.ts";
+export {
+  microsPerCall,
+  microsPerMTok,
+  modelPriceFromPricing,
+  pricingFromModelPrice,
+  scaleDecimal,
+  unscaleDecimal,
+} from "./catalogue-pricing.ts";
 export type { Forecast } from "./forecast.ts";
 export { FORECAST_WINDOW_DAYS, forecastDays, forecastRunway, runwayBelow } from "./forecast.ts";
 export type {

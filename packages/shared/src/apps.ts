@@ -195,6 +195,8 @@ export const createAppSchema = z.strictObject({
   endUserWeeklyLimitMicros: endUserLimitSchema.default(null),
   endUserMonthlyLimitMicros: endUserLimitSchema.default(null),
   showCost: z.boolean().default(false),
+  /** A profile of the org for its end users' sessions (2026-12-06); null: the project's. */
+  profileId: z.string().min(1).max(100).nullable().default(null),
 });
 export type CreateApp = z.infer<typeof createAppSchema>;
 
@@ -209,6 +211,7 @@ export const updateAppSchema = z
     endUserWeeklyLimitMicros: endUserLimitSchema.optional(),
     endUserMonthlyLimitMicros: endUserLimitSchema.optional(),
     showCost: z.boolean().optional(),
+    profileId: z.string().min(1).max(100).nullable().optional(),
   })
   .refine((value) => Object.values(value).some((v) => v !== undefined), {
     message: "at least one field is required",
@@ -282,6 +285,8 @@ export interface App {
   endUserWeeklyLimitMicros: number | null;
   endUserMonthlyLimitMicros: number | null;
   showCost: boolean;
+  /** The assistant profile its end users' sessions run (2026-12-06); null: the project's. */
+  profileId: string | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -323,6 +323,8 @@ export const activityItemSchema = z.strictObject({
   /** Null for usage outside an assistant session (the onboarding preview). */
   session: labelled.nullable(),
   model: z.string(),
+  /** The model's display name in the catalogue (the id when it is no longer listed). */
+  modelLabel: z.string(),
   promptTokens: z.number().int(),
   completionTokens: z.number().int(),
   cachedPromptTokens: z.number().int(),

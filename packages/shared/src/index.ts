@@ -1,5 +1,7 @@
 export * from "./agents.ts";
 export * from "./apps.ts";
+export * from "./assistant-responses.ts";
+export * from "./assistants.ts";
 export * from "./billing.ts";
 export * from "./data-exports.ts";
 export * from "./errors.ts";
@@ -8,3 +10,4 @@ export * from "./json.ts";
 export * from "./pagination.ts";
 export * from "./responses.ts";
 export * from "./schemas.ts";
+export * from "./sessions.ts";

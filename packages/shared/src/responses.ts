@@ -125,6 +125,8 @@ export const projectSchema = z
     createdBy: z.string().nullable(),
     createdAt: iso,
     updatedAt: iso,
+    defaultProfileId: z.string().nullable(),
+    previewProfileId: z.string().nullable(),
   })
   .meta({ id: "Project" });
 export const projectPageSchema = pageSchemaOf(projectSchema).meta({ id: "ProjectPage" });
@@ -141,6 +143,7 @@ export const sessionSchema = z
     updatedAt: iso,
     lastActivityAt: iso,
     spendMicros: microsSchema,
+    model: z.string().nullable().describe("The model its owner picked; null: the profile's"),
   })
   .meta({ id: "Session" });
 export const sessionPageSchema = pageSchemaOf(sessionSchema).meta({ id: "SessionPage" });
@@ -451,6 +454,7 @@ export const appSchema = z
     endUserWeeklyLimitMicros: microsSchema.nullable(),
     endUserMonthlyLimitMicros: microsSchema.nullable(),
     showCost: z.boolean(),
+    profileId: z.string().nullable().describe("The profile its end users' sessions run"),
     createdAt: iso,
     updatedAt: iso,
   })

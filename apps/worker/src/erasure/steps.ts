@@ -86,6 +86,16 @@ export const ID_LIST = "(SELECT value FROM json_each(?))";
 /** An org's app tables, children first: all go when the org is erased whole. */
 export const ORG_APP_TABLES = ["end_users", "app_secrets", "app_origins", "app_projects", "apps"];
 
+/**
+ * An org's assistant tables (2026-12-06), versions before profiles: all go when the org is erased
+ * whole; a member's erasure leaves the content with the org and pseudonymizes its author.
+ */
+export const ORG_ASSISTANT_TABLES = [
+  "org_models",
+  "assistant_profile_versions",
+  "assistant_profiles",
+];
+
 const overwriteStatement = (
   db: D1Database,
   table: string,
@@ -188,6 +198,13 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db
         .prepare("UPDATE api_keys SET created_by = ? WHERE org_id = ? AND created_by = ?")
         .bind(alias, plan.membershipOrgId, plan.userId),
+      // The profile versions they wrote stay the org's (its assistant's history); who wrote them
+      // becomes their pseudonym, as in the ledger, so the history still tells authors apart.
+      db
+        .prepare(
+          "UPDATE assistant_profile_versions SET author_id = ? WHERE org_id = ? AND author_id = ?",
+        )
+        .bind(alias, plan.membershipOrgId, plan.userId),
       // An end user of the org's apps (erased by the tenant, as a member of the org is): their
       // row, with the tenant's id for them and their name, goes; their sessions are in the plan.
       db
@@ -221,6 +238,19 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       ...ORG_APP_TABLES.map((table) =>
         db.prepare(`DELETE FROM ${table} WHERE org_id = ?`).bind(orgId),
       ),
+      // Its assistant profiles (the tenant's instructions, welcome and suggestions) and allowed
+      // models go too; the org row stays, named "(erased)", pointing at no profile.
+      overwriteStatement(
+        db,
+        "assistant_profile_versions",
+        ["name", "instructions", "welcome", "suggestions"],
+        "org_id = ?",
+        orgId,
+      ),
+      ...ORG_ASSISTANT_TABLES.map((table) =>
+        db.prepare(`DELETE FROM ${table} WHERE org_id = ?`).bind(orgId),
+      ),
+      db.prepare("UPDATE organizations SET preview_profile_id = NULL WHERE id = ?").bind(orgId),
     );
   }
   if (plan.userId && !plan.membershipOrgId) {
@@ -239,6 +269,9 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
         .prepare(`DELETE FROM invitations WHERE id IN ${ID_LIST}`)
         .bind(JSON.stringify(await invitationsTo(db, plan.email, null))),
       db.prepare("UPDATE api_keys SET created_by = ? WHERE created_by = ?").bind(alias, user),
+      db
+        .prepare("UPDATE assistant_profile_versions SET author_id = ? WHERE author_id = ?")
+        .bind(alias, user),
       overwriteStatement(db, "users", ["email", "name", "password_hash"], "id = ?", user),
       db.prepare("DELETE FROM users WHERE id = ?").bind(user),
     );

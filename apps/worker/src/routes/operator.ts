@@ -29,7 +29,7 @@ async function digest(value: string): Promise<Uint8Array> {
  * An org's owners and admins never get here: free credits are not theirs to give. Unset, the
  * secret lets nobody in.
  */
-const requireOperator = createMiddleware<AppEnv>(async (c, next) => {
+export const requireOperator = createMiddleware<AppEnv>(async (c, next) => {
   const secret = config(c.env).operatorSecret;
   const header = c.req.header("authorization") ?? "";
   const presented = header.startsWith("Bearer ") ? header.slice(7) : "";
