@@ -121,6 +121,8 @@ export {
   perTokenDollarsToMicrosPerMTok,
   priceForModel,
 } from "./pricing.ts";
+export type { PaymentReversals, ReversalReport } from "./reversals.ts";
+export { ReversalStore, reversalReference, reversalTotals } from "./reversals.ts";
 export type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
 export {
   LEDGER_SQLITE_SCHEMA,
