@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { reversalAccount } from "./reversals.test-support.ts";
 import type { ReversalReport } from "./reversals.ts";
 import { reversalReference } from "./reversals.ts";
+import { mapStripeEvent, reversalReport, type StripeReversalAction } from "./stripe-events.ts";
 
 const NOW = Date.UTC(2026, 11, 6, 12);
 const DOLLAR = 1_000_000;
@@ -180,5 +181,41 @@ describe("ReversalStore: a payment's reversals take at most what it paid", () =>
     expect(a.store.sumEntriesByReference(reversalReference("pi_2"))).toBe(-7 * DOLLAR);
     expect(() => a.report(refund(-1))).toThrow(RangeError);
     expect(a.reversals.get(a.store, "pi_none")).toBeNull();
+  });
+});
+
+describe("reversalReport", () => {
+  it("turns mapped refund and dispute events into reports about the payment", () => {
+    const refunded = mapStripeEvent({
+      id: "evt_1",
+      type: "charge.refunded",
+      data: {
+        object: {
+          object: "charge",
+          id: "ch_1",
+          amount: 500,
+          amount_refunded: 500,
+          currency: "usd",
+          payment_intent: "pi_1",
+        },
+      },
+    }) as StripeReversalAction & { paymentIntentId: string };
+    expect(reversalReport(refunded, 5 * DOLLAR)).toEqual(refund(5 * DOLLAR));
+    const won = mapStripeEvent({
+      id: "evt_2",
+      type: "charge.dispute.funds_reinstated",
+      data: {
+        object: {
+          object: "dispute",
+          id: "dp_1",
+          amount: 500,
+          currency: "usd",
+          charge: "ch_1",
+          payment_intent: "pi_1",
+          status: "won",
+        },
+      },
+    }) as StripeReversalAction & { paymentIntentId: string };
+    expect(reversalReport(won, 5 * DOLLAR)).toEqual(reinstated(5 * DOLLAR));
   });
 });

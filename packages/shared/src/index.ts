@@ -8,3 +8,4 @@ export * from "./json.ts";
 export * from "./pagination.ts";
 export * from "./responses.ts";
 export * from "./schemas.ts";
+export * from "./stripe-review.ts";
