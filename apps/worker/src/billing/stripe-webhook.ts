@@ -89,7 +89,7 @@ export async function creditCheckout(
       reason: "amount_mismatch",
       objectId: action.checkoutSessionId,
       paymentIntentId: action.paymentIntentId,
-      claimedOrgId: started.orgId,
+      claimedOrgId: action.claimedOrgId,
       amountMicros: action.amountMicros,
     });
   }
