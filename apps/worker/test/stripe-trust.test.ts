@@ -1,7 +1,7 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
-import { api, world } from "./helpers.ts";
+import { api, errorCode, world } from "./helpers.ts";
 import {
   balanceOf,
   checkoutEvent,
@@ -186,5 +186,62 @@ describe("a refund or dispute belongs to the org of the payment Parley recorded"
     expect(
       (await operatorStripeList("unrecognized")).find((item) => item.eventId === refund.id),
     ).toMatchObject({ reason: "no_payment_intent", paymentIntentId: null });
+  });
+});
+
+describe("an automatic top-up's webhook before Stripe's answer reached the account", () => {
+  it("is asked to come back (409) while the charge waits for its intent, then credited once; another intent under the key is not", async () => {
+    const w = await world();
+    const account = billingAccount(env, w.orgId);
+    await account.open({ orgId: w.orgId, grantMicros: 0 });
+    const before = await balanceOf(w.orgId);
+    // A charge the account recorded and asked Stripe for, whose answer (the intent's id) has not
+    // come back yet: Stripe sends payment_intent.succeeded while it is still answering.
+    await runInDurableObject(account, (_instance, state) => {
+      state.storage.sql.exec(
+        `INSERT INTO auto_top_up_charges (key, amount_micros, status, attempts, created_at, updated_at)
+         VALUES ('auto-topup-1', 2000000, 'requested', 1, ?, ?)`,
+        Date.now(),
+        Date.now(),
+      );
+    });
+    const intent = (id: string) => ({
+      id: uid("evt"),
+      object: "event",
+      type: "payment_intent.succeeded",
+      data: {
+        object: {
+          id,
+          object: "payment_intent",
+          amount: 200,
+          amount_received: 200,
+          currency: "usd",
+          status: "succeeded",
+          metadata: { orgId: w.orgId, autoTopUp: "auto-topup-1" },
+        },
+      },
+    });
+    const real = intent(uid("pi"));
+    const early = await deliver(real);
+    expect(early.status).toBe(409);
+    expect(errorCode(early)).toBe("conflict");
+    expect(await balanceOf(w.orgId)).toBe(before);
+    // Stripe's answer reaches the alarm: the charge notes its intent.
+    await runInDurableObject(account, (_instance, state) => {
+      state.storage.sql.exec(
+        "UPDATE auto_top_up_charges SET payment_intent_id = ? WHERE key = 'auto-topup-1'",
+        real.data.object.id,
+      );
+    });
+    expect((await deliver(real)).body).toEqual({ received: true, outcome: "applied" });
+    expect((await deliver(real)).body).toEqual({ received: true, outcome: "duplicate" });
+    expect((await deliver(intent(uid("pi")))).body).toEqual({
+      received: true,
+      outcome: "unrecognized",
+    });
+    expect(await balanceOf(w.orgId)).toBe(before + 2_000_000);
+    expect((await payments(w.orgId, w.owner.token)).map((p) => [p.id, p.source])).toEqual([
+      [real.data.object.id, "auto_top_up"],
+    ]);
   });
 });
