@@ -151,6 +151,30 @@ describe("a refund or dispute belongs to the org of the payment Parley recorded"
     expect(await balanceOf(w.otherOrgId)).toBe(theirs);
   });
 
+  it("a dispute that takes the balance under the low-balance threshold alerts at once: the alarm is woken", async () => {
+    const w = await world();
+    const account = billingAccount(env, w.orgId);
+    await account.open({ orgId: w.orgId, grantMicros: 0 });
+    const { paymentIntent } = await paidTopUp(w.orgId, w.admin.token, 20_000_000);
+    const url = `${env.TEST_MAILBOX_URL}/alerts/${w.orgId}`;
+    await account.updateSettings(w.orgId, { lowBalanceMicros: 10_000_000, alertWebhookUrl: url });
+    // Nothing else is pending: no spend, no hold, no grant to expire.
+    await runInDurableObject(account, (_instance, state) => state.storage.deleteAlarm());
+    expect((await deliver(disputeEvent(paymentIntent, 1_500))).body).toMatchObject({
+      outcome: "applied",
+    });
+    const delivered = async () =>
+      (
+        (await (await fetch(`${env.TEST_MAILBOX_URL}/?path=/alerts/${w.orgId}`)).json()) as {
+          body: string;
+        }[]
+      ).map((d) => JSON.parse(d.body).alert.kind as string);
+    for (let i = 0; i < 150 && (await delivered()).length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(await delivered()).toEqual(["low_balance"]);
+  });
+
   it("one of a payment not recorded yet is held, listed, and applied when the payment comes", async () => {
     const w = await world();
     const before = await balanceOf(w.orgId);

@@ -99,6 +99,7 @@ export function accountParts(
     webhook,
     ledger,
     transact,
+    wake: (at) => alarm.fireBy(at),
   });
   const alarm = new AccountAlarm(ctx.storage, outbox, [grants, autoTopUp]);
   const leaseHolders = new LeaseHolders(sql, store, env);

@@ -29,6 +29,8 @@ export class AccountStripe {
   readonly #webhook: AlertWebhook;
   readonly #ledger: () => CreditLedger;
   readonly #transact: <T>(fn: () => T) => T;
+  /** Makes sure the account's alarm runs by then: it delivers the alerts a credit or debit fired. */
+  readonly #wake: (at: number) => Promise<void>;
 
   constructor(options: {
     account: AccountStore;
@@ -38,6 +40,7 @@ export class AccountStripe {
     webhook: AlertWebhook;
     ledger: () => CreditLedger;
     transact: <T>(fn: () => T) => T;
+    wake: (at: number) => Promise<void>;
   }) {
     this.#account = options.account;
     this.#store = options.store;
@@ -46,6 +49,7 @@ export class AccountStripe {
     this.#webhook = options.webhook;
     this.#ledger = options.ledger;
     this.#transact = options.transact;
+    this.#wake = options.wake;
   }
 
   /**
@@ -53,8 +57,13 @@ export class AccountStripe {
    * PaymentIntent (its metadata is anyone's to write): `pending` while the charge still waits for
    * Stripe's answer (the webhook can come first), `unrecognized` when no charge of ours is it.
    */
-  credit(event: StripeEventRef, action: StripeCreditAction, now: number): StripeApplyResult {
-    return this.#transact((): StripeApplyResult => {
+  async credit(
+    event: StripeEventRef,
+    action: StripeCreditAction,
+    now: number,
+  ): Promise<StripeApplyResult> {
+    let queued = false;
+    const applied = this.#transact((): StripeApplyResult => {
       if (action.type === "auto_topup") {
         const owned = this.#autoTopUp.owns(action.chargeKey, action.paymentIntentId);
         if (owned !== "ours") return { status: owned === "pending" ? "pending" : "unrecognized" };
@@ -62,12 +71,15 @@ export class AccountStripe {
       if (this.#account.stripeEventSeen(event.id)) return { status: "duplicate" };
       const result = applyStripeAction(this.#ledger(), action, now);
       this.#account.recordStripeEvent(event, now);
-      if (result.ok) this.#webhook.queue(result.alerts, now);
+      if (result.ok) queued = this.#webhook.queue(result.alerts, now);
       if (action.type === "auto_topup") {
         this.#autoTopUp.succeeded(action.chargeKey, action.paymentIntentId, now);
       }
       return { status: "applied", result };
     });
+    // Queued alerts wait for the alarm: without this they waited for the next spend's.
+    if (queued) await this.#wake(now);
+    return applied;
   }
 
   /**
@@ -75,13 +87,15 @@ export class AccountStripe {
    * Parley's record). Answers what became of the payment, also for a redelivered event, so the
    * route can copy it to the payments list after a failure.
    */
-  reversal(
+  async reversal(
     event: StripeEventRef,
     action: StripeReversalAction & { paymentIntentId: string },
     paidMicros: number,
     now: number,
-  ): { status: "applied" | "duplicate"; reversals: PaymentReversals } {
-    return this.#transact(() => {
+  ): Promise<{ status: "applied" | "duplicate"; reversals: PaymentReversals }> {
+    let queued = false;
+    type Outcome = { status: "applied" | "duplicate"; reversals: PaymentReversals };
+    const outcome = this.#transact((): Outcome => {
       if (this.#account.stripeEventSeen(event.id)) {
         const reversals = this.#reversals.get(this.#store, action.paymentIntentId);
         if (reversals !== null) return { status: "duplicate", reversals };
@@ -93,8 +107,11 @@ export class AccountStripe {
         now,
       );
       if (!this.#account.stripeEventSeen(event.id)) this.#account.recordStripeEvent(event, now);
-      if (applied.result.ok) this.#webhook.queue(applied.result.alerts, now);
+      // A refund or dispute can take the balance under the low-balance alert's threshold.
+      if (applied.result.ok) queued = this.#webhook.queue(applied.result.alerts, now);
       return { status: "applied", reversals: applied.reversals };
     });
+    if (queued) await this.#wake(now);
+    return outcome;
   }
 }

@@ -291,7 +291,7 @@ export class BillingAccount extends DurableObject<Env> {
   applyStripeEvent(
     event: { id: string; type: string },
     action: StripeCreditAction,
-  ): StripeApplyResult {
+  ): Promise<StripeApplyResult> {
     return this.#parts.stripe.credit(event, action, Date.now());
   }
 
@@ -303,7 +303,7 @@ export class BillingAccount extends DurableObject<Env> {
     event: { id: string; type: string },
     action: StripeReversalAction & { paymentIntentId: string },
     paidMicros: number,
-  ): { status: "applied" | "duplicate"; reversals: PaymentReversals } {
+  ): Promise<{ status: "applied" | "duplicate"; reversals: PaymentReversals }> {
     return this.#parts.stripe.reversal(event, action, paidMicros, Date.now());
   }
 
