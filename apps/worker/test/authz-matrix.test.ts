@@ -506,6 +506,18 @@ const matrix: Row[] = [
     }),
     expect: orgMembers(200),
   },
+  // What Stripe did that credits did not follow (issue 28): for the operator only, as any money
+  // of the platform's is; an org's owner reading it would see other orgs' payments.
+  {
+    route: "GET /api/operator/stripe/unrecognized",
+    request: () => ({ path: "/api/operator/stripe/unrecognized" }),
+    expect: everyone(401),
+  },
+  {
+    route: "GET /api/operator/stripe/excess",
+    request: () => ({ path: "/api/operator/stripe/excess" }),
+    expect: everyone(401),
+  },
   // Erasure: owners and admins erase members, projects and sessions (a member only their own
   // sessions: see test/erasure.test.ts); everyone reads the requests they may see.
   {
@@ -771,6 +783,14 @@ describe("the operator principal", () => {
     expect(missing.status).toBe(404);
     expect(errorCode(missing)).toBe("not_found");
     expect(await snapshot()).toEqual(before);
+    for (const list of ["unrecognized", "excess"]) {
+      const path = `/api/operator/stripe/${list}`;
+      expect((await api("GET", path, { headers })).status, path).toBe(200);
+      const wrong = await api("GET", path, { headers: { authorization: "Bearer not-it" } });
+      expect(wrong.status, path).toBe(401);
+      const owner = await api("GET", path, { token: w.owner.token });
+      expect(owner.status, path).toBe(401);
+    }
   });
 });
 

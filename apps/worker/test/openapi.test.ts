@@ -14,7 +14,7 @@ import {
   uniqueEmail,
   world,
 } from "./helpers.ts";
-import { checkoutEvent, sign, uid } from "./stripe.ts";
+import { checkoutEvent, disputeEvent, refundEvent, sign, startedSession, uid } from "./stripe.ts";
 
 /**
  * The OpenAPI document (docs/2026-12-02-openapi.md): it is served, it names every route of the
@@ -338,11 +338,9 @@ describe("answers match the document", () => {
     );
     await call("POST", `${base}/auto-top-up/card`, owner, 201);
     await call("DELETE", `${base}/auto-top-up/card`, owner, 200);
-    const event = checkoutEvent(w.orgId, "checkout.session.completed", {
-      id: uid("cs"),
-      paymentIntent: uid("pi"),
-      cents: 500,
-    });
+    const session = { id: uid("cs"), paymentIntent: uid("pi"), cents: 500 };
+    await startedSession(w.orgId, session);
+    const event = checkoutEvent(w.orgId, "checkout.session.completed", session);
     const payload = JSON.stringify(event);
     await call(
       "POST",
@@ -390,6 +388,33 @@ describe("answers match the document", () => {
     );
     expect(summary.body.grants).toHaveLength(2);
     await call("GET", `/api/orgs/${w.orgId}/billing/ledger`, { token: w.owner.token }, 200);
+    // What Stripe did that credits did not follow: a session Parley never made (listed), and a
+    // $5 payment refunded and then disputed (its excess listed).
+    const signed = async (event: object) => {
+      const payload = JSON.stringify(event);
+      const res = await api<{ outcome: string }>("POST", "/api/webhooks/stripe", {
+        rawBody: payload,
+        headers: { "content-type": "application/json", "stripe-signature": await sign(payload) },
+      });
+      expect(res.status).toBe(200);
+      return res.body.outcome;
+    };
+    const foreign = { id: uid("cs"), paymentIntent: uid("pi"), cents: 1_234 };
+    expect(await signed(checkoutEvent(w.orgId, "checkout.session.completed", foreign))).toBe(
+      "unrecognized",
+    );
+    const paid = { id: uid("cs"), paymentIntent: uid("pi"), cents: 500 };
+    await startedSession(w.orgId, paid);
+    await signed(checkoutEvent(w.orgId, "checkout.session.completed", paid));
+    await signed(refundEvent(null, paid.paymentIntent, 500, 500));
+    await signed(disputeEvent(paid.paymentIntent, 500, "charge.dispute.funds_withdrawn"));
+    for (const list of ["unrecognized", "excess"]) {
+      const stripe = `/api/operator/stripe/${list}`;
+      const page = await call<{ items: unknown[] }>("GET", `${stripe}?limit=2`, { headers }, 200);
+      expect(page.body.items.length, list).toBeGreaterThan(0);
+      await call("GET", `${stripe}?cursor=nope`, { headers }, 400);
+      await call("GET", stripe, {}, 401);
+    }
   });
 
   it("the model catalogue, allowed models and assistant profiles", async () => {

@@ -135,6 +135,8 @@ export {
   perTokenDollarsToMicrosPerMTok,
   priceForModel,
 } from "./pricing.ts";
+export type { PaymentReversals, ReversalReport } from "./reversals.ts";
+export { ReversalStore, reversalReference, reversalTotals } from "./reversals.ts";
 export type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
 export {
   LEDGER_SQLITE_SCHEMA,
@@ -160,21 +162,25 @@ export type {
   StripeAutoTopUpFailedAction,
   StripeAutoTopUpStateAction,
   StripeCardSavedAction,
+  StripeCreditAction,
   StripeDisputeAction,
   StripeEvent,
   StripeEventMapping,
   StripeIgnoredEvent,
   StripeLedgerAction,
-  StripePaymentRefs,
   StripeRefundAction,
   StripeRejectedEvent,
+  StripeReversalAction,
   StripeTopupAction,
 } from "./stripe-events.ts";
 export {
   applyStripeAction,
   HANDLED_STRIPE_EVENT_TYPES,
+  isStripeCreditAction,
   isStripeLedgerAction,
+  isStripeReversalAction,
   mapStripeEvent,
+  reversalReport,
   STRIPE_AUTO_TOP_UP_METADATA_KEY,
   STRIPE_ORG_METADATA_KEY,
 } from "./stripe-events.ts";

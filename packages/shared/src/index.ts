@@ -11,3 +11,4 @@ export * from "./pagination.ts";
 export * from "./responses.ts";
 export * from "./schemas.ts";
 export * from "./sessions.ts";
+export * from "./stripe-review.ts";

@@ -274,6 +274,10 @@ export const paymentSchema = z
     id: z.string().describe("Stripe's PaymentIntent id"),
     amountMicros: microsSchema,
     refundedMicros: microsSchema,
+    disputedMicros: microsSchema.describe("Disputed at Stripe and not given back"),
+    reversedMicros: microsSchema.describe(
+      "Taken back from the org's credits by its refunds and disputes: at most amountMicros",
+    ),
     status: z.enum(["paid", "partially_refunded", "refunded", "disputed"]),
     source: z.enum(["checkout", "auto_top_up"]),
     receiptUrl: z.string().nullable().describe("Stripe's hosted receipt; null until Stripe says"),
