@@ -87,8 +87,15 @@ async function endUserAgentCaller(
   name: string,
 ): Promise<AgentCaller> {
   if (agent !== "assistant-agent") throw new AppError("not_found", "Project not found");
+  // The end user's standing now, as `requireLiveEndUser` reads it for the API: their row, their
+  // app not deleted, no erasure of them or their org filed. A ticket issued a moment before any
+  // of those changed opens nothing (docs/2026-12-06-bearer-links.md).
   const owner = await db
-    .prepare("SELECT org_id FROM end_users WHERE id = ? AND app_id = ?")
+    .prepare(
+      `SELECT e.org_id FROM end_users e JOIN apps a ON a.id = e.app_id AND a.deleted_at IS NULL
+       WHERE e.id = ?1 AND e.app_id = ?2
+         AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.subject_id IN (?1, e.org_id))`,
+    )
     .bind(who.endUserId, who.appId)
     .first<{ org_id: string }>();
   if (!owner) throw new AppError("unauthorized", "Invalid or expired access token");

@@ -13,7 +13,7 @@ import { iso } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json, security } from "../http/openapi.ts";
 import { jsonBody, noBody } from "../http/validate.ts";
-import { byToken, pendingInvitations, requirePending } from "./invitations.ts";
+import { byToken, MAKER_STANDS, pendingInvitations, requireUsable } from "./invitations.ts";
 
 /**
  * What an invitation link's reader does with its secret: read what it invites to, and accept it.
@@ -29,7 +29,7 @@ import { byToken, pendingInvitations, requirePending } from "./invitations.ts";
 async function preview(c: Context<AppEnv>, token: string) {
   const row = await byToken(c.env.DB, token);
   if (!row) throw notFound("Invitation");
-  requirePending(row, Date.now());
+  requireUsable(row, Date.now());
   return c.json({
     orgName: row.org_name,
     email: row.email,
@@ -45,7 +45,7 @@ async function accept(c: Context<AppEnv>, token: string) {
   const row = await byToken(db, token);
   if (!row) throw notFound("Invitation");
   const now = Date.now();
-  requirePending(row, now);
+  requireUsable(row, now);
   const user = await db
     .prepare("SELECT email FROM users WHERE id = ?")
     .bind(userId)
@@ -71,8 +71,11 @@ async function accept(c: Context<AppEnv>, token: string) {
   const [taken, joined] = await db.batch([
     db
       .prepare(
-        `UPDATE invitations SET accepted_at = ?1, accepted_by = ?2
-         WHERE id = ?3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?1`,
+        // Its maker's standing too, as the statement runs: a removal racing the accept either
+        // comes first (nothing taken) or after (the member joined while the link was good).
+        `UPDATE invitations AS i SET accepted_at = ?1, accepted_by = ?2
+         WHERE i.id = ?3 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > ?1
+           AND ${MAKER_STANDS}`,
       )
       .bind(now, userId, row.id),
     db
@@ -103,7 +106,8 @@ async function accept(c: Context<AppEnv>, token: string) {
       )
       .bind(now, JSON.stringify(others), row.id, userId),
   ]);
-  if (taken?.meta.changes !== 1) throw new AppError("gone", "This invitation was already used");
+  if (taken?.meta.changes !== 1)
+    throw new AppError("gone", "This invitation can no longer be used");
   if (joined?.meta.changes !== 1) {
     throw new AppError("conflict", "You are already a member of this organization");
   }
