@@ -2,6 +2,13 @@ import { DEFAULT_LEASE_POLICY, type LeasePolicy, type StepPrices } from "@parley
 import { z } from "zod";
 import { priceTable } from "./billing/prices.ts";
 
+/** A `YYYY-MM-DD` var, the last UTC day something lasts: unset or "" takes `fallback`. */
+const lastDay = (fallback: string) =>
+  z
+    .union([z.literal(""), z.iso.date()])
+    .optional()
+    .transform((value) => Date.parse(`${value || fallback}T00:00:00Z`) + 86_400_000);
+
 /**
  * Configuration read from the Worker's bindings, validated once per `env` object. A missing or
  * malformed secret fails loudly at the first request instead of minting unusable tokens.
@@ -32,6 +39,18 @@ const configSchema = z.object({
     .union([z.literal(""), z.string().min(32, "OPERATOR_SECRET must be at least 32 characters")])
     .optional()
     .transform((value) => value || null),
+  /**
+   * The last UTC day the deprecated forms with an invitation's secret in the path answer
+   * (`GET /api/auth/invitations/:token`, `POST /api/invitations/:token/accept`); 410 from the
+   * next day. Deprecated 2026-12-04; default 14 days later (docs/2026-12-04-invitation-secrets.md).
+   */
+  INVITATION_PATH_FORMS_END: lastDay("2026-12-18"),
+  /**
+   * The same for `DELETE /api/apps/:appId/end-users/:externalId` (the tenant's id in the path),
+   * deprecated 2026-12-06; default a month later, a tenant's server needs a deploy to move
+   * (docs/2026-12-06-end-user-ids.md).
+   */
+  END_USER_ERASE_PATH_END: lastDay("2027-01-05"),
 });
 
 export type Config = {
@@ -47,6 +66,8 @@ export type Config = {
   checkoutMaxMicros: number;
   stripe: { secretKey: string; webhookSecret: string; apiUrl: string | null };
   publicUrl: string | null;
+  /** When deprecated path forms stop answering (ms, the first instant they answer 410). */
+  pathFormsEnd: { invitationSecret: number; endUserErase: number };
 };
 
 const cache = new WeakMap<object, Config>();
@@ -72,6 +93,10 @@ export function config(env: Env): Config {
       apiUrl: parsed.STRIPE_API_URL || null,
     },
     publicUrl: parsed.PUBLIC_URL || null,
+    pathFormsEnd: {
+      invitationSecret: parsed.INVITATION_PATH_FORMS_END,
+      endUserErase: parsed.END_USER_ERASE_PATH_END,
+    },
   };
   cache.set(env, value);
   return value;

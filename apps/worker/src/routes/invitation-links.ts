@@ -10,7 +10,9 @@ import { describeRoute } from "hono-openapi";
 import { notFound } from "../auth/access.ts";
 import { auditStatement } from "../db/audit.ts";
 import { iso } from "../db/pagination.ts";
+import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
+import { deprecatedForm } from "../http/deprecated.ts";
 import { errors, json, security } from "../http/openapi.ts";
 import { jsonBody, noBody } from "../http/validate.ts";
 import { byToken, MAKER_STANDS, pendingInvitations, requireUsable } from "./invitations.ts";
@@ -22,7 +24,8 @@ import { byToken, MAKER_STANDS, pendingInvitations, requireUsable } from "./invi
  * (`/invite#inv_...`), which browsers never send: request logs (Cloudflare's, `wrangler dev`'s)
  * and proxies keep paths and queries, and a secret there is readable by anyone who reads them.
  * The first forms, with the secret in the path, still answer for clients and links made before
- * 2026-12-04, marked deprecated (docs/2026-12-04-invitation-secrets.md).
+ * 2026-12-04, marked deprecated, until `INVITATION_PATH_FORMS_END` (default 2026-12-18), and 410
+ * after it (docs/2026-12-04-invitation-secrets.md).
  */
 
 /** What a link invites to, before its reader has signed in (so they sign up with the right email). */
@@ -115,7 +118,16 @@ async function accept(c: Context<AppEnv>, token: string) {
 }
 
 const PATH_FORM =
-  "Deprecated: the secret in the path is kept by request logs. Send it in the body instead.";
+  "Deprecated: the secret in the path is kept by request logs. Send it in the body instead. " +
+  "Answers until INVITATION_PATH_FORMS_END (default 2026-12-18, UTC), then 410 `gone`.";
+
+/** The path forms' deprecation: `Deprecation`, `Sunset`, and 410 once they ended. */
+const pathForm = (c: Context<AppEnv>, successor: string) =>
+  deprecatedForm(c, {
+    deprecatedAt: "2026-12-04",
+    endsAt: config(c.env).pathFormsEnd.invitationSecret,
+    successor,
+  });
 
 /**
  * `POST /api/auth/invitations/preview` (`{ token }`): public, like the rest of `/api/auth`; the
@@ -143,7 +155,10 @@ export const invitationPreview = new Hono<AppEnv>()
       security: security.public,
       responses: { 200: json(invitationPreviewSchema), ...errors(404, 410) },
     }),
-    (c) => preview(c, c.req.param("token")),
+    (c) => {
+      pathForm(c, "/api/auth/invitations/preview");
+      return preview(c, c.req.param("token"));
+    },
   );
 
 /** `POST /api/invitations/accept` (`{ token }`); `POST /api/invitations/:token/accept` is its first form. */
@@ -168,5 +183,8 @@ export const invitations = new Hono<AppEnv>()
       responses: { 201: json(acceptedInvitationSchema), ...errors(401, 403, 404, 409, 410) },
     }),
     noBody,
-    (c) => accept(c, c.req.param("token")),
+    (c) => {
+      pathForm(c, "/api/invitations/accept");
+      return accept(c, c.req.param("token"));
+    },
   );
