@@ -2,6 +2,44 @@ import { DEFAULT_LEASE_POLICY, type LeasePolicy, type StepPrices } from "@parley
 import { z } from "zod";
 import { priceTable } from "./billing/prices.ts";
 
+/**
+ * Every secret the Worker reads: wrangler.jsonc `secrets.required` lists the same names (so
+ * `wrangler deploy` refuses to deploy while one is unset, and wrangler dev loads them from
+ * .dev.vars), `pnpm dev` makes each (scripts/lib/dev-secrets.mjs), and the Worker refuses every
+ * request naming the missing ones (`config`). test/node/secrets.test.ts keeps the lists equal.
+ */
+export const REQUIRED_SECRETS = [
+  "JWT_PRIVATE_KEY",
+  "STRIPE_SECRET_KEY",
+  "STRIPE_WEBHOOK_SECRET",
+  "ALERT_WEBHOOK_SECRET",
+  "ERASURE_HASH_KEY",
+  "APP_SECRETS_KEY",
+  "OPERATOR_SECRET",
+  "OPENROUTER_API_KEY",
+] as const;
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/**
+ * The required secrets `env` lacks: unset or empty. `OPENROUTER_API_KEY` may be empty only while
+ * the model is on this machine (`MODEL_BASE_URL` on a loopback host: the dev model needs no key).
+ */
+export function missingSecrets(env: Env): string[] {
+  const vars = env as unknown as Record<string, unknown>;
+  let modelHost = "";
+  try {
+    modelHost = new URL(String(vars.MODEL_BASE_URL ?? "")).hostname;
+  } catch {
+    // no model URL: a key is needed
+  }
+  return REQUIRED_SECRETS.filter((name) => {
+    const value = vars[name];
+    if (typeof value !== "string") return true;
+    return value === "" && !(name === "OPENROUTER_API_KEY" && LOOPBACK.has(modelHost));
+  });
+}
+
 /** A `YYYY-MM-DD` var, the last UTC day something lasts: unset or "" takes `fallback`. */
 const lastDay = (fallback: string) =>
   z
@@ -32,13 +70,11 @@ const configSchema = z.object({
     .optional()
     .transform((value) => (value === "" || value === undefined ? null : value)),
   /**
-   * The platform operator's secret (routes/operator.ts): unset, the operator routes refuse
-   * everyone. At least 32 characters: it hands out free credits.
+   * The platform operator's secret (routes/operator.ts), required like every secret (a deploy
+   * without it used to answer the operator 401 and warn nobody). At least 32 characters: it hands
+   * out free credits.
    */
-  OPERATOR_SECRET: z
-    .union([z.literal(""), z.string().min(32, "OPERATOR_SECRET must be at least 32 characters")])
-    .optional()
-    .transform((value) => value || null),
+  OPERATOR_SECRET: z.string().min(32, "OPERATOR_SECRET must be at least 32 characters"),
   /**
    * The last UTC day the deprecated forms with an invitation's secret in the path answer
    * (`GET /api/auth/invitations/:token`, `POST /api/invitations/:token/accept`); 410 from the
@@ -61,7 +97,7 @@ export type Config = {
   refreshTokenTtlSeconds: number;
   signupGrantMicros: number;
   signupGrantDays: number | null;
-  operatorSecret: string | null;
+  operatorSecret: string;
   checkoutMinMicros: number;
   checkoutMaxMicros: number;
   stripe: { secretKey: string; webhookSecret: string; apiUrl: string | null };
@@ -72,9 +108,20 @@ export type Config = {
 
 const cache = new WeakMap<object, Config>();
 
+/**
+ * The Worker's configuration. A deployment missing a secret fails loudly here, at its first
+ * request, naming what is missing (never a value), rather than answering some routes 401 or 500
+ * later; `app.ts` asks for it before any route.
+ */
 export function config(env: Env): Config {
   const cached = cache.get(env);
   if (cached) return cached;
+  const missing = missingSecrets(env);
+  if (missing.length > 0) {
+    throw new Error(
+      `Missing required secrets: ${missing.join(", ")}. Set each with \`wrangler secret put <NAME>\` (locally, \`pnpm dev\` writes them to .dev.vars).`,
+    );
+  }
   const parsed = configSchema.parse(env);
   const value: Config = {
     jwtPrivateKey: parsed.JWT_PRIVATE_KEY,
@@ -100,17 +147,6 @@ export function config(env: Env): Config {
   };
   cache.set(env, value);
   return value;
-}
-
-declare global {
-  interface Env {
-    /** OpenRouter's key (a secret). Absent offline: the dev model needs none. */
-    OPENROUTER_API_KEY?: string;
-    /** The platform operator's secret (a secret; `pnpm dev` writes one to .dev.vars). */
-    OPERATOR_SECRET?: string;
-    /** Days until the sign-up grant expires (a var); unset: never. */
-    SIGNUP_GRANT_DAYS?: string;
-  }
 }
 
 /**
