@@ -11,6 +11,7 @@ import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errorResponse } from "../http/errors.ts";
 import { type AgentCaller, CALLER_HEADER, readCaller } from "./caller.ts";
+import { relaySocket } from "./socket-relay.ts";
 
 const readCallerKind = (request: Request) => readCaller(request)?.kind ?? null;
 
@@ -242,7 +243,9 @@ export async function handleAgentRequest(c: Context<AppEnv>): Promise<Response> 
     onBeforeRequest: guard(false),
   });
   if (!response) return errorResponse(new AppError("not_found", "No such agent"), c);
-  if (corsOrigin === null || response.status === 101) return response;
+  // A socket closes for its client when the agent closes it, not up to 10 s later (socket-relay.ts).
+  if (response.status === 101) return relaySocket(response);
+  if (corsOrigin === null) return response;
   const withCors = new Response(response.body, response);
   withCors.headers.set("access-control-allow-origin", corsOrigin);
   withCors.headers.append("vary", "Origin");
