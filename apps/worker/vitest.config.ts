@@ -62,6 +62,10 @@ export default defineConfig({
           exclude: ["test/node/**"],
           setupFiles: ["test/apply-migrations.ts"],
           globalSetup: ["test/global-setup.ts"],
+          // A whole-flow test (an erasure with its verification scan, an export) takes 1-6 s on a
+          // loaded 2-core machine; vitest's 5 s default failed them for time, not for what they
+          // check. Nothing here asserts speed: benchmarks do (pnpm bench).
+          testTimeout: 20_000,
         },
       },
       {
