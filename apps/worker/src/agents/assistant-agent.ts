@@ -1,5 +1,5 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
-import { AppError, isAppError, titleFrom } from "@parley/shared";
+import { AppError, titleFrom } from "@parley/shared";
 import { convertToModelMessages, type UIMessage } from "ai";
 import type { ProjectRow } from "../auth/access.ts";
 import { agentSettings } from "../env.ts";
@@ -285,11 +285,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
           ...metering.totals,
           ...(metering.refusal ? { code: stopCode(metering.refusal.reason) } : {}),
         }),
-      // Our own errors (a tool refusing a write, say) are safe to show; anything else stays generic.
-      errorText: (error) =>
-        isAppError(error)
-          ? error.message
-          : "The model failed to answer. You are charged only for what the provider actually produced.",
+      fallbackErrorText:
+        "The model failed to answer. You are charged only for what the provider actually produced.",
+      agent: this,
+      requestId,
     });
     // A stopped or failed reply never reaches its end: when the SDK stores it, it gets how it
     // ended at once, and what was settled for it once every call of the turn is closed.

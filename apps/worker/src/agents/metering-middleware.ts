@@ -333,6 +333,7 @@ export class MeteringMiddleware implements LanguageModelV4Middleware {
       // Aborted between the provider's answer and now: no event will come.
       if (signal.aborted) onAbort();
     }
+    let failed = false;
     return new TransformStream({
       transform: (part, controller) => {
         call.stall?.touch();
@@ -344,12 +345,17 @@ export class MeteringMiddleware implements LanguageModelV4Middleware {
             controller.enqueue(part),
           );
         } else if (part.type === "error") {
-          // The call is over (the SDK ends the step at an error): priced by the provider's record.
-          return this.#cut(call).then(() => controller.enqueue(part));
+          // The call is over (the SDK ends the step at an error): priced by the provider's record,
+          // which may take seconds to appear. The failed reply does not wait for it: its cost
+          // reaches the stored reply later (`settled`, through the agent's reply endings).
+          failed = true;
+          void this.#cut(call);
         }
         controller.enqueue(part);
       },
-      flush: () => this.#cut(call),
+      // A stream that ends with no `finish` and no error is closed before the reply's end, so a
+      // completed reply's cost counts it; after an error the closing is already under way.
+      flush: () => (failed ? undefined : this.#cut(call)),
       cancel: () => void this.#cut(call),
     });
   }

@@ -144,8 +144,10 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       coalesceMs: settings.streamCoalesceMs,
       start: { turnId, freeTurnsLeft: admitted.freeTurnsLeft } satisfies OnboardingMetadata,
       completed: (): OnboardingMetadata => ({ finish: "completed" }),
-      errorText: () =>
+      fallbackErrorText:
         "The model failed to answer. Nothing was charged to your organization; please try again.",
+      agent: this,
+      requestId,
     });
     // A stopped or failed reply never reaches its end: it says how it ended when stored.
     this.expectEnding(turnId, () => {

@@ -6,6 +6,7 @@
  */
 import { isAppError } from "@parley/shared";
 import {
+  APICallError,
   createUIMessageStream,
   createUIMessageStreamResponse,
   type UIMessage,
@@ -59,9 +60,53 @@ export function replyEnding(
   return null;
 }
 
-/** The code a failed reply carries: our own errors keep theirs, anything else is the model's. */
-export const failureCode = (error: unknown): string =>
-  isAppError(error) ? error.code : "model_error";
+/**
+ * What the person is told when a model call failed, with the code its reply carries: our own
+ * errors keep their code and message; a 429 the provider answered before streaming is
+ * `rate_limited`, with the wait its `Retry-After` asks for (nothing was generated, so nothing is
+ * charged); anything else is `model_error` with the agent's own `fallback` text.
+ */
+export function modelFailure(error: unknown, fallback: string): { code: string; message: string } {
+  if (isAppError(error)) return { code: error.code, message: error.message };
+  if (APICallError.isInstance(error) && error.statusCode === 429) {
+    const seconds = retryAfterSeconds(error.responseHeaders?.["retry-after"]);
+    const when = seconds === null ? "shortly" : `in ${seconds} second${seconds === 1 ? "" : "s"}`;
+    return {
+      code: "rate_limited",
+      message: `The model provider is limiting requests right now. Please try again ${when}; nothing was charged for this message.`,
+    };
+  }
+  return { code: "model_error", message: fallback };
+}
+
+/** `Retry-After` as whole seconds (it may be seconds or an HTTP date), or null when unusable. */
+function retryAfterSeconds(header: string | undefined, now = Date.now()): number | null {
+  if (header === undefined) return null;
+  const seconds = /^\d+$/.test(header.trim())
+    ? Number(header.trim())
+    : Math.ceil((Date.parse(header) - now) / 1000);
+  return Number.isFinite(seconds) && seconds > 0 && seconds <= 86_400 ? seconds : null;
+}
+
+/** The code a failed reply carries: our own errors keep theirs, a rate limit is `rate_limited`. */
+export const failureCode = (error: unknown): string => modelFailure(error, "").code;
+
+/**
+ * The failed reply's code, after telling the chat's sockets, as a typed `parley_error`, about a
+ * failure the person can act on (a rate limit: when to try again). Anything else reaches them only
+ * as the stream's error text.
+ */
+export function announceFailure(
+  agent: { broadcast(msg: string): void },
+  requestId: string,
+  error: unknown,
+): string {
+  const failure = modelFailure(error, "");
+  if (failure.code === "rate_limited") {
+    agent.broadcast(JSON.stringify({ type: "parley_error", requestId, error: failure }));
+  }
+  return failure.code;
+}
 
 /**
  * A reply's last touches, on its way out. `metadata()` goes as a `message-metadata` chunk just

@@ -14,7 +14,7 @@ import {
 import { coalesceDeltas } from "./coalesce.ts";
 import type { MeteringMiddleware } from "./metering-middleware.ts";
 import { modelClient } from "./model.ts";
-import { endOfReply, failureCode, replyEnding } from "./reply-endings.ts";
+import { announceFailure, endOfReply, modelFailure, replyEnding } from "./reply-endings.ts";
 import type { TurnModel } from "./turn-model.ts";
 
 export interface TurnStreamInput<Metadata extends object> {
@@ -32,8 +32,11 @@ export interface TurnStreamInput<Metadata extends object> {
   start: Metadata;
   /** A completed reply's metadata, asked just before its end (every call is settled by then). */
   completed: () => Metadata;
-  /** What the client is told when the model stream fails. */
-  errorText: (error: unknown) => string;
+  /** What the client is told when the model stream fails for a reason it cannot act on. */
+  fallbackErrorText: string;
+  /** The chat's sockets, told of a failure the person can act on (a rate limit: when to retry). */
+  agent: { broadcast(msg: string): void };
+  requestId: string;
 }
 
 export interface TurnStream {
@@ -61,14 +64,16 @@ export function streamTurn<Metadata extends object>(input: TurnStreamInput<Metad
     ...(abortSignal ? { abortSignal } : {}),
     maxRetries: 0,
     onError: ({ error }) => {
-      failure ??= failureCode(error);
+      failure ??= announceFailure(input.agent, input.requestId, error);
     },
   });
   const stream = result
     .toUIMessageStream({
       sendReasoning: true,
       messageMetadata: ({ part }) => (part.type === "start" ? input.start : undefined),
-      onError: input.errorText,
+      // Our own errors (a tool refusing a write, say) are safe to show, and a rate limit says when
+      // to try again; anything else stays generic.
+      onError: (error) => modelFailure(error, input.fallbackErrorText).message,
     })
     .pipeThrough(coalesceDeltas(input.coalesceMs))
     .pipeThrough(endOfReply(input.completed));
