@@ -1,6 +1,7 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
 import { AppError, titleFrom } from "@parley/shared";
-import { convertToModelMessages, type UIMessage } from "ai";
+import { convertToModelMessages, type ToolSet, type UIMessage } from "ai";
+import { type ResolvedTurn, TurnResolver } from "../assistants/resolve.ts";
 import type { ProjectRow } from "../auth/access.ts";
 import { agentSettings } from "../env.ts";
 import {
@@ -18,7 +19,14 @@ import { errorReply, stallNotice } from "./reply-endings.ts";
 import { revokeConnections } from "./revocation.ts";
 import { SessionAccess } from "./session-access.ts";
 import { assistantTools } from "./tools/project-tools.ts";
-import { assistantTurnModel, type TurnModel } from "./turn-model.ts";
+import {
+  assistantTurnModel,
+  chooseTurn,
+  continuedModel,
+  sameMoney,
+  type TurnModel,
+  turnContext,
+} from "./turn-model.ts";
 import { streamTurn } from "./turn-stream.ts";
 
 export type { AssistantMetadata } from "./assistant-replies.ts";
@@ -72,8 +80,15 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     return caller.sessionId === this.name;
   }
 
+  /**
+   * The caller's access, and what their turns resolve to (the profile version, the model), read
+   * again now: at connect and at every push, off any turn's path, so the next turn reads no D1.
+   */
   protected async checkAccess(caller: AgentCaller): Promise<void> {
-    await this.#access.read(caller);
+    await Promise.all([
+      this.#access.read(caller),
+      this.#resolver.refresh(turnContext(caller, "assistant")),
+    ]);
   }
 
   /** The caller's access as the turn needs it, kept between turns (session-access.ts). */
@@ -83,8 +98,18 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     cacheMs: agentSettings(this.env).authzCacheMs,
   });
 
+  /** What this session's turns run with, kept between turns (assistants/resolve.ts). */
+  readonly #resolver = new TurnResolver(this.env, {
+    maxAgeMs: agentSettings(this.env).authzCacheMs,
+  });
+
+  /**
+   * Every change of rights or of what a turn resolves to (a profile's version, an assignment, the
+   * org's models, this session's model) pushes the agent through here.
+   */
   protected override forgetAccess(): void {
     this.#access.forget();
+    this.#resolver.forget();
   }
 
   #shown<T extends AssistantMetadata>(metadata: T): T {
@@ -118,7 +143,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     }
   }
 
-  /** Admission after the busy check: rights, the project, the model, and the first call's hold. */
+  /**
+   * Admission after the busy check: rights, the profile and the model, the project, and the first
+   * call's hold. A model the turn may not use is refused here, before the message is stored.
+   */
   async #admit(
     caller: AgentCaller,
     decision: Extract<FrameDecision, { kind: "forward" }>,
@@ -128,25 +156,35 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     const messages = decision.newUserMessage
       ? [...this.messages, decision.newUserMessage]
       : this.messages;
+    // The profile version and the model (no D1 read while kept), beside the rights check.
+    const choosing = this.#choose(caller, decision);
+    const accessing = this.#access.for(caller);
+    // Both are awaited below, the rights first (a refused caller hears that, not about a model).
+    choosing.catch(() => undefined);
+    accessing.catch(() => undefined);
     // The first call's hold does not wait for the membership check when the project is known from
     // an earlier turn: the two run side by side, and the hold is given back if the check fails.
     const estimateFor = this.#firstCallEstimator(messages);
     const known = this.#project;
-    const endUser = caller.kind === "end_user";
     let early: { model: TurnModel; metering: MeteringMiddleware; estimate: number } | null = null;
     if (requestId && known) {
-      const model = assistantTurnModel(this.env, { project: known, endUser });
-      early = {
-        model,
-        metering: this.#metering(caller, turnId, model),
-        estimate: estimateFor(model),
-      };
-      early.metering.admit(early.estimate);
+      const chosen = await choosing.catch(() => null);
+      if (chosen) {
+        const model = assistantTurnModel(chosen, { project: known, caller });
+        early = {
+          model,
+          metering: this.#metering(caller, turnId, model),
+          estimate: estimateFor(model),
+        };
+        early.metering.admit(early.estimate);
+      }
     }
     let project: ProjectRow;
+    let chosen: ResolvedTurn;
     try {
       // Rights hold at every turn and approval: owner of the session, member of the org.
-      project = await this.#access.for(caller);
+      project = await accessing;
+      chosen = await choosing;
     } catch (error) {
       await early?.metering.abandon();
       throw error;
@@ -154,7 +192,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     this.#project = project;
     // The same project as the last turn's (kept access): the early hold's model and estimate hold.
     const kept = project === known ? early : null;
-    const model = kept?.model ?? assistantTurnModel(this.env, { project, endUser });
+    const model = kept?.model ?? assistantTurnModel(chosen, { project, caller });
     const estimate = kept?.estimate ?? estimateFor(model);
     let metering: MeteringMiddleware;
     if (early && sameMoney(early.model, model)) {
@@ -172,6 +210,20 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       if (requestId) metering.admit(estimate);
     }
     return { caller, project, turnId, model, metering };
+  }
+
+  /**
+   * What the turn runs with: the model the chat body names (a member's, for this turn), the one
+   * the continued reply ran with (a tool approval), else the session's pick or the profile's.
+   */
+  #choose(
+    caller: AgentCaller,
+    decision: Extract<FrameDecision, { kind: "forward" }>,
+  ): Promise<ResolvedTurn> {
+    const requested =
+      decision.model ??
+      (decision.approval && caller.kind === "member" ? continuedModel(this.messages) : undefined);
+    return chooseTurn(this.#resolver, turnContext(caller, "assistant", requested));
   }
 
   /** A turn's metering: the middleware its calls go through, paid by the caller's org. */
@@ -192,6 +244,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       prices: model.prices,
       maxOutputTokens: model.maxOutputTokens,
       toolPromptTokens: TOOL_PROMPT_TOKENS,
+      generationLookup: model.model.provider.type === "openrouter",
     });
   }
 
@@ -260,7 +313,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // Admit: the first call's hold, made at admission (a tool approval's continuation makes it
     // now). Refused, the reply says why and no model is called.
     const first = await metering.admit(estimateTokens(system) + window.tokens + TOOL_PROMPT_TOKENS);
-    if (!first.ok) return refusedReply(first);
+    if (!first.ok) return refusedReply(first, model.ranWith);
 
     // The profile and the model were chosen at admission (`turn.model`); the stream follows.
     metering.watchStalls(
@@ -273,11 +326,12 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       model,
       system,
       messages: await convertToModelMessages(window.messages),
-      tools: this.#tools(turn.caller),
+      tools: this.#tools(turn.caller, model.tools),
       maxSteps: settings.assistant.maxSteps,
       abortSignal: options?.abortSignal,
       coalesceMs: settings.streamCoalesceMs,
-      start: { turnId } satisfies AssistantMetadata,
+      // The profile version and the model it runs with, named from its first chunk.
+      start: { turnId, ...model.ranWith } satisfies AssistantMetadata,
       // Every call is settled by the time the reply ends: its cost is exactly what was settled.
       completed: (): AssistantMetadata =>
         this.#shown({
@@ -301,30 +355,24 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     return stream.response;
   }
 
-  /** The project's tools are its org's members' (its memory, its balance): an end user gets none. */
-  #tools(caller: AgentCaller) {
-    if (caller.kind === "end_user") return {};
-    return assistantTools(this.env, caller, {
+  /**
+   * The tools the turn's profile switched on (the resolver gives an end user, or a model without
+   * tool calling, none). The project's tools are its org's members' (its memory, its balance): an
+   * end user never gets them, whatever a profile says.
+   */
+  #tools(caller: AgentCaller, names: readonly string[]): ToolSet {
+    if (caller.kind === "end_user" || names.length === 0) return {};
+    const all: ToolSet = assistantTools(this.env, caller, {
       // This session knows at once; the project's other chats hear it by a push.
       memoryChanged: () => {
         this.#access.forget();
         return revokeConnections(this.env, { projectId: caller.projectId, except: this.name });
       },
     });
+    return Object.fromEntries(names.flatMap((name) => (all[name] ? [[name, all[name]]] : [])));
   }
 }
 
 /** A call refused mid-turn stops the tool loop with the refusal's code. */
 const stopCode = (reason: string): "insufficient_credits" | "spend_limit" =>
   reason === "spend_limit" ? "spend_limit" : "insufficient_credits";
-
-/** Whether two models of a turn are held and priced alike (then an early hold still fits). */
-function sameMoney(a: TurnModel, b: TurnModel): boolean {
-  return (
-    a.modelId === b.modelId &&
-    a.maxOutputTokens === b.maxOutputTokens &&
-    a.prices.model === b.prices.model &&
-    a.prices.markupBps === b.prices.markupBps &&
-    a.prices.table === b.prices.table
-  );
-}

@@ -65,8 +65,9 @@ export class SessionLease {
   #idleArmed = false;
   /** When the last call drew (the draw also writes it, for a check after a reset or an eviction). */
   #lastTurnAt = 0;
-  /** What a call has cost lately (an average of settled prices): sizes the ask. */
+  /** What a call of `#model` (the last draw's) has cost lately, an average: sizes the ask. */
   #expectedMicros: number | null = null;
+  #model: string | null = null;
   /** The last call's maximum: sizes a renewal made off a call's path. */
   #maxSeen: number | null = null;
   /**
@@ -128,13 +129,21 @@ export class SessionLease {
    * Draws a call's maximum on the lease if it can, asking the account first (one round trip)
    * when there is no lease or too little left; `onDraw` writes the step's row in the same local
    * transaction. Returns the lease id drawn on, or null: then the call needs a hold of its own.
+   * A call of another `model` than the last re-sizes the lease (the old model's average says
+   * nothing of the new one's: the next ask is sized from this call's maximum); no draw exceeds
+   * what is left of the grant, whatever the model (`canDraw`).
    */
   async draw(
     owner: LeaseOwner,
     maxMicros: number,
     onDraw: (leaseId: string) => void,
+    model?: string,
   ): Promise<string | null> {
     if (!this.enabled || this.#host.erased()) return null;
+    if (model !== undefined && model !== this.#model) {
+      if (this.#model !== null) this.#expectedMicros = null;
+      this.#model = model;
+    }
     this.#touch();
     this.#maxSeen = maxMicros;
     this.#limits = { endUserLimits: owner.endUserLimits };

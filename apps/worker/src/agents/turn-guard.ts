@@ -9,6 +9,8 @@ const REQUEST_AUTHORS = 256;
 export type Refusal = {
   code: ErrorCode | FrameRefusal["code"];
   message: string;
+  /** The input it is about, as an HTTP error names it (`model`: the turn's model was refused). */
+  field?: string;
   requestId?: string;
 };
 
@@ -18,7 +20,11 @@ export function refusalFrames(refusal: Refusal): string[] {
     JSON.stringify({
       type: "parley_error",
       requestId: refusal.requestId ?? null,
-      error: { code: refusal.code, message: refusal.message },
+      error: {
+        code: refusal.code,
+        message: refusal.message,
+        ...(refusal.field === undefined ? {} : { field: refusal.field }),
+      },
     }),
   ];
   if (refusal.requestId) {
