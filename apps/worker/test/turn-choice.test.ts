@@ -28,7 +28,7 @@ const previewPath = (projectId: string) => `/agents/onboarding-agent/${projectId
 async function turnWith(chat: ChatSocket, text: string, body?: Record<string, unknown>) {
   const marker = crypto.randomUUID();
   const turn = await chat.turn(`${text} ${marker} ${INSTANT}`, body ? { body } : {});
-  return { turn, requests: await requestsWith(marker) };
+  return { turn, marker, requests: await requestsWith(marker) };
 }
 
 const stored = async (path: string, token: string, origin?: string) =>
@@ -76,6 +76,37 @@ describe("a model named in the chat body", () => {
     expect(named.turn.metadata).toMatchObject({ model: { id: "parley/dev-fast" } });
     const next = await turnWith(chat, "And again");
     expect(next.requests.map((r) => r.model)).toEqual(["parley/dev"]);
+    chat.close();
+  });
+
+  it("runs the whole turn: a tool approval continues on the model the turn started with", async () => {
+    const w = await funded();
+    await allowModels(w, ["parley/dev", "parley/dev-fast"]);
+    const chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+    const asked = await turnWith(
+      chat,
+      'Note the tone [[tool:update_project_memory {"set":{"tone":"dry"}}]]',
+      { model: "parley/dev-fast" },
+    );
+    const approval = asked.turn.chunks.find((c) => c.type === "tool-approval-request") as
+      | { toolCallId?: string }
+      | undefined;
+    expect(approval?.toolCallId).toBeTruthy();
+    const start = chat.frames.length;
+    chat.send({
+      type: "cf_agent_tool_approval",
+      toolCallId: approval?.toolCallId,
+      approved: true,
+      autoContinue: true,
+    });
+    await chat.waitFor(
+      (f) => f.type === "cf_agent_use_chat_response" && f.done === true,
+      15_000,
+      start,
+    );
+    // The turn's marker is in the continued call's prompt too: it went to the turn's model.
+    const calls = await requestsWith(asked.marker);
+    expect(calls.map((r) => r.model)).toEqual(["parley/dev-fast", "parley/dev-fast"]);
     chat.close();
   });
 

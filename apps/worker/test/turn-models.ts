@@ -71,9 +71,13 @@ export async function allowModels(w: World, models: string[]): Promise<Catalogue
   return res.body.items;
 }
 
-/** The member picks the session's model (null: back to the profile's). */
-export async function pickModel(w: World, model: string | null): Promise<void> {
-  const res = await api("PATCH", `/api/sessions/${w.sessionId}`, {
+/** The member picks a session's model (null: back to the profile's). */
+export async function pickModel(
+  w: World,
+  model: string | null,
+  sessionId = w.sessionId,
+): Promise<void> {
+  const res = await api("PATCH", `/api/sessions/${sessionId}`, {
     token: w.member.token,
     body: { model },
   });
