@@ -66,10 +66,17 @@ const BENCH_INSTRUCTIONS = Array.from(
 ).join("\n");
 
 /**
+ * The benchmarks' non-default model: an OpenRouter model of the platform's catalogue, which the
+ * dev model answers as it answers `parley/dev` (at its own price). Not Dev Fast or Dev Large:
+ * their prompt cache hashes every prefix of a growing session in the dev model's process, on the
+ * same cores, which would be measured as the platform's time.
+ */
+const BENCH_MODEL = "openai/gpt-4.1";
+
+/**
  * Makes the project run a tenant's own profile on a model other than the platform default (issue
- * 29's benchmark condition): the org allows Dev Fast, a profile with instructions, sampling and
- * two of the built-in tools runs on it, and the project uses it. The dev model paces every model
- * alike when started with a latency and speed, so only the platform's own work differs.
+ * 29's benchmark condition): the org allows it, a profile with instructions, sampling and two of
+ * the built-in tools runs on it, and the project uses it.
  */
 async function useTenantProfile(base, { token, orgId, post }, projectId) {
   const send = (method, p, body) =>
@@ -78,11 +85,11 @@ async function useTenantProfile(base, { token, orgId, post }, projectId) {
       headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
       body: JSON.stringify(body),
     });
-  await send("PUT", `/api/orgs/${orgId}/models`, { models: ["parley/dev", "parley/dev-fast"] });
+  await send("PUT", `/api/orgs/${orgId}/models`, { models: ["parley/dev", BENCH_MODEL] });
   const profile = await post(`/api/orgs/${orgId}/profiles`, {
     name: "Bench support",
     instructions: BENCH_INSTRUCTIONS,
-    model: "parley/dev-fast",
+    model: BENCH_MODEL,
     temperature: 0.4,
     tools: ["read_project_memory", "get_balance"],
   });
@@ -166,7 +173,8 @@ export async function benchTurns({ turns = 150, extraVars = {} } = {}) {
       "(packages/chat-client/test/fixture: no auth, no billing), interleaved, all under wrangler dev, dev",
       "model at zero latency, over WebSockets from Node. Two platform sessions: one on Parley's built-in",
       "assistant and the platform default model, one whose project runs a tenant's profile (1.5 KB of",
-      "instructions, sampling, two tools) on Dev Fast. Target (issue 29): time to first token at most",
+      "instructions, sampling, two tools) on another model (openai/gpt-4.1, which the dev model answers",
+      "as parley/dev). Target (issue 29): time to first token at most",
       "1.1x and at most 2 ms added at p50, with a non-default profile and model; whole turn at most 1.0x.",
       "",
       "| measure | bare p50 | bare p99 | platform p50 | platform p99 | added at p50 | ratio (p50) | target |",

@@ -472,6 +472,11 @@ describe("identity comes from the verified token, never from the client", () => 
       "credit and price fields",
       () => ({ credits: 1e12, priceMicros: 0, costMicros: 0, billable: false, markupBps: 0 }),
     ],
+    [
+      // `model` is the one field kept (issue 29): it picks a model, never who pays or at what price.
+      "an allowed model beside another org's ids and a price",
+      (w) => ({ model: "parley/dev", orgId: w.otherOrgId, userId: w.outsider.id, prices: {} }),
+    ],
   ])(
     "a chat body carrying %s is ignored and the turn is billed to the caller",
     async (_name, body) => {

@@ -4,7 +4,6 @@ import {
   type EndUserLimits,
   type LeaseResult,
   type LeaseUsage,
-  type LocalLease,
   leaseAsk,
   leaseId,
   shouldRenew,
@@ -12,35 +11,9 @@ import {
 import { isEndUserId } from "@parley/shared";
 import { billingAccount } from "../billing/account.ts";
 import { agentSettings } from "../env.ts";
+import { type LeaseHost, type LeaseOwner, type LeaseRow, readLeaseRow } from "./lease-row.ts";
 
-/** Who a session's lease is for: fixed for the session's life (its org, owner and project). */
-export interface LeaseOwner {
-  orgId: string;
-  memberId: string;
-  projectId: string | null;
-  sessionId: string;
-  /** Set for an end user's session: their app's limits, sent with every grant asked for. */
-  endUserLimits?: EndUserLimits;
-}
-
-/** `parley_lease`'s one row: the session's owner, its current lease, the next lease's number. */
-type LeaseRow = LeaseOwner & { lease: LocalLease | null; nextN: number; lastDrawAt: number };
-
-/** What the lease needs from the agent it runs in. */
-export interface LeaseHost {
-  readonly sql: SqlStorage;
-  readonly env: Cloudflare.Env;
-  erased(): boolean;
-  /** Runs `fn` as one storage transaction. */
-  transact<T>(fn: () => T): T;
-  /** Schedules the host's `retryPendingUsage` (durable: it survives an eviction). */
-  retryLater(seconds: number): Promise<unknown>;
-  /** Schedules the host's `returnIdleLease` at `at` (`key` once, however often asked). */
-  wakeAt(at: Date, key: string): Promise<unknown>;
-  /** Usage the account refused for good: parked locally with the reason, never retried. */
-  park(requestId: string, reason: string): void;
-  track<T>(work: Promise<T>): Promise<T>;
-}
+export type { LeaseHost, LeaseOwner } from "./lease-row.ts";
 
 /**
  * A session's credit lease, its side (docs/2026-12-01-metering-leases.md): the grant the org's
@@ -99,30 +72,8 @@ export class SessionLease {
 
   #row(): LeaseRow | null {
     if (this.#cached !== undefined) return this.#cached;
-    this.#cached = this.#read();
+    this.#cached = readLeaseRow(this.#host.sql);
     return this.#cached;
-  }
-
-  #read(): LeaseRow | null {
-    const row = this.#host.sql.exec("SELECT * FROM parley_lease WHERE id = 1").toArray()[0];
-    if (!row) return null;
-    return {
-      orgId: row.org_id as string,
-      memberId: row.member_id as string,
-      projectId: row.project_id as string | null,
-      sessionId: row.session_id as string,
-      nextN: row.next_n as number,
-      lastDrawAt: (row.last_draw_at as number | null) ?? 0,
-      lease:
-        row.lease_id === null
-          ? null
-          : {
-              id: row.lease_id as string,
-              grantedMicros: row.granted_micros as number,
-              drawnMicros: row.drawn_micros as number,
-              expiresAt: row.expires_at as number,
-            },
-    };
   }
 
   /**
