@@ -35,6 +35,7 @@ export {
   microsPerCall,
   microsPerMTok,
   modelPriceFromPricing,
+  perTokenDollarsToMicrosPerMTok,
   pricingFromModelPrice,
   scaleDecimal,
   unscaleDecimal,
@@ -132,7 +133,6 @@ export {
   BPS_DENOMINATOR,
   costFromTokens,
   maxCallCostMicros,
-  perTokenDollarsToMicrosPerMTok,
   priceForModel,
 } from "./pricing.ts";
 export type { PaymentReversals, ReversalReport } from "./reversals.ts";
