@@ -83,7 +83,8 @@ export type {
   SettleResult,
   SpendLimitScope,
 } from "./ledger.ts";
-export { CreditLedger, DEFAULT_LEDGER_CONFIG, scopePeriod, utcDay, utcMonth } from "./ledger.ts";
+export { CreditLedger, DEFAULT_LEDGER_CONFIG, scopePeriod } from "./ledger.ts";
+export { utcDay, utcMonth } from "./ledger-counters.ts";
 export type {
   AlertKind,
   AlertRow,

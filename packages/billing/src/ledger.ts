@@ -44,6 +44,19 @@ import {
   type LeaseUsage,
   sizeGrant,
 } from "./lease.ts";
+import {
+  FUNDED_AT,
+  FUNDED_BALANCE,
+  HELD,
+  memberPeriodCounter,
+  orgDaySpendCounter,
+  orgSpendCounter,
+  POSTED,
+  projectSpendCounter,
+  spendCounters,
+  utcDay,
+  utcMonth,
+} from "./ledger-counters.ts";
 import type {
   AlertKind,
   AlertRow,
@@ -57,12 +70,10 @@ import type {
   UsageRow,
 } from "./ledger-store.ts";
 import {
-  LIMIT_PERIODS,
   type LimitPeriod,
   type LimitRule,
   type LimitRules,
   NO_LIMIT_RULES,
-  periodKey,
   periodResetsAt,
 } from "./limit-rules.ts";
 import { assertGrantTerms, expiryKey, type GrantTerms, Lots, lotId, sameTerms } from "./lots.ts";
@@ -309,76 +320,6 @@ export interface ReconcileReport {
   openHoldsSumMicros: number;
   /** Human-readable mismatches; empty when ok. */
   problems: string[];
-}
-
-const POSTED = "posted";
-const HELD = "held";
-/** Seq of the latest credit entry: a low-balance alert fires once per funding. */
-const FUNDED_AT = "funded_at_seq";
-/** The posted balance right after that credit (automatic top-up: did it end a crossing?). */
-const FUNDED_BALANCE = "funded_balance";
-
-/** UTC calendar month of a timestamp: `2026-11`. */
-export function utcMonth(now: number): string {
-  return new Date(now).toISOString().slice(0, 7);
-}
-
-/** UTC day of a timestamp: `2026-11-29`. */
-export function utcDay(now: number): string {
-  return new Date(now).toISOString().slice(0, 10);
-}
-
-function orgSpendCounter(month: string): string {
-  return `spend:org:${month}`;
-}
-
-/** The org's billable spend per UTC day (the forecast's window). */
-function orgDaySpendCounter(day: string): string {
-  return `spend:org-day:${day}`;
-}
-
-function memberSpendCounter(day: string, memberId: string): string {
-  return `spend:member:${day}:${memberId}`;
-}
-
-/** A principal's spend per UTC month (an end user's monthly limit; kept for members too). */
-function memberMonthSpendCounter(month: string, memberId: string): string {
-  return `spend:member-month:${month}:${memberId}`;
-}
-
-/** A member's spend per UTC week (from Monday), for their weekly limits. */
-function memberWeekSpendCounter(week: string, memberId: string): string {
-  return `spend:member-week:${week}:${memberId}`;
-}
-
-/** A project's spend per period, for its limits. */
-function projectSpendCounter(period: LimitPeriod, now: number, projectId: string): string {
-  return `spend:project-${period}:${periodKey(period, now)}:${projectId}`;
-}
-
-/** A member's spend counter of a period (day and month were kept before the rules). */
-function memberPeriodCounter(period: LimitPeriod, now: number, memberId: string): string {
-  switch (period) {
-    case "day":
-      return memberSpendCounter(utcDay(now), memberId);
-    case "week":
-      return memberWeekSpendCounter(periodKey("week", now), memberId);
-    case "month":
-      return memberMonthSpendCounter(utcMonth(now), memberId);
-  }
-}
-
-/** Every spend counter a billable charge moves: the org's, the member's and the project's. */
-function spendCounters(now: number, memberId: string, projectId: string | null): string[] {
-  const names = [
-    orgSpendCounter(utcMonth(now)),
-    orgDaySpendCounter(utcDay(now)),
-    ...LIMIT_PERIODS.map((period) => memberPeriodCounter(period, now, memberId)),
-  ];
-  if (projectId !== null) {
-    names.push(...LIMIT_PERIODS.map((period) => projectSpendCounter(period, now, projectId)));
-  }
-  return names;
 }
 
 /** Whose member alerts a request may fire: none for an end user (they are not members). */
@@ -1256,7 +1197,7 @@ export class CreditLedger {
 
   #memberCommitted(now: number, memberId: string): number {
     return (
-      this.#store.getCounter(memberSpendCounter(utcDay(now), memberId)) +
+      this.#store.getCounter(memberPeriodCounter("day", now, memberId)) +
       this.#store.sumOpenHolds(memberId)
     );
   }
