@@ -66,7 +66,6 @@ export {
 } from "./lease.ts";
 export type {
   Attribution,
-  Balance,
   EndUserLimits,
   ExpireGrantsResult,
   ExpireResult,
@@ -75,7 +74,6 @@ export type {
   PostInput,
   PostResult,
   PrincipalLimit,
-  ReconcileReport,
   ReleaseResult,
   ReserveInput,
   ReserveResult,
@@ -84,6 +82,7 @@ export type {
   SpendLimitScope,
 } from "./ledger.ts";
 export { CreditLedger, DEFAULT_LEDGER_CONFIG, scopePeriod } from "./ledger.ts";
+export type { Balance, ReconcileReport } from "./ledger-book.ts";
 export { utcDay, utcMonth } from "./ledger-counters.ts";
 export type {
   AlertKind,

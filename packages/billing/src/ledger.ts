@@ -33,7 +33,7 @@
  * for calls in flight can expire under them; the calls still settle in full).
  */
 
-import { type Forecast, forecastDays, forecastRunway, runwayBelow } from "./forecast.ts";
+import { type Forecast, runwayBelow } from "./forecast.ts";
 import {
   type GrantBounds,
   isLeaseId,
@@ -44,12 +44,10 @@ import {
   type LeaseUsage,
   sizeGrant,
 } from "./lease.ts";
+import { type Balance, LedgerBook, type ReconcileReport } from "./ledger-book.ts";
 import {
-  FUNDED_AT,
-  FUNDED_BALANCE,
   HELD,
   memberPeriodCounter,
-  orgDaySpendCounter,
   orgSpendCounter,
   POSTED,
   projectSpendCounter,
@@ -76,9 +74,15 @@ import {
   NO_LIMIT_RULES,
   periodResetsAt,
 } from "./limit-rules.ts";
-import { assertGrantTerms, expiryKey, type GrantTerms, Lots, lotId, sameTerms } from "./lots.ts";
 import {
-  addMicros,
+  assertGrantTerms,
+  defaultTerms,
+  expiryKey,
+  type GrantTerms,
+  lotId,
+  sameTerms,
+} from "./lots.ts";
+import {
   assertMicros,
   assertNonNegativeMicros,
   assertPositiveMicros,
@@ -116,12 +120,6 @@ export const DEFAULT_LEDGER_CONFIG: LedgerConfig = {
   runwayAlertDays: null,
   limitRules: NO_LIMIT_RULES,
 };
-
-export interface Balance {
-  postedMicros: number;
-  heldMicros: number;
-  availableMicros: number;
-}
 
 /**
  * The limits of a principal who is not a member: an end user of one of the org's apps (the app's
@@ -312,16 +310,6 @@ export type PostResult =
     }
   | { ok: false; reason: "conflict"; existing: EntryRow };
 
-export interface ReconcileReport {
-  ok: boolean;
-  postedMicros: number;
-  entriesSumMicros: number;
-  heldMicros: number;
-  openHoldsSumMicros: number;
-  /** Human-readable mismatches; empty when ok. */
-  problems: string[];
-}
-
 /** Whose member alerts a request may fire: none for an end user (they are not members). */
 function alertMember(input: { memberId: string; endUserLimits?: EndUserLimits }): string | null {
   return input.endUserLimits === undefined ? input.memberId : null;
@@ -371,11 +359,11 @@ function crossed(levelMicros: number, limitMicros: number, pct: number): boolean
 export class CreditLedger {
   readonly config: LedgerConfig;
   readonly #store: LedgerStore;
-  readonly #lots: Lots;
+  readonly #book: LedgerBook;
 
   constructor(store: LedgerStore, config: Partial<LedgerConfig> = {}) {
     this.#store = store;
-    this.#lots = new Lots(store);
+    this.#book = new LedgerBook(store);
     this.config = { ...DEFAULT_LEDGER_CONFIG, ...config };
     const { orgMonthlyLimitMicros, memberDailyLimitMicros, lowBalanceMicros } = this.config;
     if (orgMonthlyLimitMicros !== null) assertNonNegativeMicros(orgMonthlyLimitMicros, "limit");
@@ -395,11 +383,7 @@ export class CreditLedger {
    * from the org's per-day spend counters.
    */
   forecast(now: number): Forecast {
-    const spentMicros = forecastDays(now).reduce(
-      (sum, day) => sum + this.#store.getCounter(orgDaySpendCounter(day)),
-      0,
-    );
-    return forecastRunway({ availableMicros: this.balance().availableMicros, spentMicros, now });
+    return this.#book.forecast(now);
   }
 
   /**
@@ -407,12 +391,12 @@ export class CreditLedger {
    * again after a credit, so it names a threshold crossing (low-balance alerts, auto top-up).
    */
   fundingSeq(): number {
-    return this.#store.getCounter(FUNDED_AT);
+    return this.#book.fundingSeq();
   }
 
   /** The posted balance right after the latest credit entry (0 before any). */
   fundedBalance(): number {
-    return this.#store.getCounter(FUNDED_BALANCE);
+    return this.#book.fundedBalance();
   }
 
   /**
@@ -429,9 +413,7 @@ export class CreditLedger {
 
   /** Posted, held and available credits, from the cached totals. */
   balance(): Balance {
-    const postedMicros = this.#store.getCounter(POSTED);
-    const heldMicros = this.#store.getCounter(HELD);
-    return { postedMicros, heldMicros, availableMicros: postedMicros - heldMicros };
+    return this.#book.balance();
   }
 
   /** The hold of a request, whatever its status, or null. */
@@ -559,8 +541,7 @@ export class CreditLedger {
         expiresAt: input.now + input.ttlMs,
         resolvedAt: null,
       };
-      this.#store.insertHold(hold);
-      this.#addCounter(HELD, hold.amountMicros);
+      this.#book.openHold(hold);
       const alerts = this.#collectAlerts(input.now, alertMember(input), null);
       return { ok: true, hold, replayed: false, alerts };
     });
@@ -626,14 +607,11 @@ export class CreditLedger {
       }
 
       const late = hold.status === "expired";
-      if (!late) {
-        this.#store.resolveHold(hold.requestId, "settled", input.now);
-        this.#addCounter(HELD, -hold.amountMicros);
-      }
+      if (!late) this.#book.resolveHold(hold, "settled", input.now);
       const charge = input.billable ? input.priceMicros : 0;
       let entry: EntryRow | null = null;
       if (charge > 0) {
-        entry = this.#postEntry({
+        entry = this.#book.postEntry({
           kind: "usage",
           amountMicros: -charge,
           idempotencyKey: usageKey(hold.requestId),
@@ -641,9 +619,7 @@ export class CreditLedger {
           memo: input.model,
           createdAt: usageTime(input),
         });
-        for (const name of spendCounters(input.now, hold.memberId, hold.projectId)) {
-          this.#addCounter(name, charge);
-        }
+        this.#book.addSpend(input.now, hold.memberId, hold.projectId, charge);
       }
       const outcome: UsageOutcome = late ? "settled_late" : "settled";
       const usage = this.#insertUsage(input, hold, outcome, hold.amountMicros);
@@ -717,7 +693,7 @@ export class CreditLedger {
       const open = hold?.status === "open";
       // The report's entries are written together below; the lots must be opened from the
       // balance before them.
-      this.#lots.open(this.#store.getCounter(POSTED), input.now);
+      this.#book.openLots(input.now);
       // What the open lease still holds once the reported calls came out of it; the hold row is
       // written once, below (a hold is never 0: it is resized or closed).
       let current = open ? hold.amountMicros : 0;
@@ -746,15 +722,11 @@ export class CreditLedger {
       const inserted = this.#store.insertEntries(batch.entries);
       this.#store.insertUsages(batch.usages);
       // The lots, call by call in the report's order, over one read of them.
-      this.#lots.takeEach(
+      this.#book.lots.takeEach(
         inserted.map((entry) => ({ entrySeq: entry.seq, amountMicros: -entry.amountMicros })),
       );
       // The period's spend, once for the whole report.
-      if (charged > 0) {
-        for (const name of spendCounters(input.now, who.memberId, who.projectId)) {
-          this.#addCounter(name, charged);
-        }
-      }
+      if (charged > 0) this.#book.addSpend(input.now, who.memberId, who.projectId, charged);
       let refusedBy: LeaseLimit | null = null;
       let amount = Math.min(current, input.keepMicros);
       if (input.wantMicros > 0 && (hold === null || hold.status === "open")) {
@@ -860,18 +832,15 @@ export class CreditLedger {
         expiresAt,
         resolvedAt: null,
       };
-      this.#store.insertHold(opened);
-      this.#addCounter(HELD, amount);
+      this.#book.openHold(opened);
       return opened;
     }
     if (hold.status !== "open") return null;
     if (amount <= 0) {
-      this.#store.resolveHold(hold.requestId, "released", input.now);
-      this.#addCounter(HELD, -hold.amountMicros);
+      this.#book.resolveHold(hold, "released", input.now);
       return null;
     }
-    this.#store.resizeHold(hold.requestId, amount, expiresAt);
-    this.#addCounter(HELD, amount - hold.amountMicros);
+    this.#book.resizeHold(hold, amount, expiresAt);
     return { ...hold, amountMicros: amount, expiresAt };
   }
 
@@ -925,7 +894,7 @@ export class CreditLedger {
       batch.entries.push({
         kind: "usage",
         amountMicros: -charge,
-        balanceAfterMicros: this.#addCounter(POSTED, -charge),
+        balanceAfterMicros: this.#book.addCounter(POSTED, -charge),
         idempotencyKey: usageKey(usage.requestId),
         reference: usage.requestId,
         memo: usage.model,
@@ -961,8 +930,7 @@ export class CreditLedger {
       if (hold === null) return { ok: false, reason: "unknown_request" };
       if (hold.status === "released") return { ok: true, hold, replayed: true };
       if (hold.status !== "open") return { ok: false, reason: "already_resolved", hold };
-      this.#store.resolveHold(requestId, "released", now);
-      this.#addCounter(HELD, -hold.amountMicros);
+      this.#book.resolveHold(hold, "released", now);
       return {
         ok: true,
         hold: { ...hold, status: "released", resolvedAt: now },
@@ -983,8 +951,7 @@ export class CreditLedger {
       const open = this.#store.listOpenHolds().sort((a, b) => a.expiresAt - b.expiresAt);
       for (const hold of open) {
         if (hold.expiresAt <= now) {
-          this.#store.resolveHold(hold.requestId, "expired", now);
-          this.#addCounter(HELD, -hold.amountMicros);
+          this.#book.resolveHold(hold, "expired", now);
           expired.push({ ...hold, status: "expired", resolvedAt: now });
         } else if (nextExpiresAt === null || hold.expiresAt < nextExpiresAt) {
           nextExpiresAt = hold.expiresAt;
@@ -1027,7 +994,7 @@ export class CreditLedger {
           ? { ok: true, entry: existing, replayed: true, alerts: [] }
           : { ok: false, reason: "conflict", existing };
       }
-      const entry = this.#postEntry(
+      const entry = this.#book.postEntry(
         {
           kind: input.kind,
           amountMicros: input.amountMicros,
@@ -1069,7 +1036,7 @@ export class CreditLedger {
       // A total of 0 has no direction: nothing to post.
       const towardsTotal = input.totalMicros < 0 ? delta < 0 : input.totalMicros > 0 && delta > 0;
       if (!towardsTotal) return { ok: true, entry: null, replayed: false, alerts: [] };
-      const entry = this.#postEntry(
+      const entry = this.#book.postEntry(
         {
           kind: input.kind,
           amountMicros: delta,
@@ -1094,60 +1061,7 @@ export class CreditLedger {
    * sum of open holds. Reads only; run it from a scheduled check or after a migration.
    */
   reconcile(): ReconcileReport {
-    const { postedMicros, heldMicros } = this.balance();
-    const entriesSumMicros = this.#store.sumEntries();
-    const openHoldsSumMicros = this.#store
-      .listOpenHolds()
-      .reduce((sum, hold) => sum + hold.amountMicros, 0);
-    const problems: string[] = [];
-    if (postedMicros !== entriesSumMicros) {
-      problems.push(`posted ${postedMicros} ≠ sum of entries ${entriesSumMicros}`);
-    }
-    if (heldMicros !== openHoldsSumMicros) {
-      problems.push(`held ${heldMicros} ≠ sum of open holds ${openHoldsSumMicros}`);
-    }
-    problems.push(...this.#lots.problems(postedMicros));
-    return {
-      ok: problems.length === 0,
-      postedMicros,
-      entriesSumMicros,
-      heldMicros,
-      openHoldsSumMicros,
-      problems,
-    };
-  }
-
-  #addCounter(name: string, delta: number): number {
-    const value = addMicros(this.#store.getCounter(name), delta);
-    this.#store.setCounter(name, value);
-    return value;
-  }
-
-  /**
-   * Posts one entry and moves the lots with it: a credit opens its lot (`terms`), a debit takes
-   * from `lot` (an expiry's own), or from the lot of `fundingRef` first, then in draw order.
-   */
-  #postEntry(
-    entry: Omit<EntryRow, "seq" | "balanceAfterMicros">,
-    lots: { terms?: GrantTerms; fundingRef?: string | null; lot?: LotRow } = {},
-  ): EntryRow {
-    this.#lots.open(this.#store.getCounter(POSTED), entry.createdAt);
-    const balanceAfterMicros = this.#addCounter(POSTED, entry.amountMicros);
-    const row = this.#store.insertEntry({ ...entry, balanceAfterMicros });
-    if (entry.kind !== "usage" && entry.amountMicros > 0) {
-      this.#store.setCounter(FUNDED_AT, row.seq);
-      this.#store.setCounter(FUNDED_BALANCE, balanceAfterMicros);
-    }
-    if (entry.amountMicros > 0) {
-      this.#lots.fund(row, lots.terms ?? defaultTerms(entry.kind));
-    } else {
-      const first =
-        lots.lot ??
-        (lots.fundingRef ? this.#store.getLotByFundingRef(lots.fundingRef) : null) ??
-        null;
-      this.#lots.take(-entry.amountMicros, row.seq, first);
-    }
-    return row;
+    return this.#book.reconcile();
   }
 
   /**
@@ -1155,7 +1069,7 @@ export class CreditLedger {
    * exist, its whole balance shows as the opening lot (not yet written).
    */
   grants(now: number): LotRow[] {
-    return this.#lots.live(this.#store.getCounter(POSTED), now);
+    return this.#book.liveLots(now);
   }
 
   /**
@@ -1167,13 +1081,13 @@ export class CreditLedger {
   expireGrants(now: number): ExpireGrantsResult {
     assertTime(now, "now");
     return this.#store.transact((): ExpireGrantsResult => {
-      this.#lots.open(this.#store.getCounter(POSTED), now);
+      this.#book.openLots(now);
       const expired: ExpireGrantsResult["expired"] = [];
       for (const lot of this.#store.listDueLots(now)) {
         const key = expiryKey(lot.id);
         let entry = this.#store.getEntryByKey(key);
         if (entry === null && lot.remainingMicros > 0) {
-          entry = this.#postEntry(
+          entry = this.#book.postEntry(
             {
               kind: "adjustment",
               amountMicros: -lot.remainingMicros,
@@ -1185,7 +1099,7 @@ export class CreditLedger {
             { lot },
           );
         }
-        this.#lots.markExpired(lot, now, entry?.seq ?? null);
+        this.#book.lots.markExpired(lot, now, entry?.seq ?? null);
         expired.push({ lot: { ...lot, remainingMicros: 0, expiredAt: now }, entry });
       }
       const alerts = expired.some((one) => one.entry !== null)
@@ -1344,7 +1258,7 @@ export class CreditLedger {
     if (lowBalance !== null && availableMicros < lowBalance) {
       fire({
         kind: "low_balance",
-        period: `entry-${this.#store.getCounter(FUNDED_AT)}`,
+        period: `entry-${this.#book.fundingSeq()}`,
         memberId: null,
         thresholdPct: null,
         limitMicros: lowBalance,
@@ -1358,7 +1272,7 @@ export class CreditLedger {
         fire({
           kind: "low_runway",
           // Once per funding and threshold: a top-up re-arms it, as a new threshold does.
-          period: `runway-${runwayDays}d-entry-${this.#store.getCounter(FUNDED_AT)}`,
+          period: `runway-${runwayDays}d-entry-${this.#book.fundingSeq()}`,
           memberId: null,
           thresholdPct: null,
           limitMicros: forecast.dailyRateMicros * runwayDays,
@@ -1385,13 +1299,6 @@ function alertKey(
     alert.thresholdPct ?? "",
     alert.kind === "low_runway" ? "" : alert.limitMicros,
   ].join("|");
-}
-
-/** The lot a credit opens when its poster names no terms. */
-function defaultTerms(kind: EntryKind): GrantTerms {
-  if (kind === "topup") return { source: "top_up" };
-  if (kind === "grant") return { source: "promotion" };
-  return { source: "adjustment" };
 }
 
 function overrun(outcome: UsageOutcome, chargeMicros: number, holdMicros: number): number {
