@@ -65,7 +65,6 @@ export {
   sizeGrant,
 } from "./lease.ts";
 export type {
-  Attribution,
   EndUserLimits,
   ExpireGrantsResult,
   ExpireResult,
@@ -77,7 +76,6 @@ export type {
   ReleaseResult,
   ReserveInput,
   ReserveResult,
-  SettleInput,
   SettleResult,
   SpendLimitScope,
 } from "./ledger.ts";
@@ -137,6 +135,7 @@ export {
 } from "./pricing.ts";
 export type { PaymentReversals, ReversalReport } from "./reversals.ts";
 export { ReversalStore, reversalReference, reversalTotals } from "./reversals.ts";
+export type { Attribution, SettleInput } from "./settlement.ts";
 export type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
 export {
   LEDGER_SQLITE_SCHEMA,

@@ -5,11 +5,11 @@ import {
   type PostResult,
   type ReserveInput,
   type ReserveResult,
-  type SettleInput,
   type SettleResult,
 } from "./ledger.ts";
 import type { AlertRow, UsageRow } from "./ledger-store.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";
+import type { SettleInput } from "./settlement.ts";
 
 const T0 = Date.UTC(2026, 10, 29, 12, 0, 0); // 2026-11-29T12:00:00Z
 const TTL = 10 * 60_000;

@@ -34,6 +34,7 @@
  */
 
 import { type Forecast, runwayBelow } from "./forecast.ts";
+import { assertId, assertTime } from "./input-checks.ts";
 import {
   type GrantBounds,
   isLeaseId,
@@ -88,7 +89,17 @@ import {
   assertPositiveMicros,
   subtractMicros,
 } from "./money.ts";
-import type { TokenUsage } from "./pricing.ts";
+import {
+  type Attribution,
+  assertSettle,
+  overrun,
+  type SettleInput,
+  sameAttribution,
+  sameSettle,
+  usageKey,
+  usageRow,
+  usageTime,
+} from "./settlement.ts";
 
 /** Spend controls and alert thresholds; every limit is in micro-dollars and `null` means none. */
 export interface LedgerConfig {
@@ -197,44 +208,6 @@ export type ReserveResult =
     }
   | { ok: false; reason: "conflict"; message: string };
 
-/** Who a request belongs to; only used by a settle that has no hold. */
-export interface Attribution {
-  memberId: string;
-  projectId: string | null;
-  sessionId: string | null;
-}
-
-export interface SettleInput {
-  requestId: string;
-  /** What the provider charged (its reported cost, or the price table's cost). */
-  costMicros: number;
-  /** What the org is charged: the cost with markup. Must be 0 when `billable` is false. */
-  priceMicros: number;
-  tokens: TokenUsage;
-  model: string;
-  generationIds: readonly string[];
-  billable: boolean;
-  now: number;
-  /**
-   * When the call was made (its caller's clock), which dates its usage: a call reported later (a
-   * lease's batch, a retry after a reset) counts when it happened, so a read that asks every
-   * session to report first sees it inside its window. Never later than `now`, nor earlier than
-   * `MAX_USAGE_AGE_MS` before it; `now` when absent.
-   */
-  at?: number;
-  /** Required for a settle without a hold; when a hold exists it must match the hold's. */
-  attribution?: Attribution;
-}
-
-/** How far before the settle a call's own time may date its usage (a day). */
-export const MAX_USAGE_AGE_MS = 86_400_000;
-
-/** The time a call's usage is dated by (`SettleInput.at`, bounded). */
-function usageTime(input: SettleInput): number {
-  const at = input.at ?? input.now;
-  return Math.min(input.now, Math.max(at, input.now - MAX_USAGE_AGE_MS));
-}
-
 export type SettleResult =
   | {
       ok: true;
@@ -315,34 +288,12 @@ function alertMember(input: { memberId: string; endUserLimits?: EndUserLimits })
   return input.endUserLimits === undefined ? input.memberId : null;
 }
 
-function usageKey(requestId: string): string {
-  return `usage:${requestId}`;
-}
-
 function assertEndUserLimits(limits: EndUserLimits | undefined): void {
   if (limits === undefined) return;
   if (limits.dailyMicros !== null) assertNonNegativeMicros(limits.dailyMicros, "limit");
   if (limits.monthlyMicros !== null) assertNonNegativeMicros(limits.monthlyMicros, "limit");
   const weekly = limits.weeklyMicros ?? null;
   if (weekly !== null) assertNonNegativeMicros(weekly, "limit");
-}
-
-function assertId(value: string, label: string): void {
-  if (typeof value !== "string" || value.length === 0) {
-    throw new RangeError(`${label} must be a non-empty string`);
-  }
-}
-
-function assertTime(value: number, label: string): void {
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(`${label} must be a non-negative integer timestamp in ms`);
-  }
-}
-
-function assertCount(value: number, label: string): void {
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(`${label} must be a non-negative safe integer`);
-  }
 }
 
 function crossed(levelMicros: number, limitMicros: number, pct: number): boolean {
@@ -1301,38 +1252,6 @@ function alertKey(
   ].join("|");
 }
 
-function overrun(outcome: UsageOutcome, chargeMicros: number, holdMicros: number): number {
-  if (outcome === "settled_late") return chargeMicros;
-  if (outcome === "metered") return 0;
-  return Math.max(0, chargeMicros - holdMicros);
-}
-
-function sameAttribution(row: Attribution | UsageRow, input: SettleInput): boolean {
-  const who = input.attribution;
-  return (
-    who === undefined ||
-    (row.memberId === who.memberId &&
-      row.projectId === who.projectId &&
-      row.sessionId === who.sessionId)
-  );
-}
-
-function assertSettle(input: SettleInput): void {
-  assertId(input.requestId, "requestId");
-  assertNonNegativeMicros(input.costMicros, "costMicros");
-  assertNonNegativeMicros(input.priceMicros, "priceMicros");
-  assertTime(input.now, "now");
-  if (input.at !== undefined) assertTime(input.at, "at");
-  assertCount(input.tokens.promptTokens, "promptTokens");
-  assertCount(input.tokens.completionTokens, "completionTokens");
-  assertCount(input.tokens.cachedPromptTokens, "cachedPromptTokens");
-  assertCount(input.tokens.reasoningTokens, "reasoningTokens");
-  if (!input.billable && input.priceMicros !== 0) {
-    throw new RangeError("a non-billable settle must have priceMicros 0");
-  }
-  if (input.attribution !== undefined) assertId(input.attribution.memberId, "memberId");
-}
-
 /** A lease report's lookups and the rows it writes at its end, in one statement each. */
 interface ReportBatch {
   /** Usage already settled under a request id: before this report, or earlier in it. */
@@ -1341,45 +1260,4 @@ interface ReportBatch {
   ownHolds: Set<string>;
   entries: NewEntryRow[];
   usages: UsageRow[];
-}
-
-function usageRow(
-  input: SettleInput,
-  who: Attribution | null,
-  outcome: UsageOutcome,
-  holdMicros: number | null,
-): UsageRow {
-  return {
-    requestId: input.requestId,
-    memberId: who?.memberId ?? null,
-    projectId: who?.projectId ?? null,
-    sessionId: who?.sessionId ?? null,
-    model: input.model,
-    promptTokens: input.tokens.promptTokens,
-    completionTokens: input.tokens.completionTokens,
-    cachedPromptTokens: input.tokens.cachedPromptTokens,
-    reasoningTokens: input.tokens.reasoningTokens,
-    costMicros: input.costMicros,
-    priceMicros: input.billable ? input.priceMicros : 0,
-    billable: input.billable ? 1 : 0,
-    generationIds: JSON.stringify(input.generationIds),
-    outcome,
-    holdMicros,
-    createdAt: usageTime(input),
-  };
-}
-
-function sameSettle(previous: UsageRow, input: SettleInput): boolean {
-  return (
-    previous.costMicros === input.costMicros &&
-    previous.priceMicros === input.priceMicros &&
-    previous.billable === (input.billable ? 1 : 0) &&
-    previous.model === input.model &&
-    previous.promptTokens === input.tokens.promptTokens &&
-    previous.completionTokens === input.tokens.completionTokens &&
-    previous.cachedPromptTokens === input.tokens.cachedPromptTokens &&
-    previous.reasoningTokens === input.tokens.reasoningTokens &&
-    previous.generationIds === JSON.stringify(input.generationIds) &&
-    sameAttribution(previous, input)
-  );
 }
