@@ -65,22 +65,20 @@ export {
   sizeGrant,
 } from "./lease.ts";
 export type {
-  EndUserLimits,
   ExpireGrantsResult,
   ExpireResult,
-  LedgerConfig,
   PostCumulativeInput,
   PostInput,
   PostResult,
-  PrincipalLimit,
   ReleaseResult,
   ReserveInput,
   ReserveResult,
   SettleResult,
-  SpendLimitScope,
 } from "./ledger.ts";
-export { CreditLedger, DEFAULT_LEDGER_CONFIG, scopePeriod } from "./ledger.ts";
+export { CreditLedger } from "./ledger.ts";
 export type { Balance, ReconcileReport } from "./ledger-book.ts";
+export type { LedgerConfig } from "./ledger-config.ts";
+export { DEFAULT_LEDGER_CONFIG } from "./ledger-config.ts";
 export { utcDay, utcMonth } from "./ledger-counters.ts";
 export type {
   AlertKind,
@@ -136,6 +134,8 @@ export {
 export type { PaymentReversals, ReversalReport } from "./reversals.ts";
 export { ReversalStore, reversalReference, reversalTotals } from "./reversals.ts";
 export type { Attribution, SettleInput } from "./settlement.ts";
+export type { EndUserLimits, PrincipalLimit, SpendLimitScope } from "./spend-limits.ts";
+export { scopePeriod } from "./spend-limits.ts";
 export type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
 export {
   LEDGER_SQLITE_SCHEMA,

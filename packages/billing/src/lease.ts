@@ -5,9 +5,9 @@
  * arithmetic of sizing a grant; `CreditLedger.lease` applies them in one store transaction.
  */
 
-import type { EndUserLimits, SpendLimitScope } from "./ledger.ts";
 import type { AlertRow, HoldRow } from "./ledger-store.ts";
 import type { SettleInput } from "./settlement.ts";
+import type { EndUserLimits, SpendLimitScope } from "./spend-limits.ts";
 
 /** The prefix of every lease's hold id: what tells a lease from a per-call hold. */
 export const LEASE_PREFIX = "lease:";

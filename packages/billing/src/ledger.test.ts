@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import {
   CreditLedger,
-  type LedgerConfig,
   type PostResult,
   type ReserveInput,
   type ReserveResult,
   type SettleResult,
 } from "./ledger.ts";
+import type { LedgerConfig } from "./ledger-config.ts";
 import type { AlertRow, UsageRow } from "./ledger-store.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";
 import type { SettleInput } from "./settlement.ts";

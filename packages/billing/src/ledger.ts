@@ -46,12 +46,11 @@ import {
   sizeGrant,
 } from "./lease.ts";
 import { type Balance, LedgerBook, type ReconcileReport } from "./ledger-book.ts";
+import { assertLedgerConfig, DEFAULT_LEDGER_CONFIG, type LedgerConfig } from "./ledger-config.ts";
 import {
   HELD,
-  memberPeriodCounter,
   orgSpendCounter,
   POSTED,
-  projectSpendCounter,
   spendCounters,
   utcDay,
   utcMonth,
@@ -68,13 +67,6 @@ import type {
   UsageOutcome,
   UsageRow,
 } from "./ledger-store.ts";
-import {
-  type LimitPeriod,
-  type LimitRule,
-  type LimitRules,
-  NO_LIMIT_RULES,
-  periodResetsAt,
-} from "./limit-rules.ts";
 import {
   assertGrantTerms,
   defaultTerms,
@@ -100,50 +92,14 @@ import {
   usageRow,
   usageTime,
 } from "./settlement.ts";
-
-/** Spend controls and alert thresholds; every limit is in micro-dollars and `null` means none. */
-export interface LedgerConfig {
-  /** Settled spend + open holds of the org per UTC calendar month. */
-  orgMonthlyLimitMicros: number | null;
-  /** Settled spend + open holds of each member per UTC day. */
-  memberDailyLimitMicros: number | null;
-  /** An alert fires when `available` drops below this, once per funding (top-up or grant). */
-  lowBalanceMicros: number | null;
-  /** Percentages of each limit that fire an alert, once per period. */
-  alertThresholdsPct: readonly number[];
-  /**
-   * An alert fires when the balance lasts fewer days than this at the last 7 days' spend rate
-   * (forecast.ts), once per funding and threshold.
-   */
-  runwayAlertDays: number | null;
-  /**
-   * Limits on one member (in place of `memberDailyLimitMicros` for them), on a member by
-   * themselves, and on one project, per day, week or month (limit-rules.ts).
-   */
-  limitRules: LimitRules;
-}
-
-export const DEFAULT_LEDGER_CONFIG: LedgerConfig = {
-  orgMonthlyLimitMicros: null,
-  memberDailyLimitMicros: null,
-  lowBalanceMicros: null,
-  alertThresholdsPct: [50, 80, 100],
-  runwayAlertDays: null,
-  limitRules: NO_LIMIT_RULES,
-};
-
-/**
- * The limits of a principal who is not a member: an end user of one of the org's apps (the app's
- * per-end-user limits). Given with a reserve or a lease, they apply in place of the member daily
- * limit, over the same counters (the principal's spend per UTC day and month, plus its open holds),
- * and no member alert fires for the principal. `null` is no limit.
- */
-export interface EndUserLimits {
-  dailyMicros: number | null;
-  /** Per UTC week from Monday (2026-12-02); absent: none. */
-  weeklyMicros?: number | null;
-  monthlyMicros: number | null;
-}
+import {
+  assertEndUserLimits,
+  type EndUserLimits,
+  type Principal,
+  type PrincipalLimit,
+  type SpendLimitScope,
+  SpendLimits,
+} from "./spend-limits.ts";
 
 export interface ReserveInput {
   requestId: string;
@@ -155,37 +111,6 @@ export interface ReserveInput {
   ttlMs: number;
   /** Set when `memberId` is an end user's id: their app's limits (see `EndUserLimits`). */
   endUserLimits?: EndUserLimits;
-}
-
-export type SpendLimitScope =
-  | "org_monthly"
-  | "member_daily"
-  | "end_user_daily"
-  | "end_user_monthly"
-  | `${"member" | "own" | "project" | "end_user"}_weekly`
-  | `${"member" | "own" | "project"}_monthly`
-  | "own_daily"
-  | "project_daily";
-
-/** A rule's scope: `project_weekly`, `own_daily`... (`member_daily` is the member day's own). */
-function ruleScope(rule: Pick<LimitRule, "subject" | "period">): SpendLimitScope {
-  const adverb = { day: "daily", week: "weekly", month: "monthly" } as const;
-  return `${rule.subject}_${adverb[rule.period]}` as SpendLimitScope;
-}
-
-/** The period a limit of this scope counts over. */
-export function scopePeriod(scope: SpendLimitScope): LimitPeriod {
-  return scope.endsWith("_daily") ? "day" : scope.endsWith("_weekly") ? "week" : "month";
-}
-
-/** One limit on a principal's own spend (not the org's), with what is committed under it. */
-export interface PrincipalLimit {
-  scope: SpendLimitScope;
-  limitMicros: number;
-  /** Settled spend in the period plus the open holds it counts. */
-  committedMicros: number;
-  /** Settled spend in the period alone (what a warning compares). */
-  spentMicros: number;
 }
 
 export type ReserveResult =
@@ -288,14 +213,6 @@ function alertMember(input: { memberId: string; endUserLimits?: EndUserLimits })
   return input.endUserLimits === undefined ? input.memberId : null;
 }
 
-function assertEndUserLimits(limits: EndUserLimits | undefined): void {
-  if (limits === undefined) return;
-  if (limits.dailyMicros !== null) assertNonNegativeMicros(limits.dailyMicros, "limit");
-  if (limits.monthlyMicros !== null) assertNonNegativeMicros(limits.monthlyMicros, "limit");
-  const weekly = limits.weeklyMicros ?? null;
-  if (weekly !== null) assertNonNegativeMicros(weekly, "limit");
-}
-
 function crossed(levelMicros: number, limitMicros: number, pct: number): boolean {
   // level / limit ≥ pct / 100, without rounding or overflow.
   return limitMicros > 0 && BigInt(levelMicros) * 100n >= BigInt(limitMicros) * BigInt(pct);
@@ -311,22 +228,14 @@ export class CreditLedger {
   readonly config: LedgerConfig;
   readonly #store: LedgerStore;
   readonly #book: LedgerBook;
+  readonly #limits: SpendLimits;
 
   constructor(store: LedgerStore, config: Partial<LedgerConfig> = {}) {
     this.#store = store;
     this.#book = new LedgerBook(store);
     this.config = { ...DEFAULT_LEDGER_CONFIG, ...config };
-    const { orgMonthlyLimitMicros, memberDailyLimitMicros, lowBalanceMicros } = this.config;
-    if (orgMonthlyLimitMicros !== null) assertNonNegativeMicros(orgMonthlyLimitMicros, "limit");
-    if (memberDailyLimitMicros !== null) assertNonNegativeMicros(memberDailyLimitMicros, "limit");
-    if (lowBalanceMicros !== null) assertMicros(lowBalanceMicros, "lowBalanceMicros");
-    for (const pct of this.config.alertThresholdsPct) {
-      if (!Number.isSafeInteger(pct) || pct <= 0) throw new RangeError("bad alert threshold");
-    }
-    const days = this.config.runwayAlertDays;
-    if (days !== null && (!Number.isSafeInteger(days) || days <= 0)) {
-      throw new RangeError("bad runway alert days");
-    }
+    assertLedgerConfig(this.config);
+    this.#limits = new SpendLimits(this.#book, this.config);
   }
 
   /**
@@ -435,7 +344,7 @@ export class CreditLedger {
         };
       }
 
-      const { availableMicros, heldMicros } = this.balance();
+      const { availableMicros } = this.balance();
       if (availableMicros < input.amountMicros) {
         return {
           ok: false,
@@ -446,39 +355,17 @@ export class CreditLedger {
         };
       }
 
-      const orgLimit = this.config.orgMonthlyLimitMicros;
-      if (orgLimit !== null) {
-        const committed = this.#store.getCounter(orgSpendCounter(utcMonth(input.now))) + heldMicros;
-        if (committed + input.amountMicros > orgLimit) {
-          return {
-            ok: false,
-            reason: "spend_limit",
-            limit: "org_monthly",
-            limitMicros: orgLimit,
-            committedMicros: committed,
-            requiredMicros: input.amountMicros,
-            alerts: this.#collectAlerts(input.now, alertMember(input), "org_monthly"),
-          };
-        }
-      }
-      const principal = this.#principalLimits(
-        input.now,
-        input.memberId,
-        input.endUserLimits,
-        input.projectId,
-      );
-      for (const limit of principal) {
-        if (limit.committedMicros + input.amountMicros > limit.limitMicros) {
-          return {
-            ok: false,
-            reason: "spend_limit",
-            limit: limit.scope,
-            limitMicros: limit.limitMicros,
-            committedMicros: limit.committedMicros,
-            requiredMicros: input.amountMicros,
-            alerts: this.#collectAlerts(input.now, alertMember(input), limit.scope),
-          };
-        }
+      const limit = this.#limits.exceeded(input.now, input, input.amountMicros);
+      if (limit !== null) {
+        return {
+          ok: false,
+          reason: "spend_limit",
+          limit: limit.scope,
+          limitMicros: limit.limitMicros,
+          committedMicros: limit.committedMicros,
+          requiredMicros: input.amountMicros,
+          alerts: this.#collectAlerts(input.now, alertMember(input), limit.scope),
+        };
       }
 
       const hold: HoldRow = {
@@ -701,15 +588,10 @@ export class CreditLedger {
 
   /** The bounds on a lease's grant, as if it held nothing (`current`: what the counters count it at). */
   #grantBounds(input: LeaseInput, current: number): GrantBounds {
-    const { availableMicros, heldMicros } = this.balance();
+    const { availableMicros } = this.balance();
     const otherLeases = this.#store.countOpenLeases() - (current > 0 ? 1 : 0);
-    const orgLimit = this.config.orgMonthlyLimitMicros;
-    const principal = this.#principalLimits(
-      input.now,
-      input.memberId,
-      input.endUserLimits,
-      input.projectId,
-    );
+    const org = this.#limits.org(input.now);
+    const principal = this.#limits.principal(input.now, input);
     const room = (limit: PrincipalLimit) => limit.limitMicros - (limit.committedMicros - current);
     const headroom = (scope: SpendLimitScope): number | null => {
       const limit = principal.find((one) => one.scope === scope);
@@ -719,11 +601,7 @@ export class CreditLedger {
     return {
       freeMicros: availableMicros + current,
       otherLeases,
-      orgHeadroomMicros:
-        orgLimit === null
-          ? null
-          : orgLimit -
-            (this.#store.getCounter(orgSpendCounter(utcMonth(input.now))) + heldMicros - current),
+      orgHeadroomMicros: org === null ? null : room(org),
       memberHeadroomMicros: headroom("member_daily"),
       endUserDailyHeadroomMicros: headroom("end_user_daily"),
       endUserMonthlyHeadroomMicros: headroom("end_user_monthly"),
@@ -738,33 +616,8 @@ export class CreditLedger {
    * each resets: the org's monthly limit first, then the principal's and the project's. What the
    * chat's warning reads; counts settled spend, so ask the lease holders to report first.
    */
-  limitStatus(input: {
-    now: number;
-    memberId: string;
-    projectId: string | null;
-    endUserLimits?: EndUserLimits;
-  }): (PrincipalLimit & { resetsAt: number })[] {
-    assertId(input.memberId, "memberId");
-    assertEndUserLimits(input.endUserLimits);
-    assertTime(input.now, "now");
-    const limits: PrincipalLimit[] = [];
-    const orgLimit = this.config.orgMonthlyLimitMicros;
-    if (orgLimit !== null) {
-      const spentMicros = this.#store.getCounter(orgSpendCounter(utcMonth(input.now)));
-      limits.push({
-        scope: "org_monthly",
-        limitMicros: orgLimit,
-        committedMicros: spentMicros + this.balance().heldMicros,
-        spentMicros,
-      });
-    }
-    limits.push(
-      ...this.#principalLimits(input.now, input.memberId, input.endUserLimits, input.projectId),
-    );
-    return limits.map((limit) => ({
-      ...limit,
-      resetsAt: periodResetsAt(scopePeriod(limit.scope), input.now),
-    }));
+  limitStatus(input: Principal & { now: number }): (PrincipalLimit & { resetsAt: number })[] {
+    return this.#limits.status(input);
   }
 
   /** Opens, resizes or closes a lease's hold to `amount`; returns it as it now is (null: closed). */
@@ -1060,66 +913,6 @@ export class CreditLedger {
     });
   }
 
-  #memberCommitted(now: number, memberId: string): number {
-    return (
-      this.#store.getCounter(memberPeriodCounter("day", now, memberId)) +
-      this.#store.sumOpenHolds(memberId)
-    );
-  }
-
-  /**
-   * The limits on one principal's own spend that are set: for a member, the rules an admin set on
-   * them (or else the org's member daily limit) and their own; for an end user (`endUser` given)
-   * their app's daily and monthly limits instead; and the rules on the project, for everyone. Each
-   * with the spend in its period plus the open holds that count under it.
-   */
-  #principalLimits(
-    now: number,
-    memberId: string,
-    endUser: EndUserLimits | undefined,
-    projectId: string | null,
-  ): PrincipalLimit[] {
-    const limits: PrincipalLimit[] = [];
-    let memberHeld: number | undefined;
-    const memberLimit = (scope: SpendLimitScope, limitMicros: number, period: LimitPeriod) => {
-      memberHeld ??= this.#store.sumOpenHolds(memberId);
-      const spentMicros = this.#store.getCounter(memberPeriodCounter(period, now, memberId));
-      limits.push({ scope, limitMicros, committedMicros: spentMicros + memberHeld, spentMicros });
-    };
-    if (endUser === undefined) {
-      const rules = this.config.limitRules;
-      const set = rules.rulesFor("member", memberId);
-      const fallback = this.config.memberDailyLimitMicros;
-      if (set.length === 0 && fallback !== null) memberLimit("member_daily", fallback, "day");
-      for (const rule of [...set, ...rules.rulesFor("own", memberId)]) {
-        memberLimit(ruleScope(rule), rule.amountMicros, rule.period);
-      }
-    } else {
-      if (endUser.dailyMicros !== null) memberLimit("end_user_daily", endUser.dailyMicros, "day");
-      const weekly = endUser.weeklyMicros ?? null;
-      if (weekly !== null) memberLimit("end_user_weekly", weekly, "week");
-      if (endUser.monthlyMicros !== null) {
-        memberLimit("end_user_monthly", endUser.monthlyMicros, "month");
-      }
-    }
-    if (projectId !== null) {
-      const rules = this.config.limitRules.rulesFor("project", projectId);
-      const held = rules.length > 0 ? this.#store.sumOpenProjectHolds(projectId) : 0;
-      for (const rule of rules) {
-        const spentMicros = this.#store.getCounter(
-          projectSpendCounter(rule.period, now, projectId),
-        );
-        limits.push({
-          scope: ruleScope(rule),
-          limitMicros: rule.amountMicros,
-          committedMicros: spentMicros + held,
-          spentMicros,
-        });
-      }
-    }
-    return limits;
-  }
-
   #insertUsage(
     input: SettleInput,
     who: Attribution | null,
@@ -1202,7 +995,7 @@ export class CreditLedger {
       memberId !== null &&
       this.config.limitRules.rulesFor("member", memberId).length === 0
     ) {
-      const level = this.#memberCommitted(now, memberId);
+      const level = this.#limits.memberDayCommitted(now, memberId);
       spendAlerts("member_daily_spend", "member_daily", memberLimit, level, utcDay(now), memberId);
     }
     const lowBalance = this.config.lowBalanceMicros;
