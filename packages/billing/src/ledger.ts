@@ -33,7 +33,8 @@
  * for calls in flight can expire under them; the calls still settle in full).
  */
 
-import { type Forecast, runwayBelow } from "./forecast.ts";
+import { AlertTriggers, alertMember } from "./alert-triggers.ts";
+import type { Forecast } from "./forecast.ts";
 import { assertId, assertTime } from "./input-checks.ts";
 import {
   type GrantBounds,
@@ -47,16 +48,8 @@ import {
 } from "./lease.ts";
 import { type Balance, LedgerBook, type ReconcileReport } from "./ledger-book.ts";
 import { assertLedgerConfig, DEFAULT_LEDGER_CONFIG, type LedgerConfig } from "./ledger-config.ts";
-import {
-  HELD,
-  orgSpendCounter,
-  POSTED,
-  spendCounters,
-  utcDay,
-  utcMonth,
-} from "./ledger-counters.ts";
+import { HELD, POSTED, spendCounters } from "./ledger-counters.ts";
 import type {
-  AlertKind,
   AlertRow,
   EntryKind,
   EntryRow,
@@ -208,16 +201,6 @@ export type PostResult =
     }
   | { ok: false; reason: "conflict"; existing: EntryRow };
 
-/** Whose member alerts a request may fire: none for an end user (they are not members). */
-function alertMember(input: { memberId: string; endUserLimits?: EndUserLimits }): string | null {
-  return input.endUserLimits === undefined ? input.memberId : null;
-}
-
-function crossed(levelMicros: number, limitMicros: number, pct: number): boolean {
-  // level / limit ≥ pct / 100, without rounding or overflow.
-  return limitMicros > 0 && BigInt(levelMicros) * 100n >= BigInt(limitMicros) * BigInt(pct);
-}
-
 /**
  * One organization's credits. Every method is synchronous and runs in one store transaction, so a
  * Durable Object (the single writer per org) gets atomic reserve/settle without awaiting. Expected
@@ -229,6 +212,7 @@ export class CreditLedger {
   readonly #store: LedgerStore;
   readonly #book: LedgerBook;
   readonly #limits: SpendLimits;
+  readonly #alerts: AlertTriggers;
 
   constructor(store: LedgerStore, config: Partial<LedgerConfig> = {}) {
     this.#store = store;
@@ -236,6 +220,7 @@ export class CreditLedger {
     this.config = { ...DEFAULT_LEDGER_CONFIG, ...config };
     assertLedgerConfig(this.config);
     this.#limits = new SpendLimits(this.#book, this.config);
+    this.#alerts = new AlertTriggers(this.#book, this.#limits, this.config);
   }
 
   /**
@@ -264,11 +249,7 @@ export class CreditLedger {
    * key like every alert. Returns the new row to deliver, or null if it had fired already.
    */
   raiseAlert(alert: Omit<AlertRow, "key" | "firedAt">, now: number): AlertRow | null {
-    const key = alertKey(alert);
-    if (this.#store.getAlert(key) !== null) return null;
-    const row: AlertRow = { ...alert, key, firedAt: now };
-    this.#store.transact(() => this.#store.insertAlert(row));
-    return row;
+    return this.#alerts.raise(alert, now);
   }
 
   /** Posted, held and available credits, from the cached totals. */
@@ -351,7 +332,7 @@ export class CreditLedger {
           reason: "insufficient_credits",
           availableMicros,
           requiredMicros: input.amountMicros,
-          alerts: this.#collectAlerts(input.now, alertMember(input), null),
+          alerts: this.#alerts.collect(input.now, alertMember(input), null),
         };
       }
 
@@ -364,7 +345,7 @@ export class CreditLedger {
           limitMicros: limit.limitMicros,
           committedMicros: limit.committedMicros,
           requiredMicros: input.amountMicros,
-          alerts: this.#collectAlerts(input.now, alertMember(input), limit.scope),
+          alerts: this.#alerts.collect(input.now, alertMember(input), limit.scope),
         };
       }
 
@@ -380,7 +361,7 @@ export class CreditLedger {
         resolvedAt: null,
       };
       this.#book.openHold(hold);
-      const alerts = this.#collectAlerts(input.now, alertMember(input), null);
+      const alerts = this.#alerts.collect(input.now, alertMember(input), null);
       return { ok: true, hold, replayed: false, alerts };
     });
   }
@@ -468,7 +449,7 @@ export class CreditLedger {
         usage,
         entry,
         overrunMicros: overrun(outcome, charge, hold.amountMicros),
-        alerts: this.#collectAlerts(input.now, hold.memberId, null),
+        alerts: this.#alerts.collect(input.now, hold.memberId, null),
       };
     });
   }
@@ -581,7 +562,7 @@ export class CreditLedger {
         lease,
         settled,
         refusedBy,
-        alerts: this.#collectAlerts(input.now, alertMember(input), null),
+        alerts: this.#alerts.collect(input.now, alertMember(input), null),
       };
     });
   }
@@ -813,7 +794,7 @@ export class CreditLedger {
         ok: true,
         entry,
         replayed: false,
-        alerts: this.#collectAlerts(input.now, null, null),
+        alerts: this.#alerts.collect(input.now, null, null),
       };
     });
   }
@@ -855,7 +836,7 @@ export class CreditLedger {
         ok: true,
         entry,
         replayed: false,
-        alerts: this.#collectAlerts(input.now, null, null),
+        alerts: this.#alerts.collect(input.now, null, null),
       };
     });
   }
@@ -907,7 +888,7 @@ export class CreditLedger {
         expired.push({ lot: { ...lot, remainingMicros: 0, expiredAt: now }, entry });
       }
       const alerts = expired.some((one) => one.entry !== null)
-        ? this.#collectAlerts(now, null, null)
+        ? this.#alerts.collect(now, null, null)
         : [];
       return { expired, nextExpiresAt: this.#store.nextLotExpiry(), alerts };
     });
@@ -936,113 +917,6 @@ export class CreditLedger {
       alerts: [],
     };
   }
-
-  /**
-   * Fires the alerts whose threshold the current state has crossed and that have not fired in this
-   * period. Spend alerts measure committed spend (settled this period + open holds), the quantity
-   * the limits enforce; a refusal by a limit fires its thresholds of 100% and above. Of one limit's
-   * thresholds, only the highest crossed fires: a step that crosses 50, 80 and 100% at once fires
-   * the 100% alert alone (three alerts at once said the same thing three times), and a lower
-   * threshold never fires after a higher one in the same period (spend that dips, as a hold is
-   * released, and rises again does not fire the lower ones it skipped).
-   */
-  #collectAlerts(
-    now: number,
-    memberId: string | null,
-    refusedBy: SpendLimitScope | null,
-  ): AlertRow[] {
-    const fired: AlertRow[] = [];
-    const { heldMicros, availableMicros } = this.balance();
-    const fire = (alert: Omit<AlertRow, "key" | "firedAt">): void => {
-      const key = alertKey(alert);
-      if (this.#store.getAlert(key) !== null) return;
-      const row: AlertRow = { ...alert, key, firedAt: now };
-      this.#store.insertAlert(row);
-      fired.push(row);
-    };
-    const spendAlerts = (
-      kind: AlertKind,
-      scope: SpendLimitScope,
-      limitMicros: number,
-      levelMicros: number,
-      period: string,
-      member: string | null,
-    ): void => {
-      const series = { kind, period, memberId: member, limitMicros };
-      const descending = [...this.config.alertThresholdsPct].sort((a, b) => b - a);
-      const highest = descending.find(
-        (pct) => crossed(levelMicros, limitMicros, pct) || (refusedBy === scope && pct >= 100),
-      );
-      if (highest === undefined) return;
-      const higherFired = descending.some(
-        (pct) =>
-          pct > highest &&
-          this.#store.getAlert(alertKey({ ...series, thresholdPct: pct })) !== null,
-      );
-      if (!higherFired) fire({ ...series, thresholdPct: highest, levelMicros });
-    };
-
-    const orgLimit = this.config.orgMonthlyLimitMicros;
-    if (orgLimit !== null) {
-      const month = utcMonth(now);
-      const level = this.#store.getCounter(orgSpendCounter(month)) + heldMicros;
-      spendAlerts("org_monthly_spend", "org_monthly", orgLimit, level, month, null);
-    }
-    const memberLimit = this.config.memberDailyLimitMicros;
-    // A member with limits of their own set by an admin is not under the default daily limit.
-    if (
-      memberLimit !== null &&
-      memberId !== null &&
-      this.config.limitRules.rulesFor("member", memberId).length === 0
-    ) {
-      const level = this.#limits.memberDayCommitted(now, memberId);
-      spendAlerts("member_daily_spend", "member_daily", memberLimit, level, utcDay(now), memberId);
-    }
-    const lowBalance = this.config.lowBalanceMicros;
-    if (lowBalance !== null && availableMicros < lowBalance) {
-      fire({
-        kind: "low_balance",
-        period: `entry-${this.#book.fundingSeq()}`,
-        memberId: null,
-        thresholdPct: null,
-        limitMicros: lowBalance,
-        levelMicros: availableMicros,
-      });
-    }
-    const runwayDays = this.config.runwayAlertDays;
-    if (runwayDays !== null) {
-      const forecast = this.forecast(now);
-      if (runwayBelow(forecast, runwayDays, availableMicros)) {
-        fire({
-          kind: "low_runway",
-          // Once per funding and threshold: a top-up re-arms it, as a new threshold does.
-          period: `runway-${runwayDays}d-entry-${this.#book.fundingSeq()}`,
-          memberId: null,
-          thresholdPct: null,
-          limitMicros: forecast.dailyRateMicros * runwayDays,
-          levelMicros: availableMicros,
-        });
-      }
-    }
-    return fired;
-  }
-}
-
-/**
- * An alert's unique key: kind, period, member, threshold and limit value (a new limit re-arms its
- * alerts). A runway alert's "limit" is the balance its days need at the rate of the moment, which
- * moves with every call: its period (threshold and funding) is what it fires once for.
- */
-function alertKey(
-  alert: Pick<AlertRow, "kind" | "period" | "memberId" | "thresholdPct" | "limitMicros">,
-): string {
-  return [
-    alert.kind,
-    alert.period,
-    alert.memberId ?? "",
-    alert.thresholdPct ?? "",
-    alert.kind === "low_runway" ? "" : alert.limitMicros,
-  ].join("|");
 }
 
 /** A lease report's lookups and the rows it writes at its end, in one statement each. */
