@@ -1,8 +1,9 @@
 /**
  * Session credit leases (docs/2026-12-01-metering-leases.md): a lease is a hold on the org's
  * account owned by one session, `lease:<sessionId>:<n>`, that the session draws on locally, one
- * model call at a time, and reports to in batches. This file holds the lease's types and the pure
- * arithmetic of sizing a grant; `CreditLedger.lease` applies them in one store transaction.
+ * model call at a time, and reports to in batches. This file holds the lease's types, the pure
+ * arithmetic of sizing a grant and the session's side; the account applies a report in one store
+ * transaction (lease-reports.ts).
  */
 
 import type { AlertRow, HoldRow } from "./ledger-store.ts";
