@@ -40,6 +40,12 @@ export {
   scaleDecimal,
   unscaleDecimal,
 } from "./catalogue-pricing.ts";
+export type {
+  ExpireGrantsResult,
+  PostCumulativeInput,
+  PostInput,
+  PostResult,
+} from "./credits.ts";
 export type { Forecast } from "./forecast.ts";
 export { FORECAST_WINDOW_DAYS, forecastDays, forecastRunway, runwayBelow } from "./forecast.ts";
 export type {
@@ -65,11 +71,7 @@ export {
   sizeGrant,
 } from "./lease.ts";
 export type {
-  ExpireGrantsResult,
   ExpireResult,
-  PostCumulativeInput,
-  PostInput,
-  PostResult,
   ReleaseResult,
   ReserveInput,
   ReserveResult,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { PostResult } from "./credits.ts";
 import {
   CreditLedger,
-  type PostResult,
   type ReserveInput,
   type ReserveResult,
   type SettleResult,

@@ -21,7 +21,8 @@
  *   (reversals.ts) turns into at most what the payment paid, under `stripe:reversals:<pi_id>`.
  */
 
-import type { CreditLedger, PostResult } from "./ledger.ts";
+import type { PostResult } from "./credits.ts";
+import type { CreditLedger } from "./ledger.ts";
 import { centsToMicros } from "./money.ts";
 import type { ReversalReport } from "./reversals.ts";
 
