@@ -26,6 +26,13 @@ export {
   checkAutoTopUpSettings,
 } from "./auto-top-up.ts";
 export type {
+  ExpireResult,
+  ReleaseResult,
+  ReserveInput,
+  ReserveResult,
+  SettleResult,
+} from "./call-holds.ts";
+export type {
   OpenRouterPricing,
   PriceConversion,
   PriceRounding,
@@ -70,13 +77,6 @@ export {
   shouldRenew,
   sizeGrant,
 } from "./lease.ts";
-export type {
-  ExpireResult,
-  ReleaseResult,
-  ReserveInput,
-  ReserveResult,
-  SettleResult,
-} from "./ledger.ts";
 export { CreditLedger } from "./ledger.ts";
 export type { Balance, ReconcileReport } from "./ledger-book.ts";
 export type { LedgerConfig } from "./ledger-config.ts";

@@ -2,7 +2,7 @@
  * The account's side of a session's credit lease (docs/2026-12-01-metering-leases.md; the lease's
  * types, its sizing and the session's side are in lease.ts): a report of the calls drawn on the
  * lease, settled each once, then the lease renewed, shrunk or returned, all in one transaction.
- * A lease is a hold like a call's own (reserve, settle), but it lives across many calls: its calls
+ * A lease is a hold like a call's own (call-holds.ts), but it lives across many calls: its calls
  * are charged as they are reported, the part the open lease covers coming out of its hold.
  */
 

@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { ReserveInput, ReserveResult, SettleResult } from "./call-holds.ts";
 import type { PostResult } from "./credits.ts";
-import {
-  CreditLedger,
-  type ReserveInput,
-  type ReserveResult,
-  type SettleResult,
-} from "./ledger.ts";
+import { CreditLedger } from "./ledger.ts";
 import type { LedgerConfig } from "./ledger-config.ts";
 import type { AlertRow, UsageRow } from "./ledger-store.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";

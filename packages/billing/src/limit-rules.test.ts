@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { ReserveInput } from "./call-holds.ts";
 import { type LeaseInput, leaseId } from "./lease.ts";
-import { CreditLedger, type ReserveInput } from "./ledger.ts";
+import { CreditLedger } from "./ledger.ts";
 import {
   type LimitRule,
   LimitRuleStore,
