@@ -6,7 +6,7 @@
  * so it lives in its own table, apart from the settings they edit.
  */
 import type { PostInput } from "./credits.ts";
-import type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
+import type { SqlExecutor, SqlValue } from "./sql.ts";
 
 export interface Allowance {
   amountMicros: number;

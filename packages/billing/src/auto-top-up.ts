@@ -15,7 +15,7 @@
  * retried by itself.
  */
 import { assertPositiveMicros, MICROS_PER_CENT } from "./money.ts";
-import { type SqlExecutor, type SqlValue, sqlRows, sqlRun } from "./sql-ledger-store.ts";
+import { type SqlExecutor, type SqlValue, sqlRows, sqlRun } from "./sql.ts";
 
 export interface AutoTopUpSettings {
   enabled: boolean;

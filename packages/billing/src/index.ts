@@ -97,6 +97,14 @@ export type {
   UsageRow,
 } from "./ledger-store.ts";
 export { GRANT_SOURCES } from "./ledger-store.ts";
+export {
+  LEDGER_SQLITE_SCHEMA,
+  toAlert,
+  toEntry,
+  toHold,
+  toLot,
+  toUsage,
+} from "./ledger-tables.ts";
 export type { LimitPeriod, LimitRule, LimitRules, LimitSubject } from "./limit-rules.ts";
 export {
   LIMIT_PERIODS,
@@ -138,16 +146,8 @@ export { ReversalStore, reversalReference, reversalTotals } from "./reversals.ts
 export type { Attribution, SettleInput } from "./settlement.ts";
 export type { EndUserLimits, PrincipalLimit, SpendLimitScope } from "./spend-limits.ts";
 export { scopePeriod } from "./spend-limits.ts";
-export type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
-export {
-  LEDGER_SQLITE_SCHEMA,
-  SqlLedgerStore,
-  toAlert,
-  toEntry,
-  toHold,
-  toLot,
-  toUsage,
-} from "./sql-ledger-store.ts";
+export type { SqlExecutor, SqlValue } from "./sql.ts";
+export { SqlLedgerStore } from "./sql-ledger-store.ts";
 export type { PricedStep, StepPrices, StepUsage } from "./step-price.ts";
 export {
   addTokens,

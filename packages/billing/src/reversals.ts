@@ -27,7 +27,7 @@
 import type { PostResult } from "./credits.ts";
 import type { CreditLedger } from "./ledger.ts";
 import type { LedgerStore } from "./ledger-store.ts";
-import { type SqlExecutor, type SqlValue, sqlRows, sqlRun } from "./sql-ledger-store.ts";
+import { type SqlExecutor, type SqlValue, sqlRows, sqlRun } from "./sql.ts";
 
 /** One report of Stripe's about a payment of Parley's, with what that payment credited. */
 export interface ReversalReport {
