@@ -19,12 +19,8 @@ export type {
   AutoTopUpState,
   SavedCard,
 } from "./auto-top-up.ts";
-export {
-  AUTO_TOP_UP_OFF,
-  AutoTopUpStore,
-  autoTopUpKey,
-  checkAutoTopUpSettings,
-} from "./auto-top-up.ts";
+export { AUTO_TOP_UP_OFF, autoTopUpKey, checkAutoTopUpSettings } from "./auto-top-up.ts";
+export { AutoTopUpStore } from "./auto-top-up-store.ts";
 export type {
   ExpireResult,
   ReleaseResult,
