@@ -161,7 +161,6 @@ export type {
   StripeCardSavedAction,
   StripeCreditAction,
   StripeDisputeAction,
-  StripeEvent,
   StripeEventMapping,
   StripeIgnoredEvent,
   StripeLedgerAction,
@@ -169,15 +168,18 @@ export type {
   StripeRejectedEvent,
   StripeReversalAction,
   StripeTopupAction,
-} from "./stripe-events.ts";
+} from "./stripe-actions.ts";
 export {
   applyStripeAction,
-  HANDLED_STRIPE_EVENT_TYPES,
   isStripeCreditAction,
   isStripeLedgerAction,
   isStripeReversalAction,
-  mapStripeEvent,
   reversalReport,
+} from "./stripe-actions.ts";
+export type { StripeEvent } from "./stripe-events.ts";
+export {
+  HANDLED_STRIPE_EVENT_TYPES,
+  mapStripeEvent,
   STRIPE_AUTO_TOP_UP_METADATA_KEY,
   STRIPE_ORG_METADATA_KEY,
 } from "./stripe-events.ts";
