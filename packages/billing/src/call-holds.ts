@@ -7,7 +7,7 @@
  */
 
 import { type AlertTriggers, alertMember } from "./alert-triggers.ts";
-import { assertId, assertTime } from "./input-checks.ts";
+import { assertDuration, assertId, assertTime } from "./input-checks.ts";
 import { isLeaseId } from "./lease.ts";
 import type { LedgerBook } from "./ledger-book.ts";
 import type { AlertRow, EntryRow, HoldRow, UsageOutcome, UsageRow } from "./ledger-store.ts";
@@ -116,9 +116,7 @@ export class CallHolds {
     assertPositiveMicros(input.amountMicros, "amountMicros");
     assertEndUserLimits(input.endUserLimits);
     assertTime(input.now, "now");
-    if (!Number.isSafeInteger(input.ttlMs) || input.ttlMs <= 0) {
-      throw new RangeError("ttlMs must be a positive integer");
-    }
+    assertDuration(input.ttlMs, "ttlMs");
     if (isLeaseId(input.requestId)) {
       return {
         ok: false,

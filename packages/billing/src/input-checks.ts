@@ -21,3 +21,10 @@ export function assertCount(value: number, label: string): void {
     throw new RangeError(`${label} must be a non-negative safe integer`);
   }
 }
+
+/** A duration in ms of at least 1 (a hold's or a lease's time to live). */
+export function assertDuration(value: number, label: string): void {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new RangeError(`${label} must be a positive integer`);
+  }
+}

@@ -7,7 +7,7 @@
  */
 
 import { type AlertTriggers, alertMember } from "./alert-triggers.ts";
-import { assertId, assertTime } from "./input-checks.ts";
+import { assertDuration, assertId, assertTime } from "./input-checks.ts";
 import {
   type GrantBounds,
   isLeaseId,
@@ -85,9 +85,7 @@ export class LeaseReports {
     assertPositiveMicros(input.minMicros, "minMicros");
     assertEndUserLimits(input.endUserLimits);
     assertTime(input.now, "now");
-    if (!Number.isSafeInteger(input.ttlMs) || input.ttlMs <= 0) {
-      throw new RangeError("ttlMs must be a positive integer");
-    }
+    assertDuration(input.ttlMs, "ttlMs");
     const who: Attribution = {
       memberId: input.memberId,
       projectId: input.projectId,
