@@ -182,18 +182,15 @@ export class CallHolds {
         };
       }
 
-      const hold: HoldRow = {
+      const hold = this.#book.openHold({
         requestId: input.requestId,
         amountMicros: input.amountMicros,
         memberId: input.memberId,
         projectId: input.projectId,
         sessionId: input.sessionId,
-        status: "open",
         createdAt: input.now,
         expiresAt: input.now + input.ttlMs,
-        resolvedAt: null,
-      };
-      this.#book.openHold(hold);
+      });
       const alerts = this.#alerts.collect(input.now, alertMember(input), null);
       return { ok: true, hold, replayed: false, alerts };
     });

@@ -204,19 +204,15 @@ export class LeaseReports {
     const expiresAt = input.now + input.ttlMs;
     if (hold === null) {
       if (amount <= 0) return null;
-      const opened: HoldRow = {
+      return this.#book.openHold({
         requestId: input.leaseId,
         amountMicros: amount,
         memberId: input.memberId,
         projectId: input.projectId,
         sessionId: input.sessionId,
-        status: "open",
         createdAt: input.now,
         expiresAt,
-        resolvedAt: null,
-      };
-      this.#book.openHold(opened);
-      return opened;
+      });
     }
     if (hold.status !== "open") return null;
     if (amount <= 0) {

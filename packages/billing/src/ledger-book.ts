@@ -129,10 +129,12 @@ export class LedgerBook {
     return row;
   }
 
-  /** Writes a new open hold and holds its amount. */
-  openHold(hold: HoldRow): void {
-    this.store.insertHold(hold);
-    this.addCounter(HELD, hold.amountMicros);
+  /** Writes a new hold, open and unresolved, and holds its amount; returns its row. */
+  openHold(hold: Omit<HoldRow, "status" | "resolvedAt">): HoldRow {
+    const row: HoldRow = { ...hold, status: "open", resolvedAt: null };
+    this.store.insertHold(row);
+    this.addCounter(HELD, row.amountMicros);
+    return row;
   }
 
   /** Resolves an open hold (settled, released, expired): its amount is held no more. */
