@@ -70,6 +70,7 @@ export {
   LEASE_PREFIX,
   leaseAsk,
   leaseId,
+  nextExpectedCall,
   shouldRenew,
   sizeGrant,
 } from "./lease.ts";

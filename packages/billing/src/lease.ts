@@ -167,6 +167,15 @@ export function leaseAsk(
   return { wantMicros: maxCallMicros + policy.steps * expected, minMicros: maxCallMicros };
 }
 
+/**
+ * What a session expects its next call to cost, after a call priced `priceMicros`: that price for
+ * the first call, then a running average that gives each new price a quarter of the weight, so
+ * the asks follow the session's recent calls without jumping at one dear one.
+ */
+export function nextExpectedCall(expectedMicros: number | null, priceMicros: number): number {
+  return expectedMicros === null ? priceMicros : Math.round((expectedMicros * 3 + priceMicros) / 4);
+}
+
 /** Whether a call of at most `maxCallMicros` may be drawn on the lease now, without asking. */
 export function canDraw(
   lease: LocalLease | null,
