@@ -51,6 +51,8 @@ export {
   readOnboardingMeta,
   type StopCode,
 } from "./reply-meta.ts";
+/** The model and assistant profile version a reply ran with (issue 29). */
+export { type ReplyModelMeta, readReplyModel } from "./reply-model.tsx";
 /** The person's chats: New chat, search, rename in place, delete after the app's confirmation. */
 export {
   type SessionLinkProps,

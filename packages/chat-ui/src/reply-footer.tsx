@@ -5,6 +5,7 @@ import { cn } from "./cn.ts";
 import { formatMicros } from "./format.ts";
 import { messageText } from "./protocol.ts";
 import { type AssistantMeta, readAssistantMeta, type StopCode } from "./reply-meta.ts";
+import { ReplyModel } from "./reply-model.tsx";
 
 /** How a reply ended, as the view tells it: from the server's metadata or what this tab saw. */
 export type ReplyEnd = { kind: "stopped"; reason?: string } | { kind: "failed"; error?: string };
@@ -98,6 +99,7 @@ export function ReplyFooter({
   onRegenerate,
   renderStopAction,
   showCost = true,
+  showModel = showCost,
 }: {
   message: UIMessage;
   end?: ReplyEnd | null;
@@ -106,6 +108,11 @@ export function ReplyFooter({
   renderStopAction?: (code: StopCode) => ReactNode;
   /** Include the reply's cost in its figures (tokens and steps show either way). */
   showCost?: boolean;
+  /**
+   * Name the model and profile version the reply ran with (issue 29). Where cost shows, by
+   * default: a member who picks a model sees what it charged; an app's end user never picks.
+   */
+  showModel?: boolean;
 }) {
   const meta = readAssistantMeta(message.metadata);
   const text = messageText(message);
@@ -134,6 +141,7 @@ export function ReplyFooter({
             {end.reason ? <span className="font-normal">: {end.reason}</span> : null}
           </span>
         ) : null}
+        {showModel ? <ReplyModel metadata={message.metadata} /> : null}
         <Figures meta={meta} showCost={showCost} />
         <span className="ml-auto flex items-center gap-1">
           {text !== "" ? <CopyButton text={text} /> : null}
