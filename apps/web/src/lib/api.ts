@@ -317,6 +317,8 @@ export function createApiClient(options: ApiClientOptions = {}) {
     },
     /** An authorized fetch of any path (agents' `get-messages`), with the same refresh rule. */
     get: <T>(path: string) => request<T>("GET", path),
+    /** Any authorized call, for the typed clients of other features (`lib/assistants-api.ts`). */
+    call: <T>(method: Method, path: string, body?: unknown) => request<T>(method, path, body),
 
     me: () => request<Me>("GET", "/api/me"),
     /** A new name and/or email (a new email with the current password). */
