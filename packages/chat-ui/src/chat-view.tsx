@@ -28,8 +28,11 @@ export interface ChatViewProps {
   closedReason?: (messages: UIMessage[]) => string | null;
   /** Offer "Regenerate" on the last reply (the assistant; the free preview does not). */
   regenerate?: boolean;
-  /** Shown in place of the transcript when there are no messages yet. */
-  emptyState?: ReactNode;
+  /**
+   * Shown in place of the transcript when there are no messages yet; a function gets `send`, so
+   * an opening can offer suggested prompts that start the chat.
+   */
+  emptyState?: ReactNode | ((send: (text: string) => void) => ReactNode);
   placeholder?: string;
   autoFocus?: boolean;
   /**
@@ -170,7 +173,8 @@ export function ChatView({
           <div ref={stick.contentRef} className="mx-auto w-full max-w-3xl px-4 py-6">
             {messages.length === 0 && !thinking ? (
               <div className="py-12 text-center text-muted-foreground text-sm">
-                {emptyState ?? "No messages yet. Say hello."}
+                {(typeof emptyState === "function" ? emptyState(send) : emptyState) ??
+                  "No messages yet. Say hello."}
               </div>
             ) : null}
             {hidden > 0 ? (

@@ -21,6 +21,7 @@ import {
 } from "../../lib/chat-preload.ts";
 import { keys } from "../../lib/query.ts";
 import { canManage, useSession } from "../../lib/session.tsx";
+import { ChatOpening } from "../assistants/chat-opening.tsx";
 import { LimitWarning } from "../billing/limit-warning.tsx";
 import { StopAction } from "../billing/stop-action.tsx";
 
@@ -120,15 +121,8 @@ export function AssistantChat({
       onTurnEnd={turnEnded}
       renderStatus={() => <LimitWarning sessionId={sessionId} />}
       renderStopAction={(code) => <StopAction code={code} canManage={canManage(org)} />}
-      emptyState={
-        <div className="grid justify-items-center gap-2 py-16 text-center">
-          <p className="font-medium text-lg">How can I help?</p>
-          <p className="max-w-md text-muted-foreground text-sm">
-            The assistant knows this project's memory. Replies are charged to your organization's
-            credits; each one shows what it cost.
-          </p>
-        </div>
-      }
+      // The profile's welcome and suggested prompts (features/assistants/chat-opening.tsx).
+      emptyState={(send) => <ChatOpening sessionId={sessionId} send={send} />}
     />
   );
 }
