@@ -199,6 +199,17 @@ const admin = createRoute({
   path: "/admin",
   component: lazyRouteComponent(() => import("./pages/admin-page.tsx")),
 });
+/** The org's assistant profiles and allowed models (issue 29); `#models` opens the models. */
+const assistants = createRoute({
+  getParentRoute: () => appLayout,
+  path: "/assistants",
+  component: lazyRouteComponent(() => import("./pages/assistants-page.tsx")),
+});
+const profile = createRoute({
+  getParentRoute: () => appLayout,
+  path: "/assistants/profiles/$profileId",
+  component: lazyRouteComponent(() => import("./pages/profile-page.tsx")),
+});
 const newOrg = createRoute({
   getParentRoute: () => appLayout,
   path: "/orgs/new",
@@ -235,6 +246,8 @@ const routeTree = rootRoute.addChildren([
     billing,
     members,
     admin,
+    assistants,
+    profile,
     newOrg,
     account,
   ]),

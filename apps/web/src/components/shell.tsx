@@ -17,6 +17,7 @@ const NAV = [
   { to: "/projects", label: "Projects", manage: false },
   { to: "/billing", label: "Billing", manage: false },
   { to: "/members", label: "Members", manage: false },
+  { to: "/assistants", label: "Assistants", manage: false },
   { to: "/admin", label: "Admin", manage: true },
 ] as const;
 
