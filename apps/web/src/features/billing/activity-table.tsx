@@ -33,9 +33,14 @@ const columns = [
       </span>
     ),
   }),
-  column.accessor("model", {
+  // The catalogue's display name (the id when it does not list the model), the id on hover.
+  column.accessor("modelLabel", {
     header: "Model",
-    cell: (info) => <span className="whitespace-nowrap font-mono text-xs">{info.getValue()}</span>,
+    cell: (info) => (
+      <span className="whitespace-nowrap" title={info.row.original.model}>
+        {info.getValue()}
+      </span>
+    ),
   }),
   column.accessor((row) => row.promptTokens + row.completionTokens, {
     id: "tokens",
