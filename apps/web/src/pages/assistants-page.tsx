@@ -30,7 +30,7 @@ export default function AssistantsPage() {
       heading={`Assistants in ${org.name}`}
       description="Shape what your assistant says and which models it runs on."
       actions={
-        manage && allowed.data ? (
+        manage && allowed.data && tab === "profiles" ? (
           <NewProfileDialog orgId={org.id} models={allowed.data.items} />
         ) : null
       }

@@ -235,7 +235,15 @@ export function AllowedModels({ orgId, canManage }: { orgId: string; canManage: 
           </ul>
         )}
         {canManage ? (
-          <div className="grid gap-3">
+          // Held at the bottom of the screen while there are changes to save (a phone's list of
+          // models is long); at rest, the card's last row.
+          <div
+            className={
+              dirty
+                ? "sticky bottom-0 z-10 -mx-5 grid gap-3 border-border border-t bg-card/95 px-5 py-3 backdrop-blur"
+                : "grid gap-3"
+            }
+          >
             {error ? (
               <ErrorNote
                 error={

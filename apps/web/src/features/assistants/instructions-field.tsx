@@ -98,7 +98,7 @@ export function InstructionsField({
           <span>{message}</span>
           {problem && !readOnly ? (
             <Button size="sm" onClick={() => onChange(cleanInstructions(value))}>
-              Remove them
+              Remove these characters
             </Button>
           ) : null}
         </div>

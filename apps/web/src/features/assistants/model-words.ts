@@ -38,6 +38,15 @@ export const temperatureRange = (model: Pick<CatalogueModel, "temperature"> | un
 export const topPRange = (model: Pick<CatalogueModel, "topP"> | undefined) =>
   model?.topP ?? TOP_P_RANGE;
 
+/**
+ * A display name without its provider ("OpenAI: GPT-4o-mini" → "GPT-4o-mini"), for a narrow
+ * place (the chat's header on a phone); the full name goes beside it for screen readers.
+ */
+export const shortName = (name: string): string => {
+  const at = name.indexOf(": ");
+  return at > 0 && at < name.length - 2 ? name.slice(at + 2) : name;
+};
+
 /** A model's display name from a list, or its id when the list does not have it. */
 export const modelName = (models: readonly CatalogueModel[] | undefined, id: string): string =>
   models?.find((model) => model.id === id)?.displayName ?? id;

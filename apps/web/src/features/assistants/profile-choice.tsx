@@ -103,6 +103,18 @@ function ProfileSelect({
       )}
       <p id={`${id}-hint`} className="text-muted-foreground text-xs">
         {hint}
+        {canManage && current ? (
+          <>
+            {" "}
+            <Link
+              to="/assistants/profiles/$profileId"
+              params={{ profileId: current.id }}
+              className="prose-link"
+            >
+              Edit “{current.name}”
+            </Link>
+          </>
+        ) : null}
       </p>
     </div>
   );

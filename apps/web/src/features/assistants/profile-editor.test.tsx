@@ -74,7 +74,7 @@ describe("ProfileEditor: validation", () => {
     expect(instructions().getAttribute("aria-invalid")).toBe("true");
     fireEvent.click(save());
     expect(update).not.toHaveBeenCalled();
-    fireEvent.click(screen.getByRole("button", { name: "Remove them" }));
+    fireEvent.click(screen.getByRole("button", { name: "Remove these characters" }));
     expect(instructions().value).toBe("Be kind.\nBe brief.");
     expect(instructions().getAttribute("aria-invalid")).toBe("false");
   });
@@ -124,15 +124,13 @@ describe("ProfileEditor: validation", () => {
 
 describe("ProfileEditor: saving", () => {
   it("sends only what changed with the version it edits, and shows the new version", async () => {
-    const update = vi
-      .spyOn(assistantsApi, "updateProfile")
-      .mockImplementation(async (_id, input) =>
-        profileOf({
-          version: 4,
-          instructions: "Be kind.\nBe thorough.\nAnswer in English.",
-          ...input,
-        }),
-      );
+    const update = vi.spyOn(assistantsApi, "updateProfile").mockImplementation(async (_id, input) =>
+      profileOf({
+        version: 4,
+        instructions: "Be kind.\nBe thorough.\nAnswer in English.",
+        ...input,
+      }),
+    );
     await renderEditor();
     fireEvent.change(screen.getByLabelText("Welcome message"), {
       target: { value: "Hello there" },

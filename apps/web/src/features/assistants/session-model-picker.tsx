@@ -17,7 +17,7 @@ import { assistantsApi } from "../../lib/assistants-api.ts";
 import { keys } from "../../lib/query.ts";
 import { useSession } from "../../lib/session.tsx";
 import { ModelItems, modelDetail } from "./model-select.tsx";
-import { modelName, refusalWords } from "./model-words.ts";
+import { modelName, refusalWords, shortName } from "./model-words.ts";
 import { useAllowedModels, useCatalogue, useProjectModel } from "./use-models.ts";
 
 /** The option for "no pick": the session follows its project's profile. */
@@ -82,21 +82,32 @@ export function SessionModelPicker({ session }: { session: Session }) {
         variant="ghost"
         aria-label={label}
         title={label}
-        className={notAllowed ? "max-w-36 text-warning sm:max-w-60" : "max-w-36 sm:max-w-60"}
+        className={notAllowed ? "max-w-40 text-warning sm:max-w-64" : "max-w-40 sm:max-w-64"}
       >
         {notAllowed ? (
           <TriangleAlert aria-hidden="true" className="size-4 shrink-0" />
         ) : (
-          <Cpu aria-hidden="true" className="size-4 shrink-0 text-muted-foreground" />
+          <Cpu
+            aria-hidden="true"
+            className="hidden size-4 shrink-0 text-muted-foreground sm:block"
+          />
         )}
-        <SelectMenuValue>{currentName}</SelectMenuValue>
+        <SelectMenuValue>
+          <span className="sm:hidden">{shortName(currentName)}</span>
+          <span className="hidden sm:inline">{currentName}</span>
+        </SelectMenuValue>
       </SelectMenuTrigger>
       <SelectMenuContent align="end" className="w-[22rem]">
         <SelectMenuItem
           value={DEFAULT}
           detail={
             defaultModel
-              ? `${fallback.profileName ? `The “${fallback.profileName}” profile's model` : "The project's model"} · ${modelDetail(defaultModel)}`
+              ? modelDetail(
+                  defaultModel,
+                  fallback.profileName
+                    ? `The “${fallback.profileName}” profile's model`
+                    : "The project's model",
+                )
               : "The project's assistant profile decides"
           }
         >

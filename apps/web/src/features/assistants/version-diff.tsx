@@ -45,10 +45,10 @@ function TextDiff({ label, before, after }: { label: string; before: string; aft
                     row.kind === "removed" && "bg-destructive/10",
                   )}
                 >
-                  <td className="w-10 select-none px-2 text-right align-top text-muted-foreground tabular-nums">
+                  <td className="w-7 select-none px-1 text-right align-top text-muted-foreground tabular-nums sm:w-10 sm:px-2">
                     {row.oldNumber ?? ""}
                   </td>
-                  <td className="w-10 select-none px-2 text-right align-top text-muted-foreground tabular-nums">
+                  <td className="w-7 select-none px-1 text-right align-top text-muted-foreground tabular-nums sm:w-10 sm:px-2">
                     {row.newNumber ?? ""}
                   </td>
                   <td className="whitespace-pre-wrap break-words px-2 align-top">
