@@ -47,7 +47,14 @@ export function ChatOpening({
         </p>
       </div>
       {suggestions.length > 0 ? (
-        <ul aria-label="Suggested prompts" className="grid w-full max-w-xl gap-2 sm:grid-cols-2">
+        <ul
+          aria-label="Suggested prompts"
+          className={
+            suggestions.length > 1
+              ? "grid w-full max-w-xl gap-2 sm:grid-cols-2"
+              : "grid w-full max-w-xs gap-2"
+          }
+        >
           {suggestions.map((text) => (
             <li key={text}>
               <button

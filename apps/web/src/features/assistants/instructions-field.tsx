@@ -64,10 +64,12 @@ export function InstructionsField({
       </div>
       <Textarea
         id={id}
-        rows={14}
+        rows={10}
         spellCheck
         readOnly={readOnly}
-        className="resize-y font-mono text-[13px] leading-relaxed"
+        // Grows with the text (up to most of the screen), so a long prompt reads without a
+        // second scrollbar; short ones keep room to write.
+        className="field-sizing-content max-h-[70vh] min-h-48 resize-y font-mono text-[13px] leading-relaxed"
         placeholder={
           "You are the support assistant of Acme Notes.\nAnswer in a warm, brief voice. Point to the help center for billing questions."
         }
@@ -87,7 +89,7 @@ export function InstructionsField({
       </div>
       <p id={`${id}-hint`} className="text-muted-foreground text-xs">
         Your assistant's voice, focus and rules. Parley keeps its own safety rules around them and
-        frames project memory as data: see the whole prompt beside this form.
+        frames project memory as data: “The whole prompt” shows how they sit together.
       </p>
       {message ? (
         <div

@@ -97,7 +97,7 @@ export function SessionModelPicker({ session }: { session: Session }) {
           <span className="hidden sm:inline">{currentName}</span>
         </SelectMenuValue>
       </SelectMenuTrigger>
-      <SelectMenuContent align="end" className="w-[22rem]">
+      <SelectMenuContent align="end" className="w-[25rem]">
         <SelectMenuItem
           value={DEFAULT}
           detail={
