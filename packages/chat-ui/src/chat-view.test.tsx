@@ -311,6 +311,50 @@ describe("ChatView composer and state", () => {
     expect(chat.clearRefusal).toHaveBeenCalledOnce();
   });
 
+  it("shows the app's notice for a refusal in place of the alert and the status: one notice, the draft back in the box", () => {
+    const refusal = {
+      code: "spend_limit",
+      message: "Your daily limit",
+      details: { limit: "member_daily" },
+    };
+    const chat = fakeChat({ refusal, returnedDraft: { text: "Try again?", seq: 1 } });
+    render(
+      <ChatView
+        chat={chat}
+        label="Chat"
+        renderStatus={() => <p>91% of your limit used</p>}
+        renderRefusal={(shown) =>
+          shown.code === "spend_limit" ? (
+            <p role="alert">Stopped by {shown.details?.limit}</p>
+          ) : null
+        }
+      />,
+    );
+    expect(screen.getAllByRole("alert").map((alert) => alert.textContent)).toEqual([
+      "Stopped by member_daily",
+    ]);
+    expect(screen.queryByText("91% of your limit used")).toBeNull();
+    expect((screen.getByRole("textbox", { name: "Message" }) as HTMLTextAreaElement).value).toBe(
+      "Try again?",
+    );
+  });
+
+  it("keeps the default alert for a refusal the app does not word", () => {
+    const chat = fakeChat({
+      refusal: { code: "conflict", message: "A reply is still being written" },
+    });
+    render(
+      <ChatView
+        chat={chat}
+        label="Chat"
+        renderStatus={() => <p>status line</p>}
+        renderRefusal={() => null}
+      />,
+    );
+    expect(screen.getByRole("alert").textContent).toContain("A reply is still being written");
+    expect(screen.getByText("status line")).toBeTruthy();
+  });
+
   it("gives every button an accessible name", () => {
     const chat = fakeChat({
       messages: [userMessage("u1", "a"), reply("a1", "one")],

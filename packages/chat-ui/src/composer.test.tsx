@@ -7,6 +7,12 @@ afterEach(cleanup);
 
 const box = () => screen.getByRole("textbox", { name: "Message" }) as HTMLTextAreaElement;
 
+/** Stopping ends the reply at once, as the chats do: Send takes Stop's place in the same click. */
+function StoppingChat({ onSend }: { onSend: (text: string) => void }) {
+  const [busy, setBusy] = useState(true);
+  return <Composer busy={busy} onSend={onSend} onStop={() => setBusy(false)} />;
+}
+
 describe("Composer", () => {
   it("sends the trimmed draft on Enter and clears the box", () => {
     const onSend = vi.fn();
@@ -54,12 +60,7 @@ describe("Composer", () => {
 
   it("only stops when Stop is clicked with a next message typed: nothing is sent, the draft stays", async () => {
     const onSend = vi.fn();
-    // Stopping ends the reply at once, as the chats do: Send takes Stop's place in the same click.
-    function Chat() {
-      const [busy, setBusy] = useState(true);
-      return <Composer busy={busy} onSend={onSend} onStop={() => setBusy(false)} />;
-    }
-    render(<Chat />);
+    render(<StoppingChat onSend={onSend} />);
     fireEvent.change(box(), { target: { value: "my next question" } });
     const stop = screen.getByRole("button", { name: "Stop" });
     // A real click: its default action (submitting the form) runs after the handlers.

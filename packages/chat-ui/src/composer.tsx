@@ -2,12 +2,14 @@ import { ArrowUp, Square } from "lucide-react";
 import {
   type KeyboardEvent,
   type MouseEvent,
+  useEffect,
   useId,
   useLayoutEffect,
   useRef,
   useState,
 } from "react";
 import { cn } from "./cn.ts";
+import type { ReturnedDraft } from "./use-parley-chat.ts";
 
 /** The agents' default `MAX_USER_MESSAGE_BYTES` (16 KiB). */
 const DEFAULT_MAX_BYTES = 16 * 1024;
@@ -33,6 +35,7 @@ export function Composer({
   placeholder = "Write a message…",
   autoFocus = false,
   maxBytes = DEFAULT_MAX_BYTES,
+  returned = null,
 }: {
   busy: boolean;
   /** Called with the trimmed draft; the box then clears. */
@@ -44,6 +47,11 @@ export function Composer({
   autoFocus?: boolean;
   /** The server's limit on one message, in UTF-8 bytes: a longer draft is refused here, in words. */
   maxBytes?: number;
+  /**
+   * A sent message the server refused (nothing of it was stored): its text comes back into the
+   * box, unless the person has started another one meanwhile.
+   */
+  returned?: ReturnedDraft | null;
 }) {
   const [draft, setDraft] = useState("");
   /** Enter was pressed on a draft while a reply streams: say why nothing was sent. */
@@ -62,6 +70,14 @@ export function Composer({
     element.style.height = "auto";
     element.style.height = `${element.scrollHeight}px`;
   }, [draft]);
+
+  const returnedSeq = returned?.seq;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once per returned message (its seq)
+  useEffect(() => {
+    if (returnedSeq === undefined || !returned) return;
+    setDraft((current) => (current.trim() === "" ? returned.text : current));
+    box.current?.focus();
+  }, [returnedSeq]);
 
   const bytes = draftBytes(draft);
   const tooLong = bytes > maxBytes;

@@ -7,6 +7,7 @@ import {
   closeNotice,
   isStreamResumeNone,
   lastMessageOnly,
+  messageText,
   type ParleyError,
   readParleyError,
 } from "./protocol.ts";
@@ -51,11 +52,23 @@ export interface ParleyChatState {
   busy: boolean;
   /** Ids of assistant replies the person stopped in this tab (the server may not say so yet). */
   stoppedIds: ReadonlySet<string>;
+  /**
+   * A message the server refused before storing it (a limit, no credits, a reply still being
+   * written), taken back out of the transcript: the composer puts its text back (`seq` counts
+   * refusals, so the same text refused twice is returned twice).
+   */
+  returnedDraft: ReturnedDraft | null;
   send: (text: string) => void;
   stop: () => void;
   regenerate: () => void;
   respondToApproval: ApprovalResponder;
   clearRefusal: () => void;
+}
+
+/** The text of a refused message, handed back to the composer. */
+export interface ReturnedDraft {
+  text: string;
+  seq: number;
 }
 
 /** A connected chat: the view state plus the SDK's chat for anything the view does not cover. */
@@ -111,6 +124,13 @@ export function useParleyChat({
   const [stoppedIds, setStoppedIds] = useState<ReadonlySet<string>>(() => new Set());
   /** A stop pressed before the reply had a message: the id of the user message it answers. */
   const stopPendingAfter = useRef<string | null>(null);
+  /** What this tab asked for last: a refusal of it takes the message back (see `returnedDraft`). */
+  const lastAsked = useRef<{ trigger: "submit"; text: string } | { trigger: "regenerate" } | null>(
+    null,
+  );
+  /** A refusal of this tab's request arrived; the SDK's turn ends after it, then it is undone. */
+  const takeBack = useRef(false);
+  const [returnedDraft, setReturnedDraft] = useState<ReturnedDraft | null>(null);
 
   const { setMessages } = chat;
   /**
@@ -126,6 +146,8 @@ export function useParleyChat({
     const onMessage = (event: MessageEvent) => {
       const error = readParleyError(event.data);
       if (error) setRefusal(error);
+      // A chat request of this socket was refused before the server stored anything of it.
+      if (error?.requestId && lastAsked.current) takeBack.current = true;
       // After a reconnect the server says whether a reply is still streaming. If it finished while
       // the socket was down, its chunks are gone: reload the transcript so the reply shows whole.
       if (isStreamResumeNone(event.data) && !busyRef.current) {
@@ -174,6 +196,29 @@ export function useParleyChat({
     chat.isRecovering;
   busyRef.current = busy;
 
+  // Once the refused request has ended on the SDK's side: its message comes back out of the
+  // transcript (into the composer), or a refused regeneration's old reply comes back from the
+  // server; the SDK's error for it is cleared (the refusal says what happened, not "failed").
+  const { clearError } = chat;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: run again when the refusal arrives (the flag is a ref)
+  useEffect(() => {
+    if (busy || !takeBack.current) return;
+    takeBack.current = false;
+    const asked = lastAsked.current;
+    lastAsked.current = null;
+    clearError();
+    if (asked?.trigger === "submit") {
+      const index = messages.findLastIndex((message) => message.role === "user");
+      const sent = messages[index];
+      if (sent && messageText(sent) === asked.text) {
+        setMessages(messages.slice(0, index));
+        setReturnedDraft((last) => ({ text: asked.text, seq: (last?.seq ?? 0) + 1 }));
+      }
+    } else if (asked?.trigger === "regenerate") {
+      void getInitialMessages().then(setMessages, () => undefined);
+    }
+  }, [busy, messages, refusal, clearError, setMessages, getInitialMessages]);
+
   const send = useCallback(
     (text: string) => {
       const trimmed = text.trim();
@@ -182,6 +227,8 @@ export function useParleyChat({
       setRefusal(null);
       sends.current += 1;
       busyRef.current = true;
+      lastAsked.current = { trigger: "submit", text: trimmed };
+      takeBack.current = false;
       void chat.sendMessage({ text: trimmed });
     },
     [busy, lost, chat.sendMessage],
@@ -210,6 +257,8 @@ export function useParleyChat({
     setRefusal(null);
     sends.current += 1;
     busyRef.current = true;
+    lastAsked.current = { trigger: "regenerate" };
+    takeBack.current = false;
     void chat.regenerate();
   }, [busy, lost, messages, chat.regenerate]);
 
@@ -228,6 +277,7 @@ export function useParleyChat({
     lost,
     busy,
     stoppedIds,
+    returnedDraft,
     send,
     stop,
     regenerate,

@@ -13,6 +13,7 @@ import { agentSettings } from "../env.ts";
 import {
   type AssistantMetadata,
   assistantSystemPrompt,
+  billingRefusal,
   newTurnId,
   refusedReply,
   shownMetadata,
@@ -126,7 +127,16 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // in the same tick sees the mark. Cleared again if this turn is not admitted after all.
     this.#busySince = Date.now();
     try {
-      return await this.#admit(caller, decision);
+      const turn = await this.#admit(caller, decision);
+      // A message the org cannot pay for is refused here, before the SDK stores it: the member
+      // keeps their draft and one notice, and no refusal reply is added per attempt.
+      const first = turn.firstHold ? await turn.firstHold : null;
+      const refusal =
+        first?.result.ok === false
+          ? billingRefusal(first.result, Date.now(), caller.kind === "end_user")
+          : null;
+      if (refusal) throw refusal;
+      return turn;
     } catch (error) {
       this.#busySince = null;
       throw error;

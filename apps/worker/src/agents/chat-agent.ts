@@ -17,7 +17,13 @@ import { decideFrame, type FrameDecision, type FramePolicy } from "./frames.ts";
 import { ensureLocalSchema } from "./local-schema.ts";
 import { mergeLate, type ReplyEndingMetadata, ReplyEndings } from "./reply-endings.ts";
 import { isTransientStorageError, withRetry } from "./retry.ts";
-import { type Refusal, RequestAuthors, refusalFrames, ToolAnswers } from "./turn-guard.ts";
+import {
+  type Refusal,
+  RequestAuthors,
+  refusalFrames,
+  ToolAnswers,
+  TurnRefusal,
+} from "./turn-guard.ts";
 import { TurnMetering } from "./turn-metering.ts";
 
 export {
@@ -290,6 +296,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
           code: appError.code,
           message: appError.message,
           ...(requestId ? { requestId } : {}),
+          ...(appError instanceof TurnRefusal ? { details: appError.details } : {}),
         });
         if (
           appError.code === "not_found" ||

@@ -1,5 +1,11 @@
-import { ChatView, type ChatViewProps, previewStatus, useParleyChat } from "@parley/chat-ui";
-import { useQueryClient } from "@tanstack/react-query";
+import {
+  ChatView,
+  type ChatViewProps,
+  isBillingRefusal,
+  previewStatus,
+  useParleyChat,
+} from "@parley/chat-ui";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import {
   type ReactNode,
   Suspense,
@@ -21,6 +27,7 @@ import {
 } from "../../lib/chat-preload.ts";
 import { keys } from "../../lib/query.ts";
 import { canManage, useSession } from "../../lib/session.tsx";
+import { LimitStop } from "../billing/limit-stop.tsx";
 import { LimitWarning } from "../billing/limit-warning.tsx";
 import { StopAction } from "../billing/stop-action.tsx";
 
@@ -110,6 +117,11 @@ export function AssistantChat({
     if (orgId) void queryClient.invalidateQueries({ queryKey: keys.billing(orgId) });
     onTurnEnd?.();
   }, [queryClient, orgId, onTurnEnd]);
+  // The session's project (the page has read it already): a project's limit leads to its setting.
+  const projectId = useQuery({
+    queryKey: keys.session(sessionId),
+    queryFn: () => api.session(sessionId),
+  }).data?.projectId;
   return (
     <AgentChatPane
       agent="assistant-agent"
@@ -119,6 +131,11 @@ export function AssistantChat({
       autoFocus
       onTurnEnd={turnEnded}
       renderStatus={() => <LimitWarning sessionId={sessionId} />}
+      renderRefusal={(refusal) =>
+        isBillingRefusal(refusal) ? (
+          <LimitStop refusal={refusal} sessionId={sessionId} projectId={projectId} />
+        ) : null
+      }
       renderStopAction={(code) => <StopAction code={code} canManage={canManage(org)} />}
       emptyState={
         <div className="grid justify-items-center gap-2 py-16 text-center">
