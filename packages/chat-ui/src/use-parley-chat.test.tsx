@@ -132,6 +132,21 @@ describe("useParleyChat", () => {
     expect(hook.result.current.refusal).toMatchObject({ code: "spend_limit", requestId: "req-1" });
   });
 
+  it("asks for a fresh ticket when the chat is opened again, never the spent one the SDK cached", () => {
+    const first = setup();
+    const before = sdk.agentOptions.at(-1) as { queryDeps: unknown[] };
+    first.hook.rerender();
+    // Re-rendered while mounted: the same query (the socket stays).
+    expect((sdk.agentOptions.at(-1) as { queryDeps: unknown[] }).queryDeps).toEqual(
+      before.queryDeps,
+    );
+    first.hook.unmount();
+    setup();
+    expect((sdk.agentOptions.at(-1) as { queryDeps: unknown[] }).queryDeps).not.toEqual(
+      before.queryDeps,
+    );
+  });
+
   it("is lost for good on a 4410 close and sends nothing after", () => {
     const { hook } = setup();
     act(() => {

@@ -79,6 +79,15 @@ export interface ParleyChat extends ParleyChatState {
 const DAY_MS = 24 * 60 * 60_000;
 
 /**
+ * How many times each chat's hook has unmounted, by address. The SDK caches a chat's query (its
+ * connect ticket) by address and drops it only when a socket closes to reconnect, not when the
+ * chat unmounts: coming back to a chat (Back, a link) reused the spent ticket, the upgrade was
+ * refused and the browser logged a failed WebSocket. A new mount asks under a new key instead.
+ * Module state, not React state: a mount that suspends keeps no state between its tries.
+ */
+const unmounts = new Map<string, number>();
+
+/**
  * One agent chat over the agents WebSocket, with Parley's rules on top of the SDK: the socket opens
  * with a connect ticket; history is the server's and the client never pushes its copy back
  * (`syncMessagesToServer: false`); a request carries only the new message; streams resume after a
@@ -105,13 +114,20 @@ export function useParleyChat({
   const getInitialMessages = useCallback(() => loadRef.current(), [agent, name]);
 
   // A ticket is spent by the connect it opened: no point refreshing it while the socket is up.
+  const address = `${agent}/${name}`;
+  // Read once per mount (React's strict mode runs a simulated unmount that must not re-key it).
+  const [mounted] = useState(() => ({ address, generation: unmounts.get(address) ?? 0 }));
+  const generation =
+    mounted.address === address ? mounted.generation : (unmounts.get(address) ?? 0);
   const connection = useAgent({
     agent,
     name,
     query,
+    queryDeps: [generation],
     cacheTtl: DAY_MS,
     ...(host === undefined ? {} : { host }),
   });
+  useEffect(() => () => void unmounts.set(address, (unmounts.get(address) ?? 0) + 1), [address]);
   const chat = useAgentChat({
     agent: connection,
     getInitialMessages,
