@@ -9,7 +9,11 @@ describe("shadowCss", () => {
     const out = shadowCss(css);
     expect(out).not.toContain("@property");
     expect(out).toContain(".ring { box-shadow: var(--tw-ring-shadow); }");
-    expect(out).toContain(":host,*,::before,::after,::backdrop{--tw-ring-shadow:0 0 #0000}");
+    // In the first cascade layer: a utility (layered) must still set the variable; an unlayered
+    // rule would win over every layer and the assistant's focus rings would never show.
+    expect(out).toContain(
+      "@layer properties{:host,*,::before,::after,::backdrop{--tw-ring-shadow:0 0 #0000}}",
+    );
   });
 
   it("writes rem as px, so the host page's root font size does not scale the assistant", () => {

@@ -4,7 +4,8 @@
  * - `@property` rules do nothing inside a shadow root (they register globally, from documents
  *   only), so Tailwind's `--tw-*` variables would start with no value and rings, shadows and
  *   transforms would break. Each becomes a plain declaration of its initial value on every
- *   element, as Tailwind's own fallback for browsers without `@property` does.
+ *   element, as Tailwind's own fallback for browsers without `@property` does, in the same
+ *   cascade layer as that fallback (the first), so the utilities still set them.
  * - `rem` is relative to the host page's root font size, which the page chooses (62.5% is
  *   common): the assistant would shrink or grow with it. Every rem becomes px at 16px per rem.
  */
@@ -22,9 +23,12 @@ export function shadowCss(css: string): string {
     /(^|[^\w.-])(-?\d*\.?\d+)rem\b/g,
     (_match, before: string, number: string) => `${before}${+(Number(number) * 16).toFixed(4)}px`,
   );
+  // In Tailwind's first layer (`properties`), under the utilities: unlayered, these initial values
+  // beat every utility that sets a `--tw-*` variable (a layer never beats unlayered rules), and
+  // focus rings, translates and shadows had no effect in the assistant.
   return initial.length === 0
     ? px
-    : `${px}\n:host,*,::before,::after,::backdrop{${initial.join(";")}}`;
+    : `${px}\n@layer properties{:host,*,::before,::after,::backdrop{${initial.join(";")}}}`;
 }
 
 let sheet: CSSStyleSheet | null = null;
