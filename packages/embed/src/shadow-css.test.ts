@@ -16,11 +16,28 @@ describe("shadowCss", () => {
     );
   });
 
+  it("gives a length's zero its unit, so a ring's calc() with it stays valid", () => {
+    const out = shadowCss(
+      `@property --tw-ring-offset-width { syntax: "<length>"; inherits: false; initial-value: 0; }
+@property --tw-scale-x { syntax: "*"; inherits: false; initial-value: 1; }`,
+    );
+    expect(out).toContain("--tw-ring-offset-width:0px;--tw-scale-x:1");
+  });
+
   it("writes rem as px, so the host page's root font size does not scale the assistant", () => {
     expect(
       shadowCss(".p{padding:.25rem;margin:-1.5rem;width:calc(var(--spacing)*4);gap:2rem}"),
     ).toBe(".p{padding:4px;margin:-24px;width:calc(var(--spacing)*4);gap:32px}");
     // Not inside names: a class or variable that merely ends in "rem" stays.
     expect(shadowCss(".lorem{--x-2rem:1}")).toBe(".lorem{--x-2rem:1}");
+    // Nor in an arbitrary value's class: the selector must still match the class the panel has
+    // (it did not: the launcher's panel lost its width and height).
+    expect(
+      shadowCss(
+        ".h-\\[min\\(var\\(--h\\,40rem\\)\\,calc\\(100dvh-7rem\\)\\)\\]{height:min(var(--h,40rem),calc(100dvh - 7rem))}",
+      ),
+    ).toBe(
+      ".h-\\[min\\(var\\(--h\\,40rem\\)\\,calc\\(100dvh-7rem\\)\\)\\]{height:min(var(--h,640px),calc(100dvh - 112px))}",
+    );
   });
 });
