@@ -135,17 +135,18 @@ describe("ChatView reply footer", () => {
     expect(items()[1]?.textContent).toContain("Stopped");
   });
 
-  it("leaves the cost out of a reply's figures when showCost is off, keeping the tokens", () => {
+  it("shows an app's end user no billing figures when showCost is off: no cost, no tokens", () => {
     const tokens = { promptTokens: 10, completionTokens: 5 };
     const chat = fakeChat({
       messages: [userMessage("u1", "hi"), reply("a1", "Hello", { priceMicros: 900, tokens })],
     });
     const { unmount } = render(<ChatView chat={chat} label="Chat" showCost={false} />);
     expect(items()[1]?.textContent).not.toContain("Cost");
-    expect(items()[1]?.textContent).toContain("15 tokens");
+    expect(items()[1]?.textContent).not.toContain("tokens");
+    expect(within(items()[1] as HTMLElement).getByRole("button", { name: "Copy" })).toBeTruthy();
     unmount();
     render(<ChatView chat={chat} label="Chat" />);
-    expect(items()[1]?.textContent).toContain("Cost $0.0009");
+    expect(items()[1]?.textContent).toContain("Cost $0.0009 · 15 tokens");
   });
 
   it("shows a failed reply's error inside that reply, with its cost", () => {
