@@ -17,8 +17,9 @@ import { Loading } from "./components/ui/states.tsx";
 import { api } from "./lib/api.ts";
 import { preloadChat } from "./lib/chat-preload.ts";
 import { safeNext } from "./lib/next-path.ts";
+import { useOrgRemovalNotice } from "./lib/org-removal.ts";
 import { keys } from "./lib/query.ts";
-import { useSession } from "./lib/session.tsx";
+import { loadMe, useSession } from "./lib/session.tsx";
 import { SignInPage, SignUpPage } from "./pages/auth-page.tsx";
 
 interface RouterContext {
@@ -95,6 +96,7 @@ function ToSignIn() {
  * just opened.
  */
 function SignedIn() {
+  useOrgRemovalNotice();
   const changingPage = useRouterState({
     select: (state) =>
       state.status === "pending" &&
@@ -121,7 +123,24 @@ const authLayout = createRoute({
   id: "auth",
   component: AuthLayout,
 });
-const appLayout = createRoute({ getParentRoute: () => rootRoute, id: "app", component: AppLayout });
+/** The screen the app layout last loaded (a change of tab or hash on it is no move). */
+let shownPath: string | null = null;
+const appLayout = createRoute({
+  getParentRoute: () => rootRoute,
+  id: "app",
+  // Every move to another screen re-reads who the person is before that screen asks for anything,
+  // so a role changed or a removal by an admin elsewhere shows on it (a removed member is sent to
+  // their projects with a notice, see org-removal.ts) instead of its calls answering 403 or 404.
+  // Not on the first load (the session's own read is under way) nor a hover's preload.
+  beforeLoad: async ({ context, preload, location }) => {
+    if (preload) return;
+    const moved = shownPath !== null && shownPath !== location.pathname;
+    shownPath = location.pathname;
+    if (!moved || context.queryClient.getQueryData(keys.me) === undefined) return;
+    await context.queryClient.fetchQuery({ queryKey: keys.me, queryFn: loadMe, staleTime: 0 });
+  },
+  component: AppLayout,
+});
 
 /** `?next=`: the page to open after signing in (checked by `safeNext`). */
 const validateNext = (search: Record<string, unknown>): { next?: string } => {
@@ -252,15 +271,11 @@ export function createAppRouter(queryClient: QueryClient) {
     ),
     scrollRestoration: true,
   });
-  // Every navigation re-reads who the person is, so a role changed by an admin elsewhere (or a
-  // removal) shows on the next screen, not after a reload; focus then moves to the new heading.
-  // (Marked before the new screen mounts, so its heading takes focus from the link clicked.)
+  // Every navigation re-reads who the person is (the app layout's beforeLoad); focus then moves to
+  // the new heading. (Marked before the new screen mounts, so its heading takes focus from the
+  // link clicked.)
   router.subscribe("onBeforeNavigate", ({ fromLocation, toLocation }) => {
     if (fromLocation && fromLocation.pathname !== toLocation.pathname) markNavigated();
-  });
-  router.subscribe("onResolved", ({ fromLocation, toLocation }) => {
-    if (!fromLocation || fromLocation.pathname === toLocation.pathname) return;
-    void queryClient.invalidateQueries({ queryKey: keys.me });
   });
   return router;
 }

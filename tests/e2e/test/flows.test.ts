@@ -286,3 +286,49 @@ describe("former members can be erased by name", () => {
     expect(ownerErrors).toEqual([]);
   });
 });
+
+describe("a removed member", () => {
+  for (const [size, viewport] of Object.entries(VIEWPORTS)) {
+    it(`${size}: is sent to their projects with a notice at their next move, with no error in the console`, async () => {
+      if (!browser) throw new Error("no browser");
+      const { items } = (await call(ownerPage, "GET", "/api/orgs")) as { items: { id: string }[] };
+      const orgId = items[0]?.id ?? "";
+      const email = freshEmail(`removed${size}`);
+      const invitation = (await call(ownerPage, "POST", `/api/orgs/${orgId}/invitations`, {
+        email,
+        role: "member",
+      })) as { url: string };
+      const { context, page, errors } = await openContext(browser, viewport, "light");
+      try {
+        await page.goto(invitation.url);
+        await page.getByLabel("Name", { exact: true }).fill(`Removed ${size}`);
+        await page.getByLabel("Password").fill("correct horse battery");
+        await page.getByRole("button", { name: /^Join / }).click();
+        await page.waitForURL((url) => url.pathname === "/projects");
+        await page.goto(`${base}/projects/${projectId}`);
+        await page.getByRole("heading", { level: 1, name: "Engines" }).waitFor();
+        const members = (await call(ownerPage, "GET", `/api/orgs/${orgId}/members`)) as {
+          items: { userId: string; name: string }[];
+        };
+        const id = members.items.find((m) => m.name === `Removed ${size}`)?.userId ?? "";
+        await call(ownerPage, "DELETE", `/api/orgs/${orgId}/members/${id}`);
+        // Their next move: to Billing, from the menu.
+        if (size === "phone") {
+          await page.getByRole("button", { name: "Open menu" }).click();
+          await page.getByRole("dialog").getByRole("link", { name: "Billing" }).click();
+        } else {
+          await page
+            .getByRole("navigation", { name: "Main" })
+            .getByRole("link", { name: "Billing" })
+            .click();
+        }
+        await page.getByText(`You are no longer a member of ${owner.org}.`).waitFor();
+        await page.waitForURL((url) => url.pathname === "/projects");
+        await page.getByRole("heading", { level: 1, name: "No organization yet" }).waitFor();
+        expect(errors).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+});

@@ -27,7 +27,7 @@ interface SessionValue {
 const SessionContext = createContext<SessionValue | null>(null);
 
 /** Signed out is an answer (null), not an error: a 401 from refresh or `/api/me` means no session. */
-async function loadMe(): Promise<Me | null> {
+export async function loadMe(): Promise<Me | null> {
   try {
     if (!api.hasToken()) {
       if (!api.mayHaveSession()) return null;
