@@ -135,7 +135,8 @@ export function LimitStop({
       className="mb-1 flex flex-wrap items-center gap-x-3 gap-y-2 rounded-md border border-destructive/50 bg-destructive/5 px-3 py-2 text-sm"
     >
       <CircleAlert aria-hidden="true" className="size-4 shrink-0 text-destructive" />
-      <div className="min-w-0 flex-1">
+      {/* Wide enough to read: on a phone the button goes under the words, not beside them. */}
+      <div className="min-w-[14rem] flex-1">
         <p className="font-medium">{title}</p>
         <p className="text-muted-foreground">
           {state
@@ -155,7 +156,7 @@ export function LimitStop({
         <Link
           to="/billing"
           hash={action.hash}
-          className={buttonVariants({ variant: "primary", size: "sm" })}
+          className={`${buttonVariants({ variant: "primary", size: "sm" })} ml-7 sm:ml-0`}
         >
           {action.label}
         </Link>
