@@ -24,6 +24,8 @@ export interface ChatMessageProps {
   renderStopAction?: (code: StopCode) => ReactNode;
   /** Show what the reply cost (off where the person does not pay: an app's end users). */
   showCost?: boolean;
+  /** Who answers this chat's approvals (its owner), for the record an answer leaves. */
+  approver?: string;
 }
 
 /**
@@ -48,6 +50,7 @@ export function ChatMessage({
   renderMeta,
   renderStopAction,
   showCost = true,
+  approver,
 }: ChatMessageProps) {
   if (message.role === "user") {
     return (
@@ -102,6 +105,7 @@ export function ChatMessage({
                 part={part}
                 onRespond={onRespond}
                 disabled={closed}
+                approver={approver}
               />
             );
           }

@@ -33,6 +33,11 @@ export interface ChatViewProps {
   renderRefusal?: (refusal: ParleyError) => ReactNode;
   /** Why the composer is closed (e.g. the free preview is used up), or null while it is open. */
   closedReason?: (messages: UIMessage[]) => string | null;
+  /**
+   * Who answers this chat's tool approvals (an assistant session's owner: only they can), named
+   * in the record an answered approval leaves in the transcript.
+   */
+  approver?: string;
   /** Offer "Regenerate" on the last reply (the assistant; the free preview does not). */
   regenerate?: boolean;
   /** Shown in place of the transcript when there are no messages yet. */
@@ -86,6 +91,7 @@ export function ChatView({
   renderStatus,
   renderStopAction,
   renderRefusal,
+  approver,
   closedReason,
   regenerate = false,
   emptyState,
@@ -210,6 +216,7 @@ export function ChatView({
                       regenerate && isLast && !busy && reason === null ? chat.regenerate : undefined
                     }
                     onRespond={chat.respondToApproval}
+                    approver={approver}
                     closed={reason !== null}
                     renderMeta={renderMeta}
                     renderStopAction={renderStopAction}

@@ -118,10 +118,11 @@ export function AssistantChat({
     onTurnEnd?.();
   }, [queryClient, orgId, onTurnEnd]);
   // The session's project (the page has read it already): a project's limit leads to its setting.
-  const projectId = useQuery({
+  const record = useQuery({
     queryKey: keys.session(sessionId),
     queryFn: () => api.session(sessionId),
-  }).data?.projectId;
+  }).data;
+  const projectId = record?.projectId;
   return (
     <AgentChatPane
       agent="assistant-agent"
@@ -130,6 +131,8 @@ export function AssistantChat({
       regenerate
       autoFocus
       onTurnEnd={turnEnded}
+      // Only a session's owner answers its approvals: the record names them.
+      approver={record?.ownerLabel}
       renderStatus={() => <LimitWarning sessionId={sessionId} />}
       renderRefusal={(refusal) =>
         isBillingRefusal(refusal) ? (
