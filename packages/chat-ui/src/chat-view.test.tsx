@@ -149,6 +149,32 @@ describe("ChatView reply footer", () => {
     expect(items()[1]?.textContent).toContain("Cost $0.0009 · 15 tokens");
   });
 
+  it("switches between a regenerated reply and its earlier versions, kept by the server", async () => {
+    const earlier = {
+      parts: [{ type: "text", text: "First answer", state: "done" }],
+      metadata: { priceMicros: 100, finish: "completed" },
+    };
+    const chat = fakeChat({
+      messages: [
+        userMessage("u1", "hi"),
+        reply("a1", "Second answer", { priceMicros: 200, versions: [earlier] }),
+      ],
+    });
+    render(<ChatView chat={chat} label="Chat" regenerate />);
+    const versions = screen.getByRole("group", { name: "Versions of this reply" });
+    expect(versions.textContent).toContain("2 / 2");
+    expect(items()[1]?.textContent).toContain("Second answer");
+    fireEvent.click(within(versions).getByRole("button", { name: "Earlier version" }));
+    expect(await within(items()[1] as HTMLElement).findByText("First answer")).toBeTruthy();
+    expect(versions.textContent).toContain("1 / 2");
+    expect(items()[1]?.textContent).toContain("Cost $0.0001");
+    // An earlier version is a record: no Regenerate on it.
+    expect(screen.queryByRole("button", { name: "Regenerate" })).toBeNull();
+    fireEvent.click(within(versions).getByRole("button", { name: "Later version" }));
+    expect(await within(items()[1] as HTMLElement).findByText("Second answer")).toBeTruthy();
+    expect(screen.getByRole("button", { name: "Regenerate" })).toBeTruthy();
+  });
+
   it("shows a failed reply's error inside that reply, with its cost", () => {
     const chat = fakeChat({
       messages: [userMessage("u1", "hi"), reply("a1", "Half an", { priceMicros: 900 })],

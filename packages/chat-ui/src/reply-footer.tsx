@@ -100,8 +100,11 @@ export function ReplyFooter({
   onRegenerate,
   renderStopAction,
   showCost = true,
+  before,
 }: {
   message: UIMessage;
+  /** At the start of the actions row (a regenerated reply's version switcher). */
+  before?: ReactNode;
   end?: ReplyEnd | null;
   /** Offered on the last reply only, when regenerating is enabled and possible. */
   onRegenerate?: () => void;
@@ -138,6 +141,7 @@ export function ReplyFooter({
         ) : null}
         <Figures meta={meta} showCost={showCost} />
         <span className="ml-auto flex items-center gap-1">
+          {before}
           {text !== "" ? <CopyButton text={text} /> : null}
           {onRegenerate ? (
             <button type="button" className={actionClass} onClick={onRegenerate}>

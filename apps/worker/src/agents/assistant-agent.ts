@@ -15,7 +15,9 @@ import {
   assistantSystemPrompt,
   billingRefusal,
   newTurnId,
+  type ReplyVersion,
   refusedReply,
+  replyVersions,
   shownMetadata,
 } from "./assistant-replies.ts";
 import type { AgentCaller } from "./caller.ts";
@@ -48,6 +50,8 @@ interface AssistantTurn {
   turnId: string;
   /** The first call's hold, reserved at admission (it runs alongside the SDK storing the message). */
   firstHold?: Promise<Reservation>;
+  /** A regeneration: the replaced reply's versions, kept in the new reply (read at admission). */
+  versions?: ReplyVersion[];
 }
 
 /** A turn still marked busy after this long is taken as lost (the object was reset), not running. */
@@ -176,7 +180,16 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       early = this.#reserveFirst(caller, turnId, estimate, `${turnId}:0r`);
     }
     if (requestId && !early) early = this.#reserveFirst(caller, turnId, estimate);
-    return { caller, project, turnId, ...(early ? { firstHold: early } : {}) };
+    // The reply a regeneration replaces, as stored, before the SDK drops it.
+    const versions =
+      decision.trigger === "regenerate-message" ? replyVersions(this.messages.at(-1)) : [];
+    return {
+      caller,
+      project,
+      turnId,
+      ...(early ? { firstHold: early } : {}),
+      ...(versions.length > 0 ? { versions } : {}),
+    };
   }
 
   /** When the turn in flight was admitted; null when idle. Cleared as each turn completes. */
@@ -442,7 +455,19 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         .toUIMessageStream({
           sendReasoning: true,
           messageMetadata: ({ part }): AssistantMetadata | undefined =>
-            part.type === "start" ? { turnId } : undefined,
+            part.type === "start"
+              ? {
+                  turnId,
+                  ...(turn.versions
+                    ? {
+                        versions: turn.versions.map((version) => ({
+                          ...version,
+                          metadata: this.#shown(version.metadata),
+                        })),
+                      }
+                    : {}),
+                }
+              : undefined,
           // Our own errors (a tool refusing a write, say) are safe to show; anything else stays generic.
           onError: (error) =>
             isAppError(error)

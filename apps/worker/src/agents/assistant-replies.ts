@@ -7,6 +7,7 @@ import {
   scopePeriod,
   type TokenUsage,
 } from "@parley/billing";
+import type { UIMessage } from "ai";
 import type { ProjectRow } from "../auth/access.ts";
 import { errorReply, noticeReply, type ReplyFinish } from "./reply-endings.ts";
 import { TurnRefusal } from "./turn-guard.ts";
@@ -39,6 +40,33 @@ export interface AssistantMetadata {
   priceMicros?: number;
   /** How many model calls were settled for this reply. */
   steps?: number;
+  /**
+   * A regenerated reply's earlier versions, oldest first (at most `MAX_REPLY_VERSIONS`), so the
+   * person can switch back to one. Sent with the reply's first chunk.
+   */
+  versions?: ReplyVersion[];
+}
+
+/** How many earlier versions of a reply a regenerated one keeps (each is a whole reply). */
+export const MAX_REPLY_VERSIONS = 3;
+
+/** An earlier version of a regenerated reply, kept in the new reply's metadata (server-written). */
+export interface ReplyVersion {
+  parts: UIMessage["parts"];
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * The versions a regeneration of `replaced` keeps: the ones it kept itself, then `replaced` as it
+ * was, the newest `MAX_REPLY_VERSIONS`. Read from the stored transcript, never from the client.
+ */
+export function replyVersions(replaced: UIMessage | undefined): ReplyVersion[] {
+  if (replaced?.role !== "assistant") return [];
+  const { versions, ...metadata } = (replaced.metadata ?? {}) as {
+    versions?: unknown;
+  } & Record<string, unknown>;
+  const earlier = Array.isArray(versions) ? (versions as ReplyVersion[]) : [];
+  return [...earlier, { parts: replaced.parts, metadata }].slice(-MAX_REPLY_VERSIONS);
 }
 
 /** A fresh id for a turn's holds and usage: made here, so no client value can collide with it. */
