@@ -113,7 +113,10 @@ function AssistantReply({
   const answerStarted = message.parts.some((part) => part.type === "text" && part.text !== "");
   const switcher =
     versions.length > 0 && !streaming ? (
-      <div role="group" aria-label="Versions of this reply" className="flex items-center gap-1">
+      <fieldset
+        aria-label="Versions of this reply"
+        className="m-0 flex min-w-0 items-center gap-1 border-0 p-0"
+      >
         <button
           type="button"
           aria-label="Earlier version"
@@ -135,7 +138,7 @@ function AssistantReply({
         >
           <ChevronRight aria-hidden="true" className="size-3.5" />
         </button>
-      </div>
+      </fieldset>
     ) : null;
   return (
     <li className={cn("relative", offscreen)}>
