@@ -7,6 +7,7 @@ import {
   lazyRouteComponent,
   Navigate,
   Outlet,
+  redirect,
   useNavigate,
   useRouterState,
 } from "@tanstack/react-router";
@@ -17,9 +18,15 @@ import { Loading } from "./components/ui/states.tsx";
 import { api } from "./lib/api.ts";
 import { preloadChat } from "./lib/chat-preload.ts";
 import { safeNext } from "./lib/next-path.ts";
-import { useOrgRemovalNotice } from "./lib/org-removal.ts";
+import {
+  orgLeaving,
+  refreshWho,
+  sayOrgLost,
+  useOrgLeaving,
+  useOrgRemovalNotice,
+} from "./lib/org-removal.ts";
 import { keys } from "./lib/query.ts";
-import { loadMe, useSession } from "./lib/session.tsx";
+import { useSession } from "./lib/session.tsx";
 import { SignInPage, SignUpPage } from "./pages/auth-page.tsx";
 
 interface RouterContext {
@@ -97,6 +104,7 @@ function ToSignIn() {
  */
 function SignedIn() {
   useOrgRemovalNotice();
+  const leaving = useOrgLeaving();
   const changingPage = useRouterState({
     select: (state) =>
       state.status === "pending" &&
@@ -104,8 +112,15 @@ function SignedIn() {
       state.location.pathname !== state.resolvedLocation.pathname,
   });
   return (
-    <Shell inert={changingPage}>
-      <Outlet />
+    <Shell inert={changingPage || leaving !== null}>
+      {/* Removed from the org this screen is of: nothing of it stays while they are sent on. */}
+      {leaving ? (
+        <div className="mx-auto w-full max-w-6xl px-4 py-8 sm:px-6">
+          <Loading />
+        </div>
+      ) : (
+        <Outlet />
+      )}
     </Shell>
   );
 }
@@ -137,7 +152,9 @@ const appLayout = createRoute({
     const moved = shownPath !== null && shownPath !== location.pathname;
     shownPath = location.pathname;
     if (!moved || context.queryClient.getQueryData(keys.me) === undefined) return;
-    await context.queryClient.fetchQuery({ queryKey: keys.me, queryFn: loadMe, staleTime: 0 });
+    const lost = await refreshWho(context.queryClient);
+    if (lost && location.pathname !== "/projects")
+      throw redirect({ to: "/projects", replace: true });
   },
   component: AppLayout,
 });
@@ -276,6 +293,14 @@ export function createAppRouter(queryClient: QueryClient) {
   // link clicked.)
   router.subscribe("onBeforeNavigate", ({ fromLocation, toLocation }) => {
     if (fromLocation && fromLocation.pathname !== toLocation.pathname) markNavigated();
+  });
+  // Sent on after losing an org (org-removal.ts): once there, the screens come back, with why.
+  router.subscribe("onResolved", ({ toLocation }) => {
+    const lost = orgLeaving.get();
+    // Only once their projects are the screen: the aborted move resolves first, on the old one.
+    if (!lost || toLocation.pathname !== "/projects") return;
+    orgLeaving.set(null);
+    sayOrgLost(lost);
   });
   return router;
 }

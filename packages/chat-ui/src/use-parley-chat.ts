@@ -108,10 +108,23 @@ export function useParleyChat({
   ticketRef.current = connectTicket;
   const loadRef = useRef(loadMessages);
   loadRef.current = loadMessages;
+  /**
+   * Closed for good (access lost, chat erased): nothing is asked of the server any more. The SDK
+   * may still re-run its query or reload the transcript after such a close; each would be a 404 or
+   * 410 in the console (a removed member's open chat logged three).
+   */
+  const closedForGood = useRef(false);
+  const messagesRef = useRef<UIMessage[]>([]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new chat address is a new query
-  const query = useCallback(async () => ({ ticket: await ticketRef.current() }), [agent, name]);
+  const query = useCallback(
+    async () => ({ ticket: closedForGood.current ? "" : await ticketRef.current() }),
+    [agent, name],
+  );
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new chat address reloads
-  const getInitialMessages = useCallback(() => loadRef.current(), [agent, name]);
+  const getInitialMessages = useCallback(
+    () => (closedForGood.current ? Promise.resolve(messagesRef.current) : loadRef.current()),
+    [agent, name],
+  );
 
   // A ticket is spent by the connect it opened: no point refreshing it while the socket is up.
   const address = `${agent}/${name}`;
@@ -124,6 +137,8 @@ export function useParleyChat({
     name,
     query,
     queryDeps: [generation],
+    // Read on the render that follows the final close (it sets `lost`): no socket again.
+    enabled: !closedForGood.current,
     cacheTtl: DAY_MS,
     ...(host === undefined ? {} : { host }),
   });
@@ -156,7 +171,6 @@ export function useParleyChat({
    */
   const sends = useRef(0);
   const busyRef = useRef(false);
-  const messagesRef = useRef<UIMessage[]>([]);
   messagesRef.current = chat.messages;
   useEffect(() => {
     const onMessage = (event: MessageEvent) => {
@@ -183,6 +197,7 @@ export function useParleyChat({
       const notice = closeNotice(event.code);
       if (notice) {
         setRefusal(notice);
+        closedForGood.current = true;
         setLost(true);
       }
     };

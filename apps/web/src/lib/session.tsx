@@ -12,7 +12,7 @@ import {
 import { api, isApiError } from "./api.ts";
 import { keys } from "./query.ts";
 
-const ORG_KEY = "parley.org";
+export const ORG_KEY = "parley.org";
 
 interface SessionValue {
   /** `undefined` while the refresh cookie is being tried after a page load. */
