@@ -334,3 +334,76 @@ describe("a removed member", () => {
     });
   }
 });
+
+describe("numbers a person can read", () => {
+  it("one balance figure, an approval's record, a regenerated reply's earlier version, a low-balance alert at once", async () => {
+    const page = ownerPage;
+    // An approval leaves a record of what was approved and by whom.
+    const box = await newChat(page);
+    await box.fill('Remember the tone [[tool:update_project_memory {"set":{"tone":"dry"}}]]');
+    await box.press("Enter");
+    await page.getByRole("button", { name: "Approve" }).click();
+    const record = page.getByRole("region", { name: "Approved: update_project_memory" });
+    await record.waitFor();
+    expect(await record.textContent()).toContain(`Approved by ${owner.name}`);
+    expect(await record.textContent()).toContain("Set tone");
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    // A regenerated reply keeps the earlier one, also after a reload.
+    await box.fill("Say something");
+    await box.press("Enter");
+    await page.getByRole("button", { name: "Regenerate" }).waitFor();
+    const first = (await transcript(page).last().textContent()) ?? "";
+    await page.getByRole("button", { name: "Regenerate" }).click();
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    await page.reload();
+    const versions = page.getByRole("group", { name: "Versions of this reply" });
+    await versions.getByText("2 / 2").waitFor();
+    await versions.getByRole("button", { name: "Earlier version" }).click();
+    await versions.getByText("1 / 2").waitFor();
+    const earlierText = (await transcript(page).last().textContent()) ?? "";
+    expect(earlierText.slice(0, 40)).toBe(first.slice(0, 40));
+
+    // One balance figure, the exact amount on demand.
+    await page.goto(`${base}/billing`);
+    const balance = page.getByTestId("balance");
+    expect(await balance.textContent()).toMatch(/^\$\d+\.\d{2}$/);
+    const exact = page.getByTestId("balance-exact");
+    expect(await exact.isVisible()).toBe(false);
+    await page.getByRole("button", { name: "Exact amount" }).click();
+    expect(await exact.textContent()).toMatch(/^Exactly \$\d+\.\d+ available\.$/);
+
+    // A low-balance alert set above the balance fires as it is saved.
+    await page.goto(`${base}/billing#settings`);
+    await page.getByLabel("Low-balance alert below (USD)").fill("1000");
+    await page.getByRole("button", { name: "Save settings" }).click();
+    await page.getByText("Limits saved.").waitFor();
+    await page.reload();
+    const alerts = page.getByRole("region", { name: "Alerts" });
+    await alerts
+      .getByText(/balance/i)
+      .first()
+      .waitFor();
+    expect(await alerts.getByText("No alerts have fired").count()).toBe(0);
+    expect(ownerErrors).toEqual([]);
+  });
+
+  it("phone: Activity's filters open in a sheet", async () => {
+    if (!browser) throw new Error("no browser");
+    const { context, page, errors } = await openContext(browser, VIEWPORTS.phone, "dark");
+    try {
+      await signIn(page, owner.email);
+      await page.goto(`${base}/billing#activity`);
+      await page.getByRole("region", { name: "Activity" }).waitFor();
+      expect(await page.getByRole("combobox", { name: "Model" }).count()).toBe(0);
+      await page.getByRole("button", { name: /^Filters/ }).click();
+      const sheet = page.getByRole("dialog", { name: "Filter activity" });
+      await sheet.getByRole("combobox", { name: "Model" }).waitFor();
+      await sheet.getByRole("button", { name: "Show calls" }).click();
+      await expect.poll(() => sheet.count()).toBe(0);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
