@@ -305,10 +305,12 @@ describe("a removed member", () => {
         await page.getByLabel("Password").fill("correct horse battery");
         await page.getByRole("button", { name: /^Join / }).click();
         await page.waitForURL((url) => url.pathname === "/projects");
-        // On a screen of the org (the members list; a chat of the org is another matter, see the
-        // report of issue 28).
-        await page.goto(`${base}/members`);
-        await page.getByRole("heading", { level: 1, name: /^Members/ }).waitFor();
+        // On the project's page, its preview chat connected: the removal closes its socket.
+        await page.goto(`${base}/projects/${projectId}`);
+        await page
+          .getByRole("region", { name: "Onboarding preview chat" })
+          .getByRole("textbox", { name: "Message" })
+          .waitFor();
         const members = (await call(ownerPage, "GET", `/api/orgs/${orgId}/members`)) as {
           items: { userId: string; name: string }[];
         };
