@@ -136,10 +136,12 @@ async function parleyToken(req, res, user) {
  */
 async function forget(res, user, sid) {
   if (!user) return send(res, 401, { error: "sign in first" });
-  const erased = await fetch(
-    `${PARLEY}/api/apps/${config.appId}/end-users/${encodeURIComponent(user.id)}`,
-    { method: "DELETE", headers: { authorization: `Bearer ${config.apiKey}` } },
-  );
+  // The shop's id for its user travels in the body: a URL path ends up in request logs.
+  const erased = await fetch(`${PARLEY}/api/apps/${config.appId}/end-users/erase`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${config.apiKey}`, "content-type": "application/json" },
+    body: JSON.stringify({ externalId: user.id }),
+  });
   if (!erased.ok && erased.status !== 404) {
     const body = await erased.json().catch(() => null);
     return send(res, 502, { error: body?.error?.code ?? "parley" });

@@ -353,8 +353,9 @@ describe("end users: sessions through the embed", () => {
     await chat.turn("Remember my address is 1 Main St");
     chat.close();
     await usageRowsOf(w.orgId, (row) => row.sessionId === session.id, 1);
-    const erased = await api<{ status: string }>("DELETE", `/api/apps/${w.appId}/end-users/h`, {
+    const erased = await api<{ status: string }>("POST", `/api/apps/${w.appId}/end-users/erase`, {
       token: w.apiKey.secret,
+      body: { externalId: "h" },
     });
     expect(erased.status, JSON.stringify(erased.body)).toBe(202);
     expect(erased.body.status).toBe("completed");
@@ -375,19 +376,14 @@ describe("end users: sessions through the embed", () => {
     expect(usage.length).toBeGreaterThan(0);
     expect(JSON.stringify(usage)).not.toContain(endUser.id);
     // Unknown end user, another org's key, a key without the scope.
-    expect(
-      (await api("DELETE", `/api/apps/${w.appId}/end-users/nobody`, { token: w.apiKey.secret }))
-        .status,
-    ).toBe(404);
+    const eraseAs = (token: string, externalId: string) =>
+      api("POST", `/api/apps/${w.appId}/end-users/erase`, { token, body: { externalId } });
+    expect((await eraseAs(w.apiKey.secret, "nobody")).status).toBe(404);
     const { apiKeyFor } = await import("./helpers.ts");
     const other = await apiKeyFor(w.otherOrgId);
-    expect(
-      (await api("DELETE", `/api/apps/${w.appId}/end-users/h`, { token: other.secret })).status,
-    ).toBe(404);
+    expect((await eraseAs(other.secret, "h")).status).toBe(404);
     const narrow = await apiKeyFor(w.orgId, ["end_users:token"]);
-    const refused = await api("DELETE", `/api/apps/${w.appId}/end-users/h`, {
-      token: narrow.secret,
-    });
+    const refused = await eraseAs(narrow.secret, "h");
     expect(refused.status).toBe(403);
     expect(errorCode(refused)).toBe("forbidden");
   });

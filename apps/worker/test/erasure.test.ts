@@ -309,6 +309,87 @@ describe("erasure of an account", () => {
   });
 });
 
+describe("erasure and assistant profiles", () => {
+  it("a member's erasure takes their name off the profile versions they wrote; the content stays with the org", async () => {
+    const w = await funded();
+    const created = await api<{ id: string }>("POST", `/api/orgs/${w.orgId}/profiles`, {
+      token: w.admin.token,
+      body: { name: "Support", instructions: `Escalate to ${w.admin.email} when stuck.` },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    await api("PATCH", `/api/profiles/${id}`, {
+      token: w.owner.token,
+      body: { welcome: "Hi!" },
+    });
+    expectCompleted((await file(w, w.owner.token, { type: "member", id: w.admin.id })).body);
+    const alias = await pseudonym(env.ERASURE_HASH_KEY, w.admin.id);
+    const versions = await api<{
+      items: { version: number; authorId: string; authorLabel: string; instructions: string }[];
+    }>("GET", `/api/profiles/${id}/versions`, { token: w.owner.token });
+    expect(versions.body.items.map((v) => [v.version, v.authorId, v.authorLabel])).toEqual([
+      [2, w.owner.id, "owner"],
+      [1, alias, "Erased member"],
+    ]);
+    // The org keeps its assistant's words; the erased email in them is scrubbed.
+    expect(versions.body.items[1]?.instructions).toBe("Escalate to [erased] when stuck.");
+    expect(
+      await count(
+        "SELECT COUNT(*) AS n FROM assistant_profile_versions WHERE author_id = ?",
+        w.admin.id,
+      ),
+    ).toBe(0);
+  });
+
+  it("an org erased whole takes its profiles, their versions and its allowed models", async () => {
+    const w = await funded();
+    const other = { token: w.outsider.token };
+    await api("PUT", `/api/orgs/${w.otherOrgId}/models`, {
+      ...other,
+      body: { models: ["parley/dev", "parley/dev-fast"] },
+    });
+    const made = await api<{ id: string }>("POST", `/api/orgs/${w.otherOrgId}/profiles`, {
+      ...other,
+      body: { name: "Theirs", instructions: "Private instructions.", model: "parley/dev-fast" },
+    });
+    expect(made.status).toBe(201);
+    await api("PUT", `/api/orgs/${w.otherOrgId}/preview-profile`, {
+      ...other,
+      body: { profileId: made.body.id },
+    });
+    const res = await api<ErasureView>("DELETE", "/api/me", { ...other, body: { confirm: true } });
+    expectCompleted(res.body);
+    for (const table of ["org_models", "assistant_profiles", "assistant_profile_versions"]) {
+      expect(await count(`SELECT COUNT(*) AS n FROM ${table} WHERE org_id = ?`, w.otherOrgId)).toBe(
+        0,
+      );
+    }
+    expect(
+      await count(
+        "SELECT COUNT(*) AS n FROM organizations WHERE id = ? AND preview_profile_id IS NOT NULL",
+        w.otherOrgId,
+      ),
+    ).toBe(0);
+    // The scan knows the tables: a planted profile of the erased org fails it.
+    await env.DB.prepare(
+      "INSERT INTO assistant_profiles (id, org_id, current_version, created_at, updated_at) VALUES ('apf_planted', ?, 1, 0, 0)",
+    )
+      .bind(w.otherOrgId)
+      .run();
+    const plan: ErasurePlan = {
+      userId: null,
+      orgIds: [],
+      projectIds: [],
+      sessionIds: [],
+      deleteOrgIds: [w.otherOrgId],
+      membershipOrgId: null,
+    };
+    const scan = await verifyErasure(env, plan);
+    expect(scan.ok).toBe(false);
+    expect(scan.findings.join()).toMatch(/assistant_profiles: 1 rows of an org erased whole left/);
+  });
+});
+
 describe("the job", () => {
   it("resumes after a crash between steps and completes", async () => {
     const w = await funded();

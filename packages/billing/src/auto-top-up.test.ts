@@ -137,6 +137,24 @@ describe("AutoTopUpStore", () => {
     expect(topUp.paused()).toBeNull();
   });
 
+  it("knows its own PaymentIntents: a key in another intent's metadata proves nothing", () => {
+    const topUp = store();
+    // A key no charge has (the probe's forged `autoTopUp` metadata), or before any charge.
+    expect(topUp.intentOwnership("auto-topup-1", "pi_forged")).toBe("not_ours");
+    const key = begun(topUp);
+    // Asked of Stripe, no answer yet: the webhook may come first; it is asked to come back.
+    expect(topUp.intentOwnership(key, "pi_1")).toBe("pending");
+    topUp.noteIntent(key, "pi_1", NOW);
+    expect(topUp.intentOwnership(key, "pi_1")).toBe("ours");
+    expect(topUp.intentOwnership(key, "pi_forged")).toBe("not_ours");
+    topUp.succeeded(key, "pi_1", NOW);
+    expect(topUp.intentOwnership(key, "pi_1")).toBe("ours");
+    // A charge dropped before Stripe was asked has no intent: nothing can be it.
+    const dropped = begun(topUp, credited(4));
+    topUp.cancel(dropped, NOW);
+    expect(topUp.intentOwnership(dropped, "pi_2")).toBe("not_ours");
+  });
+
   it("keeps the newest card when an older card's webhook arrives late", () => {
     const topUp = store();
     expect(topUp.saveCard({ ...CARD, paymentMethodId: "pm_new", savedAt: NOW + 1000 })).toBe(true);

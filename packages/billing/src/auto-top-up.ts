@@ -323,6 +323,22 @@ export class AutoTopUpStore {
     return true;
   }
 
+  /**
+   * Whether a PaymentIntent a webhook names is this account's charge `key`: `ours` when the
+   * charge recorded that intent; `pending` when the charge is still waiting for Stripe's answer
+   * to its request (the webhook can arrive before it: try again later); `not_ours` otherwise. A
+   * PaymentIntent's metadata is written by whoever creates it, so the key it names proves
+   * nothing until the charge recorded the intent (issue 28.1).
+   */
+  intentOwnership(key: string, paymentIntentId: string): "ours" | "pending" | "not_ours" {
+    const charge = this.charge(key);
+    if (charge === null) return "not_ours";
+    if (charge.paymentIntentId === paymentIntentId) return "ours";
+    return charge.paymentIntentId === null && charge.status === "requested"
+      ? "pending"
+      : "not_ours";
+  }
+
   /** Charges still waiting for Stripe's answer or its webhook, oldest first. */
   inFlight(): AutoTopUpCharge[] {
     return this.#rows(

@@ -25,6 +25,20 @@ export {
   autoTopUpKey,
   checkAutoTopUpSettings,
 } from "./auto-top-up.ts";
+export type {
+  OpenRouterPricing,
+  PriceConversion,
+  PriceRounding,
+  PricingConversion,
+} from "./catalogue-pricing.ts";
+export {
+  microsPerCall,
+  microsPerMTok,
+  modelPriceFromPricing,
+  pricingFromModelPrice,
+  scaleDecimal,
+  unscaleDecimal,
+} from "./catalogue-pricing.ts";
 export type { Forecast } from "./forecast.ts";
 export { FORECAST_WINDOW_DAYS, forecastDays, forecastRunway, runwayBelow } from "./forecast.ts";
 export type {
@@ -121,6 +135,8 @@ export {
   perTokenDollarsToMicrosPerMTok,
   priceForModel,
 } from "./pricing.ts";
+export type { PaymentReversals, ReversalReport } from "./reversals.ts";
+export { ReversalStore, reversalReference, reversalTotals } from "./reversals.ts";
 export type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
 export {
   LEDGER_SQLITE_SCHEMA,
@@ -146,21 +162,25 @@ export type {
   StripeAutoTopUpFailedAction,
   StripeAutoTopUpStateAction,
   StripeCardSavedAction,
+  StripeCreditAction,
   StripeDisputeAction,
   StripeEvent,
   StripeEventMapping,
   StripeIgnoredEvent,
   StripeLedgerAction,
-  StripePaymentRefs,
   StripeRefundAction,
   StripeRejectedEvent,
+  StripeReversalAction,
   StripeTopupAction,
 } from "./stripe-events.ts";
 export {
   applyStripeAction,
   HANDLED_STRIPE_EVENT_TYPES,
+  isStripeCreditAction,
   isStripeLedgerAction,
+  isStripeReversalAction,
   mapStripeEvent,
+  reversalReport,
   STRIPE_AUTO_TOP_UP_METADATA_KEY,
   STRIPE_ORG_METADATA_KEY,
 } from "./stripe-events.ts";

@@ -66,6 +66,10 @@ describe("price table", () => {
     expect(perTokenDollarsToMicrosPerMTok("0")).toBe(0);
     // below a micro per million tokens rounds up
     expect(perTokenDollarsToMicrosPerMTok("0.0000000000001")).toBe(1);
+    // ...however far below: past 18 decimals it was rounded half up to zero (2026-12-06).
+    expect(perTokenDollarsToMicrosPerMTok("0.0000000000000000001")).toBe(1);
+    expect(perTokenDollarsToMicrosPerMTok("1e-20")).toBe(1);
+    expect(() => perTokenDollarsToMicrosPerMTok("-0.000001")).toThrow(RangeError);
   });
 });
 

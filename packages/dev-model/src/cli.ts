@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
- * `node src/cli.ts [--port 8789] [--host 127.0.0.1] [--latency-ms 0] [--tokens-per-second 0]
- *  [--reply-tokens 24] [--api-key KEY]`; env DEV_MODEL_PORT, DEV_MODEL_HOST, DEV_MODEL_API_KEY.
+ * `node src/cli.ts [--port 8789] [--host 127.0.0.1] [--latency-ms N] [--tokens-per-second N]
+ *  [--reply-tokens 24] [--api-key KEY] [--generation-delay-ms 500] [--prompt-cache-min-tokens 1024]
+ *  [--rate-limit REQUESTS/SECONDS]`; env DEV_MODEL_PORT, DEV_MODEL_HOST, DEV_MODEL_API_KEY.
+ * Without `--latency-ms` / `--tokens-per-second`, each model keeps its own pace.
  * Prints one line with the base URL, then serves until SIGINT or SIGTERM.
  */
 import { parseArgs } from "node:util";
@@ -17,6 +19,17 @@ function numberOption(name: string, value: string | undefined): number | undefin
   return n;
 }
 
+/** `--rate-limit 60/60`: 60 chat requests per 60 seconds and API key. */
+function rateLimitOption(value: string | undefined) {
+  if (value === undefined || value === "") return undefined;
+  const match = /^(\d+)\/(\d+(?:\.\d+)?)$/.exec(value);
+  if (match === null) {
+    process.stderr.write(`dev model: --rate-limit must be REQUESTS/SECONDS, got "${value}"\n`);
+    process.exit(2);
+  }
+  return { requests: Number(match[1]), windowMs: Number(match[2]) * 1000 };
+}
+
 // `pnpm start -- --port 1` forwards the `--` separator too.
 const argv = process.argv.slice(2);
 const { values } = parseArgs({
@@ -28,6 +41,9 @@ const { values } = parseArgs({
     "tokens-per-second": { type: "string" },
     "reply-tokens": { type: "string" },
     "api-key": { type: "string" },
+    "generation-delay-ms": { type: "string" },
+    "prompt-cache-min-tokens": { type: "string" },
+    "rate-limit": { type: "string" },
   },
   strict: true,
 });
@@ -39,6 +55,11 @@ const model = await startDevModel({
   tokensPerSecond: numberOption("tokens-per-second", values["tokens-per-second"]),
   replyTokens: numberOption("reply-tokens", values["reply-tokens"]),
   apiKey: values["api-key"] ?? process.env.DEV_MODEL_API_KEY,
+  generationDelayMs: numberOption("generation-delay-ms", values["generation-delay-ms"]),
+  promptCache: {
+    minTokens: numberOption("prompt-cache-min-tokens", values["prompt-cache-min-tokens"]),
+  },
+  rateLimit: rateLimitOption(values["rate-limit"]),
 });
 let stopping = false;
 const stop = () => {

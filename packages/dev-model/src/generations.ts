@@ -1,6 +1,8 @@
 /**
  * Generation records, shaped as OpenRouter's `GET /api/v1/generation` returns them (`data`), kept
- * in memory and bounded: the oldest is dropped once `limit` is reached.
+ * in memory and bounded: the oldest is dropped once `limit` is reached. Each record becomes
+ * visible to the public endpoint at its own time (OpenRouter records a generation a little after it
+ * ends); the control surface sees every record at once.
  */
 export type Generation = {
   readonly id: string;
@@ -42,24 +44,35 @@ export const DEFAULT_GENERATION_LIMIT = 10_000;
 
 export class GenerationStore {
   readonly #byId = new Map<string, Generation>();
+  readonly #visibleAt = new Map<string, number>();
   readonly #limit: number;
 
   constructor(limit = DEFAULT_GENERATION_LIMIT) {
     this.#limit = Math.max(1, limit);
   }
 
-  add(generation: Generation): void {
+  /** Keeps `generation`; `visible` reports it from `visibleAt` (ms since the epoch) on. */
+  add(generation: Generation, visibleAt = 0): void {
     this.#byId.delete(generation.id);
     this.#byId.set(generation.id, generation);
+    this.#visibleAt.set(generation.id, visibleAt);
     while (this.#byId.size > this.#limit) {
       const oldest = this.#byId.keys().next();
       if (oldest.done) break;
       this.#byId.delete(oldest.value);
+      this.#visibleAt.delete(oldest.value);
     }
   }
 
+  /** The record, whether or not the public endpoint may show it yet. */
   get(id: string): Generation | undefined {
     return this.#byId.get(id);
+  }
+
+  /** The record if the public endpoint may show it at `now`. */
+  visible(id: string, now = Date.now()): Generation | undefined {
+    const visibleAt = this.#visibleAt.get(id);
+    return visibleAt !== undefined && visibleAt <= now ? this.#byId.get(id) : undefined;
   }
 
   all(): readonly Generation[] {
@@ -68,5 +81,6 @@ export class GenerationStore {
 
   clear(): void {
     this.#byId.clear();
+    this.#visibleAt.clear();
   }
 }

@@ -134,4 +134,50 @@ describe("planCompletion", () => {
     expect(triggered.latencyMs).toBe(0);
     expect(triggered.tokensPerSecond).toBe(9);
   });
+
+  it("paces each model at its own speed unless the server or a trigger says otherwise", () => {
+    const ask = (model: string, content = "x") =>
+      planCompletion(request({ model, messages: [{ role: "user", content }] }));
+    expect([ask("parley/dev").latencyMs, ask("parley/dev").tokensPerSecond]).toEqual([0, 0]);
+    expect([ask("parley/dev-large").latencyMs, ask("parley/dev-large").tokensPerSecond]).toEqual([
+      300, 80,
+    ]);
+    expect(ask("parley/dev-large", "x [[tps:0]] [[latency:0]]").tokensPerSecond).toBe(0);
+    const server = { ...DEFAULT_BEHAVIOUR, latencyMs: 0, tokensPerSecond: 0 };
+    expect(
+      planCompletion(
+        request({ model: "parley/dev-large", messages: [{ role: "user", content: "x" }] }),
+        server,
+      ).latencyMs,
+    ).toBe(0);
+  });
+
+  it("plans encrypted reasoning only for a visible reasoning step that ends in tool calls", () => {
+    const step = (model: string, content: string, reasoning: unknown = { effort: "low" }) =>
+      planCompletion(
+        request({ model, tools: TOOLS, reasoning, messages: [{ role: "user", content }] }),
+      ).encryptedReasoning;
+    expect(step("parley/dev-large", "[[tool:save]]")).toBe(true);
+    expect(step("parley/dev-large", "no tool")).toBe(false);
+    expect(step("parley/dev-large", "[[tool:save]]", { exclude: true })).toBe(false);
+    expect(step("parley/dev", "[[tool:save]]")).toBe(false);
+    expect(step("parley/dev", "[[tool:save]] [[reasoning:encrypted]]")).toBe(true);
+    // A model that does not reason ignores reasoning, and so carries nothing.
+    expect(step("parley/dev-fast", "[[tool:save]] [[reasoning:encrypted]]")).toBe(false);
+  });
+
+  it("combines a typed error with its count, and carries Retry-After for HTTP faults", () => {
+    const plan = planCompletion(
+      request({
+        messages: [
+          {
+            role: "user",
+            content: "[[error-after:4]] [[error:rate_limit_exceeded]] [[retry-after:9]]",
+          },
+        ],
+      }),
+    );
+    expect(plan.fault).toEqual({ kind: "error", afterTokens: 4, errorType: "rate_limit_exceeded" });
+    expect(plan.retryAfterSeconds).toBe(9);
+  });
 });

@@ -3,7 +3,9 @@
  * completion token each) to stream, the finish reason, the fault to inject and the pacing.
  * Pure and deterministic, so a test can ask for the same plan the server follows.
  */
-import { computeCost } from "./pricing.ts";
+import type { ErrorType } from "./errors.ts";
+import { type DevModelSpec, modelSpec } from "./models.ts";
+import { type CacheTokens, computeCost, NO_CACHE } from "./pricing.ts";
 import {
   DEFAULT_REASONING_TOKENS,
   DEFAULT_REPLY_TOKENS,
@@ -13,29 +15,40 @@ import {
   toolResultWords,
 } from "./reply.ts";
 import { type ChatRequest, estimatePromptTokens, isRecord, textOf } from "./request.ts";
-import { parseTriggers, type Trigger } from "./triggers.ts";
+import { DEFAULT_FAULT_AFTER_TOKENS, parseTriggers, type Trigger } from "./triggers.ts";
 
 export type Fault =
-  | { readonly kind: "error"; readonly afterTokens: number }
+  | {
+      readonly kind: "error";
+      readonly afterTokens: number;
+      /** The typed error (`error.metadata.error_type`); `provider_unavailable` when absent. */
+      readonly errorType?: ErrorType;
+    }
   | { readonly kind: "hang"; readonly afterTokens: number }
   | { readonly kind: "http-error"; readonly status: number };
 
-/** Server-wide defaults; triggers in a prompt override them for that request. */
+/**
+ * Server-wide defaults; triggers in a prompt override them for that request. A pace left
+ * undefined is the model's own (`DevModelSpec.latencyMs`, `tokensPerSecond`).
+ */
 export type Behaviour = {
-  readonly latencyMs: number;
-  readonly tokensPerSecond: number;
+  readonly latencyMs: number | undefined;
+  readonly tokensPerSecond: number | undefined;
   readonly replyTokens: number;
   readonly reasoningTokens: number;
   readonly fault: Fault | null;
 };
 
 export const DEFAULT_BEHAVIOUR: Behaviour = {
-  latencyMs: 0,
-  tokensPerSecond: 0,
+  latencyMs: undefined,
+  tokensPerSecond: undefined,
   replyTokens: DEFAULT_REPLY_TOKENS,
   reasoningTokens: DEFAULT_REASONING_TOKENS,
   fault: null,
 };
+
+/** `Retry-After` seconds of a 429 or 503 when the prompt sets none with `[[retry-after:N]]`. */
+export const DEFAULT_RETRY_AFTER_SECONDS = 1;
 
 /** Characters of tool-call arguments per streamed piece, and per completion token. */
 export const TOOL_ARGUMENT_CHARS_PER_TOKEN = 4;
@@ -51,11 +64,22 @@ export type FinishReason = "stop" | "length" | "tool_calls";
 
 export type CompletionPlan = {
   readonly model: string;
+  readonly spec: DevModelSpec;
   readonly promptTokens: number;
+  /** Prompt tokens read from and written to the prompt cache (both 0 without one). */
+  readonly cache: CacheTokens;
   readonly units: readonly Unit[];
   /** Reported when every unit was sent; a fault or a cancel ends the generation otherwise. */
   readonly finishReason: FinishReason;
   readonly fault: Fault | null;
+  /** `Retry-After` of an HTTP 429 or 503 fault. */
+  readonly retryAfterSeconds: number;
+  /**
+   * Whether the step sends a `reasoning.encrypted` detail before its tool calls: it reasons
+   * visibly, ends in tool calls, and the model (or `[[reasoning:encrypted]]`) carries encrypted
+   * reasoning.
+   */
+  readonly encryptedReasoning: boolean;
   readonly latencyMs: number;
   readonly tokensPerSecond: number;
 };
@@ -73,14 +97,20 @@ export function totalsAfter(plan: CompletionPlan, sent = plan.units.length): Pla
   return {
     completionTokens: units.length,
     reasoningTokens,
-    cost: computeCost(plan.model, plan.promptTokens, units.length),
+    cost: computeCost(plan.model, plan.promptTokens, units.length, plan.cache),
   };
 }
 
+/**
+ * The plan for one request. `cache` is what the server's prompt cache read and wrote for it
+ * (`PromptCache.use`); it changes the cost, not the reply.
+ */
 export function planCompletion(
   request: ChatRequest,
   behaviour: Behaviour = DEFAULT_BEHAVIOUR,
+  cache: CacheTokens = NO_CACHE,
 ): CompletionPlan {
+  const spec = modelSpec(request.model);
   const lastUser = lastUserText(request);
   const triggers = parseTriggers(lastUser).triggers;
   const last = request.messages.at(-1);
@@ -93,7 +123,10 @@ export function planCompletion(
   const units: Unit[] = [];
   let truncated = false;
 
-  const reasoning = reasoningRequest(request, first("reasoning") !== undefined, behaviour);
+  const reasoningTrigger = first("reasoning");
+  const reasoning = spec.reasoning
+    ? reasoningRequest(request, reasoningTrigger !== undefined, behaviour)
+    : null;
   if (reasoning !== null) {
     const all = reasoningWords(lastUser, reasoning.count);
     const kept = all.slice(0, budget);
@@ -145,24 +178,42 @@ export function planCompletion(
 
   const http = first("http-error");
   const error = first("error");
+  const errorType = first("error-type")?.errorType;
   const hang = first("hang");
   const fault: Fault | null =
     http !== undefined
       ? { kind: "http-error", status: http.status }
-      : error !== undefined
-        ? { kind: "error", afterTokens: error.afterTokens }
+      : error !== undefined || errorType !== undefined
+        ? {
+            kind: "error",
+            afterTokens: error?.afterTokens ?? DEFAULT_FAULT_AFTER_TOKENS,
+            ...(errorType === undefined ? {} : { errorType }),
+          }
         : hang !== undefined
           ? { kind: "hang", afterTokens: hang.afterTokens }
           : behaviour.fault;
 
+  const finishReason: FinishReason = truncated
+    ? "length"
+    : toolCalls.length > 0
+      ? "tool_calls"
+      : "stop";
   return {
     model: request.model,
+    spec,
     promptTokens: estimatePromptTokens(request),
+    cache,
     units,
-    finishReason: truncated ? "length" : toolCalls.length > 0 ? "tool_calls" : "stop",
+    finishReason,
     fault,
-    latencyMs: first("latency")?.ms ?? behaviour.latencyMs,
-    tokensPerSecond: first("tps")?.tokensPerSecond ?? behaviour.tokensPerSecond,
+    retryAfterSeconds: first("retry-after")?.seconds ?? DEFAULT_RETRY_AFTER_SECONDS,
+    encryptedReasoning:
+      finishReason === "tool_calls" &&
+      reasoning?.visible === true &&
+      (spec.encryptedReasoning || reasoningTrigger?.encrypted === true),
+    latencyMs: first("latency")?.ms ?? behaviour.latencyMs ?? spec.latencyMs,
+    tokensPerSecond:
+      first("tps")?.tokensPerSecond ?? behaviour.tokensPerSecond ?? spec.tokensPerSecond,
   };
 }
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { computeCost, DEFAULT_PRICE, formatPrice, PRICES, priceFor } from "./pricing.ts";
+import {
+  cacheDiscount,
+  computeCost,
+  DEFAULT_PRICE,
+  formatPrice,
+  NO_CACHE,
+  PRICES,
+  priceFor,
+} from "./pricing.ts";
 
 describe("computeCost", () => {
   it("multiplies tokens by the model's per-token prices", () => {
@@ -11,6 +19,21 @@ describe("computeCost", () => {
     expect(priceFor("someone/unknown-model")).toBe(DEFAULT_PRICE);
     expect(priceFor("constructor")).toBe(DEFAULT_PRICE);
     expect(computeCost("someone/unknown-model", 3, 4)).toBe(3 * 0.000001 + 4 * 0.000002);
+  });
+});
+
+describe("computeCost with a prompt cache", () => {
+  it("prices cache reads and writes at the model's cache rates, the rest at its prompt rate", () => {
+    const cache = { readTokens: 300, writeTokens: 100 };
+    expect(computeCost("parley/dev-large", 1000, 50, cache)).toBe(
+      600 * 0.000003 + 300 * 0.0000003 + 100 * 0.00000375 + 50 * 0.000015,
+    );
+    expect(cacheDiscount("parley/dev-large", cache)).toBe(
+      300 * (0.000003 - 0.0000003) + 100 * (0.000003 - 0.00000375),
+    );
+    expect(cacheDiscount("parley/dev-large", NO_CACHE)).toBeNull();
+    // Without cache tokens the figure is the plain one, bit for bit.
+    expect(computeCost("parley/dev", 7, 24, NO_CACHE)).toBe(7 * 0.000001 + 24 * 0.000002);
   });
 });
 

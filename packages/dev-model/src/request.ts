@@ -10,6 +10,9 @@ export type ChatMessage = {
   readonly tool_calls?: unknown;
   readonly tool_call_id?: unknown;
   readonly name?: unknown;
+  /** What an assistant message carries back of a reasoning model's earlier output. */
+  readonly reasoning_details?: unknown;
+  readonly cache_control?: unknown;
 };
 
 export type ChatRequest = {
@@ -23,6 +26,8 @@ export type ChatRequest = {
   readonly toolChoice: unknown;
   readonly reasoning: unknown;
   readonly includeReasoning: unknown;
+  /** `stream_options.include_usage`: how an OpenAI-compatible client asks for a streamed usage chunk. */
+  readonly includeUsage: boolean;
   readonly user: string | undefined;
   readonly body: Readonly<Record<string, unknown>>;
 };
@@ -83,6 +88,7 @@ export function parseChatRequest(json: unknown): ParseResult {
       toolChoice: json.tool_choice,
       reasoning: json.reasoning,
       includeReasoning: json.include_reasoning,
+      includeUsage: isRecord(json.stream_options) && json.stream_options.include_usage === true,
       user: typeof json.user === "string" ? json.user : undefined,
       body: json,
     },
@@ -107,7 +113,7 @@ export function textOf(content: unknown): string {
 }
 
 /** Characters counted for one message: content text, other parts and tool calls as JSON. */
-function messageChars(message: ChatMessage): number {
+export function messageChars(message: ChatMessage): number {
   let chars = 0;
   const { content } = message;
   if (typeof content === "string") chars += content.length;
@@ -133,8 +139,12 @@ export function estimatePromptTokens(body: {
   readonly messages: readonly ChatMessage[];
   readonly tools?: readonly unknown[] | undefined;
 }): number {
-  let chars = 0;
+  let chars = toolsChars(body.tools);
   for (const message of body.messages) chars += messageChars(message);
-  if (body.tools !== undefined && body.tools.length > 0) chars += JSON.stringify(body.tools).length;
   return Math.max(1, Math.ceil(chars / 4));
+}
+
+/** Characters the `tools` of a request count for (its JSON, when it offers any). */
+export function toolsChars(tools: readonly unknown[] | undefined): number {
+  return tools !== undefined && tools.length > 0 ? JSON.stringify(tools).length : 0;
 }

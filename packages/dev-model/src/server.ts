@@ -2,41 +2,52 @@
  * The HTTP side of the dev model: OpenRouter's chat completions (SSE and JSON), generation lookup
  * and model list, plus a `/__dev/*` control surface for out-of-process tests.
  */
-import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { setTimeout as sleep } from "node:timers/promises";
-import { type Generation, GenerationStore } from "./generations.ts";
 import {
-  type Behaviour,
-  type CompletionPlan,
-  DEFAULT_BEHAVIOUR,
-  type Fault,
-  planCompletion,
-  totalsAfter,
-  type Unit,
-} from "./plan.ts";
-import { computeCost, costParts, formatPrice, PRICES } from "./pricing.ts";
+  type CompletionHost,
+  jsonCompletion,
+  recordGeneration,
+  sendJson,
+  startRun,
+  streamCompletion,
+} from "./completion.ts";
+import { EncryptedReasoning } from "./encrypted-reasoning.ts";
+import { providerErrorBody, retriable } from "./errors.ts";
+import { type Generation, GenerationStore } from "./generations.ts";
+import { listedModels, modelSpec } from "./models.ts";
+import { type Behaviour, DEFAULT_BEHAVIOUR, type Fault, planCompletion } from "./plan.ts";
+import { NO_CACHE } from "./pricing.ts";
+import { PromptCache, type PromptCacheOptions } from "./prompt-cache.ts";
+import { type RateLimit, RateLimiter } from "./rate-limit.ts";
 import { parseChatRequest } from "./request.ts";
 
-/** The `provider` field of every chunk and `provider_name` of every generation. */
-export const PROVIDER_NAME = "Parley Dev";
-/** The SSE comment OpenRouter sends while it waits for the upstream model. */
-export const PROCESSING_COMMENT = ": OPENROUTER PROCESSING\n\n";
+export { PROCESSING_COMMENT, PROVIDER_NAME } from "./wire.ts";
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const DEFAULT_PROCESSING_INTERVAL_MS = 1000;
 const DEFAULT_REQUEST_LIMIT = 10_000;
-const MODELS_CREATED = 1_735_689_600;
+/**
+ * How long after a generation ends `GET /api/v1/generation` first finds it, by default.
+ * OpenRouter records a generation shortly after it ends (a lookup right after an abort can 404),
+ * so a client's lookup has to retry; half a second makes every offline lookup do so.
+ */
+export const DEFAULT_GENERATION_DELAY_MS = 500;
 
 export type DevModelOptions = {
   /** 0 (the default) picks a free port. */
   port?: number;
   /** Default 127.0.0.1. */
   host?: string;
-  /** Delay before the first token; `: OPENROUTER PROCESSING` comments keep flowing meanwhile. */
+  /**
+   * Delay before the first token, for every model; `: OPENROUTER PROCESSING` comments keep flowing
+   * meanwhile. Unset, each model keeps its own (`DevModelSpec.latencyMs`; 0 for `parley/dev`).
+   */
   latencyMs?: number;
-  /** Pace of tokens; 0 (the default) sends them as fast as possible. */
+  /**
+   * Pace of tokens for every model (0: as fast as possible). Unset, each model keeps its own
+   * (`DevModelSpec.tokensPerSecond`; 0 for `parley/dev`).
+   */
   tokensPerSecond?: number;
   /** Words in a reply (default 24). */
   replyTokens?: number;
@@ -50,6 +61,12 @@ export type DevModelOptions = {
   processingIntervalMs?: number;
   /** Generations kept for `GET /api/v1/generation` (default 10,000; the oldest go first). */
   generationLimit?: number;
+  /** How long after a generation ends the lookup first finds it (default 500 ms; 0: at once). */
+  generationDelayMs?: number;
+  /** The prompt cache of the models that have one (TTL, automatic-caching threshold). */
+  promptCache?: PromptCacheOptions;
+  /** Chat requests allowed per API key and window; past it, 429 with `Retry-After`. */
+  rateLimit?: RateLimit;
 };
 
 /** A chat completion request as the server received it, recorded before any validation. */
@@ -60,7 +77,10 @@ export type RecordedRequest = {
   readonly stream: boolean;
   /** The parsed JSON body, or the raw text when it was not JSON. */
   readonly body: unknown;
-  /** Set once a generation started for the request. */
+  /**
+   * Set once a generation started for the request: OpenRouter's generation id, or on the
+   * OpenAI-compatible wire the completion id (which has no generation record).
+   */
   readonly generationId: string | null;
 };
 
@@ -70,20 +90,21 @@ export type DevModel = {
   readonly port: number;
   /** Stops the server, ends open streams (recorded as cancelled) and clears every timer. */
   close(): Promise<void>;
+  /** Every generation record, including those the public endpoint does not show yet. */
   generations(): readonly Generation[];
   generation(id: string): Generation | undefined;
   requests(): readonly RecordedRequest[];
-  /** Forgets recorded requests and generations. */
+  /** Forgets recorded requests, generations, the prompt cache, reasoning to check and rate windows. */
   reset(): void;
 };
 
 type MutableRecordedRequest = { -readonly [K in keyof RecordedRequest]: RecordedRequest[K] };
 
-type Context = {
+type Context = CompletionHost & {
   readonly behaviour: Behaviour;
   readonly apiKey: string | undefined;
-  readonly processingIntervalMs: number;
-  readonly generations: GenerationStore;
+  readonly promptCache: PromptCache;
+  readonly rateLimiter: RateLimiter | null;
   readonly requests: MutableRecordedRequest[];
   readonly active: Set<AbortController>;
   seq: number;
@@ -93,8 +114,8 @@ export async function startDevModel(options: DevModelOptions = {}): Promise<DevM
   const host = options.host ?? "127.0.0.1";
   const ctx: Context = {
     behaviour: {
-      latencyMs: nonNegative(options.latencyMs, DEFAULT_BEHAVIOUR.latencyMs),
-      tokensPerSecond: nonNegative(options.tokensPerSecond, DEFAULT_BEHAVIOUR.tokensPerSecond),
+      latencyMs: optional(options.latencyMs),
+      tokensPerSecond: optional(options.tokensPerSecond),
       replyTokens: nonNegative(options.replyTokens, DEFAULT_BEHAVIOUR.replyTokens),
       reasoningTokens: nonNegative(options.reasoningTokens, DEFAULT_BEHAVIOUR.reasoningTokens),
       fault: options.fault ?? null,
@@ -105,6 +126,10 @@ export async function startDevModel(options: DevModelOptions = {}): Promise<DevM
       nonNegative(options.processingIntervalMs, DEFAULT_PROCESSING_INTERVAL_MS),
     ),
     generations: new GenerationStore(options.generationLimit),
+    generationDelayMs: nonNegative(options.generationDelayMs, DEFAULT_GENERATION_DELAY_MS),
+    encryptedReasoning: new EncryptedReasoning(),
+    promptCache: new PromptCache(options.promptCache),
+    rateLimiter: options.rateLimit ? new RateLimiter(options.rateLimit) : null,
     requests: [],
     active: new Set(),
     seq: 0,
@@ -146,21 +171,30 @@ export async function startDevModel(options: DevModelOptions = {}): Promise<DevM
     generations: () => ctx.generations.all(),
     generation: (id) => ctx.generations.get(id),
     requests: () => [...ctx.requests],
-    reset() {
-      ctx.requests.length = 0;
-      ctx.generations.clear();
-    },
+    reset: () => reset(ctx),
   };
+}
+
+function reset(ctx: Context): void {
+  ctx.requests.length = 0;
+  ctx.generations.clear();
+  ctx.promptCache.clear();
+  ctx.encryptedReasoning.clear();
+  ctx.rateLimiter?.clear();
 }
 
 function nonNegative(value: number | undefined, fallback: number): number {
   return value !== undefined && Number.isFinite(value) && value >= 0 ? value : fallback;
 }
 
+function optional(value: number | undefined): number | undefined {
+  return value !== undefined && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
 async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? "/", "http://dev-model.invalid");
   res.setHeader("access-control-allow-origin", "*");
-  res.setHeader("access-control-expose-headers", "x-generation-id");
+  res.setHeader("access-control-expose-headers", "x-generation-id, retry-after");
   if (req.method === "OPTIONS") {
     res.writeHead(204, {
       "access-control-allow-methods": "GET, POST, OPTIONS",
@@ -177,7 +211,7 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
     case "GET /api/v1/generation":
       return generation(ctx, req, res, url);
     case "GET /api/v1/models":
-      return sendJson(res, 200, { data: modelList() });
+      return sendJson(res, 200, { data: listedModels() });
     case "GET /__dev/requests":
       return sendJson(res, 200, { count: ctx.requests.length, requests: ctx.requests });
     case "GET /__dev/generations":
@@ -186,25 +220,36 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
         data: ctx.generations.all(),
       });
     case "POST /__dev/reset":
-      ctx.requests.length = 0;
-      ctx.generations.clear();
+      reset(ctx);
       return sendJson(res, 200, { ok: true });
     default:
       return sendError(res, 404, `No route for ${req.method} ${url.pathname}`);
   }
 }
 
-function authorized(ctx: Context, req: IncomingMessage, res: ServerResponse): boolean {
+/**
+ * The caller's bearer token (`""` when a keyless OpenAI-compatible call is allowed), or null once
+ * a 401 went out. A plain OpenAI-compatible server, like a local llama.cpp, takes calls without a
+ * key unless the server sets one.
+ */
+function authorized(
+  ctx: Context,
+  req: IncomingMessage,
+  res: ServerResponse,
+  keyOptional = false,
+): string | null {
   const match = /^Bearer\s+(\S.*)$/i.exec(req.headers.authorization ?? "");
   if (match === null) {
+    if (keyOptional && ctx.apiKey === undefined) return "";
     sendError(res, 401, "No auth credentials found");
-    return false;
+    return null;
   }
-  if (ctx.apiKey !== undefined && match[1]?.trim() !== ctx.apiKey) {
+  const key = match[1]?.trim() ?? "";
+  if (ctx.apiKey !== undefined && key !== ctx.apiKey) {
     sendError(res, 401, "User not found.");
-    return false;
+    return null;
   }
-  return true;
+  return key;
 }
 
 async function chatCompletions(
@@ -235,28 +280,46 @@ async function chatCompletions(
   ctx.requests.push(entry);
   if (ctx.requests.length > DEFAULT_REQUEST_LIMIT) ctx.requests.shift();
 
-  if (!authorized(ctx, req, res)) return;
+  const spec = modelSpec(entry.model ?? "");
+  const openRouter = spec.api === "openrouter";
+  const key = authorized(ctx, req, res, !openRouter);
+  if (key === null) return;
   if (raw === null) return sendError(res, 413, "Request body too large");
   if (!validJson) return sendError(res, 400, "Invalid JSON in request body");
   const parsed = parseChatRequest(json);
   if (!parsed.ok) return sendError(res, 400, parsed.message);
   const request = parsed.request;
-  const plan = planCompletion(request, ctx.behaviour);
-  if (plan.fault?.kind === "http-error") {
-    return sendError(res, plan.fault.status, httpErrorMessage(plan.fault.status));
-  }
+  const dialect = openRouter ? "openrouter" : "openai";
 
-  const run: Run = {
-    id: generationId(),
-    created: Math.floor(startedAt / 1000),
-    startedAt,
-    firstTokenAt: null,
-    sent: 0,
-    plan,
-    streamed: request.stream,
-    user: request.user,
-    toolCallIds: new Map(),
-  };
+  const wait = ctx.rateLimiter?.take(key);
+  if (wait !== undefined && wait !== null) {
+    return sendJson(res, 429, providerErrorBody(429, dialect, wait), undefined, {
+      "retry-after": String(wait),
+    });
+  }
+  const lost = ctx.encryptedReasoning.missing(request);
+  if (lost !== null) {
+    return sendJson(res, 400, {
+      error: { code: 400, message: lost, metadata: { error_type: "invalid_prompt" } },
+    });
+  }
+  const planned = planCompletion(request, ctx.behaviour);
+  if (planned.fault?.kind === "http-error") {
+    const { status } = planned.fault;
+    const retryAfter = retriable(status) ? planned.retryAfterSeconds : undefined;
+    return sendJson(
+      res,
+      status,
+      providerErrorBody(status, dialect, retryAfter),
+      undefined,
+      retryAfter === undefined ? {} : { "retry-after": String(retryAfter) },
+    );
+  }
+  // The cache is touched only by a request that runs, and changes its cost, never its reply.
+  const cache = spec.promptCache ? ctx.promptCache.use(request, startedAt) : NO_CACHE;
+  const plan = { ...planned, cache };
+
+  const run = startRun(plan, request, startedAt);
   entry.generationId = run.id;
 
   const controller = new AbortController();
@@ -276,394 +339,18 @@ async function chatCompletions(
   }
 }
 
-type Run = {
-  readonly id: string;
-  readonly created: number;
-  readonly startedAt: number;
-  firstTokenAt: number | null;
-  sent: number;
-  readonly plan: CompletionPlan;
-  readonly streamed: boolean;
-  readonly user: string | undefined;
-  readonly toolCallIds: Map<number, string>;
-};
-
-async function streamCompletion(
-  ctx: Context,
-  res: ServerResponse,
-  run: Run,
-  signal: AbortSignal,
-): Promise<void> {
-  const { plan } = run;
-  res.writeHead(200, {
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-    "x-generation-id": run.id,
-  });
-  write(res, PROCESSING_COMMENT);
-  for (let waited = 0; waited < plan.latencyMs; ) {
-    const step = Math.min(ctx.processingIntervalMs, plan.latencyMs - waited);
-    await sleep(step, undefined, { signal });
-    waited += step;
-    if (waited < plan.latencyMs) write(res, PROCESSING_COMMENT);
-  }
-
-  const interval = plan.tokensPerSecond > 0 ? 1000 / plan.tokensPerSecond : 0;
-  const faultAt = midStreamFaultAt(plan);
-  for (let i = 0; i < plan.units.length && i !== faultAt; i++) {
-    if (interval > 0 && i > 0) await sleep(interval, undefined, { signal });
-    const unit = plan.units[i];
-    if (unit === undefined) break;
-    const delta = deltaOf(unit, run);
-    if (delta !== null) write(res, sse(choiceChunk(run, delta, null)));
-    run.firstTokenAt ??= Date.now();
-    run.sent = i + 1;
-  }
-
-  if (plan.fault?.kind === "hang") {
-    // Silence until the client gives up: no timer runs, the abort ends the wait.
-    await waitForAbort(signal);
-    throw new Error("aborted");
-  }
-  if (plan.fault?.kind === "error") {
-    write(res, sse(errorChunk(run)));
-    write(res, "data: [DONE]\n\n");
-    res.end();
-    recordGeneration(ctx, run, { cancelled: false, finishReason: "error" });
-    return;
-  }
-  write(res, sse(choiceChunk(run, { role: "assistant", content: "" }, plan.finishReason)));
-  const totals = totalsAfter(plan, run.sent);
-  write(
-    res,
-    sse({
-      ...chunkBase(run),
-      choices: [],
-      usage: usageOf(plan, totals.completionTokens, totals.reasoningTokens),
-    }),
-  );
-  write(res, "data: [DONE]\n\n");
-  res.end();
-  recordGeneration(ctx, run, { cancelled: false, finishReason: plan.finishReason });
-}
-
-async function jsonCompletion(
-  ctx: Context,
-  res: ServerResponse,
-  run: Run,
-  signal: AbortSignal,
-): Promise<void> {
-  const { plan } = run;
-  const faultAt = midStreamFaultAt(plan);
-  const produced = faultAt >= 0 ? faultAt : plan.units.length;
-  const interval = plan.tokensPerSecond > 0 ? 1000 / plan.tokensPerSecond : 0;
-  const duration = plan.latencyMs + interval * Math.max(0, produced - 1);
-  if (duration > 0) await sleep(duration, undefined, { signal });
-  run.sent = produced;
-  run.firstTokenAt = Date.now();
-  if (plan.fault?.kind === "hang") {
-    await waitForAbort(signal);
-    throw new Error("aborted");
-  }
-  if (plan.fault?.kind === "error") {
-    // Once the model started, OpenRouter answers 200 with the error in the body.
-    sendJson(res, 200, { error: { code: 502, message: MID_STREAM_ERROR } }, run.id);
-    recordGeneration(ctx, run, { cancelled: false, finishReason: "error" });
-    return;
-  }
-  const units = plan.units.slice(0, run.sent);
-  const reasoning = units
-    .filter((u) => u.kind === "reasoning" && u.visible)
-    .map((u) => (u.kind === "reasoning" ? u.text : ""))
-    .join("");
-  const toolCalls: {
-    id: string;
-    type: "function";
-    function: { name: string; arguments: string };
-  }[] = [];
-  for (const unit of units) {
-    if (unit.kind === "tool-name") {
-      toolCalls[unit.index] = {
-        id: toolCallId(run, unit.index),
-        type: "function",
-        function: { name: unit.name, arguments: "" },
-      };
-    } else if (unit.kind === "tool-arguments") {
-      const call = toolCalls[unit.index];
-      if (call !== undefined) call.function.arguments += unit.text;
-    }
-  }
-  const totals = totalsAfter(plan, run.sent);
-  sendJson(
-    res,
-    200,
-    {
-      id: run.id,
-      provider: PROVIDER_NAME,
-      model: plan.model,
-      object: "chat.completion",
-      created: run.created,
-      choices: [
-        {
-          index: 0,
-          logprobs: null,
-          finish_reason: plan.finishReason,
-          native_finish_reason: plan.finishReason,
-          message: {
-            role: "assistant",
-            content: units.map((u) => (u.kind === "content" ? u.text : "")).join(""),
-            refusal: null,
-            reasoning: reasoning === "" ? null : reasoning,
-            ...(reasoning === "" ? {} : { reasoning_details: [reasoningDetail(reasoning)] }),
-            ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-          },
-        },
-      ],
-      usage: usageOf(plan, totals.completionTokens, totals.reasoningTokens),
-    },
-    run.id,
-  );
-  recordGeneration(ctx, run, { cancelled: false, finishReason: plan.finishReason });
-}
-
-/** Units sent before a mid-stream fault fires, or -1 without one. */
-function midStreamFaultAt(plan: CompletionPlan): number {
-  const fault = plan.fault;
-  if (fault === null || fault.kind === "http-error") return -1;
-  return Math.min(fault.afterTokens, plan.units.length);
-}
-
-const MID_STREAM_ERROR = "Dev model error requested by the prompt or server options";
-
-function httpErrorMessage(status: number): string {
-  if (status === 429) return "Rate limit exceeded (dev model)";
-  if (status === 402) return "Insufficient credits (dev model)";
-  return `Dev model HTTP error ${status}`;
-}
-
-type RunEnd = { cancelled: boolean; finishReason: string | null };
-
-function recordGeneration(ctx: Context, run: Run, end: RunEnd): void {
-  const { plan } = run;
-  const totals = totalsAfter(plan, run.sent);
-  const now = Date.now();
-  ctx.generations.add({
-    id: run.id,
-    upstream_id: null,
-    total_cost: totals.cost,
-    cache_discount: null,
-    upstream_inference_cost: null,
-    created_at: new Date(run.startedAt).toISOString(),
-    model: plan.model,
-    app_id: null,
-    streamed: run.streamed,
-    cancelled: end.cancelled,
-    provider_name: PROVIDER_NAME,
-    latency: (run.firstTokenAt ?? now) - run.startedAt,
-    moderation_latency: null,
-    generation_time: now - run.startedAt,
-    finish_reason: end.finishReason,
-    native_finish_reason: end.finishReason,
-    tokens_prompt: plan.promptTokens,
-    tokens_completion: totals.completionTokens,
-    native_tokens_prompt: plan.promptTokens,
-    native_tokens_completion: totals.completionTokens,
-    native_tokens_completion_images: 0,
-    native_tokens_reasoning: totals.reasoningTokens,
-    native_tokens_cached: 0,
-    num_media_prompt: null,
-    num_input_audio_prompt: null,
-    num_media_completion: 0,
-    num_search_results: null,
-    origin: "",
-    usage: totals.cost,
-    is_byok: false,
-    external_user: run.user ?? null,
-    api_type: "completions",
-    router: null,
-  });
-}
-
 async function generation(
   ctx: Context,
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
 ): Promise<void> {
-  if (!authorized(ctx, req, res)) return;
+  if (authorized(ctx, req, res) === null) return;
   const id = url.searchParams.get("id");
   if (id === null || id === "") return sendError(res, 400, "Missing generation id");
-  const found = ctx.generations.get(id);
+  const found = ctx.generations.visible(id);
   if (found === undefined) return sendError(res, 404, `Generation ${id} not found`);
   sendJson(res, 200, { data: found });
-}
-
-function modelList(): unknown[] {
-  return Object.entries(PRICES).map(([id, price]) => ({
-    id,
-    canonical_slug: id,
-    name: price.name,
-    created: MODELS_CREATED,
-    description: "Served by the Parley dev model server at its price-table price.",
-    context_length: price.contextLength,
-    architecture: {
-      modality: "text->text",
-      input_modalities: ["text"],
-      output_modalities: ["text"],
-      tokenizer: "Other",
-      instruct_type: null,
-    },
-    pricing: {
-      prompt: formatPrice(price.prompt),
-      completion: formatPrice(price.completion),
-      request: "0",
-      image: "0",
-      web_search: "0",
-      internal_reasoning: "0",
-    },
-    top_provider: {
-      context_length: price.contextLength,
-      max_completion_tokens: null,
-      is_moderated: false,
-    },
-    per_request_limits: null,
-    supported_parameters: ["include_reasoning", "max_tokens", "reasoning", "tool_choice", "tools"],
-  }));
-}
-
-function chunkBase(run: Run) {
-  return {
-    id: run.id,
-    provider: PROVIDER_NAME,
-    model: run.plan.model,
-    object: "chat.completion.chunk",
-    created: run.created,
-  };
-}
-
-function choiceChunk(run: Run, delta: Record<string, unknown>, finishReason: string | null) {
-  return {
-    ...chunkBase(run),
-    choices: [
-      {
-        index: 0,
-        delta,
-        finish_reason: finishReason,
-        native_finish_reason: finishReason,
-        logprobs: null,
-      },
-    ],
-  };
-}
-
-/** OpenRouter's unified mid-stream error: top-level `error` plus a choice finishing with "error". */
-function errorChunk(run: Run) {
-  return {
-    ...chunkBase(run),
-    error: { code: 502, message: MID_STREAM_ERROR },
-    choices: [
-      {
-        index: 0,
-        delta: { role: "assistant", content: "" },
-        finish_reason: "error",
-        native_finish_reason: "error",
-        logprobs: null,
-      },
-    ],
-  };
-}
-
-function reasoningDetail(text: string) {
-  return { type: "reasoning.text", text, format: "unknown", index: 0 };
-}
-
-function deltaOf(unit: Unit, run: Run): Record<string, unknown> | null {
-  switch (unit.kind) {
-    case "reasoning":
-      if (!unit.visible) return null;
-      return {
-        role: "assistant",
-        content: "",
-        reasoning: unit.text,
-        reasoning_details: [reasoningDetail(unit.text)],
-      };
-    case "content":
-      return { role: "assistant", content: unit.text };
-    case "tool-name":
-      return {
-        role: "assistant",
-        content: null,
-        tool_calls: [
-          {
-            index: unit.index,
-            id: toolCallId(run, unit.index),
-            type: "function",
-            function: { name: unit.name, arguments: "" },
-          },
-        ],
-      };
-    case "tool-arguments":
-      return {
-        role: "assistant",
-        content: null,
-        tool_calls: [{ index: unit.index, function: { arguments: unit.text } }],
-      };
-  }
-}
-
-function usageOf(plan: CompletionPlan, completionTokens: number, reasoningTokens: number) {
-  const { promptCost, completionCost } = costParts(plan.model, plan.promptTokens, completionTokens);
-  return {
-    prompt_tokens: plan.promptTokens,
-    completion_tokens: completionTokens,
-    total_tokens: plan.promptTokens + completionTokens,
-    cost: computeCost(plan.model, plan.promptTokens, completionTokens),
-    is_byok: false,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    cost_details: {
-      upstream_inference_cost: null,
-      upstream_inference_prompt_cost: promptCost,
-      upstream_inference_completions_cost: completionCost,
-    },
-    completion_tokens_details: { reasoning_tokens: reasoningTokens, image_tokens: 0 },
-  };
-}
-
-function toolCallId(run: Run, index: number): string {
-  let id = run.toolCallIds.get(index);
-  if (id === undefined) {
-    id = `call_${randomId(24)}`;
-    run.toolCallIds.set(index, id);
-  }
-  return id;
-}
-
-function generationId(): string {
-  return `gen-${Math.floor(Date.now() / 1000)}-${randomId(20)}`;
-}
-
-const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-
-function randomId(length: number): string {
-  const bytes = randomBytes(length);
-  let out = "";
-  for (const byte of bytes) out += ALPHABET[byte % ALPHABET.length];
-  return out;
-}
-
-function sse(value: unknown): string {
-  return `data: ${JSON.stringify(value)}\n\n`;
-}
-
-function write(res: ServerResponse, text: string): void {
-  if (!res.destroyed && !res.writableEnded) res.write(text);
-}
-
-function waitForAbort(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) =>
-    signal.addEventListener("abort", () => resolve(), { once: true }),
-  );
 }
 
 function fieldOf<T extends "string" | "boolean">(
@@ -690,22 +377,7 @@ async function readBody(req: IncomingMessage): Promise<string | null> {
   return tooLarge ? null : Buffer.concat(chunks).toString("utf8");
 }
 
-function sendJson(
-  res: ServerResponse,
-  status: number,
-  value: unknown,
-  generationId?: string,
-): void {
-  const body = JSON.stringify(value);
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(body),
-    ...(generationId === undefined ? {} : { "x-generation-id": generationId }),
-  });
-  res.end(body);
-}
-
-/** OpenRouter's error shape; the HTTP status equals `error.code`. */
+/** OpenRouter's error shape for its own refusals; the HTTP status equals `error.code`. */
 function sendError(res: ServerResponse, status: number, message: string): void {
   sendJson(res, status, { error: { code: status, message } });
 }

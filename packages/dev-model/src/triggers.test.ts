@@ -20,6 +20,20 @@ describe("parseTriggers", () => {
     expect(text.split(/\s+/)).toEqual(["a", "b", "c"]);
   });
 
+  it("reads the cache, encrypted reasoning, typed error and retry-after triggers", () => {
+    const { triggers } = parseTriggers(
+      "[[cache]] [[reasoning:encrypted]] [[error:provider_overloaded]] [[retry-after:30]]",
+    );
+    expect(triggers).toEqual([
+      { kind: "cache" },
+      { kind: "reasoning", encrypted: true },
+      { kind: "error-type", errorType: "provider_overloaded" },
+      { kind: "retry-after", seconds: 30 },
+    ]);
+    const bad = "[[cache:1]] [[reasoning:plain]] [[error:overload]] [[retry-after:soon]]";
+    expect(parseTriggers(bad)).toEqual({ triggers: [], text: bad });
+  });
+
   it("reads [[markdown]] and leaves a markdown marker with an argument as text", () => {
     expect(parseTriggers("show me [[markdown]]").triggers).toEqual([{ kind: "markdown" }]);
     expect(parseTriggers("[[markdown:long]]").triggers).toEqual([]);

@@ -1,17 +1,22 @@
 /**
  * Triggers: `[[...]]` markers in the last user message that steer the dev model (tool calls,
- * reasoning, a markdown reply, faults, pacing). Pure module.
+ * reasoning, a markdown reply, the prompt cache, faults, pacing). Pure module.
  *
  * A marker that does not parse (unknown name, bad number, tool arguments that are not a JSON
- * object) is not a trigger: it stays in the text as plain words.
+ * object, an unknown error type) is not a trigger: it stays in the text as plain words.
  */
+import { type ErrorType, isErrorType } from "./errors.ts";
+
 export type Trigger =
-  | { readonly kind: "reasoning" }
+  | { readonly kind: "reasoning"; readonly encrypted?: true }
   | { readonly kind: "markdown" }
+  | { readonly kind: "cache" }
   | { readonly kind: "tool"; readonly name: string; readonly arguments: string }
   | { readonly kind: "error"; readonly afterTokens: number }
+  | { readonly kind: "error-type"; readonly errorType: ErrorType }
   | { readonly kind: "hang"; readonly afterTokens: number }
   | { readonly kind: "http-error"; readonly status: number }
+  | { readonly kind: "retry-after"; readonly seconds: number }
   | { readonly kind: "latency"; readonly ms: number }
   | { readonly kind: "tps"; readonly tokensPerSecond: number }
   | { readonly kind: "tokens"; readonly count: number };
@@ -73,11 +78,15 @@ function parseAt(text: string, from: number): Parsed | null {
 function simpleTrigger(name: string, arg: string | undefined): Trigger | null {
   switch (name) {
     case "reasoning":
-      return arg === undefined ? { kind: "reasoning" } : null;
+      if (arg === undefined) return { kind: "reasoning" };
+      return arg === "encrypted" ? { kind: "reasoning", encrypted: true } : null;
     case "markdown":
       return arg === undefined ? { kind: "markdown" } : null;
+    case "cache":
+      return arg === undefined ? { kind: "cache" } : null;
     case "error":
-      return arg === undefined ? { kind: "error", afterTokens: DEFAULT_FAULT_AFTER_TOKENS } : null;
+      if (arg === undefined) return { kind: "error", afterTokens: DEFAULT_FAULT_AFTER_TOKENS };
+      return isErrorType(arg) ? { kind: "error-type", errorType: arg } : null;
     case "hang":
       return arg === undefined ? { kind: "hang", afterTokens: DEFAULT_FAULT_AFTER_TOKENS } : null;
     case "error-after": {
@@ -93,6 +102,10 @@ function simpleTrigger(name: string, arg: string | undefined): Trigger | null {
       return status === null || status < 400 || status > 599
         ? null
         : { kind: "http-error", status };
+    }
+    case "retry-after": {
+      const seconds = count(arg);
+      return seconds === null ? null : { kind: "retry-after", seconds };
     }
     case "latency": {
       const ms = count(arg);

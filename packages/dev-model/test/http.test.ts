@@ -14,15 +14,15 @@ import {
   PROCESSING_COMMENT,
   startDevModel,
 } from "../src/index.ts";
+import { AUTH, chatAt, choicesOf, dataOf, events } from "./sse.ts";
 
-const AUTH = { authorization: "Bearer anything", "content-type": "application/json" };
 const MODEL = "anthropic/claude-sonnet-4.5";
 const run = promisify(execFile);
 
 let server: DevModel;
 
 beforeAll(async () => {
-  server = await startDevModel({ processingIntervalMs: 40 });
+  server = await startDevModel({ processingIntervalMs: 40, generationDelayMs: 0 });
 });
 
 afterAll(async () => {
@@ -34,41 +34,7 @@ beforeEach(() => {
 });
 
 function chat(body: Record<string, unknown>, init: RequestInit = {}): Promise<Response> {
-  return fetch(`${server.url}/chat/completions`, {
-    method: "POST",
-    headers: AUTH,
-    body: JSON.stringify(body),
-    ...init,
-  });
-}
-
-/** SSE events as sent: comments kept verbatim, `data:` payloads parsed unless `[DONE]`. */
-type Event = { comment: string } | { done: true } | { data: Record<string, unknown> };
-
-function events(body: string): Event[] {
-  expect(body.endsWith("\n\n")).toBe(true);
-  return body
-    .slice(0, -2)
-    .split("\n\n")
-    .map((block): Event => {
-      if (block.startsWith(":")) return { comment: block };
-      expect(block.startsWith("data: ")).toBe(true);
-      const payload = block.slice("data: ".length);
-      return payload === "[DONE]" ? { done: true } : { data: JSON.parse(payload) };
-    });
-}
-
-function dataOf(list: Event[]): Record<string, unknown>[] {
-  return list.flatMap((e) => ("data" in e ? [e.data] : []));
-}
-
-type Choice = {
-  delta: { content?: string | null; tool_calls?: unknown[] };
-  finish_reason: string | null;
-};
-
-function choicesOf(chunk: Record<string, unknown>): Choice[] {
-  return chunk.choices as Choice[];
+  return chatAt(server.url, body, init);
 }
 
 describe("POST /api/v1/chat/completions, streaming", () => {
@@ -186,7 +152,11 @@ describe("POST /api/v1/chat/completions, streaming", () => {
     expect(chunks[2]).toMatchObject({
       id: response.headers.get("x-generation-id"),
       object: "chat.completion.chunk",
-      error: { code: 502, message: "Dev model error requested by the prompt or server options" },
+      error: {
+        code: 502,
+        message: "Dev model error requested by the prompt or server options",
+        metadata: { error_type: "provider_unavailable", provider_code: "bad_gateway" },
+      },
       choices: [{ index: 0, delta: { content: "" }, finish_reason: "error" }],
     });
     expect(chunks.some((c) => "usage" in c)).toBe(false);
@@ -298,10 +268,25 @@ describe("POST /api/v1/chat/completions, errors and non-streaming", () => {
       messages: [{ role: "user", content: "[[http-error:503]]" }],
     });
     expect(response.status).toBe(503);
+    // OpenRouter may send Retry-After on 429 and 503; the dev model always does (1 s by default).
+    expect(response.headers.get("retry-after")).toBe("1");
     expect(await response.json()).toEqual({
-      error: { code: 503, message: "Dev model HTTP error 503" },
+      error: {
+        code: 503,
+        message: "Dev model HTTP error 503",
+        metadata: { error_type: "provider_overloaded", retry_after_seconds: 1 },
+      },
     });
-    expect(server.requests()).toHaveLength(1);
+    const bad = await chat({ messages: [{ role: "user", content: "[[http-error:400]]" }] });
+    expect(bad.headers.get("retry-after")).toBeNull();
+    expect(await bad.json()).toEqual({
+      error: {
+        code: 400,
+        message: "Dev model HTTP error 400",
+        metadata: { error_type: "invalid_request" },
+      },
+    });
+    expect(server.requests()).toHaveLength(2);
     expect(server.generations()).toEqual([]);
   });
 
@@ -387,7 +372,11 @@ describe("POST /api/v1/chat/completions, errors and non-streaming", () => {
     const response = await chat({ messages: [{ role: "user", content: "[[error]]" }] });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
-      error: { code: 502, message: "Dev model error requested by the prompt or server options" },
+      error: {
+        code: 502,
+        message: "Dev model error requested by the prompt or server options",
+        metadata: { error_type: "provider_unavailable", provider_code: "bad_gateway" },
+      },
     });
   });
 
@@ -400,8 +389,13 @@ describe("POST /api/v1/chat/completions, errors and non-streaming", () => {
         body: JSON.stringify({ messages: [{ role: "user", content: "hi" }] }),
       });
       expect(response.status).toBe(429);
+      expect(response.headers.get("retry-after")).toBe("1");
       expect(await response.json()).toEqual({
-        error: { code: 429, message: "Rate limit exceeded (dev model)" },
+        error: {
+          code: 429,
+          message: "Rate limit exceeded (dev model)",
+          metadata: { error_type: "rate_limit_exceeded", retry_after_seconds: 1 },
+        },
       });
     } finally {
       await faulty.close();

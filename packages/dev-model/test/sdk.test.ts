@@ -24,7 +24,8 @@ let server: DevModel;
 let openrouter: ReturnType<typeof createOpenRouter>;
 
 beforeAll(async () => {
-  server = await startDevModel();
+  // Generation records at once: the delay a lookup must outwait has its own test (http.test.ts).
+  server = await startDevModel({ generationDelayMs: 0 });
   openrouter = createOpenRouter({ apiKey: "dev", baseURL: server.url });
 });
 

@@ -17,6 +17,8 @@ export const idPrefix = {
   endUser: "eu",
   apiKey: "key",
   dataExport: "exp",
+  /** An assistant profile (2026-12-06). */
+  profile: "apf",
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

@@ -138,6 +138,8 @@ export const projectSchema = z
     createdBy: z.string().nullable(),
     createdAt: iso,
     updatedAt: iso,
+    defaultProfileId: z.string().nullable(),
+    previewProfileId: z.string().nullable(),
   })
   .meta({ id: "Project" });
 export const projectPageSchema = pageSchemaOf(projectSchema).meta({ id: "ProjectPage" });
@@ -154,6 +156,7 @@ export const sessionSchema = z
     updatedAt: iso,
     lastActivityAt: iso,
     spendMicros: microsSchema,
+    model: z.string().nullable().describe("The model its owner picked; null: the profile's"),
   })
   .meta({ id: "Session" });
 export const sessionPageSchema = pageSchemaOf(sessionSchema).meta({ id: "SessionPage" });
@@ -284,6 +287,10 @@ export const paymentSchema = z
     id: z.string().describe("Stripe's PaymentIntent id"),
     amountMicros: microsSchema,
     refundedMicros: microsSchema,
+    disputedMicros: microsSchema.describe("Disputed at Stripe and not given back"),
+    reversedMicros: microsSchema.describe(
+      "Taken back from the org's credits by its refunds and disputes: at most amountMicros",
+    ),
     status: z.enum(["paid", "partially_refunded", "refunded", "disputed"]),
     source: z.enum(["checkout", "auto_top_up"]),
     receiptUrl: z.string().nullable().describe("Stripe's hosted receipt; null until Stripe says"),
@@ -464,6 +471,7 @@ export const appSchema = z
     endUserWeeklyLimitMicros: microsSchema.nullable(),
     endUserMonthlyLimitMicros: microsSchema.nullable(),
     showCost: z.boolean(),
+    profileId: z.string().nullable().describe("The profile its end users' sessions run"),
     createdAt: iso,
     updatedAt: iso,
   })

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { instant } from "./billing.ts";
 import { jsonValueProblem } from "./json.ts";
-import { pageQuerySchema } from "./pagination.ts";
 
 /** Roles of a member in an organization, from most to least privileged. */
 export const roleSchema = z.enum(["owner", "admin", "member"]);
@@ -283,34 +282,24 @@ export const createProjectSchema = z.strictObject({
 });
 export type CreateProject = z.infer<typeof createProjectSchema>;
 
-export const updateProjectSchema = z
-  .strictObject({ name: displayName.optional(), memory: memorySchema.optional() })
-  .refine((value) => value.name !== undefined || value.memory !== undefined, {
-    message: "at least one of name or memory is required",
-  });
-export type UpdateProject = z.infer<typeof updateProjectSchema>;
-
-export const createSessionSchema = z.strictObject({
-  title: humanText({ min: 1, max: 200 }).optional(),
-});
-export type CreateSession = z.infer<typeof createSessionSchema>;
-
-/** A rename by the session's owner: the same rules as a title given at creation. */
-export const updateSessionSchema = z.strictObject({
-  title: humanText({ min: 1, max: 200 }),
-});
-export type UpdateSession = z.infer<typeof updateSessionSchema>;
+/** A profile of the project's org, or null for none (2026-12-06). */
+const profileRef = z.string().min(1).max(100).nullable();
 
 /**
- * Query of the org's session list (the sidebar across projects, the erasure picker): the usual
- * paging and optional filters by project and by owner (`member`).
+ * Any member renames a project or replaces its memory; owners and admins also choose its
+ * assistant: the default profile of its sessions and the profile of its onboarding preview.
  */
-export const orgSessionsQuerySchema = z.strictObject({
-  ...pageQuerySchema.shape,
-  project: z.string().min(1).max(100).optional(),
-  member: z.string().min(1).max(100).optional(),
-});
-export type OrgSessionsQuery = z.infer<typeof orgSessionsQuerySchema>;
+export const updateProjectSchema = z
+  .strictObject({
+    name: displayName.optional(),
+    memory: memorySchema.optional(),
+    defaultProfileId: profileRef.optional(),
+    previewProfileId: profileRef.optional(),
+  })
+  .refine((value) => Object.values(value).some((v) => v !== undefined), {
+    message: "at least one of name, memory, defaultProfileId or previewProfileId is required",
+  });
+export type UpdateProject = z.infer<typeof updateProjectSchema>;
 
 /**
  * What an org's server API key may do (2026-12-02, docs/2026-12-02-api-keys.md). One list, so a
@@ -386,6 +375,10 @@ export interface Project {
   createdBy: string | null;
   createdAt: string;
   updatedAt: string;
+  /** The profile of its members' and end users' sessions; null: Parley's default assistant. */
+  defaultProfileId: string | null;
+  /** The profile of its onboarding preview; null: the org's, else Parley's default preview. */
+  previewProfileId: string | null;
 }
 
 export interface Session {
@@ -403,6 +396,8 @@ export interface Session {
   lastActivityAt: string;
   /** What the session's model calls cost the org so far (price charged, with markup). */
   spendMicros: number;
+  /** The model its owner picked; null: the profile's (2026-12-06). */
+  model: string | null;
 }
 
 export interface Invitation {

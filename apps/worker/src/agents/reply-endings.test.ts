@@ -1,7 +1,16 @@
 import { AppError } from "@parley/shared";
-import type { UIMessage } from "ai";
+import { APICallError, type UIMessage, type UIMessageChunk } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { failureCode, mergeLate, ReplyEndings, replyEnding, StallGuard } from "./reply-endings.ts";
+import {
+  announceFailure,
+  endOfReply,
+  failureCode,
+  mergeLate,
+  modelFailure,
+  ReplyEndings,
+  replyEnding,
+  StallGuard,
+} from "./reply-endings.ts";
 
 const reply = (id: string, turnId: string): UIMessage => ({
   id,
@@ -36,6 +45,72 @@ describe("replyEnding", () => {
     });
     expect(failureCode(new AppError("forbidden", "no"))).toBe("forbidden");
     expect(failureCode(new Error("boom"))).toBe("model_error");
+  });
+});
+
+describe("modelFailure", () => {
+  const http = (statusCode: number, headers: Record<string, string> = {}) =>
+    new APICallError({
+      message: "Rate limit exceeded",
+      url: "http://model.invalid/chat/completions",
+      requestBodyValues: {},
+      statusCode,
+      responseHeaders: headers,
+    });
+
+  it("tells a rate-limited member when to try again, in Retry-After's seconds or date", () => {
+    expect(modelFailure(http(429, { "retry-after": "30" }), "generic")).toEqual({
+      code: "rate_limited",
+      message:
+        "The model provider is limiting requests right now. Please try again in 30 seconds; nothing was charged for this message.",
+    });
+    const inAMinute = new Date(Date.now() + 60_000).toUTCString();
+    expect(modelFailure(http(429, { "retry-after": inAMinute }), "").message).toMatch(
+      /try again in (59|60|61) seconds;/,
+    );
+    const unusables: Record<string, string>[] = [
+      {},
+      { "retry-after": "soon" },
+      { "retry-after": "0" },
+    ];
+    for (const unusable of unusables) {
+      expect(modelFailure(http(429, unusable), "").message).toContain("Please try again shortly;");
+    }
+    expect(failureCode(http(429))).toBe("rate_limited");
+  });
+
+  it("keeps other failures generic, and our own errors as they are", () => {
+    expect(modelFailure(http(503, { "retry-after": "5" }), "generic")).toEqual({
+      code: "model_error",
+      message: "generic",
+    });
+    // A mid-stream error may have cost something: it is not a rate limit that charged nothing.
+    expect(modelFailure({ code: 429, message: "Rate limit exceeded" }, "generic").code).toBe(
+      "model_error",
+    );
+    expect(modelFailure(new AppError("forbidden", "no writes"), "generic")).toEqual({
+      code: "forbidden",
+      message: "no writes",
+    });
+  });
+
+  it("announces only a rate limit to the chat's sockets, as a typed parley_error", () => {
+    const sent: string[] = [];
+    const agent = { broadcast: (frame: string) => sent.push(frame) };
+    expect(announceFailure(agent, "req-1", new Error("boom"))).toBe("model_error");
+    expect(sent).toEqual([]);
+    expect(announceFailure(agent, "req-2", http(429, { "retry-after": "1" }))).toBe("rate_limited");
+    expect(sent.map((frame) => JSON.parse(frame))).toEqual([
+      {
+        type: "parley_error",
+        requestId: "req-2",
+        error: {
+          code: "rate_limited",
+          message:
+            "The model provider is limiting requests right now. Please try again in 1 second; nothing was charged for this message.",
+        },
+      },
+    ]);
   });
 });
 
@@ -121,5 +196,52 @@ describe("StallGuard", () => {
     expect(vi.getTimerCount()).toBe(1);
     guard.done(() => null);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("endOfReply", () => {
+  async function through(chunks: UIMessageChunk[]): Promise<UIMessageChunk[]> {
+    const out: UIMessageChunk[] = [];
+    const stream = new ReadableStream<UIMessageChunk>({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(chunk);
+        controller.close();
+      },
+    }).pipeThrough(endOfReply(() => ({ priceMicros: 7 })));
+    for await (const chunk of stream) out.push(chunk);
+    return out;
+  }
+
+  it("writes the metadata just before finish, and leaves out a step that made no call", async () => {
+    const text: UIMessageChunk[] = [
+      { type: "start-step" },
+      { type: "text-start", id: "a" },
+      { type: "text-delta", id: "a", delta: "hi" },
+      { type: "text-end", id: "a" },
+      { type: "finish-step" },
+    ];
+    // The second step is a call the metering middleware refused: nothing between its bounds.
+    const out = await through([
+      { type: "start" },
+      ...text,
+      { type: "start-step" },
+      { type: "finish-step" },
+      { type: "finish" },
+    ]);
+    expect(out.map((chunk) => chunk.type)).toEqual([
+      "start",
+      "start-step",
+      "text-start",
+      "text-delta",
+      "text-end",
+      "finish-step",
+      "message-metadata",
+      "finish",
+    ]);
+    expect(out.at(-2)).toEqual({ type: "message-metadata", messageMetadata: { priceMicros: 7 } });
+    // A stream cut right after a step began still hands that step on.
+    expect((await through([{ type: "start-step" }])).map((chunk) => chunk.type)).toEqual([
+      "start-step",
+    ]);
   });
 });

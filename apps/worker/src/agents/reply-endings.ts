@@ -6,12 +6,12 @@
  */
 import { isAppError } from "@parley/shared";
 import {
+  APICallError,
   createUIMessageStream,
   createUIMessageStreamResponse,
   type UIMessage,
   type UIMessageChunk,
 } from "ai";
-import { agentSettings } from "../env.ts";
 
 /**
  * What a stopped or failed reply's metadata gets: `now` when the SDK stores it, `later` (if any)
@@ -60,24 +60,86 @@ export function replyEnding(
   return null;
 }
 
-/** The code a failed reply carries: our own errors keep theirs, anything else is the model's. */
-export const failureCode = (error: unknown): string =>
-  isAppError(error) ? error.code : "model_error";
+/**
+ * What the person is told when a model call failed, with the code its reply carries: our own
+ * errors keep their code and message; a 429 the provider answered before streaming is
+ * `rate_limited`, with the wait its `Retry-After` asks for (nothing was generated, so nothing is
+ * charged); anything else is `model_error` with the agent's own `fallback` text.
+ */
+export function modelFailure(error: unknown, fallback: string): { code: string; message: string } {
+  if (isAppError(error)) return { code: error.code, message: error.message };
+  if (APICallError.isInstance(error) && error.statusCode === 429) {
+    const seconds = retryAfterSeconds(error.responseHeaders?.["retry-after"]);
+    const when = seconds === null ? "shortly" : `in ${seconds} second${seconds === 1 ? "" : "s"}`;
+    return {
+      code: "rate_limited",
+      message: `The model provider is limiting requests right now. Please try again ${when}; nothing was charged for this message.`,
+    };
+  }
+  return { code: "model_error", message: fallback };
+}
+
+/** `Retry-After` as whole seconds (it may be seconds or an HTTP date), or null when unusable. */
+function retryAfterSeconds(header: string | undefined, now = Date.now()): number | null {
+  if (header === undefined) return null;
+  const seconds = /^\d+$/.test(header.trim())
+    ? Number(header.trim())
+    : Math.ceil((Date.parse(header) - now) / 1000);
+  return Number.isFinite(seconds) && seconds > 0 && seconds <= 86_400 ? seconds : null;
+}
+
+/** The code a failed reply carries: our own errors keep theirs, a rate limit is `rate_limited`. */
+export const failureCode = (error: unknown): string => modelFailure(error, "").code;
 
 /**
- * Writes `metadata()` as a `message-metadata` chunk just before the stream's `finish` chunk: the SDK
- * keeps a finish chunk's own metadata in the stored reply but replaces it on the wire (with the
- * finish reason), so a separate chunk is what reaches both the live client and the transcript.
+ * The failed reply's code, after telling the chat's sockets, as a typed `parley_error`, about a
+ * failure the person can act on (a rate limit: when to try again). Anything else reaches them only
+ * as the stream's error text.
  */
-export function metadataBeforeFinish(
+export function announceFailure(
+  agent: { broadcast(msg: string): void },
+  requestId: string,
+  error: unknown,
+): string {
+  const failure = modelFailure(error, "");
+  if (failure.code === "rate_limited") {
+    agent.broadcast(JSON.stringify({ type: "parley_error", requestId, error: failure }));
+  }
+  return failure.code;
+}
+
+/**
+ * A reply's last touches, on its way out. `metadata()` goes as a `message-metadata` chunk just
+ * before the stream's `finish` chunk: the SDK keeps a finish chunk's own metadata in the stored
+ * reply but replaces it on the wire (with the finish reason), so a separate chunk is what reaches
+ * both the live client and the transcript. And a step that made no model call (the metering
+ * middleware refused it: its `start-step` is followed at once by its `finish-step`) is left out,
+ * so the stored reply does not end in an empty step.
+ */
+export function endOfReply(
   metadata: () => object,
 ): TransformStream<UIMessageChunk, UIMessageChunk> {
+  let step: UIMessageChunk | null = null;
   return new TransformStream<UIMessageChunk, UIMessageChunk>({
     transform(chunk, controller) {
+      if (step) {
+        const held = step;
+        step = null;
+        if (chunk.type === "finish-step") return;
+        controller.enqueue(held);
+      }
+      if (chunk.type === "start-step") {
+        // Held until the next chunk says whether the step made a call.
+        step = chunk;
+        return;
+      }
       if (chunk.type === "finish") {
         controller.enqueue({ type: "message-metadata", messageMetadata: metadata() });
       }
       controller.enqueue(chunk);
+    },
+    flush(controller) {
+      if (step) controller.enqueue(step);
     },
   });
 }
@@ -210,14 +272,13 @@ export function noticeReply(text: string, metadata: Record<string, unknown>): Re
   return createUIMessageStreamResponse({ stream });
 }
 
-/** The stall message and abort, shared by the agents. */
-export function stallGuard(
+/** What a stalled call does, for both agents: tells the chat, then aborts the turn. */
+export function stallNotice(
   agent: { broadcast(msg: string): void },
   abort: () => void,
-  env: Cloudflare.Env,
   requestId: string,
-) {
-  return new StallGuard(agentSettings(env).modelStallTimeoutMs, () => {
+): () => void {
+  return () => {
     agent.broadcast(
       JSON.stringify({
         type: "parley_error",
@@ -229,5 +290,5 @@ export function stallGuard(
       }),
     );
     abort();
-  });
+  };
 }

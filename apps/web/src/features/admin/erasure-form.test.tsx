@@ -23,6 +23,8 @@ const member = (userId: string, name: string, role: Member["role"]): Member => (
 const project = (id: string, name: string): Project => ({
   id,
   orgId: "org_1",
+  defaultProfileId: null,
+  previewProfileId: null,
   name,
   memory: {},
   createdBy: "u1",

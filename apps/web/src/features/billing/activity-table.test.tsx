@@ -17,6 +17,7 @@ const call = (id: string, over: Partial<ActivityItem> = {}): ActivityItem => ({
   project: { id: "prj_1", label: "Launch" },
   session: { id: "ses_1", label: "Pricing questions" },
   model: "parley-dev",
+  modelLabel: "Parley dev",
   promptTokens: 1_200,
   completionTokens: 300,
   cachedPromptTokens: 0,
