@@ -1254,6 +1254,15 @@ export class CreditLedger {
     });
   }
 
+  /**
+   * The org-wide alerts the account's state calls for now, fired (recorded once each): after a
+   * setting changed, so a low-balance threshold set above the balance fires at once rather than at
+   * the next call, and a new limit already passed says so.
+   */
+  checkAlerts(now: number): AlertRow[] {
+    return this.#store.transact(() => this.#collectAlerts(now, null, null));
+  }
+
   #memberCommitted(now: number, memberId: string): number {
     return (
       this.#store.getCounter(memberSpendCounter(utcDay(now), memberId)) +

@@ -30,6 +30,7 @@ export { Markdown, PlainText, preloadMarkdown } from "./markdown.tsx";
 /** Parley's wire rules outside the SDK: refusals, final closes, resume-none, last-message-only. */
 export {
   closeNotice,
+  isBillingRefusal,
   isStreamResumeNone,
   lastMessageOnly,
   messageText,

@@ -46,9 +46,11 @@ export function CopyButton({ text, className }: { text: string; className?: stri
 function Figures({ meta, showCost }: { meta: AssistantMeta; showCost: boolean }) {
   // A reply billing refused before any model call cost nothing and used no tokens: no figures.
   if (meta.code && !meta.priceMicros) return null;
+  // Cost, tokens and steps are what the org is billed by: an app's end user (a shopper) sees none
+  // of them unless the app shows cost (no support chat shows its customers either).
+  if (!showCost) return null;
   const figures: string[] = [];
-  if (showCost && meta.priceMicros !== undefined)
-    figures.push(`Cost ${formatMicros(meta.priceMicros)}`);
+  if (meta.priceMicros !== undefined) figures.push(`Cost ${formatMicros(meta.priceMicros)}`);
   if (meta.tokens) {
     const tokens = meta.tokens.promptTokens + meta.tokens.completionTokens;
     figures.push(`${tokens.toLocaleString("en-US")} tokens`);
@@ -100,8 +102,11 @@ export function ReplyFooter({
   renderStopAction,
   showCost = true,
   showModel = showCost,
+  before,
 }: {
   message: UIMessage;
+  /** At the start of the actions row (a regenerated reply's version switcher). */
+  before?: ReactNode;
   end?: ReplyEnd | null;
   /** Offered on the last reply only, when regenerating is enabled and possible. */
   onRegenerate?: () => void;
@@ -144,6 +149,7 @@ export function ReplyFooter({
         {showModel ? <ReplyModel metadata={message.metadata} /> : null}
         <Figures meta={meta} showCost={showCost} />
         <span className="ml-auto flex items-center gap-1">
+          {before}
           {text !== "" ? <CopyButton text={text} /> : null}
           {onRegenerate ? (
             <button type="button" className={actionClass} onClick={onRegenerate}>

@@ -26,6 +26,8 @@ export const keys = {
   org: (orgId: string) => ["org", orgId] as const,
   projects: (orgId: string) => ["org", orgId, "projects"] as const,
   members: (orgId: string) => ["org", orgId, "members"] as const,
+  /** Under members: a removal (which invalidates the members) lists the person as former. */
+  formerMembers: (orgId: string) => ["org", orgId, "members", "former"] as const,
   invitations: (orgId: string) => ["org", orgId, "invitations"] as const,
   billing: (orgId: string) => ["org", orgId, "billing"] as const,
   erasures: (orgId: string) => ["org", orgId, "erasures"] as const,

@@ -107,7 +107,7 @@ describe("ActivityTable", () => {
       ),
     );
     fireEvent.click(await screen.findByRole("button", { name: "More activity" }));
-    await screen.findByText("Onboarding preview");
+    await screen.findByText("Onboarding preview (free)");
     expect(activity).toHaveBeenLastCalledWith(
       "org_1",
       { model: "other-model", from: "2026-11-01", to: "2026-12-01" },
