@@ -2,13 +2,12 @@
 // reservation, context, settlement) against a bare AIChatAgent turn (no auth, no billing), both
 // under wrangler dev, both answered by the dev model at zero latency, driven over real WebSockets
 // from Node, interleaved in one run.
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { connectChat } from "../packages/chat-client/src/index.ts";
 import { startDevModel } from "../packages/dev-model/src/index.ts";
-import { generateSigningKey } from "../scripts/lib/signing-key.mjs";
+import { missingDevSecrets } from "../scripts/lib/dev-secrets.mjs";
 import { ms, signUp, startWorker, summarize, wranglerRun } from "./lib.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -20,14 +19,9 @@ const root = path.resolve(import.meta.dirname, "..");
 export async function platform(modelUrl, vars = {}, options = {}) {
   const dir = mkdtempSync(path.join(os.tmpdir(), "parley-bench-env-"));
   const envFile = path.join(dir, ".env");
-  const secrets = {
-    JWT_PRIVATE_KEY: JSON.stringify(await generateSigningKey()),
-    STRIPE_SECRET_KEY: "sk_test_bench",
-    STRIPE_WEBHOOK_SECRET: "whsec_bench",
-    ALERT_WEBHOOK_SECRET: randomBytes(16).toString("hex"),
-    ERASURE_HASH_KEY: randomBytes(16).toString("hex"),
-    APP_SECRETS_KEY: randomBytes(16).toString("hex"),
-  };
+  // Every secret wrangler.jsonc requires, made as `pnpm dev` makes them (scripts/lib/dev-secrets.mjs).
+  const stripe = { STRIPE_SECRET_KEY: "sk_test_bench", STRIPE_WEBHOOK_SECRET: "whsec_bench" };
+  const secrets = { ...stripe, ...(await missingDevSecrets(stripe)) };
   writeFileSync(
     envFile,
     Object.entries(secrets)

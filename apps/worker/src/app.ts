@@ -52,6 +52,12 @@ const limitBody = (maxSize: number) =>
   });
 
 export const app = new Hono<AppEnv>()
+  // A deployment missing a secret fails every request here, the log naming what is missing
+  // (env.ts `config`), instead of some routes failing later in ways that look like bad input.
+  .use("*", async (c, next) => {
+    config(c.env);
+    await next();
+  })
   .use("/api/*", secureHeaders())
   .use("/api/*", except("/api/webhooks/*", limitBody(MAX_BODY_BYTES)))
   .use("/api/webhooks/*", limitBody(MAX_WEBHOOK_BYTES))

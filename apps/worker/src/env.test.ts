@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { missingDevSecrets, requiredSecrets } from "../../../scripts/lib/dev-secrets.mjs";
 import { priceTable } from "./billing/prices.ts";
-import { agentSettings } from "./env.ts";
+import { agentSettings, config, REQUIRED_SECRETS } from "./env.ts";
 
 const env = (vars: Record<string, string>) =>
   ({ MODEL_ID: "parley/dev", ...vars }) as unknown as Env;
@@ -91,5 +92,49 @@ describe("agentSettings", () => {
       },
     ]);
     expect(() => agentSettings(env({ MODEL_CATALOGUE: fine }))).toThrow(/finer than one micro/);
+  });
+});
+
+/** An env as a deployment would have it: every var of wrangler.jsonc and every secret, made for dev. */
+async function deployedEnv(overrides: Record<string, string> = {}): Promise<Env> {
+  const { readWranglerConfig } = await import("../../../scripts/lib/dev-secrets.mjs");
+  return {
+    ...readWranglerConfig().vars,
+    MODEL_BASE_URL: "http://127.0.0.1:8789/api/v1",
+    ...(await missingDevSecrets({})),
+    ...overrides,
+  } as unknown as Env;
+}
+
+describe("config: required secrets (issue 28.6)", () => {
+  it("names exactly the secrets wrangler.jsonc requires", () => {
+    expect([...REQUIRED_SECRETS].sort()).toEqual([...requiredSecrets()].sort());
+  });
+
+  it("starts with every secret `pnpm dev` makes", async () => {
+    expect(config(await deployedEnv()).operatorSecret.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it("refuses to start without any one of them, naming it and no value", async () => {
+    expect(() => config({} as Env)).toThrow(/Missing required secrets: JWT_PRIVATE_KEY, /);
+    for (const name of REQUIRED_SECRETS) {
+      const env = await deployedEnv({ [name]: "" });
+      // Empty is refused too, except the model's key for a model on this machine (below).
+      if (name !== "OPENROUTER_API_KEY") {
+        expect(() => config(env), name).toThrow(new RegExp(`Missing required secrets: ${name}\\.`));
+      }
+      const { [name]: _gone, ...without } = env as unknown as Record<string, string>;
+      expect(() => config(without as unknown as Env), name).toThrow(
+        new RegExp(`Missing required secrets: ${name}\\.`),
+      );
+    }
+    const hosted = await deployedEnv({
+      MODEL_BASE_URL: "https://openrouter.ai/api/v1",
+      OPENROUTER_API_KEY: "",
+    });
+    expect(() => config(hosted)).toThrow(/Missing required secrets: OPENROUTER_API_KEY\./);
+    expect(() =>
+      config({ ...(hosted as unknown as object), OPENROUTER_API_KEY: "sk-or-x" } as Env),
+    ).not.toThrow();
   });
 });

@@ -904,7 +904,7 @@ describe("limits hit by one tenant leave the others alone", () => {
     const w = await funded(1);
     await billingAccount(env, w.otherOrgId).open({ orgId: w.otherOrgId, grantMicros: 10_000_000 });
     const broke = await mustConnect(assistantPath(w.sessionId), w.member.token);
-    expect((await broke.turn("anything?")).metadata).toMatchObject({
+    expect((await broke.turn("anything?")).parleyError).toMatchObject({
       code: "insufficient_credits",
     });
     broke.close();
@@ -2862,7 +2862,8 @@ describe("chat frames and agents, second probe (issue 12)", () => {
       const text = `turn ${i} ${"w".repeat(messageChars - 10)}`;
       const turn = await chat.turn(text);
       expect(turn.text).toBe(devReply(text));
-      const [row] = await usageRowsOf(w.orgId, (r) => r.requestId === turn.turnId, 1);
+      // One usage row per model call, `<turnId>:<n>`: a preview turn makes one call.
+      const [row] = await usageRowsOf(w.orgId, (r) => r.requestId === `${turn.turnId}:0`, 1);
       prompts.push(row?.promptTokens ?? -1);
     }
     chat.close();

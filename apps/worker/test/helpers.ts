@@ -1,5 +1,12 @@
-import { env, runDurableObjectAlarm, SELF } from "cloudflare:test";
+import {
+  createExecutionContext,
+  env,
+  runDurableObjectAlarm,
+  SELF,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { API_KEY_SCOPES, type ApiKeyScope, newId, type Role } from "@parley/shared";
+import { app } from "../src/app.ts";
 import { issueApiKey } from "../src/auth/api-keys.ts";
 import { signAccessToken } from "../src/auth/tokens.ts";
 import { config } from "../src/env.ts";
@@ -59,6 +66,40 @@ export async function api<T = Record<string, unknown>>(
     if (!headers.has("content-type")) headers.set("content-type", "application/json");
   }
   const response = await SELF.fetch(`${BASE}${path}`, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+/**
+ * `api()` through the app itself with some vars replaced (an injectable configuration: a date a
+ * form ends on, say), so a test can stand on either side of a configured moment without waiting.
+ */
+export async function apiWithVars<T = Record<string, unknown>>(
+  vars: Record<string, string>,
+  method: string,
+  path: string,
+  options: ApiOptions = {},
+): Promise<ApiResponse<T>> {
+  const headers = new Headers(options.headers);
+  if (options.token !== undefined) headers.set("authorization", `Bearer ${options.token}`);
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers.set("content-type", "application/json");
+  }
+  const ctx = createExecutionContext();
+  const response = await app.fetch(
+    new Request(`${BASE}${path}`, { method, headers, body }),
+    { ...env, ...vars },
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
   const text = await response.text();
   let parsed: unknown = text;
   try {

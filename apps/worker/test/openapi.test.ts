@@ -9,6 +9,7 @@ import {
   type ApiOptions,
   type ApiResponse,
   api,
+  apiWithVars,
   finishExport,
   signUp,
   uniqueEmail,
@@ -79,8 +80,11 @@ async function call<T = Record<string, unknown>>(
   path: string,
   options: ApiOptions,
   status: number,
+  vars?: Record<string, string>,
 ): Promise<ApiResponse<T>> {
-  const res = await api<T>(method, path, options);
+  const res = vars
+    ? await apiWithVars<T>(vars, method, path, options)
+    : await api<T>(method, path, options);
   expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(status);
   const bare = path.split("?")[0] ?? path;
   const op = operations
@@ -235,6 +239,14 @@ describe("answers match the document", () => {
     const member = `/api/orgs/${w.orgId}/members/${w.newcomer.id}`;
     await call("PATCH", member, { ...owner, body: { role: "admin" } }, 200);
     await call("DELETE", member, owner, 204);
+    // Removed, they are a former member, listed for erasure.
+    const former = await call<{ items: { userId: string }[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/former-members`,
+      owner,
+      200,
+    );
+    expect(former.body.items.map((item) => item.userId)).toEqual([w.newcomer.id]);
 
     await call("GET", `/api/orgs/${w.orgId}/projects`, owner, 200);
     const created = await call<{ id: string }>(
@@ -283,10 +295,20 @@ describe("answers match the document", () => {
     const secret = new URL(invited.body.url).hash.slice(1);
     await call("GET", path, owner, 200);
     await call("POST", "/api/auth/invitations/preview", { body: { token: secret } }, 200);
-    // The deprecated forms, with the secret in the path, answer the same.
-    await call("GET", `/api/auth/invitations/${secret}`, {}, 200);
+    // The deprecated forms, with the secret in the path, answer the same until their last day
+    // (set ahead here: the test must not depend on today's date), then 410.
+    const open = { INVITATION_PATH_FORMS_END: "2999-12-31" };
+    const ended = { INVITATION_PATH_FORMS_END: "2000-01-01" };
+    await call("GET", `/api/auth/invitations/${secret}`, {}, 200, open);
+    await call("GET", `/api/auth/invitations/${secret}`, {}, 410, ended);
     const person = await signUp("invitee", { email: invitee });
-    await call("POST", `/api/invitations/${secret}/accept`, { token: person.accessToken }, 201);
+    await call(
+      "POST",
+      `/api/invitations/${secret}/accept`,
+      { token: person.accessToken },
+      201,
+      open,
+    );
     const other = await call<{ id: string }>(
       "POST",
       path,
@@ -592,7 +614,16 @@ describe("answers match the document", () => {
       { ...endUser, body: { sessionId: session.body.id } },
       201,
     );
-    await call("DELETE", `${appPath}/end-users/user-1`, owner, 202);
+    await call(
+      "POST",
+      `${appPath}/end-users/erase`,
+      { ...owner, body: { externalId: "server-user" } },
+      202,
+    );
+    // The deprecated path form after its last day (its answer before it: test/end-user-ids.test.ts).
+    await call("DELETE", `${appPath}/end-users/user-1`, owner, 410, {
+      END_USER_ERASE_PATH_END: "2000-01-01",
+    });
     await call("DELETE", appPath, owner, 204);
   });
 

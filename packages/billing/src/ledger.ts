@@ -199,4 +199,13 @@ export class CreditLedger {
   raiseAlert(alert: Omit<AlertRow, "key" | "firedAt">, now: number): AlertRow | null {
     return this.#alerts.raise(alert, now);
   }
+
+  /**
+   * The org-wide alerts the account's state calls for now, fired (recorded once each): after a
+   * setting changed, so a low-balance threshold set above the balance fires at once rather than at
+   * the next call, and a new limit already passed says so (alert-triggers.ts).
+   */
+  checkAlerts(now: number): AlertRow[] {
+    return this.#book.store.transact(() => this.#alerts.collect(now, null, null));
+  }
 }

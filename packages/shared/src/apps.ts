@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { microsSchema } from "./billing.ts";
-import { humanText, textProblem } from "./schemas.ts";
+import { externalIdSchema } from "./external-ids.ts";
+import { humanText } from "./schemas.ts";
 
 /**
  * Apps (embeds) of an org and the end-user token exchange (issue 15; design in
@@ -22,8 +23,6 @@ export const DEFAULT_SECRET_OVERLAP_SECONDS = 3_600;
 export const MAX_SECRET_OVERLAP_SECONDS = 7 * 86_400;
 /** Longest tenant token accepted by the exchange (a JWT with a few claims is well under 2 KB). */
 export const MAX_TENANT_TOKEN_CHARS = 8_192;
-/** Longest `sub` (the tenant's own user id) an end user may have. */
-export const MAX_EXTERNAL_ID_CHARS = 128;
 
 /** Plain http is for a tenant's own machine only (a page on localhost while they build). */
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -242,14 +241,7 @@ export type EmbedTokenRequest = z.infer<typeof embedTokenSchema>;
  * `sub` rules as the exchange's tokens, and an optional display name.
  */
 export const endUserTokenRequestSchema = z.strictObject({
-  sub: z
-    .string()
-    .min(1)
-    .max(MAX_EXTERNAL_ID_CHARS)
-    .superRefine((value, ctx) => {
-      const problem = textProblem(value);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    }),
+  sub: externalIdSchema,
   name: humanText({ min: 1, max: 100 }).optional(),
 });
 export type EndUserTokenRequest = z.infer<typeof endUserTokenRequestSchema>;

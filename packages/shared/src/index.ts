@@ -5,6 +5,7 @@ export * from "./assistants.ts";
 export * from "./billing.ts";
 export * from "./data-exports.ts";
 export * from "./errors.ts";
+export * from "./external-ids.ts";
 export * from "./ids.ts";
 export * from "./json.ts";
 export * from "./pagination.ts";

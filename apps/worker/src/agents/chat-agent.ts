@@ -17,7 +17,13 @@ import { decideFrame, type FrameDecision, type FramePolicy } from "./frames.ts";
 import { ensureLocalSchema } from "./local-schema.ts";
 import { mergeLate, type ReplyEndingMetadata, ReplyEndings } from "./reply-endings.ts";
 import { isTransientStorageError, withRetry } from "./retry.ts";
-import { type Refusal, RequestAuthors, refusalFrames, ToolAnswers } from "./turn-guard.ts";
+import {
+  type Refusal,
+  RequestAuthors,
+  refusalFrames,
+  ToolAnswers,
+  TurnRefusal,
+} from "./turn-guard.ts";
 import { TurnMetering } from "./turn-metering.ts";
 
 export {
@@ -290,6 +296,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
           code: appError.code,
           message: appError.message,
           ...(requestId ? { requestId } : {}),
+          ...(appError instanceof TurnRefusal ? { details: appError.details } : {}),
         });
         if (
           appError.code === "not_found" ||
@@ -305,9 +312,14 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     await next(connection, decision.frame);
   }
 
-  /** Usage that a reset kept from landing is sent first thing (a rare case: one RPC per row). */
+  /**
+   * What a reset cut off, first thing: usage kept from landing is sent (a rare case: one RPC per
+   * row), and calls left open are closed, priced by the provider's generation record (or the
+   * estimate), or released if they never went out.
+   */
   override async onStart(): Promise<void> {
     if (this.meter.hasPending()) await this.meter.retryPending();
+    await this.meter.closeOpen(agentSettings(this.env).prices).catch(() => undefined);
   }
 
   /** Scheduled (by name, `TurnMetering`'s `retryLater`): sends usage that could not land earlier. */

@@ -184,6 +184,14 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
         .prepare("UPDATE projects SET created_by = NULL WHERE org_id = ? AND created_by = ?")
         .bind(plan.membershipOrgId, plan.userId),
       // Invitations they made or took stay the org's record without them; those to their email go.
+      // The links they made close first: a link grants no more than its maker could (the link
+      // itself also checks its maker at use: routes/invitations.ts `MAKER_STANDS`).
+      db
+        .prepare(
+          `UPDATE invitations SET revoked_at = ? WHERE org_id = ? AND invited_by = ?
+           AND accepted_at IS NULL AND revoked_at IS NULL`,
+        )
+        .bind(Date.now(), plan.membershipOrgId, plan.userId),
       db
         .prepare("UPDATE invitations SET invited_by = NULL WHERE org_id = ? AND invited_by = ?")
         .bind(plan.membershipOrgId, plan.userId),
@@ -263,6 +271,12 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db.prepare("DELETE FROM preview_authors WHERE user_id = ?").bind(user),
       db.prepare("DELETE FROM memberships WHERE user_id = ?").bind(user),
       db.prepare("UPDATE projects SET created_by = NULL WHERE created_by = ?").bind(user),
+      db
+        .prepare(
+          `UPDATE invitations SET revoked_at = ? WHERE invited_by = ?
+           AND accepted_at IS NULL AND revoked_at IS NULL`,
+        )
+        .bind(Date.now(), user),
       db.prepare("UPDATE invitations SET invited_by = NULL WHERE invited_by = ?").bind(user),
       db.prepare("UPDATE invitations SET accepted_by = NULL WHERE accepted_by = ?").bind(user),
       db

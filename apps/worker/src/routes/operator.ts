@@ -30,17 +30,15 @@ async function digest(value: string): Promise<Uint8Array> {
 /**
  * The platform operator, and only the operator: `Authorization: Bearer <OPERATOR_SECRET>`,
  * compared in constant time (both sides hashed first, so neither the length nor a prefix leaks).
- * An org's owners and admins never get here: free credits are not theirs to give. Unset, the
- * secret lets nobody in.
+ * An org's owners and admins never get here: free credits are not theirs to give. The secret is
+ * required: a Worker without it refuses every request (env.ts `config`).
  */
 export const requireOperator = createMiddleware<AppEnv>(async (c, next) => {
   const secret = config(c.env).operatorSecret;
   const header = c.req.header("authorization") ?? "";
   const presented = header.startsWith("Bearer ") ? header.slice(7) : "";
   const ok =
-    secret !== null &&
-    presented.length > 0 &&
-    constantTimeEqual(await digest(presented), await digest(secret));
+    presented.length > 0 && constantTimeEqual(await digest(presented), await digest(secret));
   if (!ok) throw new AppError("unauthorized", "A platform operator's secret is required");
   await next();
 });
