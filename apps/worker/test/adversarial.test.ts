@@ -909,7 +909,7 @@ describe("limits hit by one tenant leave the others alone", () => {
     const w = await funded(1);
     await billingAccount(env, w.otherOrgId).open({ orgId: w.otherOrgId, grantMicros: 10_000_000 });
     const broke = await mustConnect(assistantPath(w.sessionId), w.member.token);
-    expect((await broke.turn("anything?")).metadata).toMatchObject({
+    expect((await broke.turn("anything?")).parleyError).toMatchObject({
       code: "insufficient_credits",
     });
     broke.close();

@@ -51,6 +51,18 @@ export interface AssistantReplyMetadata extends ReplyMetadata {
   priceMicros?: number;
   /** How many model calls were settled for this reply. */
   steps?: number;
+  /**
+   * A regenerated reply's earlier versions, oldest first (at most three), so the person can
+   * switch back to one. With the first chunk (2026-12-06).
+   */
+  versions?: ReplyVersion[];
+}
+
+/** An earlier version of a regenerated reply, kept in the new reply's metadata (server-written). */
+export interface ReplyVersion {
+  /** The reply's parts as the AI SDK's `UIMessage["parts"]` stored them. */
+  parts: unknown[];
+  metadata: Record<string, unknown>;
 }
 
 /** A reply of the free onboarding preview: never a cost. */

@@ -6,8 +6,11 @@ import type { ProjectRow } from "../auth/access.ts";
 import { agentSettings } from "../env.ts";
 import {
   type AssistantMetadata,
+  billingRefusal,
   newTurnId,
+  type ReplyVersion,
   refusedReply,
+  replyVersions,
   shownMetadata,
 } from "./assistant-replies.ts";
 import type { AgentCaller } from "./caller.ts";
@@ -46,6 +49,8 @@ interface AssistantTurn {
    * be reserved already (at admission, alongside the SDK storing the message).
    */
   metering: MeteringMiddleware;
+  /** A regeneration: the replaced reply's versions, kept in the new reply (read at admission). */
+  versions?: ReplyVersion[];
 }
 
 /** A turn still marked busy after this long is taken as lost (the object was reset), not running. */
@@ -136,7 +141,14 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // in the same tick sees the mark. Cleared again if this turn is not admitted after all.
     this.#busySince = Date.now();
     try {
-      return await this.#admit(caller, decision);
+      const turn = await this.#admit(caller, decision);
+      // A message the org cannot pay for is refused here, before the SDK stores it: the member
+      // keeps their draft and one notice, and no refusal reply is added per attempt.
+      const first = await turn.metering.firstAdmission;
+      const refusal =
+        first?.ok === false ? billingRefusal(first, Date.now(), caller.kind === "end_user") : null;
+      if (refusal) throw refusal;
+      return turn;
     } catch (error) {
       this.#busySince = null;
       throw error;
@@ -209,7 +221,17 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       // A tool approval's continuation reserves its first call when it runs (`onChatMessage`).
       if (requestId) metering.admit(estimate);
     }
-    return { caller, project, turnId, model, metering };
+    // The reply a regeneration replaces, as stored, before the SDK drops it.
+    const versions =
+      decision.trigger === "regenerate-message" ? replyVersions(this.messages.at(-1)) : [];
+    return {
+      caller,
+      project,
+      turnId,
+      model,
+      metering,
+      ...(versions.length > 0 ? { versions } : {}),
+    };
   }
 
   /**
@@ -330,8 +352,20 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       maxSteps: settings.assistant.maxSteps,
       abortSignal: options?.abortSignal,
       coalesceMs: settings.streamCoalesceMs,
-      // The profile version and the model it runs with, named from its first chunk.
-      start: { turnId, ...model.ranWith } satisfies AssistantMetadata,
+      // The profile version and the model it runs with, named from its first chunk, and the
+      // earlier versions of a regenerated reply.
+      start: {
+        turnId,
+        ...model.ranWith,
+        ...(turn.versions
+          ? {
+              versions: turn.versions.map((version) => ({
+                ...version,
+                metadata: this.#shown(version.metadata),
+              })),
+            }
+          : {}),
+      } satisfies AssistantMetadata,
       // Every call is settled by the time the reply ends: its cost is exactly what was settled.
       completed: (): AssistantMetadata =>
         this.#shown({

@@ -1,7 +1,15 @@
 /** What an assistant reply carries and says: its metadata and its refusals. */
-import { noTokens, type ReserveResult, type SpendLimitScope, scopePeriod } from "@parley/billing";
-import type { AssistantReplyMetadata } from "@parley/shared";
+import {
+  noTokens,
+  periodResetsAt,
+  type ReserveResult,
+  type SpendLimitScope,
+  scopePeriod,
+} from "@parley/billing";
+import type { AssistantReplyMetadata, ReplyVersion } from "@parley/shared";
+import type { UIMessage } from "ai";
 import { errorReply, noticeReply } from "./reply-endings.ts";
+import { TurnRefusal } from "./turn-guard.ts";
 
 /**
  * Written by the server in each assistant reply's metadata; the client never writes it. The shape
@@ -19,8 +27,26 @@ import { errorReply, noticeReply } from "./reply-endings.ts";
  * - `tokens`, `priceMicros`, `steps`: the model calls settled for this reply, summed: what it cost
  *   the org is the provider's cost plus markup, exactly what was settled (for a stopped or failed
  *   reply, what the provider charged for the cut calls).
+ * - `versions`: a regenerated reply's earlier versions, oldest first, at most
+ *   `MAX_REPLY_VERSIONS`, with the first chunk.
  */
 export type AssistantMetadata = AssistantReplyMetadata;
+
+/** How many earlier versions of a reply a regenerated one keeps (each is a whole reply). */
+export const MAX_REPLY_VERSIONS = 3;
+
+/**
+ * The versions a regeneration of `replaced` keeps: the ones it kept itself, then `replaced` as it
+ * was, the newest `MAX_REPLY_VERSIONS`. Read from the stored transcript, never from the client.
+ */
+export function replyVersions(replaced: UIMessage | undefined): ReplyVersion[] {
+  if (replaced?.role !== "assistant") return [];
+  const { versions, ...metadata } = (replaced.metadata ?? {}) as {
+    versions?: unknown;
+  } & Record<string, unknown>;
+  const earlier = Array.isArray(versions) ? (versions as ReplyVersion[]) : [];
+  return [...earlier, { parts: replaced.parts, metadata }].slice(-MAX_REPLY_VERSIONS);
+}
 
 /** A fresh id for a turn's holds and usage: made here, so no client value can collide with it. */
 export const newTurnId = () => `turn-${crypto.randomUUID()}`;
@@ -47,6 +73,44 @@ export function refusedReply(
     steps: 0,
   } satisfies AssistantMetadata);
 }
+
+/**
+ * A new message the org cannot pay for, refused before it is stored: no reply is written for it
+ * (a refusal reply per attempt piled up in the transcript), and the chat names the limit that
+ * stopped it, with its period and reset, from `details`. Null for a conflict of hold ids, which
+ * is a bug and not the org's money: that turn goes on to its error reply.
+ */
+export function billingRefusal(
+  result: Exclude<ReserveResult, { ok: true }>,
+  now: number,
+  endUser = false,
+): TurnRefusal | null {
+  if (result.reason === "conflict") return null;
+  // An end user (a tenant's customer) is told when to come back, never about the org's money,
+  // its members or its other limits: those are the tenant's business.
+  if (result.reason === "spend_limit") {
+    const period = scopePeriod(result.limit);
+    const text =
+      endUser && !result.limit.startsWith("end_user_")
+        ? `This assistant has reached its ${ADJECTIVE[period]} usage limit. ${RESETS[period]}.`
+        : limitText(result.limit);
+    return new TurnRefusal("spend_limit", text, {
+      limit: result.limit,
+      period,
+      resetsAt: new Date(periodResetsAt(period, now)).toISOString(),
+    });
+  }
+  return new TurnRefusal(
+    "insufficient_credits",
+    endUser
+      ? ASSISTANT_PAUSED
+      : "Your organization is out of credits. An owner or admin can top up to keep going.",
+    {},
+  );
+}
+
+/** What an end user hears when the org behind the assistant cannot pay for a reply. */
+const ASSISTANT_PAUSED = "This assistant cannot answer right now. Please try again later.";
 
 const RESETS = {
   day: "It resets at midnight UTC",

@@ -19,7 +19,13 @@ import { decideFrame, type FrameDecision, type FramePolicy } from "./frames.ts";
 import { ensureLocalSchema } from "./local-schema.ts";
 import { mergeLate, type ReplyEndingMetadata, ReplyEndings } from "./reply-endings.ts";
 import { isTransientStorageError, withRetry } from "./retry.ts";
-import { type Refusal, RequestAuthors, refusalFrames, ToolAnswers } from "./turn-guard.ts";
+import {
+  type Refusal,
+  RequestAuthors,
+  refusalFrames,
+  ToolAnswers,
+  TurnRefusal,
+} from "./turn-guard.ts";
 import { TurnMetering } from "./turn-metering.ts";
 
 export {
@@ -293,6 +299,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
           message: appError.message,
           ...(appError.field === undefined ? {} : { field: appError.field }),
           ...(requestId ? { requestId } : {}),
+          ...(appError instanceof TurnRefusal ? { details: appError.details } : {}),
         });
         if (
           appError.code === "not_found" ||

@@ -140,6 +140,11 @@ export class MeteringMiddleware implements LanguageModelV4Middleware {
     return { ...this.#totals, tokens: { ...this.#totals.tokens } };
   }
 
+  /** The first call's reservation made at admission, if one was: null otherwise. */
+  get firstAdmission(): Promise<StepAdmission> | null {
+    return this.#first?.admission ?? null;
+  }
+
   /** Why a call of this turn was not made, if one was refused (the turn stops there). */
   get refusal(): CallRefusal | null {
     return this.#refusal;

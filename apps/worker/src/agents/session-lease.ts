@@ -6,6 +6,7 @@ import {
   type LeaseUsage,
   leaseAsk,
   leaseId,
+  nextExpectedCall,
   shouldRenew,
 } from "@parley/billing";
 import { isEndUserId } from "@parley/shared";
@@ -144,10 +145,7 @@ export class SessionLease {
       const drawnMicros = Math.max(0, kept.lease.drawnMicros + priceMicros - drawMicros);
       this.#cached = { ...kept, lease: { ...kept.lease, drawnMicros } };
     }
-    this.#expectedMicros =
-      this.#expectedMicros === null
-        ? priceMicros
-        : Math.round((this.#expectedMicros * 3 + priceMicros) / 4);
+    this.#expectedMicros = nextExpectedCall(this.#expectedMicros, priceMicros);
     this.#flushSoon();
   }
 
