@@ -2,19 +2,16 @@
 // `pnpm dev`: the whole platform on one local port (API, agents, web app) plus, with no
 // OPENROUTER_API_KEY, the local dev model. Run through pnpm so it gets Node 22 (root devDependency).
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { generateSigningKey } from "./lib/signing-key.mjs";
+import { FROM_ENVIRONMENT, missingDevSecrets, STANDIN_KEY } from "./lib/dev-secrets.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
 const port = Number(process.env.PORT ?? 8787);
 const devModelPort = Number(process.env.DEV_MODEL_PORT ?? 8789);
 const standinPort = Number(process.env.STRIPE_STANDIN_PORT ?? 12111);
 const mailboxPort = Number(process.env.DEV_MAILBOX_PORT ?? 8025);
-/** The key that marks "use the local Stripe stand-in" in .dev.vars. */
-const STANDIN_KEY = "sk_test_parley_standin";
 // Where local D1 and Durable Object state lives; tests point it at a temporary directory.
 const persist = process.env.PERSIST_DIR ? ["--persist-to", process.env.PERSIST_DIR] : [];
 const wrangler = path.join(
@@ -32,9 +29,12 @@ function run(label, command, args) {
 }
 
 /**
- * Local secrets live in .dev.vars (git-ignored), made on first run: the token signing key, the
- * alert-webhook secret and, unless a real STRIPE_SECRET_KEY is configured, the Stripe stand-in's key
- * and webhook secret. Returns the values in force.
+ * Local secrets live in .dev.vars (git-ignored), the one place wrangler dev reads them from, and it
+ * reads there only the secrets wrangler.jsonc requires (`secrets.required`). Every required secret
+ * is made on first run (scripts/lib/dev-secrets.mjs: the token signing key, the webhook and
+ * operator secrets, the Stripe stand-in's key...); the ones a developer brings in their environment
+ * (a real OpenRouter or Stripe key) are written there too, or the Worker would never see them.
+ * Returns the values in force.
  */
 async function ensureDevVars() {
   const file = path.join(root, ".dev.vars");
@@ -46,28 +46,31 @@ async function ensureDevVars() {
         m[2] ?? m[3] ?? m[4] ?? "",
       ]),
     );
-  const add = (name, value) => {
-    text += `${text && !text.endsWith("\n") ? "\n" : ""}${name}='${value}'\n`;
-    console.log(`[dev] generated ${name} in .dev.vars`);
+  const set = (name, value, how) => {
+    if (value.includes("'") || value.includes("\n")) {
+      throw new Error(`[dev] ${name} cannot be written to .dev.vars (a quote or a line break)`);
+    }
+    const line = `${name}='${value}'`;
+    const existing = new RegExp(`^${name}=.*$`, "m");
+    if (existing.test(text)) text = text.replace(existing, () => line);
+    else text += `${text && !text.endsWith("\n") ? "\n" : ""}${line}\n`;
+    console.log(`[dev] ${how} ${name} in .dev.vars`);
   };
   let vars = read();
-  if (!vars.JWT_PRIVATE_KEY) add("JWT_PRIVATE_KEY", JSON.stringify(await generateSigningKey()));
-  if (!vars.ALERT_WEBHOOK_SECRET)
-    add("ALERT_WEBHOOK_SECRET", randomBytes(24).toString("base64url"));
-  if (!vars.ERASURE_HASH_KEY) add("ERASURE_HASH_KEY", randomBytes(32).toString("base64url"));
-  if (!vars.APP_SECRETS_KEY) add("APP_SECRETS_KEY", randomBytes(32).toString("base64url"));
-  // The platform operator's secret: promotions and allowances (routes/operator.ts).
-  if (!vars.OPERATOR_SECRET) add("OPERATOR_SECRET", randomBytes(32).toString("base64url"));
-  if (!process.env.STRIPE_SECRET_KEY && !vars.STRIPE_SECRET_KEY) {
-    add("STRIPE_SECRET_KEY", STANDIN_KEY);
-    add("STRIPE_WEBHOOK_SECRET", `whsec_${randomBytes(24).toString("hex")}`);
+  for (const name of FROM_ENVIRONMENT) {
+    const value = process.env[name];
+    if (value !== undefined && value !== vars[name]) set(name, value, "wrote from the environment");
+  }
+  // Without a key in the environment the dev model answers, and needs none.
+  if (process.env.OPENROUTER_API_KEY === undefined && vars.OPENROUTER_API_KEY) {
+    set("OPENROUTER_API_KEY", "", "emptied (no key in the environment)");
+  }
+  for (const [name, value] of Object.entries(await missingDevSecrets(read()))) {
+    set(name, value, "generated");
   }
   writeFileSync(file, text, { mode: 0o600 });
   vars = read();
-  return {
-    ...vars,
-    ...(process.env.STRIPE_SECRET_KEY ? { STRIPE_SECRET_KEY: process.env.STRIPE_SECRET_KEY } : {}),
-  };
+  return vars;
 }
 
 const children = [];
@@ -123,6 +126,8 @@ if (!process.env.OPENROUTER_API_KEY) {
     String(devModelPort),
   ]);
   vars.push("--var", `MODEL_BASE_URL:http://127.0.0.1:${devModelPort}/api/v1`);
+  // The dev model's ids in the model catalogue (parley/dev, -fast, -large, -local).
+  vars.push("--var", "CATALOGUE_DEV_MODELS:true");
 }
 if (devVars.STRIPE_SECRET_KEY === STANDIN_KEY) {
   // The webhook secret goes in the environment, not the arguments, which any local user can read

@@ -1,19 +1,29 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import { generateSigningKey } from "../../scripts/lib/signing-key.mjs";
+import { missingDevSecrets, requiredSecrets } from "../../scripts/lib/dev-secrets.mjs";
 
 const root = path.resolve(import.meta.dirname, "../..");
 
-// A fresh signing key per run, in the secret the Worker reads; wrangler also looks for it in
-// process.env (and warns when a required secret is missing).
-process.env.JWT_PRIVATE_KEY ??= JSON.stringify(await generateSigningKey());
+// Every secret wrangler.jsonc requires, for the Worker under test: fixed values some tests know,
+// the rest made as `pnpm dev` makes them (a fresh signing key per run). wrangler also looks for
+// them in process.env (and warns when a required secret is missing).
 process.env.STRIPE_SECRET_KEY ??= "sk_test_parley";
 process.env.STRIPE_WEBHOOK_SECRET ??= "whsec_test_parley";
 process.env.ALERT_WEBHOOK_SECRET ??= "alert_secret_test";
 process.env.ERASURE_HASH_KEY ??= "erasure_hash_key_test";
 process.env.APP_SECRETS_KEY ??= "app_secrets_key_test";
 process.env.OPERATOR_SECRET ??= "operator_secret_test_0123456789abcdef";
+const present = Object.fromEntries(
+  requiredSecrets().flatMap((name) => {
+    const value = process.env[name];
+    return value === undefined ? [] : [[name, value]];
+  }),
+);
+Object.assign(process.env, await missingDevSecrets(present));
+const secrets: Record<string, string> = Object.fromEntries(
+  requiredSecrets().map((name) => [name, process.env[name] ?? ""]),
+);
 
 export default defineConfig({
   test: {
@@ -24,16 +34,11 @@ export default defineConfig({
             wrangler: { configPath: path.join(root, "wrangler.jsonc") },
             miniflare: {
               bindings: {
-                JWT_PRIVATE_KEY: process.env.JWT_PRIVATE_KEY as string,
-                STRIPE_SECRET_KEY: process.env.STRIPE_SECRET_KEY as string,
-                STRIPE_WEBHOOK_SECRET: process.env.STRIPE_WEBHOOK_SECRET as string,
-                ALERT_WEBHOOK_SECRET: process.env.ALERT_WEBHOOK_SECRET as string,
-                ERASURE_HASH_KEY: process.env.ERASURE_HASH_KEY as string,
-                APP_SECRETS_KEY: process.env.APP_SECRETS_KEY as string,
-                OPERATOR_SECRET: process.env.OPERATOR_SECRET as string,
+                ...secrets,
                 STRIPE_API_URL: inject("stripeUrl"),
                 MODEL_BASE_URL: inject("devModelUrl"),
                 MODEL_ID: "parley/dev",
+                CATALOGUE_DEV_MODELS: "true",
                 MODEL_STALL_TIMEOUT_MS: "1500",
                 // As in production, where it is required: the tests' requests go to
                 // https://parley.test (test/helpers.ts BASE), not a loopback host.
@@ -61,6 +66,10 @@ export default defineConfig({
           exclude: ["test/node/**"],
           setupFiles: ["test/apply-migrations.ts"],
           globalSetup: ["test/global-setup.ts"],
+          // A whole-flow test (an erasure with its verification scan, an export) takes 1-6 s on a
+          // loaded 2-core machine; vitest's 5 s default failed them for time, not for what they
+          // check. Nothing here asserts speed: benchmarks do (pnpm bench).
+          testTimeout: 20_000,
         },
       },
       {

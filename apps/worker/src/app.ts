@@ -27,8 +27,12 @@ import { invitationPreview, invitations } from "./routes/invitation-links.ts";
 import { orgInvitations } from "./routes/invitations.ts";
 import { me } from "./routes/me.ts";
 import { meMail } from "./routes/me-mail.ts";
+import { catalogueModels, orgModels } from "./routes/models.ts";
 import { operator } from "./routes/operator.ts";
+import { operatorModels } from "./routes/operator-models.ts";
 import { orgs } from "./routes/orgs.ts";
+import { profileVersions } from "./routes/profile-versions.ts";
+import { orgProfiles, profiles } from "./routes/profiles.ts";
 import { orgProjects, projects } from "./routes/projects.ts";
 import { orgSessions, sessions } from "./routes/sessions.ts";
 import { webhooks } from "./routes/webhooks.ts";
@@ -50,6 +54,12 @@ const limitBody = (maxSize: number) =>
   });
 
 export const app = new Hono<AppEnv>()
+  // A deployment missing a secret fails every request here, the log naming what is missing
+  // (env.ts `config`), instead of some routes failing later in ways that look like bad input.
+  .use("*", async (c, next) => {
+    config(c.env);
+    await next();
+  })
   .use("/api/*", secureHeaders())
   .use("/api/*", except("/api/webhooks/*", limitBody(MAX_BODY_BYTES)))
   .use("/api/webhooks/*", limitBody(MAX_WEBHOOK_BYTES))
@@ -120,11 +130,17 @@ export const app = new Hono<AppEnv>()
   .route("/api/embed", embed)
   .route("/api/embed", endUserSessions)
   .route("/api/orgs", orgApiKeys)
+  .route("/api/orgs", orgModels)
+  .route("/api/orgs", orgProfiles)
+  .route("/api/models", catalogueModels)
+  .route("/api/profiles", profiles)
+  .route("/api/profiles", profileVersions)
   .route("/api/projects", projects)
   .route("/api/sessions", sessions)
   .route("/api/sessions", sessionLimits)
   .route("/api/connect-tickets", connectTickets)
   .route("/api/webhooks", webhooks)
+  .route("/api/operator/models", operatorModels)
   .route("/api/operator", operator)
   // Chat agents: authorized here, before any Durable Object is addressed (agents/routing.ts).
   .all("/agents/*", handleAgentRequest)

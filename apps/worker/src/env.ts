@@ -3,6 +3,51 @@ import { z } from "zod";
 import { priceTable } from "./billing/prices.ts";
 
 /**
+ * Every secret the Worker reads: wrangler.jsonc `secrets.required` lists the same names (so
+ * `wrangler deploy` refuses to deploy while one is unset, and wrangler dev loads them from
+ * .dev.vars), `pnpm dev` makes each (scripts/lib/dev-secrets.mjs), and the Worker refuses every
+ * request naming the missing ones (`config`). test/node/secrets.test.ts keeps the lists equal.
+ */
+export const REQUIRED_SECRETS = [
+  "JWT_PRIVATE_KEY",
+  "STRIPE_SECRET_KEY",
+  "STRIPE_WEBHOOK_SECRET",
+  "ALERT_WEBHOOK_SECRET",
+  "ERASURE_HASH_KEY",
+  "APP_SECRETS_KEY",
+  "OPERATOR_SECRET",
+  "OPENROUTER_API_KEY",
+] as const;
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/**
+ * The required secrets `env` lacks: unset or empty. `OPENROUTER_API_KEY` may be empty only while
+ * the model is on this machine (`MODEL_BASE_URL` on a loopback host: the dev model needs no key).
+ */
+export function missingSecrets(env: Env): string[] {
+  const vars = env as unknown as Record<string, unknown>;
+  let modelHost = "";
+  try {
+    modelHost = new URL(String(vars.MODEL_BASE_URL ?? "")).hostname;
+  } catch {
+    // no model URL: a key is needed
+  }
+  return REQUIRED_SECRETS.filter((name) => {
+    const value = vars[name];
+    if (typeof value !== "string") return true;
+    return value === "" && !(name === "OPENROUTER_API_KEY" && LOOPBACK.has(modelHost));
+  });
+}
+
+/** A `YYYY-MM-DD` var, the last UTC day something lasts: unset or "" takes `fallback`. */
+const lastDay = (fallback: string) =>
+  z
+    .union([z.literal(""), z.iso.date()])
+    .optional()
+    .transform((value) => Date.parse(`${value || fallback}T00:00:00Z`) + 86_400_000);
+
+/**
  * Configuration read from the Worker's bindings, validated once per `env` object. A missing or
  * malformed secret fails loudly at the first request instead of minting unusable tokens.
  */
@@ -25,13 +70,23 @@ const configSchema = z.object({
     .optional()
     .transform((value) => (value === "" || value === undefined ? null : value)),
   /**
-   * The platform operator's secret (routes/operator.ts): unset, the operator routes refuse
-   * everyone. At least 32 characters: it hands out free credits.
+   * The platform operator's secret (routes/operator.ts), required like every secret (a deploy
+   * without it used to answer the operator 401 and warn nobody). At least 32 characters: it hands
+   * out free credits.
    */
-  OPERATOR_SECRET: z
-    .union([z.literal(""), z.string().min(32, "OPERATOR_SECRET must be at least 32 characters")])
-    .optional()
-    .transform((value) => value || null),
+  OPERATOR_SECRET: z.string().min(32, "OPERATOR_SECRET must be at least 32 characters"),
+  /**
+   * The last UTC day the deprecated forms with an invitation's secret in the path answer
+   * (`GET /api/auth/invitations/:token`, `POST /api/invitations/:token/accept`); 410 from the
+   * next day. Deprecated 2026-12-04; default 14 days later (docs/2026-12-04-invitation-secrets.md).
+   */
+  INVITATION_PATH_FORMS_END: lastDay("2026-12-18"),
+  /**
+   * The same for `DELETE /api/apps/:appId/end-users/:externalId` (the tenant's id in the path),
+   * deprecated 2026-12-06; default a month later, a tenant's server needs a deploy to move
+   * (docs/2026-12-06-end-user-ids.md).
+   */
+  END_USER_ERASE_PATH_END: lastDay("2027-01-05"),
 });
 
 export type Config = {
@@ -42,18 +97,31 @@ export type Config = {
   refreshTokenTtlSeconds: number;
   signupGrantMicros: number;
   signupGrantDays: number | null;
-  operatorSecret: string | null;
+  operatorSecret: string;
   checkoutMinMicros: number;
   checkoutMaxMicros: number;
   stripe: { secretKey: string; webhookSecret: string; apiUrl: string | null };
   publicUrl: string | null;
+  /** When deprecated path forms stop answering (ms, the first instant they answer 410). */
+  pathFormsEnd: { invitationSecret: number; endUserErase: number };
 };
 
 const cache = new WeakMap<object, Config>();
 
+/**
+ * The Worker's configuration. A deployment missing a secret fails loudly here, at its first
+ * request, naming what is missing (never a value), rather than answering some routes 401 or 500
+ * later; `app.ts` asks for it before any route.
+ */
 export function config(env: Env): Config {
   const cached = cache.get(env);
   if (cached) return cached;
+  const missing = missingSecrets(env);
+  if (missing.length > 0) {
+    throw new Error(
+      `Missing required secrets: ${missing.join(", ")}. Set each with \`wrangler secret put <NAME>\` (locally, \`pnpm dev\` writes them to .dev.vars).`,
+    );
+  }
   const parsed = configSchema.parse(env);
   const value: Config = {
     jwtPrivateKey: parsed.JWT_PRIVATE_KEY,
@@ -72,20 +140,13 @@ export function config(env: Env): Config {
       apiUrl: parsed.STRIPE_API_URL || null,
     },
     publicUrl: parsed.PUBLIC_URL || null,
+    pathFormsEnd: {
+      invitationSecret: parsed.INVITATION_PATH_FORMS_END,
+      endUserErase: parsed.END_USER_ERASE_PATH_END,
+    },
   };
   cache.set(env, value);
   return value;
-}
-
-declare global {
-  interface Env {
-    /** OpenRouter's key (a secret). Absent offline: the dev model needs none. */
-    OPENROUTER_API_KEY?: string;
-    /** The platform operator's secret (a secret; `pnpm dev` writes one to .dev.vars). */
-    OPERATOR_SECRET?: string;
-    /** Days until the sign-up grant expires (a var); unset: never. */
-    SIGNUP_GRANT_DAYS?: string;
-  }
 }
 
 /**
@@ -100,7 +161,8 @@ const whole = (fallback: number, min: number) =>
 
 const agentSchema = z.object({
   MODEL_ID: z.string().min(1),
-  MODEL_PRICES: z.string().optional(),
+  MODEL_CATALOGUE: z.string().optional(),
+  CATALOGUE_DEV_MODELS: z.string().optional(),
   MARKUP_BPS: whole(0, 0),
   ASSISTANT_MAX_OUTPUT_TOKENS: whole(1024, 1),
   ASSISTANT_MAX_STEPS: whole(6, 1),
@@ -121,7 +183,10 @@ const agentSchema = z.object({
 
 /** What the chat agents read from their vars, parsed once per `env` object (one per object). */
 export interface AgentSettings {
-  /** The model, its prices (the table, `MODEL_PRICES` overrides) and the org's markup. */
+  /**
+   * The platform default model, the configured catalogue's price table (billing/prices.ts) and the
+   * markup. A turn's own model and prices come from the resolver (assistants/resolve.ts).
+   */
   prices: StepPrices;
   assistant: { maxOutputTokens: number; maxSteps: number; contextTokens: number };
   preview: { turns: number; orgDailyCap: number; contextTokens: number; maxOutputTokens: number };
@@ -147,7 +212,7 @@ export function agentSettings(env: Env): AgentSettings {
   const parsed = agentSchema.parse(env);
   const value: AgentSettings = {
     prices: {
-      table: priceTable(parsed.MODEL_PRICES),
+      table: priceTable(parsed),
       model: parsed.MODEL_ID,
       markupBps: parsed.MARKUP_BPS,
     },

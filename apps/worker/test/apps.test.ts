@@ -496,7 +496,9 @@ describe("apps go with their org, and a project's erasure leaves its apps", () =
       ).toBe(0);
     }
     expect((await exchange(created.body.id, await hs256Token(secret))).status).toBe(401);
-  });
+    // A whole account's erasure scans every table and text column of D1 and of each ledger
+    // (scrub, verification): seconds on a loaded machine, over the 5 s default in a full run.
+  }, 30_000);
 
   it("the verification fails while an org erased whole still has app rows (planted)", async () => {
     const w = await world();

@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { app } from "../src/app.ts";
 import {
   api,
+  apiWithVars,
   errorCode,
+  profileIn,
   randomClientAddress,
   snapshot,
   uniqueEmail,
@@ -22,11 +24,23 @@ type Expect = Record<Caller, number>;
 
 interface Row {
   route: string;
-  request: (w: World) => { path: string; body?: unknown; headers?: Record<string, string> };
+  /** `vars`: the Worker's vars replaced for this row (test/helpers.ts `apiWithVars`). */
+  request: (w: World) => {
+    path: string;
+    body?: unknown;
+    headers?: Record<string, string>;
+    vars?: Record<string, string>;
+  };
   expect: Expect;
   /** Rows the request needs beyond the world's, written before the snapshot. */
   prepare?: (w: World) => Promise<void>;
 }
+
+/** A profile of org A at two versions, its id derived from the world's (2026-12-06). */
+const profileOf = (w: World) => `apf_${w.orgId.slice(4)}`;
+const withProfile = async (w: World) => {
+  await profileIn(w.orgId, w.owner.id, { id: profileOf(w), versions: 2 });
+};
 
 /** Finished data exports of the world's owner (no archive, no link), with ids derived from it. */
 const accountExportOf = (w: World) => `exp_${w.owner.id.slice(4)}`;
@@ -166,6 +180,12 @@ const matrix: Row[] = [
     request: (w) => ({ path: `/api/orgs/${w.orgId}/members` }),
     expect: orgMembers(200),
   },
+  // Who left the org, for the erasure picker: owners and admins, never another org's.
+  {
+    route: "GET /api/orgs/:orgId/former-members",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/former-members` }),
+    expect: orgAdmins(200),
+  },
   {
     route: "POST /api/orgs/:orgId/members",
     request: (w) => ({
@@ -211,7 +231,11 @@ const matrix: Row[] = [
   // the real ones).
   {
     route: "GET /api/auth/invitations/:token",
-    request: () => ({ path: `/api/auth/invitations/inv_${"x".repeat(43)}` }),
+    // Deprecated path forms, while they still answer (their end: test/invitations.test.ts).
+    request: () => ({
+      path: `/api/auth/invitations/inv_${"x".repeat(43)}`,
+      vars: { INVITATION_PATH_FORMS_END: "2999-12-31" },
+    }),
     expect: everyone(404),
   },
   {
@@ -229,7 +253,10 @@ const matrix: Row[] = [
   },
   {
     route: "POST /api/invitations/:token/accept",
-    request: () => ({ path: `/api/invitations/inv_${"x".repeat(43)}/accept` }),
+    request: () => ({
+      path: `/api/invitations/inv_${"x".repeat(43)}/accept`,
+      vars: { INVITATION_PATH_FORMS_END: "2999-12-31" },
+    }),
     expect: signedIn(404),
   },
   {
@@ -447,6 +474,129 @@ const matrix: Row[] = [
     }),
     expect: everyone(401),
   },
+  // The model catalogue (2026-12-06): its operator side, like the grants, is the operator's only.
+  {
+    route: "GET /api/operator/models",
+    request: () => ({ path: "/api/operator/models" }),
+    expect: everyone(401),
+  },
+  {
+    route: "PUT /api/operator/models",
+    request: () => ({
+      path: "/api/operator/models",
+      body: {
+        id: "matrix/model",
+        provider: { type: "openrouter" },
+        displayName: "Matrix",
+        contextWindow: 1000,
+        maxOutputTokens: 100,
+        capabilities: { tools: false, reasoning: false },
+        pricing: { prompt: "0.000001", completion: "0.000002" },
+      },
+    }),
+    expect: everyone(401),
+  },
+  {
+    route: "POST /api/operator/models/retire",
+    request: () => ({ path: "/api/operator/models/retire", body: { id: "parley/dev-large" } }),
+    expect: everyone(401),
+  },
+  // Anyone signed in reads the catalogue; members read their org's allowed models (the chat's
+  // picker) and profiles; owners and admins change them (test/profiles.test.ts).
+  { route: "GET /api/models", request: () => ({ path: "/api/models" }), expect: signedIn(200) },
+  {
+    route: "GET /api/orgs/:orgId/models",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/models` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "PUT /api/orgs/:orgId/models",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/models`,
+      body: { models: ["parley/dev", "parley/dev-fast"] },
+    }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "GET /api/orgs/:orgId/preview-profile",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/preview-profile` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "PUT /api/orgs/:orgId/preview-profile",
+    prepare: withProfile,
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/preview-profile`,
+      body: { profileId: profileOf(w) },
+    }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "GET /api/orgs/:orgId/profiles",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/profiles` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "POST /api/orgs/:orgId/profiles",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/profiles`, body: { name: "Support" } }),
+    expect: orgAdmins(201),
+  },
+  {
+    route: "GET /api/profiles/:profileId",
+    prepare: withProfile,
+    request: (w) => ({ path: `/api/profiles/${profileOf(w)}` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "PATCH /api/profiles/:profileId",
+    prepare: withProfile,
+    request: (w) => ({ path: `/api/profiles/${profileOf(w)}`, body: { name: "Renamed" } }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "DELETE /api/profiles/:profileId",
+    prepare: withProfile,
+    request: (w) => ({ path: `/api/profiles/${profileOf(w)}` }),
+    expect: orgAdmins(204),
+  },
+  {
+    route: "GET /api/profiles/:profileId/versions",
+    prepare: withProfile,
+    request: (w) => ({ path: `/api/profiles/${profileOf(w)}/versions` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "GET /api/profiles/:profileId/versions/:version",
+    prepare: withProfile,
+    request: (w) => ({ path: `/api/profiles/${profileOf(w)}/versions/1` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "POST /api/profiles/:profileId/rollback",
+    prepare: withProfile,
+    request: (w) => ({ path: `/api/profiles/${profileOf(w)}/rollback`, body: { version: 1 } }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "GET /api/profiles/:profileId/prompt-preview",
+    prepare: withProfile,
+    request: (w) => ({
+      path: `/api/profiles/${profileOf(w)}/prompt-preview?projectId=${w.projectId}`,
+    }),
+    expect: orgMembers(200),
+  },
+  // What Stripe did that credits did not follow (issue 28): for the operator only, as any money
+  // of the platform's is; an org's owner reading it would see other orgs' payments.
+  {
+    route: "GET /api/operator/stripe/unrecognized",
+    request: () => ({ path: "/api/operator/stripe/unrecognized" }),
+    expect: everyone(401),
+  },
+  {
+    route: "GET /api/operator/stripe/excess",
+    request: () => ({ path: "/api/operator/stripe/excess" }),
+    expect: everyone(401),
+  },
   // Erasure: owners and admins erase members, projects and sessions (a member only their own
   // sessions: see test/erasure.test.ts); everyone reads the requests they may see.
   {
@@ -643,9 +793,21 @@ const matrix: Row[] = [
     expect: { ...everyone(401), apiKey: 201 },
   },
   // The tenant erases an end user: its key (end_users:erase) or an admin; one never seen is 404.
+  // Named in the body; the path form is deprecated (docs/2026-12-06-end-user-ids.md).
+  {
+    route: "POST /api/apps/:appId/end-users/erase",
+    request: (w) => ({
+      path: `/api/apps/${w.appId}/end-users/erase`,
+      body: { externalId: "nobody" },
+    }),
+    expect: { ...orgAdmins(404), apiKey: 404 },
+  },
   {
     route: "DELETE /api/apps/:appId/end-users/:externalId",
-    request: (w) => ({ path: `/api/apps/${w.appId}/end-users/nobody` }),
+    request: (w) => ({
+      path: `/api/apps/${w.appId}/end-users/nobody`,
+      vars: { END_USER_ERASE_PATH_END: "2999-12-31" },
+    }),
     expect: { ...orgAdmins(404), apiKey: 404 },
   },
   // A connect ticket for the project's onboarding chat: any member of its org (the session row of
@@ -712,6 +874,14 @@ describe("the operator principal", () => {
     expect(missing.status).toBe(404);
     expect(errorCode(missing)).toBe("not_found");
     expect(await snapshot()).toEqual(before);
+    for (const list of ["unrecognized", "excess"]) {
+      const path = `/api/operator/stripe/${list}`;
+      expect((await api("GET", path, { headers })).status, path).toBe(200);
+      const wrong = await api("GET", path, { headers: { authorization: "Bearer not-it" } });
+      expect(wrong.status, path).toBe(401);
+      const owner = await api("GET", path, { token: w.owner.token });
+      expect(owner.status, path).toBe(401);
+    }
   });
 });
 
@@ -725,9 +895,12 @@ describe("authorization matrix", () => {
       const w = await world();
       const method = route.startsWith("ALL ") ? "GET" : (route.split(" ")[0] ?? "GET");
       await row.prepare?.(w);
-      const { path, body, headers } = row.request(w);
+      const { path, body, headers, vars } = row.request(w);
       const before = await snapshot();
-      const res = await api(method, path, { token: tokenOf(w, caller), body, headers });
+      const options = { token: tokenOf(w, caller), body, headers };
+      const res = vars
+        ? await apiWithVars(vars, method, path, options)
+        : await api(method, path, options);
       expect(res.status, JSON.stringify(res.body)).toBe(row.expect[caller]);
       if (res.status >= 400) {
         // A refused call changes nothing, and says why with a code.

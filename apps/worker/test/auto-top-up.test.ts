@@ -2,10 +2,17 @@ import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { devReply } from "@parley/dev-model/reply";
 import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
+import { recordCheckout } from "../src/billing/stripe-records.ts";
 import { mustConnect } from "./chat.ts";
 import { api, errorCode, session } from "./helpers.ts";
 import { funded } from "./metering.ts";
-import { eventually, replay, standinStripe as stripe } from "./stripe.ts";
+import {
+  deliver,
+  eventually,
+  operatorStripeList,
+  replay,
+  standinStripe as stripe,
+} from "./stripe.ts";
 
 /**
  * Automatic top-up end to end against the Stripe stand-in (issue 16.1): a card saved through
@@ -295,6 +302,8 @@ describe("automatic top-up", () => {
     expect(member.status).toBe(403);
 
     // A setup session completed for another customer, naming this org: the card is not kept.
+    // Made at Stripe, not by Parley: nothing of it is kept (issue 28.1); even had Parley made
+    // it, another customer's card is refused.
     const stranger = await stripe.customers.create({ name: "someone else" });
     const session = await stripe.checkout.sessions.create({
       mode: "setup",
@@ -309,6 +318,13 @@ describe("automatic top-up", () => {
       body: JSON.stringify({ card: GOOD_CARD }),
     });
     const completed = await eventually(session.id, "checkout.session.completed");
+    expect((await replay(completed)).body).toEqual({ received: true, outcome: "unrecognized" });
+    expect((await state(w)).card).toBeNull();
+    await recordCheckout(env.DB, session.id, {
+      orgId: w.orgId,
+      mode: "setup",
+      requestedMicros: null,
+    });
     expect((await replay(completed)).body).toEqual({ received: true, outcome: "reject" });
     expect((await state(w)).card).toBeNull();
   });
@@ -327,5 +343,103 @@ describe("automatic top-up", () => {
       .first<{ stripe_customer_id: string }>();
     const methods = await stripe.customers.listPaymentMethods(org?.stripe_customer_id ?? "");
     expect(methods.data).toEqual([]);
+  });
+});
+
+describe("automatic top-up credits only the charges Parley made (issue 28.1)", () => {
+  it("the probe: an off-session PaymentIntent under an autoTopUp key Parley never used credits nothing, charges nothing against the cap, and is listed", async () => {
+    const w = await funded(10 * DOLLAR);
+    const account = billingAccount(env, w.orgId);
+    await saveCard(w, GOOD_CARD);
+    // The org allows $2 a month of automatic top-ups.
+    const capped = { thresholdMicros: DOLLAR, amountMicros: DOLLAR, monthlyCapMicros: 2 * DOLLAR };
+    expect((await configure(w, capped)).status).toBe(200);
+    const before = (await account.balance()).postedMicros;
+    const { card } = await account.autoTopUp();
+    // Someone able to make PaymentIntents on the account charges the saved card $1,000 under
+    // metadata that names the org and an automatic top-up it never made.
+    const forged = await stripe.paymentIntents.create({
+      amount: 100_000,
+      currency: "usd",
+      customer: card?.customerId ?? "",
+      payment_method: card?.paymentMethodId ?? "",
+      off_session: true,
+      confirm: true,
+      metadata: { orgId: w.orgId, autoTopUp: "auto-topup-1" },
+    });
+    expect(forged.status).toBe("succeeded");
+    const succeeded = await eventually(forged.id, "payment_intent.succeeded");
+    for (let i = 0; i < 2; i++) {
+      // Acknowledged (Stripe stops retrying), credited nothing, however often it comes.
+      const res = await replay(succeeded);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ received: true, outcome: "unrecognized" });
+    }
+    expect((await account.balance()).postedMicros).toBe(before);
+    expect(await state(w)).toMatchObject({ monthChargedMicros: 0, charges: [], paused: null });
+    const payments = await api<{ items: unknown[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing/payments`,
+      { token: w.admin.token },
+    );
+    expect(payments.body.items).toEqual([]);
+    const listed = (await operatorStripeList("unrecognized")).filter(
+      (item) => item.objectId === forged.id,
+    );
+    expect(listed).toEqual([
+      {
+        eventId: JSON.parse(succeeded.body).id,
+        type: "payment_intent.succeeded",
+        reason: "auto_top_up_not_started",
+        objectId: forged.id,
+        paymentIntentId: forged.id,
+        claimedOrgId: w.orgId,
+        amountMicros: 1_000 * DOLLAR,
+        receivedAt: expect.any(String),
+        resolvedAt: null,
+      },
+    ]);
+    expect((await account.reconcile()).ok).toBe(true);
+  });
+
+  it("another PaymentIntent under a real charge's key, or a failure of it, changes nothing; the charge's own is credited", async () => {
+    const w = await funded(10 * DOLLAR);
+    const account = billingAccount(env, w.orgId);
+    await saveCard(w, GOOD_CARD);
+    expect((await configure(w)).status).toBe(200);
+    await spend(w, 50, 120_000, "forged-key");
+    const [intent] = await asked(w);
+    const key = intent?.metadata.autoTopUp ?? "";
+    const { card } = await account.autoTopUp();
+    const forged = await stripe.paymentIntents.create({
+      amount: 2_000,
+      currency: "usd",
+      customer: card?.customerId ?? "",
+      payment_method: card?.paymentMethodId ?? "",
+      off_session: true,
+      confirm: true,
+      metadata: { orgId: w.orgId, autoTopUp: key },
+    });
+    const forgedPaid = await eventually(forged.id, "payment_intent.succeeded");
+    expect((await replay(forgedPaid)).body).toEqual({ received: true, outcome: "unrecognized" });
+    // A failure under the same key would pause automatic top-up: not for an intent not its own.
+    const forgedFailure = JSON.parse(forgedPaid.body);
+    forgedFailure.id = `${forgedFailure.id}_failed`;
+    forgedFailure.type = "payment_intent.payment_failed";
+    forgedFailure.data.object.last_payment_error = { code: "card_declined" };
+    expect((await deliver(forgedFailure)).body).toEqual({
+      received: true,
+      outcome: "unrecognized",
+    });
+    expect((await state(w)).paused).toBeNull();
+    expect((await account.balance()).postedMicros).toBe(10 * DOLLAR);
+    // The charge's own intent credits, once.
+    const real = await eventually(intent?.id ?? "", "payment_intent.succeeded");
+    expect((await replay(real)).body).toEqual({ received: true, outcome: "applied" });
+    expect((await account.balance()).postedMicros).toBe(30 * DOLLAR);
+    expect(await state(w)).toMatchObject({
+      monthChargedMicros: 20 * DOLLAR,
+      charges: [{ id: key, status: "succeeded" }],
+    });
   });
 });

@@ -106,18 +106,23 @@ describe("usage API", () => {
     expect(all.headers.get("content-type")).toContain("text/csv");
     const lines = all.body.trim().split("\n");
     expect(lines[0]).toBe(
-      "created_at,request_id,member_id,project_id,session_id,model,prompt_tokens,completion_tokens,cached_prompt_tokens,reasoning_tokens,cost_micros,price_micros,billable,member_label,project_label,session_label,grants",
+      "created_at,request_id,member_id,project_id,session_id,model,prompt_tokens,completion_tokens,cached_prompt_tokens,reasoning_tokens,cost_micros,price_micros,billable,member_label,project_label,session_label,grants,model_label",
     );
     expect(lines).toHaveLength(3);
     // Names at the end of each row: the member's, the project's and the session's.
-    expect(lines.slice(1).map((line) => line.split(",").slice(-4, -1))).toEqual([
+    expect(lines.slice(1).map((line) => line.split(",").slice(-5, -2))).toEqual([
       ["member", "P", "S"],
       ["admin", "P", "S"],
     ]);
-    // Last, the grants that paid for each call: the sign-up grant here, or none (debt).
+    // Then the grants that paid for each call: the sign-up grant here, or none (debt).
     for (const line of lines.slice(1)) {
-      expect(line.split(",").at(-1)).toMatch(/^(grant-[\w-]+:[a-z_]+:\d+(;|$))*$/);
+      expect(line.split(",").at(-2)).toMatch(/^(grant-[\w-]+:[a-z_]+:\d+(;|$))*$/);
     }
+    // Last, the model's name: models the catalogue does not list keep their id.
+    expect(lines.slice(1).map((line) => line.split(",").at(-1))).toEqual([
+      "m/one",
+      "'=HYPERLINK(evil)",
+    ]);
     // A formula-looking value is defused for spreadsheets.
     expect(all.body).toContain("'=HYPERLINK(evil)");
     const mine = await api<string>("GET", `/api/orgs/${w.orgId}/billing/usage.csv`, {
@@ -126,6 +131,41 @@ describe("usage API", () => {
     expect(mine.body.trim().split("\n")).toHaveLength(2);
     expect(mine.body).toContain(w.member.id);
     expect(mine.body).not.toContain(w.admin.id);
+  });
+
+  it("names models by the catalogue's display name in usage, the CSV and the activity, keeping the id (2026-12-06)", async () => {
+    const w = await world();
+    await spend(w, [
+      [w.member.id, "parley/dev-large", 3_000],
+      [w.member.id, "retired/unlisted", 1_000],
+    ]);
+    const byModel = await api<{ items: { key: string; label: string }[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing/usage?groupBy=model`,
+      { token: w.owner.token },
+    );
+    expect(byModel.status).toBe(200);
+    expect(byModel.body.items.map((g) => [g.key, g.label]).sort()).toEqual([
+      ["parley/dev-large", "Parley Dev Large"],
+      ["retired/unlisted", "retired/unlisted"],
+    ]);
+    const csv = await api<string>("GET", `/api/orgs/${w.orgId}/billing/usage.csv`, {
+      token: w.owner.token,
+    });
+    const rows = csv.body.trim().split("\n").slice(1);
+    expect(rows.map((line) => [line.split(",")[5], line.split(",").at(-1)]).sort()).toEqual([
+      ["parley/dev-large", "Parley Dev Large"],
+      ["retired/unlisted", "retired/unlisted"],
+    ]);
+    const activity = await api<{ items: { model: string; modelLabel: string }[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing/activity`,
+      { token: w.owner.token },
+    );
+    expect(activity.body.items.map((i) => [i.model, i.modelLabel]).sort()).toEqual([
+      ["parley/dev-large", "Parley Dev Large"],
+      ["retired/unlisted", "retired/unlisted"],
+    ]);
   });
 
   it("validates the window and grouping", async () => {
@@ -352,6 +392,7 @@ describe("activity: every provider call", () => {
       project: { id: w.projectId, label: "P" },
       session: { id: w.sessionId, label: "S" },
       model: "m/one",
+      modelLabel: "m/one",
       promptTokens: 100,
       completionTokens: 50,
       cachedPromptTokens: 0,

@@ -208,6 +208,76 @@ describe("erasure of a member", () => {
   });
 });
 
+describe("erasure of a former member", () => {
+  it("finds someone removed (or who left) by name, erases what they left behind, and lists them no more", async () => {
+    const w = await funded();
+    const chat = await mustConnect(`/agents/assistant-agent/${w.sessionId}`, w.member.token);
+    await chat.turn("spend a little");
+    chat.close();
+    const formerOf = async (orgId: string) =>
+      (
+        await api<{ items: { userId: string; name: string; leftAt: string }[] }>(
+          "GET",
+          `/api/orgs/${orgId}/former-members`,
+          { token: w.owner.token },
+        )
+      ).body.items;
+    expect(await formerOf(w.orgId)).toEqual([]);
+    // One is removed by the owner, the other leaves.
+    const removed = await api("DELETE", `/api/orgs/${w.orgId}/members/${w.member.id}`, {
+      token: w.owner.token,
+    });
+    expect(removed.status).toBe(204);
+    const left = await api("DELETE", `/api/orgs/${w.orgId}/members/${w.otherMember.id}`, {
+      token: w.otherMember.token,
+    });
+    expect(left.status).toBe(204);
+    const listed = await formerOf(w.orgId);
+    expect(listed.map((item) => item.userId).sort()).toEqual(
+      [w.member.id, w.otherMember.id].sort(),
+    );
+    expect(listed[0]).toMatchObject({ name: expect.any(String), leftAt: expect.any(String) });
+    // A member cannot read the list; another org's owner sees no org of theirs (404).
+    expect(
+      (await api("GET", `/api/orgs/${w.orgId}/former-members`, { token: w.admin.token })).status,
+    ).toBe(200);
+    const outsider = await api("GET", `/api/orgs/${w.orgId}/former-members`, {
+      token: w.outsider.token,
+    });
+    expect(outsider.status).toBe(404);
+
+    // Erased as a member is: their session goes, their spend stays under a pseudonym.
+    const before = await settledBalance(w.orgId);
+    const res = await file(w, w.owner.token, { type: "member", id: w.member.id });
+    expect(res.status).toBe(202);
+    expectCompleted(res.body);
+    expect(
+      await count(
+        "SELECT COUNT(*) AS n FROM sessions WHERE owner_id = ? AND org_id = ?",
+        w.member.id,
+        w.orgId,
+      ),
+    ).toBe(0);
+    expect(await billingAccount(env, w.orgId).scanFor([w.member.id])).toEqual([]);
+    expect(await settledBalance(w.orgId)).toEqual(before);
+    expect((await formerOf(w.orgId)).map((item) => item.userId)).toEqual([w.otherMember.id]);
+    // Filing again answers the same request.
+    const again = await file(w, w.owner.token, { type: "member", id: w.member.id });
+    expect(again.body.id).toBe(res.body.id);
+  });
+
+  it("is only someone who was a member of this org: a stranger or another org's member is 404, changing nothing", async () => {
+    const w = await funded();
+    const before = await snapshot();
+    for (const id of [w.outsider.id, "usr_00000000000000000000000000"]) {
+      const res = await file(w, w.owner.token, { type: "member", id });
+      expect(res.status).toBe(404);
+      expect(errorCode(res)).toBe("not_found");
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
 describe("erasure of an account", () => {
   it("needs an explicit confirmation, then removes the user everywhere and erases orgs they alone belonged to", async () => {
     const w = await funded();
@@ -237,6 +307,87 @@ describe("erasure of an account", () => {
     const res = await api("DELETE", "/api/me", { token: w.owner.token, body: { confirm: true } });
     expect(res.status).toBe(409);
     expect((res.body as { error: { message: string } }).error.message).toMatch(/only owner/);
+  });
+});
+
+describe("erasure and assistant profiles", () => {
+  it("a member's erasure takes their name off the profile versions they wrote; the content stays with the org", async () => {
+    const w = await funded();
+    const created = await api<{ id: string }>("POST", `/api/orgs/${w.orgId}/profiles`, {
+      token: w.admin.token,
+      body: { name: "Support", instructions: `Escalate to ${w.admin.email} when stuck.` },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    await api("PATCH", `/api/profiles/${id}`, {
+      token: w.owner.token,
+      body: { welcome: "Hi!" },
+    });
+    expectCompleted((await file(w, w.owner.token, { type: "member", id: w.admin.id })).body);
+    const alias = await pseudonym(env.ERASURE_HASH_KEY, w.admin.id);
+    const versions = await api<{
+      items: { version: number; authorId: string; authorLabel: string; instructions: string }[];
+    }>("GET", `/api/profiles/${id}/versions`, { token: w.owner.token });
+    expect(versions.body.items.map((v) => [v.version, v.authorId, v.authorLabel])).toEqual([
+      [2, w.owner.id, "owner"],
+      [1, alias, "Erased member"],
+    ]);
+    // The org keeps its assistant's words; the erased email in them is scrubbed.
+    expect(versions.body.items[1]?.instructions).toBe("Escalate to [erased] when stuck.");
+    expect(
+      await count(
+        "SELECT COUNT(*) AS n FROM assistant_profile_versions WHERE author_id = ?",
+        w.admin.id,
+      ),
+    ).toBe(0);
+  });
+
+  it("an org erased whole takes its profiles, their versions and its allowed models", async () => {
+    const w = await funded();
+    const other = { token: w.outsider.token };
+    await api("PUT", `/api/orgs/${w.otherOrgId}/models`, {
+      ...other,
+      body: { models: ["parley/dev", "parley/dev-fast"] },
+    });
+    const made = await api<{ id: string }>("POST", `/api/orgs/${w.otherOrgId}/profiles`, {
+      ...other,
+      body: { name: "Theirs", instructions: "Private instructions.", model: "parley/dev-fast" },
+    });
+    expect(made.status).toBe(201);
+    await api("PUT", `/api/orgs/${w.otherOrgId}/preview-profile`, {
+      ...other,
+      body: { profileId: made.body.id },
+    });
+    const res = await api<ErasureView>("DELETE", "/api/me", { ...other, body: { confirm: true } });
+    expectCompleted(res.body);
+    for (const table of ["org_models", "assistant_profiles", "assistant_profile_versions"]) {
+      expect(await count(`SELECT COUNT(*) AS n FROM ${table} WHERE org_id = ?`, w.otherOrgId)).toBe(
+        0,
+      );
+    }
+    expect(
+      await count(
+        "SELECT COUNT(*) AS n FROM organizations WHERE id = ? AND preview_profile_id IS NOT NULL",
+        w.otherOrgId,
+      ),
+    ).toBe(0);
+    // The scan knows the tables: a planted profile of the erased org fails it.
+    await env.DB.prepare(
+      "INSERT INTO assistant_profiles (id, org_id, current_version, created_at, updated_at) VALUES ('apf_planted', ?, 1, 0, 0)",
+    )
+      .bind(w.otherOrgId)
+      .run();
+    const plan: ErasurePlan = {
+      userId: null,
+      orgIds: [],
+      projectIds: [],
+      sessionIds: [],
+      deleteOrgIds: [w.otherOrgId],
+      membershipOrgId: null,
+    };
+    const scan = await verifyErasure(env, plan);
+    expect(scan.ok).toBe(false);
+    expect(scan.findings.join()).toMatch(/assistant_profiles: 1 rows of an org erased whole left/);
   });
 });
 

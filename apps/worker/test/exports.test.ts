@@ -12,6 +12,7 @@ import {
   BASE,
   errorCode,
   finishExport,
+  profileIn,
   randomClientAddress,
   snapshot,
   uniqueEmail,
@@ -117,6 +118,19 @@ async function richWorld() {
   });
   await nextMail(hire, "invitation");
   const memberKey = await apiKeyFor(w.orgId, ["usage:read"], { createdBy: w.member.id });
+  // Assistant profiles (2026-12-06): one the member wrote two versions of (an admin then), one the
+  // owner wrote, and the org's choice of models.
+  const profileId = await profileIn(w.orgId, w.member.id, {
+    name: "Support",
+    instructions: "export-canary-3",
+    versions: 2,
+  });
+  await profileIn(w.orgId, w.owner.id, { name: "Owner's" });
+  await env.DB.prepare(
+    "INSERT INTO org_models (org_id, model_id, position) VALUES (?, 'parley/dev', 0)",
+  )
+    .bind(w.orgId)
+    .run();
   const rotated = await api<{ secret: { secret: string } }>(
     "POST",
     `/api/apps/${w.appId}/secrets`,
@@ -146,6 +160,7 @@ async function richWorld() {
     tokenHash,
     earlier,
     resetLink: linkSecret(resetMail, "/reset-password"),
+    profileId,
   };
 }
 
@@ -202,7 +217,7 @@ describe("data export: completeness", () => {
   });
 
   it("an account export holds the person's data from every store, and no secret", async () => {
-    const { w, memberKey, appSecret, tokenHash, earlier, resetLink } = await richWorld();
+    const { w, memberKey, appSecret, tokenHash, earlier, resetLink, profileId } = await richWorld();
     const started = await api<DataExport>("POST", "/api/me/exports", { token: w.member.token });
     expect(started.status).toBe(202);
     expect(started.body).toMatchObject({ kind: "account", orgId: null, downloadUrl: null });
@@ -246,6 +261,15 @@ describe("data export: completeness", () => {
     expect(s.apiKeys).toEqual([
       expect.objectContaining({ id: memberKey.id, prefix: memberKey.prefix }),
     ]);
+    // The profile versions they wrote, and only those.
+    expect(
+      (s.profileVersions as { profileId: string; version: number; instructions: string }[]).map(
+        (v) => [v.profileId, v.version, v.instructions],
+      ),
+    ).toEqual([
+      [profileId, 1, "export-canary-3"],
+      [profileId, 2, "export-canary-3"],
+    ]);
     expect((s.erasureRequests as unknown[]).length).toBe(1);
     expect(JSON.stringify(s.audit)).toContain("export.requested");
     // The earlier export, and not this one (it was still running as it was written).
@@ -275,7 +299,7 @@ describe("data export: completeness", () => {
   });
 
   it("an org export holds the org's data from every store, and no secret", async () => {
-    const { w, memberKey, appSecret, tokenHash, earlier, resetLink } = await richWorld();
+    const { w, memberKey, appSecret, tokenHash, earlier, resetLink, profileId } = await richWorld();
     const started = await api<DataExport>("POST", `/api/orgs/${w.orgId}/exports`, {
       token: w.owner.token,
     });
@@ -295,6 +319,14 @@ describe("data export: completeness", () => {
     expect(JSON.stringify(s.projects)).toContain("ship");
     expect(JSON.stringify(s.apps)).toContain(w.appId);
     expect(JSON.stringify(s.endUsers)).toContain("shop-user-7");
+    // Every profile with every version; the org's models.
+    const profiles = s.profiles as { id: string; currentVersion: number; versions: unknown[] }[];
+    expect(profiles).toHaveLength(2);
+    const support = profiles.find((p) => p.id === profileId);
+    expect(support?.currentVersion).toBe(2);
+    expect(support?.versions).toHaveLength(2);
+    expect(JSON.stringify(support?.versions)).toContain("export-canary-3");
+    expect(s.organization).toMatchObject({ allowedModels: ["parley/dev"], previewProfileId: null });
     expect((s.apiKeys as unknown[]).length).toBe(2);
     expect((s.payments as unknown[]).length).toBe(1);
     expect(s.mail).toEqual([expect.objectContaining({ kind: "invitation", orgId: w.orgId })]);

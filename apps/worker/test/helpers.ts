@@ -1,5 +1,12 @@
-import { env, runDurableObjectAlarm, SELF } from "cloudflare:test";
+import {
+  createExecutionContext,
+  env,
+  runDurableObjectAlarm,
+  SELF,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { API_KEY_SCOPES, type ApiKeyScope, newId, type Role } from "@parley/shared";
+import { app } from "../src/app.ts";
 import { issueApiKey } from "../src/auth/api-keys.ts";
 import { signAccessToken } from "../src/auth/tokens.ts";
 import { config } from "../src/env.ts";
@@ -60,6 +67,40 @@ export async function api<T = Record<string, unknown>>(
     if (!headers.has("content-type")) headers.set("content-type", "application/json");
   }
   const response = await SELF.fetch(`${BASE}${path}`, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+/**
+ * `api()` through the app itself with some vars replaced (an injectable configuration: a date a
+ * form ends on, say), so a test can stand on either side of a configured moment without waiting.
+ */
+export async function apiWithVars<T = Record<string, unknown>>(
+  vars: Record<string, string>,
+  method: string,
+  path: string,
+  options: ApiOptions = {},
+): Promise<ApiResponse<T>> {
+  const headers = new Headers(options.headers);
+  if (options.token !== undefined) headers.set("authorization", `Bearer ${options.token}`);
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers.set("content-type", "application/json");
+  }
+  const ctx = createExecutionContext();
+  const response = await app.fetch(
+    new Request(`${BASE}${path}`, { method, headers, body }),
+    { ...env, ...vars },
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
   const text = await response.text();
   let parsed: unknown = text;
   try {
@@ -283,6 +324,9 @@ export async function snapshot(options: { mail?: boolean } = {}): Promise<Record
     "app_secrets",
     "end_users",
     "api_keys",
+    "org_models",
+    "assistant_profiles",
+    "assistant_profile_versions",
     // Mail (docs/2026-12-06-mail.md): a refused call issues no link and queues no mail.
     "account_tokens",
     "mail_outbox",
@@ -381,4 +425,50 @@ export async function finishExport(id: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error(`export ${id} did not finish`);
+}
+
+/** What a profile version says, for `profileIn` (test/profiles.test.ts makes real ones). */
+export interface TestProfileContent {
+  name?: string;
+  instructions?: string;
+  model?: string;
+  tools?: string[];
+}
+
+/**
+ * An assistant profile of `orgId` straight in D1, written by `authorId`, at `versions` versions
+ * (each a copy of the content named `<name> v<n>`); `id` for a deterministic one.
+ */
+export async function profileIn(
+  orgId: string,
+  authorId: string,
+  options: TestProfileContent & { versions?: number; id?: string } = {},
+): Promise<string> {
+  const id = options.id ?? newId("profile");
+  const versions = options.versions ?? 1;
+  const now = Date.now();
+  await env.DB.batch([
+    env.DB.prepare(
+      "INSERT INTO assistant_profiles (id, org_id, current_version, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+    ).bind(id, orgId, versions, now, now),
+    ...Array.from({ length: versions }, (_, i) =>
+      env.DB.prepare(
+        `INSERT INTO assistant_profile_versions (profile_id, version, org_id, name, instructions,
+           model, temperature, top_p, max_output_tokens, welcome, suggestions, tools, author_id,
+           restored_from, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, '[]', ?, ?, NULL, ?)`,
+      ).bind(
+        id,
+        i + 1,
+        orgId,
+        `${options.name ?? "Profile"} v${i + 1}`,
+        options.instructions ?? "",
+        options.model ?? "parley/dev",
+        JSON.stringify(options.tools ?? []),
+        authorId,
+        now + i,
+      ),
+    ),
+  ]);
+  return id;
 }

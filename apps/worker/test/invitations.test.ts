@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, errorCode, signUp, snapshot, uniqueEmail } from "./helpers.ts";
+import { api, apiWithVars, errorCode, signUp, snapshot, uniqueEmail } from "./helpers.ts";
 
 /**
  * Invitations by link (routes/invitations.ts): someone without an account is invited with a role,
@@ -153,7 +153,7 @@ describe("invitations by link", () => {
     }
   });
 
-  it("takes the secret only in the body; the first forms, with it in the path, still answer (deprecated)", async () => {
+  it("takes the secret only in the body; the first forms, with it in the path, still answer until their end (deprecated)", async () => {
     const owner = await signUp("owner");
     const email = uniqueEmail("pathform");
     const first = await invite(owner.accessToken, owner.orgId, email);
@@ -178,15 +178,62 @@ describe("invitations by link", () => {
     expect(anonymous.status).toBe(401);
     expect(await snapshot()).toEqual(before);
 
-    // Links sent before the change: the path forms answer as they did.
-    const old = await api("GET", `/api/auth/invitations/${first.secret}`);
+    // Links sent before the change: the path forms answer as they did until their last day
+    // (INVITATION_PATH_FORMS_END), saying so in their headers; after it, 410 and nothing changes.
+    const until = (day: string) => ({ INVITATION_PATH_FORMS_END: day });
+    const old = await apiWithVars(
+      until("2999-12-31"),
+      "GET",
+      `/api/auth/invitations/${first.secret}`,
+    );
     expect(old.status).toBe(200);
     expect(old.body).toEqual((await previewOf(first.secret)).body);
-    const accepted = await api("POST", `/api/invitations/${first.secret}/accept`, {
-      token: newcomer.accessToken,
-    });
+    expect(old.headers.get("deprecation")).toBe(`@${Date.parse("2026-12-04") / 1000}`);
+    expect(old.headers.get("sunset")).toBe("Wed, 01 Jan 3000 00:00:00 GMT");
+    expect(old.headers.get("link")).toBe(
+      '</api/auth/invitations/preview>; rel="successor-version"',
+    );
+    const ended = { day: "2000-01-01" };
+    const gone = await apiWithVars(
+      until(ended.day),
+      "GET",
+      `/api/auth/invitations/${first.secret}`,
+    );
+    expect(gone.status).toBe(410);
+    expect(errorCode(gone)).toBe("gone");
+    const goneAccept = await apiWithVars(
+      until(ended.day),
+      "POST",
+      `/api/invitations/${first.secret}/accept`,
+      { token: newcomer.accessToken },
+    );
+    expect(goneAccept.status).toBe(410);
+    expect(await snapshot()).toEqual(before);
+    const accepted = await apiWithVars(
+      until("2999-12-31"),
+      "POST",
+      `/api/invitations/${first.secret}/accept`,
+      { token: newcomer.accessToken },
+    );
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
     expect((await acceptWith(first.secret, newcomer.accessToken)).status).toBe(410);
+  });
+
+  it("the path forms' last day is a config value with a documented default, 2026-12-18: they answer through it and are gone the instant after", async () => {
+    const { config } = await import("../src/env.ts");
+    const { deprecatedForm } = await import("../src/http/deprecated.ts");
+    const end = config({ ...env } as Env).pathFormsEnd.invitationSecret;
+    expect(new Date(end).toISOString()).toBe("2026-12-19T00:00:00.000Z");
+    expect(
+      config({ ...env, INVITATION_PATH_FORMS_END: "" } as Env).pathFormsEnd.invitationSecret,
+    ).toBe(end);
+    const form = { deprecatedAt: "2026-12-04", endsAt: end, successor: "/x" };
+    const headers = new Map<string, string>();
+    const c = { header: (name: string, value: string) => headers.set(name, value) };
+    // An injected clock on both sides of the end: the last millisecond of 2026-12-18 still answers.
+    expect(() => deprecatedForm(c as never, form, end - 1)).not.toThrow();
+    expect(() => deprecatedForm(c as never, form, end)).toThrow(/ended on 2026-12-18/);
+    expect(headers.get("sunset")).toBe("Sat, 19 Dec 2026 00:00:00 GMT");
   });
 
   it("never adds an account unasked: it gets a link too, the same answer as for no account (found by the outside probe)", async () => {
@@ -427,8 +474,9 @@ describe("invitations by link", () => {
             : api("PATCH", member, { token: owner.accessToken, body: { role: "member" } });
         const answers = await Promise.all([changed, ...invites]);
         expect(answers[0]?.status).toBe(change === "remove" ? 204 : 200);
-        // Each invitation either was refused or made a link the change closed.
-        for (const res of answers.slice(1)) expect([201, 403, 404]).toContain(res.status);
+        // Each invitation either was refused or made a link the change closed. A role change also
+        // ends the demoted admin's tokens (token version): a request checked after it is 401.
+        for (const res of answers.slice(1)) expect([201, 401, 403, 404]).toContain(res.status);
         expect(await pendingMadeBy(owner.orgId, mal.userId)).toBe(0);
       }
     }

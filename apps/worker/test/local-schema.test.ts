@@ -33,7 +33,14 @@ describe("the chat agents' local tables", () => {
     await runInDurableObject(stub(), (_instance, state) => {
       const sql = state.storage.sql;
       expect(columns(sql, "parley_steps")).toEqual(
-        expect.arrayContaining(["hold_id", "lease_id", "draw_micros"]),
+        expect.arrayContaining([
+          "hold_id",
+          "lease_id",
+          "draw_micros",
+          "model",
+          "billable",
+          "attribution",
+        ]),
       );
       expect(columns(sql, "parley_pending_usage")).toEqual(
         expect.arrayContaining(["parked_reason", "lease_id"]),
@@ -73,15 +80,16 @@ describe("the chat agents' local tables", () => {
       ensureLocalSchema(sql);
 
       expect(columns(sql, "parley_steps")).toEqual(
-        expect.arrayContaining(["lease_id", "draw_micros"]),
+        expect.arrayContaining(["lease_id", "draw_micros", "model", "billable", "attribution"]),
       );
       expect(columns(sql, "parley_pending_usage")).toEqual(
         expect.arrayContaining(["parked_reason", "lease_id"]),
       );
       expect(columns(sql, "parley_lease")).toContain("last_draw_at");
-      expect(sql.exec("SELECT hold_id, lease_id FROM parley_steps").toArray()).toEqual([
-        { hold_id: "req-1:0", lease_id: null },
-      ]);
+      // A call from before is billable (the preview's kept none), priced as the default model.
+      expect(
+        sql.exec("SELECT hold_id, lease_id, model, billable FROM parley_steps").toArray(),
+      ).toEqual([{ hold_id: "req-1:0", lease_id: null, model: null, billable: 1 }]);
       expect(sql.exec("SELECT COUNT(*) AS n FROM parley_pending_usage").one().n).toBe(1);
       const again = counted(sql);
       ensureLocalSchema(again.sql);

@@ -22,8 +22,13 @@ const stub = (projectId: string) =>
  * Usage rows the org's BillingAccount holds for one turn (metering runs after the reply), by the
  * server's turn id from the reply's metadata: the client's request id is never a usage key.
  */
+/** The usage rows of a preview turn: one per model call, `<turnId>:<n>` (`pending-1` as it is). */
 const usageOf = (w: World, turnId: string | null, expected = 1) =>
-  usageRowsOf(w.orgId, (row) => row.requestId === turnId, expected);
+  usageRowsOf(
+    w.orgId,
+    (row) => row.requestId === turnId || row.requestId.startsWith(`${turnId}:`),
+    expected,
+  );
 
 async function transcript(w: World, token = w.member.token) {
   const res = await api<{ id: string; role: string; parts: { type: string; text?: string }[] }[]>(

@@ -9,6 +9,7 @@ import {
   type ApiOptions,
   type ApiResponse,
   api,
+  apiWithVars,
   finishExport,
   randomClientAddress,
   signUp,
@@ -16,7 +17,7 @@ import {
   world,
 } from "./helpers.ts";
 import { linkSecret, nextMail } from "./mail.ts";
-import { checkoutEvent, sign, uid } from "./stripe.ts";
+import { checkoutEvent, disputeEvent, refundEvent, sign, startedSession, uid } from "./stripe.ts";
 
 /**
  * The OpenAPI document (docs/2026-12-02-openapi.md): it is served, it names every route of the
@@ -81,8 +82,11 @@ async function call<T = Record<string, unknown>>(
   path: string,
   options: ApiOptions,
   status: number,
+  vars?: Record<string, string>,
 ): Promise<ApiResponse<T>> {
-  const res = await api<T>(method, path, options);
+  const res = vars
+    ? await apiWithVars<T>(vars, method, path, options)
+    : await api<T>(method, path, options);
   expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(status);
   const bare = path.split("?")[0] ?? path;
   const op = operations
@@ -272,6 +276,14 @@ describe("answers match the document", () => {
     const member = `/api/orgs/${w.orgId}/members/${w.newcomer.id}`;
     await call("PATCH", member, { ...owner, body: { role: "admin" } }, 200);
     await call("DELETE", member, owner, 204);
+    // Removed, they are a former member, listed for erasure.
+    const former = await call<{ items: { userId: string }[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/former-members`,
+      owner,
+      200,
+    );
+    expect(former.body.items.map((item) => item.userId)).toEqual([w.newcomer.id]);
 
     await call("GET", `/api/orgs/${w.orgId}/projects`, owner, 200);
     const created = await call<{ id: string }>(
@@ -320,10 +332,20 @@ describe("answers match the document", () => {
     const secret = new URL(invited.body.url).hash.slice(1);
     await call("GET", path, owner, 200);
     await call("POST", "/api/auth/invitations/preview", { body: { token: secret } }, 200);
-    // The deprecated forms, with the secret in the path, answer the same.
-    await call("GET", `/api/auth/invitations/${secret}`, {}, 200);
+    // The deprecated forms, with the secret in the path, answer the same until their last day
+    // (set ahead here: the test must not depend on today's date), then 410.
+    const open = { INVITATION_PATH_FORMS_END: "2999-12-31" };
+    const ended = { INVITATION_PATH_FORMS_END: "2000-01-01" };
+    await call("GET", `/api/auth/invitations/${secret}`, {}, 200, open);
+    await call("GET", `/api/auth/invitations/${secret}`, {}, 410, ended);
     const person = await signUp("invitee", { email: invitee });
-    await call("POST", `/api/invitations/${secret}/accept`, { token: person.accessToken }, 201);
+    await call(
+      "POST",
+      `/api/invitations/${secret}/accept`,
+      { token: person.accessToken },
+      201,
+      open,
+    );
     const other = await call<{ id: string }>(
       "POST",
       path,
@@ -375,11 +397,9 @@ describe("answers match the document", () => {
     );
     await call("POST", `${base}/auto-top-up/card`, owner, 201);
     await call("DELETE", `${base}/auto-top-up/card`, owner, 200);
-    const event = checkoutEvent(w.orgId, "checkout.session.completed", {
-      id: uid("cs"),
-      paymentIntent: uid("pi"),
-      cents: 500,
-    });
+    const session = { id: uid("cs"), paymentIntent: uid("pi"), cents: 500 };
+    await startedSession(w.orgId, session);
+    const event = checkoutEvent(w.orgId, "checkout.session.completed", session);
     const payload = JSON.stringify(event);
     await call(
       "POST",
@@ -427,6 +447,107 @@ describe("answers match the document", () => {
     );
     expect(summary.body.grants).toHaveLength(2);
     await call("GET", `/api/orgs/${w.orgId}/billing/ledger`, { token: w.owner.token }, 200);
+    // What Stripe did that credits did not follow: a session Parley never made (listed), and a
+    // $5 payment refunded and then disputed (its excess listed).
+    const signed = async (event: object) => {
+      const payload = JSON.stringify(event);
+      const res = await api<{ outcome: string }>("POST", "/api/webhooks/stripe", {
+        rawBody: payload,
+        headers: { "content-type": "application/json", "stripe-signature": await sign(payload) },
+      });
+      expect(res.status).toBe(200);
+      return res.body.outcome;
+    };
+    const foreign = { id: uid("cs"), paymentIntent: uid("pi"), cents: 1_234 };
+    expect(await signed(checkoutEvent(w.orgId, "checkout.session.completed", foreign))).toBe(
+      "unrecognized",
+    );
+    const paid = { id: uid("cs"), paymentIntent: uid("pi"), cents: 500 };
+    await startedSession(w.orgId, paid);
+    await signed(checkoutEvent(w.orgId, "checkout.session.completed", paid));
+    await signed(refundEvent(null, paid.paymentIntent, 500, 500));
+    await signed(disputeEvent(paid.paymentIntent, 500, "charge.dispute.funds_withdrawn"));
+    for (const list of ["unrecognized", "excess"]) {
+      const stripe = `/api/operator/stripe/${list}`;
+      const page = await call<{ items: unknown[] }>("GET", `${stripe}?limit=2`, { headers }, 200);
+      expect(page.body.items.length, list).toBeGreaterThan(0);
+      await call("GET", `${stripe}?cursor=nope`, { headers }, 400);
+      await call("GET", stripe, {}, 401);
+    }
+  });
+
+  it("the model catalogue, allowed models and assistant profiles", async () => {
+    const w = await world();
+    const owner = { token: w.owner.token };
+    const secret = (env as { OPERATOR_SECRET?: string }).OPERATOR_SECRET ?? "";
+    const headers = { authorization: `Bearer ${secret}` };
+    await call("GET", "/api/models", owner, 200);
+    const id = `openapi/model-${crypto.randomUUID().slice(0, 8)}`;
+    const model = {
+      id,
+      provider: {
+        type: "openai-compatible",
+        baseUrl: "https://llm.example/v1",
+        apiKeySecret: null,
+      },
+      displayName: "OpenAPI model",
+      contextWindow: 8_000,
+      maxOutputTokens: 1_000,
+      capabilities: { tools: true, reasoning: false },
+      pricing: { prompt: "0.000001", completion: "0.000002", input_cache_read: "0.0000001" },
+    };
+    await call("PUT", "/api/operator/models", { headers, body: model }, 200);
+    await call(
+      "PUT",
+      "/api/operator/models",
+      { headers, body: { ...model, pricing: { prompt: "0.0000000000001", completion: "0" } } },
+      400,
+    );
+    await call("GET", "/api/operator/models", { headers }, 200);
+    await call("POST", "/api/operator/models/retire", { headers, body: { id } }, 200);
+    await call("POST", "/api/operator/models/retire", { headers, body: { id: "parley/dev" } }, 409);
+    const models = `/api/orgs/${w.orgId}/models`;
+    await call("GET", models, owner, 200);
+    await call(
+      "PUT",
+      models,
+      { ...owner, body: { models: ["parley/dev", "parley/dev-fast"] } },
+      200,
+    );
+    await call("PUT", models, { ...owner, body: { models: [id] } }, 400);
+    const profiles = `/api/orgs/${w.orgId}/profiles`;
+    const made = await call<{ id: string }>(
+      "POST",
+      profiles,
+      { ...owner, body: { name: "Support", model: "parley/dev-fast", instructions: "Be kind." } },
+      201,
+    );
+    await call("GET", profiles, owner, 200);
+    const path = `/api/profiles/${made.body.id}`;
+    await call("GET", path, owner, 200);
+    await call("PATCH", path, { ...owner, body: { welcome: "Hello!" } }, 200);
+    await call("PATCH", path, { ...owner, body: { name: "Late", baseVersion: 1 } }, 409);
+    await call("PATCH", path, { ...owner, body: { model: "parley/dev-large" } }, 400);
+    await call("GET", `${path}/versions`, owner, 200);
+    await call("GET", `${path}/versions/1`, owner, 200);
+    await call("POST", `${path}/rollback`, { ...owner, body: { version: 1 } }, 200);
+    await call("GET", `${path}/prompt-preview?projectId=${w.projectId}`, owner, 200);
+    await call("GET", `/api/orgs/${w.orgId}/preview-profile`, owner, 200);
+    await call(
+      "PUT",
+      `/api/orgs/${w.orgId}/preview-profile`,
+      { ...owner, body: { profileId: made.body.id } },
+      200,
+    );
+    await call("PUT", models, { ...owner, body: { models: ["parley/dev"] } }, 200);
+    await call("DELETE", path, owner, 409);
+    await call(
+      "PUT",
+      `/api/orgs/${w.orgId}/preview-profile`,
+      { ...owner, body: { profileId: null } },
+      200,
+    );
+    await call("DELETE", path, owner, 204);
   });
 
   it("data exports", async () => {
@@ -530,7 +651,16 @@ describe("answers match the document", () => {
       { ...endUser, body: { sessionId: session.body.id } },
       201,
     );
-    await call("DELETE", `${appPath}/end-users/user-1`, owner, 202);
+    await call(
+      "POST",
+      `${appPath}/end-users/erase`,
+      { ...owner, body: { externalId: "server-user" } },
+      202,
+    );
+    // The deprecated path form after its last day (its answer before it: test/end-user-ids.test.ts).
+    await call("DELETE", `${appPath}/end-users/user-1`, owner, 410, {
+      END_USER_ERASE_PATH_END: "2000-01-01",
+    });
     await call("DELETE", appPath, owner, 204);
   });
 

@@ -71,7 +71,7 @@ describe("a generation record that appears after a delay", () => {
     const generationId = await generationIdFor(marker);
     expect(generationId).toMatch(/^gen-/);
     expect(await lookupStatus(generationId)).toBe(404);
-    const [row] = await usageRowsOf(w.orgId, (r) => r.requestId === turn.turnId, 1);
+    const [row] = await usageRowsOf(w.orgId, (r) => r.requestId === `${turn.turnId}:0`, 1);
     expect(generationIdOf(row)).toBe(generationId);
     expect(row?.costMicros).toBe(
       dollarsToMicrosCeil((await generation(generationId))?.total_cost ?? -1),

@@ -2,13 +2,23 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
 import { api, errorCode, world } from "./helpers.ts";
-import { balanceOf, checkoutEvent, deliver, post, refundEvent, sign, uid } from "./stripe.ts";
+import {
+  balanceOf,
+  checkoutEvent,
+  deliver,
+  post,
+  refundEvent,
+  sign,
+  startedSession,
+  uid,
+} from "./stripe.ts";
 
 describe("POST /api/webhooks/stripe", () => {
   it("credits a paid Checkout Session once, keyed on the session whatever the events", async () => {
     const w = await world();
     const before = await balanceOf(w.orgId);
     const session = { id: uid("cs"), paymentIntent: uid("pi"), cents: 2_500 };
+    await startedSession(w.orgId, session);
     const completed = checkoutEvent(w.orgId, "checkout.session.completed", session);
     const first = await deliver(completed);
     expect(first.status).toBe(200);
@@ -28,6 +38,7 @@ describe("POST /api/webhooks/stripe", () => {
   it("turns partial and full refunds into negative adjustments, never refunding twice", async () => {
     const w = await world();
     const session = { id: uid("cs"), paymentIntent: uid("pi"), cents: 5_000 };
+    await startedSession(w.orgId, session);
     await deliver(checkoutEvent(w.orgId, "checkout.session.completed", session));
     const funded = await balanceOf(w.orgId);
     const partial = refundEvent(w.orgId, session.paymentIntent, 1_000, 5_000);
@@ -43,11 +54,9 @@ describe("POST /api/webhooks/stripe", () => {
   it("refuses a bad signature, a wrong secret and a stale timestamp with 400, crediting nothing", async () => {
     const w = await world();
     const before = await balanceOf(w.orgId);
-    const event = checkoutEvent(w.orgId, "checkout.session.completed", {
-      id: uid("cs"),
-      paymentIntent: uid("pi"),
-      cents: 100_000,
-    });
+    const session = { id: uid("cs"), paymentIntent: uid("pi"), cents: 100_000 };
+    await startedSession(w.orgId, session);
+    const event = checkoutEvent(w.orgId, "checkout.session.completed", session);
     const wrongSecret = await deliver(event, { secret: "whsec_attacker" });
     const stale = await deliver(event, { timestamp: Math.floor(Date.now() / 1000) - 3_600 });
     const unsigned = await api("POST", "/api/webhooks/stripe", { body: event });

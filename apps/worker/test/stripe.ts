@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import Stripe from "stripe";
 import { billingAccount } from "../src/billing/account.ts";
+import { recordCheckout } from "../src/billing/stripe-records.ts";
 import type { Delivered } from "./global-setup.ts";
 import { api } from "./helpers.ts";
 
@@ -38,6 +39,19 @@ export async function deliver(
 ) {
   const payload = JSON.stringify(event);
   return post(payload, await sign(payload, options));
+}
+
+/**
+ * Records a Checkout Session for an org as `POST .../billing/checkout` does when it makes one:
+ * only such a session is ever credited. For tests that sign their own events; the end-to-end
+ * tests make real sessions through the route and the Stripe stand-in.
+ */
+export function startedSession(orgId: string, session: { id: string; cents: number }) {
+  return recordCheckout(env.DB, session.id, {
+    orgId,
+    mode: "payment",
+    requestedMicros: session.cents * 10_000,
+  });
 }
 
 export function checkoutEvent(
@@ -96,6 +110,37 @@ export function refundEvent(
   };
 }
 
+/** A dispute event of Stripe's for a payment's charge (`ch_for_<pi>`, as `refundEvent` names it). */
+export function disputeEvent(
+  paymentIntent: string,
+  cents: number,
+  type:
+    | "charge.dispute.created"
+    | "charge.dispute.funds_withdrawn"
+    | "charge.dispute.funds_reinstated" = "charge.dispute.created",
+  dispute = `dp_for_${paymentIntent}`,
+) {
+  return {
+    id: uid("evt"),
+    object: "event",
+    type,
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    data: {
+      object: {
+        id: dispute,
+        object: "dispute",
+        amount: cents,
+        currency: "usd",
+        charge: `ch_for_${paymentIntent}`,
+        payment_intent: paymentIntent,
+        status: type === "charge.dispute.funds_reinstated" ? "won" : "needs_response",
+        metadata: {},
+      },
+    },
+  };
+}
+
 export async function balanceOf(orgId: string) {
   return (await billingAccount(env, orgId).balance()).postedMicros;
 }
@@ -140,4 +185,48 @@ export async function eventually(match: string, type: string): Promise<Delivered
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`no ${type} for ${match}`);
+}
+
+/**
+ * A top-up as an admin makes it: `POST .../billing/checkout`, paid on the stand-in's page, its
+ * `checkout.session.completed` delivered. Answers the ids Stripe gave the payment.
+ */
+export async function paidTopUp(orgId: string, token: string, amountMicros: number) {
+  const checkout = await api<{ id: string }>("POST", `/api/orgs/${orgId}/billing/checkout`, {
+    token,
+    body: { amountMicros },
+  });
+  if (checkout.status !== 201) throw new Error(`checkout answered ${checkout.status}`);
+  const paid = await fetch(
+    `${env.STRIPE_API_URL}/__standin/checkout/sessions/${checkout.body.id}/pay`,
+    { method: "POST", headers: { "content-type": "application/json" }, body: "{}" },
+  );
+  const { payment_intent, charge } = (await paid.json()) as {
+    payment_intent: { id: string };
+    charge: { id: string };
+  };
+  const completed = await replay(await eventually(checkout.body.id, "checkout.session.completed"));
+  if ((completed.body as { outcome?: string }).outcome !== "applied") {
+    throw new Error(`the payment was not credited: ${JSON.stringify(completed.body)}`);
+  }
+  return { sessionId: checkout.body.id, paymentIntent: payment_intent.id, charge: charge.id };
+}
+
+/** One of the operator's Stripe lists (`unrecognized` or `excess`), every item. */
+export async function operatorStripeList(list: "unrecognized" | "excess") {
+  const secret = (env as { OPERATOR_SECRET?: string }).OPERATOR_SECRET ?? "";
+  const items: Record<string, unknown>[] = [];
+  let cursor: string | null = null;
+  do {
+    const query: string = cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`;
+    const res = await api<{ items: Record<string, unknown>[]; nextCursor: string | null }>(
+      "GET",
+      `/api/operator/stripe/${list}?limit=100${query}`,
+      { headers: { authorization: `Bearer ${secret}` } },
+    );
+    if (res.status !== 200) throw new Error(`the operator list answered ${res.status}`);
+    items.push(...res.body.items);
+    cursor = res.body.nextCursor;
+  } while (cursor !== null);
+  return items;
 }

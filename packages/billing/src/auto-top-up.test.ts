@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
   type AutoTopUpSettings,
-  AutoTopUpStore,
   autoTopUpKey,
   checkAutoTopUpSettings,
   type SavedCard,
 } from "./auto-top-up.ts";
+import { AutoTopUpStore } from "./auto-top-up-store.ts";
 import { CreditLedger } from "./ledger.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";
 import { nodeSqliteExecutor } from "./node-sqlite-executor.test-support.ts";
@@ -135,6 +135,24 @@ describe("AutoTopUpStore", () => {
     topUp.cancel(next, NOW);
     expect(topUp.charge(next)).toMatchObject({ status: "failed", failureCode: "card_removed" });
     expect(topUp.paused()).toBeNull();
+  });
+
+  it("knows its own PaymentIntents: a key in another intent's metadata proves nothing", () => {
+    const topUp = store();
+    // A key no charge has (the probe's forged `autoTopUp` metadata), or before any charge.
+    expect(topUp.intentOwnership("auto-topup-1", "pi_forged")).toBe("not_ours");
+    const key = begun(topUp);
+    // Asked of Stripe, no answer yet: the webhook may come first; it is asked to come back.
+    expect(topUp.intentOwnership(key, "pi_1")).toBe("pending");
+    topUp.noteIntent(key, "pi_1", NOW);
+    expect(topUp.intentOwnership(key, "pi_1")).toBe("ours");
+    expect(topUp.intentOwnership(key, "pi_forged")).toBe("not_ours");
+    topUp.succeeded(key, "pi_1", NOW);
+    expect(topUp.intentOwnership(key, "pi_1")).toBe("ours");
+    // A charge dropped before Stripe was asked has no intent: nothing can be it.
+    const dropped = begun(topUp, credited(4));
+    topUp.cancel(dropped, NOW);
+    expect(topUp.intentOwnership(dropped, "pi_2")).toBe("not_ours");
   });
 
   it("keeps the newest card when an older card's webhook arrives late", () => {

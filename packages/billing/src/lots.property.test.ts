@@ -4,15 +4,18 @@ import { CreditLedger } from "./ledger.ts";
 import type { LedgerStore } from "./ledger-store.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";
 import { nodeSqliteExecutor } from "./node-sqlite-executor.test-support.ts";
+import { ReversalStore } from "./reversals.ts";
 import { SqlLedgerStore } from "./sql-ledger-store.ts";
 
 const HOUR = 3_600_000;
 const START = Date.UTC(2026, 11, 1, 0);
+/** What each payment of the reversal ops paid: refunds and disputes together take at most this. */
+const PAID = 600;
 
 type Op =
   | { type: "grant"; amount: number; priority: number; expiresIn: number | null; key: number }
   | { type: "topup"; amount: number; pi: number }
-  | { type: "refund"; pi: number; total: number }
+  | { type: "reversal"; pi: number; kind: "refund" | "dispute" | "reinstate"; amount: number }
   | { type: "spend"; price: number; over: number }
   | { type: "lease"; prices: number[] }
   | { type: "advance"; ms: number }
@@ -41,11 +44,12 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     }),
   },
   {
-    weight: 1,
+    weight: 2,
     arbitrary: fc.record({
-      type: fc.constant("refund" as const),
+      type: fc.constant("reversal" as const),
       pi: fc.nat(3),
-      total: fc.integer({ min: 1, max: 900 }),
+      kind: fc.constantFrom("refund" as const, "dispute" as const, "reinstate" as const),
+      amount: fc.integer({ min: 1, max: 900 }),
     }),
   },
   {
@@ -156,7 +160,11 @@ function run(makeStore: () => LedgerStore, ops: readonly Op[]): void {
     string,
     { amount: number; priority: number; expiresAt: number | null }
   >();
-  const refunded = new Map<number, number>();
+  // Stripe's facts per payment, each only ever raised, and what they took from credits.
+  const facts = new Map<number, { refund: number; withdrawn: number; reinstated: number }>();
+  const taken = new Map<number, number>();
+  const reversals = new ReversalStore(nodeSqliteExecutor());
+  reversals.migrate();
   const expiredIds = new Set<string>();
 
   for (const op of ops) {
@@ -195,24 +203,39 @@ function run(makeStore: () => LedgerStore, ops: readonly Op[]): void {
         model.credit(op.amount, { priority: 50, expiresAt: null, ref: `pi_${op.pi}` });
         break;
       }
-      case "refund": {
-        // Stripe's running total per charge: only growth posts.
-        const total = Math.max(refunded.get(op.pi) ?? 0, op.total);
-        const delta = total - (refunded.get(op.pi) ?? 0);
-        ledger.postCumulative({
-          kind: "adjustment",
-          reference: `stripe:refunds:ch_${op.pi}`,
-          totalMicros: -total,
+      case "reversal": {
+        // Through the cap (reversals.ts): a payment's refunds and disputes take at most PAID.
+        const pi = `pi_${op.pi}`;
+        const kind = op.kind === "reinstate" ? "dispute_reinstated" : op.kind;
+        reversals.apply(
+          ledger,
+          store,
+          {
+            paymentRef: pi,
+            paidMicros: PAID,
+            kind,
+            sourceId: op.kind === "refund" ? `ch_${op.pi}` : `dp_${op.pi}`,
+            chargeId: op.kind === "refund" ? null : `ch_${op.pi}`,
+            amountMicros: op.amount,
+          },
           now,
-          fundingRef: `pi_${op.pi}`,
-        });
-        refunded.set(op.pi, total);
+        );
+        const fact = facts.get(op.pi) ?? { refund: 0, withdrawn: 0, reinstated: 0 };
+        if (op.kind === "refund") fact.refund = Math.max(fact.refund, op.amount);
+        if (op.kind === "dispute") fact.withdrawn = Math.max(fact.withdrawn, op.amount);
+        if (op.kind === "reinstate") fact.reinstated = Math.max(fact.reinstated, op.amount);
+        facts.set(op.pi, fact);
+        const target = Math.min(PAID, fact.refund + Math.max(0, fact.withdrawn - fact.reinstated));
+        const delta = target - (taken.get(op.pi) ?? 0);
+        taken.set(op.pi, target);
         if (delta > 0) {
-          const own = [...model.lots]
-            .reverse()
-            .find((lot) => !lot.expired && lot.ref === `pi_${op.pi}`);
+          const own = [...model.lots].reverse().find((lot) => !lot.expired && lot.ref === pi);
           model.debit(delta, own ?? null);
+        } else if (delta < 0) {
+          // Given back (a won dispute): a lot of its own, as any positive adjustment.
+          model.credit(-delta, { priority: 50, expiresAt: null, ref: null });
         }
+        expect(reversals.get(store, pi)?.reversedMicros).toBe(target);
         break;
       }
       case "spend": {
@@ -374,7 +397,7 @@ describe.each([
   ["memory", () => new MemoryLedgerStore(), 300],
   ["sqlite", sqliteStore, 100],
 ] as const)("lot properties (%s store)", (_name, makeStore, numRuns) => {
-  it("keeps the lots equal to the balance under grants, usage, refunds and expiry", () => {
+  it("keeps the lots equal to the balance under grants, usage, capped refunds and disputes, and expiry", () => {
     fc.assert(
       fc.property(fc.array(opArb, { minLength: 5, maxLength: 60 }), (ops) => run(makeStore, ops)),
       { numRuns },

@@ -6,7 +6,6 @@ import {
   costFromTokens,
   maxCallCostMicros,
   type PriceTable,
-  perTokenDollarsToMicrosPerMTok,
   priceForModel,
 } from "./pricing.ts";
 
@@ -57,15 +56,6 @@ describe("price table", () => {
     expect(assertPriceTable(table)).toBe(table);
     const bad = { ...table, default: { ...table.default, promptMicrosPerMTok: 0.5 } };
     expect(() => assertPriceTable(bad)).toThrow(/default.promptMicrosPerMTok/);
-  });
-
-  it("converts OpenRouter per-token dollar strings exactly", () => {
-    expect(perTokenDollarsToMicrosPerMTok("0.00000002")).toBe(20_000);
-    expect(perTokenDollarsToMicrosPerMTok("0.000003")).toBe(3_000_000);
-    expect(perTokenDollarsToMicrosPerMTok("0.0000000375")).toBe(37_500);
-    expect(perTokenDollarsToMicrosPerMTok("0")).toBe(0);
-    // below a micro per million tokens rounds up
-    expect(perTokenDollarsToMicrosPerMTok("0.0000000000001")).toBe(1);
   });
 });
 

@@ -4,7 +4,7 @@
  * models. Products are taken in BigInt and rounded up once per operation.
  */
 
-import { assertMicros, assertNonNegativeMicros, decimalToAttos, divCeil } from "./money.ts";
+import { assertMicros, assertNonNegativeMicros, divCeil } from "./money.ts";
 
 /** Prices of one model, in micro-dollars per million tokens. */
 export interface ModelPrice {
@@ -14,6 +14,14 @@ export interface ModelPrice {
   cachedPromptMicrosPerMTok: number | null;
   /** Reasoning tokens; `null` prices them as ordinary completion tokens. */
   reasoningMicrosPerMTok: number | null;
+  /**
+   * Prompt tokens written to the provider's cache; absent or `null` prices them as ordinary
+   * prompt tokens. (Added 2026-12-06 with the model catalogue: optional, so tables written before
+   * still type-check.)
+   */
+  cacheWriteMicrosPerMTok?: number | null | undefined;
+  /** A fixed price per call, whatever its tokens (OpenRouter's `request`); absent: none. */
+  requestMicros?: number | undefined;
 }
 
 /** Prices per model id (as the provider names it, e.g. `openai/gpt-4o-mini`), and a fallback. */
@@ -62,6 +70,12 @@ function assertModelPrice(price: ModelPrice, label: string): void {
   if (price.reasoningMicrosPerMTok !== null) {
     assertNonNegativeMicros(price.reasoningMicrosPerMTok, `${label}.reasoningMicrosPerMTok`);
   }
+  if (price.cacheWriteMicrosPerMTok !== undefined && price.cacheWriteMicrosPerMTok !== null) {
+    assertNonNegativeMicros(price.cacheWriteMicrosPerMTok, `${label}.cacheWriteMicrosPerMTok`);
+  }
+  if (price.requestMicros !== undefined) {
+    assertNonNegativeMicros(price.requestMicros, `${label}.requestMicros`);
+  }
 }
 
 /**
@@ -84,37 +98,38 @@ export function priceForModel(
 }
 
 /**
- * Converts a per-token dollar price as OpenRouter's model list writes it (`"0.00000002"`) to
- * micro-dollars per million tokens (20_000), exactly, rounding up anything below one micro-dollar
- * per million tokens.
- */
-export function perTokenDollarsToMicrosPerMTok(perTokenDollars: string): number {
-  // attos per token × 1e6 tokens / 1e12 attos per micro = attos / 1e6.
-  return toSafeNumber(divCeil(decimalToAttos(perTokenDollars), 1_000_000n), "price");
-}
-
-/**
  * Cost in micro-dollars of a call priced from the table (for endpoints that report no cost),
- * rounded up once: never more than one micro-dollar above the exact cost. Cached prompt tokens are
- * priced at the cached rate and the rest of the prompt at the prompt rate; reasoning tokens at the
- * reasoning rate and the rest of the completion at the completion rate. Counts that exceed their
- * total (more cached than prompt tokens) are charged as reported, never as a negative.
+ * rounded up once: never more than one micro-dollar above the exact cost. Cache-read prompt tokens
+ * are priced at the cached rate, cache-write prompt tokens (`cacheWriteTokens`, part of
+ * `promptTokens` like cache reads) at the cache-write rate, and the rest of the prompt at the
+ * prompt rate; reasoning tokens at the reasoning rate and the rest of the completion at the
+ * completion rate; plus the model's per-call price. Counts that exceed their total (more cached
+ * than prompt tokens) are charged as reported, never as a negative.
  */
-export function costFromTokens(table: PriceTable, model: string, usage: TokenUsage): number {
+export function costFromTokens(
+  table: PriceTable,
+  model: string,
+  usage: TokenUsage,
+  cacheWriteTokens = 0,
+): number {
   const { price } = priceForModel(table, model);
   const prompt = assertTokens(usage.promptTokens, "promptTokens");
   const completion = assertTokens(usage.completionTokens, "completionTokens");
   const cached = assertTokens(usage.cachedPromptTokens, "cachedPromptTokens");
+  const written = assertTokens(cacheWriteTokens, "cacheWriteTokens");
   const reasoning = assertTokens(usage.reasoningTokens, "reasoningTokens");
-  const uncachedPrompt = prompt > cached ? prompt - cached : 0n;
+  const uncachedPrompt = prompt > cached + written ? prompt - cached - written : 0n;
   const plainCompletion = completion > reasoning ? completion - reasoning : 0n;
   const cachedRate = price.cachedPromptMicrosPerMTok ?? price.promptMicrosPerMTok;
+  const writeRate = price.cacheWriteMicrosPerMTok ?? price.promptMicrosPerMTok;
   const reasoningRate = price.reasoningMicrosPerMTok ?? price.completionMicrosPerMTok;
   const microTokens =
     uncachedPrompt * BigInt(price.promptMicrosPerMTok) +
     cached * BigInt(cachedRate) +
+    written * BigInt(writeRate) +
     plainCompletion * BigInt(price.completionMicrosPerMTok) +
-    reasoning * BigInt(reasoningRate);
+    reasoning * BigInt(reasoningRate) +
+    BigInt(price.requestMicros ?? 0) * TOKENS_PER_PRICE_UNIT;
   return toSafeNumber(divCeil(microTokens, TOKENS_PER_PRICE_UNIT), "cost");
 }
 
@@ -144,8 +159,9 @@ export interface MaxCallCostInput {
 }
 
 /**
- * The most one model call can be charged, with markup: the prompt at the higher of the prompt and
- * cached rates, plus `maxOutputTokens` at the higher of the completion and reasoning rates. Size a
+ * The most one model call can be charged, with markup: the prompt at the highest of the prompt,
+ * cache-read and cache-write rates, plus `maxOutputTokens` at the higher of the completion and
+ * reasoning rates, plus the per-call price. Size a
  * reservation with it. The bound is only as good as the table: a provider-reported cost above the
  * table's prices, or a prompt above the estimate, settles above the hold (see the ledger's
  * overdraft bound).
@@ -155,11 +171,16 @@ export function maxCallCostMicros(input: MaxCallCostInput): number {
   const prompt = assertTokens(input.promptTokens, "promptTokens");
   const output = assertTokens(input.maxOutputTokens, "maxOutputTokens");
   const promptRate = BigInt(
-    Math.max(price.promptMicrosPerMTok, price.cachedPromptMicrosPerMTok ?? 0),
+    Math.max(
+      price.promptMicrosPerMTok,
+      price.cachedPromptMicrosPerMTok ?? 0,
+      price.cacheWriteMicrosPerMTok ?? 0,
+    ),
   );
   const outputRate = BigInt(
     Math.max(price.completionMicrosPerMTok, price.reasoningMicrosPerMTok ?? 0),
   );
-  const cost = divCeil(prompt * promptRate + output * outputRate, TOKENS_PER_PRICE_UNIT);
+  const perCall = BigInt(price.requestMicros ?? 0) * TOKENS_PER_PRICE_UNIT;
+  const cost = divCeil(prompt * promptRate + output * outputRate + perCall, TOKENS_PER_PRICE_UNIT);
   return applyMarkup(assertMicros(toSafeNumber(cost, "cost")), input.markupBps);
 }

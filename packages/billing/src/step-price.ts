@@ -10,7 +10,9 @@ import { applyMarkup, costFromTokens, type PriceTable, type TokenUsage } from ".
 export interface StepUsage {
   inputTokens?: number | undefined;
   outputTokens?: number | undefined;
-  inputTokenDetails?: { cacheReadTokens?: number | undefined } | undefined;
+  inputTokenDetails?:
+    | { cacheReadTokens?: number | undefined; cacheWriteTokens?: number | undefined }
+    | undefined;
   outputTokenDetails?: { reasoningTokens?: number | undefined } | undefined;
 }
 
@@ -62,10 +64,11 @@ function priced(
   tokens: TokenUsage,
   providerDollars: number | null,
   prices: StepPrices,
+  cacheWriteTokens = 0,
 ): PricedStep {
   const costMicros =
     providerDollars === null
-      ? costFromTokens(prices.table, prices.model, tokens)
+      ? costFromTokens(prices.table, prices.model, tokens, cacheWriteTokens)
       : dollarsToMicrosCeil(providerDollars);
   return {
     tokens,
@@ -75,13 +78,22 @@ function priced(
   };
 }
 
-/** A step that finished: its usage, priced by the provider's reported cost or else the table. */
+/**
+ * A step that finished: its usage, priced by the provider's reported cost or else the table (cache
+ * reads and writes at the model's cache rates; the write count is part of the prompt's and is not
+ * kept in the step's tokens).
+ */
 export function priceStep(
   usage: StepUsage,
   providerMetadata: unknown,
   prices: StepPrices,
 ): PricedStep {
-  return priced(stepTokens(usage), reportedCostDollars(providerMetadata), prices);
+  return priced(
+    stepTokens(usage),
+    reportedCostDollars(providerMetadata),
+    prices,
+    count(usage.inputTokenDetails?.cacheWriteTokens),
+  );
 }
 
 /**

@@ -3,11 +3,11 @@ import { CreditLedger } from "./ledger.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";
 import {
   applyStripeAction,
+  isStripeCreditAction,
   isStripeLedgerAction,
-  mapStripeEvent,
-  type StripeEvent,
   type StripeEventMapping,
-} from "./stripe-events.ts";
+} from "./stripe-actions.ts";
+import { mapStripeEvent, type StripeEvent } from "./stripe-events.ts";
 
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 0);
 
@@ -66,7 +66,7 @@ function ledgerWith() {
 }
 
 function apply(ledger: CreditLedger, mapping: StripeEventMapping) {
-  if (!isStripeLedgerAction(mapping)) return null;
+  if (!isStripeCreditAction(mapping)) return null;
   return applyStripeAction(ledger, mapping, NOW);
 }
 
@@ -76,7 +76,7 @@ describe("mapStripeEvent: checkout", () => {
     expect(mapStripeEvent(e)).toEqual({
       type: "topup",
       eventId: e.id,
-      orgId: "org_1",
+      claimedOrgId: "org_1",
       checkoutSessionId: "cs_test_1",
       paymentIntentId: "pi_1",
       amountMicros: 25_000_000,
@@ -106,26 +106,24 @@ describe("mapStripeEvent: checkout", () => {
     });
   });
 
-  it("takes the org from client_reference_id or metadata, and refuses ambiguity", () => {
+  it("passes on the org a session names only as a claim, and maps a session naming none", () => {
+    // A Payment Link takes client_reference_id from its URL: whoever opens it writes this.
     const onlyMetadata = checkoutSession({ client_reference_id: null });
     expect(mapStripeEvent(event("checkout.session.completed", onlyMetadata))).toMatchObject({
       type: "topup",
-      orgId: "org_1",
-    });
-    const onlyReference = checkoutSession({ metadata: {} });
-    expect(mapStripeEvent(event("checkout.session.completed", onlyReference))).toMatchObject({
-      orgId: "org_1",
+      claimedOrgId: "org_1",
     });
     const neither = checkoutSession({ client_reference_id: null, metadata: {} });
     expect(mapStripeEvent(event("checkout.session.completed", neither))).toMatchObject({
-      type: "reject",
-      reason: "missing_org",
+      type: "topup",
+      claimedOrgId: null,
     });
     const both = checkoutSession({ metadata: { orgId: "org_2" } });
     expect(mapStripeEvent(event("checkout.session.completed", both))).toMatchObject({
-      type: "reject",
-      reason: "org_mismatch",
+      type: "topup",
+      claimedOrgId: "org_1",
     });
+    expect(mapStripeEvent(event("checkout.session.completed", both))).not.toHaveProperty("orgId");
   });
 
   it("refuses other currencies and malformed amounts, ignores non-payment sessions", () => {
@@ -205,84 +203,42 @@ describe("applying checkout events", () => {
   });
 });
 
-describe("refunds", () => {
-  it("maps the cumulative amount refunded of a charge", () => {
+describe("mapStripeEvent: refunds and disputes", () => {
+  it("maps a charge's running total refunded, never reading the org it names", () => {
     const e = event("charge.refunded", charge(1_000));
     expect(mapStripeEvent(e)).toEqual({
       type: "refund",
       eventId: e.id,
-      orgId: "org_1",
       chargeId: "ch_1",
       paymentIntentId: "pi_1",
-      reference: "stripe:refunds:ch_1",
-      totalMicros: -10_000_000,
+      refundedMicros: 10_000_000,
     });
-    const noOrg = mapStripeEvent(event("charge.refunded", charge(1_000, { metadata: {} })));
-    expect(noOrg).toMatchObject({ type: "refund", orgId: null, paymentIntentId: "pi_1" });
-  });
-
-  it("debits partial then full refunds exactly once, in any order, with retries", () => {
-    const partial = () => event("charge.refunded", charge(1_000));
-    const full = () => event("charge.refunded", charge(2_500));
-    for (const order of [
-      [partial, full],
-      [full, partial],
-      [partial, partial, full, full, partial],
-    ]) {
-      const ledger = ledgerWith();
-      apply(ledger, mapStripeEvent(event("checkout.session.completed", checkoutSession())));
-      for (const make of order) {
-        const result = apply(ledger, mapStripeEvent(make()));
-        expect(result?.ok).toBe(true);
-      }
-      expect(ledger.balance().postedMicros).toBe(0);
-      expect(ledger.reconcile().ok).toBe(true);
-    }
-  });
-
-  it("debits only the partial refund when the full one never comes", () => {
-    const ledger = ledgerWith();
-    apply(ledger, mapStripeEvent(event("checkout.session.completed", checkoutSession())));
-    apply(ledger, mapStripeEvent(event("charge.refunded", charge(1_000))));
-    apply(ledger, mapStripeEvent(event("charge.refunded", charge(1_000))));
-    expect(ledger.balance().postedMicros).toBe(15_000_000);
-    expect(ledger.entries().map((e) => [e.kind, e.amountMicros])).toEqual([
-      ["topup", 25_000_000],
-      ["adjustment", -10_000_000],
-    ]);
-  });
-
-  it("refuses a non-USD refund", () => {
     expect(
-      mapStripeEvent(event("charge.refunded", charge(100, { currency: "gbp" }))),
-    ).toMatchObject({
-      type: "reject",
-      reason: "unsupported_currency",
-    });
+      mapStripeEvent(event("charge.refunded", charge(1_000, { payment_intent: null }))),
+    ).toMatchObject({ type: "refund", paymentIntentId: null });
   });
-});
 
-describe("disputes", () => {
-  it("debits a dispute once across created and funds_withdrawn", () => {
-    const ledger = ledgerWith();
-    apply(ledger, mapStripeEvent(event("checkout.session.completed", checkoutSession())));
-    const created = mapStripeEvent(event("charge.dispute.created", dispute()));
-    expect(created).toMatchObject({
-      type: "dispute",
-      disputeId: "dp_1",
-      orgId: null,
-      chargeId: "ch_1",
-      paymentIntentId: "pi_1",
-      totalMicros: -10_000_000,
-    });
-    apply(ledger, created);
-    apply(ledger, mapStripeEvent(event("charge.dispute.funds_withdrawn", dispute())));
-    apply(ledger, mapStripeEvent(event("charge.dispute.created", dispute())));
-    expect(ledger.balance().postedMicros).toBe(15_000_000);
-    // won: the funds come back, once
-    apply(ledger, mapStripeEvent(event("charge.dispute.funds_reinstated", dispute())));
-    apply(ledger, mapStripeEvent(event("charge.dispute.funds_reinstated", dispute())));
-    expect(ledger.balance().postedMicros).toBe(25_000_000);
+  it("maps a dispute's withdrawal from created or funds_withdrawn, and its reinstatement", () => {
+    for (const type of ["charge.dispute.created", "charge.dispute.funds_withdrawn"]) {
+      const e = event(type, dispute({ metadata: { orgId: "org_9" } }));
+      expect(mapStripeEvent(e)).toEqual({
+        type: "dispute",
+        eventId: e.id,
+        disputeId: "dp_1",
+        chargeId: "ch_1",
+        paymentIntentId: "pi_1",
+        amountMicros: 10_000_000,
+      });
+    }
+    expect(
+      mapStripeEvent(event("charge.dispute.funds_reinstated", dispute({ status: "won" }))),
+    ).toMatchObject({ type: "dispute_reinstated", disputeId: "dp_1", amountMicros: 10_000_000 });
+    for (const type of ["charge.dispute.closed", "charge.dispute.updated"]) {
+      expect(mapStripeEvent(event(type, dispute({ status: "lost" })))).toMatchObject({
+        type: "ignore",
+        reason: "unhandled_event_type",
+      });
+    }
   });
 
   it("accepts an expanded charge and ignores inquiries", () => {
@@ -296,24 +252,13 @@ describe("disputes", () => {
     ).toMatchObject({ type: "ignore", reason: "dispute_inquiry" });
   });
 
-  it("takes the balance negative when the disputed credits were spent", () => {
-    const ledger = ledgerWith();
-    apply(ledger, mapStripeEvent(event("checkout.session.completed", checkoutSession())));
-    ledger.reserve({
-      requestId: "r1",
-      amountMicros: 20_000_000,
-      memberId: "m1",
-      projectId: null,
-      sessionId: null,
-      now: NOW,
-      ttlMs: 60_000,
-    });
-    apply(ledger, mapStripeEvent(event("charge.dispute.funds_withdrawn", dispute())));
-    expect(ledger.balance()).toEqual({
-      postedMicros: 15_000_000,
-      heldMicros: 20_000_000,
-      availableMicros: -5_000_000,
-    });
+  it("refuses a non-USD refund or dispute", () => {
+    expect(
+      mapStripeEvent(event("charge.refunded", charge(100, { currency: "gbp" }))),
+    ).toMatchObject({ type: "reject", reason: "unsupported_currency" });
+    expect(
+      mapStripeEvent(event("charge.dispute.created", dispute({ currency: "eur" }))),
+    ).toMatchObject({ type: "reject", reason: "unsupported_currency" });
   });
 });
 
@@ -338,7 +283,7 @@ describe("mapStripeEvent: automatic top-up", () => {
     expect(mapping).toEqual({
       type: "auto_topup",
       eventId: e.id,
-      orgId: "org_1",
+      claimedOrgId: "org_1",
       chargeKey: "auto-topup-7",
       paymentIntentId: "pi_auto_1",
       amountMicros: 15_000_000,
@@ -373,7 +318,7 @@ describe("mapStripeEvent: automatic top-up", () => {
     const mapping = mapStripeEvent(event("payment_intent.payment_failed", failed));
     expect(mapping).toMatchObject({
       type: "auto_topup_failed",
-      orgId: "org_1",
+      claimedOrgId: "org_1",
       chargeKey: "auto-topup-7",
       paymentIntentId: "pi_auto_1",
       code: "authentication_required",
@@ -381,12 +326,12 @@ describe("mapStripeEvent: automatic top-up", () => {
     expect(isStripeLedgerAction(mapping)).toBe(false);
   });
 
-  it("refuses an automatic top-up without an org, in another currency, or with a bad amount", () => {
+  it("maps an automatic top-up naming no org with no claim, refuses another currency or a bad amount", () => {
     expect(
       mapStripeEvent(
         event("payment_intent.succeeded", offSessionIntent({ metadata: { autoTopUp: "k" } })),
       ),
-    ).toMatchObject({ type: "reject", reason: "missing_org" });
+    ).toMatchObject({ type: "auto_topup", claimedOrgId: null, chargeKey: "k" });
     expect(
       mapStripeEvent(event("payment_intent.succeeded", offSessionIntent({ currency: "eur" }))),
     ).toMatchObject({ type: "reject", reason: "unsupported_currency" });
@@ -398,7 +343,7 @@ describe("mapStripeEvent: automatic top-up", () => {
     ).toMatchObject({ type: "ignore", reason: "zero_amount" });
   });
 
-  it("maps a completed setup session of ours to the card to keep", () => {
+  it("maps a completed setup session to the card to keep (the route checks it is Parley's)", () => {
     const setup = checkoutSession({
       mode: "setup",
       payment_status: "no_payment_required",
@@ -411,14 +356,14 @@ describe("mapStripeEvent: automatic top-up", () => {
     expect(mapStripeEvent(e)).toEqual({
       type: "card_saved",
       eventId: e.id,
-      orgId: "org_1",
+      claimedOrgId: "org_1",
       checkoutSessionId: "cs_test_1",
       setupIntentId: "seti_1",
       customerId: "cus_1",
     });
     expect(
       mapStripeEvent(event("checkout.session.completed", { ...setup, metadata: {} })),
-    ).toMatchObject({ type: "reject", reason: "missing_org" });
+    ).toMatchObject({ type: "card_saved", claimedOrgId: null });
     expect(
       mapStripeEvent(event("checkout.session.completed", { ...setup, setup_intent: null })),
     ).toMatchObject({ type: "reject", reason: "malformed" });

@@ -1,24 +1,29 @@
 /**
- * Pure mapping from verified Stripe webhook events to ledger operations. Signature verification,
- * recording `event.id`, and finding the org's BillingAccount belong to the route; this module only
- * decides what an event means for the ledger, so that applying every event any number of times, in
- * any order, credits each payment exactly once.
+ * Pure mapping from verified Stripe webhook events to what they mean for Parley (the actions of
+ * stripe-actions.ts). Signature verification, recording `event.id`, and finding the org's
+ * BillingAccount belong to the route; this module only decides what an event means for the
+ * ledger, so that applying every event any number of times, in any order, credits each payment
+ * exactly once.
+ *
+ * Nothing here says which org an event is for. What an event names (`client_reference_id`,
+ * `metadata.orgId`) is a claim anyone who can make a Checkout Session or a PaymentIntent on the
+ * account can write (a Payment Link takes `?client_reference_id=` from its URL), so it is passed
+ * on as `claimedOrgId` and credits nothing by itself: the route credits only what Parley's own
+ * records say it started (issue 28.1, docs/2026-12-06-stripe-trust.md).
  *
  * Keys:
  * - a top-up is keyed by its Checkout Session id (`stripe:checkout:<cs_id>`), so
  *   `checkout.session.completed` (paid) and `checkout.session.async_payment_succeeded` for the same
  *   session, and their retries, grant once;
- * - refunds use the charge's cumulative `amount_refunded` as a running total under
- *   `stripe:refunds:<ch_id>` (see `CreditLedger.postCumulative`): only the not-yet-posted
- *   difference is debited, and an older, smaller total arriving late debits nothing;
- * - a dispute is debited once under `stripe:dispute:<dp_id>` whichever of `created` and
- *   `funds_withdrawn` arrives, and credited back once under `stripe:dispute-reinstated:<dp_id>`;
  * - an automatic top-up (an off-session PaymentIntent whose metadata names its charge) is credited
- *   once under `stripe:payment-intent:<pi_id>`, on `payment_intent.succeeded` only.
+ *   once under `stripe:payment-intent:<pi_id>`, on `payment_intent.succeeded` only;
+ * - refunds (a charge's cumulative `amount_refunded`), dispute withdrawals (`created` or
+ *   `funds_withdrawn`) and reinstatements are reports about one payment, which `ReversalStore`
+ *   (reversals.ts) turns into at most what the payment paid, under `stripe:reversals:<pi_id>`.
  */
 
-import type { CreditLedger, PostResult } from "./ledger.ts";
 import { centsToMicros } from "./money.ts";
+import type { StripeEventMapping, StripeRejectedEvent } from "./stripe-actions.ts";
 
 /** The fields of a Stripe `Event` this module reads; pass the verified event as is. */
 export interface StripeEvent {
@@ -44,125 +49,6 @@ export const HANDLED_STRIPE_EVENT_TYPES = [
   "charge.dispute.funds_withdrawn",
   "charge.dispute.funds_reinstated",
 ] as const;
-
-/** Ids that let the route find the org when the event does not name it (refunds, disputes). */
-export interface StripePaymentRefs {
-  chargeId: string | null;
-  paymentIntentId: string | null;
-}
-
-/** A credit for a completed Checkout Session; apply with `CreditLedger.post`. */
-export interface StripeTopupAction {
-  type: "topup";
-  eventId: string;
-  orgId: string;
-  checkoutSessionId: string;
-  paymentIntentId: string | null;
-  amountMicros: number;
-  idempotencyKey: string;
-}
-
-/** A running total of refunds of one charge (negative); apply with `CreditLedger.postCumulative`. */
-export interface StripeRefundAction extends StripePaymentRefs {
-  type: "refund";
-  eventId: string;
-  /** From the charge's metadata when present; otherwise the route resolves it from the refs. */
-  orgId: string | null;
-  reference: string;
-  totalMicros: number;
-}
-
-/** A dispute debit (negative total) or its reinstatement (positive total). */
-export interface StripeDisputeAction extends StripePaymentRefs {
-  type: "dispute" | "dispute_reinstated";
-  eventId: string;
-  orgId: string | null;
-  disputeId: string;
-  reference: string;
-  totalMicros: number;
-}
-
-/** A paid automatic top-up; apply with `CreditLedger.post`, and mark its charge paid. */
-export interface StripeAutoTopUpAction {
-  type: "auto_topup";
-  eventId: string;
-  orgId: string;
-  /** The charge's key (`auto-topup-<seq>`), from the PaymentIntent's metadata. */
-  chargeKey: string;
-  paymentIntentId: string;
-  amountMicros: number;
-  idempotencyKey: string;
-}
-
-/** An action that changes the ledger. */
-export type StripeLedgerAction =
-  | StripeTopupAction
-  | StripeRefundAction
-  | StripeDisputeAction
-  | StripeAutoTopUpAction;
-
-/** A card saved through Checkout in setup mode: read its SetupIntent and keep the card. */
-export interface StripeCardSavedAction {
-  type: "card_saved";
-  eventId: string;
-  orgId: string;
-  checkoutSessionId: string;
-  setupIntentId: string;
-  customerId: string | null;
-}
-
-/** An automatic top-up that failed (declined, or the bank wants the cardholder): pause it. */
-export interface StripeAutoTopUpFailedAction {
-  type: "auto_topup_failed";
-  eventId: string;
-  orgId: string;
-  chargeKey: string;
-  paymentIntentId: string;
-  /** Stripe's error code: `card_declined`, `authentication_required`, ... */
-  code: string;
-}
-
-/** An action on the org's automatic top-up that moves no money. */
-export type StripeAutoTopUpStateAction = StripeCardSavedAction | StripeAutoTopUpFailedAction;
-
-/** Acknowledge and do nothing (yet). */
-export interface StripeIgnoredEvent {
-  type: "ignore";
-  eventId: string;
-  reason:
-    | "payment_not_completed"
-    | "no_payment_required"
-    | "not_a_payment_session"
-    | "not_an_auto_top_up"
-    | "zero_amount"
-    | "dispute_inquiry"
-    | "unhandled_event_type";
-}
-
-/** An event this module refuses to credit; log it and acknowledge it (a retry will not fix it). */
-export interface StripeRejectedEvent {
-  type: "reject";
-  eventId: string;
-  reason: "unsupported_currency" | "missing_org" | "org_mismatch" | "malformed";
-  message: string;
-}
-
-export type StripeEventMapping =
-  | StripeLedgerAction
-  | StripeAutoTopUpStateAction
-  | StripeIgnoredEvent
-  | StripeRejectedEvent;
-
-/** Whether a mapping changes the ledger (rather than the card, or nothing at all). */
-export function isStripeLedgerAction(mapping: StripeEventMapping): mapping is StripeLedgerAction {
-  return (
-    mapping.type === "topup" ||
-    mapping.type === "auto_topup" ||
-    mapping.type === "refund" ||
-    mapping.type === "dispute" ||
-    mapping.type === "dispute_reinstated"
-  );
-}
 
 type Json = Record<string, unknown>;
 
@@ -241,25 +127,6 @@ function mapCheckoutSession(event: StripeEvent, requirePaid: boolean): StripeEve
     return { type: "ignore", eventId: event.id, reason: "payment_not_completed" };
   }
   const checkoutSessionId = requireString(session, "id");
-  const fromReference = stringField(session, "client_reference_id");
-  const fromMetadata = metadataOrg(session);
-  if (fromReference !== null && fromMetadata !== null && fromReference !== fromMetadata) {
-    return {
-      type: "reject",
-      eventId: event.id,
-      reason: "org_mismatch",
-      message: "client_reference_id and metadata name different orgs",
-    };
-  }
-  const orgId = fromReference ?? fromMetadata;
-  if (orgId === null) {
-    return {
-      type: "reject",
-      eventId: event.id,
-      reason: "missing_org",
-      message: "neither client_reference_id nor metadata names an org",
-    };
-  }
   if (stringField(session, "currency")?.toLowerCase() !== "usd") {
     return unsupportedCurrency(event, session);
   }
@@ -268,7 +135,7 @@ function mapCheckoutSession(event: StripeEvent, requirePaid: boolean): StripeEve
   return {
     type: "topup",
     eventId: event.id,
-    orgId,
+    claimedOrgId: stringField(session, "client_reference_id") ?? metadataOrg(session),
     checkoutSessionId,
     paymentIntentId: idField(session, "payment_intent"),
     amountMicros: centsToMicros(amountTotal),
@@ -276,25 +143,14 @@ function mapCheckoutSession(event: StripeEvent, requirePaid: boolean): StripeEve
   };
 }
 
-function missingOrg(event: StripeEvent, where: string): StripeRejectedEvent {
-  return {
-    type: "reject",
-    eventId: event.id,
-    reason: "missing_org",
-    message: `${where} names no org`,
-  };
-}
-
-/** A completed setup session of ours (its metadata names the org): a card to keep. */
+/** A completed setup session: a card to keep, if Parley started the session (the route checks). */
 function mapCardSaved(event: StripeEvent, session: Json): StripeEventMapping {
-  const orgId = metadataOrg(session);
-  if (orgId === null) return missingOrg(event, "the setup session's metadata");
   const setupIntentId = idField(session, "setup_intent");
   if (setupIntentId === null) throw new MalformedEvent("missing setup_intent");
   return {
     type: "card_saved",
     eventId: event.id,
-    orgId,
+    claimedOrgId: metadataOrg(session),
     checkoutSessionId: requireString(session, "id"),
     setupIntentId,
     customerId: idField(session, "customer"),
@@ -312,15 +168,14 @@ function mapPaymentIntent(event: StripeEvent, succeeded: boolean): StripeEventMa
   if (chargeKey === null) {
     return { type: "ignore", eventId: event.id, reason: "not_an_auto_top_up" };
   }
-  const orgId = metadataOrg(intent);
-  if (orgId === null) return missingOrg(event, "the automatic top-up's metadata");
+  const claimedOrgId = metadataOrg(intent);
   const paymentIntentId = requireString(intent, "id");
   if (!succeeded) {
     const error = isRecord(intent.last_payment_error) ? intent.last_payment_error : {};
     return {
       type: "auto_topup_failed",
       eventId: event.id,
-      orgId,
+      claimedOrgId,
       chargeKey,
       paymentIntentId,
       code: stringField(error, "code") ?? "card_declined",
@@ -334,7 +189,7 @@ function mapPaymentIntent(event: StripeEvent, succeeded: boolean): StripeEventMa
   return {
     type: "auto_topup",
     eventId: event.id,
-    orgId,
+    claimedOrgId,
     chargeKey,
     paymentIntentId,
     amountMicros: centsToMicros(received),
@@ -350,14 +205,13 @@ function mapRefund(event: StripeEvent): StripeEventMapping {
   }
   const refunded = requireAmount(charge, "amount_refunded");
   if (refunded === 0) return { type: "ignore", eventId: event.id, reason: "zero_amount" };
+  // The charge's metadata may name an org: not read. The payment's own record says whose it is.
   return {
     type: "refund",
     eventId: event.id,
-    orgId: metadataOrg(charge),
     chargeId,
     paymentIntentId: idField(charge, "payment_intent"),
-    reference: `stripe:refunds:${chargeId}`,
-    totalMicros: -centsToMicros(refunded),
+    refundedMicros: centsToMicros(refunded),
   };
 }
 
@@ -375,12 +229,10 @@ function mapDispute(event: StripeEvent, reinstated: boolean): StripeEventMapping
   return {
     type: reinstated ? "dispute_reinstated" : "dispute",
     eventId: event.id,
-    orgId: metadataOrg(dispute),
     disputeId,
     chargeId: idField(dispute, "charge"),
     paymentIntentId: idField(dispute, "payment_intent"),
-    reference: `stripe:${reinstated ? "dispute-reinstated" : "dispute"}:${disputeId}`,
-    totalMicros: reinstated ? amountMicros : -amountMicros,
+    amountMicros,
   };
 }
 
@@ -413,59 +265,5 @@ export function mapStripeEvent(event: StripeEvent): StripeEventMapping {
   } catch (error) {
     if (!(error instanceof MalformedEvent || error instanceof RangeError)) throw error;
     return { type: "reject", eventId: event.id, reason: "malformed", message: error.message };
-  }
-}
-
-/**
- * Applies a mapped action to the org's ledger (inside the BillingAccount, in the same transaction
- * that records `event.id`). Idempotent: applying the same action, or another event's action for
- * the same payment, refund total or dispute, posts at most once.
- */
-export function applyStripeAction(
-  ledger: CreditLedger,
-  action: StripeLedgerAction,
-  now: number,
-): PostResult {
-  switch (action.type) {
-    case "topup":
-      return ledger.post({
-        kind: "topup",
-        amountMicros: action.amountMicros,
-        idempotencyKey: action.idempotencyKey,
-        reference: action.checkoutSessionId,
-        memo: "Stripe Checkout",
-        now,
-        // Refunds and disputes name the payment intent: they take from this top-up's lot first.
-        grant: { source: "top_up", fundingRef: action.paymentIntentId ?? action.checkoutSessionId },
-      });
-    case "auto_topup":
-      return ledger.post({
-        kind: "topup",
-        amountMicros: action.amountMicros,
-        idempotencyKey: action.idempotencyKey,
-        reference: action.paymentIntentId,
-        memo: "Automatic top-up",
-        now,
-        grant: { source: "top_up", fundingRef: action.paymentIntentId },
-      });
-    case "refund":
-      return ledger.postCumulative({
-        kind: "adjustment",
-        reference: action.reference,
-        totalMicros: action.totalMicros,
-        memo: "Stripe refund",
-        now,
-        fundingRef: action.paymentIntentId,
-      });
-    case "dispute":
-    case "dispute_reinstated":
-      return ledger.postCumulative({
-        kind: "adjustment",
-        reference: action.reference,
-        totalMicros: action.totalMicros,
-        memo: action.type === "dispute" ? "Stripe dispute" : "Stripe dispute reinstated",
-        now,
-        fundingRef: action.paymentIntentId,
-      });
   }
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { microsSchema } from "./billing.ts";
-import { humanText, textProblem } from "./schemas.ts";
+import { externalIdSchema } from "./external-ids.ts";
+import { humanText } from "./schemas.ts";
 
 /**
  * Apps (embeds) of an org and the end-user token exchange (issue 15; design in
@@ -22,8 +23,6 @@ export const DEFAULT_SECRET_OVERLAP_SECONDS = 3_600;
 export const MAX_SECRET_OVERLAP_SECONDS = 7 * 86_400;
 /** Longest tenant token accepted by the exchange (a JWT with a few claims is well under 2 KB). */
 export const MAX_TENANT_TOKEN_CHARS = 8_192;
-/** Longest `sub` (the tenant's own user id) an end user may have. */
-export const MAX_EXTERNAL_ID_CHARS = 128;
 
 /** Plain http is for a tenant's own machine only (a page on localhost while they build). */
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -195,6 +194,8 @@ export const createAppSchema = z.strictObject({
   endUserWeeklyLimitMicros: endUserLimitSchema.default(null),
   endUserMonthlyLimitMicros: endUserLimitSchema.default(null),
   showCost: z.boolean().default(false),
+  /** A profile of the org for its end users' sessions (2026-12-06); null: the project's. */
+  profileId: z.string().min(1).max(100).nullable().default(null),
 });
 export type CreateApp = z.infer<typeof createAppSchema>;
 
@@ -209,6 +210,7 @@ export const updateAppSchema = z
     endUserWeeklyLimitMicros: endUserLimitSchema.optional(),
     endUserMonthlyLimitMicros: endUserLimitSchema.optional(),
     showCost: z.boolean().optional(),
+    profileId: z.string().min(1).max(100).nullable().optional(),
   })
   .refine((value) => Object.values(value).some((v) => v !== undefined), {
     message: "at least one field is required",
@@ -239,14 +241,7 @@ export type EmbedTokenRequest = z.infer<typeof embedTokenSchema>;
  * `sub` rules as the exchange's tokens, and an optional display name.
  */
 export const endUserTokenRequestSchema = z.strictObject({
-  sub: z
-    .string()
-    .min(1)
-    .max(MAX_EXTERNAL_ID_CHARS)
-    .superRefine((value, ctx) => {
-      const problem = textProblem(value);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    }),
+  sub: externalIdSchema,
   name: humanText({ min: 1, max: 100 }).optional(),
 });
 export type EndUserTokenRequest = z.infer<typeof endUserTokenRequestSchema>;
@@ -282,6 +277,8 @@ export interface App {
   endUserWeeklyLimitMicros: number | null;
   endUserMonthlyLimitMicros: number | null;
   showCost: boolean;
+  /** The assistant profile its end users' sessions run (2026-12-06); null: the project's. */
+  profileId: string | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -222,8 +222,15 @@ export interface Payment {
   /** Stripe's PaymentIntent id. */
   id: string;
   amountMicros: number;
-  /** What was refunded of it so far (the verified refund webhooks). */
+  /** What was refunded of it so far at Stripe (the verified refund webhooks). */
   refundedMicros: number;
+  /** Disputed at Stripe and not given back (a won dispute's funds reinstated). */
+  disputedMicros: number;
+  /**
+   * What its refunds and disputes took back from the org's credits: at most `amountMicros`,
+   * whatever Stripe took (issue 28.2). The ledger's entries for them add up to minus this.
+   */
+  reversedMicros: number;
   status: "paid" | "partially_refunded" | "refunded" | "disputed";
   /** A Checkout top-up someone paid, or an automatic top-up charged to the saved card. */
   source: "checkout" | "auto_top_up";
@@ -323,6 +330,8 @@ export const activityItemSchema = z.strictObject({
   /** Null for usage outside an assistant session (the onboarding preview). */
   session: labelled.nullable(),
   model: z.string(),
+  /** The model's display name in the catalogue (the id when it is no longer listed). */
+  modelLabel: z.string(),
   promptTokens: z.number().int(),
   completionTokens: z.number().int(),
   cachedPromptTokens: z.number().int(),

@@ -19,6 +19,8 @@ export const idPrefix = {
   dataExport: "exp",
   /** A mail in the outbox (apps/worker/src/mail/outbox.ts). */
   mail: "mail",
+  /** An assistant profile (2026-12-06). */
+  profile: "apf",
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

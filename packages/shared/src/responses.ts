@@ -37,6 +37,7 @@ import {
   type ApiKey,
   type AuthResult,
   type CreatedApiKey,
+  type FormerMember,
   type Invitation,
   type InvitationPreview,
   type Me,
@@ -117,6 +118,18 @@ export const memberSchema = z
   .meta({ id: "Member" });
 export const memberPageSchema = pageSchemaOf(memberSchema).meta({ id: "MemberPage" });
 
+export const formerMemberSchema = z
+  .strictObject({
+    userId: z.string(),
+    email: z.string(),
+    name: z.string(),
+    leftAt: iso,
+  })
+  .meta({ id: "FormerMember" });
+export const formerMemberPageSchema = pageSchemaOf(formerMemberSchema).meta({
+  id: "FormerMemberPage",
+});
+
 export const projectSchema = z
   .strictObject({
     id: z.string(),
@@ -126,6 +139,8 @@ export const projectSchema = z
     createdBy: z.string().nullable(),
     createdAt: iso,
     updatedAt: iso,
+    defaultProfileId: z.string().nullable(),
+    previewProfileId: z.string().nullable(),
   })
   .meta({ id: "Project" });
 export const projectPageSchema = pageSchemaOf(projectSchema).meta({ id: "ProjectPage" });
@@ -142,6 +157,7 @@ export const sessionSchema = z
     updatedAt: iso,
     lastActivityAt: iso,
     spendMicros: microsSchema,
+    model: z.string().nullable().describe("The model its owner picked; null: the profile's"),
   })
   .meta({ id: "Session" });
 export const sessionPageSchema = pageSchemaOf(sessionSchema).meta({ id: "SessionPage" });
@@ -278,6 +294,10 @@ export const paymentSchema = z
     id: z.string().describe("Stripe's PaymentIntent id"),
     amountMicros: microsSchema,
     refundedMicros: microsSchema,
+    disputedMicros: microsSchema.describe("Disputed at Stripe and not given back"),
+    reversedMicros: microsSchema.describe(
+      "Taken back from the org's credits by its refunds and disputes: at most amountMicros",
+    ),
     status: z.enum(["paid", "partially_refunded", "refunded", "disputed"]),
     source: z.enum(["checkout", "auto_top_up"]),
     receiptUrl: z.string().nullable().describe("Stripe's hosted receipt; null until Stripe says"),
@@ -458,6 +478,7 @@ export const appSchema = z
     endUserWeeklyLimitMicros: microsSchema.nullable(),
     endUserMonthlyLimitMicros: microsSchema.nullable(),
     showCost: z.boolean(),
+    profileId: z.string().nullable().describe("The profile its end users' sessions run"),
     createdAt: iso,
     updatedAt: iso,
   })
@@ -556,6 +577,7 @@ sameType<Out<typeof authResultSchema>, AuthResult>(true);
 sameType<Out<typeof meSchema>, Me>(true);
 sameType<Out<typeof orgSummarySchema>, OrgSummary>(true);
 sameType<Out<typeof memberSchema>, Member>(true);
+sameType<Out<typeof formerMemberSchema>, FormerMember>(true);
 sameType<Out<typeof projectSchema>, Project>(true);
 sameType<Out<typeof sessionSchema>, Session>(true);
 sameType<Out<typeof sessionPageSchema>, Page<Session>>(true);

@@ -4,7 +4,6 @@ import { usageQuerySchema } from "./billing.ts";
 import {
   createOrgSchema,
   createProjectSchema,
-  createSessionSchema,
   erasureRequestSchema,
   loginSchema,
   MAX_MEMORY_BYTES,
@@ -14,6 +13,7 @@ import {
   titleFrom,
   updateProjectSchema,
 } from "./schemas.ts";
+import { createSessionSchema } from "./sessions.ts";
 
 describe("schemas", () => {
   it("normalizes emails and refuses unknown fields", () => {

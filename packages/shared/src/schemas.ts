@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { instant } from "./billing.ts";
 import { jsonValueProblem } from "./json.ts";
-import { pageQuerySchema } from "./pagination.ts";
 
 /** Roles of a member in an organization, from most to least privileged. */
 export const roleSchema = z.enum(["owner", "admin", "member"]);
@@ -107,12 +106,23 @@ export const emailAddressSchema = email;
 /** A new password (the sign-up rules); for the mail flows' schemas. */
 export const newPasswordSchema = password;
 
-export const signupSchema = z.strictObject({
-  email,
-  password,
-  name: displayName,
-  orgName: displayName.optional(),
-});
+export const signupSchema = z
+  .strictObject({
+    email,
+    password,
+    name: displayName,
+    orgName: displayName.optional(),
+    /**
+     * The secret of the invitation link the person signs up through (2026-12-06): the account
+     * gets no organization of its own (it joins the inviting one by accepting the link), and the
+     * email must be the invited one.
+     */
+    invitation: z.string().min(1).max(200).optional(),
+  })
+  .refine((input) => input.invitation === undefined || input.orgName === undefined, {
+    message: "an account made through an invitation gets no organization of its own",
+    path: ["orgName"],
+  });
 export type Signup = z.infer<typeof signupSchema>;
 
 /** A password as typed to prove who one is: any password chosen before today's rules still works. */
@@ -280,34 +290,24 @@ export const createProjectSchema = z.strictObject({
 });
 export type CreateProject = z.infer<typeof createProjectSchema>;
 
-export const updateProjectSchema = z
-  .strictObject({ name: displayName.optional(), memory: memorySchema.optional() })
-  .refine((value) => value.name !== undefined || value.memory !== undefined, {
-    message: "at least one of name or memory is required",
-  });
-export type UpdateProject = z.infer<typeof updateProjectSchema>;
-
-export const createSessionSchema = z.strictObject({
-  title: humanText({ min: 1, max: 200 }).optional(),
-});
-export type CreateSession = z.infer<typeof createSessionSchema>;
-
-/** A rename by the session's owner: the same rules as a title given at creation. */
-export const updateSessionSchema = z.strictObject({
-  title: humanText({ min: 1, max: 200 }),
-});
-export type UpdateSession = z.infer<typeof updateSessionSchema>;
+/** A profile of the project's org, or null for none (2026-12-06). */
+const profileRef = z.string().min(1).max(100).nullable();
 
 /**
- * Query of the org's session list (the sidebar across projects, the erasure picker): the usual
- * paging and optional filters by project and by owner (`member`).
+ * Any member renames a project or replaces its memory; owners and admins also choose its
+ * assistant: the default profile of its sessions and the profile of its onboarding preview.
  */
-export const orgSessionsQuerySchema = z.strictObject({
-  ...pageQuerySchema.shape,
-  project: z.string().min(1).max(100).optional(),
-  member: z.string().min(1).max(100).optional(),
-});
-export type OrgSessionsQuery = z.infer<typeof orgSessionsQuerySchema>;
+export const updateProjectSchema = z
+  .strictObject({
+    name: displayName.optional(),
+    memory: memorySchema.optional(),
+    defaultProfileId: profileRef.optional(),
+    previewProfileId: profileRef.optional(),
+  })
+  .refine((value) => Object.values(value).some((v) => v !== undefined), {
+    message: "at least one of name, memory, defaultProfileId or previewProfileId is required",
+  });
+export type UpdateProject = z.infer<typeof updateProjectSchema>;
 
 /**
  * What an org's server API key may do (2026-12-02, docs/2026-12-02-api-keys.md). One list, so a
@@ -363,6 +363,18 @@ export interface Member {
   joinedAt: string;
 }
 
+/**
+ * Someone who was a member of the org and is not any more (removed, or left), and whose data in
+ * it is not erased yet: what an admin erases them by (`GET /api/orgs/:orgId/former-members`).
+ */
+export interface FormerMember {
+  userId: string;
+  email: string;
+  name: string;
+  /** When they last left (or were removed). */
+  leftAt: string;
+}
+
 export interface Project {
   id: string;
   orgId: string;
@@ -371,6 +383,10 @@ export interface Project {
   createdBy: string | null;
   createdAt: string;
   updatedAt: string;
+  /** The profile of its members' and end users' sessions; null: Parley's default assistant. */
+  defaultProfileId: string | null;
+  /** The profile of its onboarding preview; null: the org's, else Parley's default preview. */
+  previewProfileId: string | null;
 }
 
 export interface Session {
@@ -388,6 +404,8 @@ export interface Session {
   lastActivityAt: string;
   /** What the session's model calls cost the org so far (price charged, with markup). */
   spendMicros: number;
+  /** The model its owner picked; null: the profile's (2026-12-06). */
+  model: string | null;
 }
 
 export interface Invitation {

@@ -5,6 +5,7 @@
  * signs them. `startStripeStandin` opens a socket; the rest is pure.
  */
 
+export { DISPUTE_FEE, type DisputeOptions } from "./disputes.ts";
 export { StripeApiError, type StripeErrorBody, type StripeErrorType } from "./errors.ts";
 export {
   decodeForm,
@@ -12,6 +13,7 @@ export {
   type FormValue,
 } from "./form.ts";
 export type {
+  BalanceTransaction,
   BillingPortalSession,
   Charge,
   CheckoutSession,

@@ -315,6 +315,11 @@ export type Refund = {
   status: "succeeded";
 };
 
+/**
+ * A dispute's statuses as the stand-in walks them (Stripe's lifecycle without inquiries and
+ * appeals): `needs_response` when opened, `under_review` once evidence is submitted, then `won`
+ * or `lost`.
+ */
 export type DisputeStatus = "needs_response" | "under_review" | "won" | "lost";
 export type DisputeReason =
   | "fraudulent"
@@ -323,17 +328,97 @@ export type DisputeReason =
   | "subscription_canceled"
   | "general";
 
+/**
+ * A movement of the account's balance, as a dispute lists them (`balance_transactions`): the
+ * withdrawal when it opens (`reporting_category: "dispute"`, the amount and Stripe's $15 fee) and,
+ * when it is won, the reinstatement (`"dispute_reversal"`, the amount back, the fee kept).
+ */
+export type BalanceTransaction = {
+  id: string;
+  object: "balance_transaction";
+  amount: number;
+  available_on: number;
+  balance_type: "payments";
+  created: number;
+  currency: string;
+  description: string;
+  exchange_rate: null;
+  fee: number;
+  fee_details: {
+    amount: number;
+    application: null;
+    currency: string;
+    description: string;
+    type: "stripe_fee";
+  }[];
+  net: number;
+  reporting_category: "dispute" | "dispute_reversal";
+  source: string;
+  status: "pending" | "available";
+  type: "adjustment";
+};
+
+/** The evidence fields of a dispute (all text here; Stripe also takes file ids for some). */
+export const DISPUTE_EVIDENCE_FIELDS = [
+  "access_activity_log",
+  "billing_address",
+  "cancellation_policy",
+  "cancellation_policy_disclosure",
+  "cancellation_rebuttal",
+  "customer_communication",
+  "customer_email_address",
+  "customer_name",
+  "customer_purchase_ip",
+  "customer_signature",
+  "duplicate_charge_documentation",
+  "duplicate_charge_explanation",
+  "duplicate_charge_id",
+  "product_description",
+  "receipt",
+  "refund_policy",
+  "refund_policy_disclosure",
+  "refund_refusal_explanation",
+  "service_date",
+  "service_documentation",
+  "shipping_address",
+  "shipping_carrier",
+  "shipping_date",
+  "shipping_documentation",
+  "shipping_tracking_number",
+  "uncategorized_file",
+  "uncategorized_text",
+] as const;
+
+export type DisputeEvidence = Record<(typeof DISPUTE_EVIDENCE_FIELDS)[number], string | null> & {
+  enhanced_evidence: Record<string, never>;
+};
+
 export type Dispute = {
   id: string;
   object: "dispute";
   amount: number;
+  balance_transactions: BalanceTransaction[];
   charge: string;
   created: number;
   currency: string;
+  enhanced_eligibility_types: string[];
+  evidence: DisputeEvidence;
+  evidence_details: {
+    due_by: number;
+    enhanced_eligibility: Record<string, never>;
+    has_evidence: boolean;
+    past_due: boolean;
+    submission_count: number;
+    submission_method: "manual" | "not_submitted";
+  };
   is_charge_refundable: boolean;
   livemode: false;
   metadata: Metadata;
   payment_intent: string;
+  payment_method_details: {
+    card: { brand: string; case_type: "chargeback"; network: string; network_reason_code: string };
+    type: "card";
+  };
   reason: DisputeReason;
   status: DisputeStatus;
 };
@@ -383,7 +468,10 @@ export type StripeEventType =
   | "charge.refunded"
   | "refund.created"
   | "charge.dispute.created"
+  | "charge.dispute.funds_withdrawn"
+  | "charge.dispute.updated"
   | "charge.dispute.closed"
+  | "charge.dispute.funds_reinstated"
   | "payment_method.attached"
   | "payment_method.detached"
   | "setup_intent.created"

@@ -7,9 +7,10 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { routeApi } from "./api.ts";
+import { type DisputeOptions, disputeControl } from "./disputes.ts";
 import { invalidRequest, StripeApiError } from "./errors.ts";
 import { canonicalParams, decodeForm, type FormObject } from "./form.ts";
-import { type CheckoutSession, newId, type StripeEvent } from "./objects.ts";
+import { type CheckoutSession, type Dispute, newId, type StripeEvent } from "./objects.ts";
 import { closedPage, messagePage, payPage, portalPage, receiptPage, successUrl } from "./pages.ts";
 import { type PayOptions, type PayResult, type SetupResult, StandinStore } from "./store.ts";
 import { DEFAULT_RETRY, type Delivery, type RetryPolicy, WebhookDispatcher } from "./webhooks.ts";
@@ -69,6 +70,16 @@ export type StripeStandin = {
    * 4242 4242); rejects (StripeApiError) if it is not open or not in setup mode.
    */
   saveCard(sessionId: string, options?: Pick<PayOptions, "card" | "email">): Promise<SetupResult>;
+  /**
+   * Disputes a succeeded charge (`charge.dispute.created`, `charge.dispute.funds_withdrawn`),
+   * submits evidence (`charge.dispute.updated`) and closes it (`charge.dispute.closed`, and
+   * `charge.dispute.funds_reinstated` when won). As the `/__standin` controls do (disputes.ts).
+   */
+  disputes: {
+    open(chargeId: string, options?: DisputeOptions): Promise<Dispute>;
+    respond(disputeId: string, evidence?: string): Promise<Dispute>;
+    close(disputeId: string, status: "won" | "lost"): Promise<Dispute>;
+  };
   setWebhookUrl(url: string | readonly string[]): void;
   /** Resolves when no delivery is queued or in flight. */
   idle(): Promise<void>;
@@ -165,6 +176,12 @@ export async function startStripeStandin(
     deliveries: () => dispatcher.deliveries(),
     pay: async (sessionId, payOptions) => store.pay(sessionId, payOptions),
     saveCard: async (sessionId, saveOptions) => store.saveCard(sessionId, saveOptions),
+    disputes: {
+      open: async (chargeId, disputeOptions) => store.disputeDesk.open(chargeId, disputeOptions),
+      respond: async (disputeId, evidence) =>
+        store.disputeDesk.respond(disputeId, evidence ?? null),
+      close: async (disputeId, status) => store.disputeDesk.close(disputeId, status),
+    },
     setWebhookUrl: (next) => dispatcher.setEndpoints(urlList(next)),
     idle: () => dispatcher.idle(),
     reset: () => resetAll(ctx),
@@ -604,46 +621,8 @@ async function handleControl(
         charge: result.charge,
       });
     }
-    const dispute = /^\/__standin\/charges\/([^/]+)\/dispute$/.exec(path);
-    if (method === "POST" && dispute !== null) {
-      const amount = body.amount;
-      if (amount !== undefined && typeof amount !== "number") {
-        throw invalidRequest("amount must be an integer.", { param: "amount" });
-      }
-      const reason = body.reason;
-      if (
-        reason !== undefined &&
-        ![
-          "fraudulent",
-          "duplicate",
-          "product_not_received",
-          "subscription_canceled",
-          "general",
-        ].includes(String(reason))
-      ) {
-        throw invalidRequest("Unknown dispute reason.", { param: "reason" });
-      }
-      return sendJson(
-        res,
-        200,
-        store.createDispute(decode(dispute[1]), {
-          ...(amount === undefined ? {} : { amount }),
-          ...(reason === undefined
-            ? {}
-            : {
-                reason: reason as "fraudulent" | "duplicate" | "product_not_received" | "general",
-              }),
-        }),
-      );
-    }
-    const close = /^\/__standin\/disputes\/([^/]+)\/close$/.exec(path);
-    if (method === "POST" && close !== null) {
-      const status = body.status;
-      if (status !== "won" && status !== "lost") {
-        throw invalidRequest('status must be "won" or "lost".', { param: "status" });
-      }
-      return sendJson(res, 200, store.closeDispute(decode(close[1]), status));
-    }
+    const dispute = disputeControl(store.disputeDesk, method, path, body);
+    if (dispute !== undefined) return sendJson(res, 200, dispute);
     return sendStripeError(res, unrecognized(method, path));
   } catch (error) {
     return sendStripeError(res, asStripeError(error));

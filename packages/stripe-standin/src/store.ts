@@ -5,6 +5,7 @@
  * and the Event every change emits. Inputs are already validated (api.ts turns Stripe's form
  * parameters into them); no I/O happens here, events go out through `onEvent`.
  */
+import { DisputeDesk } from "./disputes.ts";
 import { invalidRequest, noSuch, StripeApiError } from "./errors.ts";
 import {
   type BillingPortalSession,
@@ -15,7 +16,6 @@ import {
   type Customer,
   type DeletedCustomer,
   type Dispute,
-  type DisputeReason,
   type LineItem,
   type Metadata,
   newId,
@@ -241,7 +241,11 @@ export class StandinStore {
   readonly #paymentMethods = new Map<string, PaymentMethodRecord>();
   readonly #setupIntents = new Map<string, SetupIntent>();
   readonly #refunds = new Map<string, Refund>();
-  readonly #disputes = new Map<string, Dispute>();
+  readonly #disputes = new DisputeDesk({
+    charge: (id) => this.#charges.get(id),
+    nowSeconds: () => this.nowSeconds(),
+    emit: (type, dispute, previous) => this.#emit(type, dispute, CUSTOMER_ACTION, previous),
+  });
   readonly #portalSessions = new Map<string, BillingPortalSession>();
   readonly #events: StripeEvent[] = [];
   readonly #eventsById = new Map<string, StripeEvent>();
@@ -259,13 +263,13 @@ export class StandinStore {
       this.#paymentMethods,
       this.#setupIntents,
       this.#refunds,
-      this.#disputes,
       this.#portalSessions,
       this.#eventsById,
     ]) {
       map.clear();
     }
     this.#deletedCustomers.clear();
+    this.#disputes.reset();
     this.#events.length = 0;
   }
 
@@ -1022,6 +1026,12 @@ export class StandinStore {
 
   createRefund(input: NewRefund, request: RequestInfo): Refund {
     const charge = this.#refundableCharge(input);
+    if (charge.disputed) {
+      // The cardholder's bank already took the money back: Stripe refuses to refund it twice.
+      throw invalidRequest(`Charge ${charge.id} has been charged back; it cannot be refunded.`, {
+        code: "charge_disputed",
+      });
+    }
     const remaining = charge.amount - charge.amount_refunded;
     if (remaining <= 0) {
       throw invalidRequest(`Charge ${charge.id} has already been refunded.`, {
@@ -1103,64 +1113,17 @@ export class StandinStore {
     return charge;
   }
 
+  /** Disputes and their lifecycle (disputes.ts): opened, answered and closed by test controls. */
+  get disputeDesk(): DisputeDesk {
+    return this.#disputes;
+  }
+
   dispute(id: string): Dispute | undefined {
     return this.#disputes.get(id);
   }
 
   disputes(): Dispute[] {
-    return [...this.#disputes.values()];
-  }
-
-  /** A cardholder disputes a charge (test control): `charge.dispute.created`. */
-  createDispute(
-    chargeId: string,
-    options: { amount?: number; reason?: DisputeReason } = {},
-  ): Dispute {
-    const charge = this.#charges.get(chargeId);
-    if (charge === undefined) throw noSuch("charge", chargeId, { param: "charge" });
-    if (charge.status !== "succeeded") {
-      throw invalidRequest(
-        `Charge ${charge.id} has a status of ${charge.status}; it cannot be disputed.`,
-      );
-    }
-    if (charge.disputed) throw invalidRequest(`Charge ${charge.id} is already disputed.`);
-    const amount = options.amount ?? charge.amount;
-    if (!Number.isSafeInteger(amount) || amount < 1 || amount > charge.amount) {
-      throw invalidRequest(`A dispute amount must be an integer from 1 to ${charge.amount}.`, {
-        param: "amount",
-      });
-    }
-    const dispute: Dispute = {
-      id: newId("dp"),
-      object: "dispute",
-      amount,
-      charge: charge.id,
-      created: this.nowSeconds(),
-      currency: charge.currency,
-      is_charge_refundable: false,
-      livemode: false,
-      metadata: {},
-      payment_intent: charge.payment_intent,
-      reason: options.reason ?? "fraudulent",
-      status: "needs_response",
-    };
-    charge.disputed = true;
-    this.#disputes.set(dispute.id, dispute);
-    this.#emit("charge.dispute.created", dispute, CUSTOMER_ACTION);
-    return dispute;
-  }
-
-  /** The card network decides (test control): `charge.dispute.closed` with `won` or `lost`. */
-  closeDispute(id: string, status: "won" | "lost"): Dispute {
-    const dispute = this.#disputes.get(id);
-    if (dispute === undefined) throw noSuch("dispute", id, { param: "dispute" });
-    if (dispute.status === "won" || dispute.status === "lost") {
-      throw invalidRequest(`Dispute ${id} is already closed (${dispute.status}).`);
-    }
-    const previous = { status: dispute.status };
-    dispute.status = status;
-    this.#emit("charge.dispute.closed", dispute, CUSTOMER_ACTION, previous);
-    return dispute;
+    return this.#disputes.list();
   }
 
   // --- Billing portal ---

@@ -1,6 +1,6 @@
 /**
  * After the money moved: partial and full refunds (cumulative `amount_refunded`, no
- * over-refund), disputes through the control API, and the billing portal's receipts.
+ * over-refund) and the billing portal's receipts (disputes: disputes.test.ts).
  */
 import type Stripe from "stripe";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -139,36 +139,6 @@ describe("POST /v1/refunds", () => {
     const neither = await stripe.refunds.create({}).catch((e) => e);
     expect(neither).toMatchObject({ code: "parameter_missing" });
     expect(await stripe.refunds.list()).toMatchObject({ data: [] });
-  });
-});
-
-describe("disputes (test control)", () => {
-  it("emits charge.dispute.created and charge.dispute.closed", async () => {
-    const { charge } = await paidTopUp();
-    const created = await fetch(`${standin.url}/__standin/charges/${charge.id}/dispute`, {
-      method: "POST",
-      body: JSON.stringify({ reason: "fraudulent" }),
-    });
-    expect(created.status).toBe(200);
-    const dispute = (await created.json()) as Stripe.Dispute;
-    expect(dispute).toMatchObject({
-      object: "dispute",
-      amount: 2000,
-      charge: charge.id,
-      status: "needs_response",
-    });
-    const closed = await fetch(`${standin.url}/__standin/disputes/${dispute.id}/close`, {
-      method: "POST",
-      body: JSON.stringify({ status: "lost" }),
-    });
-    expect(closed.status).toBe(200);
-    expect((await stripe.disputes.retrieve(dispute.id)).status).toBe("lost");
-    expect((await stripe.charges.retrieve(charge.id)).disputed).toBe(true);
-    await standin.idle();
-    expect(receiver.types().filter((t) => t.startsWith("charge.dispute."))).toEqual([
-      "charge.dispute.created",
-      "charge.dispute.closed",
-    ]);
   });
 });
 

@@ -17,6 +17,8 @@ afterEach(() => {
 const project = (n: number): Project => ({
   id: `project_${n}`,
   orgId: "org_1",
+  defaultProfileId: null,
+  previewProfileId: null,
   name: `Project ${n}`,
   memory: {},
   createdBy: "u1",

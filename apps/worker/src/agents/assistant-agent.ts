@@ -1,40 +1,35 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
-import { addTokens, noTokens, priceStep, type TokenUsage } from "@parley/billing";
-import { AppError, titleFrom } from "@parley/shared";
-import {
-  convertToModelMessages,
-  createUIMessageStreamResponse,
-  stepCountIs,
-  streamText,
-  type UIMessage,
-} from "ai";
+import { AppError, type ReplyVersion, titleFrom } from "@parley/shared";
+import { convertToModelMessages, type ToolSet, type UIMessage } from "ai";
+import { type ResolvedTurn, TurnResolver } from "../assistants/resolve.ts";
 import type { ProjectRow } from "../auth/access.ts";
 import { agentSettings } from "../env.ts";
 import {
   type AssistantMetadata,
-  assistantSystemPrompt,
+  billingRefusal,
   newTurnId,
   refusedReply,
+  replyVersions,
   shownMetadata,
 } from "./assistant-replies.ts";
 import type { AgentCaller } from "./caller.ts";
 import { CONTINUATION, ParleyChatAgent } from "./chat-agent.ts";
-import { coalesceDeltas } from "./coalesce.ts";
 import { contextWindow, estimateTokens } from "./context.ts";
 import type { FrameDecision } from "./frames.ts";
-import { modelClient } from "./model.ts";
-import {
-  announceFailure,
-  errorReply,
-  metadataBeforeFinish,
-  modelFailure,
-  replyEnding,
-  stallGuard,
-} from "./reply-endings.ts";
+import { MeteringMiddleware } from "./metering-middleware.ts";
+import { errorReply, stallNotice } from "./reply-endings.ts";
 import { revokeConnections } from "./revocation.ts";
 import { SessionAccess } from "./session-access.ts";
 import { assistantTools } from "./tools/project-tools.ts";
-import type { Reservation, Settled } from "./turn-metering.ts";
+import {
+  assistantTurnModel,
+  chooseTurn,
+  continuedModel,
+  sameMoney,
+  type TurnModel,
+  turnContext,
+} from "./turn-model.ts";
+import { streamTurn } from "./turn-stream.ts";
 
 export type { AssistantMetadata } from "./assistant-replies.ts";
 
@@ -42,12 +37,19 @@ interface AssistantTurn {
   caller: AgentCaller;
   project: ProjectRow;
   /**
-   * The server's id for this turn: every hold and usage record of it is keyed `<turnId>:<step>`.
+   * The server's id for this turn: every hold and usage record of it is keyed `<turnId>:<n>`.
    * Never derived from the client's request id, which a client may reuse (after a clear, say).
    */
   turnId: string;
-  /** The first call's hold, reserved at admission (it runs alongside the SDK storing the message). */
-  firstHold?: Promise<Reservation>;
+  /** What the turn runs with: the model, its prices and limits, its system prompt (the seam). */
+  model: TurnModel;
+  /**
+   * The turn's metering: every call of the turn is reserved and settled by it. Its first call may
+   * be reserved already (at admission, alongside the SDK storing the message).
+   */
+  metering: MeteringMiddleware;
+  /** A regeneration: the replaced reply's versions, kept in the new reply (read at admission). */
+  versions?: ReplyVersion[];
 }
 
 /** A turn still marked busy after this long is taken as lost (the object was reset), not running. */
@@ -71,12 +73,6 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   // Overlapping submits are refused by admitTurn (conflict) before they reach the SDK's queue.
   override messageConcurrency = "queue" as const;
 
-  override async onStart(): Promise<void> {
-    await super.onStart();
-    // Steps a reset cut off: priced by the provider's generation record, or released if never called.
-    await this.meter.closeOpen(agentSettings(this.env).prices).catch(() => undefined);
-  }
-
   protected readonly toolApprovals = true;
 
   // One owner per session: they may clear it, regenerate and stop as they like.
@@ -88,8 +84,15 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     return caller.sessionId === this.name;
   }
 
+  /**
+   * The caller's access, and what their turns resolve to (the profile version, the model), read
+   * again now: at connect and at every push, off any turn's path, so the next turn reads no D1.
+   */
   protected async checkAccess(caller: AgentCaller): Promise<void> {
-    await this.#access.read(caller);
+    await Promise.all([
+      this.#access.read(caller),
+      this.#resolver.refresh(turnContext(caller, "assistant")),
+    ]);
   }
 
   /** The caller's access as the turn needs it, kept between turns (session-access.ts). */
@@ -99,8 +102,18 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     cacheMs: agentSettings(this.env).authzCacheMs,
   });
 
+  /** What this session's turns run with, kept between turns (assistants/resolve.ts). */
+  readonly #resolver = new TurnResolver(this.env, {
+    maxAgeMs: agentSettings(this.env).authzCacheMs,
+  });
+
+  /**
+   * Every change of rights or of what a turn resolves to (a profile's version, an assignment, the
+   * org's models, this session's model) pushes the agent through here.
+   */
   protected override forgetAccess(): void {
     this.#access.forget();
+    this.#resolver.forget();
   }
 
   #shown<T extends AssistantMetadata>(metadata: T): T {
@@ -127,47 +140,133 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // in the same tick sees the mark. Cleared again if this turn is not admitted after all.
     this.#busySince = Date.now();
     try {
-      return await this.#admit(caller, decision);
+      const turn = await this.#admit(caller, decision);
+      // A message the org cannot pay for is refused here, before the SDK stores it: the member
+      // keeps their draft and one notice, and no refusal reply is added per attempt.
+      const first = await turn.metering.firstAdmission;
+      const refusal =
+        first?.ok === false ? billingRefusal(first, Date.now(), caller.kind === "end_user") : null;
+      if (refusal) throw refusal;
+      return turn;
     } catch (error) {
       this.#busySince = null;
       throw error;
     }
   }
 
-  /** Admission after the busy check: rights, the project, and the first call's hold. */
+  /**
+   * Admission after the busy check: rights, the profile and the model, the project, and the first
+   * call's hold. A model the turn may not use is refused here, before the message is stored.
+   */
   async #admit(
     caller: AgentCaller,
     decision: Extract<FrameDecision, { kind: "forward" }>,
   ): Promise<AssistantTurn> {
     const requestId = decision.trigger ? decision.requestId : undefined;
-    const turnId = newTurnId();
+    let turnId = newTurnId();
     const messages = decision.newUserMessage
       ? [...this.messages, decision.newUserMessage]
       : this.messages;
+    // The profile version and the model (no D1 read while kept), beside the rights check.
+    const choosing = this.#choose(caller, decision);
+    const accessing = this.#access.for(caller);
+    // Both are awaited below, the rights first (a refused caller hears that, not about a model).
+    choosing.catch(() => undefined);
+    accessing.catch(() => undefined);
     // The first call's hold does not wait for the membership check when the project is known from
-    // an earlier turn: the two run side by side, and the hold is released if the check fails.
+    // an earlier turn: the two run side by side, and the hold is given back if the check fails.
     const estimateFor = this.#firstCallEstimator(messages);
     const known = this.#project;
-    const knownEstimate = known ? estimateFor(known) : 0;
-    let early = requestId && known ? this.#reserveFirst(caller, turnId, knownEstimate) : null;
+    let early: { model: TurnModel; metering: MeteringMiddleware; estimate: number } | null = null;
+    if (requestId && known) {
+      const chosen = await choosing.catch(() => null);
+      if (chosen) {
+        const model = assistantTurnModel(chosen, { project: known, caller });
+        early = {
+          model,
+          metering: this.#metering(caller, turnId, model),
+          estimate: estimateFor(model),
+        };
+        early.metering.admit(early.estimate);
+      }
+    }
     let project: ProjectRow;
+    let chosen: ResolvedTurn;
     try {
       // Rights hold at every turn and approval: owner of the session, member of the org.
-      project = await this.#access.for(caller);
+      project = await accessing;
+      chosen = await choosing;
     } catch (error) {
-      if (early) await this.#abandon(early, turnId);
+      await early?.metering.abandon();
       throw error;
     }
     this.#project = project;
-    const estimate = estimateFor(project);
-    if (early && knownEstimate < estimate) {
-      // The memory grew since the hold was sized: size it again on what the model will be shown,
-      // under an id of its own (a hold id is never reused, even once released).
-      await this.#abandon(early, turnId);
-      early = this.#reserveFirst(caller, turnId, estimate, `${turnId}:0r`);
+    // The same project as the last turn's (kept access): the early hold's model and estimate hold.
+    const kept = project === known ? early : null;
+    const model = kept?.model ?? assistantTurnModel(chosen, { project, caller });
+    const estimate = kept?.estimate ?? estimateFor(model);
+    let metering: MeteringMiddleware;
+    if (early && sameMoney(early.model, model)) {
+      metering = early.metering;
+      // The memory grew since the hold was sized: sized again on what the model will be shown.
+      if (early.estimate < estimate) await metering.readmit(estimate);
+    } else {
+      if (early) {
+        await early.metering.abandon();
+        // Another model or price: a fresh turn id, as a hold id is never reused.
+        turnId = newTurnId();
+      }
+      metering = this.#metering(caller, turnId, model);
+      // A tool approval's continuation reserves its first call when it runs (`onChatMessage`).
+      if (requestId) metering.admit(estimate);
     }
-    if (requestId && !early) early = this.#reserveFirst(caller, turnId, estimate);
-    return { caller, project, turnId, ...(early ? { firstHold: early } : {}) };
+    // The reply a regeneration replaces, as stored, before the SDK drops it.
+    const versions =
+      decision.trigger === "regenerate-message" ? replyVersions(this.messages.at(-1)) : [];
+    return {
+      caller,
+      project,
+      turnId,
+      model,
+      metering,
+      ...(versions.length > 0 ? { versions } : {}),
+    };
+  }
+
+  /**
+   * What the turn runs with: the model the chat body names (a member's, for this turn), the one
+   * the continued reply ran with (a tool approval), else the session's pick or the profile's.
+   */
+  #choose(
+    caller: AgentCaller,
+    decision: Extract<FrameDecision, { kind: "forward" }>,
+  ): Promise<ResolvedTurn> {
+    const requested =
+      decision.model ??
+      (decision.approval && caller.kind === "member" ? continuedModel(this.messages) : undefined);
+    return chooseTurn(this.#resolver, turnContext(caller, "assistant", requested));
+  }
+
+  /** A turn's metering: the middleware its calls go through, paid by the caller's org. */
+  #metering(caller: AgentCaller, turnId: string, model: TurnModel): MeteringMiddleware {
+    const endUserLimits =
+      caller.kind === "end_user" ? this.#access.endUserLimits(caller) : undefined;
+    return new MeteringMiddleware({
+      ledger: this.meter,
+      turnId,
+      payer: {
+        billable: true,
+        orgId: caller.orgId,
+        memberId: caller.userId,
+        projectId: caller.projectId,
+        sessionId: this.name,
+        ...(endUserLimits ? { endUserLimits } : {}),
+      },
+      prices: model.prices,
+      maxOutputTokens: model.maxOutputTokens,
+      toolPromptTokens: TOOL_PROMPT_TOKENS,
+      generationLookup: model.model.provider.type === "openrouter",
+    });
   }
 
   /** When the turn in flight was admitted; null when idle. Cleared as each turn completes. */
@@ -177,50 +276,12 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
 
   /**
    * The prompt a first call over `messages` shows the model, in tokens (system prompt, window, tools),
-   * for a given project: the window is measured once, the project may still change.
+   * for a given model: the window is measured once, the project (and its prompt) may still change.
    */
-  #firstCallEstimator(messages: readonly UIMessage[]): (project: ProjectRow) => number {
+  #firstCallEstimator(messages: readonly UIMessage[]): (model: TurnModel) => number {
     const window = contextWindow(messages, agentSettings(this.env).assistant.contextTokens);
-    return (project) =>
-      estimateTokens(assistantSystemPrompt(project, window.omitted, this.#access.endUser)) +
-      window.tokens +
-      TOOL_PROMPT_TOKENS;
-  }
-
-  /** Reserves one model call of this session's turn (turn-metering.ts sizes and notes the hold). */
-  #reserveStep(caller: AgentCaller, holdId: string, promptEstimate: number): Promise<Reservation> {
-    const { prices, assistant } = agentSettings(this.env);
-    const endUserLimits =
-      caller.kind === "end_user" ? this.#access.endUserLimits(caller) : undefined;
-    return this.meter.reserve({
-      holdId,
-      orgId: caller.orgId,
-      memberId: caller.userId,
-      projectId: caller.projectId,
-      sessionId: this.name,
-      ...(endUserLimits ? { endUserLimits } : {}),
-      promptEstimate,
-      maxOutputTokens: assistant.maxOutputTokens,
-      prices,
-    });
-  }
-
-  #reserveFirst(
-    caller: AgentCaller,
-    turnId: string,
-    promptEstimate: number,
-    holdId = `${turnId}:0`,
-  ): Promise<Reservation> {
-    const hold = this.#reserveStep(caller, holdId, promptEstimate);
-    // Awaited by the turn (or abandoned); a failure surfaces there, not as an unhandled rejection.
-    hold.catch(() => undefined);
-    return hold;
-  }
-
-  /** Gives back a first hold the turn will not use. */
-  async #abandon(hold: Promise<Reservation>, turnId: string): Promise<void> {
-    const reserved = await hold.catch(() => null);
-    if (reserved?.result.ok) await this.meter.closeOpen(agentSettings(this.env).prices, turnId);
+    return (model) =>
+      estimateTokens(model.system(window.omitted)) + window.tokens + TOOL_PROMPT_TOKENS;
   }
 
   /**
@@ -266,185 +327,85 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // charge for a reply the member never saw. They can send again.
     if (!turn) return errorReply("This reply was interrupted. Please send your message again.");
 
-    const { turnId } = turn;
-    const env = this.env;
-    const settings = agentSettings(env);
-    const { prices } = settings;
-    const modelId = prices.model;
-    const { maxOutputTokens, maxSteps } = settings.assistant;
+    const { turnId, model, metering } = turn;
+    const settings = agentSettings(this.env);
     const window = contextWindow(this.messages, settings.assistant.contextTokens);
-    const modelMessages = await convertToModelMessages(window.messages);
-    const system = assistantSystemPrompt(
-      turn.project,
-      window.omitted,
-      turn.caller.kind === "end_user",
-    );
-    // A tool approval's continuation has no hold yet: reserve it now, under the turn's own id.
-    const first = await (turn.firstHold ??
-      this.#reserveStep(
-        turn.caller,
-        `${turnId}:0`,
-        this.#firstCallEstimator(this.messages)(turn.project),
-      ));
-    if (!first.result.ok) return refusedReply(first.result);
-    const holdId = (step: number) => (step === 0 ? first.holdId : `${turnId}:${step}`);
-    let promptEstimate = first.promptEstimate;
+    const system = model.system(window.omitted);
+    // Admit: the first call's hold, made at admission (a tool approval's continuation makes it
+    // now). Refused, the reply says why and no model is called.
+    const first = await metering.admit(estimateTokens(system) + window.tokens + TOOL_PROMPT_TOKENS);
+    if (!first.ok) return refusedReply(first, model.ranWith);
 
-    // What the reply shows: the same numbers the settlement uses, summed as each step is settled.
-    const totals: Settled = { tokens: noTokens(), priceMicros: 0, steps: 0 };
-    const count = (tokens: TokenUsage, priceMicros: number) => {
-      totals.steps += 1;
-      totals.priceMicros += priceMicros;
-      totals.tokens = addTokens(totals.tokens, tokens);
-    };
-    let stopped: "insufficient_credits" | "spend_limit" | undefined;
-    /** The code of the error the model stream reported, if it did. */
-    let failure: string | undefined;
-    /** Every closing of the turn's open steps started so far (each settles what it claims). */
-    const closings: Promise<unknown>[] = [];
-    let step = 0;
-    let streamed = 0;
-    const stall = stallGuard(
-      this,
-      () => this.abortRequest(requestId, "model stalled"),
-      env,
-      requestId,
+    // The profile and the model were chosen at admission (`turn.model`); the stream follows.
+    metering.watchStalls(
+      settings.modelStallTimeoutMs,
+      stallNotice(this, () => this.abortRequest(requestId, "model stalled"), requestId),
     );
-    const finish = () =>
-      stall.done(() => {
-        this.meter.noteStreamed(holdId(step), streamed);
-        const closing = this.meter.track(
-          this.meter.closeOpen(prices, turnId).then((settled) => {
-            for (const one of settled) count(one.tokens, one.priceMicros);
-          }),
-        );
-        closings.push(closing);
-        return closing;
-      });
-    // A stopped or failed reply never reaches its `finish` chunk: when the SDK stores it, it gets
-    // how it ended at once, and what was settled for it once every open step of the turn is closed.
-    this.expectEnding(turnId, () => {
-      const ending = replyEnding(options?.abortSignal, failure);
-      if (!ending) return null;
-      const later = (async (): Promise<AssistantMetadata> => {
-        await finish().catch(() => undefined);
-        await Promise.allSettled(closings);
-        return this.#shown({
-          ...ending,
-          tokens: { ...totals.tokens },
-          priceMicros: totals.priceMicros,
-          steps: totals.steps,
-        });
-      })();
-      return { now: this.#shown(ending), later: later as Promise<Record<string, unknown>> };
-    });
-
-    const result = streamText({
-      model: modelClient(env, {
-        noteCall: (generationId) => this.meter.noteCall(holdId(step), generationId),
-      }).chat(modelId, { usage: { include: true } }),
+    const stream = streamTurn({
+      env: this.env,
+      metering,
+      model,
       system,
-      messages: modelMessages,
-      // The project's tools are the org's members' (its memory, its balance): an end user gets none.
-      tools:
-        turn.caller.kind === "end_user"
-          ? {}
-          : assistantTools(env, turn.caller, {
-              // This session knows at once; the project's other chats hear it by a push.
-              memoryChanged: () => {
-                this.#access.forget();
-                return revokeConnections(env, {
-                  projectId: turn.caller.projectId,
-                  except: this.name,
-                });
-              },
-            }),
-      maxOutputTokens,
-      stopWhen: [stepCountIs(maxSteps), () => stopped !== undefined],
-      ...(options?.abortSignal ? { abortSignal: options.abortSignal } : {}),
-      maxRetries: 0,
-      // Counted in memory (no write per chunk on the hot path); written once when a turn is cut,
-      // for the estimate. After a reset the generation lookup prices the step instead.
-      onChunk: ({ chunk }) => {
-        stall.touch();
-        if (chunk.type === "text-delta" || chunk.type === "reasoning-delta")
-          streamed += chunk.text.length;
-      },
-      // Awaited by the SDK before the next step: the next call is reserved before it is made.
-      onStepFinish: async (result) => {
-        const index = step;
-        streamed = 0;
-        const { tokens, costMicros, priceMicros } = priceStep(
-          result.usage,
-          result.providerMetadata,
-          prices,
-        );
-        const generationId = this.meter.generationOf(holdId(index));
-        // Closing the turn's open steps (an error or abort racing this callback) may have settled
-        // this step already, from the provider's record: then it is not settled (nor counted in
-        // the reply's cost) a second time.
-        const claimed = this.meter.claim(holdId(index));
-        if (claimed) count(tokens, priceMicros);
-        const settled = claimed
-          ? this.meter.record(turn.caller.orgId, {
-              requestId: holdId(index),
-              costMicros,
-              priceMicros,
-              tokens,
-              model: modelId,
-              generationIds: generationId ? [generationId] : [],
-              billable: true,
-            })
-          : Promise.resolve(null);
-        // The last step's settlement does not hold up the reply (its usage is already stored locally
-        // and lands once, now or on retry); a next step waits for it, so the hold it frees counts.
-        if (result.finishReason === "tool-calls" && index + 1 < maxSteps) {
-          await settled;
-          promptEstimate +=
-            tokens.completionTokens + estimateTokens(JSON.stringify(result.toolResults ?? []));
-          step = index + 1;
-          const next = await this.#reserveStep(turn.caller, holdId(step), promptEstimate);
-          if (!next.result.ok)
-            stopped = next.result.reason === "spend_limit" ? "spend_limit" : "insufficient_credits";
-        }
-      },
-      onFinish: finish,
-      onAbort: finish,
-      // Not awaited: the SDK would hold the failed reply's end until the cut call is looked up.
-      onError: ({ error }) => {
-        failure ??= announceFailure(this, requestId, error);
-        void finish().catch(() => undefined);
-      },
-    });
-
-    // The reply's cost goes in a metadata chunk just before `finish`: by then every step has been
-    // settled (the SDK awaits onStepFinish).
-    const withCost = metadataBeforeFinish(
-      (): AssistantMetadata =>
+      messages: await convertToModelMessages(window.messages),
+      tools: this.#tools(turn.caller, model.tools),
+      maxSteps: settings.assistant.maxSteps,
+      abortSignal: options?.abortSignal,
+      coalesceMs: settings.streamCoalesceMs,
+      // The profile version and the model it runs with, named from its first chunk, and the
+      // earlier versions of a regenerated reply.
+      start: {
+        turnId,
+        ...model.ranWith,
+        ...(turn.versions
+          ? {
+              versions: turn.versions.map((version) => ({
+                ...version,
+                metadata: this.#shown(version.metadata),
+              })),
+            }
+          : {}),
+      } satisfies AssistantMetadata,
+      // Every call is settled by the time the reply ends: its cost is exactly what was settled.
+      completed: (): AssistantMetadata =>
         this.#shown({
           finish: "completed",
-          tokens: { ...totals.tokens },
-          priceMicros: totals.priceMicros,
-          steps: totals.steps,
-          ...(stopped ? { code: stopped } : {}),
+          ...metering.totals,
+          ...(metering.refusal ? { code: stopCode(metering.refusal.reason) } : {}),
         }),
-    );
-    return createUIMessageStreamResponse({
-      stream: result
-        .toUIMessageStream({
-          sendReasoning: true,
-          messageMetadata: ({ part }): AssistantMetadata | undefined =>
-            part.type === "start" ? { turnId } : undefined,
-          // Our own errors (a tool refusing a write, say) are safe to show, and a rate limit says when
-          // to try again; anything else stays generic.
-          onError: (error) =>
-            modelFailure(
-              error,
-              "The model failed to answer. You are charged only for what the provider actually produced.",
-            ).message,
-        })
-        .pipeThrough(coalesceDeltas(settings.streamCoalesceMs))
-        .pipeThrough(withCost),
+      fallbackErrorText:
+        "The model failed to answer. You are charged only for what the provider actually produced.",
+      agent: this,
+      requestId,
     });
+    // A stopped or failed reply never reaches its end: when the SDK stores it, it gets how it
+    // ended at once, and what was settled for it once every call of the turn is closed.
+    this.expectEnding(turnId, () => {
+      const ending = stream.ending();
+      if (!ending) return null;
+      const later = metering.settled().then((settled) => this.#shown({ ...ending, ...settled }));
+      return { now: this.#shown(ending), later };
+    });
+    return stream.response;
+  }
+
+  /**
+   * The tools the turn's profile switched on (the resolver gives an end user, or a model without
+   * tool calling, none). The project's tools are its org's members' (its memory, its balance): an
+   * end user never gets them, whatever a profile says.
+   */
+  #tools(caller: AgentCaller, names: readonly string[]): ToolSet {
+    if (caller.kind === "end_user" || names.length === 0) return {};
+    const all: ToolSet = assistantTools(this.env, caller, {
+      // This session knows at once; the project's other chats hear it by a push.
+      memoryChanged: () => {
+        this.#access.forget();
+        return revokeConnections(this.env, { projectId: caller.projectId, except: this.name });
+      },
+    });
+    return Object.fromEntries(names.flatMap((name) => (all[name] ? [[name, all[name]]] : [])));
   }
 }
+
+/** A call refused mid-turn stops the tool loop with the refusal's code. */
+const stopCode = (reason: string): "insufficient_credits" | "spend_limit" =>
+  reason === "spend_limit" ? "spend_limit" : "insufficient_credits";

@@ -9,7 +9,7 @@
  * brought up to date by the same function (`CREATE ... IF NOT EXISTS` with the current columns,
  * then the columns added since each table first shipped).
  */
-export const LOCAL_SCHEMA_VERSION = 2;
+export const LOCAL_SCHEMA_VERSION = 3;
 
 export function ensureLocalSchema(sql: SqlStorage): void {
   sql.exec(
@@ -45,7 +45,10 @@ function createTables(sql: SqlStorage): void {
     status TEXT NOT NULL CHECK (status IN ('reserved', 'called', 'settled', 'released')),
     created_at INTEGER NOT NULL,
     lease_id TEXT,
-    draw_micros INTEGER
+    draw_micros INTEGER,
+    model TEXT,
+    billable INTEGER NOT NULL DEFAULT 1,
+    attribution TEXT
   )`);
   // The session's credit lease, one row (session-lease.ts).
   sql.exec(`CREATE TABLE IF NOT EXISTS parley_lease (
@@ -63,7 +66,15 @@ function createTables(sql: SqlStorage): void {
   )`);
   // Columns added after a table first shipped: present in a new table, added to an old one.
   addColumns(sql, "parley_pending_usage", ["parked_reason TEXT", "lease_id TEXT"]);
-  addColumns(sql, "parley_steps", ["lease_id TEXT", "draw_micros INTEGER"]);
+  // The call's model, whether it is billed, and (free calls) who it is for: a reset's close prices
+  // and records it as the call would have been (2026-12-06, the metering middleware).
+  addColumns(sql, "parley_steps", [
+    "lease_id TEXT",
+    "draw_micros INTEGER",
+    "model TEXT",
+    "billable INTEGER NOT NULL DEFAULT 1",
+    "attribution TEXT",
+  ]);
   addColumns(sql, "parley_lease", ["last_draw_at INTEGER"]);
 }
 

@@ -1,114 +1,82 @@
-import { createOpenRouter } from "@openrouter/ai-sdk-provider";
-import {
-  addTokens,
-  noTokens,
-  priceCutCall,
-  priceStep,
-  type StepPrices,
-  type StepUsage,
-  type TokenUsage,
-  usableDollars,
-} from "@parley/billing";
+import { createOpenAICompatible, type OpenAICompatibleProvider } from "@ai-sdk/openai-compatible";
+import type { LanguageModelV4 } from "@ai-sdk/provider";
+import { createOpenRouter, type OpenRouterProvider } from "@openrouter/ai-sdk-provider";
+import { usableDollars } from "@parley/billing";
+import type { CatalogueModel } from "../assistants/catalogue-model.ts";
+
+const clients = new WeakMap<object, OpenRouterProvider>();
+/** OpenAI-compatible clients per `env`, by endpoint and key secret (one per catalogue entry's). */
+const compatibles = new WeakMap<object, Map<string, OpenAICompatibleProvider>>();
+/** Key secrets already reported missing in this isolate (warned once each, by name). */
+const missingKeys = new Set<string>();
 
 /**
  * The model client: `@openrouter/ai-sdk-provider` against `MODEL_BASE_URL` (OpenRouter, the local
- * dev model, or any OpenAI-compatible server). The fetch is wrapped to note each call's generation id
- * from the `X-Generation-Id` header, so a turn aborted before its usage chunk can still be looked up.
+ * dev model, or any OpenAI-compatible server), made once per `env`. Every turn wraps its model in
+ * its metering middleware (metering-middleware.ts), which reads each call's generation id from the
+ * `X-Generation-Id` response header the provider hands back with the stream.
  */
-export function modelClient(env: Env, meter: { noteCall(generationId: string | null): void }) {
-  const openrouter = createOpenRouter({
-    apiKey: env.OPENROUTER_API_KEY || "dev",
-    baseURL: env.MODEL_BASE_URL,
-    fetch: async (input, init) => {
-      const response = await fetch(input, init);
-      // An HTTP error before streaming generated nothing and costs nothing.
-      if (response.ok) meter.noteCall(response.headers.get("x-generation-id"));
-      return response;
-    },
-  });
-  return openrouter;
-}
-
-export interface MeteredTurn {
-  costMicros: number;
-  tokens: TokenUsage;
-  generationIds: string[];
-  /** How the cost was found: every step reported it, the generation lookup, or the price table. */
-  source: "reported" | "lookup" | "estimate";
+export function modelClient(env: Env): OpenRouterProvider {
+  let client = clients.get(env);
+  if (!client) {
+    client = createOpenRouter({
+      apiKey: env.OPENROUTER_API_KEY || "dev",
+      baseURL: env.MODEL_BASE_URL,
+    });
+    clients.set(env, client);
+  }
+  return client;
 }
 
 /**
- * Collects a turn's cost step by step. Steps of a turn run one after another, so the first N model
- * calls are the N finished steps; any call after them was cut off (abort, error, eviction). Policy
- * for such a call: ask the provider's generation endpoint what it charged; failing that, estimate from
- * the price table with the prompt estimate and the text streamed so far. Every call is priced by
- * `@parley/billing`'s `priceStep` or `priceCutCall`, the same as the assistant's steps.
- * Documented in docs/2026-11-29-agents.md.
+ * The language model a catalogue entry names (docs/2026-12-06-assistant-profiles.md, "How a turn
+ * resolves its profile and model"): an OpenRouter entry through `@openrouter/ai-sdk-provider`
+ * (usage and cost in every stream), an `openai-compatible` entry through `@ai-sdk/openai-compatible`
+ * at its `baseUrl` (null: `MODEL_BASE_URL`) with the key of the secret it names, asking for usage in
+ * the stream (`includeUsage`: such endpoints send a usage chunk only when asked, and without it a
+ * call could only be estimated). It reports no cost, so the metering middleware prices its usage
+ * from the catalogue's table.
  */
-export class TurnMeter {
-  readonly prices: StepPrices;
-  readonly promptEstimate: number;
-  #calls: (string | null)[] = [];
-  #finished: { costMicros: number; tokens: TokenUsage }[] = [];
-  #streamedChars = 0;
-
-  constructor(prices: StepPrices, promptEstimate: number) {
-    this.prices = prices;
-    this.promptEstimate = promptEstimate;
+export function languageModel(env: Env, model: CatalogueModel): LanguageModelV4 {
+  const { provider } = model;
+  if (provider.type === "openrouter") {
+    return modelClient(env).chat(model.id, { usage: { include: true } });
   }
-
-  get model(): string {
-    return this.prices.model;
+  const baseURL = provider.baseUrl ?? env.MODEL_BASE_URL;
+  const key = JSON.stringify([baseURL, provider.apiKeySecret]);
+  let byEntry = compatibles.get(env);
+  if (!byEntry) {
+    byEntry = new Map();
+    compatibles.set(env, byEntry);
   }
-
-  /** A model call went out; its generation id if the endpoint sent one. */
-  noteCall(generationId: string | null): void {
-    this.#calls.push(generationId);
+  let client = byEntry.get(key);
+  if (!client) {
+    const apiKey = secretValue(env, provider.apiKeySecret);
+    client = createOpenAICompatible({
+      name: "openaiCompatible",
+      baseURL,
+      ...(apiKey ? { apiKey } : {}),
+      includeUsage: true,
+    });
+    byEntry.set(key, client);
   }
+  return client.chatModel(model.id);
+}
 
-  noteStreamed(text: string): void {
-    this.#streamedChars += text.length;
+/**
+ * The key an entry's `apiKeySecret` names, read from the Worker's secrets. A name the Worker does
+ * not have goes out without a key (the endpoint refuses, and the call is released: nothing is
+ * charged), and is reported once per isolate by NAME, never by value.
+ */
+function secretValue(env: Env, name: string | null): string | undefined {
+  if (name === null) return undefined;
+  const value = (env as unknown as Record<string, unknown>)[name];
+  if (typeof value === "string" && value !== "") return value;
+  if (!missingKeys.has(name)) {
+    missingKeys.add(name);
+    console.warn(JSON.stringify({ level: "warn", source: "model-client", missingSecret: name }));
   }
-
-  get calls(): number {
-    return this.#calls.length;
-  }
-
-  /** Records a finished step, priced by the provider's reported cost or else the price table. */
-  step(usage: StepUsage, providerMetadata: unknown): void {
-    const { costMicros, tokens } = priceStep(usage, providerMetadata, this.prices);
-    this.#finished.push({ costMicros, tokens });
-    this.#streamedChars = 0;
-  }
-
-  /** The turn's total, with calls that never finished looked up or estimated. */
-  async total(lookup: (generationId: string) => Promise<number | null>): Promise<MeteredTurn> {
-    let costMicros = 0;
-    let tokens = noTokens();
-    for (const step of this.#finished) {
-      costMicros += step.costMicros;
-      tokens = addTokens(tokens, step.tokens);
-    }
-    let source: MeteredTurn["source"] = "reported";
-    for (const generationId of this.#calls.slice(this.#finished.length)) {
-      const lookedUpDollars = generationId ? await lookup(generationId).catch(() => null) : null;
-      const cut = priceCutCall(
-        {
-          promptEstimate: this.promptEstimate,
-          streamedChars: this.#streamedChars,
-          lookedUpDollars,
-        },
-        this.prices,
-      );
-      // Its tokens are the estimate either way (the generation record gives only a cost).
-      costMicros += cut.costMicros;
-      tokens = addTokens(tokens, cut.tokens);
-      if (cut.source === "provider") source = source === "estimate" ? source : "lookup";
-      else source = "estimate";
-    }
-    const generationIds = this.#calls.filter((id): id is string => id !== null);
-    return { costMicros, tokens, generationIds, source };
-  }
+  return undefined;
 }
 
 /**

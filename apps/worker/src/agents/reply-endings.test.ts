@@ -1,8 +1,9 @@
 import { AppError } from "@parley/shared";
-import { APICallError, type UIMessage } from "ai";
+import { APICallError, type UIMessage, type UIMessageChunk } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   announceFailure,
+  endOfReply,
   failureCode,
   mergeLate,
   modelFailure,
@@ -195,5 +196,52 @@ describe("StallGuard", () => {
     expect(vi.getTimerCount()).toBe(1);
     guard.done(() => null);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("endOfReply", () => {
+  async function through(chunks: UIMessageChunk[]): Promise<UIMessageChunk[]> {
+    const out: UIMessageChunk[] = [];
+    const stream = new ReadableStream<UIMessageChunk>({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(chunk);
+        controller.close();
+      },
+    }).pipeThrough(endOfReply(() => ({ priceMicros: 7 })));
+    for await (const chunk of stream) out.push(chunk);
+    return out;
+  }
+
+  it("writes the metadata just before finish, and leaves out a step that made no call", async () => {
+    const text: UIMessageChunk[] = [
+      { type: "start-step" },
+      { type: "text-start", id: "a" },
+      { type: "text-delta", id: "a", delta: "hi" },
+      { type: "text-end", id: "a" },
+      { type: "finish-step" },
+    ];
+    // The second step is a call the metering middleware refused: nothing between its bounds.
+    const out = await through([
+      { type: "start" },
+      ...text,
+      { type: "start-step" },
+      { type: "finish-step" },
+      { type: "finish" },
+    ]);
+    expect(out.map((chunk) => chunk.type)).toEqual([
+      "start",
+      "start-step",
+      "text-start",
+      "text-delta",
+      "text-end",
+      "finish-step",
+      "message-metadata",
+      "finish",
+    ]);
+    expect(out.at(-2)).toEqual({ type: "message-metadata", messageMetadata: { priceMicros: 7 } });
+    // A stream cut right after a step began still hands that step on.
+    expect((await through([{ type: "start-step" }])).map((chunk) => chunk.type)).toEqual([
+      "start-step",
+    ]);
   });
 });

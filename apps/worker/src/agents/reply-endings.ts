@@ -12,7 +12,6 @@ import {
   type UIMessage,
   type UIMessageChunk,
 } from "ai";
-import { agentSettings } from "../env.ts";
 
 /**
  * What a stopped or failed reply's metadata gets: `now` when the SDK stores it, `later` (if any)
@@ -34,7 +33,7 @@ function withMetadata(message: UIMessage, extra: Record<string, unknown>): UIMes
 }
 
 /** How a reply ended, as its metadata says (server-written; absent on replies stored before 2026-12-01). */
-export type ReplyFinish = "completed" | "stopped" | "failed";
+export type { ReplyFinish } from "@parley/shared";
 
 /**
  * Why a reply stopped or failed, from the turn's abort signal and the error the model stream
@@ -110,19 +109,37 @@ export function announceFailure(
 }
 
 /**
- * Writes `metadata()` as a `message-metadata` chunk just before the stream's `finish` chunk: the SDK
- * keeps a finish chunk's own metadata in the stored reply but replaces it on the wire (with the
- * finish reason), so a separate chunk is what reaches both the live client and the transcript.
+ * A reply's last touches, on its way out. `metadata()` goes as a `message-metadata` chunk just
+ * before the stream's `finish` chunk: the SDK keeps a finish chunk's own metadata in the stored
+ * reply but replaces it on the wire (with the finish reason), so a separate chunk is what reaches
+ * both the live client and the transcript. And a step that made no model call (the metering
+ * middleware refused it: its `start-step` is followed at once by its `finish-step`) is left out,
+ * so the stored reply does not end in an empty step.
  */
-export function metadataBeforeFinish(
+export function endOfReply(
   metadata: () => object,
 ): TransformStream<UIMessageChunk, UIMessageChunk> {
+  let step: UIMessageChunk | null = null;
   return new TransformStream<UIMessageChunk, UIMessageChunk>({
     transform(chunk, controller) {
+      if (step) {
+        const held = step;
+        step = null;
+        if (chunk.type === "finish-step") return;
+        controller.enqueue(held);
+      }
+      if (chunk.type === "start-step") {
+        // Held until the next chunk says whether the step made a call.
+        step = chunk;
+        return;
+      }
       if (chunk.type === "finish") {
         controller.enqueue({ type: "message-metadata", messageMetadata: metadata() });
       }
       controller.enqueue(chunk);
+    },
+    flush(controller) {
+      if (step) controller.enqueue(step);
     },
   });
 }
@@ -255,14 +272,13 @@ export function noticeReply(text: string, metadata: Record<string, unknown>): Re
   return createUIMessageStreamResponse({ stream });
 }
 
-/** The stall message and abort, shared by the agents. */
-export function stallGuard(
+/** What a stalled call does, for both agents: tells the chat, then aborts the turn. */
+export function stallNotice(
   agent: { broadcast(msg: string): void },
   abort: () => void,
-  env: Cloudflare.Env,
   requestId: string,
-) {
-  return new StallGuard(agentSettings(env).modelStallTimeoutMs, () => {
+): () => void {
+  return () => {
     agent.broadcast(
       JSON.stringify({
         type: "parley_error",
@@ -274,5 +290,5 @@ export function stallGuard(
       }),
     );
     abort();
-  });
+  };
 }

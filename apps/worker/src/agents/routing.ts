@@ -11,6 +11,7 @@ import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errorResponse } from "../http/errors.ts";
 import { type AgentCaller, CALLER_HEADER, readCaller } from "./caller.ts";
+import { relaySocket } from "./socket-relay.ts";
 
 const readCallerKind = (request: Request) => readCaller(request)?.kind ?? null;
 
@@ -87,8 +88,15 @@ async function endUserAgentCaller(
   name: string,
 ): Promise<AgentCaller> {
   if (agent !== "assistant-agent") throw new AppError("not_found", "Project not found");
+  // The end user's standing now, as `requireLiveEndUser` reads it for the API: their row, their
+  // app not deleted, no erasure of them or their org filed. A ticket issued a moment before any
+  // of those changed opens nothing (docs/2026-12-06-bearer-links.md).
   const owner = await db
-    .prepare("SELECT org_id FROM end_users WHERE id = ? AND app_id = ?")
+    .prepare(
+      `SELECT e.org_id FROM end_users e JOIN apps a ON a.id = e.app_id AND a.deleted_at IS NULL
+       WHERE e.id = ?1 AND e.app_id = ?2
+         AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.subject_id IN (?1, e.org_id))`,
+    )
     .bind(who.endUserId, who.appId)
     .first<{ org_id: string }>();
   if (!owner) throw new AppError("unauthorized", "Invalid or expired access token");
@@ -235,7 +243,9 @@ export async function handleAgentRequest(c: Context<AppEnv>): Promise<Response> 
     onBeforeRequest: guard(false),
   });
   if (!response) return errorResponse(new AppError("not_found", "No such agent"), c);
-  if (corsOrigin === null || response.status === 101) return response;
+  // A socket closes for its client when the agent closes it, not up to 10 s later (socket-relay.ts).
+  if (response.status === 101) return relaySocket(response);
+  if (corsOrigin === null) return response;
   const withCors = new Response(response.body, response);
   withCors.headers.set("access-control-allow-origin", corsOrigin);
   withCors.headers.append("vary", "Origin");

@@ -56,6 +56,12 @@ export interface ProjectRow {
   created_at: number;
   updated_at: number;
   deleted_at: number | null;
+  /**
+   * Its assistant profiles (2026-12-06): read with `p.*`; loaders that pick the project's
+   * columns one by one for a chat leave them out (the resolver reads them per turn).
+   */
+  default_profile_id?: string | null;
+  preview_profile_id?: string | null;
 }
 
 /** The project and the caller's role in its org, in one query. */
@@ -91,6 +97,8 @@ export interface SessionRow {
   created_at: number;
   updated_at: number;
   deleted_at: number | null;
+  /** The model its owner picked (2026-12-06); null: the profile's. */
+  model?: string | null;
 }
 
 /**

@@ -1,10 +1,4 @@
-import {
-  AppError,
-  type EmbedToken,
-  MAX_EXTERNAL_ID_CHARS,
-  newId,
-  textProblem,
-} from "@parley/shared";
+import { AppError, type EmbedToken, externalIdProblem, newId } from "@parley/shared";
 import type { AppRecord } from "../db/apps.ts";
 import { config } from "../env.ts";
 import {
@@ -20,8 +14,8 @@ import {
  */
 
 export interface EndUserClaims {
-  /** The tenant's own id for the user (1 to 128 characters of one line of text). */
-  sub: string;
+  /** The tenant's own id for the user: an external id (`externalIdProblem`) or a 400. */
+  sub: unknown;
   /** A display name; null or absent keeps the one stored. */
   name?: string | null;
   /** When the tenant's proof ends (ms): the token issued ends no later. Absent: the full 15 min. */
@@ -43,12 +37,11 @@ export async function mintEndUserToken(
   claims: EndUserClaims,
 ): Promise<EmbedToken> {
   const { sub } = claims;
-  if (sub.length === 0 || sub.length > MAX_EXTERNAL_ID_CHARS || textProblem(sub) !== null) {
-    throw new AppError(
-      "invalid_request",
-      `sub: must be 1 to ${MAX_EXTERNAL_ID_CHARS} characters of one line of text`,
-      { field: "sub" },
-    );
+  // The one rule for external ids (packages/shared external-ids.ts): what is stored here, the
+  // erasure can name (docs/2026-12-06-end-user-ids.md).
+  const problem = externalIdProblem(sub);
+  if (problem !== null || typeof sub !== "string") {
+    throw new AppError("invalid_request", `sub: ${problem}`, { field: "sub" });
   }
   const now = Date.now();
   const remaining =

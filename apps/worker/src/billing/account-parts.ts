@@ -6,11 +6,13 @@ import {
   LEDGER_SQLITE_SCHEMA,
   type LedgerConfig,
   LimitRuleStore,
+  ReversalStore,
   type SqlExecutor,
   SqlLedgerStore,
 } from "@parley/billing";
 import { mailAlerts } from "../mail/billing-mail.ts";
 import { AccountAlarm } from "./account-alarm.ts";
+import { AccountStripe } from "./account-stripe.ts";
 import { AlertWebhook } from "./alert-webhook.ts";
 import { AccountAutoTopUp } from "./auto-top-up.ts";
 import { AccountGrants } from "./grants.ts";
@@ -33,6 +35,8 @@ export interface AccountParts {
   grants: AccountGrants;
   /** A saved card charged off-session when the balance falls below a threshold (auto-top-up.ts). */
   autoTopUp: AccountAutoTopUp;
+  /** Verified Stripe events: credits and capped reversals (account-stripe.ts). */
+  stripe: AccountStripe;
   alarm: AccountAlarm;
   /**
    * Sessions holding leases: they report before a read, and give their leases back when a limit
@@ -90,6 +94,18 @@ export function accountParts(
     wake: (at) => alarm.fireBy(at),
     queue: (alerts, now) => webhook.queue(alerts, now),
   });
+  const reversals = new ReversalStore(exec);
+  reversals.migrate();
+  const stripe = new AccountStripe({
+    account,
+    store,
+    reversals,
+    autoTopUp,
+    webhook,
+    ledger,
+    transact,
+    wake: (at) => alarm.fireBy(at),
+  });
   const alarm = new AccountAlarm(ctx.storage, outbox, [grants, autoTopUp]);
   const leaseHolders = new LeaseHolders(sql, store, env);
   return {
@@ -102,6 +118,7 @@ export function accountParts(
     webhook,
     grants,
     autoTopUp,
+    stripe,
     alarm,
     leaseHolders,
   };

@@ -28,4 +28,12 @@ export type LeaseRequest = Omit<LeaseInput, "now">;
 /** A usage report's query; `memberId` restricts it to one member (what a plain member may see). */
 export type UsageQuery = UsageReportQuery;
 
-export type StripeApplyResult = { status: "duplicate" } | { status: "applied"; result: PostResult };
+/**
+ * A Stripe credit applied, already applied, or refused: `unrecognized` (not a charge of this
+ * account's) or `pending` (the charge is still waiting for Stripe's answer: ask again later).
+ */
+export type StripeApplyResult =
+  | { status: "duplicate" }
+  | { status: "applied"; result: PostResult }
+  | { status: "unrecognized" }
+  | { status: "pending" };

@@ -116,9 +116,19 @@ export class AccountAutoTopUp {
     return this.state(now);
   }
 
-  async failedNow(action: StripeAutoTopUpFailedAction, now: number): Promise<void> {
+  /**
+   * The webhook said a charge failed: only a charge of ours that recorded this PaymentIntent
+   * pauses (a forged failure must not stop an org's automatic top-up).
+   */
+  async failedNow(
+    action: StripeAutoTopUpFailedAction,
+    now: number,
+  ): Promise<"applied" | "pending" | "unrecognized"> {
+    const owned = this.owns(action.chargeKey, action.paymentIntentId);
+    if (owned !== "ours") return owned === "pending" ? "pending" : "unrecognized";
     const alerts = this.failed(action.chargeKey, action.code, action.paymentIntentId, now);
     if (this.#queue(alerts, now)) await this.#wake(now);
+    return "applied";
   }
 
   /** After a spend or a change: a charge due is recorded, and the alarm woken to ask for it. */
@@ -169,6 +179,11 @@ export class AccountAutoTopUp {
       }
     }
     return alerts;
+  }
+
+  /** Whether a webhook's PaymentIntent is charge `chargeKey`'s (AutoTopUpStore.intentOwnership). */
+  owns(chargeKey: string, paymentIntentId: string): "ours" | "pending" | "not_ours" {
+    return this.#store.intentOwnership(chargeKey, paymentIntentId);
   }
 
   /** The webhook said the charge was paid (the ledger credit is posted beside this). */

@@ -6,7 +6,6 @@ import {
   type AutoTopUpSettings,
   type AutoTopUpState,
   activityRows,
-  applyStripeAction,
   type Balance,
   type BillingSettings,
   CreditLedger,
@@ -14,13 +13,15 @@ import {
   type Forecast,
   type LeaseResult,
   type LimitRule,
+  type PaymentReversals,
   type PrincipalLimit,
   type ReleaseResult,
   type ReserveResult,
   type SavedCard,
   type SettleResult,
   type StripeAutoTopUpFailedAction,
-  type StripeLedgerAction,
+  type StripeCreditAction,
+  type StripeReversalAction,
   sessionSpend,
   spendBySession,
   toEntry,
@@ -140,7 +141,7 @@ export class BillingAccount extends DurableObject<Env> {
     return this.#parts.account.settings();
   }
 
-  updateSettings(orgId: string, patch: Partial<BillingSettings>): BillingSettings {
+  async updateSettings(orgId: string, patch: Partial<BillingSettings>): Promise<BillingSettings> {
     const before = this.settings();
     const next = { ...before, ...patch };
     this.#parts.account.writeSettings(orgId, next);
@@ -151,6 +152,12 @@ export class BillingAccount extends DurableObject<Env> {
       current.memberDailyLimitMicros !== before.memberDailyLimitMicros
     ) {
       this.ctx.waitUntil(this.#parts.leaseHolders.revoke());
+    }
+    // A threshold the balance is already under (a low-balance alert set above it, a limit already
+    // passed) fires now, not at the next model call: the person who set it expects to hear.
+    const now = Date.now();
+    if (this.#parts.webhook.queue(this.#ledger.checkAlerts(now), now)) {
+      await this.#parts.alarm.fireBy(now);
     }
     return next;
   }
@@ -282,25 +289,28 @@ export class BillingAccount extends DurableObject<Env> {
   }
 
   /**
-   * Applies a verified Stripe event's ledger action. The event id is recorded in the same
-   * transaction as the credit, so a redelivered event is a no-op, and the action's own idempotency
-   * key makes two different events for one payment credit it once.
+   * Applies a verified Stripe event's credit (account-stripe.ts). The event id is recorded in the
+   * same transaction as the credit, so a redelivered event is a no-op, and the action's own
+   * idempotency key makes two different events for one payment credit it once. An automatic
+   * top-up is credited only if this account's charge recorded its PaymentIntent.
    */
   applyStripeEvent(
     event: { id: string; type: string },
-    action: StripeLedgerAction,
-  ): StripeApplyResult {
-    const now = Date.now();
-    return this.ctx.storage.transactionSync((): StripeApplyResult => {
-      if (this.#parts.account.stripeEventSeen(event.id)) return { status: "duplicate" };
-      const result = applyStripeAction(this.#ledger, action, now);
-      this.#parts.account.recordStripeEvent(event, now);
-      if (result.ok) this.#parts.webhook.queue(result.alerts, now);
-      if (action.type === "auto_topup") {
-        this.#parts.autoTopUp.succeeded(action.chargeKey, action.paymentIntentId, now);
-      }
-      return { status: "applied", result };
-    });
+    action: StripeCreditAction,
+  ): Promise<StripeApplyResult> {
+    return this.#parts.stripe.credit(event, action, Date.now());
+  }
+
+  /**
+   * A refund or dispute of one of this org's payments, `paidMicros` being what the payment
+   * credited: the payment's reversals together take at most that (packages/billing reversals.ts).
+   */
+  applyStripeReversal(
+    event: { id: string; type: string },
+    action: StripeReversalAction & { paymentIntentId: string },
+    paidMicros: number,
+  ): Promise<{ status: "applied" | "duplicate"; reversals: PaymentReversals }> {
+    return this.#parts.stripe.reversal(event, action, paidMicros, Date.now());
   }
 
   /** Automatic top-up (auto-top-up.ts): settings, the saved card, a pause, the latest charges. */
@@ -321,8 +331,13 @@ export class BillingAccount extends DurableObject<Env> {
     return this.#parts.autoTopUp.removeCardNow(Date.now());
   }
 
-  /** The webhook said an automatic top-up failed: it pauses, and the alert goes out. */
-  autoTopUpFailed(action: StripeAutoTopUpFailedAction): Promise<void> {
+  /**
+   * The webhook said an automatic top-up failed: if it is a charge of ours, it pauses and the
+   * alert goes out.
+   */
+  autoTopUpFailed(
+    action: StripeAutoTopUpFailedAction,
+  ): Promise<"applied" | "pending" | "unrecognized"> {
     return this.#parts.autoTopUp.failedNow(action, Date.now());
   }
 

@@ -17,6 +17,8 @@ export interface AppRow {
   end_user_monthly_limit_micros: number | null;
   end_user_weekly_limit_micros: number | null;
   show_cost: number;
+  /** The assistant profile of its end users' sessions (2026-12-06). */
+  profile_id: string | null;
   created_at: number;
   updated_at: number;
   deleted_at: number | null;
@@ -119,6 +121,7 @@ export const toApp = (app: AppRecord): App => ({
   endUserWeeklyLimitMicros: app.end_user_weekly_limit_micros,
   endUserMonthlyLimitMicros: app.end_user_monthly_limit_micros,
   showCost: app.show_cost === 1,
+  profileId: app.profile_id,
   createdAt: iso(app.created_at),
   updatedAt: iso(app.updated_at),
 });

@@ -87,6 +87,16 @@ export const ID_LIST = "(SELECT value FROM json_each(?))";
 /** An org's app tables, children first: all go when the org is erased whole. */
 export const ORG_APP_TABLES = ["end_users", "app_secrets", "app_origins", "app_projects", "apps"];
 
+/**
+ * An org's assistant tables (2026-12-06), versions before profiles: all go when the org is erased
+ * whole; a member's erasure leaves the content with the org and pseudonymizes its author.
+ */
+export const ORG_ASSISTANT_TABLES = [
+  "org_models",
+  "assistant_profile_versions",
+  "assistant_profiles",
+];
+
 const overwriteStatement = (
   db: D1Database,
   table: string,
@@ -175,6 +185,14 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
         .prepare("UPDATE projects SET created_by = NULL WHERE org_id = ? AND created_by = ?")
         .bind(plan.membershipOrgId, plan.userId),
       // Invitations they made or took stay the org's record without them; those to their email go.
+      // The links they made close first: a link grants no more than its maker could (the link
+      // itself also checks its maker at use: routes/invitations.ts `MAKER_STANDS`).
+      db
+        .prepare(
+          `UPDATE invitations SET revoked_at = ? WHERE org_id = ? AND invited_by = ?
+           AND accepted_at IS NULL AND revoked_at IS NULL`,
+        )
+        .bind(Date.now(), plan.membershipOrgId, plan.userId),
       db
         .prepare("UPDATE invitations SET invited_by = NULL WHERE org_id = ? AND invited_by = ?")
         .bind(plan.membershipOrgId, plan.userId),
@@ -198,6 +216,13 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       // becomes their pseudonym, as in the audit trail that records its creation.
       db
         .prepare("UPDATE api_keys SET created_by = ? WHERE org_id = ? AND created_by = ?")
+        .bind(alias, plan.membershipOrgId, plan.userId),
+      // The profile versions they wrote stay the org's (its assistant's history); who wrote them
+      // becomes their pseudonym, as in the ledger, so the history still tells authors apart.
+      db
+        .prepare(
+          "UPDATE assistant_profile_versions SET author_id = ? WHERE org_id = ? AND author_id = ?",
+        )
         .bind(alias, plan.membershipOrgId, plan.userId),
       // An end user of the org's apps (erased by the tenant, as a member of the org is): their
       // row, with the tenant's id for them and their name, goes; their sessions are in the plan.
@@ -233,6 +258,19 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       ...ORG_APP_TABLES.map((table) =>
         db.prepare(`DELETE FROM ${table} WHERE org_id = ?`).bind(orgId),
       ),
+      // Its assistant profiles (the tenant's instructions, welcome and suggestions) and allowed
+      // models go too; the org row stays, named "(erased)", pointing at no profile.
+      overwriteStatement(
+        db,
+        "assistant_profile_versions",
+        ["name", "instructions", "welcome", "suggestions"],
+        "org_id = ?",
+        orgId,
+      ),
+      ...ORG_ASSISTANT_TABLES.map((table) =>
+        db.prepare(`DELETE FROM ${table} WHERE org_id = ?`).bind(orgId),
+      ),
+      db.prepare("UPDATE organizations SET preview_profile_id = NULL WHERE id = ?").bind(orgId),
     );
   }
   if (plan.userId && !plan.membershipOrgId) {
@@ -250,12 +288,21 @@ async function eraseDirectory(env: Env, plan: ErasurePlan): Promise<string> {
       db.prepare("DELETE FROM preview_authors WHERE user_id = ?").bind(user),
       db.prepare("DELETE FROM memberships WHERE user_id = ?").bind(user),
       db.prepare("UPDATE projects SET created_by = NULL WHERE created_by = ?").bind(user),
+      db
+        .prepare(
+          `UPDATE invitations SET revoked_at = ? WHERE invited_by = ?
+           AND accepted_at IS NULL AND revoked_at IS NULL`,
+        )
+        .bind(Date.now(), user),
       db.prepare("UPDATE invitations SET invited_by = NULL WHERE invited_by = ?").bind(user),
       db.prepare("UPDATE invitations SET accepted_by = NULL WHERE accepted_by = ?").bind(user),
       db
         .prepare(`DELETE FROM invitations WHERE id IN ${ID_LIST}`)
         .bind(JSON.stringify(await invitationsTo(db, plan.email, null))),
       db.prepare("UPDATE api_keys SET created_by = ? WHERE created_by = ?").bind(alias, user),
+      db
+        .prepare("UPDATE assistant_profile_versions SET author_id = ? WHERE author_id = ?")
+        .bind(alias, user),
       overwriteStatement(db, "users", ["email", "name", "password_hash"], "id = ?", user),
       db.prepare("DELETE FROM users WHERE id = ?").bind(user),
     );

@@ -90,6 +90,25 @@ export const downloadable = (row: ExportRow, now = Date.now()) =>
   row.secret_hash !== null;
 
 /**
+ * Whether the person the export's link was issued to still stands where the link needs them
+ * (docs/2026-12-06-bearer-links.md): their account is there and no erasure of it, or of the org,
+ * is filed; for an org export, they are still an owner of the org. A link is a bearer secret: it
+ * may reach no more than its holder could ask for now. Found by the outside probe (2026-12-05): a
+ * second owner's org archive stayed downloadable for 24 h after that owner was removed.
+ */
+export async function holderStands(env: Env, row: ExportRow): Promise<boolean> {
+  const found = await env.DB.prepare(
+    `SELECT 1 AS ok FROM users u WHERE u.id = ?1
+       AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.subject_id IN (?1, ?2, ?3))
+       AND (?4 = 'account' OR EXISTS (
+         SELECT 1 FROM memberships m WHERE m.org_id = ?3 AND m.user_id = ?1 AND m.role = 'owner'))`,
+  )
+    .bind(row.requested_by, row.subject_user_id, row.org_id ?? "", row.kind)
+    .first<{ ok: number }>();
+  return found !== null;
+}
+
+/**
  * The export as the API answers it. `base` (the public origin) is given only for the person who
  * asked for it: the link, with its secret, is theirs alone.
  */

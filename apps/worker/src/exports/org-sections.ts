@@ -4,6 +4,7 @@ import type { AppRow } from "../db/apps.ts";
 import { iso } from "../db/pagination.ts";
 import { toErasureRequest } from "../erasure/file.ts";
 import type { ErasureRequestRow } from "../erasure/plan.ts";
+import { orgAssistantSettings, profileItems } from "./assistant-sections.ts";
 import {
   API_KEY_COLUMNS,
   apiKeyItems,
@@ -34,7 +35,10 @@ export async function readOrgSection(env: Env, row: ExportRow, section: string):
           created_at: number;
         }>();
       const account = billingAccount(env, org);
-      const balance = await account.balance();
+      const [balance, assistants] = await Promise.all([
+        account.balance(),
+        orgAssistantSettings(db, org),
+      ]);
       return (
         o && {
           id: o.id,
@@ -42,6 +46,7 @@ export async function readOrgSection(env: Env, row: ExportRow, section: string):
           createdAt: iso(o.created_at),
           stripeCustomerId: o.stripe_customer_id,
           billing: balance,
+          ...assistants,
         }
       );
     }
@@ -84,9 +89,12 @@ export async function readOrgSection(env: Env, row: ExportRow, section: string):
         created_by: string | null;
         created_at: number;
         updated_at: number;
+        default_profile_id: string | null;
+        preview_profile_id: string | null;
       }>(
         db,
-        `SELECT p.id, p.name, p.memory, p.created_by, p.created_at, p.updated_at FROM projects p
+        `SELECT p.id, p.name, p.memory, p.created_by, p.created_at, p.updated_at,
+           p.default_profile_id, p.preview_profile_id FROM projects p
          WHERE p.org_id = ? AND ${live("p")} ORDER BY p.id`,
         org,
       );
@@ -97,14 +105,18 @@ export async function readOrgSection(env: Env, row: ExportRow, section: string):
         createdBy: r.created_by,
         createdAt: iso(r.created_at),
         updatedAt: iso(r.updated_at),
+        defaultProfileId: r.default_profile_id,
+        previewProfileId: r.preview_profile_id,
       }));
     }
+    case "profiles":
+      return profileItems(db, org);
     case "apps": {
       const apps = await all<Omit<AppRow, "org_id">>(
         db,
         `SELECT id, name, token_type, token_alg, token_jwk, token_jwks_url, token_issuer, token_audience,
            max_token_lifetime_seconds, end_user_daily_limit_micros, end_user_weekly_limit_micros, end_user_monthly_limit_micros,
-           show_cost, created_at, updated_at, deleted_at
+           show_cost, profile_id, created_at, updated_at, deleted_at
          FROM apps WHERE org_id = ? ORDER BY id`,
         org,
       );
@@ -151,6 +163,7 @@ export async function readOrgSection(env: Env, row: ExportRow, section: string):
         endUserWeeklyLimitMicros: a.end_user_weekly_limit_micros,
         endUserMonthlyLimitMicros: a.end_user_monthly_limit_micros,
         showCost: a.show_cost === 1,
+        profileId: a.profile_id,
         createdAt: iso(a.created_at),
         updatedAt: iso(a.updated_at),
         deletedAt: time(a.deleted_at),

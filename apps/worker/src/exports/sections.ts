@@ -3,6 +3,7 @@ import { iso } from "../db/pagination.ts";
 import { toErasureRequest } from "../erasure/file.ts";
 import type { ErasureRequestRow, StepName } from "../erasure/plan.ts";
 import { invitationsTo } from "../erasure/steps.ts";
+import { authoredVersions } from "./assistant-sections.ts";
 import {
   API_KEY_COLUMNS,
   apiKeyItems,
@@ -12,7 +13,6 @@ import {
   INVITATION_COLUMNS,
   invitationItems,
 } from "./items.ts";
-
 import { accountMail } from "./mail-section.ts";
 import { readOrgSection } from "./org-sections.ts";
 import { all, ID_LIST, ledgerOf, live, usageOf } from "./read.ts";
@@ -65,6 +65,7 @@ const ACCOUNT_SECTIONS = [
   "ledger",
   "apiKeys",
   "mail",
+  "profileVersions",
   "erasureRequests",
   "audit",
   "exports",
@@ -75,6 +76,7 @@ const ORG_SECTIONS = [
   "members",
   "invitations",
   "projects",
+  "profiles",
   "sessions",
   "previewChats",
   "apps",
@@ -109,12 +111,23 @@ export const EXPORT_COVERAGE: Record<
 > = {
   agents: { account: ["sessions", "previewMessages"], org: ["sessions", "previewChats"] },
   d1: {
-    account: ["profile", "memberships", "invitations", "sessions", "apiKeys", "mail"],
+    // A member's erasure pseudonymizes the author of the profile versions they wrote (2026-12-06);
+    // an org's erases its profiles with it.
+    account: [
+      "profile",
+      "memberships",
+      "invitations",
+      "sessions",
+      "apiKeys",
+      "mail",
+      "profileVersions",
+    ],
     org: [
       "organization",
       "members",
       "invitations",
       "projects",
+      "profiles",
       "sessions",
       "apps",
       "endUsers",
@@ -196,7 +209,8 @@ async function personOrgIds(env: Env, userId: string): Promise<string[]> {
 
 async function sessionItem(env: Env, sessionId: string) {
   const row = await env.DB.prepare(
-    `SELECT s.id, s.project_id, s.org_id, s.owner_id, s.app_id, s.title, s.created_at, s.updated_at
+    `SELECT s.id, s.project_id, s.org_id, s.owner_id, s.app_id, s.title, s.model, s.created_at,
+       s.updated_at
      FROM sessions s WHERE s.id = ? AND ${live("s")}`,
   )
     .bind(sessionId)
@@ -207,6 +221,7 @@ async function sessionItem(env: Env, sessionId: string) {
       owner_id: string;
       app_id: string | null;
       title: string | null;
+      model: string | null;
       created_at: number;
       updated_at: number;
     }>();
@@ -221,6 +236,7 @@ async function sessionItem(env: Env, sessionId: string) {
     ownerId: row.owner_id,
     appId: row.app_id,
     title: row.title,
+    model: row.model,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
     messages,
@@ -326,6 +342,8 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
     }
     case "account:mail":
       return accountMail(db, user);
+    case "account:profileVersions":
+      return authoredVersions(db, user);
     case "account:apiKeys":
       return apiKeyItems(
         await all(

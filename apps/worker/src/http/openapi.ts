@@ -64,9 +64,17 @@ const documentation: Parameters<typeof openAPIRouteHandler>[1] = {
       { name: "Exports", description: "Data exports (GDPR Art. 15 and 20)" },
       { name: "API keys" },
       { name: "Apps", description: "Embeds of an org and their end users" },
+      {
+        name: "Assistants",
+        description:
+          "The model catalogue, an org's allowed models, assistant profiles and versions",
+      },
       { name: "Embed", description: "End users' own API (an end-user access token)" },
       { name: "Webhooks" },
-      { name: "Operator", description: "The platform operator's grants and allowances" },
+      {
+        name: "Operator",
+        description: "The platform operator's grants, allowances and model catalogue",
+      },
       { name: "OpenAPI" },
     ],
     security: security.member,

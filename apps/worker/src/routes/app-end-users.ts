@@ -2,6 +2,7 @@ import {
   type ApiKeyScope,
   endUserTokenRequestSchema,
   endUserTokenSchema,
+  eraseEndUserSchema,
   erasureRecordSchema,
 } from "@parley/shared";
 import { type Context, Hono } from "hono";
@@ -10,8 +11,10 @@ import { appAccess, notFound } from "../auth/access.ts";
 import { acceptApiKey, apiKeyPrincipal, requireApiKey } from "../auth/api-keys.ts";
 import { mintEndUserToken } from "../auth/end-users.ts";
 import { type AppRecord, lookupApp } from "../db/apps.ts";
+import { config } from "../env.ts";
 import { fileErasure, toErasureRequest } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
+import { deprecatedForm } from "../http/deprecated.ts";
 import { errors, json, security } from "../http/openapi.ts";
 import { jsonBody } from "../http/validate.ts";
 
@@ -58,50 +61,96 @@ export const appEndUsers = new Hono<AppEnv>()
   )
 
   /**
-   * Erases one end user of the app, named by the tenant's own id for them: their sessions and
-   * transcripts, their row, their identity in the ledger (pseudonymized, amounts kept), across
-   * every store, as a member's erasure does (the request is of type `member`: an end user is a
-   * principal of the org). 202 with the erasure request; an end user the app never saw is 404.
+   * Erases one end user of the app, named in the body by the tenant's id for them
+   * (`{ "externalId": ... }`, the external-id rule: packages/shared external-ids.ts) or by the
+   * Parley id the exchange returned (`{ "endUserId": "eu_..." }`): their sessions and transcripts,
+   * their row, their identity in the ledger (pseudonymized, amounts kept), across every store, as
+   * a member's erasure does. 202 with the erasure request; an end user the app never saw is 404.
+   * The id travels in the body: a path is kept by request logs and traces, and a tenant's id is
+   * often an email (found by the outside probe, 2026-12-05).
+   */
+  .post(
+    "/:appId/end-users/erase",
+    describeRoute({
+      tags: ["Apps"],
+      summary: "Erase an end user",
+      security: security.memberOrApiKey("end_users:erase"),
+      responses: { 202: json(erasureRecordSchema), ...errors(400, 401, 403, 404) },
+    }),
+    acceptApiKey("end_users:erase"),
+    jsonBody(eraseEndUserSchema),
+    async (c) => {
+      const app = await appFor(c, c.req.param("appId"), "end_users:erase");
+      const who = c.req.valid("json");
+      const endUser = await c.env.DB.prepare(
+        "externalId" in who
+          ? "SELECT id FROM end_users WHERE app_id = ? AND external_id = ?"
+          : "SELECT id FROM end_users WHERE app_id = ? AND id = ?",
+      )
+        .bind(app.id, "externalId" in who ? who.externalId : who.endUserId)
+        .first<{ id: string }>();
+      if (!endUser) throw notFound("End user");
+      return c.json(toErasureRequest(await eraseEndUser(c, app, endUser.id)), 202);
+    },
+  )
+
+  /**
+   * The first form, with the tenant's id in the path (deprecated 2026-12-06): it answers until
+   * `END_USER_ERASE_PATH_END` (default 2027-01-05, UTC), then 410. Ids that are path segments of
+   * their own (`.`, `..`) or hold a `/` never reached it: the body form names every end user.
    */
   .delete(
     "/:appId/end-users/:externalId",
     describeRoute({
       tags: ["Apps"],
-      summary: "Erase an end user",
+      summary: "Erase an end user (deprecated form)",
+      description:
+        "Deprecated: the tenant's id in the path is kept by request logs. Use POST .../end-users/erase " +
+        "with `{ externalId }`. Answers until END_USER_ERASE_PATH_END (default 2027-01-05, UTC), then 410 `gone`.",
+      deprecated: true,
       security: security.memberOrApiKey("end_users:erase"),
-      responses: { 202: json(erasureRecordSchema), ...errors(401, 403, 404) },
+      responses: { 202: json(erasureRecordSchema), ...errors(401, 403, 404, 410) },
     }),
     acceptApiKey("end_users:erase"),
     async (c) => {
+      deprecatedForm(c, {
+        deprecatedAt: "2026-12-06",
+        endsAt: config(c.env).pathFormsEnd.endUserErase,
+        successor: `/api/apps/${c.req.param("appId")}/end-users/erase`,
+      });
       const app = await appFor(c, c.req.param("appId"), "end_users:erase");
-      const db = c.env.DB;
-      const endUser = await db
-        .prepare("SELECT id FROM end_users WHERE app_id = ? AND external_id = ?")
+      const endUser = await c.env.DB.prepare(
+        "SELECT id FROM end_users WHERE app_id = ? AND external_id = ?",
+      )
         .bind(app.id, c.req.param("externalId"))
         .first<{ id: string }>();
       if (!endUser) throw notFound("End user");
-      const { results } = await db
-        .prepare("SELECT id FROM sessions WHERE org_id = ? AND owner_id = ? AND app_id = ?")
-        .bind(app.org_id, endUser.id, app.id)
-        .all<{ id: string }>();
-      const key = c.get("apiKey");
-      const requestedBy = key ? key.keyId : c.get("caller").userId;
-      const request = await fileErasure(c.env, {
-        requestedBy,
-        orgId: app.org_id,
-        subject: { type: "member", id: endUser.id },
-        reason: null,
-        plan: {
-          userId: endUser.id,
-          orgIds: [app.org_id],
-          projectIds: [],
-          sessionIds: results.map((row) => row.id),
-          deleteOrgIds: [],
-          membershipOrgId: app.org_id,
-          chatProjectIds: [],
-          email: null,
-        },
-      });
-      return c.json(toErasureRequest(request), 202);
+      return c.json(toErasureRequest(await eraseEndUser(c, app, endUser.id)), 202);
     },
   );
+
+/** Files the erasure of one end user of the app (a member-type request of the app's org). */
+async function eraseEndUser(c: Context<AppEnv>, app: AppRecord, endUserId: string) {
+  const { results } = await c.env.DB.prepare(
+    "SELECT id FROM sessions WHERE org_id = ? AND owner_id = ? AND app_id = ?",
+  )
+    .bind(app.org_id, endUserId, app.id)
+    .all<{ id: string }>();
+  const key = c.get("apiKey");
+  return fileErasure(c.env, {
+    requestedBy: key ? key.keyId : c.get("caller").userId,
+    orgId: app.org_id,
+    subject: { type: "member", id: endUserId },
+    reason: null,
+    plan: {
+      userId: endUserId,
+      orgIds: [app.org_id],
+      projectIds: [],
+      sessionIds: results.map((row) => row.id),
+      deleteOrgIds: [],
+      membershipOrgId: app.org_id,
+      chatProjectIds: [],
+      email: null,
+    },
+  });
+}

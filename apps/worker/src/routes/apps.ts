@@ -5,7 +5,6 @@ import {
   appSchema,
   appWithSecretSchema,
   createAppSchema,
-  type NewAppSecret,
   newId,
   pageQuerySchema,
   type RotatedAppSecret,
@@ -16,10 +15,11 @@ import {
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { revokeConnections } from "../agents/revocation.ts";
-import { appAccess, orgAccess, requireRole } from "../auth/access.ts";
-import { newAppSecret, sealAppSecret } from "../auth/app-secrets.ts";
+import { assignable, checkAssignable } from "../assistants/assign.ts";
+import { appAccess, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { storedVerification } from "../auth/app-verification.ts";
 import { billingAccount } from "../billing/account.ts";
+import { checkProjects, dropSecrets, listStatements, newSecret, reload } from "../db/app-writes.ts";
 import {
   APP_COLUMNS,
   type AppQueryRow,
@@ -30,8 +30,7 @@ import {
   toSecretInfo,
 } from "../db/apps.ts";
 import { auditStatement } from "../db/audit.ts";
-import { cursorBound, iso, toPage } from "../db/pagination.ts";
-import { overwriteSql } from "../erasure/overwrite.ts";
+import { cursorBound, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
 import { jsonBody, query } from "../http/validate.ts";
@@ -41,88 +40,6 @@ import { jsonBody, query } from "../http/validate.ts";
  * signing secrets (docs/2026-12-02-apps-and-end-users.md). A secret is in the one response that
  * creates it, never in a read, a list or a log.
  */
-
-const ID_LIST = "(SELECT value FROM json_each(?))";
-
-/** Each id must be a live project of this org; a foreign one reads like a missing one. */
-async function checkProjects(db: D1Database, orgId: string, ids: string[]): Promise<void> {
-  const { results } = await db
-    .prepare(`SELECT id FROM projects WHERE org_id = ? AND deleted_at IS NULL AND id IN ${ID_LIST}`)
-    .bind(orgId, JSON.stringify(ids))
-    .all<{ id: string }>();
-  const found = new Set(results.map((row) => row.id));
-  const index = ids.findIndex((id) => !found.has(id));
-  if (index >= 0) {
-    throw new AppError(
-      "invalid_request",
-      `projectIds.${index}: no such project in this organization`,
-      { field: `projectIds.${index}` },
-    );
-  }
-}
-
-/** Only while the app is live: a write racing a DELETE adds nothing to a deleted app. */
-const LIVE = "WHERE EXISTS (SELECT 1 FROM apps WHERE id = ?1 AND deleted_at IS NULL)";
-
-function listStatements(
-  db: D1Database,
-  app: { id: string; orgId: string },
-  origins?: string[],
-  projectIds?: string[],
-) {
-  const statements: D1PreparedStatement[] = [];
-  if (origins) {
-    statements.push(db.prepare("DELETE FROM app_origins WHERE app_id = ?").bind(app.id));
-    for (const origin of origins) {
-      statements.push(
-        db
-          .prepare(`INSERT INTO app_origins (app_id, org_id, origin) SELECT ?1, ?2, ?3 ${LIVE}`)
-          .bind(app.id, app.orgId, origin),
-      );
-    }
-  }
-  if (projectIds) {
-    statements.push(db.prepare("DELETE FROM app_projects WHERE app_id = ?").bind(app.id));
-    for (const projectId of projectIds) {
-      statements.push(
-        db
-          .prepare(
-            `INSERT INTO app_projects (app_id, org_id, project_id) SELECT ?1, ?2, ?3 ${LIVE}`,
-          )
-          .bind(app.id, app.orgId, projectId),
-      );
-    }
-  }
-  return statements;
-}
-
-/** A new secret for the app: the statement that stores it sealed, and what the caller is shown. */
-async function newSecret(
-  env: Env,
-  app: { id: string; orgId: string },
-  now: number,
-): Promise<{ statement: D1PreparedStatement; shown: NewAppSecret }> {
-  const kid = newId("appSecret", now);
-  const secret = newAppSecret();
-  const sealed = await sealAppSecret(env, app.id, kid, secret);
-  const statement = env.DB.prepare(
-    `INSERT INTO app_secrets (kid, app_id, org_id, sealed, created_at, expires_at)
-     SELECT ?1, ?2, ?3, ?4, ?5, NULL WHERE EXISTS (SELECT 1 FROM apps WHERE id = ?2 AND deleted_at IS NULL)`,
-  ).bind(kid, app.id, app.orgId, sealed, now);
-  return { statement, shown: { kid, secret, createdAt: iso(now) } };
-}
-
-/** Removes the app's secrets the condition picks, zeroing the sealed bytes first. */
-const dropSecrets = (db: D1Database, appId: string, condition = "1") => [
-  db.prepare(overwriteSql("app_secrets", ["sealed"], `app_id = ? AND (${condition})`)).bind(appId),
-  db.prepare(`DELETE FROM app_secrets WHERE app_id = ? AND (${condition})`).bind(appId),
-];
-
-async function reload(db: D1Database, appId: string): Promise<AppRecord> {
-  const app = await lookupApp(db, appId);
-  if (!app) throw new AppError("gone", "This app was deleted");
-  return app;
-}
 
 /** Apps of an org (routes under /api/orgs/:orgId). */
 /**
@@ -182,18 +99,27 @@ export const orgApps = new Hono<AppEnv>()
       requireRole(access, "admin");
       const input = c.req.valid("json");
       await checkProjects(db, access.orgId, input.projectIds);
+      if (input.profileId) {
+        await checkAssignable(c.env, access.orgId, input.profileId, {
+          preview: false,
+          field: "profileId",
+        });
+      }
       const verification = await storedVerification(c.env, input.verification);
       const now = Date.now();
       const app = { id: newId("app", now), orgId: access.orgId };
       const secret = verification.token_type === "secret" ? await newSecret(c.env, app, now) : null;
-      await db.batch([
+      const [insert] = await db.batch([
         db
           .prepare(
+            // Only while the profile named (if any) is still the org's: the rest of the batch
+            // writes nothing for an app that was not made.
             `INSERT INTO apps (id, org_id, name, token_type, token_alg, token_jwk, token_jwks_url,
              token_issuer, token_audience, max_token_lifetime_seconds, end_user_daily_limit_micros,
              end_user_monthly_limit_micros, end_user_weekly_limit_micros, show_cost, created_at,
-             updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+             updated_at, profile_id)
+           SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17
+           WHERE ${assignable("?17", "?2")}`,
           )
           .bind(
             app.id,
@@ -212,9 +138,8 @@ export const orgApps = new Hono<AppEnv>()
             input.showCost ? 1 : 0,
             now,
             now,
+            input.profileId,
           ),
-        ...listStatements(db, app, input.allowedOrigins, input.projectIds),
-        ...(secret ? [secret.statement] : []),
         auditStatement(
           db,
           {
@@ -225,9 +150,12 @@ export const orgApps = new Hono<AppEnv>()
             subjectId: app.id,
             data: { verification: verification.token_type },
           },
-          { now },
+          { now, afterChange: true },
         ),
+        ...listStatements(db, app, input.allowedOrigins, input.projectIds),
+        ...(secret ? [secret.statement] : []),
       ]);
+      if (insert?.meta.changes !== 1) throw notFound("Profile");
       const body: AppWithSecret = toApp(await reload(db, app.id));
       if (secret) body.secret = secret.shown;
       return c.json(body, 201);
@@ -271,6 +199,12 @@ export const apps = new Hono<AppEnv>()
       const { app } = await appAccess(db, userId, c.req.param("appId"));
       const input = c.req.valid("json");
       if (input.projectIds) await checkProjects(db, app.org_id, input.projectIds);
+      if (input.profileId) {
+        await checkAssignable(c.env, app.org_id, input.profileId, {
+          preview: false,
+          field: "profileId",
+        });
+      }
       const verification = input.verification
         ? await storedVerification(c.env, input.verification)
         : null;
@@ -282,33 +216,46 @@ export const apps = new Hono<AppEnv>()
         verification.token_type !== "secret" &&
         app.token_type === "secret";
       const secret = toSecret ? await newSecret(c.env, ref, now) : null;
-      const v = verification ?? app;
-      const pick = <T>(value: T | undefined, current: T) => (value === undefined ? current : value);
+      // Only the fields sent are written (the verification's as one): two changes of different
+      // fields at once both stay, where writing back what was read would undo the other.
+      const sets: [column: string, value: string | number | null][] = [];
+      if (input.name !== undefined) sets.push(["name", input.name]);
+      if (verification) {
+        sets.push(
+          ["token_type", verification.token_type],
+          ["token_alg", verification.token_alg],
+          ["token_jwk", verification.token_jwk],
+          ["token_jwks_url", verification.token_jwks_url],
+          ["token_issuer", verification.token_issuer],
+          ["token_audience", verification.token_audience],
+          ["max_token_lifetime_seconds", verification.max_token_lifetime_seconds],
+        );
+      }
+      if (input.endUserDailyLimitMicros !== undefined) {
+        sets.push(["end_user_daily_limit_micros", input.endUserDailyLimitMicros]);
+      }
+      if (input.endUserWeeklyLimitMicros !== undefined) {
+        sets.push(["end_user_weekly_limit_micros", input.endUserWeeklyLimitMicros]);
+      }
+      if (input.endUserMonthlyLimitMicros !== undefined) {
+        sets.push(["end_user_monthly_limit_micros", input.endUserMonthlyLimitMicros]);
+      }
+      if (input.showCost !== undefined) sets.push(["show_cost", input.showCost ? 1 : 0]);
+      if (input.profileId !== undefined) sets.push(["profile_id", input.profileId]);
+      sets.push(["updated_at", now]);
+      const n = sets.length;
+      const profileCheck =
+        input.profileId === undefined ? "" : `AND ${assignable(`?${n + 2}`, `?${n + 3}`)}`;
       const [update] = await db.batch([
         db
           .prepare(
-            `UPDATE apps SET name = ?, token_type = ?, token_alg = ?, token_jwk = ?, token_jwks_url = ?,
-             token_issuer = ?, token_audience = ?, max_token_lifetime_seconds = ?,
-             end_user_daily_limit_micros = ?, end_user_monthly_limit_micros = ?,
-             end_user_weekly_limit_micros = ?, show_cost = ?,
-             updated_at = ?
-           WHERE id = ? AND deleted_at IS NULL`,
+            `UPDATE apps SET ${sets.map(([column], i) => `${column} = ?${i + 1}`).join(", ")}
+             WHERE id = ?${n + 1} AND deleted_at IS NULL ${profileCheck}`,
           )
           .bind(
-            pick(input.name, app.name),
-            v.token_type,
-            v.token_alg,
-            v.token_jwk,
-            v.token_jwks_url,
-            v.token_issuer,
-            v.token_audience,
-            v.max_token_lifetime_seconds,
-            pick(input.endUserDailyLimitMicros, app.end_user_daily_limit_micros),
-            pick(input.endUserMonthlyLimitMicros, app.end_user_monthly_limit_micros),
-            pick(input.endUserWeeklyLimitMicros, app.end_user_weekly_limit_micros),
-            input.showCost === undefined ? app.show_cost : input.showCost ? 1 : 0,
-            now,
+            ...sets.map(([, value]) => value),
             app.id,
+            ...(input.profileId === undefined ? [] : [input.profileId, app.org_id]),
           ),
         auditStatement(
           db,
@@ -326,8 +273,13 @@ export const apps = new Hono<AppEnv>()
         ...(fromSecret ? dropSecrets(db, app.id) : []),
         ...(secret ? [secret.statement] : []),
       ]);
-      if (update?.meta.changes !== 1) throw new AppError("gone", "This app was deleted");
-      // Its end users' sessions keep the app's limits and projects between turns: they hear now.
+      if (update?.meta.changes !== 1) {
+        // Deleted meanwhile (410), or the profile named was (the check above saw it live).
+        if (input.profileId && (await lookupApp(db, app.id))) throw notFound("Profile");
+        throw new AppError("gone", "This app was deleted");
+      }
+      // Its end users' sessions keep the app's limits, projects and profile between turns: they
+      // hear now.
       await appChanged(c.env, app, {
         limits:
           input.endUserDailyLimitMicros !== undefined ||

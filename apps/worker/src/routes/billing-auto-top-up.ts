@@ -13,6 +13,7 @@ import { orgAccess, requireRole } from "../auth/access.ts";
 import { billingAccount, openBillingAccount } from "../billing/account.ts";
 import { publicCard } from "../billing/saved-card.ts";
 import { stripeClient } from "../billing/stripe.ts";
+import { recordCheckout } from "../billing/stripe-records.ts";
 import { auditStatement } from "../db/audit.ts";
 import { iso } from "../db/pagination.ts";
 import { config } from "../env.ts";
@@ -142,6 +143,8 @@ export const billingAutoTopUp = new Hono<AppEnv>()
         }),
       );
       if (!session.url) throw new AppError("internal", "Stripe returned no Checkout URL");
+      // Only a setup session recorded here saves a card, and only for this org.
+      await recordCheckout(c.env.DB, session.id, { orgId, mode: "setup", requestedMicros: null });
       return c.json({ id: session.id, url: session.url }, 201);
     },
   )

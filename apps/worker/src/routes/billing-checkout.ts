@@ -10,6 +10,7 @@ import Stripe from "stripe";
 import { notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { keyedHash } from "../auth/keyed-hash.ts";
 import { isIdempotencyConflict, stripeClient } from "../billing/stripe.ts";
+import { recordCheckout } from "../billing/stripe-records.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json } from "../http/openapi.ts";
@@ -95,6 +96,13 @@ export const billingCheckout = new Hono<AppEnv>()
         );
       });
       if (!session.url) throw new AppError("internal", "Stripe returned no Checkout URL");
+      // Before the URL is handed out: only a session recorded here is ever credited, and only
+      // to this org (billing/stripe-webhook.ts), whatever its client_reference_id says.
+      await recordCheckout(c.env.DB, session.id, {
+        orgId: access.orgId,
+        mode: "payment",
+        requestedMicros: amountMicros,
+      });
       return c.json({ id: session.id, url: session.url }, 201);
     },
   )
@@ -183,7 +191,7 @@ const isMissingCustomer = (error: unknown): boolean =>
  * portal link then failed with 500 ("No such customer"). When Stripe says so, the org gets a new
  * customer, stored in place of the dead id only if that is still the one stored, and `use` runs
  * once more with it. Payments already made are not at stake: credits come from the webhook, which
- * reads the org from the session's metadata, not from the customer.
+ * finds the org from the session Parley recorded, not from the customer.
  */
 export async function withStripeCustomer<T>(
   c: Context<AppEnv>,

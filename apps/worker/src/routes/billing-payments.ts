@@ -22,12 +22,14 @@ interface PaymentRow {
   created_at: number;
   receipt_url: string | null;
   refunded_micros: number;
-  disputed: number;
+  disputed_micros: number;
+  reversed_micros: number;
   source: Payment["source"];
 }
 
+/** Disputed while a dispute's funds stand withdrawn; a won dispute's payment is itself again. */
 const statusOf = (row: PaymentRow): Payment["status"] =>
-  row.disputed === 1
+  row.disputed_micros > 0
     ? "disputed"
     : row.refunded_micros >= row.amount_micros
       ? "refunded"
@@ -39,6 +41,8 @@ const toPayment = (row: PaymentRow): Payment => ({
   id: row.payment_intent_id,
   amountMicros: row.amount_micros,
   refundedMicros: row.refunded_micros,
+  disputedMicros: row.disputed_micros,
+  reversedMicros: row.reversed_micros,
   status: statusOf(row),
   source: row.source,
   receiptUrl: row.receipt_url,
@@ -90,8 +94,8 @@ export const billingPayments = new Hono<AppEnv>().get(
     const { cursor, limit } = c.req.valid("query");
     const after = cursor === undefined ? null : keysetCursor(cursor);
     const { results } = await c.env.DB.prepare(
-      `SELECT payment_intent_id, amount_micros, created_at, receipt_url, refunded_micros, disputed,
-         source
+      `SELECT payment_intent_id, amount_micros, created_at, receipt_url, refunded_micros,
+         disputed_micros, reversed_micros, source
        FROM stripe_payments WHERE org_id = ?1
          AND (?2 IS NULL OR created_at < ?2 OR (created_at = ?2 AND payment_intent_id < ?3))
        ORDER BY created_at DESC, payment_intent_id DESC LIMIT ?4`,

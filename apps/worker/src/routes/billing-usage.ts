@@ -13,6 +13,7 @@ import {
 } from "@parley/shared";
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
+import { modelLabels } from "../assistants/catalogue.ts";
 import { atLeast } from "../auth/access.ts";
 import { acceptApiKey, type OrgCaller, orgCaller } from "../auth/api-keys.ts";
 import { billingAccount } from "../billing/account.ts";
@@ -41,7 +42,12 @@ function usageMember(who: OrgCaller, requested: string | undefined): string | un
 const usageReader = acceptApiKey("usage:read");
 
 /** The label of a usage group's key, by what the usage is grouped by. */
-function groupLabel(labels: Labels, groupBy: UsageGroupBy, key: string | null): string {
+function groupLabel(
+  labels: Labels,
+  model: (id: string) => string,
+  groupBy: UsageGroupBy,
+  key: string | null,
+): string {
   switch (groupBy) {
     case "member":
       return labels.member(key);
@@ -49,6 +55,9 @@ function groupLabel(labels: Labels, groupBy: UsageGroupBy, key: string | null): 
       return labels.project(key);
     case "session":
       return labels.session(key);
+    // The catalogue's display name; the key stays the model id (2026-12-06).
+    case "model":
+      return key === null ? "" : model(key);
     default:
       return key ?? "";
   }
@@ -95,13 +104,19 @@ export const billingUsage = new Hono<AppEnv>()
       );
       // Names for the keys, in one D1 query for the whole report (it is one page).
       const keys = groups.map((group) => group.key);
-      const labels = await resolveLabels(c.env.DB, access.orgId, {
-        ...(q.groupBy === "member" ? { members: keys } : {}),
-        ...(q.groupBy === "project" ? { projects: keys } : {}),
-        ...(q.groupBy === "session" ? { sessions: keys } : {}),
-      });
+      const [labels, model] = await Promise.all([
+        resolveLabels(c.env.DB, access.orgId, {
+          ...(q.groupBy === "member" ? { members: keys } : {}),
+          ...(q.groupBy === "project" ? { projects: keys } : {}),
+          ...(q.groupBy === "session" ? { sessions: keys } : {}),
+        }),
+        modelLabels(c.env),
+      ]);
       const items = groups.map(
-        (group): UsageGroup => ({ ...group, label: groupLabel(labels, q.groupBy, group.key) }),
+        (group): UsageGroup => ({
+          ...group,
+          label: groupLabel(labels, model, q.groupBy, group.key),
+        }),
       );
       const totals = items.reduce(
         (sum, item) => ({
@@ -159,6 +174,7 @@ export const billingUsage = new Hono<AppEnv>()
       const q = c.req.valid("query");
       const memberId = usageMember(who, q.memberId);
       const account = billingAccount(c.env, access.orgId);
+      const model = await modelLabels(c.env);
       const columns = [
         "created_at",
         "request_id",
@@ -179,6 +195,8 @@ export const billingUsage = new Hono<AppEnv>()
         "session_label",
         // Since 2026-12-02: the grants that paid for the call, `<grant id>:<source>:<micros>;...`.
         "grants",
+        // Since 2026-12-06: the model's display name in the catalogue (its id when unlisted).
+        "model_label",
       ];
       const encoder = new TextEncoder();
       let after: { createdAt: number; requestId: string } | undefined;
@@ -219,6 +237,7 @@ export const billingUsage = new Hono<AppEnv>()
                 row.projectId === null ? "" : labels.project(row.projectId),
                 row.sessionId === null ? "" : labels.session(row.sessionId),
                 row.grants,
+                model(row.model),
               ]
                 .map(csvField)
                 .join(","),
@@ -272,7 +291,10 @@ export const billingUsage = new Hono<AppEnv>()
           : { before: { createdAt: before.at, requestId: before.key } }),
       });
       const page = rows.slice(0, q.limit);
-      const labels = await resolveLabels(c.env.DB, access.orgId, idsOf(page));
+      const [labels, model] = await Promise.all([
+        resolveLabels(c.env.DB, access.orgId, idsOf(page)),
+        modelLabels(c.env),
+      ]);
       const last = page.at(-1);
       return c.json({
         items: page.map(
@@ -292,6 +314,7 @@ export const billingUsage = new Hono<AppEnv>()
                 ? null
                 : { id: row.sessionId, label: labels.session(row.sessionId) },
             model: row.model,
+            modelLabel: model(row.model),
             promptTokens: row.promptTokens,
             completionTokens: row.completionTokens,
             cachedPromptTokens: row.cachedPromptTokens,

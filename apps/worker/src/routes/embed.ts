@@ -45,7 +45,10 @@ export const embed = new Hono<AppEnv>()
   /**
    * Refusals of the token are all 401 with one message, and write nothing: a bad signature, another
    * app's secret, a rotated-out secret after its overlap, an expired or too long-lived token, the
-   * wrong `iss` or `aud`, another `alg` or `none`, a deleted app, a malformed token.
+   * wrong `iss` or `aud`, another `alg` or `none`, a deleted app, a malformed token. A token that
+   * verifies but whose `sub` is not an external id (packages/shared external-ids.ts) is 400
+   * `invalid_request` naming `sub`, as the API-key mint and the erasure refuse that id: only the
+   * tenant, who signed it, learns that its signature was good.
    */
   .post(
     "/token",
@@ -53,7 +56,7 @@ export const embed = new Hono<AppEnv>()
       tags: ["Embed"],
       summary: "Exchange a tenant-signed token for an end-user token",
       security: security.public,
-      responses: { 200: json(endUserTokenSchema), ...errors(401, 403, 429) },
+      responses: { 200: json(endUserTokenSchema), ...errors(400, 401, 403, 429) },
     }),
     jsonBody(embedTokenSchema),
     async (c) => {

@@ -11,7 +11,7 @@ import {
   pageQuerySchema,
   sessionPageSchema,
   sessionSchema,
-  updateSessionSchema,
+  updateEndUserSessionSchema,
 } from "@parley/shared";
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -152,7 +152,7 @@ export const endUserSessions = new Hono<EndUserEnv>()
       const who = c.get("endUser");
       const { cursor, limit } = c.req.valid("query");
       const { results } = await c.env.DB.prepare(
-        `SELECT s.id, s.project_id, s.org_id, s.owner_id, s.title, s.created_at, s.updated_at
+        `SELECT s.id, s.project_id, s.org_id, s.owner_id, s.title, s.created_at, s.updated_at, s.model
        FROM sessions s JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
        WHERE s.app_id = ?1 AND s.owner_id = ?2 AND s.deleted_at IS NULL AND s.id < ?3
        ORDER BY s.id DESC LIMIT ?4`,
@@ -273,7 +273,9 @@ export const endUserSessions = new Hono<EndUserEnv>()
       responses: { 200: json(sessionSchema), ...errors(401, 404) },
     }),
     requireEndUser,
-    jsonBody(updateSessionSchema),
+    // Their own rename: a title only. An end user never picks a model (their app's profile
+    // does): `model` is an unknown field here, refused (400) like any other.
+    jsonBody(updateEndUserSessionSchema),
     async (c) => {
       const who = c.get("endUser");
       const { session } = await ownSession(c, who, c.req.param("sessionId"));

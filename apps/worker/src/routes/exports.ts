@@ -10,6 +10,7 @@ import {
   exportJob,
   exportRow,
   fileExport,
+  holderStands,
   startExport,
   toDataExport,
 } from "../exports/file.ts";
@@ -176,8 +177,9 @@ export const orgExports = new Hono<AppEnv>()
 
 /**
  * The archive, by its link (no sign-in: the secret is the capability, like an invitation link).
- * A wrong or missing key is 404, as for an unknown export; the right key after the link expired is
- * 410. Streamed from the export's object a page at a time, never cached, never referred.
+ * A wrong or missing key is 404, as for an unknown export, and so is the right key once the person
+ * it was issued to no longer stands where it needs them (`holderStands`); the right key after the
+ * link expired is 410. Streamed from the export's object a page at a time, never cached, never referred.
  */
 export const exportDownloads = new Hono<AppEnv>().get(
   "/:exportId/download",
@@ -199,6 +201,9 @@ export const exportDownloads = new Hono<AppEnv>().get(
     if (!constantTimeEqual(presented, new TextEncoder().encode(row.secret_hash))) {
       throw notFound("Export");
     }
+    // A link whose holder lost the standing it needs is dead: it answers as a missing one and
+    // writes nothing (no audit row), whatever else is true of it.
+    if (!(await holderStands(c.env, row))) throw notFound("Export");
     if (!downloadable(row)) throw new AppError("gone", "This download link has expired");
     await auditStatement(c.env.DB, {
       orgId: row.org_id,

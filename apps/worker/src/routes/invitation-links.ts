@@ -10,10 +10,12 @@ import { describeRoute } from "hono-openapi";
 import { notFound } from "../auth/access.ts";
 import { auditStatement } from "../db/audit.ts";
 import { iso } from "../db/pagination.ts";
+import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
+import { deprecatedForm } from "../http/deprecated.ts";
 import { errors, json, security } from "../http/openapi.ts";
 import { jsonBody, noBody } from "../http/validate.ts";
-import { byToken, pendingInvitations, requirePending } from "./invitations.ts";
+import { byToken, MAKER_STANDS, pendingInvitations, requireUsable } from "./invitations.ts";
 
 /**
  * What an invitation link's reader does with its secret: read what it invites to, and accept it.
@@ -22,14 +24,15 @@ import { byToken, pendingInvitations, requirePending } from "./invitations.ts";
  * (`/invite#inv_...`), which browsers never send: request logs (Cloudflare's, `wrangler dev`'s)
  * and proxies keep paths and queries, and a secret there is readable by anyone who reads them.
  * The first forms, with the secret in the path, still answer for clients and links made before
- * 2026-12-04, marked deprecated (docs/2026-12-04-invitation-secrets.md).
+ * 2026-12-04, marked deprecated, until `INVITATION_PATH_FORMS_END` (default 2026-12-18), and 410
+ * after it (docs/2026-12-04-invitation-secrets.md).
  */
 
 /** What a link invites to, before its reader has signed in (so they sign up with the right email). */
 async function preview(c: Context<AppEnv>, token: string) {
   const row = await byToken(c.env.DB, token);
   if (!row) throw notFound("Invitation");
-  requirePending(row, Date.now());
+  requireUsable(row, Date.now());
   return c.json({
     orgName: row.org_name,
     email: row.email,
@@ -45,7 +48,7 @@ async function accept(c: Context<AppEnv>, token: string) {
   const row = await byToken(db, token);
   if (!row) throw notFound("Invitation");
   const now = Date.now();
-  requirePending(row, now);
+  requireUsable(row, now);
   const user = await db
     .prepare("SELECT email FROM users WHERE id = ?")
     .bind(userId)
@@ -71,8 +74,11 @@ async function accept(c: Context<AppEnv>, token: string) {
   const [taken, joined] = await db.batch([
     db
       .prepare(
-        `UPDATE invitations SET accepted_at = ?1, accepted_by = ?2
-         WHERE id = ?3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?1`,
+        // Its maker's standing too, as the statement runs: a removal racing the accept either
+        // comes first (nothing taken) or after (the member joined while the link was good).
+        `UPDATE invitations AS i SET accepted_at = ?1, accepted_by = ?2
+         WHERE i.id = ?3 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > ?1
+           AND ${MAKER_STANDS}`,
       )
       .bind(now, userId, row.id),
     db
@@ -103,7 +109,8 @@ async function accept(c: Context<AppEnv>, token: string) {
       )
       .bind(now, JSON.stringify(others), row.id, userId),
   ]);
-  if (taken?.meta.changes !== 1) throw new AppError("gone", "This invitation was already used");
+  if (taken?.meta.changes !== 1)
+    throw new AppError("gone", "This invitation can no longer be used");
   if (joined?.meta.changes !== 1) {
     throw new AppError("conflict", "You are already a member of this organization");
   }
@@ -111,7 +118,16 @@ async function accept(c: Context<AppEnv>, token: string) {
 }
 
 const PATH_FORM =
-  "Deprecated: the secret in the path is kept by request logs. Send it in the body instead.";
+  "Deprecated: the secret in the path is kept by request logs. Send it in the body instead. " +
+  "Answers until INVITATION_PATH_FORMS_END (default 2026-12-18, UTC), then 410 `gone`.";
+
+/** The path forms' deprecation: `Deprecation`, `Sunset`, and 410 once they ended. */
+const pathForm = (c: Context<AppEnv>, successor: string) =>
+  deprecatedForm(c, {
+    deprecatedAt: "2026-12-04",
+    endsAt: config(c.env).pathFormsEnd.invitationSecret,
+    successor,
+  });
 
 /**
  * `POST /api/auth/invitations/preview` (`{ token }`): public, like the rest of `/api/auth`; the
@@ -139,7 +155,10 @@ export const invitationPreview = new Hono<AppEnv>()
       security: security.public,
       responses: { 200: json(invitationPreviewSchema), ...errors(404, 410) },
     }),
-    (c) => preview(c, c.req.param("token")),
+    (c) => {
+      pathForm(c, "/api/auth/invitations/preview");
+      return preview(c, c.req.param("token"));
+    },
   );
 
 /** `POST /api/invitations/accept` (`{ token }`); `POST /api/invitations/:token/accept` is its first form. */
@@ -164,5 +183,8 @@ export const invitations = new Hono<AppEnv>()
       responses: { 201: json(acceptedInvitationSchema), ...errors(401, 403, 404, 409, 410) },
     }),
     noBody,
-    (c) => accept(c, c.req.param("token")),
+    (c) => {
+      pathForm(c, "/api/invitations/accept");
+      return accept(c, c.req.param("token"));
+    },
   );

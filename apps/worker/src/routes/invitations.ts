@@ -67,21 +67,31 @@ const toInvitation = (row: InvitationRow, now = Date.now()): Invitation => ({
 
 const COLUMNS = "id, org_id, email, role, created_at, expires_at, accepted_at, revoked_at";
 
+/** An invitation as its link finds it: with its org's name and whether its maker still stands. */
+export type LinkedInvitation = InvitationRow & { org_name: string; maker_stands: number };
+
+/**
+ * SQL true while the maker of invitation `i` may still grant what it invites to: a member of its
+ * org with the role that makes such a link (an owner for the owner role, else an owner or admin),
+ * with no erasure filed of them or of the org. An erased maker's `invited_by` is NULL: false.
+ */
+export const MAKER_STANDS = `EXISTS (
+  SELECT 1 FROM memberships m WHERE m.org_id = i.org_id AND m.user_id = i.invited_by
+    AND m.role IN ('owner', CASE WHEN i.role = 'owner' THEN 'owner' ELSE 'admin' END)
+    AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.subject_id IN (i.invited_by, i.org_id)))`;
+
 /** The invitation a link's secret names, or 404 (an unknown secret and a malformed one alike). */
-export async function byToken(
-  db: D1Database,
-  token: string,
-): Promise<(InvitationRow & { org_name: string }) | null> {
+export async function byToken(db: D1Database, token: string): Promise<LinkedInvitation | null> {
   if (!/^inv_[A-Za-z0-9_-]{43}$/.test(token)) return null;
   return db
     .prepare(
       `SELECT i.id, i.org_id, i.email, i.role, i.created_at, i.expires_at, i.accepted_at, i.revoked_at,
-         o.name AS org_name
+         o.name AS org_name, ${MAKER_STANDS} AS maker_stands
        FROM invitations i JOIN organizations o ON o.id = i.org_id
        WHERE i.token_hash = ?`,
     )
     .bind(await sha256Base64Url(token))
-    .first<InvitationRow & { org_name: string }>();
+    .first<LinkedInvitation>();
 }
 
 /**
@@ -159,6 +169,18 @@ export function requirePending(row: InvitationRow, now: number): void {
       `This invitation was ${status === "expired" ? "not used in time" : status}`,
     );
   }
+}
+
+/**
+ * A link is good only while it is pending and its maker may still grant what it invites to
+ * (checked at use, docs/2026-12-06-bearer-links.md): removal and demotion close a maker's links
+ * as they happen, but a link must not depend on every path that ends a maker's rights remembering
+ * to (an erased maker's links stayed open). A link whose maker no longer stands answers exactly
+ * as a revoked one, 410, and changes nothing.
+ */
+export function requireUsable(row: LinkedInvitation, now: number): void {
+  requirePending(row, now);
+  if (row.maker_stands !== 1) throw new AppError("gone", "This invitation was revoked");
 }
 
 /**

@@ -6,6 +6,9 @@ import {
   type OperatorGrantResult,
   operatorGrantResultSchema,
   operatorGrantSchema,
+  pageQuerySchema,
+  reversalExcessPageSchema,
+  unrecognizedStripeEventPageSchema,
 } from "@parley/shared";
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -14,10 +17,11 @@ import { constantTimeEqual } from "../auth/encoding.ts";
 import { billingAccount, openBillingAccount } from "../billing/account.ts";
 import { toGrant } from "../billing/grants.ts";
 import { auditStatement } from "../db/audit.ts";
+import { reversalExcess, unrecognizedEvents } from "../db/stripe-review.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json, security } from "../http/openapi.ts";
-import { jsonBody } from "../http/validate.ts";
+import { jsonBody, query } from "../http/validate.ts";
 
 async function digest(value: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value)));
@@ -26,17 +30,15 @@ async function digest(value: string): Promise<Uint8Array> {
 /**
  * The platform operator, and only the operator: `Authorization: Bearer <OPERATOR_SECRET>`,
  * compared in constant time (both sides hashed first, so neither the length nor a prefix leaks).
- * An org's owners and admins never get here: free credits are not theirs to give. Unset, the
- * secret lets nobody in.
+ * An org's owners and admins never get here: free credits are not theirs to give. The secret is
+ * required: a Worker without it refuses every request (env.ts `config`).
  */
-const requireOperator = createMiddleware<AppEnv>(async (c, next) => {
+export const requireOperator = createMiddleware<AppEnv>(async (c, next) => {
   const secret = config(c.env).operatorSecret;
   const header = c.req.header("authorization") ?? "";
   const presented = header.startsWith("Bearer ") ? header.slice(7) : "";
   const ok =
-    secret !== null &&
-    presented.length > 0 &&
-    constantTimeEqual(await digest(presented), await digest(secret));
+    presented.length > 0 && constantTimeEqual(await digest(presented), await digest(secret));
   if (!ok) throw new AppError("unauthorized", "A platform operator's secret is required");
   await next();
 });
@@ -53,7 +55,8 @@ async function operatorOrg(db: D1Database, orgId: string): Promise<string> {
 
 /**
  * The platform operator's surface (mounted at /api/operator, outside the member sign-in): grants
- * and the monthly allowance of any org (docs/2026-12-02-billing-features.md, "Credit grants").
+ * and the monthly allowance of any org (docs/2026-12-02-billing-features.md, "Credit grants"),
+ * and what Stripe did that credits did not follow (docs/2026-12-06-stripe-trust.md).
  */
 export const operator = new Hono<AppEnv>()
   .use("*", requireOperator)
@@ -129,5 +132,35 @@ export const operator = new Hono<AppEnv>()
         billingDay: body.billingDay,
         nextRenewalAt: nextRenewalAt === null ? null : new Date(nextRenewalAt).toISOString(),
       } satisfies AllowanceResult);
+    },
+  )
+  .get(
+    "/stripe/unrecognized",
+    describeRoute({
+      tags: ["Operator"],
+      summary:
+        "Stripe events acknowledged without effect: payments, cards and charges Parley did not start, refunds and disputes of payments it has no record of (platform operator)",
+      security: security.operator,
+      responses: { 200: json(unrecognizedStripeEventPageSchema), ...errors(400, 401) },
+    }),
+    query(pageQuerySchema),
+    async (c) => {
+      const { cursor, limit } = c.req.valid("query");
+      return c.json(await unrecognizedEvents(c.env.DB, cursor, limit));
+    },
+  )
+  .get(
+    "/stripe/excess",
+    describeRoute({
+      tags: ["Operator"],
+      summary:
+        "Payments whose refunds and disputes at Stripe took more than they paid: the excess was not taken from credits (platform operator)",
+      security: security.operator,
+      responses: { 200: json(reversalExcessPageSchema), ...errors(400, 401) },
+    }),
+    query(pageQuerySchema),
+    async (c) => {
+      const { cursor, limit } = c.req.valid("query");
+      return c.json(await reversalExcess(c.env.DB, cursor, limit));
     },
   );

@@ -17,7 +17,16 @@ import {
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { revokeConnections } from "../agents/revocation.ts";
-import { atLeast, orgAccess, type ProjectRow, projectAccess, requireRole } from "../auth/access.ts";
+import { assignable, checkAssignable } from "../assistants/assign.ts";
+import { checkChosenModel } from "../assistants/models.ts";
+import {
+  atLeast,
+  notFound,
+  orgAccess,
+  type ProjectRow,
+  projectAccess,
+  requireRole,
+} from "../auth/access.ts";
 import { auditStatement } from "../db/audit.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import { fileErasure } from "../erasure/file.ts";
@@ -34,6 +43,8 @@ export const toProject = (row: ProjectRow): Project => ({
   createdBy: row.created_by,
   createdAt: iso(row.created_at),
   updatedAt: iso(row.updated_at),
+  defaultProfileId: row.default_profile_id ?? null,
+  previewProfileId: row.preview_profile_id ?? null,
 });
 
 function checkMemorySize(memory: Memory | undefined): void {
@@ -94,6 +105,8 @@ export const orgProjects = new Hono<AppEnv>()
         created_at: now,
         updated_at: now,
         deleted_at: null,
+        default_profile_id: null,
+        preview_profile_id: null,
       };
       await db.batch([
         db
@@ -138,33 +151,66 @@ export const projects = new Hono<AppEnv>()
     },
   )
 
-  /** Any member edits the name and the shared memory; the whole memory object is replaced. */
+  /**
+   * Any member edits the name and the shared memory (the whole memory object is replaced); owners
+   * and admins also choose its assistant: `defaultProfileId` (its sessions) and `previewProfileId`
+   * (its onboarding preview, a free-preview model only), each a profile of the org or null.
+   */
   .patch(
     "/:projectId",
     describeRoute({
       tags: ["Projects"],
-      summary: "Rename a project or replace its memory",
-      responses: { 200: json(projectSchema), ...errors(401, 403, 404, 413) },
+      summary: "Rename a project, replace its memory, or choose its assistant profiles",
+      responses: { 200: json(projectSchema), ...errors(400, 401, 403, 404, 410, 413) },
     }),
     jsonBody(updateProjectSchema),
     async (c) => {
       const { userId } = c.get("caller");
       const db = c.env.DB;
-      const { project } = await projectAccess(db, userId, c.req.param("projectId"));
+      const { project, access } = await projectAccess(db, userId, c.req.param("projectId"));
       const input = c.req.valid("json");
       checkMemorySize(input.memory);
-      const updated: ProjectRow = {
-        ...project,
-        name: input.name ?? project.name,
-        memory: input.memory === undefined ? project.memory : JSON.stringify(input.memory),
-        updated_at: Date.now(),
-      };
+      const profiles = input.defaultProfileId !== undefined || input.previewProfileId !== undefined;
+      if (profiles) requireRole(access, "admin");
+      if (input.defaultProfileId) {
+        await checkAssignable(c.env, project.org_id, input.defaultProfileId, {
+          preview: false,
+          field: "defaultProfileId",
+        });
+      }
+      if (input.previewProfileId) {
+        await checkAssignable(c.env, project.org_id, input.previewProfileId, {
+          preview: true,
+          field: "previewProfileId",
+        });
+      }
+      const now = Date.now();
+      const setsDefault = input.defaultProfileId !== undefined;
+      const setsPreview = input.previewProfileId !== undefined;
       const [update] = await db.batch([
         db
           .prepare(
-            "UPDATE projects SET name = ?, memory = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL",
+            // Only the fields sent are written: a rename racing a memory edit (or a profile
+            // choice) used to write back what it had read of the other field, undoing it.
+            `UPDATE projects SET name = COALESCE(?1, name), memory = COALESCE(?2, memory),
+               updated_at = ?3,
+               default_profile_id = CASE WHEN ?8 THEN ?5 ELSE default_profile_id END,
+               preview_profile_id = CASE WHEN ?9 THEN ?6 ELSE preview_profile_id END
+             WHERE id = ?4 AND deleted_at IS NULL AND (NOT ?8 OR ${assignable("?5", "?7")})
+               AND (NOT ?9 OR ${assignable("?6", "?7")})
+             RETURNING *`,
           )
-          .bind(updated.name, updated.memory, updated.updated_at, project.id),
+          .bind(
+            input.name ?? null,
+            input.memory === undefined ? null : JSON.stringify(input.memory),
+            now,
+            project.id,
+            input.defaultProfileId ?? null,
+            input.previewProfileId ?? null,
+            project.org_id,
+            setsDefault ? 1 : 0,
+            setsPreview ? 1 : 0,
+          ),
         auditStatement(
           db,
           {
@@ -173,13 +219,29 @@ export const projects = new Hono<AppEnv>()
             action: "project.updated",
             subjectType: "project",
             subjectId: project.id,
-            data: { name: input.name !== undefined, memory: input.memory !== undefined },
+            data: {
+              name: input.name !== undefined,
+              memory: input.memory !== undefined,
+              ...(input.defaultProfileId === undefined
+                ? {}
+                : { defaultProfileId: input.defaultProfileId }),
+              ...(input.previewProfileId === undefined
+                ? {}
+                : { previewProfileId: input.previewProfileId }),
+            },
           },
-          { now: updated.updated_at, afterChange: true },
+          { now, afterChange: true },
         ),
       ]);
-      if (update?.meta.changes !== 1) throw new AppError("gone", "This project was deleted");
-      // Its chats keep the memory their system prompt shows: they read it again now.
+      const updated = update?.results[0] as ProjectRow | undefined;
+      if (update?.meta.changes !== 1 || !updated) {
+        // Deleted meanwhile, or the profile named was (the check above saw it live).
+        if (profiles) await projectAccess(db, userId, project.id);
+        if (profiles) throw notFound("Profile");
+        throw new AppError("gone", "This project was deleted");
+      }
+      // Its chats keep the memory their system prompt shows, and what their turns resolve to:
+      // they read both again now.
       await revokeConnections(c.env, { projectId: project.id });
       return c.json(toProject(updated));
     },
@@ -251,14 +313,15 @@ export const projects = new Hono<AppEnv>()
     "/:projectId/sessions",
     describeRoute({
       tags: ["Sessions"],
-      summary: "Start a session",
-      responses: { 201: json(sessionSchema), ...errors(401, 404) },
+      summary: "Start a session (optionally with a model the org allows)",
+      responses: { 201: json(sessionSchema), ...errors(400, 401, 404) },
     }),
     jsonBody(createSessionSchema),
     async (c) => {
       const { userId } = c.get("caller");
       const { project } = await projectAccess(c.env.DB, userId, c.req.param("projectId"));
-      const { title } = c.req.valid("json");
+      const { title, model } = c.req.valid("json");
+      if (model !== undefined) await checkChosenModel(c.env, project.org_id, model);
       const now = Date.now();
       const row: SessionRowOut = {
         id: newId("session", now),
@@ -268,12 +331,13 @@ export const projects = new Hono<AppEnv>()
         title: title ?? null,
         created_at: now,
         updated_at: now,
+        model: model ?? null,
       };
       await c.env.DB.prepare(
-        `INSERT INTO sessions (id, project_id, org_id, owner_id, title, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO sessions (id, project_id, org_id, owner_id, title, created_at, updated_at, model)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-        .bind(row.id, row.project_id, row.org_id, userId, row.title, now, now)
+        .bind(row.id, row.project_id, row.org_id, userId, row.title, now, now, row.model)
         .run();
       const [created] = await sessionPage(c.env, project.org_id, [row]);
       return c.json(created, 201);

@@ -8,6 +8,8 @@ import {
 } from "@parley/shared";
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
+import { checkChosenModel } from "../assistants/models.ts";
+import { assistantChanged } from "../assistants/push.ts";
 import { atLeast, type SessionRow, sessionAccess } from "../auth/access.ts";
 import { acceptApiKey, orgCaller } from "../auth/api-keys.ts";
 import { billingAccount } from "../billing/account.ts";
@@ -36,6 +38,7 @@ export const toSession = (
   updatedAt: iso(row.updated_at),
   lastActivityAt: iso(row.updated_at),
   spendMicros,
+  model: row.model ?? null,
 });
 
 /** The spend of each session of a page, in one call to the org's BillingAccount. */
@@ -111,7 +114,7 @@ export const orgSessions = new Hono<AppEnv>().get(
       owner = who.userId;
     }
     const { results } = await c.env.DB.prepare(
-      `SELECT s.id, s.project_id, s.org_id, s.owner_id, s.title, s.created_at, s.updated_at
+      `SELECT s.id, s.project_id, s.org_id, s.owner_id, s.title, s.created_at, s.updated_at, s.model
        FROM sessions s JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
        WHERE s.org_id = ?1 AND s.deleted_at IS NULL AND s.id < ?2
          AND (?3 IS NULL OR s.project_id = ?3) AND (?4 IS NULL OR s.owner_id = ?4)
@@ -146,16 +149,18 @@ export const sessions = new Hono<AppEnv>()
   )
 
   /**
-   * Renames a session: its owner only (an admin who may read it may not rename it: 403). The title
-   * follows the rules of a title given at creation; a renamed session keeps its title (the
-   * automatic one is only set while there is none). Not activity: `updatedAt` does not move.
+   * Renames a session or picks its model: its owner only (an admin who may read it may not: 403).
+   * The title follows the rules of a title given at creation; a renamed session keeps its title
+   * (the automatic one is only set while there is none). The model must be one the org allows (a
+   * live catalogue model: 400 otherwise); null goes back to the profile's. Not activity:
+   * `updatedAt` does not move.
    */
   .patch(
     "/:sessionId",
     describeRoute({
       tags: ["Sessions"],
-      summary: "Rename a session (its owner only)",
-      responses: { 200: json(sessionSchema), ...errors(401, 403, 404, 410) },
+      summary: "Rename a session or pick its model (its owner only)",
+      responses: { 200: json(sessionSchema), ...errors(400, 401, 403, 404, 410) },
     }),
     jsonBody(updateSessionSchema),
     async (c) => {
@@ -163,29 +168,51 @@ export const sessions = new Hono<AppEnv>()
       const db = c.env.DB;
       const { session } = await sessionAccess(db, userId, c.req.param("sessionId"));
       if (session.owner_id !== userId) {
-        throw new AppError("forbidden", "Only the session's owner can rename it");
+        throw new AppError("forbidden", "Only the session's owner can rename it or pick its model");
       }
-      const { title } = c.req.valid("json");
+      const input = c.req.valid("json");
+      if (input.model) await checkChosenModel(c.env, session.org_id, input.model);
       const [update] = await db.batch([
         db
-          .prepare("UPDATE sessions SET title = ? WHERE id = ? AND deleted_at IS NULL")
-          .bind(title, session.id),
+          .prepare(
+            // Only what was sent: a rename racing a model pick keeps both.
+            `UPDATE sessions SET title = COALESCE(?1, title),
+               model = CASE WHEN ?2 THEN ?3 ELSE model END
+             WHERE id = ?4 AND deleted_at IS NULL RETURNING title, model`,
+          )
+          .bind(
+            input.title ?? null,
+            input.model === undefined ? 0 : 1,
+            input.model ?? null,
+            session.id,
+          ),
         // The title is the member's content: the audit row says only that it changed.
         auditStatement(
           db,
           {
             orgId: session.org_id,
             actorId: userId,
-            action: "session.renamed",
+            action: input.title === undefined ? "session.model_changed" : "session.renamed",
             subjectType: "session",
             subjectId: session.id,
-            data: { title: true },
+            data: {
+              title: input.title !== undefined,
+              ...(input.model === undefined ? {} : { model: input.model }),
+            },
           },
           { afterChange: true },
         ),
       ]);
-      if (update?.meta.changes !== 1) throw new AppError("gone", "This session was deleted");
-      const [item] = await sessionPage(c.env, session.org_id, [{ ...session, title }]);
+      const stored = update?.results[0] as
+        | { title: string | null; model: string | null }
+        | undefined;
+      if (update?.meta.changes !== 1 || !stored) {
+        throw new AppError("gone", "This session was deleted");
+      }
+      const { title, model } = stored;
+      // The session's agent keeps what its turns resolve to: its next turn reads the new model.
+      if (input.model !== undefined) await assistantChanged(c.env, { sessionId: session.id });
+      const [item] = await sessionPage(c.env, session.org_id, [{ ...session, title, model }]);
       return c.json(item);
     },
   )

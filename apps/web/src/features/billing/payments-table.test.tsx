@@ -14,6 +14,8 @@ const payment = (over: Partial<Payment>): Payment => ({
   id: "pi_1",
   amountMicros: 20_000_000,
   refundedMicros: 0,
+  disputedMicros: 0,
+  reversedMicros: 0,
   status: "paid",
   source: "checkout",
   receiptUrl: "https://pay.example/receipts/ch_1",

@@ -29,6 +29,7 @@ const session = (id: string, overrides: Partial<Session> = {}): Session => ({
   updatedAt: at,
   lastActivityAt: at,
   spendMicros: 0,
+  model: null,
   ...overrides,
 });
 

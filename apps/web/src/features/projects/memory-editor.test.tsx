@@ -12,6 +12,8 @@ afterEach(() => {
 const project: Project = {
   id: "prj_1",
   orgId: "org_1",
+  defaultProfileId: null,
+  previewProfileId: null,
   name: "Launch plan",
   memory: { audience: "founders" },
   createdBy: "u1",
