@@ -9,6 +9,7 @@ export function readWranglerConfig(file?: string): {
   vars?: Record<string, string>;
   secrets?: { required?: string[] };
   d1_databases?: { binding: string }[];
+  send_email?: { name: string }[];
   durable_objects?: { bindings: { name: string }[] };
   ratelimits?: { name: string }[];
   assets?: { binding?: string };

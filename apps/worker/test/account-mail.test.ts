@@ -53,7 +53,8 @@ describe("email verification at sign-up", () => {
       body: {},
     });
     const chat = await mustConnect(`/agents/assistant-agent/${session.body.id}`, ada.accessToken);
-    expect((await chat.turn("Spend something")).metadata).toMatchObject({
+    // Refused at admission (no reply): the org has nothing to pay with.
+    expect((await chat.turn("Spend something")).parleyError).toMatchObject({
       code: "insufficient_credits",
     });
     chat.close();

@@ -5,6 +5,7 @@ import { billingAccount } from "../src/billing/account.ts";
 import { recordCheckout } from "../src/billing/stripe-records.ts";
 import { mustConnect } from "./chat.ts";
 import { api, errorCode, session } from "./helpers.ts";
+import { mailArrived, nextMail } from "./mail.ts";
 import { funded } from "./metering.ts";
 import {
   deliver,
@@ -122,6 +123,12 @@ describe("automatic top-up", () => {
   it("charges the saved card once per crossing under 50 concurrent reservations, and credits on the webhook only", async () => {
     const w = await funded(10 * DOLLAR);
     const account = billingAccount(env, w.orgId);
+    // The owner asked for receipts by mail (mail/billing-mail.ts).
+    const optIn = await api("PATCH", `/api/me/notifications/${w.orgId}`, {
+      token: w.owner.token,
+      body: { receipts: true },
+    });
+    expect(optIn.status).toBe(200);
     await saveCard(w, GOOD_CARD);
     expect((await state(w)).card).toMatchObject({ brand: "visa", last4: "4242" });
     expect((await configure(w)).status).toBe(200);
@@ -143,6 +150,10 @@ describe("automatic top-up", () => {
     expect((await replay(succeeded)).body).toEqual({ received: true, outcome: "applied" });
     expect((await replay(succeeded)).body).toEqual({ received: true, outcome: "duplicate" });
     expect((await account.balance()).postedMicros).toBe(30 * DOLLAR);
+    // One receipt for the automatic top-up, however often its event came.
+    const receipt = await nextMail(w.owner.email, "receipt");
+    expect(receipt.text).toContain("$20.00 of credits from an automatic top-up were added");
+    expect(await mailArrived(w.owner.email, "receipt", receipt.id, 500)).toBe(false);
     expect((await account.reconcile()).ok).toBe(true);
     expect(await state(w)).toMatchObject({
       monthChargedMicros: 20 * DOLLAR,

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
 import { addMembership, api, errorCode, person, snapshot, world } from "./helpers.ts";
 import { mailArrived, mailTo, nextMail } from "./mail.ts";
-import { checkoutEvent, deliver, uid } from "./stripe.ts";
+import { checkoutEvent, deliver, startedSession, uid } from "./stripe.ts";
 
 /**
  * Owners' billing mail (docs/2026-12-06-mail.md): receipts of credited top-ups and limit alerts,
@@ -70,6 +70,8 @@ describe("receipts by mail", () => {
     await addMembership(w.orgId, second.id, "owner");
     await optIn(w.owner.token, w.orgId, { receipts: true });
     const session = { id: uid("cs"), paymentIntent: uid("pi"), cents: 2_500 };
+    // Parley credits only Checkout Sessions it started (billing/stripe-webhook.ts).
+    await startedSession(w.orgId, session);
     const event = checkoutEvent(w.orgId, "checkout.session.completed", session);
     expect((await deliver(event)).body).toMatchObject({ outcome: "applied" });
     expect((await deliver(event)).body).toMatchObject({ outcome: "duplicate" });
@@ -77,6 +79,12 @@ describe("receipts by mail", () => {
     const receipt = await nextMail(w.owner.email, "receipt");
     expect(receipt.subject).toBe("Receipt: $25.00 of credits for Acme");
     expect(receipt.links).toContain("https://parley.test/billing");
+    // A paid session Parley did not start credits nothing, so it has no receipt either.
+    const forged = { id: uid("cs"), paymentIntent: uid("pi"), cents: 9_900 };
+    const unrecognized = await deliver(
+      checkoutEvent(w.orgId, "checkout.session.completed", forged),
+    );
+    expect(unrecognized.body).toMatchObject({ outcome: "unrecognized" });
     expect(await mailArrived(w.owner.email, "receipt", receipt.id, 1_000)).toBe(false);
     expect(await mailTo(w.owner.email, { kind: "receipt" })).toHaveLength(1);
     // Owners who did not opt in, and members, get none.

@@ -41,11 +41,31 @@ async function namesRead(): Promise<Set<string>> {
   return names;
 }
 
+/**
+ * Secrets the Worker reads that are not required: each declared by a `declare global { interface
+ * Env }` augmentation in the code (wrangler types only knows `secrets.required`). Only the
+ * non-default mail transport's token today (mail/config.ts): the default transport needs none,
+ * so requiring it would refuse every deploy that does not use it.
+ */
+async function optionalSecrets(): Promise<string[]> {
+  const names: string[] = [];
+  for (const file of await sources(src)) {
+    const text = await readFile(file, "utf8");
+    for (const block of text.matchAll(/declare global \{\s*interface Env \{([^}]*)\}/g)) {
+      for (const match of (block[1] ?? "").matchAll(/^\s*([A-Z][A-Z0-9_]*)\?: string;/gm)) {
+        names.push(match[1] ?? "");
+      }
+    }
+  }
+  return names;
+}
+
 /** What wrangler.jsonc declares: vars, secrets and bindings. */
 function declared(): Set<string> {
   return new Set([
     ...Object.keys(wrangler.vars ?? {}),
     ...(wrangler.secrets?.required ?? []),
+    ...(wrangler.send_email ?? []).map((b) => b.name),
     ...(wrangler.d1_databases ?? []).map((d) => d.binding),
     ...(wrangler.durable_objects?.bindings ?? []).map((b) => b.name),
     ...(wrangler.ratelimits ?? []).map((r) => r.name),
@@ -68,6 +88,17 @@ describe("every secret the Worker reads is declared", () => {
     for (const name of REQUIRED_SECRETS) {
       expect(types, name).toMatch(new RegExp(`\\b${name}: string;`));
       expect(deploy, name).toMatch(new RegExp(`\\b${name}\\b`));
+    }
+  });
+
+  it("an optional secret is read only through its augmentation, and the README's deploy steps say when to set it", async () => {
+    const optional = await optionalSecrets();
+    expect(optional).toEqual(["MAIL_HTTP_TOKEN"]);
+    const readme = await readFile(path.join(root, "README.md"), "utf8");
+    const deploy = readme.split("\n## Deploy\n")[1]?.split("\n## ")[0] ?? "";
+    for (const name of optional) {
+      expect(deploy, name).toMatch(new RegExp(`\\b${name}\\b`));
+      expect(REQUIRED_SECRETS, name).not.toContain(name);
     }
   });
 
