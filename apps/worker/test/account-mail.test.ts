@@ -21,7 +21,9 @@ import { lastMailId, linkSecret, mailArrived, nextMail } from "./mail.ts";
 
 const verify = (token: string) => api("POST", "/api/auth/verify-email", { body: { token } });
 const me = (token: string) =>
-  api<{ email: string; emailVerified: boolean }>("GET", "/api/me", { token });
+  api<{ email: string; emailVerified: boolean; signupGrantWaits: boolean }>("GET", "/api/me", {
+    token,
+  });
 const available = async (orgId: string, token: string) =>
   (await api<{ availableMicros: number }>("GET", `/api/orgs/${orgId}/billing`, { token })).body
     .availableMicros;
@@ -32,7 +34,10 @@ const GRANT = () => Number(env.SIGNUP_GRANT_MICROS);
 describe("email verification at sign-up", () => {
   it("mails a link; until it is used the account has the free preview but no credits; using it gives the grant once", async () => {
     const ada = await signUp("verify-ada", { verified: false });
-    expect((await me(ada.accessToken)).body.emailVerified).toBe(false);
+    expect((await me(ada.accessToken)).body).toMatchObject({
+      emailVerified: false,
+      signupGrantWaits: true,
+    });
     expect(await available(ada.orgId, ada.accessToken)).toBe(0);
     // The free onboarding preview works unverified (it costs the org nothing).
     const project = await api<{ id: string }>("POST", `/api/orgs/${ada.orgId}/projects`, {
@@ -66,7 +71,10 @@ describe("email verification at sign-up", () => {
     const used = await verify(token);
     expect(used.status).toBe(200);
     expect(used.body).toEqual({ email: ada.email, changed: false });
-    expect((await me(ada.accessToken)).body.emailVerified).toBe(true);
+    expect((await me(ada.accessToken)).body).toMatchObject({
+      emailVerified: true,
+      signupGrantWaits: false,
+    });
     expect(await available(ada.orgId, ada.accessToken)).toBe(GRANT());
 
     // Once: a second use is gone, and changes nothing (no second grant).
@@ -134,7 +142,12 @@ describe("email verification at sign-up", () => {
     expect(await available(first.orgId, first.accessToken)).toBe(GRANT());
     const variant = await signUp("grant-variant", {
       email: `${base.replace("-", ".-")}+x@gmail.com`,
+      verified: false,
     });
+    // Nothing waits for this account: the person had their grant.
+    expect((await me(variant.accessToken)).body.signupGrantWaits).toBe(false);
+    const link = linkSecret(await nextMail(variant.email, "verify_email"), "/verify-email");
+    expect((await verify(link)).status).toBe(200);
     expect((await me(variant.accessToken)).body.emailVerified).toBe(true);
     expect(await available(variant.orgId, variant.accessToken)).toBe(0);
   });
@@ -214,6 +227,35 @@ describe("changing the email", () => {
     expect(await snapshot()).toEqual(before);
     expect((await me(ada.accessToken)).body.email).toBe(ada.email);
   });
+
+  it("a change link expires (gone, nothing changes); asking is limited with the resends, 3 a minute per account", async () => {
+    await inOneWindow(15_000);
+    const ada = await signUp("change-expiry");
+    const next = uniqueEmail("change-expiry-next");
+    expect((await change(ada.accessToken, next, ada.password)).status).toBe(202);
+    const token = linkSecret(await nextMail(next, "email_change"), "/verify-email");
+    await env.DB.prepare(
+      "UPDATE account_tokens SET expires_at = ? WHERE user_id = ? AND purpose = 'change_email'",
+    )
+      .bind(Date.now() - 1, ada.userId)
+      .run();
+    const before = await snapshot();
+    const late = await verify(token);
+    expect([late.status, errorCode(late)]).toEqual([410, "gone"]);
+    expect(await snapshot()).toEqual(before);
+    expect((await me(ada.accessToken)).body.email).toBe(ada.email);
+    // Two more asks fill the minute's three; the fourth is refused, issues no link, mails nothing.
+    let after = await lastMailId(next);
+    for (let i = 0; i < 2; i++) {
+      expect((await change(ada.accessToken, next, ada.password)).status).toBe(202);
+      after = (await nextMail(next, "email_change", { after })).id;
+    }
+    const full = await snapshot();
+    const refused = await change(ada.accessToken, next, ada.password);
+    expect([refused.status, errorCode(refused)]).toEqual([429, "rate_limited"]);
+    expect(await snapshot()).toEqual(full);
+    expect(await mailArrived(next, "email_change", after, 500)).toBe(false);
+  }, 90_000);
 
   it("a password change cancels a pending email change", async () => {
     const ada = await signUp("change-cancel");

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { api, errorCode, signUp, snapshot, uniqueEmail } from "./helpers.ts";
+import { linkSecret, nextMail } from "./mail.ts";
 
 /**
  * Signing up through an invitation (2026-12-06): the invitee gets an account and no organization
@@ -41,8 +42,12 @@ describe("signing up through an invitation", () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(await count("users")).toBe((before.users ?? 0) + 1);
     expect(await count("organizations")).toBe(before.orgs);
-    const me = await api<{ orgs: unknown[] }>("GET", "/api/me", { token: res.body.accessToken });
+    const me = await api<{ orgs: unknown[]; signupGrantWaits: boolean }>("GET", "/api/me", {
+      token: res.body.accessToken,
+    });
     expect(me.body.orgs).toEqual([]);
+    // No grant waits for their address (the web's banner promises none).
+    expect(me.body.signupGrantWaits).toBe(false);
     // Accepting joins the inviting org with the role: the one org they are in.
     const accepted = await api("POST", "/api/invitations/accept", {
       token: res.body.accessToken,
@@ -54,6 +59,18 @@ describe("signing up through an invitation", () => {
     });
     expect(joined.body.orgs).toEqual([expect.objectContaining({ id: owner.orgId, role: "admin" })]);
     // No welcome grant was recorded for them (they founded nothing).
+    expect(await count("signup_grants")).toBe(before.grants);
+    // Their address is proven as any sign-up's is, by the link mailed to it (the invitation's
+    // secret is the inviter's too, so it proves nothing); that gives no grant either.
+    const verification = await nextMail(email, "verify_email");
+    const verified = await api("POST", "/api/auth/verify-email", {
+      body: { token: linkSecret(verification, "/verify-email") },
+    });
+    expect(verified.status, JSON.stringify(verified.body)).toBe(200);
+    const after = await api<{ emailVerified: boolean }>("GET", "/api/me", {
+      token: res.body.accessToken,
+    });
+    expect(after.body.emailVerified).toBe(true);
     expect(await count("signup_grants")).toBe(before.grants);
   });
 

@@ -104,6 +104,11 @@ export const meSchema = z
     createdAt: iso,
     orgs: z.array(orgSummarySchema),
     emailVerified: z.boolean().describe("Whether a link mailed to the address was used"),
+    signupGrantWaits: z
+      .boolean()
+      .describe(
+        "Whether proving the address will give the sign-up grant to the org signed up with (false once verified, for an invitee, or for a person whose grant was given)",
+      ),
   })
   .meta({ id: "Me" });
 

@@ -462,6 +462,11 @@ export interface Me extends User {
   orgs: OrgSummary[];
   /** Whether the account's address was proven by a link mailed to it (docs/2026-12-06-mail.md). */
   emailVerified: boolean;
+  /**
+   * Whether proving the address will give the sign-up grant: unverified, still owning the org it
+   * signed up with (an invitee has none), and no grant given to this person before.
+   */
+  signupGrantWaits: boolean;
 }
 
 export const erasureRequestSchema = z.strictObject({

@@ -58,11 +58,7 @@ export async function grantStatement(
   env: Env,
   input: { userId: string; email: string; now: number; gate: Gate },
 ): Promise<D1PreparedStatement> {
-  const emailKey = await keyedHash(
-    env.ERASURE_HASH_KEY,
-    "signup-grant",
-    normalizedEmail(input.email),
-  );
+  const emailKey = await grantKey(env, input.email);
   return env.DB.prepare(
     `INSERT INTO signup_grants (email_key, org_id, granted_at)
      SELECT ?, u.signup_org_id, ? FROM users u
@@ -72,6 +68,30 @@ export async function grantStatement(
        AND ${input.gate.sql}
      ON CONFLICT DO NOTHING`,
   ).bind(emailKey, input.now, input.userId, ...input.gate.bindings);
+}
+
+/** The key `signup_grants` records a person under: the keyed hash of the normalised address. */
+const grantKey = (env: Env, email: string) =>
+  keyedHash(env.ERASURE_HASH_KEY, "signup-grant", normalizedEmail(email));
+
+/**
+ * Whether proving the address now would give the sign-up grant, by `grantStatement`'s rules: the
+ * account is unverified, still owns the org it signed up with (an invitee signed up with none),
+ * and no account of this person's had the grant. For `GET /api/me` (the web's banner says so).
+ */
+export async function grantWaits(env: Env, userId: string, email: string): Promise<boolean> {
+  const candidate = await env.DB.prepare(
+    `SELECT 1 AS found FROM users u
+     JOIN memberships m ON m.org_id = u.signup_org_id AND m.user_id = u.id AND m.role = 'owner'
+     WHERE u.id = ? AND u.email_verified_at IS NULL`,
+  )
+    .bind(userId)
+    .first();
+  if (!candidate) return false;
+  const granted = await env.DB.prepare("SELECT 1 AS found FROM signup_grants WHERE email_key = ?")
+    .bind(await grantKey(env, email))
+    .first();
+  return granted === null;
 }
 
 /** The org a just-verified account's sign-up grant went to, if this verification gave it. */

@@ -20,7 +20,7 @@ import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
 import { publicBase } from "../http/public-base.ts";
 import { jsonBody } from "../http/validate.ts";
-import { resetPage } from "../mail/account-mail.ts";
+import { grantWaits, resetPage } from "../mail/account-mail.ts";
 import { queueMailStatement, sendQueuedMail } from "../mail/outbox.ts";
 import { clearRefreshCookie } from "./auth.ts";
 
@@ -52,7 +52,8 @@ export async function requirePassword(
 }
 
 /** The caller as `GET /api/me` answers: who they are and their orgs with their roles. */
-async function meOf(db: D1Database, userId: string): Promise<Me> {
+async function meOf(env: Env, userId: string): Promise<Me> {
+  const db = env.DB;
   const [users, orgs] = await db.batch([
     db
       .prepare("SELECT id, email, name, created_at, email_verified_at FROM users WHERE id = ?")
@@ -86,6 +87,8 @@ async function meOf(db: D1Database, userId: string): Promise<Me> {
     name: user.name,
     createdAt: iso(user.created_at),
     emailVerified: user.email_verified_at !== null,
+    signupGrantWaits:
+      user.email_verified_at === null && (await grantWaits(env, user.id, user.email)),
     orgs: rows.map((org) => ({
       id: org.id,
       name: org.name,
@@ -103,7 +106,7 @@ export const me = new Hono<AppEnv>()
       summary: "The caller and their orgs",
       responses: { 200: json(meSchema), ...errors(401) },
     }),
-    async (c) => c.json(await meOf(c.env.DB, c.get("caller").userId)),
+    async (c) => c.json(await meOf(c.env, c.get("caller").userId)),
   )
 
   /**
@@ -143,7 +146,7 @@ export const me = new Hono<AppEnv>()
         .prepare("UPDATE users SET name = COALESCE(?, name) WHERE id = ?")
         .bind(input.name ?? null, userId)
         .run();
-      return c.json(await meOf(db, userId));
+      return c.json(await meOf(c.env, userId));
     },
   )
 
