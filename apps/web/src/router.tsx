@@ -9,22 +9,14 @@ import {
   Outlet,
   redirect,
   useNavigate,
-  useRouterState,
 } from "@tanstack/react-router";
-import { useEffect, useState } from "react";
+import { lazy, Suspense, useEffect, useState } from "react";
 import { markNavigated, Page } from "./components/page.tsx";
-import { Shell } from "./components/shell.tsx";
 import { Loading } from "./components/ui/states.tsx";
 import { api } from "./lib/api.ts";
 import { preloadChat } from "./lib/chat-preload.ts";
 import { safeNext } from "./lib/next-path.ts";
-import {
-  orgLeaving,
-  refreshWho,
-  sayOrgLost,
-  useOrgLeaving,
-  useOrgRemovalNotice,
-} from "./lib/org-removal.ts";
+import { orgLeaving, refreshWho, sayOrgLost } from "./lib/org-removal.ts";
 import { keys } from "./lib/query.ts";
 import { useSession } from "./lib/session.tsx";
 import { SignInPage, SignUpPage } from "./pages/auth-page.tsx";
@@ -97,40 +89,22 @@ function ToSignIn() {
   return <Navigate to="/signin" search={search} replace />;
 }
 
-/**
- * The shell around a signed-in screen. While another screen loads, the one still shown takes no
- * input: a message typed into the old screen's chat would go to that chat, not the one the person
- * just opened.
- */
-function SignedIn() {
-  useOrgRemovalNotice();
-  const leaving = useOrgLeaving();
-  const changingPage = useRouterState({
-    select: (state) =>
-      state.status === "pending" &&
-      state.resolvedLocation !== undefined &&
-      state.location.pathname !== state.resolvedLocation.pathname,
-  });
-  return (
-    <Shell inert={changingPage || leaving !== null}>
-      {/* Removed from the org this screen is of: nothing of it stays while they are sent on. */}
-      {leaving ? (
-        <div className="mx-auto w-full max-w-6xl px-4 py-8 sm:px-6">
-          <Loading />
-        </div>
-      ) : (
-        <Outlet />
-      )}
-    </Shell>
-  );
-}
+// The signed-in frame (the bar, its banner, org-removal notices) is a chunk of its own, fetched as
+// the app layout's route starts loading, beside the screen's own chunk: signed-out visitors never
+// load it, and the shell's initial JavaScript stays within its budget (docs/2026-12-01-web.md).
+const loadSignedIn = () => import("./components/signed-in.tsx");
+const SignedIn = lazy(loadSignedIn);
 
 /** Signed-in screens inside the shell; a signed-out visitor goes to sign-in, and back here after. */
 function AppLayout() {
   const { me } = useSession();
   if (me === undefined) return <SplashLoading />;
   if (me === null) return <ToSignIn />;
-  return <SignedIn />;
+  return (
+    <Suspense fallback={<SplashLoading />}>
+      <SignedIn />
+    </Suspense>
+  );
 }
 
 const authLayout = createRoute({
@@ -148,6 +122,7 @@ const appLayout = createRoute({
   // their projects with a notice, see org-removal.ts) instead of its calls answering 403 or 404.
   // Not on the first load (the session's own read is under way) nor a hover's preload.
   beforeLoad: async ({ context, preload, location }) => {
+    void loadSignedIn();
     if (preload) return;
     const moved = shownPath !== null && shownPath !== location.pathname;
     shownPath = location.pathname;

@@ -1,11 +1,13 @@
 import { useState } from "react";
-import { api, errorMessage } from "../lib/api.ts";
+import { errorMessage } from "../lib/api.ts";
+import { mailApi } from "../lib/mail-api.ts";
 import { useSession } from "../lib/session.tsx";
 import { Button } from "./ui/button.tsx";
 
 /**
  * Under the bar of every signed-in screen while the account's address is unverified: what is
- * waiting for it (the sign-up credits), and a new link on demand (the older ones stop working).
+ * waiting for it (the sign-up credits, when they are: an invitee has none coming), and a new link
+ * on demand (the older ones stop working).
  */
 export function VerifyBanner() {
   const { me } = useSession();
@@ -15,7 +17,7 @@ export function VerifyBanner() {
   async function resend() {
     setState("sending");
     try {
-      await api.resendVerification();
+      await mailApi.resendVerification();
       setState("sent");
     } catch (caught) {
       setState({ error: errorMessage(caught) });
@@ -29,8 +31,8 @@ export function VerifyBanner() {
     >
       <p className="min-w-0">
         Confirm your email address: open the link we sent to{" "}
-        <strong className="break-all">{me.email}</strong>. Your organization's free credits arrive
-        then.
+        <strong className="break-all">{me.email}</strong>.
+        {me.signupGrantWaits ? " Your organization's free credits arrive then." : null}
         {state === "sent" ? <span role="status"> A new link is on its way.</span> : null}
         {typeof state === "object" ? <span role="alert"> {state.error}</span> : null}
       </p>

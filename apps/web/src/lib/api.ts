@@ -1,5 +1,4 @@
 import type {
-  Accepted,
   ActivityPage,
   AuthResult,
   AutoTopUp,
@@ -20,8 +19,6 @@ import type {
   Me,
   Member,
   Memory,
-  Notifications,
-  OrgNotifications,
   OrgSummary,
   Page,
   Payment,
@@ -32,7 +29,6 @@ import type {
   Signup,
   UsageGroupBy,
   UsageReport,
-  VerifiedEmail,
 } from "@parley/shared";
 
 /** The spend controls and alert settings of an org, as `PATCH .../billing/settings` answers them. */
@@ -332,31 +328,12 @@ export function createApiClient(options: ApiClientOptions = {}) {
     get: <T>(path: string) => request<T>("GET", path),
     /** Any authorized call, for the typed clients of other features (`lib/assistants-api.ts`). */
     call: <T>(method: Method, path: string, body?: unknown) => request<T>(method, path, body),
+    /** A POST that needs no sign-in (no token sent), for the same (`lib/mail-api.ts`). */
+    publicPost,
 
     me: () => request<Me>("GET", "/api/me"),
     /** A new display name (the email changes through `changeEmail`, verified first). */
     updateMe: (input: { name?: string }) => request<Me>("PATCH", "/api/me", input),
-    /**
-     * Mail (docs/2026-12-06-mail.md). These need no sign-in: a reset is asked for by address, and
-     * a link's secret (sent in the body, never a path) is its own credential.
-     */
-    async requestPasswordReset(email: string): Promise<Accepted> {
-      return publicPost<Accepted>("/api/auth/password-reset", { email });
-    },
-    async confirmPasswordReset(token: string, password: string): Promise<void> {
-      await publicPost<void>("/api/auth/password-reset/confirm", { token, password });
-    },
-    async verifyEmail(token: string): Promise<VerifiedEmail> {
-      return publicPost<VerifiedEmail>("/api/auth/verify-email", { token });
-    },
-    /** A new verification link to the account's address (the older ones stop working). */
-    resendVerification: () => request<Accepted>("POST", "/api/me/email-verification"),
-    /** Mails a link to the new address; the address changes when it is used. */
-    changeEmail: (input: { newEmail: string; password: string }) =>
-      request<Accepted>("POST", "/api/me/email", input),
-    notifications: () => request<Notifications>("GET", "/api/me/notifications"),
-    updateNotifications: (orgId: string, input: { receipts?: boolean; limitAlerts?: boolean }) =>
-      request<OrgNotifications>("PATCH", `/api/me/notifications/${enc(orgId)}`, input),
     /** Ends every other sign-in of the account. */
     changePassword: (input: { currentPassword: string; newPassword: string }) =>
       request<void>("POST", "/api/me/password", input),

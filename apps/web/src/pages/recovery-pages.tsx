@@ -4,8 +4,9 @@ import { useDocumentTitle } from "../components/page.tsx";
 import { Button } from "../components/ui/button.tsx";
 import { Field, Input } from "../components/ui/input.tsx";
 import { ErrorNote, Notice } from "../components/ui/states.tsx";
-import { ApiError, api, isApiError } from "../lib/api.ts";
+import { ApiError, isApiError } from "../lib/api.ts";
 import { setFlash } from "../lib/flash.ts";
+import { mailApi } from "../lib/mail-api.ts";
 import { useSession } from "../lib/session.tsx";
 
 /**
@@ -54,7 +55,7 @@ export function ForgotPasswordPage() {
     setBusy(true);
     setError(null);
     try {
-      await api.requestPasswordReset(email);
+      await mailApi.requestPasswordReset(email);
       setSentTo(email);
     } catch (caught) {
       setError(caught);
@@ -117,7 +118,7 @@ export function ResetPasswordPage() {
     }
     setBusy(true);
     try {
-      await api.confirmPasswordReset(secret, password);
+      await mailApi.confirmPasswordReset(secret, password);
       // Every sign-in of the account ended, this browser's too (if it had one).
       if (me) await signOut().catch(() => undefined);
       setFlash("password-reset");

@@ -3,7 +3,8 @@ import { Link } from "@tanstack/react-router";
 import { useState } from "react";
 import { Button } from "../components/ui/button.tsx";
 import { ErrorNote, Notice } from "../components/ui/states.tsx";
-import { api, isApiError } from "../lib/api.ts";
+import { isApiError } from "../lib/api.ts";
+import { mailApi } from "../lib/mail-api.ts";
 import { useSession } from "../lib/session.tsx";
 import { MailLinkScreen, takeLinkSecret } from "./recovery-pages.tsx";
 
@@ -25,7 +26,7 @@ export default function VerifyEmailPage() {
     setBusy(true);
     setError(null);
     try {
-      setDone(await api.verifyEmail(secret));
+      setDone(await mailApi.verifyEmail(secret));
       if (me) await reload();
     } catch (caught) {
       setError(caught);

@@ -2,6 +2,7 @@ import type { Me } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError, api } from "../../lib/api.ts";
+import { mailApi } from "../../lib/mail-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { EmailForm, PasswordForm, ProfileForm } from "./account-forms.tsx";
 
@@ -12,6 +13,7 @@ const me: Me = {
   createdAt: "x",
   orgs: [],
   emailVerified: true,
+  signupGrantWaits: false,
 };
 
 afterEach(() => {
@@ -34,7 +36,7 @@ describe("the account forms", () => {
 
   it("changes the email by a mailed link, refusing its own address before asking the server", async () => {
     const change = vi
-      .spyOn(api, "changeEmail")
+      .spyOn(mailApi, "changeEmail")
       .mockRejectedValueOnce(new ApiError("forbidden", "The current password is not right", 403))
       .mockResolvedValue({ accepted: true });
     await renderInApp(<EmailForm me={me} />);

@@ -7,6 +7,7 @@ import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { Field, Input } from "../../components/ui/input.tsx";
 import { ErrorNote, Notice } from "../../components/ui/states.tsx";
 import { ApiError, api } from "../../lib/api.ts";
+import { mailApi } from "../../lib/mail-api.ts";
 
 /**
  * The person's name, editable, and their address with whether it is verified. The address changes
@@ -81,7 +82,7 @@ export function EmailForm({ me }: { me: Me }) {
     }
     setBusy(true);
     try {
-      await api.changeEmail({ newEmail, password: String(data.get("password") ?? "") });
+      await mailApi.changeEmail({ newEmail, password: String(data.get("password") ?? "") });
       form.reset();
       setSentTo(newEmail);
     } catch (caught) {

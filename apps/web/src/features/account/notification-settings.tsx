@@ -2,7 +2,7 @@ import type { OrgNotifications } from "@parley/shared";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { ErrorNote, Loading } from "../../components/ui/states.tsx";
-import { api } from "../../lib/api.ts";
+import { mailApi } from "../../lib/mail-api.ts";
 import { keys } from "../../lib/query.ts";
 
 type Choice = "receipts" | "limitAlerts";
@@ -18,10 +18,10 @@ const CHOICES: { key: Choice; label: string; hint: string }[] = [
  */
 export function NotificationSettings({ emailVerified }: { emailVerified: boolean }) {
   const queryClient = useQueryClient();
-  const list = useQuery({ queryKey: keys.notifications, queryFn: () => api.notifications() });
+  const list = useQuery({ queryKey: keys.notifications, queryFn: () => mailApi.notifications() });
   const change = useMutation({
     mutationFn: (input: { orgId: string; key: Choice; value: boolean }) =>
-      api.updateNotifications(input.orgId, { [input.key]: input.value }),
+      mailApi.updateNotifications(input.orgId, { [input.key]: input.value }),
     onSuccess: (updated) =>
       queryClient.setQueryData(
         keys.notifications,
