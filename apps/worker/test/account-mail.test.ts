@@ -1,8 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { mustConnect } from "./chat.ts";
+import { billingAccount } from "../src/billing/account.ts";
 import {
   api,
+  apiWithVars,
   errorCode,
   inOneWindow,
   randomClientAddress,
@@ -150,6 +152,31 @@ describe("email verification at sign-up", () => {
     expect((await verify(link)).status).toBe(200);
     expect((await me(variant.accessToken)).body.emailVerified).toBe(true);
     expect(await available(variant.orgId, variant.accessToken)).toBe(0);
+  });
+});
+
+describe("a sign-up grant that expires (SIGNUP_GRANT_DAYS)", () => {
+  it("counts its days from the verification that gives it, not from the sign-up", async () => {
+    const vars = { SIGNUP_GRANT_DAYS: "7" };
+    const email = uniqueEmail("grant-days");
+    const made = await apiWithVars<{ accessToken: string }>(vars, "POST", "/api/auth/signup", {
+      body: { email, password: "a long enough password", name: "Gia" },
+      headers: { "cf-connecting-ip": randomClientAddress() },
+    });
+    expect(made.status).toBe(201);
+    const orgId =
+      (await api<{ orgs: { id: string }[] }>("GET", "/api/me", { token: made.body.accessToken }))
+        .body.orgs[0]?.id ?? "";
+    expect((await billingAccount(env, orgId).summary()).grants).toEqual([]);
+    const token = linkSecret(await nextMail(email, "verify_email"), "/verify-email");
+    const verifiedAt = Date.now();
+    const used = await apiWithVars(vars, "POST", "/api/auth/verify-email", { body: { token } });
+    expect(used.status).toBe(200);
+    const [grant] = (await billingAccount(env, orgId).summary()).grants;
+    expect(grant).toMatchObject({ source: "signup", remainingMicros: GRANT() });
+    const expires = Date.parse(grant?.expiresAt ?? "");
+    expect(expires).toBeGreaterThanOrEqual(verifiedAt + 7 * 86_400_000);
+    expect(expires).toBeLessThan(Date.now() + 7 * 86_400_000 + 1);
   });
 });
 
