@@ -2,7 +2,14 @@ import path from "node:path";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
-import { freshEmail, launchChromium, openContext, signUp, VIEWPORTS } from "./browser.ts";
+import {
+  freshEmail,
+  launchChromium,
+  openContext,
+  signUp,
+  VIEWPORTS,
+  verifyEmailFromMailbox,
+} from "./browser.ts";
 
 /**
  * Issue 29 in the browser, against the platform as `pnpm dev` starts it (the dev model's ids in
@@ -60,6 +67,9 @@ beforeAll(async () => {
   errors = opened.errors;
   closeContext = () => opened.context.close();
   await signUp(page, base, owner);
+  // The sign-up grant pays the chats below: the address is confirmed from the mailbox first.
+  await verifyEmailFromMailbox(page, stack.mailbox, owner.email);
+  await page.goto(`${base}/projects`);
   const form = page.getByRole("form", { name: "New project" });
   await form.getByLabel("Name").fill("Radio guidance");
   await form.getByRole("button", { name: "Create project" }).click();

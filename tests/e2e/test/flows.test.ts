@@ -8,6 +8,7 @@ import {
   type Scheme,
   signUp,
   VIEWPORTS,
+  verifyEmailFromMailbox,
 } from "./browser.ts";
 
 /**
@@ -34,6 +35,9 @@ beforeAll(async () => {
   ownerErrors = opened.errors;
   closeOwner = () => opened.context.close();
   await signUp(ownerPage, base, owner);
+  // The sign-up grant pays the chats below: the address is confirmed from the mailbox first.
+  await verifyEmailFromMailbox(ownerPage, stack.mailbox, owner.email);
+  await ownerPage.goto(`${base}/projects`);
   const form = ownerPage.getByRole("form", { name: "New project" });
   await form.getByLabel("Name").fill("Engines");
   await form.getByRole("button", { name: "Create project" }).click();
