@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { mustConnect } from "./chat.ts";
 import { billingAccount } from "../src/billing/account.ts";
+import { mustConnect } from "./chat.ts";
 import {
   api,
   apiWithVars,
@@ -68,11 +68,12 @@ describe("email verification at sign-up", () => {
 
     const mail = await nextMail(ada.email, "verify_email");
     expect(mail.subject).toBe("Confirm your email address for Parley");
+    expect(mail.text).toContain("Your organization's free credits arrive once it is confirmed.");
     const token = linkSecret(mail, "/verify-email");
     expect(token).toMatch(/^vfy_/);
     const used = await verify(token);
     expect(used.status).toBe(200);
-    expect(used.body).toEqual({ email: ada.email, changed: false });
+    expect(used.body).toEqual({ email: ada.email, changed: false, signupGrant: true });
     expect((await me(ada.accessToken)).body).toMatchObject({
       emailVerified: true,
       signupGrantWaits: false,
@@ -146,10 +147,13 @@ describe("email verification at sign-up", () => {
       email: `${base.replace("-", ".-")}+x@gmail.com`,
       verified: false,
     });
-    // Nothing waits for this account: the person had their grant.
+    // Nothing waits for this account: the person had their grant, and neither the mail, the
+    // answer to its link nor GET /api/me promises one.
     expect((await me(variant.accessToken)).body.signupGrantWaits).toBe(false);
-    const link = linkSecret(await nextMail(variant.email, "verify_email"), "/verify-email");
-    expect((await verify(link)).status).toBe(200);
+    const mail = await nextMail(variant.email, "verify_email");
+    expect(mail.text).not.toContain("credits");
+    const used = await verify(linkSecret(mail, "/verify-email"));
+    expect([used.status, used.body.signupGrant]).toEqual([200, false]);
     expect((await me(variant.accessToken)).body.emailVerified).toBe(true);
     expect(await available(variant.orgId, variant.accessToken)).toBe(0);
   });
@@ -200,7 +204,10 @@ describe("changing the email", () => {
     const token = linkSecret(mail, "/verify-email");
     expect(token).toMatch(/^eml_/);
     const used = await verify(token);
-    expect([used.status, used.body]).toEqual([200, { email: next, changed: true }]);
+    expect([used.status, used.body]).toEqual([
+      200,
+      { email: next, changed: true, signupGrant: false },
+    ]);
     expect((await me(ada.accessToken)).body).toMatchObject({ email: next, emailVerified: true });
     expect((await login(next, ada.password)).status).toBe(200);
     expect((await login(ada.email, ada.password)).status).toBe(401);

@@ -63,10 +63,12 @@ describe("signing up through an invitation", () => {
     // Their address is proven as any sign-up's is, by the link mailed to it (the invitation's
     // secret is the inviter's too, so it proves nothing); that gives no grant either.
     const verification = await nextMail(email, "verify_email");
+    expect(verification.text).not.toContain("credits");
     const verified = await api("POST", "/api/auth/verify-email", {
       body: { token: linkSecret(verification, "/verify-email") },
     });
     expect(verified.status, JSON.stringify(verified.body)).toBe(200);
+    expect(verified.body).toMatchObject({ changed: false, signupGrant: false });
     const after = await api<{ emailVerified: boolean }>("GET", "/api/me", {
       token: res.body.accessToken,
     });

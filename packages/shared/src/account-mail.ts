@@ -59,6 +59,9 @@ export const verifiedEmailSchema = z
   .strictObject({
     email: z.string(),
     changed: z.boolean().describe("true for an email change's link, false for a sign-up's"),
+    signupGrant: z
+      .boolean()
+      .describe("Whether this verification gave the org signed up with its sign-up grant"),
   })
   .meta({ id: "VerifiedEmail" });
 export type VerifiedEmail = z.infer<typeof verifiedEmailSchema>;

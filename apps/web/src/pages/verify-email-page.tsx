@@ -46,8 +46,8 @@ export default function VerifyEmailPage() {
             </>
           ) : (
             <>
-              <strong className="break-all">{done.email}</strong> is confirmed. Your organization's
-              free credits are on their way.
+              <strong className="break-all">{done.email}</strong> is confirmed.
+              {done.signupGrant ? " Your organization's free credits are on their way." : null}
             </>
           )}
         </Notice>

@@ -14,10 +14,14 @@ import { queueMailStatement } from "./outbox.ts";
 /** SQL and bindings a statement is conditional on (account-tokens.ts `whenConsumed`). */
 type Gate = { sql: string; bindings: unknown[] };
 
-/** A sign-up's (or a resend's) link to prove the address: `/verify-email#vfy_...`. */
+/**
+ * A sign-up's (or a resend's) link to prove the address: `/verify-email#vfy_...`. `grantWaits`:
+ * whether using it gives the sign-up grant (`grantWaits` below), so the mail promises credits
+ * only then (an invitee, or a person who had the grant, gets none).
+ */
 export async function verificationMail(
   c: Context<AppEnv>,
-  user: { userId: string; name: string; email: string; now: number },
+  user: { userId: string; name: string; email: string; now: number; grantWaits: boolean },
 ): Promise<D1PreparedStatement[]> {
   const base = publicBase(c, "Email verification");
   const issued = await issueToken(c.env.DB, {
@@ -38,6 +42,7 @@ export async function verificationMail(
           name: user.name,
           link: `${base}/verify-email#${issued.token}`,
           expiresAt: issued.expiresAt,
+          grantWaits: user.grantWaits,
         },
       },
       { now: user.now },
@@ -87,11 +92,15 @@ export async function grantWaits(env: Env, userId: string, email: string): Promi
   )
     .bind(userId)
     .first();
-  if (!candidate) return false;
+  return candidate !== null && !(await hadGrant(env, email));
+}
+
+/** Whether the person at this address (however spelled) had the sign-up grant already. */
+export async function hadGrant(env: Env, email: string): Promise<boolean> {
   const granted = await env.DB.prepare("SELECT 1 AS found FROM signup_grants WHERE email_key = ?")
     .bind(await grantKey(env, email))
     .first();
-  return granted === null;
+  return granted !== null;
 }
 
 /** The org a just-verified account's sign-up grant went to, if this verification gave it. */

@@ -14,7 +14,8 @@ export interface MailData {
     link: string;
     expiresAt: number;
   };
-  verify_email: { name: string; link: string; expiresAt: number };
+  /** `grantWaits`: using the link gives the sign-up grant (absent in mails queued before it). */
+  verify_email: { name: string; link: string; expiresAt: number; grantWaits?: boolean };
   password_reset: { name: string; link: string; expiresAt: number };
   password_changed: { name: string; resetLink: string };
   email_change: { name: string; link: string; expiresAt: number };
@@ -128,7 +129,11 @@ export function renderMail<K extends MailKind>(kind: K, data: MailData[K]): Mail
         subject: "Confirm your email address for Parley",
         greeting: hello(v.name),
         lines: [
-          "Confirm that this address is yours to finish setting up your Parley account. Your organization's free credits arrive once it is confirmed.",
+          `Confirm that this address is yours to finish setting up your Parley account.${
+            v.grantWaits === false
+              ? ""
+              : " Your organization's free credits arrive once it is confirmed."
+          }`,
           `The link works once, until ${when(v.expiresAt)}.`,
         ],
         action: { label: "Confirm my email address", url: v.link },

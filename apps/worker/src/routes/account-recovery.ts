@@ -115,10 +115,12 @@ async function linkedUser(
 }
 
 /** Opens the org this verification gave the sign-up grant to, so the grant is posted now. */
-async function postGrant(env: Env, userId: string, now: number): Promise<void> {
+/** Posts the grant this verification recorded, if it recorded one; says whether it did. */
+async function postGrant(env: Env, userId: string, now: number): Promise<boolean> {
   const orgId = await grantedOrg(env, userId, now);
   // Posted by any later read of the org's billing too: the row names the org (billing/account.ts).
   if (orgId) await openBillingAccount(env, orgId).catch(() => undefined);
+  return orgId !== null;
 }
 
 export const accountRecovery = new Hono<AppEnv>()
@@ -274,7 +276,7 @@ export const accountRecovery = new Hono<AppEnv>()
         throw error;
       }
       if (used?.meta.changes !== 1) throw linkGone();
-      if (!user.verified) await postGrant(c.env, live.userId, now);
-      return c.json({ email: live.email, changed: changing } satisfies VerifiedEmail);
+      const signupGrant = !user.verified && (await postGrant(c.env, live.userId, now));
+      return c.json({ email: live.email, changed: changing, signupGrant } satisfies VerifiedEmail);
     },
   );

@@ -30,7 +30,7 @@ import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json, security } from "../http/openapi.ts";
 import { sameOriginOnly } from "../http/same-origin.ts";
 import { jsonBody, noBody } from "../http/validate.ts";
-import { verificationMail } from "../mail/account-mail.ts";
+import { hadGrant, verificationMail } from "../mail/account-mail.ts";
 import { sendQueuedMail } from "../mail/outbox.ts";
 import { byToken, requirePending } from "./invitations.ts";
 
@@ -206,6 +206,7 @@ export const auth = new Hono<AppEnv>()
         name: input.name,
         email: input.email,
         now,
+        grantWaits: input.invitation === undefined && !(await hadGrant(c.env, input.email)),
       });
       try {
         await db.batch([

@@ -17,7 +17,7 @@ import type { AppEnv } from "../http/context.ts";
 import { errors, json } from "../http/openapi.ts";
 import { publicBase } from "../http/public-base.ts";
 import { jsonBody, noBody } from "../http/validate.ts";
-import { resetPage, verificationMail } from "../mail/account-mail.ts";
+import { grantWaits, resetPage, verificationMail } from "../mail/account-mail.ts";
 import { queueMailStatement, sendQueuedMail } from "../mail/outbox.ts";
 import { maskedEmail } from "../mail/templates.ts";
 import { requirePassword } from "./me.ts";
@@ -83,8 +83,15 @@ export const meMail = new Hono<AppEnv>()
       }
       await limitAccountMail(c, userId);
       const now = Date.now();
+      const grant = await grantWaits(c.env, userId, user.email);
       await c.env.DB.batch(
-        await verificationMail(c, { userId, name: user.name, email: user.email, now }),
+        await verificationMail(c, {
+          userId,
+          name: user.name,
+          email: user.email,
+          now,
+          grantWaits: grant,
+        }),
       );
       sendQueuedMail(c.env, c.executionCtx);
       return c.json({ accepted: true as const }, 202);
