@@ -74,6 +74,23 @@ const axeSource = readFileSync(
 
 /** axe-core's serious and critical violations on the page as it is now, one line each. */
 export async function axeProblems(page: Page, label: string): Promise<string[]> {
+  // An element fading in (a toast, a dialog) has a fraction of its contrast until its animation
+  // ends: axe would report what nobody sees once it settles. Wait for finite animations to finish
+  // (spinners and skeletons repeat forever and are left alone).
+  await page
+    .waitForFunction(
+      () =>
+        document
+          .getAnimations()
+          .every(
+            (animation) =>
+              animation.playState !== "running" ||
+              animation.effect?.getTiming().iterations === Number.POSITIVE_INFINITY,
+          ),
+      undefined,
+      { timeout: 5_000 },
+    )
+    .catch(() => undefined);
   // Evaluated through the debugger, not as a <script>: the app's CSP allows no inline script.
   await page.evaluate(axeSource);
   const violations = (await page.evaluate(async () => {
