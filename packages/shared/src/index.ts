@@ -13,3 +13,4 @@ export * from "./responses.ts";
 export * from "./schemas.ts";
 export * from "./sessions.ts";
 export * from "./stripe-review.ts";
+export * from "./tool-sources.ts";

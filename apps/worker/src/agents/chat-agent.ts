@@ -3,6 +3,7 @@ import { AppError, isAppError } from "@parley/shared";
 import type { Connection, ConnectionContext, WSMessage } from "agents";
 import type { UIMessage } from "ai";
 import { agentSettings } from "../env.ts";
+import { ToolCallMeter } from "../tools/tool-meter.ts";
 import { type AgentCaller, readCaller } from "./caller.ts";
 import {
   CLOSE_ERASED,
@@ -42,6 +43,11 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
   protected readonly admitted = new Map<string, Turn>();
   /** This chat's money: holds, usage waiting to land, what a reset left open (turn-metering.ts). */
   protected readonly meter: TurnMetering;
+  /**
+   * This chat's tool source calls: their holds and settlements, and who answered each approval
+   * (tools/tool-meter.ts). `sourceTools` takes it as its `meter`.
+   */
+  protected readonly toolCalls: ToolCallMeter;
   protected erased = false;
   /** The open sockets in D1, for revocations to find (connections.ts). */
   readonly #registry: ConnectionRegistry;
@@ -59,6 +65,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
         this.schedule(seconds, "retryPendingUsage", undefined, { idempotent: true }),
       wakeAt: (at, key) => this.schedule(at, "returnIdleLease", key, { idempotent: true }),
     });
+    this.toolCalls = new ToolCallMeter({ sql: ctx.storage.sql, env });
     const agent = this;
     this.#registry = new ConnectionRegistry({
       env,
@@ -280,6 +287,13 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
         const caller = callerForTurn(this.callerOf(connection));
         const turn = await this.admitTurn(caller, decision);
         this.admitted.set(requestId ?? CONTINUATION, turn);
+        // Who answered: a write tool of a tool source runs only on an approval noted here.
+        if (decision.approval) {
+          this.toolCalls.noteAnswer(decision.approval.toolCallId, decision.approval.approved, {
+            kind: caller.kind,
+            id: caller.userId,
+          });
+        }
         if (requestId && this.sharedChat) this.#requestAuthors.note(requestId, caller.userId);
       } catch (error) {
         if (toolCallId !== undefined) this.#answers.release(toolCallId);
@@ -313,6 +327,8 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
   override async onStart(): Promise<void> {
     if (this.meter.hasPending()) await this.meter.retryPending();
     await this.meter.closeOpen(agentSettings(this.env).prices).catch(() => undefined);
+    // Tool calls a reset cut off: charged once if they went out, their holds back if not.
+    await this.toolCalls.closeOpen().catch(() => undefined);
   }
 
   /** Scheduled (by name, `TurnMetering`'s `retryLater`): sends usage that could not land earlier. */
@@ -397,7 +413,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     for (const connection of this.getConnections()) connection.close(CLOSE_ERASED, "erased");
     this.abortAllRequests("erased");
     await this.waitUntilStable({ timeout: 5_000 });
-    await Promise.allSettled([...this.meter.inFlight]);
+    await Promise.allSettled([...this.meter.inFlight, ...this.toolCalls.inFlight]);
     // What the session drew is reported and the rest of its lease returned before its storage goes.
     await this.meter.lease.returnLease().catch(() => undefined);
     this.meter.lease.stop();

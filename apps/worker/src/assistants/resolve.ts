@@ -1,4 +1,5 @@
 import type { StepPrices } from "@parley/billing";
+import { parseSourceToolRef } from "@parley/shared";
 import { agentSettings } from "../env.ts";
 import { allowedFrom, modelProblem } from "./allowed.ts";
 import { loadCatalogue, stepPricesFor } from "./catalogue.ts";
@@ -51,7 +52,10 @@ export interface ResolvedProfile {
   maxOutputTokens: number;
   welcome: string | null;
   suggestions: string[];
-  /** The tools this turn offers (none for end users, the preview, or a model without tools). */
+  /**
+   * The tools this turn offers (none for the preview or a model without tools; for end users only
+   * the tool sources' `source:<id>:<name>`, which `sourceTools` in tools/turn-tools.ts builds).
+   */
   tools: string[];
 }
 
@@ -166,8 +170,11 @@ const refusal = (
 ): Resolution => ({ ok: false, refusal: { code, reason, message, model } });
 
 /**
- * The tools a turn offers: the profile's, except that an end user's session, the onboarding
- * preview and a model without tool calling get none. The prompt preview uses the same rule.
+ * The tools a turn offers: the profile's, except that the onboarding preview and a model without
+ * tool calling get none, and an end user's session only the org's tool sources' tools
+ * (`source:<id>:<name>`, docs/2026-12-06-tools.md: they act as the end user, verifiably; the
+ * built-in tools reach the project's memory and the org's money, which are the members'). The
+ * prompt preview uses the same rule.
  */
 export function turnTools(input: {
   audience: TurnContext["audience"];
@@ -175,12 +182,12 @@ export function turnTools(input: {
   model: CatalogueModel | undefined;
   tools: readonly string[];
 }): string[] {
-  const none =
-    input.audience === "preview" ||
-    input.callerKind === "end_user" ||
-    input.model?.capabilities.tools === false;
-  return none ? [] : [...input.tools];
+  if (input.audience === "preview" || input.model?.capabilities.tools === false) return [];
+  if (input.callerKind === "end_user") return input.tools.filter((name) => isSourceTool(name));
+  return [...input.tools];
 }
+
+const isSourceTool = (name: string) => parseSourceToolRef(name) !== null;
 
 const clamp = (value: number | null, range: Range | null): number | null =>
   value === null || range === null ? value : Math.min(range.max, Math.max(range.min, value));
