@@ -19,7 +19,7 @@ import { auditStatement } from "../db/audit.ts";
 import { cursorBound, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
-import { jsonBody, query } from "../http/validate.ts";
+import { jsonBody, noBody, query } from "../http/validate.ts";
 import { sealCredential } from "../tools/credential.ts";
 import { importOpenApi } from "../tools/openapi-import.ts";
 import { toolSettings } from "../tools/settings.ts";
@@ -383,6 +383,7 @@ export const toolSources = new Hono<AppEnv>()
       summary: "List an MCP source's tools again",
       responses: { 200: json(toolSourceSchema), ...errors(400, 401, 403, 404) },
     }),
+    noBody,
     async (c) => {
       const { userId } = c.get("caller");
       const { row, access } = await sourceAccess(c.env.DB, userId, c.req.param("id"));
