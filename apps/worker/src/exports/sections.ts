@@ -15,6 +15,7 @@ import {
 } from "./items.ts";
 import { readOrgSection } from "./org-sections.ts";
 import { all, ID_LIST, ledgerOf, live, usageOf } from "./read.ts";
+import { readToolSection, TOOL_SECTIONS } from "./tool-sections.ts";
 /**
  * What an archive holds, section by section, and how each is read. Rows are read column by column
  * (never `SELECT *`), so a secret added to a table later does not reach an archive by accident:
@@ -64,6 +65,7 @@ const ACCOUNT_SECTIONS = [
   "ledger",
   "apiKeys",
   "profileVersions",
+  "toolCalls",
   "erasureRequests",
   "audit",
   "exports",
@@ -80,6 +82,8 @@ const ORG_SECTIONS = [
   "apps",
   "endUsers",
   "apiKeys",
+  "toolSources",
+  "toolCalls",
   "usage",
   "ledger",
   "payments",
@@ -129,6 +133,8 @@ export const EXPORT_COVERAGE: Record<
   // payment details are Stripe's own records (docs/2026-12-01-data-retention.md).
   stripe: { account: [], org: ["organization", "payments"] },
   exports: { account: ["exports"], org: ["exports"] },
+  // A person's tool calls, an org's sources and calls (2026-12-06, issue 30).
+  tools: { account: ["toolCalls"], org: ["toolSources", "toolCalls"] },
   verify: { none: "a check of the other stores, not a store" },
 };
 
@@ -254,6 +260,7 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
     return unit.section === "sessions" ? sessionItem(env, unit.key) : chatItem(env, row, unit.key);
   }
   if (unit.empty) return null;
+  if (TOOL_SECTIONS.has(unit.section)) return readToolSection(env, row, unit.section);
   if (row.kind === "org") return readOrgSection(env, row, unit.section);
   switch (`${row.kind}:${unit.section}`) {
     case "account:profile": {
