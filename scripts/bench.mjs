@@ -12,6 +12,7 @@ import { benchLeases } from "../bench/leases.mjs";
 import { machine } from "../bench/lib.mjs";
 import { benchProfile } from "../bench/profile.mjs";
 import { benchSize } from "../bench/size.mjs";
+import { benchTools } from "../bench/tools.mjs";
 import { benchTurns } from "../bench/turns.mjs";
 import { benchWeb } from "../bench/web.mjs";
 
@@ -70,6 +71,10 @@ if (!only || only === "billing") {
   console.log("[bench] billing");
   sections.push(await benchBilling());
 }
+if (!only || only === "tools") {
+  console.log("[bench] tool calls");
+  sections.push(await benchTools());
+}
 if (!only || only === "leases") {
   console.log("[bench] one org, 500 sessions");
   sections.push(await benchLeases());
@@ -99,7 +104,7 @@ if (!only) {
     );
     const start = text.indexOf(`${title}\n`);
     if (start === -1) {
-      text = `${text.trimEnd()}\n${marked}\n`;
+      text = `${text.trimEnd()}\n\n${marked}\n`;
       continue;
     }
     const next = text.indexOf("\n## ", start + title.length);
