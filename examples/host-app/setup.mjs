@@ -63,13 +63,35 @@ async function shopTools(parley, token, { orgId, appId, mcpUrl }) {
   return { sourceId: source.id, profileId: profile.id };
 }
 
+/**
+ * A set-up made before 2026-12-06 showed each reply's cost to shoppers (`showCost: true`), which no
+ * tenant would ship: turned off once, as the owner, through the public API.
+ */
+async function hideCost(parley, kept) {
+  const login = await call(parley, "POST", "/api/auth/login", {
+    body: { email: kept.owner.email, password: kept.owner.password },
+  });
+  await call(parley, "PATCH", `/api/apps/${kept.appId}`, {
+    token: login.accessToken,
+    body: { showCost: false },
+  });
+  const updated = { ...kept, showCost: false };
+  writeFileSync(file, JSON.stringify(updated, null, 2), { mode: 0o600 });
+  return updated;
+}
+
 export async function setUp({ parley, origin, mcpUrl }) {
   if (existsSync(file)) {
-    const kept = JSON.parse(readFileSync(file, "utf8"));
-    if (kept.parley === parley && kept.origin === origin && kept.mcpUrl === mcpUrl) return kept;
+    let kept = JSON.parse(readFileSync(file, "utf8"));
+    if (kept.parley === parley && kept.origin === origin) {
+      if (kept.showCost !== false) kept = await hideCost(parley, kept);
+      if (kept.mcpUrl === mcpUrl) return kept;
+    }
     if (kept.parley === parley && kept.origin === origin && !kept.sourceId) {
       // Set up before the shop had its MCP server: add it.
-      const login = await call(parley, "POST", "/api/auth/login", { body: kept.owner });
+      const login = await call(parley, "POST", "/api/auth/login", {
+        body: { email: kept.owner.email, password: kept.owner.password },
+      });
       const added = {
         ...kept,
         mcpUrl,
@@ -98,7 +120,8 @@ export async function setUp({ parley, origin, mcpUrl }) {
       allowedOrigins: [origin],
       projectIds: [project.id],
       verification: { type: "secret", issuer: origin, audience: "parley" },
-      showCost: true,
+      // What a tenant ships: shoppers do not see what each reply cost (the org's billing does).
+      showCost: false,
     },
   });
   const key = await call(parley, "POST", `/api/orgs/${orgId}/api-keys`, {
@@ -118,6 +141,7 @@ export async function setUp({ parley, origin, mcpUrl }) {
     projectId: project.id,
     appId: app.id,
     apiKey: key.secret,
+    showCost: false,
     ...tools,
   };
   writeFileSync(file, JSON.stringify(kept, null, 2), { mode: 0o600 });
