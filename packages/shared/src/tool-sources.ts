@@ -178,6 +178,8 @@ export const createToolSourceSchema = z.discriminatedUnion("kind", [
   }),
 ]);
 export type CreateToolSource = z.output<typeof createToolSourceSchema>;
+/** What a client sends to register a source (defaults may be left out). */
+export type CreateToolSourceInput = z.input<typeof createToolSourceSchema>;
 
 /** `PATCH /api/tool-sources/:id`: what changes (`credential: null` removes it). */
 export const updateToolSourceSchema = z
@@ -194,6 +196,7 @@ export const updateToolSourceSchema = z
   })
   .refine((value) => Object.keys(value).length > 0, { message: "must change something" });
 export type UpdateToolSource = z.output<typeof updateToolSourceSchema>;
+export type UpdateToolSourceInput = z.input<typeof updateToolSourceSchema>;
 
 /** Largest OpenAPI document accepted, in bytes of its JSON. */
 export const MAX_OPENAPI_BYTES = 512 * 1024;
