@@ -5,8 +5,8 @@ import { billingAccount } from "../src/billing/account.ts";
 import { type ChatSocket, mustConnect } from "./chat.ts";
 import { endUserToken, mustOpen, openSession } from "./end-users.ts";
 import { api, profileIn, type World } from "./helpers.ts";
-import { funded, settledBalance } from "./metering.ts";
-import { labSource, register, seen, shareJwks, shop } from "./tools.ts";
+import { forgetAccess, funded, latestCallMaximum, settledBalance } from "./metering.ts";
+import { actions, labSource, register, seen, shareJwks, shop } from "./tools.ts";
 import { INSTANT, makeProfile, requestsWith, toolsOf, useForProject } from "./turn-models.ts";
 
 /**
@@ -155,6 +155,42 @@ describe("a member's turn with a tool source", () => {
     chat.close();
   });
 
+  it("the first call's hold counts what the source tools' schemas add to the prompt", async () => {
+    /** The first call's hold in a fresh session whose profile offers one action of this schema. */
+    const holdWith = async (description: string) => {
+      const w = await funded();
+      const source = await register(w.orgId, w.admin.token, {
+        kind: "http",
+        name: "Orders",
+        url: `${actions()}/api`,
+        actions: [
+          {
+            name: "order_status",
+            description: "An order's status",
+            method: "GET",
+            path: "/orders/{orderId}",
+            access: "read",
+            inputSchema: {
+              type: "object",
+              properties: { orderId: { type: "string", description } },
+              required: ["orderId"],
+            },
+          },
+        ],
+      });
+      await useForProject(w, await makeProfile(w, { tools: [refOf(source, "order_status")] }));
+      const chat = await mustConnect(assistantPath(w.sessionId), w.member.token);
+      const turn = await chat.turn(`Hello ${INSTANT}`);
+      expect(turn.error).toBeNull();
+      chat.close();
+      return latestCallMaximum(w.sessionId);
+    };
+    const small = await holdWith("The order's number");
+    // 12 KB of schema is ~3,000 tokens the model is sent with every call of the turn.
+    const large = await holdWith("The order's number. ".repeat(600));
+    expect(large).toBeGreaterThan(small);
+  });
+
   it("another org's source named in a profile is never offered", async () => {
     const w = await funded();
     const theirs = await labSource(w.otherOrgId, w.outsider.token);
@@ -255,6 +291,41 @@ describe("an end user in the embed and the shop's tools", () => {
       caller: { kind: "end_user", id: endUser.id },
     });
     expect(JSON.stringify(calls.body)).not.toContain("Arrived broken");
+    chat.close();
+  });
+});
+
+describe("an end user's paid tool call", () => {
+  it("is held under their app's limits as read when the call is made, even on the turn that reads their access again", async () => {
+    const w = await funded();
+    const source = await shopForApp(w);
+    const priced = await api("PATCH", `/api/tool-sources/${source.id}`, {
+      token: w.admin.token,
+      body: { priceMicros: 1_000 },
+    });
+    expect(priced.status).toBe(200);
+    const { accessToken } = await endUserToken(w, "shop-user-paid");
+    const session = await openSession(accessToken);
+    const chat = await mustOpen(session.id, accessToken);
+    // A push dropped what the agent kept: this turn reads the access (and the limits) again,
+    // beside building its tools.
+    await forgetAccess(session.id);
+    const status = await chat.turn(
+      `Where is it? ${INSTANT} [[tool:order_status {"orderId":"1002"}]]`,
+    );
+    expect(status.chunks.find((c) => c.type === "tool-output-error")).toBeUndefined();
+    const out = status.chunks.find((c) => c.type === "tool-output-available") as
+      | { output: { result: Record<string, unknown> } }
+      | undefined;
+    expect(out?.output.result).toMatchObject({ orderId: "1002", status: "delivered" });
+    await settledBalance(w.orgId);
+    const usage = await billingAccount(env, w.orgId).usageRows({
+      from: 0,
+      to: Date.now() + 1,
+      limit: 100,
+    });
+    const paid = usage.filter((row) => row.model === `tool:${source.id}:order_status`);
+    expect(paid.map((row) => row.costMicros)).toEqual([1_000]);
     chat.close();
   });
 });
