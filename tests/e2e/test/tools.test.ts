@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
@@ -19,6 +20,7 @@ import {
 let stack: DevStack | undefined;
 let browser: Browser | undefined;
 let shop = "";
+let owner: { email: string; password: string } = { email: "", password: "" };
 
 afterEach(async (context) => {
   if (context.task.result?.state === "fail") console.log(stack?.log().slice(-3000));
@@ -29,6 +31,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   stack = await starting;
   shop = stack.exampleBase ?? "";
+  owner = JSON.parse(readFileSync(stack.exampleState ?? "", "utf8")).owner;
 }, 240_000);
 
 afterAll(async () => {
@@ -87,6 +90,45 @@ describe("the shop's tools in its embed", () => {
       expect(await assistant.getByRole("button", { name: "Approve" }).count()).toBe(0);
       expect(await sidewaysOverflow(page)).toBe(0);
       expect(await axeProblems(page, `tools, after the refund, ${label}`)).toEqual([]);
+      expect(opened.errors).toEqual([]);
+      await opened.context.close();
+    }, 120_000);
+  }
+
+  for (const [label, viewport] of [
+    ["desktop", VIEWPORTS.desktop],
+    ["phone", VIEWPORTS.phone],
+  ] as const) {
+    it(`the shop's owner sees the source, its tools marked read and write, and the profile's switches (${label})`, async () => {
+      if (!browser || !stack) throw new Error("no stack");
+      const opened = await openContext(browser, viewport, "light");
+      const page = opened.page;
+      await page.goto(`${stack.base}/signin`);
+      await page.getByLabel("Email").fill(owner.email);
+      await page.getByLabel("Password").fill(owner.password);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.waitForURL((url) => url.pathname === "/projects");
+      await page.goto(`${stack.base}/assistants#tools`);
+      const source = page.getByRole("region", { name: "Acme Shop orders" });
+      await source.waitFor();
+      const status = source.getByRole("listitem").filter({ hasText: "order_status" });
+      await status.getByText("Read", { exact: true }).waitFor();
+      const refund = source.getByRole("listitem").filter({ hasText: "request_refund" });
+      await refund.getByText("Write · asks first").waitFor();
+      await source.getByRole("button", { name: "Refresh tools" }).waitFor();
+      expect(await sidewaysOverflow(page)).toBe(0);
+      expect(await axeProblems(page, `tools tab, ${label}`)).toEqual([]);
+
+      // The app's profile switches both on.
+      await page.getByRole("tab", { name: "Profiles" }).click();
+      await page.getByRole("link", { name: /Acme Shop assistant/ }).click();
+      await page.waitForURL(/\/assistants\/profiles\//);
+      const refundSwitch = page.getByRole("checkbox", { name: /request_refund/ });
+      await refundSwitch.waitFor();
+      expect(await refundSwitch.isChecked()).toBe(true);
+      expect(await page.getByRole("checkbox", { name: /order_status/ }).isChecked()).toBe(true);
+      expect(await sidewaysOverflow(page)).toBe(0);
+      expect(await axeProblems(page, `profile editor with source tools, ${label}`)).toEqual([]);
       expect(opened.errors).toEqual([]);
       await opened.context.close();
     }, 120_000);

@@ -40,11 +40,7 @@ export function SourceToolsField({
       <p id={`${id}-hint`} className="text-muted-foreground text-sm">
         They act in your product as the person who chats, members and end users alike. A write runs
         only after that person approves the exact call. Add sources in{" "}
-        <Link
-          to="/assistants"
-          hash="tools"
-          className="text-primary underline-offset-4 hover:underline"
-        >
+        <Link to="/assistants" hash="tools" className="text-primary underline underline-offset-4">
           Assistants, Tools
         </Link>
         .
