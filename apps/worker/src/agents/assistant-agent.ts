@@ -1,5 +1,5 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
-import { AppError, titleFrom } from "@parley/shared";
+import { AppError, type ReplyVersion, titleFrom } from "@parley/shared";
 import { convertToModelMessages, type ToolSet, type UIMessage } from "ai";
 import { type ResolvedTurn, TurnResolver } from "../assistants/resolve.ts";
 import type { ProjectRow } from "../auth/access.ts";
@@ -8,7 +8,6 @@ import {
   type AssistantMetadata,
   billingRefusal,
   newTurnId,
-  type ReplyVersion,
   refusedReply,
   replyVersions,
   shownMetadata,
