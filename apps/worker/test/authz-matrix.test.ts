@@ -683,6 +683,17 @@ const matrix: Row[] = [
     request: (w) => ({ path: `/api/apps/${w.appId}/secrets`, body: {} }),
     expect: orgAdmins(201),
   },
+  // The developers' area (test/app-end-user-list.test.ts): who uses the app, and the preview.
+  {
+    route: "GET /api/apps/:appId/end-users",
+    request: (w) => ({ path: `/api/apps/${w.appId}/end-users` }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "POST /api/apps/:appId/preview-token",
+    request: (w) => ({ path: `/api/apps/${w.appId}/preview-token` }),
+    expect: orgAdmins(201),
+  },
   // Public, authenticated by a token the app verifies (test/end-user-tokens.test.ts); a Parley
   // sign-in is neither needed nor enough: this one is no valid tenant token, for anyone.
   {

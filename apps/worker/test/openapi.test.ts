@@ -614,6 +614,8 @@ describe("answers match the document", () => {
       { ...endUser, body: { sessionId: session.body.id } },
       201,
     );
+    await call("POST", `${appPath}/preview-token`, owner, 201);
+    await call("GET", `${appPath}/end-users`, owner, 200);
     await call(
       "POST",
       `${appPath}/end-users/erase`,

@@ -6,6 +6,7 @@ import type {
   AppWithSecret,
   EmbedMe,
   EmbedToken,
+  EndUserWithUsage,
   NewAppSecret,
   RotatedAppSecret,
 } from "./apps.ts";
@@ -493,6 +494,21 @@ export const endUserTokenSchema = z
   })
   .meta({ id: "EndUserToken" });
 
+export const endUserWithUsageSchema = z
+  .strictObject({
+    id: z.string(),
+    appId: z.string(),
+    externalId: z.string(),
+    name: z.string().nullable(),
+    createdAt: iso,
+    lastSeenAt: iso,
+    usage: z
+      .strictObject({ requests: z.number().int(), priceMicros: microsSchema })
+      .describe("The last 30 days: model calls and what the org was charged"),
+  })
+  .meta({ id: "EndUserWithUsage" });
+export const endUserPageSchema = pageSchemaOf(endUserWithUsageSchema).meta({ id: "EndUserPage" });
+
 export const embedMeSchema = z
   .strictObject({
     endUser: z.strictObject({
@@ -588,6 +604,7 @@ sameType<Out<typeof appSchema>, App>(true);
 sameType<Out<typeof appWithSecretSchema>, AppWithSecret>(true);
 sameType<Out<typeof rotatedAppSecretSchema>, RotatedAppSecret>(true);
 sameType<Out<typeof endUserTokenSchema>, EmbedToken>(true);
+sameType<Out<typeof endUserWithUsageSchema>, EndUserWithUsage>(true);
 sameType<Out<typeof embedMeSchema>, EmbedMe>(true);
 sameType<Out<typeof appSecretInfoSchema>, AppSecretInfo>(true);
 sameType<Out<typeof invitationSchema>, Invitation>(true);
