@@ -65,6 +65,19 @@ describe("an app's form, checked with the API's own schema", () => {
       ok: false,
       refusal: { field: "verification.issuer" },
     });
+    // zod's length and type messages, in words.
+    expect(createInput({ ...valid(), name: "  " }, verification())).toEqual({
+      ok: false,
+      refusal: { field: "name", message: "is required" },
+    });
+    expect(createInput({ ...valid(), name: "x".repeat(101) }, verification())).toEqual({
+      ok: false,
+      refusal: { field: "name", message: "must be at most 100 characters" },
+    });
+    expect(createInput(valid(), { ...verification(), maxTokenLifetimeSeconds: "90000" })).toEqual({
+      ok: false,
+      refusal: { field: "verification.maxTokenLifetimeSeconds", message: "must be at most 86400" },
+    });
   });
 
   it("checks a pasted public key: JSON first, then the members its algorithm needs", () => {

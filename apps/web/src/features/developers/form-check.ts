@@ -1,5 +1,39 @@
 import { isApiError } from "../../lib/api.ts";
 
+/** A zod issue, as much of it as the wording needs. */
+interface Issue {
+  code: string;
+  path: PropertyKey[];
+  message: string;
+  keys?: string[];
+  origin?: string;
+  minimum?: number | bigint;
+  maximum?: number | bigint;
+  input?: unknown;
+}
+
+/**
+ * zod's own messages for lengths and types read like type errors ("Too small: expected string to
+ * have >=1 characters"); these say the same in words. The schemas' own messages (an origin's form,
+ * a JWK's member) are kept as written.
+ */
+function wording(issue: Issue): string {
+  // A schema's own message (`min(1, "must name at least one project")`) is kept.
+  if (!/^(Too small|Too big|Invalid input)/.test(issue.message)) return issue.message;
+  const what = issue.origin === "array" ? "item" : issue.origin === "string" ? "character" : "";
+  const count = (n: number | bigint | undefined) =>
+    what ? `${n} ${what}${Number(n) === 1 ? "" : "s"}` : String(n);
+  if (issue.code === "too_small") {
+    if (issue.origin === "string" && Number(issue.minimum) === 1) return "is required";
+    return `must be at least ${count(issue.minimum)}`;
+  }
+  if (issue.code === "too_big") return `must be at most ${count(issue.maximum)}`;
+  if (issue.code === "invalid_type") {
+    return issue.input === undefined || issue.input === "" ? "is required" : "has the wrong form";
+  }
+  return issue.message;
+}
+
 /** What this needs of a zod schema (the web app takes zod's schemas from `@parley/shared`). */
 interface Schema {
   safeParse(input: unknown):
@@ -37,7 +71,7 @@ export function checkWith(schema: Schema, input: unknown): Refusal | null {
       message: "is unknown",
     };
   }
-  return { field: path || null, message: issue.message };
+  return { field: path || null, message: wording(issue) };
 }
 
 /** What the API's refusal says, without the field name it starts with (the form shows where). */
