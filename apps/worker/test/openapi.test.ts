@@ -619,6 +619,26 @@ describe("answers match the document", () => {
     await call("DELETE", appPath, owner, 204);
   });
 
+  it("knowledge documents, their search and the org's storage", async () => {
+    const w = await world();
+    const owner = { token: w.owner.token };
+    const upload = {
+      name: "faq.md",
+      contentType: "text/markdown",
+      text: "# FAQ\n\nThe ferry leaves at noon.",
+    };
+    const docs = `/api/projects/${w.projectId}/documents`;
+    const doc = await call<{ id: string }>("POST", docs, { ...owner, body: upload }, 201);
+    await call("GET", docs, owner, 200);
+    await call("GET", `/api/documents/${doc.body.id}`, owner, 200);
+    await call("GET", `/api/documents/${doc.body.id}/content`, owner, 200);
+    await call("POST", `/api/documents/${doc.body.id}/versions`, { ...owner, body: upload }, 201);
+    await call("GET", `/api/projects/${w.projectId}/knowledge/search?q=ferry`, owner, 200);
+    await call("GET", `/api/orgs/${w.orgId}/billing/storage`, owner, 200);
+    await call("POST", docs, { ...owner, body: { ...upload, text: "" } }, 400);
+    await call("DELETE", `/api/documents/${doc.body.id}`, owner, 204);
+  });
+
   it("drove every documented operation, or says why not", () => {
     const documented = new Set(operations.map((o) => o.key).filter((k) => k.includes(" /api/")));
     const unchecked = [...documented].filter((k) => !covered.has(k) && !(k in notDriven));

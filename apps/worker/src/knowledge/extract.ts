@@ -1,0 +1,116 @@
+import {
+  AppError,
+  type KnowledgeContentType,
+  MAX_DOCUMENT_TEXT_BYTES,
+  utf8Bytes,
+} from "@parley/shared";
+import type { Extracted, Section } from "./chunk.ts";
+import { htmlSections } from "./html.ts";
+import { pdfSections } from "./pdf.ts";
+
+/**
+ * A document's bytes to text and heading sections, per format (docs/2026-12-06-knowledge.md,
+ * "Formats"). Every refusal is an `AppError` thrown before anything is written: text that is not
+ * UTF-8, an encrypted PDF, a file that expands past `MAX_DOCUMENT_TEXT_BYTES`, a body that is not
+ * of the type it says.
+ */
+export async function extractDocument(
+  bytes: Uint8Array,
+  contentType: KnowledgeContentType,
+): Promise<Extracted> {
+  const extracted =
+    contentType === "application/pdf"
+      ? await pdfSections(bytes)
+      : contentType === "text/html"
+        ? await htmlSections(decodeUtf8(bytes))
+        : contentType === "text/markdown"
+          ? markdownSections(decodeUtf8(bytes))
+          : plainSections(decodeUtf8(bytes));
+  checkTextSize(extracted.text);
+  if (extracted.text.trim() === "") {
+    throw new AppError("invalid_request", "The document has no text to search");
+  }
+  return extracted;
+}
+
+/** Refuses text past the cap: what a small compressed file expanded to is not indexed. */
+export function checkTextSize(text: string): void {
+  if (text.length > MAX_DOCUMENT_TEXT_BYTES || utf8Bytes(text) > MAX_DOCUMENT_TEXT_BYTES) {
+    throw new AppError(
+      "payload_too_large",
+      `The document's text must be at most ${MAX_DOCUMENT_TEXT_BYTES} bytes once extracted`,
+    );
+  }
+}
+
+/**
+ * Strict UTF-8: a byte sequence that is not UTF-8 is refused (a Latin-1 file would otherwise be
+ * indexed as U+FFFD and never found), as is a NUL (binary sent as text). A leading BOM is dropped.
+ */
+export function decodeUtf8(bytes: Uint8Array): string {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw new AppError("invalid_request", "The document is not valid UTF-8 text");
+  }
+  if (text.includes("\u0000")) {
+    throw new AppError("invalid_request", "The document holds NUL bytes: it is not text");
+  }
+  return text.replace(/\r\n?/g, "\n");
+}
+
+/** Plain text: one section, no heading. */
+export function plainSections(text: string): Extracted {
+  return { text, sections: [{ headings: [], start: 0, end: text.length }] };
+}
+
+const FENCE = /^\s{0,3}(```|~~~)/;
+const ATX = /^\s{0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$/;
+const SETEXT = /^\s{0,3}(=+|-+)\s*$/;
+
+/**
+ * Markdown: ATX (`## Title`) and setext (underlined) headings cut sections; a heading path keeps
+ * the enclosing levels. Fenced code blocks are text (a `#` comment in one is no heading). The text
+ * stays Markdown as written: the model and a citation read it as the author wrote it.
+ */
+export function markdownSections(text: string): Extracted {
+  const sections: Section[] = [];
+  const path: { level: number; title: string }[] = [];
+  let sectionStart = 0;
+  let inFence = false;
+  let offset = 0;
+  const lines = text.split("\n");
+  const open = (start: number) => {
+    sectionStart = start;
+  };
+  const close = (end: number) => {
+    if (end > sectionStart) {
+      sections.push({ headings: path.map((h) => h.title), start: sectionStart, end });
+    }
+  };
+  for (const [index, line] of lines.entries()) {
+    const lineStart = offset;
+    offset += line.length + 1;
+    if (FENCE.test(line)) inFence = !inFence;
+    if (inFence) continue;
+    let heading: { level: number; title: string } | null = null;
+    const atx = ATX.exec(line);
+    if (atx) heading = { level: atx[1]?.length ?? 1, title: atx[2] ?? "" };
+    const next = lines[index + 1];
+    if (!heading && line.trim() !== "" && next !== undefined && SETEXT.test(next)) {
+      // A setext heading: this line, underlined by the next (`===` level 1, `---` level 2).
+      const previous = lines[index - 1];
+      if (previous === undefined || previous.trim() === "") {
+        heading = { level: next.trim().startsWith("=") ? 1 : 2, title: line.trim() };
+      }
+    }
+    if (!heading) continue;
+    close(lineStart);
+    while (path.length > 0 && (path.at(-1)?.level ?? 0) >= heading.level) path.pop();
+    path.push({ level: heading.level, title: heading.title.replace(/[*_`]/g, "").trim() });
+    open(lineStart);
+  }
+  close(text.length);
+  return { text, sections: sections.length > 0 ? sections : plainSections(text).sections };
+}
