@@ -89,3 +89,40 @@ export async function search(token: string, projectId: string, q: string, limit 
 
 export const knowledgeBase = (projectId: string) =>
   env.KNOWLEDGE_BASE.get(env.KNOWLEDGE_BASE.idFromName(projectId));
+
+/**
+ * A document written straight into D1 and its project's KnowledgeBase, as an upload by `userId`
+ * would leave it (for worlds whose people could not upload it through the API any more).
+ */
+export async function documentIn(
+  w: { orgId: string; projectId: string },
+  userId: string,
+  text: string,
+  id = `doc_${crypto.randomUUID().replaceAll("-", "").slice(0, 26)}`,
+  options: { stage: boolean } = { stage: true },
+): Promise<string> {
+  const now = Date.now();
+  const bytes = new TextEncoder().encode(text).byteLength;
+  await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO knowledge_documents (id, org_id, project_id, name, content_type, version, bytes, created_by, created_at, updated_at)
+       VALUES (?, ?, ?, 'notes.md', 'text/markdown', 1, ?, ?, ?, ?)`,
+    ).bind(id, w.orgId, w.projectId, bytes, userId, now, now),
+    env.DB.prepare(
+      `INSERT INTO knowledge_versions (document_id, version, org_id, project_id, content_type, bytes, text_chars, sha256, created_by, created_at)
+       VALUES (?, 1, ?, ?, 'text/markdown', ?, ?, 'x', ?, ?)`,
+    ).bind(id, w.orgId, w.projectId, bytes, text.length, userId, now),
+  ]);
+  if (!options.stage) return id;
+  await knowledgeBase(w.projectId).stage({
+    orgId: w.orgId,
+    projectId: w.projectId,
+    documentId: id,
+    version: 1,
+    name: "notes.md",
+    text,
+    chunks: [{ heading: "", start: 0, end: text.length, text }],
+    memberId: userId,
+  });
+  return id;
+}

@@ -4,7 +4,7 @@ import { allowedFrom, modelProblem } from "./allowed.ts";
 import { loadCatalogue, stepPricesFor } from "./catalogue.ts";
 import type { CatalogueModel, Range } from "./catalogue-model.ts";
 import { contentOf, type ProfileContent, VERSION_COLUMNS, type VersionRow } from "./profiles-db.ts";
-import { builtInToolNames } from "./tools.ts";
+import { builtInToolNames, END_USER_TOOLS } from "./tools.ts";
 
 /**
  * The resolver the agents call every turn (docs/2026-12-06-assistant-profiles.md): which profile
@@ -166,8 +166,9 @@ const refusal = (
 ): Resolution => ({ ok: false, refusal: { code, reason, message, model } });
 
 /**
- * The tools a turn offers: the profile's, except that an end user's session, the onboarding
- * preview and a model without tool calling get none. The prompt preview uses the same rule.
+ * The tools a turn offers: the profile's, except that the onboarding preview and a model without
+ * tool calling get none, and an end user's session only those meant for everyone (knowledge:
+ * never the project tools). The prompt preview uses the same rule.
  */
 export function turnTools(input: {
   audience: TurnContext["audience"];
@@ -175,11 +176,10 @@ export function turnTools(input: {
   model: CatalogueModel | undefined;
   tools: readonly string[];
 }): string[] {
-  const none =
-    input.audience === "preview" ||
-    input.callerKind === "end_user" ||
-    input.model?.capabilities.tools === false;
-  return none ? [] : [...input.tools];
+  const none = input.audience === "preview" || input.model?.capabilities.tools === false;
+  if (none) return [];
+  if (input.callerKind === "end_user") return input.tools.filter((t) => END_USER_TOOLS.has(t));
+  return [...input.tools];
 }
 
 const clamp = (value: number | null, range: Range | null): number | null =>

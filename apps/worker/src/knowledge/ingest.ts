@@ -192,8 +192,9 @@ export async function ingest(
     }
     throw quotaRefusal(quota);
   }
+  let staged = false;
   try {
-    await knowledgeBase(env, input.projectId).stage({
+    ({ staged } = await knowledgeBase(env, input.projectId).stage({
       orgId: input.orgId,
       projectId: input.projectId,
       documentId,
@@ -202,10 +203,15 @@ export async function ingest(
       text: extracted.text,
       chunks,
       memberId: input.userId,
-    });
+    }));
   } catch (error) {
     await undo(db, previous, row);
     throw error;
+  }
+  if (!staged) {
+    // The project was erased while the upload ran: its object takes nothing any more.
+    await undo(db, previous, row);
+    throw new AppError("gone", "This project was erased");
   }
   return row;
 }

@@ -1,5 +1,4 @@
 import { DurableObject } from "cloudflare:workers";
-import { AppError } from "@parley/shared";
 import type { Chunk } from "./chunk.ts";
 import { bindingBackend, type EmbeddingBackend, meterEmbedding } from "./embeddings.ts";
 import { type EmbeddingSide, type Hit, KnowledgeStore, SLICE_CHUNKS } from "./store.ts";
@@ -43,7 +42,6 @@ export class KnowledgeBase extends DurableObject<Env> {
   }
 
   #open(): KnowledgeStore {
-    if (this.#erased) throw new AppError("gone", "This project was erased");
     this.#store ??= new KnowledgeStore(this.ctx.storage.sql, (fn) =>
       this.ctx.storage.transactionSync(fn),
     );
@@ -79,7 +77,10 @@ export class KnowledgeBase extends DurableObject<Env> {
     };
   }
 
-  /** Stores a version and queues its indexing (the alarm runs it). */
+  /**
+   * Stores a version and queues its indexing (the alarm runs it). Answers `erased` for an erased
+   * project's object, which takes nothing any more.
+   */
   async stage(input: {
     orgId: string;
     projectId: string;
@@ -89,7 +90,8 @@ export class KnowledgeBase extends DurableObject<Env> {
     text: string;
     chunks: Chunk[];
     memberId: string;
-  }): Promise<void> {
+  }): Promise<{ staged: boolean }> {
+    if (this.#erased) return { staged: false };
     const store = this.#open();
     this.ctx.storage.transactionSync(() => {
       for (const [key, value] of [
@@ -105,6 +107,7 @@ export class KnowledgeBase extends DurableObject<Env> {
     });
     store.stage(input);
     await this.ctx.storage.setAlarm(Date.now());
+    return { staged: true };
   }
 
   /** Takes a document out of search now (its vectors too, where the embedding path is on). */
@@ -177,6 +180,9 @@ export class KnowledgeBase extends DurableObject<Env> {
    */
   async purge(): Promise<{ purged: true }> {
     if (this.#erased) return { purged: true };
+    // A project that never had a document has no storage here: nothing to erase, nothing written
+    // (the Worker never addresses an erased project's object again: D1's tombstone answers 410).
+    if (!this.#store && this.leftovers().length === 0) return { purged: true };
     const meta = this.#meta();
     if (this.#store && this.#backend && meta) {
       await this.#backend.remove(this.#store.allVectorIds(meta.projectId));
@@ -207,6 +213,16 @@ export class KnowledgeBase extends DurableObject<Env> {
       const rows = Number(sql.exec(`SELECT COUNT(*) AS n FROM "${table}"`).one().n);
       return rows > 0 ? [{ table, rows }] : [];
     });
+  }
+
+  /** How many indexing jobs still name this member (the erasure's verification wants none). */
+  jobsNaming(memberId: string): number {
+    if (!this.#store) return 0;
+    return Number(
+      this.ctx.storage.sql
+        .exec("SELECT COUNT(*) AS n FROM kb_jobs WHERE member_id = ?", memberId)
+        .one().n,
+    );
   }
 
   /** An erased member's id, where an indexing job still names who pays for its embeddings. */
