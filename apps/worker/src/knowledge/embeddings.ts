@@ -1,4 +1,5 @@
 import { applyMarkup } from "@parley/billing";
+import { AppError } from "@parley/shared";
 import { billingAccount } from "../billing/account.ts";
 import { agentSettings } from "../env.ts";
 
@@ -74,12 +75,14 @@ export const embeddingTokens = (texts: readonly string[]) =>
   texts.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0);
 
 /**
- * Records an embedding call in the org's ledger, once per `requestId` (the ledger's idempotency
- * key: a slice of a document version's job run again after a reset settles nothing twice). It is
- * settled without a hold: the amounts are tiny, and indexing that an upload started is not stopped
- * half-way by a balance that ran out meanwhile.
+ * Runs one embedding call charged to the org, exactly once per `requestId` (the ledger's
+ * idempotency key; for indexing it names the document version and batch, so a slice run again
+ * after a reset charges nothing twice). The price is known before the call (tokens are estimated
+ * from the text), so it is reserved first, as a model call is: an org without the credits gets
+ * `insufficient_credits` (or `spend_limit`) and no embedding is made for free. A key already
+ * charged runs the call again without a second charge (the vectors of a slice cut short).
  */
-export async function meterEmbedding(
+export async function chargeEmbedding<T>(
   env: Env,
   input: {
     orgId: string;
@@ -89,23 +92,49 @@ export async function meterEmbedding(
     tokens: number;
     model: string;
   },
-): Promise<void> {
-  const costMicros = Math.ceil((input.tokens * EMBEDDING_MICROS_PER_MTOK) / 1_000_000);
+  run: () => Promise<T>,
+): Promise<T> {
+  const costMicros = Math.max(1, Math.ceil((input.tokens * EMBEDDING_MICROS_PER_MTOK) / 1_000_000));
   const priceMicros = applyMarkup(costMicros, agentSettings(env).prices.markupBps);
-  const result = await billingAccount(env, input.orgId).settle({
+  const account = billingAccount(env, input.orgId);
+  const reserved = await account.reserve({
     requestId: input.requestId,
-    costMicros,
-    priceMicros,
-    tokens: {
-      promptTokens: input.tokens,
-      completionTokens: 0,
-      cachedPromptTokens: 0,
-      reasoningTokens: 0,
-    },
-    model: input.model,
-    generationIds: [],
-    billable: true,
-    attribution: { memberId: input.memberId, projectId: input.projectId, sessionId: null },
+    amountMicros: priceMicros,
+    memberId: input.memberId,
+    projectId: input.projectId,
+    sessionId: null,
   });
-  if (!result.ok) throw new Error(`the ledger refused the embedding's usage: ${result.reason}`);
+  if (!reserved.ok && reserved.reason !== "conflict") {
+    throw new AppError(
+      reserved.reason,
+      reserved.reason === "spend_limit"
+        ? "A spending limit stops the documents' embeddings"
+        : "Not enough credits for the documents' embeddings",
+    );
+  }
+  let value: T;
+  try {
+    value = await run();
+  } catch (error) {
+    if (reserved.ok) await account.release(input.requestId);
+    throw error;
+  }
+  if (reserved.ok) {
+    const settled = await account.settle({
+      requestId: input.requestId,
+      costMicros,
+      priceMicros,
+      tokens: {
+        promptTokens: input.tokens,
+        completionTokens: 0,
+        cachedPromptTokens: 0,
+        reasoningTokens: 0,
+      },
+      model: input.model,
+      generationIds: [],
+      billable: true,
+    });
+    if (!settled.ok) throw new Error(`the ledger refused the embedding's usage: ${settled.reason}`);
+  }
+  return value;
 }

@@ -85,7 +85,10 @@ export function markdownSections(text: string): Extracted {
     sectionStart = start;
   };
   const close = (end: number) => {
-    if (end > sectionStart) {
+    // A heading followed at once by another heading has no text of its own: its title lives on
+    // in the path of the sections under it.
+    const body = text.slice(sectionStart, end).replace(/^[^\n]*\n?/, "");
+    if (end > sectionStart && (body.trim() !== "" || path.length === 0)) {
       sections.push({ headings: path.map((h) => h.title), start: sectionStart, end });
     }
   };

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Chunk } from "./chunk.ts";
-import { bindingBackend, type EmbeddingBackend, meterEmbedding } from "./embeddings.ts";
+import { bindingBackend, chargeEmbedding, type EmbeddingBackend } from "./embeddings.ts";
 import { type EmbeddingSide, type Hit, KnowledgeStore, SLICE_CHUNKS } from "./store.ts";
 
 /** Failed attempts of one indexing slice (the embedding service down) before its job fails. */
@@ -67,13 +67,12 @@ export class KnowledgeBase extends DurableObject<Env> {
     return {
       backend,
       namespace: meta.projectId,
-      meter: (input) =>
-        meterEmbedding(this.env, {
-          ...input,
-          orgId: meta.orgId,
-          projectId: meta.projectId,
-          model: backend.model,
-        }),
+      charge: (input, run) =>
+        chargeEmbedding(
+          this.env,
+          { ...input, orgId: meta.orgId, projectId: meta.projectId, model: backend.model },
+          run,
+        ),
     };
   }
 

@@ -48,7 +48,11 @@ export interface EmbeddingSide {
   backend: EmbeddingBackend;
   /** The project's namespace in the vector index (vectors of other projects are never queried). */
   namespace: string;
-  meter(input: { requestId: string; memberId: string; tokens: number }): Promise<void>;
+  /** Runs an embedding call charged once per request id (embeddings.ts `chargeEmbedding`). */
+  charge<T>(
+    input: { requestId: string; memberId: string; tokens: number },
+    run: () => Promise<T>,
+  ): Promise<T>;
 }
 
 const chunkId = (row: number) => `c${row}`;
@@ -287,18 +291,20 @@ export class KnowledgeStore {
     }
     for (const [start, batch] of batches) {
       const texts = batch.map((row) => `${row.heading}\n${row.body}`);
-      const vectors = await embedding.backend.embed(texts);
-      await embedding.backend.upsert(
-        embedding.namespace,
-        batch.map((row, i) => ({
-          id: `${embedding.namespace}:${row.id}`,
-          values: vectors[i] ?? [],
-        })),
-      );
-      await embedding.meter({
+      const request = {
         requestId: `kb-embed:${documentId}:v${version}:${start}`,
         memberId,
         tokens: embeddingTokens(texts),
+      };
+      await embedding.charge(request, async () => {
+        const vectors = await embedding.backend.embed(texts);
+        await embedding.backend.upsert(
+          embedding.namespace,
+          batch.map((row, i) => ({
+            id: `${embedding.namespace}:${row.id}`,
+            values: vectors[i] ?? [],
+          })),
+        );
       });
     }
   }
@@ -429,15 +435,19 @@ export class KnowledgeStore {
   ): Promise<Hit[]> {
     if (!embedding) return this.lexical(query, limit);
     const lexical = this.lexical(query, CANDIDATES);
-    const [vector] = await embedding.backend.embed([query]);
-    await embedding.meter({
-      requestId: `kb-query:${crypto.randomUUID()}`,
-      memberId,
-      tokens: embeddingTokens([query]),
-    });
-    const matches = vector
-      ? await embedding.backend.query(embedding.namespace, vector, CANDIDATES)
-      : [];
+    let matches: { id: string; score: number }[];
+    try {
+      matches = await embedding.charge(
+        { requestId: `kb-query:${crypto.randomUUID()}`, memberId, tokens: embeddingTokens([query]) },
+        async () => {
+          const [vector] = await embedding.backend.embed([query]);
+          return vector ? embedding.backend.query(embedding.namespace, vector, CANDIDATES) : [];
+        },
+      );
+    } catch {
+      // No credits for the query's embedding, or the service is down: BM25 still answers.
+      return lexical.slice(0, limit);
+    }
     const prefix = `${embedding.namespace}:`;
     const rows = matches
       .filter((m) => m.id.startsWith(prefix))
