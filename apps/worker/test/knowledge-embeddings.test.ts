@@ -105,8 +105,17 @@ describe("embeddings where the bindings are configured", () => {
     };
     const chunks = chunkSections(markdownSections(DOC));
     const found = await runInDurableObject(knowledgeBase(w.projectId), async (_i, state) => {
-      const store = new KnowledgeStore(state.storage.sql, (fn) => state.storage.transactionSync(fn));
-      store.stage({ documentId: "doc_e1", version: 1, name: "help.md", text: DOC, chunks, memberId: w.owner.id });
+      const store = new KnowledgeStore(state.storage.sql, (fn) =>
+        state.storage.transactionSync(fn),
+      );
+      store.stage({
+        documentId: "doc_e1",
+        version: 1,
+        name: "help.md",
+        text: DOC,
+        chunks,
+        memberId: w.owner.id,
+      });
       while (await store.indexSlice(200, embedding)) {
         // all slices
       }
@@ -131,7 +140,9 @@ describe("embeddings where the bindings are configured", () => {
     // The ledger: one usage per (document version, batch), and one per query.
     const usage = await runInDurableObject(billingAccount(env, w.orgId), (_i, state) =>
       state.storage.sql
-        .exec("SELECT request_id, price_micros, model, member_id FROM usage_events WHERE request_id LIKE 'kb-%' ORDER BY request_id")
+        .exec(
+          "SELECT request_id, price_micros, model, member_id FROM usage_events WHERE request_id LIKE 'kb-%' ORDER BY request_id",
+        )
         .toArray(),
     );
     const keys = usage.map((row) => String(row.request_id));
@@ -184,10 +195,21 @@ describe("embeddings are paid for before they are made", () => {
         ),
     };
     const outcome = await runInDurableObject(knowledgeBase(w.projectId), async (_i, state) => {
-      const store = new KnowledgeStore(state.storage.sql, (fn) => state.storage.transactionSync(fn));
+      const store = new KnowledgeStore(state.storage.sql, (fn) =>
+        state.storage.transactionSync(fn),
+      );
       const chunks = chunkSections(markdownSections(DOC));
-      store.stage({ documentId: "doc_e2", version: 1, name: "help.md", text: DOC, chunks, memberId: w.owner.id });
-      const refused = await store.indexSlice(200, embedding).catch((error: { code?: string }) => error.code);
+      store.stage({
+        documentId: "doc_e2",
+        version: 1,
+        name: "help.md",
+        text: DOC,
+        chunks,
+        memberId: w.owner.id,
+      });
+      const refused = await store
+        .indexSlice(200, embedding)
+        .catch((error: { code?: string }) => error.code);
       // The query path falls back to BM25 rather than failing the search.
       const stillSearches = await store.search("refund", 3, embedding, w.owner.id);
       return { refused, indexed: store.indexing(["doc_e2"]).doc_e2?.done, stillSearches };

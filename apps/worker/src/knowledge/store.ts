@@ -438,7 +438,11 @@ export class KnowledgeStore {
     let matches: { id: string; score: number }[];
     try {
       matches = await embedding.charge(
-        { requestId: `kb-query:${crypto.randomUUID()}`, memberId, tokens: embeddingTokens([query]) },
+        {
+          requestId: `kb-query:${crypto.randomUUID()}`,
+          memberId,
+          tokens: embeddingTokens([query]),
+        },
         async () => {
           const [vector] = await embedding.backend.embed([query]);
           return vector ? embedding.backend.query(embedding.namespace, vector, CANDIDATES) : [];
