@@ -95,6 +95,14 @@ export function chunkSections(
   return chunks;
 }
 
+/**
+ * The FTS5 table's tokenizer: Unicode words, diacritics folded, English stems (Porter), so
+ * "refunds" finds "refund". The BM25 weights of its columns (heading, body): a word in a
+ * passage's heading path counts twice.
+ */
+export const FTS_TOKENIZE = "porter unicode61 remove_diacritics 2";
+export const BM25_WEIGHTS = [2.0, 1.0] as const;
+
 /** Words too common to tell passages apart; dropping them keeps a query to what it is about. */
 const STOPWORDS = new Set(
   (
@@ -144,4 +152,29 @@ export function fuseRanks<T>(lists: readonly (readonly T[])[], key: (item: T) =>
     });
   }
   return [...scores.values()].sort((a, b) => b.score - a.score);
+}
+
+/** Longest quote a citation carries, in characters. */
+export const MAX_QUOTE_CHARS = 300;
+
+/**
+ * The passage's sentence that holds the most of the question's words (matched on their first
+ * five letters, as a stemmer would roughly), as the citation's quote: what the reply rests on,
+ * short enough to show as a source. The passage's start when no word is found in it.
+ */
+export function quoteOf(text: string, terms: readonly string[]): string {
+  const stems = terms.map((term) => term.slice(0, 5));
+  const sentences = text.split(/(?<=[.!?])\s+|\n{2,}/).filter((s) => s.trim() !== "");
+  let best = sentences[0] ?? text;
+  let bestScore = 0;
+  for (const sentence of sentences) {
+    const words = sentence.toLowerCase().split(/[^\p{L}\p{N}]+/u);
+    const score = stems.filter((stem) => words.some((word) => word.startsWith(stem))).length;
+    if (score > bestScore) {
+      best = sentence;
+      bestScore = score;
+    }
+  }
+  const quote = best.trim().replace(/\s+/g, " ");
+  return quote.length > MAX_QUOTE_CHARS ? `${quote.slice(0, MAX_QUOTE_CHARS - 1)}…` : quote;
 }

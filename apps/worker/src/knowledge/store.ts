@@ -1,5 +1,13 @@
 import type { DocumentIndexing, Passage } from "@parley/shared";
-import { type Chunk, ftsQuery, fuseRanks } from "./chunk.ts";
+import {
+  BM25_WEIGHTS,
+  type Chunk,
+  FTS_TOKENIZE,
+  ftsQuery,
+  fuseRanks,
+  queryTerms,
+  quoteOf,
+} from "./chunk.ts";
 import { EMBED_BATCH, type EmbeddingBackend, embeddingTokens } from "./embeddings.ts";
 
 /**
@@ -12,14 +20,12 @@ import { EMBED_BATCH, type EmbeddingBackend, embeddingTokens } from "./embedding
 
 /** Passages one alarm indexes before it hands over to the next alarm. */
 export const SLICE_CHUNKS = 200;
-/** BM25 weights of the FTS columns: a word in a passage's heading counts twice. */
-const BM25 = "bm25(kb_fts, 2.0, 1.0)";
+/** BM25 over the FTS columns, weighted (chunk.ts `BM25_WEIGHTS`). */
+const BM25 = `bm25(kb_fts, ${BM25_WEIGHTS.map((w) => w.toFixed(1)).join(", ")})`;
 /** How many candidates each ranking contributes to a fused one. */
 const CANDIDATES = 50;
 /** Largest piece of a document's text one row holds (rows are limited to 2 MB). */
 const TEXT_PIECE_CHARS = 512 * 1024;
-/** Characters of context a citation's quote keeps around the words found. */
-const QUOTE_TOKENS = 40;
 
 export interface StageInput {
   documentId: string;
@@ -79,7 +85,7 @@ export class KnowledgeStore {
          start INTEGER NOT NULL, "end" INTEGER NOT NULL, pending_body TEXT);
        CREATE INDEX IF NOT EXISTS kb_chunks_document ON kb_chunks (document_id, version, seq);
        CREATE VIRTUAL TABLE IF NOT EXISTS kb_fts USING fts5(
-         heading, body, tokenize = 'porter unicode61 remove_diacritics 2');
+         heading, body, tokenize = '${FTS_TOKENIZE}');
        CREATE TABLE IF NOT EXISTS kb_jobs (
          document_id TEXT NOT NULL, version INTEGER NOT NULL, member_id TEXT NOT NULL,
          next INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0,
@@ -387,28 +393,26 @@ export class KnowledgeStore {
   lexical(query: string, limit: number): Hit[] {
     const match = ftsQuery(query);
     if (match === null) return [];
-    return this.#sql
+    // The best rows by BM25 alone first: FTS5 ranks them without reading another table. Joins
+    // or snippet() in the ranking query ran for every matching row (a common word matches most
+    // of them). A few spare rows cover passages of a version not searched yet (a re-upload).
+    const ranked = this.#sql
       .exec(
-        `SELECT c.id, c.document_id, c.version, c.heading, c.start, c."end", f.body, d.name,
-           snippet(kb_fts, 1, '', '', '…', ${QUOTE_TOKENS}) AS quote
-         FROM kb_fts f
-         JOIN kb_chunks c ON c.id = f.rowid
-         JOIN kb_documents d ON d.id = c.document_id AND d.active_version = c.version
-         WHERE kb_fts MATCH ? ORDER BY ${BM25} LIMIT ?`,
+        `SELECT rowid FROM kb_fts WHERE kb_fts MATCH ? ORDER BY ${BM25} LIMIT ?`,
         match,
-        limit,
+        limit * 2 + 8,
       )
       .toArray()
-      .map(toHit);
+      .map((row) => Number(row.rowid));
+    return this.byRows(ranked, queryTerms(query)).slice(0, limit);
   }
 
   /** Passages by their chunk row ids, searched versions only, in the order given. */
-  byRows(rows: readonly number[]): Hit[] {
+  byRows(rows: readonly number[], terms: readonly string[]): Hit[] {
     if (rows.length === 0) return [];
     const found = this.#sql
       .exec(
-        `SELECT c.id, c.document_id, c.version, c.heading, c.start, c."end", f.body, d.name,
-           f.body AS quote
+        `SELECT c.id, c.document_id, c.version, c.heading, c.start, c."end", f.body, d.name
          FROM kb_chunks c JOIN kb_fts f ON f.rowid = c.id
          JOIN kb_documents d ON d.id = c.document_id AND d.active_version = c.version
          WHERE c.id IN (SELECT value FROM json_each(?))`,
@@ -419,7 +423,7 @@ export class KnowledgeStore {
     const byId = new Map(found.map((hit) => [hit.chunkId, hit]));
     return rows.flatMap((row) => {
       const hit = byId.get(chunkId(row));
-      return hit ? [{ ...hit, quote: hit.text.slice(0, 300) }] : [];
+      return hit ? [{ ...hit, quote: quoteOf(hit.text, terms) }] : [];
     });
   }
 
@@ -457,7 +461,7 @@ export class KnowledgeStore {
       .filter((m) => m.id.startsWith(prefix))
       .map((m) => Number(m.id.slice(prefix.length)))
       .filter(Number.isSafeInteger);
-    const semantic = this.byRows(rows);
+    const semantic = this.byRows(rows, queryTerms(query));
     return fuseRanks([lexical, semantic], (hit) => hit.chunkId)
       .slice(0, limit)
       .map((entry) => entry.item);
@@ -519,7 +523,7 @@ function toHit(row: Record<string, SqlStorageValue>): Hit {
     version: Number(row.version),
     heading: String(row.heading),
     text: String(row.body),
-    quote: String(row.quote),
+    quote: "",
     start: Number(row.start),
     end: Number(row.end),
   };
