@@ -267,7 +267,7 @@ export async function benchKnowledge() {
       `| the platform (search route, wrangler dev) | ${pct(platformScore.recall)} | ${platformScore.mrr.toFixed(3)} |`,
       ...variants.map((v) => `| offline, ${v.variant} | ${pct(v.recall)} | ${v.mrr.toFixed(3)} |`),
       "",
-      "Offline is the same chunker, tokenizer, query and BM25 weights in Node's SQLite (FTS5): `baseline` must match the platform; `tiny-chunks` (150-200 characters, no overlap), `no-headings` (fixed windows blind to headings) and `reversed-ranking` (worst BM25 first) are deliberately wrong, and their figures fall.",
+      "Offline is the same chunker, tokenizer, query and BM25 weights in Node's SQLite (FTS5): `baseline` must match the platform; `tiny-chunks` (150-200 characters, no overlap), `no-headings` (fixed windows blind to headings) and `reversed-ranking` (worst BM25 first) are deliberately wrong: recall@5 falls with each (tiny passages raise MRR: docs/2026-12-06-knowledge.md says why that is no gain).",
       "",
       "| ingestion (upload to searchable) | figure |",
       "| --- | --- |",
