@@ -32,3 +32,7 @@ CREATE TABLE knowledge_versions (
   PRIMARY KEY (document_id, version)
 );
 CREATE INDEX knowledge_versions_org ON knowledge_versions (org_id);
+
+-- A profile may ask for retrieval before a turn's first model call (knowledge/tool.ts
+-- `retrieveForTurn`): 1 searches the project's documents with the person's message first.
+ALTER TABLE assistant_profile_versions ADD COLUMN knowledge_retrieval INTEGER NOT NULL DEFAULT 0;

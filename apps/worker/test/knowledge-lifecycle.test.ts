@@ -170,6 +170,60 @@ describe("in the turn", () => {
   });
 });
 
+describe("profiles switch knowledge on", () => {
+  it("search_knowledge and retrieval before the first call are a profile's choice, carried to the turn", async () => {
+    const w = await world();
+    const created = await api<{ id: string; knowledgeRetrieval: boolean; tools: string[] }>(
+      "POST",
+      `/api/orgs/${w.orgId}/profiles`,
+      {
+        token: w.owner.token,
+        body: { name: "Help desk", tools: ["search_knowledge"], knowledgeRetrieval: true },
+      },
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({ knowledgeRetrieval: true, tools: ["search_knowledge"] });
+    const plain = await api<{ knowledgeRetrieval: boolean }>(
+      "POST",
+      `/api/orgs/${w.orgId}/profiles`,
+      {
+        token: w.owner.token,
+        body: { name: "Plain" },
+      },
+    );
+    expect(plain.body.knowledgeRetrieval).toBe(false);
+    const refused = await api("POST", `/api/orgs/${w.orgId}/profiles`, {
+      token: w.owner.token,
+      body: { name: "Bad", knowledgeRetrieval: "yes" },
+    });
+    expect(refused.status).toBe(400);
+    await env.DB.prepare("UPDATE projects SET default_profile_id = ? WHERE id = ?")
+      .bind(created.body.id, w.projectId)
+      .run();
+    const { resolveTurn } = await import("../src/assistants/resolve.ts");
+    const resolved = await resolveTurn(env, {
+      orgId: w.orgId,
+      projectId: w.projectId,
+      sessionId: w.sessionId,
+      callerKind: "member",
+      appId: null,
+      audience: "assistant",
+    });
+    if (!resolved.ok) throw new Error(JSON.stringify(resolved.refusal));
+    expect(resolved.turn.profile).toMatchObject({
+      knowledgeRetrieval: true,
+      tools: ["search_knowledge"],
+    });
+    // A new version keeps it unless changed.
+    const renamed = await api<{ knowledgeRetrieval: boolean; version: number }>(
+      "PATCH",
+      `/api/profiles/${created.body.id}`,
+      { token: w.owner.token, body: { name: "Help desk 2" } },
+    );
+    expect(renamed.body).toMatchObject({ knowledgeRetrieval: true, version: 2 });
+  });
+});
+
 describe("deletion leaves nothing in FTS5's shadow tables", () => {
   it("a deleted document's unique word is in no shadow table (and the test sees it there before)", async () => {
     const w = await world();

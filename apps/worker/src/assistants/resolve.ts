@@ -53,6 +53,11 @@ export interface ResolvedProfile {
   suggestions: string[];
   /** The tools this turn offers (none for end users, the preview, or a model without tools). */
   tools: string[];
+  /**
+   * Search the project's documents with the person's message before the first model call
+   * (knowledge/tool.ts `retrieveForTurn`); never in the onboarding preview.
+   */
+  knowledgeRetrieval: boolean;
 }
 
 export interface ResolvedTurn {
@@ -203,6 +208,7 @@ async function fromPointer(env: Env, ctx: TurnContext, pointer: Pointer): Promis
     welcome: null,
     suggestions: [],
     tools: preview ? [] : builtInToolNames(),
+    knowledgeRetrieval: false,
   };
   let modelId = content.model;
   let modelSource: ResolvedTurn["modelSource"] = "profile";
@@ -269,6 +275,7 @@ async function fromPointer(env: Env, ctx: TurnContext, pointer: Pointer): Promis
         welcome: content.welcome,
         suggestions: content.suggestions,
         tools: turnTools({ ...ctx, model, tools: content.tools }),
+        knowledgeRetrieval: content.knowledgeRetrieval && !preview,
       },
       model,
       modelSource,
