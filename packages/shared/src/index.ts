@@ -10,6 +10,7 @@ export * from "./ids.ts";
 export * from "./json.ts";
 export * from "./knowledge.ts";
 export * from "./pagination.ts";
+export * from "./replies.ts";
 export * from "./responses.ts";
 export * from "./schemas.ts";
 export * from "./sessions.ts";
