@@ -20,6 +20,7 @@ import { sessionLimits } from "./routes/billing-limits.ts";
 import { connectTickets } from "./routes/connect-tickets.ts";
 import { documents, knowledgeStorage, projectDocuments } from "./routes/documents.ts";
 import { embed } from "./routes/embed.ts";
+import { endUserDocuments } from "./routes/end-user-documents.ts";
 import { endUserSessions } from "./routes/end-user-sessions.ts";
 import { erasure } from "./routes/erasure.ts";
 import { exportDownloads, meExports, orgExports } from "./routes/exports.ts";
@@ -134,6 +135,7 @@ export const app = new Hono<AppEnv>()
   .route("/api/apps", appEndUsers)
   .route("/api/embed", embed)
   .route("/api/embed", endUserSessions)
+  .route("/api/embed", endUserDocuments)
   .route("/api/orgs", orgApiKeys)
   .route("/api/orgs", orgModels)
   .route("/api/orgs", orgProfiles)

@@ -759,6 +759,12 @@ const matrix: Row[] = [
     request: (w) => ({ path: "/api/embed/connect-tickets", body: { sessionId: w.sessionId } }),
     expect: everyone(401),
   },
+  // A cited passage for an end user (test/knowledge-turn.test.ts: their app's projects only).
+  {
+    route: "GET /api/embed/documents/:documentId/passages/:chunkId",
+    request: () => ({ path: "/api/embed/documents/doc_x/passages/c1" }),
+    expect: everyone(401),
+  },
   // A tenant's server mints end-user tokens with its key (scope end_users:token) only.
   {
     route: "POST /api/apps/:appId/end-user-tokens",

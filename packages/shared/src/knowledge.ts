@@ -156,6 +156,26 @@ export const citationSchema = z
   .meta({ id: "Citation" });
 export type Citation = z.infer<typeof citationSchema>;
 
+/**
+ * `GET /api/embed/documents/:documentId/passages/:chunkId`: a cited passage as an end user opens
+ * it from a reply's sources (the passage alone, never the whole document).
+ */
+export const citedPassageSchema = z
+  .object({
+    documentId: z.string(),
+    documentName: z.string(),
+    /** The document's current version (a citation of an older one is 410). */
+    version: z.number().int().min(1),
+    chunkId: z.string(),
+    heading: z.string(),
+    text: z.string(),
+  })
+  .meta({ id: "CitedPassage" });
+export type CitedPassage = z.infer<typeof citedPassageSchema>;
+
+/** `?version=`: the version the citation names (absent: whatever is current). */
+export const citedPassageQuerySchema = documentContentQuerySchema.pick({ version: true });
+
 /** The metadata a reply with sources carries (merged into the message's metadata). */
 export const citationsMetadataSchema = z.object({ citations: z.array(citationSchema) });
 export type CitationsMetadata = z.infer<typeof citationsMetadataSchema>;
