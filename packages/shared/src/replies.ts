@@ -14,6 +14,8 @@ export type ReplyFinish = "completed" | "stopped" | "failed";
 export interface ReplyProfile {
   id: string | null;
   version: number;
+  /** A tenant profile's name at that version (absent for the built-in one). */
+  name?: string;
 }
 
 /** The catalogue model a reply ran with: its id and its display name when the reply was written. */

@@ -106,7 +106,12 @@ function build(
     modelId: model.id,
     model,
     ranWith: {
-      profile: { id: profile.id, version: profile.version },
+      // A tenant's profile by its name at that version, so the reply's footer can say it.
+      profile: {
+        id: profile.id,
+        version: profile.version,
+        ...(profile.id === null ? {} : { name: profile.name }),
+      },
       model: { id: model.id, name: model.displayName },
     },
     prices,
