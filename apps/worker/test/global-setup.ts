@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { startDevModel } from "@parley/dev-model";
@@ -23,6 +24,8 @@ declare module "vitest" {
     devModelUrl: string;
     mailboxUrl: string;
     jwksUrl: string;
+    /** test/fixtures/knowledge's files, base64 by name: workerd cannot read the disk itself. */
+    knowledgeFixtures: Record<string, string>;
   }
 }
 
@@ -121,6 +124,16 @@ export default async function setup(project: TestProject) {
   project.provide("devModelUrl", model.url);
   project.provide("mailboxUrl", mailboxUrl);
   project.provide("jwksUrl", jwks.url);
+  const fixtures = new URL("./fixtures/knowledge/", import.meta.url);
+  project.provide(
+    "knowledgeFixtures",
+    Object.fromEntries(
+      readdirSync(fixtures).map((name) => [
+        name,
+        readFileSync(new URL(name, fixtures)).toString("base64"),
+      ]),
+    ),
+  );
 
   return async () => {
     await Promise.all([

@@ -19,6 +19,8 @@ export const idPrefix = {
   dataExport: "exp",
   /** An assistant profile (2026-12-06). */
   profile: "apf",
+  /** A knowledge document of a project (2026-12-06). */
+  document: "doc",
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

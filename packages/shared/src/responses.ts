@@ -396,7 +396,7 @@ export const stripeWebhookResultSchema = z
   .meta({ id: "StripeWebhookResult" });
 
 const erasureStepSchema = z.strictObject({
-  name: z.enum(["agents", "exports", "d1", "ledger", "audit", "stripe", "verify"]),
+  name: z.enum(["agents", "exports", "knowledge", "d1", "ledger", "audit", "stripe", "verify"]),
   status: z.enum(["pending", "done", "skipped", "failed"]),
   at: nullableIso,
   detail: z.string().nullable(),

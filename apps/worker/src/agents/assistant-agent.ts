@@ -4,6 +4,7 @@ import { convertToModelMessages, type ToolSet, type UIMessage } from "ai";
 import { type ResolvedTurn, TurnResolver } from "../assistants/resolve.ts";
 import type { ProjectRow } from "../auth/access.ts";
 import { agentSettings } from "../env.ts";
+import { RETRIEVAL_PROMPT_TOKENS, TurnKnowledge } from "../knowledge/turn-knowledge.ts";
 import {
   type AssistantMetadata,
   billingRefusal,
@@ -50,6 +51,8 @@ interface AssistantTurn {
   metering: MeteringMiddleware;
   /** A regeneration: the replaced reply's versions, kept in the new reply (read at admission). */
   versions?: ReplyVersion[];
+  /** The session's project's documents: the tool, retrieval before the first call, citations. */
+  knowledge: TurnKnowledge;
 }
 
 /** A turn still marked busy after this long is taken as lost (the object was reset), not running. */
@@ -230,6 +233,11 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       model,
       metering,
       ...(versions.length > 0 ? { versions } : {}),
+      knowledge: new TurnKnowledge(this.env, {
+        orgId: caller.orgId,
+        projectId: project.id,
+        userId: caller.userId,
+      }),
     };
   }
 
@@ -281,7 +289,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   #firstCallEstimator(messages: readonly UIMessage[]): (model: TurnModel) => number {
     const window = contextWindow(messages, agentSettings(this.env).assistant.contextTokens);
     return (model) =>
-      estimateTokens(model.system(window.omitted)) + window.tokens + TOOL_PROMPT_TOKENS;
+      estimateTokens(model.system(window.omitted)) +
+      window.tokens +
+      TOOL_PROMPT_TOKENS +
+      (model.knowledgeRetrieval ? RETRIEVAL_PROMPT_TOKENS : 0);
   }
 
   /**
@@ -327,14 +338,21 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // charge for a reply the member never saw. They can send again.
     if (!turn) return errorReply("This reply was interrupted. Please send your message again.");
 
-    const { turnId, model, metering } = turn;
+    const { turnId, model, metering, knowledge } = turn;
     const settings = agentSettings(this.env);
     const window = contextWindow(this.messages, settings.assistant.contextTokens);
-    const system = model.system(window.omitted);
+    const retrieval = model.knowledgeRetrieval ? RETRIEVAL_PROMPT_TOKENS : 0;
     // Admit: the first call's hold, made at admission (a tool approval's continuation makes it
-    // now). Refused, the reply says why and no model is called.
-    const first = await metering.admit(estimateTokens(system) + window.tokens + TOOL_PROMPT_TOKENS);
+    // now). Refused, the reply says why and no model is called (nor the documents searched).
+    const first = await metering.admit(
+      estimateTokens(model.system(window.omitted)) + window.tokens + TOOL_PROMPT_TOKENS + retrieval,
+    );
     if (!first.ok) return refusedReply(first, model.ranWith);
+    // Retrieval before the first call, when the profile asks: the passages follow the prompt.
+    const system = model.knowledgeRetrieval
+      ? await knowledge.withRetrieval(model.system(window.omitted), window.messages)
+      : model.system(window.omitted);
+    const tools = this.#tools(turn);
 
     // The profile and the model were chosen at admission (`turn.model`); the stream follows.
     metering.watchStalls(
@@ -346,8 +364,9 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       metering,
       model,
       system,
-      messages: await convertToModelMessages(window.messages),
-      tools: this.#tools(turn.caller, model.tools),
+      // With the tools, earlier searches reach the model as it read them (the framed passages).
+      messages: await convertToModelMessages(window.messages, { tools }),
+      tools,
       maxSteps: settings.assistant.maxSteps,
       abortSignal: options?.abortSignal,
       coalesceMs: settings.streamCoalesceMs,
@@ -371,6 +390,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
           finish: "completed",
           ...metering.totals,
           ...(metering.refusal ? { code: stopCode(metering.refusal.reason) } : {}),
+          ...knowledge.metadata(),
         }),
       fallbackErrorText:
         "The model failed to answer. You are charged only for what the provider actually produced.",
@@ -380,8 +400,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // A stopped or failed reply never reaches its end: when the SDK stores it, it gets how it
     // ended at once, and what was settled for it once every call of the turn is closed.
     this.expectEnding(turnId, () => {
-      const ending = stream.ending();
-      if (!ending) return null;
+      const stopped = stream.ending();
+      if (!stopped) return null;
+      // The passages it was given before it stopped are its sources too.
+      const ending = { ...stopped, ...knowledge.metadata() };
       const later = metering.settled().then((settled) => this.#shown({ ...ending, ...settled }));
       return { now: this.#shown(ending), later };
     });
@@ -389,12 +411,14 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   }
 
   /**
-   * The tools the turn's profile switched on (the resolver gives an end user, or a model without
-   * tool calling, none). The project's tools are its org's members' (its memory, its balance): an
-   * end user never gets them, whatever a profile says.
+   * The tools the turn's profile switched on (the resolver gives a model without tool calling
+   * none, and an end user only knowledge). The project's tools are its org's members' (its
+   * memory, its balance): an end user never gets them, whatever a profile says.
    */
-  #tools(caller: AgentCaller, names: readonly string[]): ToolSet {
-    if (caller.kind === "end_user" || names.length === 0) return {};
+  #tools({ caller, model, knowledge }: AssistantTurn): ToolSet {
+    const names = model.tools;
+    const searching = knowledge.tools(names);
+    if (caller.kind === "end_user" || names.length === 0) return searching;
     const all: ToolSet = assistantTools(this.env, caller, {
       // This session knows at once; the project's other chats hear it by a push.
       memoryChanged: () => {
@@ -402,7 +426,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         return revokeConnections(this.env, { projectId: caller.projectId, except: this.name });
       },
     });
-    return Object.fromEntries(names.flatMap((name) => (all[name] ? [[name, all[name]]] : [])));
+    return {
+      ...Object.fromEntries(names.flatMap((name) => (all[name] ? [[name, all[name]]] : []))),
+      ...searching,
+    };
   }
 }
 

@@ -4,7 +4,7 @@ import { allowedFrom, modelProblem } from "./allowed.ts";
 import { loadCatalogue, stepPricesFor } from "./catalogue.ts";
 import type { CatalogueModel, Range } from "./catalogue-model.ts";
 import { contentOf, type ProfileContent, VERSION_COLUMNS, type VersionRow } from "./profiles-db.ts";
-import { builtInToolNames } from "./tools.ts";
+import { builtInToolNames, END_USER_TOOLS } from "./tools.ts";
 
 /**
  * The resolver the agents call every turn (docs/2026-12-06-assistant-profiles.md): which profile
@@ -53,6 +53,11 @@ export interface ResolvedProfile {
   suggestions: string[];
   /** The tools this turn offers (none for end users, the preview, or a model without tools). */
   tools: string[];
+  /**
+   * Search the project's documents with the person's message before the first model call
+   * (knowledge/tool.ts `retrieveForTurn`); never in the onboarding preview.
+   */
+  knowledgeRetrieval: boolean;
 }
 
 export interface ResolvedTurn {
@@ -166,8 +171,9 @@ const refusal = (
 ): Resolution => ({ ok: false, refusal: { code, reason, message, model } });
 
 /**
- * The tools a turn offers: the profile's, except that an end user's session, the onboarding
- * preview and a model without tool calling get none. The prompt preview uses the same rule.
+ * The tools a turn offers: the profile's, except that the onboarding preview and a model without
+ * tool calling get none, and an end user's session only those meant for everyone (knowledge:
+ * never the project tools). The prompt preview uses the same rule.
  */
 export function turnTools(input: {
   audience: TurnContext["audience"];
@@ -175,11 +181,10 @@ export function turnTools(input: {
   model: CatalogueModel | undefined;
   tools: readonly string[];
 }): string[] {
-  const none =
-    input.audience === "preview" ||
-    input.callerKind === "end_user" ||
-    input.model?.capabilities.tools === false;
-  return none ? [] : [...input.tools];
+  const none = input.audience === "preview" || input.model?.capabilities.tools === false;
+  if (none) return [];
+  if (input.callerKind === "end_user") return input.tools.filter((t) => END_USER_TOOLS.has(t));
+  return [...input.tools];
 }
 
 const clamp = (value: number | null, range: Range | null): number | null =>
@@ -203,6 +208,7 @@ async function fromPointer(env: Env, ctx: TurnContext, pointer: Pointer): Promis
     welcome: null,
     suggestions: [],
     tools: preview ? [] : builtInToolNames(),
+    knowledgeRetrieval: false,
   };
   let modelId = content.model;
   let modelSource: ResolvedTurn["modelSource"] = "profile";
@@ -269,6 +275,7 @@ async function fromPointer(env: Env, ctx: TurnContext, pointer: Pointer): Promis
         welcome: content.welcome,
         suggestions: content.suggestions,
         tools: turnTools({ ...ctx, model, tools: content.tools }),
+        knowledgeRetrieval: content.knowledgeRetrieval && !preview,
       },
       model,
       modelSource,

@@ -1,4 +1,5 @@
 import { BUILT_IN_TOOLS } from "@parley/shared";
+import { SEARCH_KNOWLEDGE, SEARCH_KNOWLEDGE_DESCRIPTION } from "../knowledge/tool.ts";
 
 /**
  * The tool registry: which tool names a profile may switch on in an org. Today the built-in
@@ -9,8 +10,12 @@ import { BUILT_IN_TOOLS } from "@parley/shared";
 export interface ToolInfo {
   name: string;
   description: string;
-  /** Who gets it: members only (an end user's session offers no built-in tool). */
-  audience: "member";
+  /**
+   * Who gets it: members only (the project tools: an end user's session offers none of them),
+   * or everyone the profile serves, end users included (knowledge: it reads only what the
+   * project's admins published for its assistant).
+   */
+  audience: "member" | "everyone";
 }
 
 const BUILT_IN: readonly ToolInfo[] = BUILT_IN_TOOLS.map((tool) => ({
@@ -19,10 +24,24 @@ const BUILT_IN: readonly ToolInfo[] = BUILT_IN_TOOLS.map((tool) => ({
   audience: "member",
 }));
 
+/**
+ * Knowledge (issue 31, knowledge/tool.ts): `search_knowledge`, switched on per profile. Not a
+ * default of new profiles (a profile names it to get it), and not in shared's `BUILT_IN_TOOLS`,
+ * which lists the project tools of a member's session.
+ */
+const KNOWLEDGE: readonly ToolInfo[] = [
+  { name: SEARCH_KNOWLEDGE, description: SEARCH_KNOWLEDGE_DESCRIPTION, audience: "everyone" },
+];
+
 /** The tools an org's profiles may name. */
 export async function toolRegistry(_db: D1Database, _orgId: string): Promise<readonly ToolInfo[]> {
-  return BUILT_IN;
+  return [...BUILT_IN, ...KNOWLEDGE];
 }
 
 /** Every built-in tool's name: a new profile's default. */
 export const builtInToolNames = (): string[] => BUILT_IN.map((tool) => tool.name);
+
+/** Tools an end user's session may offer too, when its profile switches them on. */
+export const END_USER_TOOLS: ReadonlySet<string> = new Set(
+  KNOWLEDGE.filter((tool) => tool.audience === "everyone").map((tool) => tool.name),
+);

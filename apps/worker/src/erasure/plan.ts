@@ -25,14 +25,25 @@ export interface ErasurePlan {
 
 export type SubjectType = "member" | "project" | "session" | "account";
 
-export type StepName = "agents" | "exports" | "d1" | "ledger" | "audit" | "stripe" | "verify";
+export type StepName =
+  | "agents"
+  | "exports"
+  | "knowledge"
+  | "d1"
+  | "ledger"
+  | "audit"
+  | "stripe"
+  | "verify";
 /**
  * `exports` (2026-12-02) deletes the data exports whose archives hold what is erased; it runs
  * before `d1`, which deletes the session rows it reads to find their owners' exports.
+ * `knowledge` (2026-12-06) erases the projects' documents and indexes (their KnowledgeBase
+ * objects) and pseudonymizes the uploader; requests filed before it have no such step.
  */
 export const STEP_NAMES: StepName[] = [
   "agents",
   "exports",
+  "knowledge",
   "d1",
   "ledger",
   "audit",

@@ -3,6 +3,7 @@ import { iso } from "../db/pagination.ts";
 import { toErasureRequest } from "../erasure/file.ts";
 import type { ErasureRequestRow, StepName } from "../erasure/plan.ts";
 import { invitationsTo } from "../erasure/steps.ts";
+import { documentIds, documentItem } from "../knowledge/export.ts";
 import { authoredVersions } from "./assistant-sections.ts";
 import {
   API_KEY_COLUMNS,
@@ -64,6 +65,7 @@ const ACCOUNT_SECTIONS = [
   "ledger",
   "apiKeys",
   "profileVersions",
+  "documents",
   "erasureRequests",
   "audit",
   "exports",
@@ -75,6 +77,7 @@ const ORG_SECTIONS = [
   "invitations",
   "projects",
   "profiles",
+  "documents",
   "sessions",
   "previewChats",
   "apps",
@@ -90,7 +93,7 @@ const ORG_SECTIONS = [
 ] as const;
 
 /** Sections written one item per unit (each a Durable Object's transcript). */
-const ITEM_SECTIONS = new Set(["sessions", "previewMessages", "previewChats"]);
+const ITEM_SECTIONS = new Set(["sessions", "previewMessages", "previewChats", "documents"]);
 
 export const SECTIONS: Record<DataExportKind, readonly string[]> = {
   account: ACCOUNT_SECTIONS,
@@ -129,6 +132,8 @@ export const EXPORT_COVERAGE: Record<
   // payment details are Stripe's own records (docs/2026-12-01-data-retention.md).
   stripe: { account: [], org: ["organization", "payments"] },
   exports: { account: ["exports"], org: ["exports"] },
+  // The documents a person uploaded (account) or the org's (org), with their text (2026-12-06).
+  knowledge: { account: ["documents"], org: ["documents"] },
   verify: { none: "a check of the other stores, not a store" },
 };
 
@@ -175,7 +180,11 @@ export async function planUnits(env: Env, row: ExportRow): Promise<Unit[]> {
       continue;
     }
     const keys =
-      section === "sessions" ? await sessionIds(env, row) : await chatProjectIds(env, row);
+      section === "sessions"
+        ? await sessionIds(env, row)
+        : section === "documents"
+          ? await documentIds(env, row)
+          : await chatProjectIds(env, row);
     if (keys.length === 0) units.push({ section, first: true, last: true, empty: true });
     for (const [i, k] of keys.entries()) {
       units.push({ section, key: k.id, first: i === 0, last: i === keys.length - 1 });
@@ -251,6 +260,7 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
   const db = env.DB;
   const user = row.subject_user_id;
   if (unit.key !== undefined) {
+    if (unit.section === "documents") return documentItem(env, unit.key);
     return unit.section === "sessions" ? sessionItem(env, unit.key) : chatItem(env, row, unit.key);
   }
   if (unit.empty) return null;

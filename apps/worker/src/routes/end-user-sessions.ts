@@ -38,7 +38,7 @@ import { type SessionRowOut, sessionListPage, sessionPage } from "./sessions.ts"
  * end-user `typ` and audience).
  */
 
-type EndUserEnv = AppEnv & {
+export type EndUserEnv = AppEnv & {
   Variables: { endUser: EndUserPrincipal & { tokenExpiresAt: number; showCost: boolean } };
 };
 
@@ -57,7 +57,7 @@ const refused = () => new AppError("unauthorized", "Invalid or expired access to
  * origin, refusals included, carries CORS headers for exactly that origin; an unlisted one gets a
  * 403 without them. One D1 read.
  */
-const requireEndUser = createMiddleware<EndUserEnv>(async (c, next) => {
+export const requireEndUser = createMiddleware<EndUserEnv>(async (c, next) => {
   const token = bearerToken(c.req.header("authorization"));
   if (!token) throw new AppError("unauthorized", "Missing access token");
   const verified = await verifyEndUserAccessToken(config(c.env), token);
