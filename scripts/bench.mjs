@@ -8,6 +8,7 @@ import { benchBilling } from "../bench/billing.mjs";
 import { benchConcurrency } from "../bench/concurrency.mjs";
 import { benchEmbed } from "../bench/embed.mjs";
 import { benchHistory } from "../bench/history.mjs";
+import { benchKnowledge } from "../bench/knowledge.mjs";
 import { benchLeases } from "../bench/leases.mjs";
 import { machine } from "../bench/lib.mjs";
 import { benchProfile } from "../bench/profile.mjs";
@@ -72,6 +73,10 @@ if (!only || only === "embed") {
 if (!only || only === "billing") {
   console.log("[bench] billing");
   sections.push(await benchBilling());
+}
+if (!only || only === "knowledge") {
+  console.log("[bench] knowledge retrieval");
+  sections.push(await benchKnowledge());
 }
 if (!only || only === "tools") {
   console.log("[bench] tool calls");

@@ -17,6 +17,7 @@ import {
   type World,
   world,
 } from "./helpers.ts";
+import { documentIn } from "./knowledge.ts";
 import { funded, returnLeases, usageRowsOf } from "./metering.ts";
 
 type Archive = {
@@ -125,6 +126,8 @@ async function richWorld() {
     ),
   ]);
   const memberKey = await apiKeyFor(w.orgId, ["usage:read"], { createdBy: w.member.id });
+  // Knowledge (2026-12-06): a document the member uploaded (an admin then), with its text.
+  await documentIn(w, w.member.id, "export-canary-4: the harbor closes at dusk.");
   // Assistant profiles (2026-12-06): one the member wrote two versions of (an admin then), one the
   // owner wrote, and the org's choice of models.
   const profileId = await profileIn(w.orgId, w.member.id, {
@@ -257,6 +260,8 @@ describe("data export: completeness", () => {
       [profileId, 1, "export-canary-3"],
       [profileId, 2, "export-canary-3"],
     ]);
+    // The documents they uploaded, with their text.
+    expect(JSON.stringify(s.documents)).toContain("export-canary-4");
     expect((s.erasureRequests as unknown[]).length).toBe(1);
     expect(JSON.stringify(s.audit)).toContain("export.requested");
     // The earlier export, and not this one (it was still running as it was written).
@@ -312,6 +317,7 @@ describe("data export: completeness", () => {
     expect(support?.currentVersion).toBe(2);
     expect(support?.versions).toHaveLength(2);
     expect(JSON.stringify(support?.versions)).toContain("export-canary-3");
+    expect(JSON.stringify(s.documents)).toContain("export-canary-4");
     expect(s.organization).toMatchObject({ allowedModels: ["parley/dev"], previewProfileId: null });
     expect((s.apiKeys as unknown[]).length).toBe(2);
     expect((s.payments as unknown[]).length).toBe(1);

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { startDevModel } from "@parley/dev-model";
@@ -24,6 +25,8 @@ declare module "vitest" {
     devModelUrl: string;
     mailboxUrl: string;
     jwksUrl: string;
+    /** test/fixtures/knowledge's files, base64 by name: workerd cannot read the disk itself. */
+    knowledgeFixtures: Record<string, string>;
     toolLabUrl: string;
     toolHttpUrl: string;
     shopUrl: string;
@@ -127,6 +130,16 @@ export default async function setup(project: TestProject) {
   project.provide("devModelUrl", model.url);
   project.provide("mailboxUrl", mailboxUrl);
   project.provide("jwksUrl", jwks.url);
+  const fixtures = new URL("./fixtures/knowledge/", import.meta.url);
+  project.provide(
+    "knowledgeFixtures",
+    Object.fromEntries(
+      readdirSync(fixtures).map((name) => [
+        name,
+        readFileSync(new URL(name, fixtures)).toString("base64"),
+      ]),
+    ),
+  );
   project.provide("toolLabUrl", tools.labUrl);
   project.provide("toolHttpUrl", tools.httpUrl);
   project.provide("shopUrl", tools.shopUrl);

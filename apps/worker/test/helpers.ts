@@ -324,6 +324,8 @@ export async function snapshot(): Promise<Record<string, number>> {
     "org_models",
     "assistant_profiles",
     "assistant_profile_versions",
+    "knowledge_documents",
+    "knowledge_versions",
     "tool_sources",
     "tool_calls",
   ];

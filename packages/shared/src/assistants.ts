@@ -208,6 +208,11 @@ const profileFields = {
   /** What the chat shows before the first message; null: nothing. */
   welcome: humanText({ min: 1, max: 1000, multiline: true }).nullable(),
   suggestions: z.array(humanText({ min: 1, max: 200 })).max(MAX_SUGGESTIONS),
+  /**
+   * Retrieval before a turn's first model call: the project's documents are searched with the
+   * person's message and the passages framed into the prompt (issue 31). Default false.
+   */
+  knowledgeRetrieval: z.boolean(),
   tools: z
     .array(toolNameSchema)
     .max(64)
@@ -230,6 +235,7 @@ export const createProfileSchema = z.strictObject({
   welcome: profileFields.welcome.optional(),
   suggestions: profileFields.suggestions.optional(),
   tools: profileFields.tools.optional(),
+  knowledgeRetrieval: profileFields.knowledgeRetrieval.optional(),
 });
 export type CreateProfile = z.infer<typeof createProfileSchema>;
 
@@ -249,6 +255,7 @@ export const updateProfileSchema = z
     welcome: profileFields.welcome.optional(),
     suggestions: profileFields.suggestions.optional(),
     tools: profileFields.tools.optional(),
+    knowledgeRetrieval: profileFields.knowledgeRetrieval.optional(),
     baseVersion: z.number().int().min(1).optional(),
   })
   .refine(

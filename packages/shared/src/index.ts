@@ -8,6 +8,7 @@ export * from "./errors.ts";
 export * from "./external-ids.ts";
 export * from "./ids.ts";
 export * from "./json.ts";
+export * from "./knowledge.ts";
 export * from "./pagination.ts";
 export * from "./replies.ts";
 export * from "./responses.ts";

@@ -1,4 +1,4 @@
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Browser, Locator, Page, WebSocket } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
 import {
@@ -148,20 +148,30 @@ describe("at a limit, one clear state", () => {
       memberDailyLimitMicros: 1,
       orgMonthlyLimitMicros: 900_000_000,
     });
+    // Each attempt waits for its own refusal off the socket: the notice and the draft are already
+    // on screen from the attempt before, so they alone cannot tell this one's answer has come.
+    let refusals = 0;
+    const countRefusals = (socket: WebSocket) =>
+      socket.on("framereceived", ({ payload }) => {
+        if (typeof payload === "string" && payload.includes('"parley_error"')) refusals++;
+      });
+    page.on("websocket", countRefusals);
     const box = await newChat(page);
     for (let attempt = 1; attempt <= 4; attempt++) {
       await box.fill("Over the limit?");
       await box.press("Enter");
+      await expect.poll(() => refusals).toBe(attempt);
       const notice = page.getByTestId("limit-stop");
       await notice.waitFor();
       // The message is back in the box; nothing was added to the transcript.
       await expect.poll(() => box.inputValue()).toBe("Over the limit?");
-      expect(await transcript(page).count()).toBe(0);
+      await expect.poll(() => transcript(page).count()).toBe(0);
       expect(await page.getByTestId("limit-stop").count()).toBe(1);
       expect(await page.getByTestId("limit-warning").count()).toBe(0);
       expect(await notice.textContent()).toContain("This message would go over your daily limit.");
       expect(await notice.textContent()).toMatch(/It resets at 00:00 UTC/);
     }
+    page.off("websocket", countRefusals);
     // The button leads to the daily limit per member, not the org's monthly field.
     await page.getByRole("link", { name: "Raise your daily limit" }).click();
     await page.waitForURL((url) => url.pathname === "/billing");

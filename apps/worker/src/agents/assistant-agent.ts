@@ -4,6 +4,7 @@ import { convertToModelMessages, type ToolSet, type UIMessage } from "ai";
 import { type ResolvedTurn, TurnResolver } from "../assistants/resolve.ts";
 import type { ProjectRow } from "../auth/access.ts";
 import { agentSettings } from "../env.ts";
+import { RETRIEVAL_PROMPT_TOKENS, TurnKnowledge } from "../knowledge/turn-knowledge.ts";
 import {
   type AssistantMetadata,
   billingRefusal,
@@ -56,6 +57,8 @@ interface AssistantTurn {
    * the profile switched on, and what their schemas add to every prompt of the turn.
    */
   tools: TurnTools;
+  /** The session's project's documents: the tool, retrieval before the first call, citations. */
+  knowledge: TurnKnowledge;
 }
 
 /** A turn still marked busy after this long is taken as lost (the object was reset), not running. */
@@ -249,6 +252,11 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       metering,
       tools,
       ...(versions.length > 0 ? { versions } : {}),
+      knowledge: new TurnKnowledge(this.env, {
+        orgId: caller.orgId,
+        projectId: project.id,
+        userId: caller.userId,
+      }),
     };
   }
 
@@ -307,7 +315,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   ): (model: TurnModel, tools: TurnTools) => number {
     const window = contextWindow(messages, agentSettings(this.env).assistant.contextTokens);
     return (model, tools) =>
-      estimateTokens(model.system(window.omitted)) + window.tokens + tools.promptTokens;
+      estimateTokens(model.system(window.omitted)) +
+      window.tokens +
+      tools.promptTokens +
+      (model.knowledgeRetrieval ? RETRIEVAL_PROMPT_TOKENS : 0);
   }
 
   /**
@@ -353,16 +364,25 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // charge for a reply the member never saw. They can send again.
     if (!turn) return errorReply("This reply was interrupted. Please send your message again.");
 
-    const { turnId, model, metering } = turn;
+    const { turnId, model, metering, knowledge } = turn;
     const settings = agentSettings(this.env);
     const window = contextWindow(this.messages, settings.assistant.contextTokens);
-    const system = model.system(window.omitted);
+    const retrieval = model.knowledgeRetrieval ? RETRIEVAL_PROMPT_TOKENS : 0;
     // Admit: the first call's hold, made at admission (a tool approval's continuation makes it
-    // now). Refused, the reply says why and no model is called.
+    // now). Refused, the reply says why and no model is called (nor the documents searched).
     const first = await metering.admit(
-      estimateTokens(system) + window.tokens + turn.tools.promptTokens,
+      estimateTokens(model.system(window.omitted)) +
+        window.tokens +
+        turn.tools.promptTokens +
+        retrieval,
     );
     if (!first.ok) return refusedReply(first, model.ranWith);
+    // Retrieval before the first call, when the profile asks: the passages follow the prompt.
+    const system = model.knowledgeRetrieval
+      ? await knowledge.withRetrieval(model.system(window.omitted), window.messages)
+      : model.system(window.omitted);
+    // The tools built at admission (project and source tools), and the documents' search.
+    const tools: ToolSet = { ...turn.tools.set, ...knowledge.tools(model.tools) };
 
     // The profile and the model were chosen at admission (`turn.model`); the stream follows.
     metering.watchStalls(
@@ -374,8 +394,9 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       metering,
       model,
       system,
-      messages: await convertToModelMessages(window.messages),
-      tools: turn.tools.set,
+      // With the tools, earlier searches reach the model as it read them (the framed passages).
+      messages: await convertToModelMessages(window.messages, { tools }),
+      tools,
       maxSteps: settings.assistant.maxSteps,
       abortSignal: options?.abortSignal,
       coalesceMs: settings.streamCoalesceMs,
@@ -399,6 +420,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
           finish: "completed",
           ...metering.totals,
           ...(metering.refusal ? { code: stopCode(metering.refusal.reason) } : {}),
+          ...knowledge.metadata(),
         }),
       fallbackErrorText:
         "The model failed to answer. You are charged only for what the provider actually produced.",
@@ -408,8 +430,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // A stopped or failed reply never reaches its end: when the SDK stores it, it gets how it
     // ended at once, and what was settled for it once every call of the turn is closed.
     this.expectEnding(turnId, () => {
-      const ending = stream.ending();
-      if (!ending) return null;
+      const stopped = stream.ending();
+      if (!stopped) return null;
+      // The passages it was given before it stopped are its sources too.
+      const ending = { ...stopped, ...knowledge.metadata() };
       const later = metering.settled().then((settled) => this.#shown({ ...ending, ...settled }));
       return { now: this.#shown(ending), later };
     });
@@ -418,9 +442,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
 
   /**
    * The tools the turn's profile switched on (the resolver gives a model without tool calling
-   * none, an end user only the tool sources'). The project's built-in tools are its org's
-   * members' (its memory, its balance): an end user never gets them, whatever a profile says.
-   * The tool sources' tools act for whoever chats, as them (tools/turn-tools.ts).
+   * none, an end user only the tool sources' and knowledge). The project's built-in tools are its
+   * org's members' (its memory, its balance): an end user never gets them, whatever a profile
+   * says. The tool sources' tools act for whoever chats, as them (tools/turn-tools.ts). The
+   * documents' search is added per turn (`TurnKnowledge`), as it needs the turn's project.
    */
   async #tools(caller: AgentCaller, names: readonly string[]): Promise<TurnTools> {
     const fromSources = await sourceToolsOf(this.env, {

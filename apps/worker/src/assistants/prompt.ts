@@ -1,4 +1,5 @@
 import { BUILT_IN_TOOLS, parseSourceToolRef } from "@parley/shared";
+import { SEARCH_KNOWLEDGE, SEARCH_KNOWLEDGE_DESCRIPTION } from "../knowledge/tool.ts";
 
 /**
  * The whole system prompt a model sees (docs/2026-12-06-assistant-profiles.md, "Prompt
@@ -41,9 +42,10 @@ export const escapeFramed = (text: string) => text.replace(FRAME_TAG, "‹$1$2")
  */
 export const memoryData = (memory: string) => memory.replaceAll("<", "\\u003c");
 
-const TOOL_PHRASES = new Map<string, string>(
-  BUILT_IN_TOOLS.map((tool) => [tool.name, tool.description]),
-);
+const TOOL_PHRASES = new Map<string, string>([
+  ...BUILT_IN_TOOLS.map((tool): [string, string] => [tool.name, tool.description]),
+  [SEARCH_KNOWLEDGE, SEARCH_KNOWLEDGE_DESCRIPTION],
+]);
 
 /** A tool source's tool (`source:<id>:<name>`) in words: it acts in the organization's product. */
 function sourcePhrase(name: string): string {
@@ -82,6 +84,11 @@ function rules(input: SystemPromptInput): string[] {
     ...(input.tools.some((tool) => parseSourceToolRef(tool) !== null)
       ? [
           "- A tool that changes something in the organization's product runs only after the person approves that exact call in the chat; if they deny it, it did not happen.",
+        ]
+      : []),
+    ...(input.tools.includes(SEARCH_KNOWLEDGE)
+      ? [
+          "- For questions about the product, its plans, settings or policies, search the project's documents first and answer from what they say, naming the document and heading of each passage you use. If the search finds nothing relevant, say plainly that the documents do not cover it: never guess.",
         ]
       : []),
     ...(input.callerKind === "end_user"

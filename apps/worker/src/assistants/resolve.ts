@@ -5,7 +5,7 @@ import { allowedFrom, modelProblem } from "./allowed.ts";
 import { loadCatalogue, stepPricesFor } from "./catalogue.ts";
 import type { CatalogueModel, Range } from "./catalogue-model.ts";
 import { contentOf, type ProfileContent, VERSION_COLUMNS, type VersionRow } from "./profiles-db.ts";
-import { builtInToolNames } from "./tools.ts";
+import { builtInToolNames, END_USER_TOOLS } from "./tools.ts";
 
 /**
  * The resolver the agents call every turn (docs/2026-12-06-assistant-profiles.md): which profile
@@ -57,6 +57,11 @@ export interface ResolvedProfile {
    * the tool sources' `source:<id>:<name>`, which `sourceTools` in tools/turn-tools.ts builds).
    */
   tools: string[];
+  /**
+   * Search the project's documents with the person's message before the first model call
+   * (knowledge/tool.ts `retrieveForTurn`); never in the onboarding preview.
+   */
+  knowledgeRetrieval: boolean;
 }
 
 export interface ResolvedTurn {
@@ -171,10 +176,10 @@ const refusal = (
 
 /**
  * The tools a turn offers: the profile's, except that the onboarding preview and a model without
- * tool calling get none, and an end user's session only the org's tool sources' tools
- * (`source:<id>:<name>`, docs/2026-12-06-tools.md: they act as the end user, verifiably; the
- * built-in tools reach the project's memory and the org's money, which are the members'). The
- * prompt preview uses the same rule.
+ * tool calling get none, and an end user's session only those meant for everyone: knowledge, and
+ * the org's tool sources' tools (`source:<id>:<name>`, docs/2026-12-06-tools.md: they act as the
+ * end user, verifiably), never the project tools (they reach the project's memory and the org's
+ * money, which are the members'). The prompt preview uses the same rule.
  */
 export function turnTools(input: {
   audience: TurnContext["audience"];
@@ -182,8 +187,11 @@ export function turnTools(input: {
   model: CatalogueModel | undefined;
   tools: readonly string[];
 }): string[] {
-  if (input.audience === "preview" || input.model?.capabilities.tools === false) return [];
-  if (input.callerKind === "end_user") return input.tools.filter((name) => isSourceTool(name));
+  const none = input.audience === "preview" || input.model?.capabilities.tools === false;
+  if (none) return [];
+  if (input.callerKind === "end_user") {
+    return input.tools.filter((t) => END_USER_TOOLS.has(t) || isSourceTool(t));
+  }
   return [...input.tools];
 }
 
@@ -210,6 +218,7 @@ async function fromPointer(env: Env, ctx: TurnContext, pointer: Pointer): Promis
     welcome: null,
     suggestions: [],
     tools: preview ? [] : builtInToolNames(),
+    knowledgeRetrieval: false,
   };
   let modelId = content.model;
   let modelSource: ResolvedTurn["modelSource"] = "profile";
@@ -276,6 +285,7 @@ async function fromPointer(env: Env, ctx: TurnContext, pointer: Pointer): Promis
         welcome: content.welcome,
         suggestions: content.suggestions,
         tools: turnTools({ ...ctx, model, tools: content.tools }),
+        knowledgeRetrieval: content.knowledgeRetrieval && !preview,
       },
       model,
       modelSource,

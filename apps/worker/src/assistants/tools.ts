@@ -1,4 +1,5 @@
 import { BUILT_IN_TOOLS } from "@parley/shared";
+import { SEARCH_KNOWLEDGE, SEARCH_KNOWLEDGE_DESCRIPTION } from "../knowledge/tool.ts";
 import { orgToolRefs } from "../tools/sources-db.ts";
 
 /**
@@ -12,10 +13,11 @@ export interface ToolInfo {
   name: string;
   description: string;
   /**
-   * Who gets it: built-in tools are the org's members' (an end user's session offers none);
-   * a tool source's tools run for whoever chats, members and end users alike.
+   * Who gets it: members only (the project tools: an end user's session offers none of them),
+   * or everyone the profile serves, end users included (knowledge: it reads only what the
+   * project's admins published for its assistant; a tool source's tools act as whoever chats).
    */
-  audience: "member" | "anyone";
+  audience: "member" | "everyone";
 }
 
 const BUILT_IN: readonly ToolInfo[] = BUILT_IN_TOOLS.map((tool) => ({
@@ -24,16 +26,31 @@ const BUILT_IN: readonly ToolInfo[] = BUILT_IN_TOOLS.map((tool) => ({
   audience: "member",
 }));
 
+/**
+ * Knowledge (issue 31, knowledge/tool.ts): `search_knowledge`, switched on per profile. Not a
+ * default of new profiles (a profile names it to get it), and not in shared's `BUILT_IN_TOOLS`,
+ * which lists the project tools of a member's session.
+ */
+const KNOWLEDGE: readonly ToolInfo[] = [
+  { name: SEARCH_KNOWLEDGE, description: SEARCH_KNOWLEDGE_DESCRIPTION, audience: "everyone" },
+];
+
 /** The tools an org's profiles may name. */
 export async function toolRegistry(db: D1Database, orgId: string): Promise<readonly ToolInfo[]> {
   const sources = await orgToolRefs(db, orgId);
   return [
     ...BUILT_IN,
+    ...KNOWLEDGE,
     ...sources.map(
-      (tool): ToolInfo => ({ name: tool.ref, description: tool.description, audience: "anyone" }),
+      (tool): ToolInfo => ({ name: tool.ref, description: tool.description, audience: "everyone" }),
     ),
   ];
 }
 
 /** Every built-in tool's name: a new profile's default. */
 export const builtInToolNames = (): string[] => BUILT_IN.map((tool) => tool.name);
+
+/** Tools an end user's session may offer too, when its profile switches them on. */
+export const END_USER_TOOLS: ReadonlySet<string> = new Set(
+  KNOWLEDGE.filter((tool) => tool.audience === "everyone").map((tool) => tool.name),
+);

@@ -4,6 +4,7 @@ import { billingAccount } from "../billing/account.ts";
 import { stripeClient } from "../billing/stripe.ts";
 import { config } from "../env.ts";
 import { eraseExports } from "../exports/file.ts";
+import { eraseKnowledge } from "../knowledge/erasure.ts";
 import { overwriteSql } from "./overwrite.ts";
 import type { ErasurePlan, ErasureRequestRow, StepName } from "./plan.ts";
 import { pseudonym } from "./pseudonym.ts";
@@ -28,6 +29,8 @@ export async function runStep(
       return eraseAgents(env, plan);
     case "exports":
       return eraseExports(env, plan, request.org_id);
+    case "knowledge":
+      return eraseKnowledge(env, plan);
     case "tools":
       return eraseToolRecords(env, plan);
     case "d1":

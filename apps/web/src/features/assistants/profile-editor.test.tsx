@@ -148,6 +148,23 @@ describe("ProfileEditor: saving", () => {
     });
   });
 
+  it("switches knowledge on as a tool, for the API's search_knowledge", async () => {
+    const update = vi
+      .spyOn(assistantsApi, "updateProfile")
+      .mockImplementation(async (_id, input) => profileOf({ version: 4, ...input }));
+    await renderEditor();
+    fireEvent.click(screen.getByRole("checkbox", { name: /^Search knowledge/ }));
+    fireEvent.click(save());
+    await waitFor(() => expect(update).toHaveBeenCalledOnce());
+    expect(update.mock.calls[0]?.[1].tools).toEqual([
+      "read_project_memory",
+      "update_project_memory",
+      "get_balance",
+      "get_session_spend",
+      "search_knowledge",
+    ]);
+  });
+
   it("shows the API's refusal under the field it names", async () => {
     vi.spyOn(assistantsApi, "updateProfile").mockRejectedValue(
       new ApiError(
