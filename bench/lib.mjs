@@ -80,7 +80,9 @@ export async function startWorker(
   const deadline = Date.now() + 60_000;
   for (;;) {
     try {
-      await fetch(`${url}${readyPath}`);
+      // A Worker that fails to build leaves wrangler's port open and the request unanswered:
+      // each try gives up after a few seconds, so the deadline below is kept.
+      await fetch(`${url}${readyPath}`, { signal: AbortSignal.timeout(5_000) });
       break;
     } catch {
       if (Date.now() > deadline)

@@ -8,7 +8,9 @@ export {
   AssistantAgent,
   DataExport,
   ErasureJob,
+  KnowledgeBase,
   OnboardingAgent,
+  ToolSourceClient,
 } from "../apps/worker/src/index.ts";
 
 type Call = "lease" | "reserve" | "settle" | "release";

@@ -14,6 +14,7 @@ export {
   BillingAccount,
   DataExport,
   ErasureJob,
+  KnowledgeBase,
   OnboardingAgent,
   ToolSourceClient,
 } from "../apps/worker/src/index.ts";
