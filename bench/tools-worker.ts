@@ -39,9 +39,9 @@ export class AssistantAgent extends PlatformAssistantAgent {
 
   /**
    * One call through Parley's path (the turn's tools are built once per 8 calls, as a turn would).
-   * `unsettled`: the same, but the call's settlement and record after the answer are left out
-   * (its row is still written before it goes out): shows what they cost the call here, where the
-   * billing account, D1 and the chat object share one local process.
+   * `unsettled`: the same, but the call is never closed (no row marked closed, no settlement or
+   * record; its row is still written before it goes out): shows what closing costs the call here,
+   * where the billing account, D1 and the chat object share one local process.
    */
   async benchParley(input: BenchCall, unsettled = false): Promise<void> {
     const slot = unsettled ? 1 : 0;

@@ -3,8 +3,9 @@
 // HTTP) runs on a loopback port with its token check replaced by a constant, so both paths ask the
 // server for the same work. From inside one session's chat object (bench/tools-worker.ts), each
 // call goes either through `sourceTools`' execute (identity token signed, the source's client
-// object, the guarded fetch, the result framed as data, the call recorded and settled in the
-// background) or through the agents SDK's MCP client of the same object directly; both are timed
+// object, the guarded fetch, the result framed as data, the call noted closed in the chat object's
+// SQLite; its settlement and record follow in a round of their own, with the other calls closed
+// by then: a turn's end, or the durable schedule within 2 s) or through the agents SDK's MCP client of the same object directly; both are timed
 // from Node, one call per request, in rotation, so the request into the Worker costs each the same.
 // A third path, the source's client object alone (no ledger, record or framing), splits the time.
 // The shop's own check of Parley's token (jose, ES256) is timed apart, in Node.
@@ -141,7 +142,9 @@ export async function benchTools() {
       "The time Parley adds to one MCP tool call over calling the server directly (issue 30): the",
       "example shop's MCP server (`order_status`) on loopback, called from one session's chat object",
       "through `sourceTools`' execute (identity token, the source's client object, URL rule, no",
-      "redirects, size cap, result framed as data; record and settlement after the answer) or",
+      "redirects, size cap, result framed as data; the call noted closed in the chat object's SQLite,",
+      "its settlement and D1 record left to the next round, which takes every call closed by then:",
+      "a turn's end, or the durable schedule within 2 s; here, with no turn, the schedule) or",
       "through the agents SDK's MCP client directly; and, to show where the time goes, through the",
       "source's client object alone, and through Parley with the settlement and record left out.",
       "Timed from Node, one call per request, the four in rotation.",
@@ -155,7 +158,7 @@ export async function benchTools() {
       row("direct (SDK client)", d),
       "",
       `Parley adds **${ms(added)} at p50** (${ms(p.p90 - d.p90)} at p90): ${added <= 5 ? "within" : "OVER"} the 5 ms target.`,
-      `Of that, the source's client object (the RPC to it, the identity token, the URL rule and guarded fetch) is ${ms(c.p50 - d.p50)} at p50, and the turn's side without the settlement and record (the call's row in the chat object's SQLite before it goes out, the result framed) brings it to ${ms(u.p50 - d.p50)}. The rest is the settlement (one BillingAccount RPC) and the D1 record that follow each answer: off the call's path, but here they run in the same local process as the next call.`,
+      `Of that, the source's client object (the RPC to it, the identity token, the URL rule and guarded fetch) is ${ms(c.p50 - d.p50)} at p50, and the turn's side without the settlement and record (the call's row in the chat object's SQLite before it goes out, the result framed) brings it to ${ms(u.p50 - d.p50)}. The rest is what closing the call costs on its path (its row marked closed, the round's schedule armed once per round); the settlement and record run in their round, in the same local process as the calls, so they show in the tail (p90, p99), not at p50.`,
       `Load average when it ended: ${os
         .loadavg()
         .map((l) => l.toFixed(1))

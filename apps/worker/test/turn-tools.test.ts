@@ -383,6 +383,67 @@ describe("priced calls are charged once", () => {
     ]);
   });
 
+  it("a paid call answered, then cut off by a reset before its settlement, is charged exactly once", async () => {
+    const w = await funded(1_000_000);
+    const lab = await labSource(w.orgId, w.admin.token, { priceMicros: 3500 });
+    // The call answers: its result is back while its settlement still waits (the turn's end or the
+    // schedule takes it), and the object is reset right then.
+    let answered: { result: FramedResult | undefined; rows: unknown[]; held: number } | null = null;
+    await runInDurableObject(agent(w.sessionId), async (instance, state) => {
+      const meter = (instance as unknown as { toolCalls: ToolCallMeter }).toolCalls;
+      const tools = await sourceTools(env, {
+        orgId: w.orgId,
+        projectId: w.projectId,
+        sessionId: w.sessionId,
+        caller: member(w),
+        profileTools: [ref(lab, "whoami")],
+        meter,
+      });
+      const result = (await executeOf(tools, "whoami")({}, { toolCallId: "a1", messages: [] })) as
+        | FramedResult
+        | undefined;
+      const rows = state.storage.sql
+        .exec("SELECT status FROM parley_tool_calls")
+        .toArray()
+        .map((row) => row.status);
+      const held = (await billingAccount(env, w.orgId).balance()).heldMicros;
+      answered = { result, rows, held };
+      state.abort("test: reset between the answer and the settlement");
+    }).catch(() => undefined);
+    expect(answered).toMatchObject({
+      result: { callId: expect.stringMatching(/^tcl_/) },
+      // Answered before it was settled: the row says how it ended, the price is only held.
+      rows: ["closing"],
+      held: 3500,
+    });
+    // The object starts again (any event wakes it: this test's, or the settlement's schedule): the
+    // call is settled once, as it ended (not as a reset), however often the start runs.
+    await inSession(w.sessionId, async (meter) => {
+      await meter.closeOpen();
+      await Promise.allSettled([...meter.inFlight]);
+    });
+    await inSession(w.sessionId, (meter) => meter.closeOpen());
+    await inSession(w.sessionId, (meter) => meter.settleClosed());
+    const balance = await billingAccount(env, w.orgId).balance();
+    expect(1_000_000 - balance.availableMicros).toBe(3500);
+    expect(balance.heldMicros).toBe(0);
+    const rows = await env.DB.prepare(
+      "SELECT status, error_code, price_micros FROM tool_calls WHERE session_id = ?",
+    )
+      .bind(w.sessionId)
+      .all();
+    expect(rows.results).toEqual([{ status: "ok", error_code: null, price_micros: 3500 }]);
+    const activity = await api<{ items: { model: string; priceMicros: number }[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing/activity`,
+      { token: w.owner.token },
+    );
+    expect(activity.body.items).toEqual([
+      expect.objectContaining({ model: `tool:${lab.id}:whoami`, priceMicros: 3500 }),
+    ]);
+    expect((await billingAccount(env, w.orgId).reconcile()).ok).toBe(true);
+  });
+
   it("a paid call cut off by a reset is settled once on restart", async () => {
     const w = await funded(1_000_000);
     const lab = await labSource(w.orgId, w.admin.token, { priceMicros: 4000 });

@@ -73,7 +73,12 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
         this.schedule(seconds, "retryPendingUsage", undefined, { idempotent: true }),
       wakeAt: (at, key) => this.schedule(at, "returnIdleLease", key, { idempotent: true }),
     });
-    this.toolCalls = new ToolCallMeter({ sql: ctx.storage.sql, env });
+    this.toolCalls = new ToolCallMeter({
+      sql: ctx.storage.sql,
+      env,
+      retryLater: (seconds) =>
+        this.schedule(seconds, "retryPendingUsage", undefined, { idempotent: true }),
+    });
     const agent = this;
     this.#registry = new ConnectionRegistry({
       env,
@@ -353,7 +358,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
 
   /** Scheduled (by name, `TurnMetering`'s `retryLater`): sends usage that could not land earlier. */
   async retryPendingUsage(): Promise<void> {
-    await this.meter.retryPending();
+    await Promise.all([this.meter.retryPending(), this.toolCalls.settleClosed()]);
   }
 
   /** Scheduled (by name, the lease's idle check): returns the lease once the session idles. */
@@ -369,7 +374,10 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
    */
   async dropLease(): Promise<void> {
     if (this.erased) return;
-    await this.meter.track(this.meter.lease.returnLease());
+    await Promise.all([
+      this.meter.track(this.meter.lease.returnLease()),
+      this.toolCalls.settleClosed(),
+    ]);
   }
 
   /**
@@ -378,7 +386,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
    */
   async reportUsage(): Promise<void> {
     if (this.erased) return;
-    await this.meter.track(this.meter.lease.flush());
+    await Promise.all([this.meter.track(this.meter.lease.flush()), this.toolCalls.settleClosed()]);
   }
 
   /** Transient SQLite errors while saving the transcript are retried; anything else is thrown. */
@@ -397,6 +405,9 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       baseDelayMs: 25,
       isTransient: isTransientStorageError,
     });
+    // The turn's tool calls, each closed locally as it answered, are settled and recorded
+    // together once its reply is stored: off every call's path (the schedule is the backstop).
+    if (this.toolCalls.waiting) void this.toolCalls.settleClosed().catch(() => undefined);
   }
 
   /**
@@ -433,6 +444,8 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     for (const connection of this.getConnections()) connection.close(CLOSE_ERASED, "erased");
     this.abortAllRequests("erased");
     await this.waitUntilStable({ timeout: 5_000 });
+    // Closed tool calls are settled now rather than by their schedule, which is about to go.
+    await this.toolCalls.settleClosed().catch(() => undefined);
     await Promise.allSettled([...this.meter.inFlight, ...this.toolCalls.inFlight]);
     // What the session drew is reported and the rest of its lease returned before its storage goes.
     await this.meter.lease.returnLease().catch(() => undefined);

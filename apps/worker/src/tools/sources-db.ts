@@ -251,9 +251,14 @@ export interface CallRecord {
   createdAt: number;
 }
 
-/** Writes a call's record once (a replay of the same call id changes nothing). */
-export async function recordCall(db: D1Database, call: CallRecord): Promise<void> {
-  await db
+/** Writes calls' records in one D1 batch (the settled calls of one round); a replay is harmless. */
+export async function recordCalls(db: D1Database, calls: readonly CallRecord[]): Promise<void> {
+  if (calls.length === 0) return;
+  await db.batch(calls.map((call) => recordStatement(db, call)));
+}
+
+function recordStatement(db: D1Database, call: CallRecord): D1PreparedStatement {
+  return db
     .prepare(
       `INSERT INTO tool_calls (id, org_id, source_id, tool_name, session_id, project_id,
          caller_kind, caller_id, app_id, access, approved_by, status, error_code, duration_ms,
@@ -280,8 +285,7 @@ export async function recordCall(db: D1Database, call: CallRecord): Promise<void
       call.responseBytes,
       call.priceMicros,
       call.createdAt,
-    )
-    .run();
+    );
 }
 
 export interface CallRow {

@@ -1,6 +1,6 @@
 import type { EndUserLimits, ReserveResult } from "@parley/billing";
 import { billingAccount } from "../billing/account.ts";
-import { type CallRecord, recordCall } from "./sources-db.ts";
+import { type CallRecord, recordCalls } from "./sources-db.ts";
 
 /** Who pays for a tool call and whose limits it counts against (the session's caller). */
 export interface ToolPayer {
@@ -21,6 +21,11 @@ export type CallOutcome = Pick<
   CallRecord,
   "status" | "errorCode" | "durationMs" | "requestBytes" | "responseBytes"
 > & { approvedBy?: string | null; wentOut?: boolean };
+
+/** At the latest, closed calls are settled this long after the first closes (a durable schedule). */
+const SETTLE_WITHIN_SECONDS = 2;
+/** A round that could not settle or record a call tries again this long after. */
+const RETRY_SECONDS = 30;
 
 const ZERO_TOKENS = {
   promptTokens: 0,
@@ -50,12 +55,37 @@ export const toolUsageModel = (sourceId: string, toolName: string) =>
 export class ToolCallMeter {
   readonly #sql: SqlStorage;
   readonly #env: Env;
-  /** Work still running (erasure waits for it). */
+  readonly #retryLater: ((seconds: number) => Promise<unknown>) | undefined;
+  /** Work still running, and closed calls waiting for their settlement (erasure waits for them). */
   readonly inFlight = new Set<Promise<unknown>>();
+  /** The settlement the calls closed since the last one wait for (resolved by `settleClosed`). */
+  #waiting: { promise: Promise<void>; resolve: () => void } | null = null;
+  /** The `close` of each call waiting for its settlement, told what it was charged. */
+  readonly #waiters = new Map<string, (charged: number) => void>();
+  /** The settlement running now: one at a time, each takes every closed call. */
+  #settling: Promise<void> | null = null;
+  /** The durable backstop is scheduled (`retryLater`); cleared when a settlement starts. */
+  #armed = false;
+  /**
+   * `closeOpen` runs (the object's start): nothing is scheduled meanwhile. Scheduling from the
+   * start held the round's own requests until the start ended, which waited for the round; what
+   * fails there waits for the next start or the next call, as before.
+   */
+  #starting = false;
 
-  constructor(host: { sql: SqlStorage; env: Env }) {
+  constructor(host: {
+    sql: SqlStorage;
+    env: Env;
+    /**
+     * Schedules the host's `retryPendingUsage` (durable: it survives an eviction), which calls
+     * `settleClosed`: closed calls are settled at the latest that long after, when no turn's end
+     * or report took them first.
+     */
+    retryLater?: (seconds: number) => Promise<unknown>;
+  }) {
     this.#sql = host.sql;
     this.#env = host.env;
+    this.#retryLater = host.retryLater;
   }
 
   #track<T>(work: Promise<T>): Promise<T> {
@@ -155,19 +185,32 @@ export class ToolCallMeter {
 
   /**
    * Ends a call once: claims its row (a second closer, the call's own end racing a stop, gets
-   * null) and notes how it ended, then (in the background, tracked) charges its price if it went
-   * out or gives its hold back if not, writes its record, and forgets it. A reset half-way leaves
-   * the row `closing`: the close on start finishes it, the ledger settling a request id once.
-   * Resolves to what was charged, or null when someone else closed it.
+   * null) and notes how it ended, in one local write. That is all that happens on the call's
+   * path: its settlement (charged its price if it went out, its hold given back if not), its D1
+   * record and its row's removal come with the next `settleClosed`, which takes every closed call
+   * at once (the turn's end, a report the account asks for, the durable schedule armed here, the
+   * object's start). A reset in between leaves the row `closing` for the start to settle; the
+   * ledger settles a request id once, so nothing is charged twice. Resolves to what was charged
+   * once it is settled (a failed settlement waits for a later round), or null at once when
+   * someone else closed it.
    */
   close(callId: string, outcome: CallOutcome): Promise<number | null> {
+    if (!this.#claim(callId, outcome)) return Promise.resolve(null);
+    return new Promise<number | null>((resolve) => {
+      this.#waiters.set(callId, resolve);
+      void this.#nextSettlement();
+    });
+  }
+
+  /** Claims an open call's row for its end, noting how it ended (`closing`); false if not open. */
+  #claim(callId: string, outcome: CallOutcome): boolean {
     const row = this.#sql
       .exec(
         "SELECT status, record FROM parley_tool_calls WHERE call_id = ? AND status IN ('reserved', 'sent')",
         callId,
       )
       .toArray()[0];
-    if (!row) return Promise.resolve(null);
+    if (!row) return false;
     const ended: CallOutcome = {
       ...outcome,
       wentOut: row.status === "sent" && outcome.wentOut !== false,
@@ -178,17 +221,99 @@ export class ToolCallMeter {
       JSON.stringify(record),
       callId,
     );
-    return this.#track(this.#finish(callId));
+    return true;
   }
 
-  async #finish(callId: string): Promise<number | null> {
-    const row = this.#sql
+  /** The settlement a call closed now waits for; arms the durable schedule once per round. */
+  #nextSettlement(): Promise<void> {
+    if (!this.#waiting) {
+      let resolve: () => void = () => undefined;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.#waiting = { promise, resolve };
+      this.#track(promise);
+    }
+    if (!this.#armed && this.#retryLater) {
+      this.#armed = true;
+      void this.#retryLater(SETTLE_WITHIN_SECONDS).catch(() => {
+        this.#armed = false;
+      });
+    }
+    return this.#waiting.promise;
+  }
+
+  /** Whether closed calls wait for their settlement (the host settles them at a turn's end). */
+  get waiting(): boolean {
+    return this.#waiting !== null;
+  }
+
+  /**
+   * Settles every closed call in one round (one at a time: a call closed while a round runs is
+   * taken by the next): each call's settle or release on the org's BillingAccount, sent together,
+   * then their D1 records in one batch, then their rows forgotten. A call whose settlement fails
+   * stays `closing` for the next round (the schedule is armed again). Resolves when done.
+   */
+  settleClosed(): Promise<void> {
+    const run = async () => {
+      while (this.#settling) await this.#settling.catch(() => undefined);
+      const waiting = this.#waiting;
+      this.#waiting = null;
+      this.#armed = false;
+      const work = this.#settleRound();
+      this.#settling = work;
+      try {
+        await work;
+      } finally {
+        this.#settling = null;
+        waiting?.resolve();
+      }
+    };
+    return this.#track(run());
+  }
+
+  async #settleRound(): Promise<void> {
+    const rows = this.#sql
       .exec(
-        "SELECT price_micros, record, payer FROM parley_tool_calls WHERE call_id = ? AND status = 'closing'",
-        callId,
+        "SELECT call_id, price_micros, record, payer FROM parley_tool_calls WHERE status = 'closing' ORDER BY created_at",
       )
-      .toArray()[0];
-    if (!row) return null;
+      .toArray();
+    if (rows.length === 0) return;
+    const settled = await Promise.all(rows.map((row) => this.#settleOne(row)));
+    const done = settled.filter((call) => call !== null);
+    if (done.length < rows.length) this.#armAgain();
+    if (done.length === 0) return;
+    try {
+      await recordCalls(
+        this.#env.DB,
+        done.map((call) => call.record),
+      );
+    } catch {
+      // Settled, not recorded: the rows stay `closing`; the next round settles them again (a
+      // replay the ledger ignores) and records them.
+      this.#armAgain();
+      return;
+    }
+    for (const call of done) {
+      this.#sql.exec("DELETE FROM parley_tool_calls WHERE call_id = ?", call.callId);
+      this.#waiters.get(call.callId)?.(call.charged);
+      this.#waiters.delete(call.callId);
+    }
+  }
+
+  #armAgain(): void {
+    if (this.#armed || this.#starting || !this.#retryLater) return;
+    this.#armed = true;
+    void this.#retryLater(RETRY_SECONDS).catch(() => {
+      this.#armed = false;
+    });
+  }
+
+  /** One closed call on the ledger: charged if it went out, its hold back if not. */
+  async #settleOne(
+    row: Record<string, SqlStorageValue>,
+  ): Promise<{ callId: string; charged: number; record: CallRecord } | null> {
+    const callId = row.call_id as string;
     const { ended, ...record } = JSON.parse(row.record as string) as CallRecord & {
       ended: CallOutcome;
     };
@@ -196,60 +321,80 @@ export class ToolCallMeter {
     const price = row.price_micros as number;
     const charged = ended.wentOut ? price : 0;
     const account = billingAccount(this.#env, record.orgId);
-    if (!ended.wentOut) {
-      if (price > 0) await account.release(toolRequestId(record.id));
-    } else {
-      // Every call that went out is usage (a free one at price 0): billing's activity lists it.
-      await account.settle({
-        requestId: toolRequestId(record.id),
-        costMicros: charged,
-        priceMicros: charged,
-        tokens: ZERO_TOKENS,
-        model: toolUsageModel(record.sourceId, record.toolName),
-        generationIds: [],
-        billable: charged > 0,
-        at: record.createdAt,
-        attribution: {
-          memberId: payer.memberId,
-          projectId: payer.projectId,
-          sessionId: payer.sessionId,
-        },
-      });
+    try {
+      if (!ended.wentOut) {
+        if (price > 0) await account.release(toolRequestId(record.id));
+      } else {
+        // Every call that went out is usage (a free one at price 0): billing's activity lists it.
+        // The ledger's answer is final (a replay of a settled id is ok); only a failed RPC
+        // leaves the call for the next round.
+        await account.settle({
+          requestId: toolRequestId(record.id),
+          costMicros: charged,
+          priceMicros: charged,
+          tokens: ZERO_TOKENS,
+          model: toolUsageModel(record.sourceId, record.toolName),
+          generationIds: [],
+          billable: charged > 0,
+          at: record.createdAt,
+          attribution: {
+            memberId: payer.memberId,
+            projectId: payer.projectId,
+            sessionId: payer.sessionId,
+          },
+        });
+      }
+    } catch {
+      return null;
     }
     const { approvedBy, wentOut: _wentOut, ...ending } = ended;
-    await recordCall(this.#env.DB, {
-      ...record,
-      ...ending,
-      approvedBy: approvedBy ?? record.approvedBy,
-      priceMicros: charged,
-    });
-    this.#sql.exec("DELETE FROM parley_tool_calls WHERE call_id = ?", callId);
-    return charged;
+    return {
+      callId,
+      charged,
+      record: {
+        ...record,
+        ...ending,
+        approvedBy: approvedBy ?? record.approvedBy,
+        priceMicros: charged,
+      },
+    };
   }
 
   /**
    * What a reset left open, closed once: a call that went out is charged and recorded as
-   * stopped (`aborted`, `reset`); one that never went out gives its hold back. Run on start.
+   * stopped (`aborted`, `reset`); one that never went out gives its hold back; one closed and
+   * not yet settled is settled. Run on start. Resolves to how many calls it settled.
    */
   async closeOpen(): Promise<number> {
-    const rows = this.#sql
-      .exec("SELECT call_id, status FROM parley_tool_calls ORDER BY created_at")
+    const open = this.#sql
+      .exec("SELECT call_id FROM parley_tool_calls WHERE status IN ('reserved', 'sent')")
       .toArray();
-    let closed = 0;
-    for (const row of rows) {
-      const id = row.call_id as string;
-      const done =
-        row.status === "closing"
-          ? await this.#track(this.#finish(id))
-          : await this.close(id, {
-              status: "aborted",
-              errorCode: "reset",
-              durationMs: 0,
-              requestBytes: 0,
-              responseBytes: 0,
-            });
-      if (done !== null) closed++;
+    for (const row of open) {
+      this.#claim(row.call_id as string, {
+        status: "aborted",
+        errorCode: "reset",
+        durationMs: 0,
+        requestBytes: 0,
+        responseBytes: 0,
+      });
     }
-    return closed;
+    const closing = this.#sql
+      .exec("SELECT call_id FROM parley_tool_calls WHERE status = 'closing'")
+      .toArray()
+      .map((row) => row.call_id as string);
+    if (closing.length === 0) return 0;
+    this.#starting = true;
+    try {
+      await this.settleClosed();
+    } finally {
+      this.#starting = false;
+    }
+    const left = new Set(
+      this.#sql
+        .exec("SELECT call_id FROM parley_tool_calls")
+        .toArray()
+        .map((row) => row.call_id as string),
+    );
+    return closing.filter((id) => !left.has(id)).length;
   }
 }
