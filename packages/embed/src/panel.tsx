@@ -126,11 +126,17 @@ function Connected({
   autoFocus,
   firstMessage,
   onTurnEnd,
+  approver,
 }: {
   client: EmbedClient;
   sessionId: string;
   showCost: boolean;
   autoFocus: boolean;
+  /**
+   * Who answers the chat's tool approvals: the session's owner as the session record names them
+   * (`ownerLabel`, the same label the web app's card shows), for the record an answer leaves.
+   */
+  approver: string | undefined;
   /** Typed before the chat existed: sent once, as soon as the chat is connected. */
   firstMessage: string | null;
   onTurnEnd: () => void;
@@ -205,6 +211,7 @@ function Connected({
       showCost={showCost}
       openSource={openSource}
       emptyState="How can I help?"
+      approver={approver}
       renderStatus={() => <LimitNotice limits={limits} showCost={showCost} />}
       // A message the assistant's limits refused: one notice (the server's words, with the reset),
       // in place of the warning; the message is back in the box.
@@ -408,6 +415,7 @@ export default function Panel({ client, me, projectId, autoFocus, onError }: Pan
               autoFocus={autoFocus}
               firstMessage={firstMessage}
               onTurnEnd={onTurnEnd}
+              approver={sessions.find((s) => s.id === currentId)?.ownerLabel}
             />
           </ChatBoundary>
         )}
