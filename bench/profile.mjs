@@ -6,39 +6,11 @@ import os from "node:os";
 import path from "node:path";
 import { connectChat } from "../packages/chat-client/src/index.ts";
 import { startDevModel } from "../packages/dev-model/src/index.ts";
+import { inspector } from "./inspector.mjs";
 import { freePort, startWorker } from "./lib.mjs";
 import { assistantSessions, platform } from "./turns.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
-
-/** A minimal Chrome DevTools Protocol client over the inspector's WebSocket. */
-async function inspector(port) {
-  const [target] = await (await fetch(`http://127.0.0.1:${port}/json`)).json();
-  // The inspector proxy only takes local origins.
-  const ws = new WebSocket(target.webSocketDebuggerUrl, {
-    headers: { Origin: "http://localhost" },
-  });
-  await new Promise((resolve, reject) => {
-    ws.addEventListener("open", resolve, { once: true });
-    ws.addEventListener("error", () => reject(new Error("inspector refused")), { once: true });
-  });
-  let next = 0;
-  const pending = new Map();
-  ws.addEventListener("message", (event) => {
-    const message = JSON.parse(event.data);
-    pending.get(message.id)?.(message);
-    pending.delete(message.id);
-  });
-  return {
-    call: (method, params = {}) =>
-      new Promise((resolve) => {
-        const id = ++next;
-        pending.set(id, resolve);
-        ws.send(JSON.stringify({ id, method, params }));
-      }),
-    close: () => ws.close(),
-  };
-}
 
 /** Self and inclusive time per function (name, file, line), in ms per turn, biggest first. */
 export function summarizeProfile(profile, turns, top = 25, intervalUs = 100) {
@@ -149,12 +121,12 @@ export async function benchProfile({
     await cdp.call("Profiler.setSamplingInterval", { interval: 100 });
     await cdp.call("Profiler.start");
     for (let i = 0; i < turns; i++) await turn(`profiled turn ${i}`);
-    const { result } = await cdp.call("Profiler.stop");
+    const { profile } = await cdp.call("Profiler.stop");
     cdp.close();
     client.close();
     const file = path.join(os.tmpdir(), `parley-${bare ? "bare" : "platform"}.cpuprofile`);
-    writeFileSync(file, JSON.stringify(result.profile));
-    return `${summarizeProfile(result.profile, turns)}\n\nWhole profile (open in Chrome DevTools): ${file}`;
+    writeFileSync(file, JSON.stringify(profile));
+    return `${summarizeProfile(profile, turns)}\n\nWhole profile (open in Chrome DevTools): ${file}`;
   } finally {
     worker.stop();
     await model.close();

@@ -2,7 +2,7 @@
 // reservation, context, settlement) against a bare AIChatAgent turn (no auth, no billing), both
 // under wrangler dev, both answered by the dev model at zero latency, driven over real WebSockets
 // from Node, interleaved in one run.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { connectChat } from "../packages/chat-client/src/index.ts";
@@ -29,6 +29,9 @@ export async function platform(modelUrl, vars = {}, options = {}) {
       .join("\n"),
   );
   const config = options.config ?? path.join(root, "wrangler.jsonc");
+  // wrangler refuses to start without the assets directory; the API and agents do not need the
+  // web build in it (`pnpm bench size` and `web` build it).
+  mkdirSync(path.join(root, "apps/web/dist"), { recursive: true });
   return startWorker(config, {
     vars: { MODEL_BASE_URL: modelUrl, MODEL_ID: "parley/dev", ...vars },
     envFile,

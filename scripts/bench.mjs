@@ -7,11 +7,14 @@ import path from "node:path";
 import { benchBilling } from "../bench/billing.mjs";
 import { benchConcurrency } from "../bench/concurrency.mjs";
 import { benchEmbed } from "../bench/embed.mjs";
+import { benchHeap } from "../bench/heap.mjs";
 import { benchHistory } from "../bench/history.mjs";
 import { benchLeases } from "../bench/leases.mjs";
 import { machine } from "../bench/lib.mjs";
 import { benchProfile } from "../bench/profile.mjs";
 import { benchSize } from "../bench/size.mjs";
+import { benchSoak } from "../bench/soak.mjs";
+import { benchStress } from "../bench/stress.mjs";
 import { benchTurns } from "../bench/turns.mjs";
 import { benchWeb } from "../bench/web.mjs";
 
@@ -32,6 +35,15 @@ if (process.argv[2] === "profile") {
   );
   process.exit(0);
 }
+// `pnpm bench heap [minutes] [bare] [sessions=N]`: heap snapshots of the Worker's isolate before and
+// after minutes of the soak's load, compared (a diagnostic: where the memory goes).
+if (process.argv[2] === "heap") {
+  const flags = process.argv.slice(3);
+  const minutes = Number(flags.find((f) => /^\d+(\.\d+)?$/.test(f)) ?? 2);
+  const sessions = Number(flags.find((f) => f.startsWith("sessions="))?.slice(9) ?? 40);
+  console.log(await benchHeap({ minutes, bare: flags.includes("bare"), sessions }));
+  process.exit(0);
+}
 const sections = [];
 const only = process.argv[2];
 if (!only || only === "turns") {
@@ -39,8 +51,12 @@ if (!only || only === "turns") {
   sections.push(await benchTurns());
 }
 if (!only || only === "concurrency") {
-  console.log("[bench] concurrency");
+  console.log("[bench] concurrency at a load the bare agent sustains");
   sections.push(await benchConcurrency());
+}
+if (!only || only === "stress") {
+  console.log("[bench] concurrency under stress (200 sessions x 5 turns)");
+  sections.push(await benchStress());
 }
 if (!only || only === "history") {
   console.log("[bench] long history");
@@ -70,6 +86,12 @@ if (!only || only === "billing") {
   console.log("[bench] billing");
   sections.push(await benchBilling());
 }
+if (!only || only === "soak") {
+  // `pnpm bench soak [minutes]`: each agent chats this long (8 by default; 1 to try it).
+  const minutes = Number(process.argv[3] ?? 8);
+  console.log(`[bench] soak, ${minutes} min on each agent`);
+  sections.push(await benchSoak({ minutes }));
+}
 if (!only || only === "leases") {
   console.log("[bench] one org, 500 sessions");
   sections.push(await benchLeases());
@@ -95,7 +117,7 @@ if (!only) {
     const title = section.split("\n", 1)[0];
     const marked = section.replace(
       title,
-      `${title}\n\nMeasured ${new Date().toISOString()} on ${machine()}, by \`pnpm bench ${only}\`.`,
+      `${title}\n\nMeasured ${new Date().toISOString()} on ${machine()}, by \`pnpm bench ${process.argv.slice(2).join(" ")}\`.`,
     );
     const start = text.indexOf(`${title}\n`);
     if (start === -1) {
