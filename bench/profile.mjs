@@ -68,6 +68,7 @@ export async function benchProfile({
   bare = false,
   paced = false,
   fresh = false,
+  chosen = false,
 } = {}) {
   // `paced`: the concurrency benchmark's model (150 ms, then 60 tokens/s), so the per-token work
   // shows; otherwise the reply comes at once and a turn's fixed work dominates.
@@ -96,7 +97,9 @@ export async function benchProfile({
               },
             )
         : await (async () => {
-            const { urls, token } = await assistantSessions(worker.url, turns + 10);
+            const { urls, token } = await assistantSessions(worker.url, turns + 10, {
+              profile: chosen,
+            });
             return async () => connectChat(urls.pop(), { token, sendHistory: "last" });
           })()
       : null;
@@ -106,7 +109,7 @@ export async function benchProfile({
         sendHistory: "last",
       });
     } else {
-      const { urls, token } = await assistantSessions(worker.url);
+      const { urls, token } = await assistantSessions(worker.url, 1, { profile: chosen });
       client = await connectChat(urls[0], { token, sendHistory: "last" });
     }
     const turn = async (text) => {

@@ -19,9 +19,10 @@ import { benchTurns } from "../bench/turns.mjs";
 import { benchWeb } from "../bench/web.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
-// `pnpm bench profile [turns] [bare] [paced] [fresh]`: a CPU profile of turns, printed (a diagnostic,
-// not a result); `paced` streams at the concurrency benchmark's model speed, `fresh` makes each turn
-// a new session's first.
+// `pnpm bench profile [turns] [bare] [paced] [fresh] [chosen]`: a CPU profile of turns, printed (a
+// diagnostic, not a result); `paced` streams at the concurrency benchmark's model speed, `fresh`
+// makes each turn a new session's first, `chosen` runs the project on a tenant's profile and a
+// non-default model (issue 29).
 if (process.argv[2] === "profile") {
   const turns = Number(process.argv[3] ?? 100);
   const flags = process.argv.slice(4);
@@ -31,6 +32,7 @@ if (process.argv[2] === "profile") {
       bare: flags.includes("bare"),
       paced: flags.includes("paced"),
       fresh: flags.includes("fresh"),
+      chosen: flags.includes("chosen"),
     }),
   );
   process.exit(0);

@@ -22,23 +22,75 @@ const signIns = new Map();
 
 const html = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
+/** What the shop sells: enough to look like a shop, nothing the example depends on. */
+const PRODUCTS = [
+  { name: "Trail runner", price: "$89.00", hue: 158 },
+  { name: "Canvas tote", price: "$24.00", hue: 32 },
+  { name: "Merino beanie", price: "$19.50", hue: 262 },
+  { name: "Steel bottle", price: "$29.00", hue: 200 },
+];
+
+const STYLE = `
+  :root{color-scheme:light dark;--bg:#f7f7f5;--card:#fff;--text:#1c1c1a;--muted:#5f5f5a;--line:#e4e4df;--brand:#0a7d5a;--on-brand:#fff}
+  @media (prefers-color-scheme:dark){:root{--bg:#121412;--card:#1b1e1c;--text:#ecece8;--muted:#a3a39c;--line:#2c302d;--brand:#3fcf9a;--on-brand:#06231a}}
+  *{box-sizing:border-box} body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",sans-serif;background:var(--bg);color:var(--text);line-height:1.5}
+  header{display:flex;align-items:center;gap:1rem;padding:.75rem clamp(1rem,4vw,2.5rem);background:var(--card);border-bottom:1px solid var(--line);flex-wrap:wrap}
+  .brand{font-weight:800;font-size:1.15rem;color:var(--brand);text-decoration:none;margin-right:auto}
+  nav{display:flex;gap:1rem;font-size:.9rem} nav a{color:var(--muted);text-decoration:none} nav a[aria-current]{color:var(--text);font-weight:600}
+  .account{display:flex;align-items:center;gap:.5rem;font-size:.85rem;color:var(--muted);flex-wrap:wrap}
+  .account form{display:inline} button{font:inherit;cursor:pointer}
+  .ghost{background:none;border:1px solid var(--line);border-radius:999px;padding:.3rem .8rem;color:var(--text)}
+  .primary{background:var(--brand);color:var(--on-brand);border:0;border-radius:999px;padding:.55rem 1.2rem;font-weight:600}
+  main{max-width:64rem;margin:0 auto;padding:2rem clamp(1rem,4vw,2.5rem) 6rem}
+  h1{font-size:1.6rem;margin:0 0 1rem} h2{font-size:1.1rem;margin:2rem 0 .75rem}
+  .card{background:var(--card);border:1px solid var(--line);border-radius:14px;padding:1.25rem}
+  .order{display:grid;gap:.75rem} .order p{margin:0} .muted{color:var(--muted);font-size:.9rem}
+  .steps{display:grid;grid-template-columns:repeat(3,1fr);gap:.5rem;list-style:none;margin:0;padding:0;font-size:.8rem;color:var(--muted)}
+  .steps li{border-top:4px solid var(--line);padding-top:.4rem} .steps li.done{border-color:var(--brand);color:var(--text)}
+  .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(10rem,1fr));gap:1rem;list-style:none;margin:0;padding:0}
+  @media (max-width:40rem){.account{width:100%}.account .ghost{padding:.2rem .65rem}}
+  .product{display:grid;gap:.35rem} .product .art{aspect-ratio:4/3;border-radius:10px}
+  .product strong{font-weight:600} footer{text-align:center;color:var(--muted);font-size:.8rem;padding:2rem}
+  .signin{max-width:24rem;margin:4rem auto;display:grid;gap:1rem}
+  .signin label{display:grid;gap:.35rem;font-weight:600;font-size:.9rem}
+  .signin input{font:inherit;padding:.6rem .75rem;border:1px solid var(--line);border-radius:10px;background:var(--bg);color:var(--text)}
+  [role=status]{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:.75rem 1rem}
+  parley-assistant{--parley-accent:var(--brand);--parley-accent-foreground:var(--on-brand)}
+`;
+
 function page(user, { forgotten = false } = {}) {
+  const header = `<header><a class="brand" href="/">Acme Shop</a>
+      <nav aria-label="Shop"><a href="/" aria-current="page">Shop</a><a href="/">Orders</a><a href="/">Help</a></nav>
+      ${
+        user
+          ? `<div class="account">signed in as ${html(user.name)}
+        <form method="post" action="/logout"><button class="ghost">Sign out</button></form>
+        <form method="post" action="/forget"><button class="ghost">Delete my data</button></form></div>`
+          : ""
+      }</header>`;
+  const products = PRODUCTS.map(
+    (p) => `<li class="card product"><div class="art" aria-hidden="true"
+      style="background:linear-gradient(135deg,hsl(${p.hue} 55% 62%),hsl(${p.hue + 40} 60% 42%))"></div>
+      <strong>${p.name}</strong><span class="muted">${p.price}</span></li>`,
+  ).join("");
   const body = user
-    ? `<header><strong>Acme Shop</strong> · signed in as ${html(user.name)}
-         <form method="post" action="/logout" style="display:inline"><button>Sign out</button></form>
-         <form method="post" action="/forget" style="display:inline"><button>Delete my data</button></form></header>
-       <main><h1>Your orders</h1><p>Order #1001 is on its way. Ask the assistant anything.</p>
+    ? `${header}<main><h1>Your orders</h1>
+       <section class="card order" aria-label="Order #1001"><p><strong>Order #1001</strong> · Trail runner, size 42</p>
+       <p class="muted">On its way: arriving Thursday. Questions? Ask the assistant (bottom right).</p>
+       <ol class="steps"><li class="done">Ordered</li><li class="done">Shipped</li><li>Delivered</li></ol></section>
+       <h2>Recommended for you</h2><ul class="grid">${products}</ul></main>
+       <footer>Acme Shop is an example tenant of Parley.</footer>
        <parley-assistant app-id="${html(config.appId)}" token-url="/parley-token"
-         parley-url="${html(PARLEY)}" mode="inline" theme="auto"></parley-assistant></main>
+         parley-url="${html(PARLEY)}" theme="auto"></parley-assistant>
        <script type="module" src="${html(PARLEY)}/embed/parley-assistant.js"></script>`
-    : `<main><h1>Acme Shop</h1>${forgotten ? '<p role="status">Your data was deleted.</p>' : ""}<form method="post" action="/login">
+    : `${header}<main><div class="signin"><h1>Welcome to Acme Shop</h1>${
+        forgotten ? '<p role="status">Your data was deleted.</p>' : ""
+      }<form method="post" action="/login" class="card signin" style="margin:0">
          <label>Your name <input name="name" required maxlength="60" autocomplete="name"></label>
-         <button>Sign in</button></form></main>`;
+         <button class="primary">Sign in</button></form></div></main>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1"><title>Acme Shop</title>
-    <style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:48rem}
-    parley-assistant{display:block;height:32rem;border:1px solid #ddd;border-radius:8px}</style>
-    </head><body>${body}</body></html>`;
+    <style>${STYLE}</style></head><body>${body}</body></html>`;
 }
 
 function currentSid(req) {

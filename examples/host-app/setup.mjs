@@ -27,10 +27,29 @@ async function call(parley, method, path, { token, body } = {}) {
   return json;
 }
 
+/**
+ * A set-up made before 2026-12-06 showed each reply's cost to shoppers (`showCost: true`), which no
+ * tenant would ship: turned off once, as the owner, through the public API.
+ */
+async function hideCost(parley, kept) {
+  const login = await call(parley, "POST", "/api/auth/login", {
+    body: { email: kept.owner.email, password: kept.owner.password },
+  });
+  await call(parley, "PATCH", `/api/apps/${kept.appId}`, {
+    token: login.accessToken,
+    body: { showCost: false },
+  });
+  const updated = { ...kept, showCost: false };
+  writeFileSync(file, JSON.stringify(updated, null, 2), { mode: 0o600 });
+  return updated;
+}
+
 export async function setUp({ parley, origin }) {
   if (existsSync(file)) {
     const kept = JSON.parse(readFileSync(file, "utf8"));
-    if (kept.parley === parley && kept.origin === origin) return kept;
+    if (kept.parley === parley && kept.origin === origin) {
+      return kept.showCost === false ? kept : hideCost(parley, kept);
+    }
   }
   const email = `host-app-${randomBytes(4).toString("hex")}@example.com`;
   const password = randomBytes(18).toString("base64url");
@@ -51,7 +70,8 @@ export async function setUp({ parley, origin }) {
       allowedOrigins: [origin],
       projectIds: [project.id],
       verification: { type: "secret", issuer: origin, audience: "parley" },
-      showCost: true,
+      // What a tenant ships: shoppers do not see what each reply cost (the org's billing does).
+      showCost: false,
     },
   });
   const key = await call(parley, "POST", `/api/orgs/${orgId}/api-keys`, {
@@ -69,6 +89,7 @@ export async function setUp({ parley, origin }) {
     projectId: project.id,
     appId: app.id,
     apiKey: key.secret,
+    showCost: false,
   };
   writeFileSync(file, JSON.stringify(kept, null, 2), { mode: 0o600 });
   console.log(

@@ -7,6 +7,7 @@ import {
   lazyRouteComponent,
   Navigate,
   Outlet,
+  redirect,
   useNavigate,
   useRouterState,
 } from "@tanstack/react-router";
@@ -17,6 +18,13 @@ import { Loading } from "./components/ui/states.tsx";
 import { api } from "./lib/api.ts";
 import { preloadChat } from "./lib/chat-preload.ts";
 import { safeNext } from "./lib/next-path.ts";
+import {
+  orgLeaving,
+  refreshWho,
+  sayOrgLost,
+  useOrgLeaving,
+  useOrgRemovalNotice,
+} from "./lib/org-removal.ts";
 import { keys } from "./lib/query.ts";
 import { useSession } from "./lib/session.tsx";
 import { SignInPage, SignUpPage } from "./pages/auth-page.tsx";
@@ -95,6 +103,8 @@ function ToSignIn() {
  * just opened.
  */
 function SignedIn() {
+  useOrgRemovalNotice();
+  const leaving = useOrgLeaving();
   const changingPage = useRouterState({
     select: (state) =>
       state.status === "pending" &&
@@ -102,8 +112,15 @@ function SignedIn() {
       state.location.pathname !== state.resolvedLocation.pathname,
   });
   return (
-    <Shell inert={changingPage}>
-      <Outlet />
+    <Shell inert={changingPage || leaving !== null}>
+      {/* Removed from the org this screen is of: nothing of it stays while they are sent on. */}
+      {leaving ? (
+        <div className="mx-auto w-full max-w-6xl px-4 py-8 sm:px-6">
+          <Loading />
+        </div>
+      ) : (
+        <Outlet />
+      )}
     </Shell>
   );
 }
@@ -121,7 +138,26 @@ const authLayout = createRoute({
   id: "auth",
   component: AuthLayout,
 });
-const appLayout = createRoute({ getParentRoute: () => rootRoute, id: "app", component: AppLayout });
+/** The screen the app layout last loaded (a change of tab or hash on it is no move). */
+let shownPath: string | null = null;
+const appLayout = createRoute({
+  getParentRoute: () => rootRoute,
+  id: "app",
+  // Every move to another screen re-reads who the person is before that screen asks for anything,
+  // so a role changed or a removal by an admin elsewhere shows on it (a removed member is sent to
+  // their projects with a notice, see org-removal.ts) instead of its calls answering 403 or 404.
+  // Not on the first load (the session's own read is under way) nor a hover's preload.
+  beforeLoad: async ({ context, preload, location }) => {
+    if (preload) return;
+    const moved = shownPath !== null && shownPath !== location.pathname;
+    shownPath = location.pathname;
+    if (!moved || context.queryClient.getQueryData(keys.me) === undefined) return;
+    const lost = await refreshWho(context.queryClient);
+    if (lost && location.pathname !== "/projects")
+      throw redirect({ to: "/projects", replace: true });
+  },
+  component: AppLayout,
+});
 
 /** `?next=`: the page to open after signing in (checked by `safeNext`). */
 const validateNext = (search: Record<string, unknown>): { next?: string } => {
@@ -199,6 +235,17 @@ const admin = createRoute({
   path: "/admin",
   component: lazyRouteComponent(() => import("./pages/admin-page.tsx")),
 });
+/** The org's assistant profiles and allowed models (issue 29); `#models` opens the models. */
+const assistants = createRoute({
+  getParentRoute: () => appLayout,
+  path: "/assistants",
+  component: lazyRouteComponent(() => import("./pages/assistants-page.tsx")),
+});
+const profile = createRoute({
+  getParentRoute: () => appLayout,
+  path: "/assistants/profiles/$profileId",
+  component: lazyRouteComponent(() => import("./pages/profile-page.tsx")),
+});
 const newOrg = createRoute({
   getParentRoute: () => appLayout,
   path: "/orgs/new",
@@ -235,6 +282,8 @@ const routeTree = rootRoute.addChildren([
     billing,
     members,
     admin,
+    assistants,
+    profile,
     newOrg,
     account,
   ]),
@@ -252,15 +301,19 @@ export function createAppRouter(queryClient: QueryClient) {
     ),
     scrollRestoration: true,
   });
-  // Every navigation re-reads who the person is, so a role changed by an admin elsewhere (or a
-  // removal) shows on the next screen, not after a reload; focus then moves to the new heading.
-  // (Marked before the new screen mounts, so its heading takes focus from the link clicked.)
+  // Every navigation re-reads who the person is (the app layout's beforeLoad); focus then moves to
+  // the new heading. (Marked before the new screen mounts, so its heading takes focus from the
+  // link clicked.)
   router.subscribe("onBeforeNavigate", ({ fromLocation, toLocation }) => {
     if (fromLocation && fromLocation.pathname !== toLocation.pathname) markNavigated();
   });
-  router.subscribe("onResolved", ({ fromLocation, toLocation }) => {
-    if (!fromLocation || fromLocation.pathname === toLocation.pathname) return;
-    void queryClient.invalidateQueries({ queryKey: keys.me });
+  // Sent on after losing an org (org-removal.ts): once there, the screens come back, with why.
+  router.subscribe("onResolved", ({ toLocation }) => {
+    const lost = orgLeaving.get();
+    // Only once their projects are the screen: the aborted move resolves first, on the old one.
+    if (!lost || toLocation.pathname !== "/projects") return;
+    orgLeaving.set(null);
+    sayOrgLost(lost);
   });
   return router;
 }

@@ -472,6 +472,11 @@ describe("identity comes from the verified token, never from the client", () => 
       "credit and price fields",
       () => ({ credits: 1e12, priceMicros: 0, costMicros: 0, billable: false, markupBps: 0 }),
     ],
+    [
+      // `model` is the one field kept (issue 29): it picks a model, never who pays or at what price.
+      "an allowed model beside another org's ids and a price",
+      (w) => ({ model: "parley/dev", orgId: w.otherOrgId, userId: w.outsider.id, prices: {} }),
+    ],
   ])(
     "a chat body carrying %s is ignored and the turn is billed to the caller",
     async (_name, body) => {
@@ -904,7 +909,7 @@ describe("limits hit by one tenant leave the others alone", () => {
     const w = await funded(1);
     await billingAccount(env, w.otherOrgId).open({ orgId: w.otherOrgId, grantMicros: 10_000_000 });
     const broke = await mustConnect(assistantPath(w.sessionId), w.member.token);
-    expect((await broke.turn("anything?")).metadata).toMatchObject({
+    expect((await broke.turn("anything?")).parleyError).toMatchObject({
       code: "insufficient_credits",
     });
     broke.close();

@@ -180,14 +180,19 @@ describe("tools", () => {
 });
 
 describe("the credit gate", () => {
-  it("refuses a turn the org cannot afford with a persisted message and no provider call", async () => {
+  it("refuses a message the org cannot afford before storing it: no reply, no provider call, however often it is sent", async () => {
     const w = await funded(1);
     const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
     const calls = await modelRequests();
-    const turn = await chat.turn("Anything?");
-    expect(turn.metadata).toMatchObject({ code: "insufficient_credits" });
-    expect(turn.text).toMatch(/out of credits/);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const turn = await chat.turn("Anything?");
+      expect(turn.parleyError).toMatchObject({ code: "insufficient_credits" });
+      expect(turn.parleyError?.message).toMatch(/out of credits/);
+      expect(turn.text).toBe("");
+      expect(turn.outcome).toBe("error");
+    }
     expect(await modelRequests()).toBe(calls);
+    // Nothing piles up: the refused messages and no refusal replies are in the transcript.
     const stored = await api<{ role: string; metadata?: unknown }[]>(
       "GET",
       `${agentPath(w.sessionId)}/get-messages`,
@@ -195,17 +200,31 @@ describe("the credit gate", () => {
         token: w.member.token,
       },
     );
-    expect(stored.body.map((m) => m.role)).toEqual(["user", "assistant"]);
-    expect(stored.body[1]?.metadata).toMatchObject({ code: "insufficient_credits" });
+    expect(stored.body).toEqual([]);
     chat.close();
   });
 
-  it("refuses with spend_limit when the member's daily limit would be passed", async () => {
+  it("refuses with spend_limit naming the member's daily limit and its reset, storing nothing", async () => {
     const w = await funded();
     await billingAccount(env, w.orgId).updateSettings(w.orgId, { memberDailyLimitMicros: 10 });
     const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
     const turn = await chat.turn("Anything?");
-    expect(turn.metadata).toMatchObject({ code: "spend_limit" });
+    const tomorrow = new Date();
+    tomorrow.setUTCHours(24, 0, 0, 0);
+    expect(turn.parleyError).toEqual({
+      code: "spend_limit",
+      message: expect.stringMatching(/daily spending limit/),
+      details: { limit: "member_daily", period: "day", resetsAt: tomorrow.toISOString() },
+    });
+    expect(turn.text).toBe("");
+    const stored = await api<unknown[]>("GET", `${agentPath(w.sessionId)}/get-messages`, {
+      token: w.member.token,
+    });
+    expect(stored.body).toEqual([]);
+    // Under the limit again (an admin raised it), the next message is answered.
+    await billingAccount(env, w.orgId).updateSettings(w.orgId, { memberDailyLimitMicros: null });
+    const answered = await chat.turn("Now?");
+    expect(answered.text).toMatch(/^Dev model reply/);
     chat.close();
   });
 
@@ -234,7 +253,7 @@ describe("the credit gate", () => {
     const b = await mustConnect(agentPath(second), w.member.token);
     const calls = await modelRequests();
     const [ta, tb] = await Promise.all([a.turn("race [[tps:50]]"), b.turn("race [[tps:50]]")]);
-    const refused = [ta, tb].filter((t) => t.metadata.code === "insufficient_credits");
+    const refused = [ta, tb].filter((t) => t.parleyError?.code === "insufficient_credits");
     const answered = [ta, tb].filter((t) => t.text.startsWith("Dev model reply"));
     expect(refused).toHaveLength(1);
     expect(answered).toHaveLength(1);

@@ -124,6 +124,12 @@ const matrix: Row[] = [
     request: (w) => ({ path: `/api/orgs/${w.orgId}/members` }),
     expect: orgMembers(200),
   },
+  // Who left the org, for the erasure picker: owners and admins, never another org's.
+  {
+    route: "GET /api/orgs/:orgId/former-members",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/former-members` }),
+    expect: orgAdmins(200),
+  },
   {
     route: "POST /api/orgs/:orgId/members",
     request: (w) => ({

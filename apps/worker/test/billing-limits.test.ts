@@ -37,9 +37,14 @@ describe("limits on a project, a member and oneself", () => {
     ]);
     const before = await modelRequests();
     const refused = await chat.turn("Second");
-    expect(refused.metadata).toMatchObject({ code: "spend_limit" });
-    expect(refused.text).toContain("This project has reached its weekly spending limit");
-    expect(refused.text).toContain("Monday at 00:00 UTC");
+    expect(refused.parleyError).toMatchObject({
+      code: "spend_limit",
+      details: { limit: "project_weekly", period: "week" },
+    });
+    expect(refused.parleyError?.message).toContain(
+      "This project has reached its weekly spending limit",
+    );
+    expect(refused.parleyError?.message).toContain("Monday at 00:00 UTC");
     expect(await modelRequests()).toBe(before);
     chat.close();
     // Another project of the org is not limited.
@@ -74,14 +79,20 @@ describe("limits on a project, a member and oneself", () => {
     expect(status.body.limits[0]?.resetsAt).toBe(tomorrow.toISOString());
     const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
     const refused = await chat.turn("Mine?");
-    expect(refused.metadata).toMatchObject({ code: "spend_limit" });
-    expect(refused.text).toContain("the daily spending limit you set for yourself");
+    expect(refused.parleyError).toMatchObject({
+      code: "spend_limit",
+      details: { limit: "own_daily", period: "day", resetsAt: tomorrow.toISOString() },
+    });
+    expect(refused.parleyError?.message).toContain("the daily spending limit you set for yourself");
     await putLimit(w, "/me", w.member.token, { period: "day", amountMicros: null });
 
     // The org's member daily limit of 10 would stop them; an admin's monthly limit for them
     // takes its place.
     await billingAccount(env, w.orgId).updateSettings(w.orgId, { memberDailyLimitMicros: 10 });
-    expect((await chat.turn("Daily?")).metadata).toMatchObject({ code: "spend_limit" });
+    expect((await chat.turn("Daily?")).parleyError).toMatchObject({
+      code: "spend_limit",
+      details: { limit: "member_daily" },
+    });
     const override = await putLimit(w, `/members/${w.member.id}`, w.admin.token, {
       period: "month",
       amountMicros: 100_000_000,

@@ -26,7 +26,7 @@ export interface TurnResult {
   error: string | null;
   outcome: string | undefined;
   chunks: Record<string, unknown>[];
-  parleyError: { code: string; message: string } | null;
+  parleyError: { code: string; message: string; details?: Record<string, string> } | null;
 }
 
 export class ChatSocket {
@@ -185,7 +185,7 @@ export class ChatSocket {
       error: errorFrame ? String(errorFrame.body) : null,
       outcome: done?.outcome as string | undefined,
       chunks,
-      parleyError: (parley?.error as { code: string; message: string } | undefined) ?? null,
+      parleyError: (parley?.error as TurnResult["parleyError"] | undefined) ?? null,
     };
   }
 

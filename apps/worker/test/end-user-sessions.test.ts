@@ -1,54 +1,14 @@
 import { env } from "cloudflare:test";
 import { devReply } from "@parley/dev-model/reply";
-import type { EmbedMe, EmbedToken, LimitStatus, Session } from "@parley/shared";
+import type { EmbedMe, LimitStatus, Session } from "@parley/shared";
 import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
-import { type ChatSocket, settled, upgrade } from "./chat.ts";
-import { api, errorCode, type World } from "./helpers.ts";
+import { settled } from "./chat.ts";
+import { asEndUser, endUserToken, mustOpen, openSession, openSocket, PAGE } from "./end-users.ts";
+import { api, errorCode } from "./helpers.ts";
 import { funded, modelRequests, returnLeases, usageRowsOf } from "./metering.ts";
 
-/** The embed's page: the origin test/helpers.ts's `embedApp` allows. */
-const PAGE = "https://shop.example";
 const agentPath = (sessionId: string) => `/agents/assistant-agent/${sessionId}`;
-
-/** An end-user access token for the tenant's user `sub`, minted with the org's API key. */
-async function endUserToken(w: World, sub: string, appId = w.appId): Promise<EmbedToken> {
-  const res = await api<EmbedToken>("POST", `/api/apps/${appId}/end-user-tokens`, {
-    token: w.apiKey.secret,
-    body: { sub, name: `Customer ${sub}` },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body;
-}
-
-/** An end-user call as the embed makes it: bearer token, from the app's page. */
-const asEndUser = <T>(method: string, path: string, token: string, body?: unknown) =>
-  api<T>(method, path, { token, body, headers: { origin: PAGE } });
-
-async function openSession(token: string): Promise<Session> {
-  const res = await asEndUser<Session>("POST", "/api/embed/sessions", token, {});
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body;
-}
-
-/** The embed's socket: a ticket from /api/embed/connect-tickets, the upgrade from the page. */
-async function openSocket(sessionId: string, token: string, origin = PAGE) {
-  const ticket = await asEndUser<{ ticket: string }>("POST", "/api/embed/connect-tickets", token, {
-    sessionId,
-  });
-  if (ticket.status !== 201) return { socket: null, status: ticket.status, body: ticket.body };
-  return upgrade(agentPath(sessionId), {
-    query: { ticket: ticket.body.ticket },
-    headers: { origin },
-  });
-}
-
-async function mustOpen(sessionId: string, token: string): Promise<ChatSocket> {
-  const opened = await openSocket(sessionId, token);
-  if (!opened.socket) throw new Error(`refused: ${opened.status} ${JSON.stringify(opened.body)}`);
-  await opened.socket.waitFor((f) => f.type === "cf_agent_identity");
-  return opened.socket;
-}
 
 describe("end users: sessions through the embed", () => {
   it("a tenant's server mints a token with its key; the end user opens a session, chats, and the org pays", async () => {
@@ -182,6 +142,19 @@ describe("end users: sessions through the embed", () => {
     expect(socket.status).toBe(403);
   });
 
+  it("an end user of an org out of credits is told to come back later, not about the org's money", async () => {
+    const w = await funded(1);
+    const { accessToken } = await endUserToken(w, "broke");
+    const session = await openSession(accessToken);
+    const chat = await mustOpen(session.id, accessToken);
+    const turn = await chat.turn("Anything?");
+    expect(turn.parleyError).toEqual({
+      code: "insufficient_credits",
+      message: "This assistant cannot answer right now. Please try again later.",
+    });
+    chat.close();
+  });
+
   it("an end user over their app's daily limit is stopped before the model call, with the limit named", async () => {
     const w = await funded();
     await env.DB.prepare("UPDATE apps SET end_user_daily_limit_micros = 10 WHERE id = ?")
@@ -192,8 +165,11 @@ describe("end users: sessions through the embed", () => {
     const chat = await mustOpen(session.id, accessToken);
     const before = await modelRequests();
     const turn = await chat.turn("Anything?");
-    expect(turn.metadata).toMatchObject({ code: "spend_limit" });
-    expect(turn.text).toContain("daily usage limit");
+    expect(turn.parleyError).toMatchObject({
+      code: "spend_limit",
+      details: { limit: "end_user_daily", period: "day" },
+    });
+    expect(turn.parleyError?.message).toContain("daily usage limit");
     expect(await modelRequests()).toBe(before);
     // A member of the same org is not bound by the end users' limit.
     chat.close();
@@ -233,8 +209,12 @@ describe("end users: sessions through the embed", () => {
     ]);
     expect(after.body.limits[0]?.spentMicros).toBeGreaterThan(0);
     const refused = await chat.turn("Again");
-    expect(refused.metadata).toMatchObject({ code: "spend_limit" });
-    expect(refused.text).toContain("This project has reached its daily spending limit");
+    // In the end user's words: the assistant's limit and its reset, nothing about the org.
+    expect(refused.parleyError).toMatchObject({
+      code: "spend_limit",
+      message: "This assistant has reached its daily usage limit. It resets at midnight UTC.",
+      details: { limit: "project_daily", period: "day" },
+    });
     chat.close();
     // Another end user's session, and a member's token: 404 and 401.
     const other = await endUserToken(w, "someone-else");
@@ -256,8 +236,8 @@ describe("end users: sessions through the embed", () => {
     const chat = await mustOpen(session.id, accessToken);
     const before = await modelRequests();
     const turn = await chat.turn("This week?");
-    expect(turn.metadata).toMatchObject({ code: "spend_limit" });
-    expect(turn.text).toBe(
+    expect(turn.parleyError).toMatchObject({ code: "spend_limit" });
+    expect(turn.parleyError?.message).toBe(
       "You have reached your weekly usage limit for this assistant. It resets on Monday at 00:00 UTC.",
     );
     expect(await modelRequests()).toBe(before);
@@ -299,7 +279,7 @@ describe("end users: sessions through the embed", () => {
     const session = await openSession(accessToken);
     const chat = await mustOpen(session.id, accessToken);
     await settled(agentPath(session.id));
-    expect((await chat.turn("One")).metadata).toMatchObject({ code: "spend_limit" });
+    expect((await chat.turn("One")).parleyError).toMatchObject({ code: "spend_limit" });
     const raised = await api("PATCH", `/api/apps/${w.appId}`, {
       token: w.owner.token,
       body: { endUserDailyLimitMicros: 100_000_000 },

@@ -207,6 +207,76 @@ describe("erasure of a member", () => {
   });
 });
 
+describe("erasure of a former member", () => {
+  it("finds someone removed (or who left) by name, erases what they left behind, and lists them no more", async () => {
+    const w = await funded();
+    const chat = await mustConnect(`/agents/assistant-agent/${w.sessionId}`, w.member.token);
+    await chat.turn("spend a little");
+    chat.close();
+    const formerOf = async (orgId: string) =>
+      (
+        await api<{ items: { userId: string; name: string; leftAt: string }[] }>(
+          "GET",
+          `/api/orgs/${orgId}/former-members`,
+          { token: w.owner.token },
+        )
+      ).body.items;
+    expect(await formerOf(w.orgId)).toEqual([]);
+    // One is removed by the owner, the other leaves.
+    const removed = await api("DELETE", `/api/orgs/${w.orgId}/members/${w.member.id}`, {
+      token: w.owner.token,
+    });
+    expect(removed.status).toBe(204);
+    const left = await api("DELETE", `/api/orgs/${w.orgId}/members/${w.otherMember.id}`, {
+      token: w.otherMember.token,
+    });
+    expect(left.status).toBe(204);
+    const listed = await formerOf(w.orgId);
+    expect(listed.map((item) => item.userId).sort()).toEqual(
+      [w.member.id, w.otherMember.id].sort(),
+    );
+    expect(listed[0]).toMatchObject({ name: expect.any(String), leftAt: expect.any(String) });
+    // A member cannot read the list; another org's owner sees no org of theirs (404).
+    expect(
+      (await api("GET", `/api/orgs/${w.orgId}/former-members`, { token: w.admin.token })).status,
+    ).toBe(200);
+    const outsider = await api("GET", `/api/orgs/${w.orgId}/former-members`, {
+      token: w.outsider.token,
+    });
+    expect(outsider.status).toBe(404);
+
+    // Erased as a member is: their session goes, their spend stays under a pseudonym.
+    const before = await settledBalance(w.orgId);
+    const res = await file(w, w.owner.token, { type: "member", id: w.member.id });
+    expect(res.status).toBe(202);
+    expectCompleted(res.body);
+    expect(
+      await count(
+        "SELECT COUNT(*) AS n FROM sessions WHERE owner_id = ? AND org_id = ?",
+        w.member.id,
+        w.orgId,
+      ),
+    ).toBe(0);
+    expect(await billingAccount(env, w.orgId).scanFor([w.member.id])).toEqual([]);
+    expect(await settledBalance(w.orgId)).toEqual(before);
+    expect((await formerOf(w.orgId)).map((item) => item.userId)).toEqual([w.otherMember.id]);
+    // Filing again answers the same request.
+    const again = await file(w, w.owner.token, { type: "member", id: w.member.id });
+    expect(again.body.id).toBe(res.body.id);
+  });
+
+  it("is only someone who was a member of this org: a stranger or another org's member is 404, changing nothing", async () => {
+    const w = await funded();
+    const before = await snapshot();
+    for (const id of [w.outsider.id, "usr_00000000000000000000000000"]) {
+      const res = await file(w, w.owner.token, { type: "member", id });
+      expect(res.status).toBe(404);
+      expect(errorCode(res)).toBe("not_found");
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
 describe("erasure of an account", () => {
   it("needs an explicit confirmation, then removes the user everywhere and erases orgs they alone belonged to", async () => {
     const w = await funded();

@@ -220,7 +220,7 @@ describe("session leases under faults", { timeout: 60_000 }, () => {
     const calls = await modelRequests();
     const turns = await Promise.all(chats.map((chat) => chat.turn("race [[tokens:4]]")));
     const answered = turns.filter((turn) => turn.text === devReply("race [[tokens:4]]"));
-    const refused = turns.filter((turn) => turn.metadata.code === "insufficient_credits");
+    const refused = turns.filter((turn) => turn.parleyError?.code === "insufficient_credits");
     // Two hundred turns at once on one machine: a few may wait on the model past the stall
     // timeout (1.5 s here) and are cut, charged for what the provider produced, if anything.
     // Every other turn ended with an error the client was told of (a cut call, a stall).
@@ -277,7 +277,7 @@ describe("session leases under faults", { timeout: 60_000 }, () => {
     const turns = await Promise.all(chats.map((chat) => chat.turn("after the change")));
     const answered = turns.filter((turn) => turn.text === devReply("after the change"));
     expect(answered).toHaveLength(1);
-    expect(turns.filter((turn) => turn.metadata.code === "spend_limit")).toHaveLength(2);
+    expect(turns.filter((turn) => turn.parleyError?.code === "spend_limit")).toHaveLength(2);
     await expectSettled(w.orgId, 10_000_000, 4);
     const month = (await billingAccount(env, w.orgId).balance()).postedMicros;
     expect(10_000_000 - month).toBeLessThanOrEqual(limit);

@@ -239,6 +239,14 @@ describe("answers match the document", () => {
     const member = `/api/orgs/${w.orgId}/members/${w.newcomer.id}`;
     await call("PATCH", member, { ...owner, body: { role: "admin" } }, 200);
     await call("DELETE", member, owner, 204);
+    // Removed, they are a former member, listed for erasure.
+    const former = await call<{ items: { userId: string }[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/former-members`,
+      owner,
+      200,
+    );
+    expect(former.body.items.map((item) => item.userId)).toEqual([w.newcomer.id]);
 
     await call("GET", `/api/orgs/${w.orgId}/projects`, owner, 200);
     const created = await call<{ id: string }>(

@@ -13,6 +13,7 @@ import {
   settledBalance,
   usageRowsOf,
 } from "./metering.ts";
+import { allowModels, makeProfile, pickModel, requestsWith, useForProject } from "./turn-models.ts";
 
 /**
  * The assistant's hot path (docs/2026-11-29-performance.md): the first call's hold is reserved while
@@ -286,6 +287,33 @@ describe("a steady-state turn (issue 14)", () => {
     expect({ d1: afterPush.d1, billing: afterPush.billing }).toEqual({ d1: 0, billing: 0 });
     // Every call was settled, and the usage reached the account.
     expect(await usageRowsOf(w.orgId, (row) => row.sessionId === w.sessionId, 4)).toHaveLength(4);
+    chat.close();
+  }, 30_000);
+
+  it("reads nothing either with a profile of the org's and a model picked for the session: what the turn resolves to is kept, and read again off the turn's path after a push", async () => {
+    const w = await funded();
+    await allowModels(w, ["parley/dev", "parley/dev-fast", "parley/dev-large"]);
+    await useForProject(
+      w,
+      await makeProfile(w, { instructions: "Be brief.", model: "parley/dev" }),
+    );
+    await pickModel(w, "parley/dev-large");
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    await untilFirstToken(chat, w.sessionId, "first [[latency:0]]");
+    for (const text of ["second", "third"]) {
+      const steady = await untilFirstToken(chat, w.sessionId, `${text} [[latency:0]]`);
+      expect({ d1: steady.d1, billing: steady.billing }).toEqual({ d1: 0, billing: 0 });
+    }
+    // The session's model changes: the push re-reads it, and the next turn runs it, reading
+    // nothing (a cheaper model: its calls fit the lease drawn for the dearer one's).
+    const push = await countingBindings(w.sessionId, () => pickModel(w, "parley/dev-fast"));
+    expect(push.d1).toBeGreaterThan(0);
+    const marker = crypto.randomUUID();
+    const afterPush = await untilFirstToken(chat, w.sessionId, `fourth ${marker} [[latency:0]]`);
+    expect({ d1: afterPush.d1, billing: afterPush.billing }).toEqual({ d1: 0, billing: 0 });
+    expect((await requestsWith(marker)).map((request) => request.model)).toEqual([
+      "parley/dev-fast",
+    ]);
     chat.close();
   }, 30_000);
 });

@@ -3,7 +3,7 @@
  * events already applied, and the free preview turns admitted per day. Only the SQL lives here:
  * the object decides when to read and write, and wraps what must be atomic in its transaction.
  */
-import { type SqlExecutor, type SqlValue, sqlRun } from "./sql-ledger-store.ts";
+import { type SqlExecutor, type SqlValue, sqlRun } from "./sql.ts";
 
 /** An org's spend controls and alert delivery, as set by its owners and admins. */
 export interface BillingSettings {

@@ -5,7 +5,8 @@
  * `ledger_alerts`, whose alerts the listing joins with their delivery state.
  */
 import type { AlertRow } from "./ledger-store.ts";
-import { type SqlExecutor, type SqlValue, sqlRows, sqlRun, toAlert } from "./sql-ledger-store.ts";
+import { toAlert } from "./ledger-tables.ts";
+import { type SqlExecutor, type SqlValue, sqlRows, sqlRun } from "./sql.ts";
 
 /** Failed deliveries after which an alert is parked for good. */
 export const ALERT_ATTEMPTS = 8;

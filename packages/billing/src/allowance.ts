@@ -5,8 +5,8 @@
  * Set only by the platform operator (routes/operator.ts), never by the org's owners or admins,
  * so it lives in its own table, apart from the settings they edit.
  */
-import type { PostInput } from "./ledger.ts";
-import type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
+import type { PostInput } from "./credits.ts";
+import type { SqlExecutor, SqlValue } from "./sql.ts";
 
 export interface Allowance {
   amountMicros: number;

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
   type AutoTopUpSettings,
-  AutoTopUpStore,
   autoTopUpKey,
   checkAutoTopUpSettings,
   type SavedCard,
 } from "./auto-top-up.ts";
+import { AutoTopUpStore } from "./auto-top-up-store.ts";
 import { CreditLedger } from "./ledger.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";
 import { nodeSqliteExecutor } from "./node-sqlite-executor.test-support.ts";

@@ -4,6 +4,7 @@ import {
   microsPerCall,
   microsPerMTok,
   modelPriceFromPricing,
+  perTokenDollarsToMicrosPerMTok,
   pricingFromModelPrice,
   unscaleDecimal,
 } from "./catalogue-pricing.ts";
@@ -22,6 +23,19 @@ describe("published prices to micro-dollars per million tokens", () => {
     expect(microsPerMTok("3e-6")).toEqual({ ok: true, micros: 3_000_000 });
     expect(microsPerMTok("0.000003000000000000")).toEqual({ ok: true, micros: 3_000_000 });
     expect(microsPerCall("0.005")).toEqual({ ok: true, micros: 5_000 });
+  });
+
+  it("converts OpenRouter per-token dollar strings exactly", () => {
+    expect(perTokenDollarsToMicrosPerMTok("0.00000002")).toBe(20_000);
+    expect(perTokenDollarsToMicrosPerMTok("0.000003")).toBe(3_000_000);
+    expect(perTokenDollarsToMicrosPerMTok("0.0000000375")).toBe(37_500);
+    expect(perTokenDollarsToMicrosPerMTok("0")).toBe(0);
+    // below a micro per million tokens rounds up
+    expect(perTokenDollarsToMicrosPerMTok("0.0000000000001")).toBe(1);
+    // ...however far below: past 18 decimals it was rounded half up to zero (2026-12-06).
+    expect(perTokenDollarsToMicrosPerMTok("0.0000000000000000001")).toBe(1);
+    expect(perTokenDollarsToMicrosPerMTok("1e-20")).toBe(1);
+    expect(() => perTokenDollarsToMicrosPerMTok("-0.000001")).toThrow(RangeError);
   });
 
   it("refuses a price finer than one micro-dollar per million tokens, or rounds it up", () => {

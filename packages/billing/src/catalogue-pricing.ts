@@ -97,6 +97,20 @@ export const microsPerMTok = (dollarsPerToken: string, rounding: PriceRounding =
 export const microsPerCall = (dollarsPerCall: string, rounding: PriceRounding = "exact") =>
   scaleDecimal(dollarsPerCall, PER_CALL_DECIMALS, rounding);
 
+/**
+ * Converts a per-token dollar price as OpenRouter's model list writes it (`"0.00000002"`) to
+ * micro-dollars per million tokens (20_000), exactly, rounding up anything below one micro-dollar
+ * per million tokens (`microsPerMTok` with `ceil`; the catalogue itself refuses such prices
+ * instead). Throws a `RangeError` for anything but a non-negative decimal.
+ */
+export function perTokenDollarsToMicrosPerMTok(perTokenDollars: string): number {
+  // Through the digits, not atto-dollars: a price past 18 decimals was rounded half up to zero
+  // there ("0.0000000000000000001" gave 0, not the 1 this function promises).
+  const converted = microsPerMTok(perTokenDollars.trim(), "ceil");
+  if (!converted.ok) throw new RangeError(`price ${converted.reason}`);
+  return converted.micros;
+}
+
 /** `micros × 10^-decimals` as the shortest plain decimal string (`3_000_000`, 12 → `"0.000003"`). */
 export function unscaleDecimal(micros: number, decimals: number): string {
   if (!Number.isSafeInteger(micros) || micros < 0) {

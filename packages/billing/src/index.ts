@@ -19,12 +19,15 @@ export type {
   AutoTopUpState,
   SavedCard,
 } from "./auto-top-up.ts";
-export {
-  AUTO_TOP_UP_OFF,
-  AutoTopUpStore,
-  autoTopUpKey,
-  checkAutoTopUpSettings,
-} from "./auto-top-up.ts";
+export { AUTO_TOP_UP_OFF, autoTopUpKey, checkAutoTopUpSettings } from "./auto-top-up.ts";
+export { AutoTopUpStore } from "./auto-top-up-store.ts";
+export type {
+  ExpireResult,
+  ReleaseResult,
+  ReserveInput,
+  ReserveResult,
+  SettleResult,
+} from "./call-holds.ts";
 export type {
   OpenRouterPricing,
   PriceConversion,
@@ -35,10 +38,17 @@ export {
   microsPerCall,
   microsPerMTok,
   modelPriceFromPricing,
+  perTokenDollarsToMicrosPerMTok,
   pricingFromModelPrice,
   scaleDecimal,
   unscaleDecimal,
 } from "./catalogue-pricing.ts";
+export type {
+  ExpireGrantsResult,
+  PostCumulativeInput,
+  PostInput,
+  PostResult,
+} from "./credits.ts";
 export type { Forecast } from "./forecast.ts";
 export { FORECAST_WINDOW_DAYS, forecastDays, forecastRunway, runwayBelow } from "./forecast.ts";
 export type {
@@ -60,29 +70,15 @@ export {
   LEASE_PREFIX,
   leaseAsk,
   leaseId,
+  nextExpectedCall,
   shouldRenew,
   sizeGrant,
 } from "./lease.ts";
-export type {
-  Attribution,
-  Balance,
-  EndUserLimits,
-  ExpireGrantsResult,
-  ExpireResult,
-  LedgerConfig,
-  PostCumulativeInput,
-  PostInput,
-  PostResult,
-  PrincipalLimit,
-  ReconcileReport,
-  ReleaseResult,
-  ReserveInput,
-  ReserveResult,
-  SettleInput,
-  SettleResult,
-  SpendLimitScope,
-} from "./ledger.ts";
-export { CreditLedger, DEFAULT_LEDGER_CONFIG, scopePeriod, utcDay, utcMonth } from "./ledger.ts";
+export { CreditLedger } from "./ledger.ts";
+export type { Balance, ReconcileReport } from "./ledger-book.ts";
+export type { LedgerConfig } from "./ledger-config.ts";
+export { DEFAULT_LEDGER_CONFIG } from "./ledger-config.ts";
+export { utcDay, utcMonth } from "./ledger-counters.ts";
 export type {
   AlertKind,
   AlertRow,
@@ -98,6 +94,14 @@ export type {
   UsageRow,
 } from "./ledger-store.ts";
 export { GRANT_SOURCES } from "./ledger-store.ts";
+export {
+  LEDGER_SQLITE_SCHEMA,
+  toAlert,
+  toEntry,
+  toHold,
+  toLot,
+  toUsage,
+} from "./ledger-tables.ts";
 export type { LimitPeriod, LimitRule, LimitRules, LimitSubject } from "./limit-rules.ts";
 export {
   LIMIT_PERIODS,
@@ -132,21 +136,15 @@ export {
   BPS_DENOMINATOR,
   costFromTokens,
   maxCallCostMicros,
-  perTokenDollarsToMicrosPerMTok,
   priceForModel,
 } from "./pricing.ts";
 export type { PaymentReversals, ReversalReport } from "./reversals.ts";
 export { ReversalStore, reversalReference, reversalTotals } from "./reversals.ts";
-export type { SqlExecutor, SqlValue } from "./sql-ledger-store.ts";
-export {
-  LEDGER_SQLITE_SCHEMA,
-  SqlLedgerStore,
-  toAlert,
-  toEntry,
-  toHold,
-  toLot,
-  toUsage,
-} from "./sql-ledger-store.ts";
+export type { Attribution, SettleInput } from "./settlement.ts";
+export type { EndUserLimits, PrincipalLimit, SpendLimitScope } from "./spend-limits.ts";
+export { scopePeriod } from "./spend-limits.ts";
+export type { SqlExecutor, SqlValue } from "./sql.ts";
+export { SqlLedgerStore } from "./sql-ledger-store.ts";
 export type { PricedStep, StepPrices, StepUsage } from "./step-price.ts";
 export {
   addTokens,
@@ -164,7 +162,6 @@ export type {
   StripeCardSavedAction,
   StripeCreditAction,
   StripeDisputeAction,
-  StripeEvent,
   StripeEventMapping,
   StripeIgnoredEvent,
   StripeLedgerAction,
@@ -172,15 +169,18 @@ export type {
   StripeRejectedEvent,
   StripeReversalAction,
   StripeTopupAction,
-} from "./stripe-events.ts";
+} from "./stripe-actions.ts";
 export {
   applyStripeAction,
-  HANDLED_STRIPE_EVENT_TYPES,
   isStripeCreditAction,
   isStripeLedgerAction,
   isStripeReversalAction,
-  mapStripeEvent,
   reversalReport,
+} from "./stripe-actions.ts";
+export type { StripeEvent } from "./stripe-events.ts";
+export {
+  HANDLED_STRIPE_EVENT_TYPES,
+  mapStripeEvent,
   STRIPE_AUTO_TOP_UP_METADATA_KEY,
   STRIPE_ORG_METADATA_KEY,
 } from "./stripe-events.ts";

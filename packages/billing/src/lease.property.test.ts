@@ -9,7 +9,9 @@ import {
   leaseAsk,
   leaseId,
 } from "./lease.ts";
-import { CreditLedger, type LedgerConfig, utcDay, utcMonth } from "./ledger.ts";
+import { CreditLedger } from "./ledger.ts";
+import type { LedgerConfig } from "./ledger-config.ts";
+import { utcDay, utcMonth } from "./ledger-counters.ts";
 import type { LedgerStore } from "./ledger-store.ts";
 import { type LimitRules, periodKey } from "./limit-rules.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";

@@ -6,6 +6,7 @@ import {
   type LeaseInput,
   leaseAsk,
   leaseId,
+  nextExpectedCall,
   sizeGrant,
 } from "./lease.ts";
 import { CreditLedger } from "./ledger.ts";
@@ -279,6 +280,14 @@ describe("a session's side of its lease", () => {
   const policy = DEFAULT_LEASE_POLICY;
   it("asks for a few expected calls over one maximum", () => {
     expect(leaseAsk(policy, 1000, 50)).toEqual({ wantMicros: 1800, minMicros: 1000 });
+  });
+
+  it("expects the first call's price, then gives each new price a quarter of the weight", () => {
+    expect(nextExpectedCall(null, 400)).toBe(400);
+    expect(nextExpectedCall(400, 800)).toBe(500);
+    expect(nextExpectedCall(500, 0)).toBe(375);
+    // Rounded to whole micro-dollars: (3 × 1 + 2) / 4 = 1.25.
+    expect(nextExpectedCall(1, 2)).toBe(1);
   });
 
   it("draws only with a call's maximum left and a call's time before expiry", () => {

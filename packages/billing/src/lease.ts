@@ -1,12 +1,14 @@
 /**
  * Session credit leases (docs/2026-12-01-metering-leases.md): a lease is a hold on the org's
  * account owned by one session, `lease:<sessionId>:<n>`, that the session draws on locally, one
- * model call at a time, and reports to in batches. This file holds the lease's types and the pure
- * arithmetic of sizing a grant; `CreditLedger.lease` applies them in one store transaction.
+ * model call at a time, and reports to in batches. This file holds the lease's types, the pure
+ * arithmetic of sizing a grant and the session's side; the account applies a report in one store
+ * transaction (lease-reports.ts).
  */
 
-import type { EndUserLimits, SettleInput, SpendLimitScope } from "./ledger.ts";
 import type { AlertRow, HoldRow } from "./ledger-store.ts";
+import type { SettleInput } from "./settlement.ts";
+import type { EndUserLimits, SpendLimitScope } from "./spend-limits.ts";
 
 /** The prefix of every lease's hold id: what tells a lease from a per-call hold. */
 export const LEASE_PREFIX = "lease:";
@@ -163,6 +165,15 @@ export function leaseAsk(
 ): { wantMicros: number; minMicros: number } {
   const expected = Math.min(maxCallMicros, Math.max(1, expectedCallMicros));
   return { wantMicros: maxCallMicros + policy.steps * expected, minMicros: maxCallMicros };
+}
+
+/**
+ * What a session expects its next call to cost, after a call priced `priceMicros`: that price for
+ * the first call, then a running average that gives each new price a quarter of the weight, so
+ * the asks follow the session's recent calls without jumping at one dear one.
+ */
+export function nextExpectedCall(expectedMicros: number | null, priceMicros: number): number {
+  return expectedMicros === null ? priceMicros : Math.round((expectedMicros * 3 + priceMicros) / 4);
 }
 
 /** Whether a call of at most `maxCallMicros` may be drawn on the lease now, without asking. */

@@ -1,9 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CreditLedger, type SettleInput, utcDay, utcMonth } from "./ledger.ts";
+import { CreditLedger } from "./ledger.ts";
+import { utcDay, utcMonth } from "./ledger-counters.ts";
 import type { HoldRow, HoldStatus, LedgerStore } from "./ledger-store.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";
 import { nodeSqliteExecutor } from "./node-sqlite-executor.test-support.ts";
+import type { SettleInput } from "./settlement.ts";
 import { SqlLedgerStore } from "./sql-ledger-store.ts";
 
 const HOUR = 3_600_000;

@@ -1,15 +1,11 @@
 import { describe, expect, it } from "vitest";
-import {
-  CreditLedger,
-  type LedgerConfig,
-  type PostResult,
-  type ReserveInput,
-  type ReserveResult,
-  type SettleInput,
-  type SettleResult,
-} from "./ledger.ts";
+import type { ReserveInput, ReserveResult, SettleResult } from "./call-holds.ts";
+import type { PostResult } from "./credits.ts";
+import { CreditLedger } from "./ledger.ts";
+import type { LedgerConfig } from "./ledger-config.ts";
 import type { AlertRow, UsageRow } from "./ledger-store.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";
+import type { SettleInput } from "./settlement.ts";
 
 const T0 = Date.UTC(2026, 10, 29, 12, 0, 0); // 2026-11-29T12:00:00Z
 const TTL = 10 * 60_000;

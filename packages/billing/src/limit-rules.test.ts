@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { ReserveInput } from "./call-holds.ts";
 import { type LeaseInput, leaseId } from "./lease.ts";
-import { CreditLedger, type ReserveInput, type SettleInput } from "./ledger.ts";
+import { CreditLedger } from "./ledger.ts";
 import {
   type LimitRule,
   LimitRuleStore,
@@ -11,6 +12,7 @@ import {
 } from "./limit-rules.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";
 import { nodeSqliteExecutor } from "./node-sqlite-executor.test-support.ts";
+import type { SettleInput } from "./settlement.ts";
 
 // Wednesday 2026-12-02 12:00 UTC; that week started on Monday 2026-11-30.
 const WED = Date.UTC(2026, 11, 2, 12);

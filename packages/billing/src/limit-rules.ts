@@ -10,7 +10,7 @@
  * counters of settled spend per period plus open holds, as it does for the member day.
  */
 import { assertPositiveMicros } from "./money.ts";
-import { type SqlExecutor, type SqlValue, sqlRun } from "./sql-ledger-store.ts";
+import { type SqlExecutor, type SqlValue, sqlRun } from "./sql.ts";
 
 export const LIMIT_PERIODS = ["day", "week", "month"] as const;
 export type LimitPeriod = (typeof LIMIT_PERIODS)[number];

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { CreditLedger, type SettleInput } from "./ledger.ts";
+import { CreditLedger } from "./ledger.ts";
 import { expiryKey, LEGACY_LOT_ID } from "./lots.ts";
 import { MemoryLedgerStore } from "./memory-ledger-store.ts";
 import { nodeSqliteExecutor } from "./node-sqlite-executor.test-support.ts";
+import type { SettleInput } from "./settlement.ts";
 import { SqlLedgerStore } from "./sql-ledger-store.ts";
 
 const T0 = Date.UTC(2026, 11, 1, 12);

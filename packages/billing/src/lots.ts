@@ -9,7 +9,7 @@
  * empty, and a balance ≥ 0 is exactly the sum of the lots' remainders.
  */
 
-import type { GrantSource, LedgerStore, LotDrawRow, LotRow } from "./ledger-store.ts";
+import type { EntryKind, GrantSource, LedgerStore, LotDrawRow, LotRow } from "./ledger-store.ts";
 import { addMicros, assertPositiveMicros } from "./money.ts";
 
 /** How a funding entry's lot is drawn and when it expires. */
@@ -38,6 +38,13 @@ export function expiryKey(lotId: string): string {
 
 export function lotId(entrySeq: number): string {
   return `grant-${entrySeq}`;
+}
+
+/** The lot a credit opens when its poster names no terms. */
+export function defaultTerms(kind: EntryKind): GrantTerms {
+  if (kind === "topup") return { source: "top_up" };
+  if (kind === "grant") return { source: "promotion" };
+  return { source: "adjustment" };
 }
 
 export function assertGrantTerms(terms: GrantTerms): void {

@@ -1,7 +1,7 @@
 // Test support only (not exported): runs SqlLedgerStore on Node's built-in SQLite, with
 // savepoints standing in for workerd's nestable transactionSync.
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import type { SqlExecutor } from "./sql-ledger-store.ts";
+import type { SqlExecutor } from "./sql.ts";
 
 export function nodeSqliteExecutor(db = new DatabaseSync(":memory:")): SqlExecutor {
   const statements = new Map<string, StatementSync>();

@@ -6,7 +6,6 @@ import {
   costFromTokens,
   maxCallCostMicros,
   type PriceTable,
-  perTokenDollarsToMicrosPerMTok,
   priceForModel,
 } from "./pricing.ts";
 
@@ -57,19 +56,6 @@ describe("price table", () => {
     expect(assertPriceTable(table)).toBe(table);
     const bad = { ...table, default: { ...table.default, promptMicrosPerMTok: 0.5 } };
     expect(() => assertPriceTable(bad)).toThrow(/default.promptMicrosPerMTok/);
-  });
-
-  it("converts OpenRouter per-token dollar strings exactly", () => {
-    expect(perTokenDollarsToMicrosPerMTok("0.00000002")).toBe(20_000);
-    expect(perTokenDollarsToMicrosPerMTok("0.000003")).toBe(3_000_000);
-    expect(perTokenDollarsToMicrosPerMTok("0.0000000375")).toBe(37_500);
-    expect(perTokenDollarsToMicrosPerMTok("0")).toBe(0);
-    // below a micro per million tokens rounds up
-    expect(perTokenDollarsToMicrosPerMTok("0.0000000000001")).toBe(1);
-    // ...however far below: past 18 decimals it was rounded half up to zero (2026-12-06).
-    expect(perTokenDollarsToMicrosPerMTok("0.0000000000000000001")).toBe(1);
-    expect(perTokenDollarsToMicrosPerMTok("1e-20")).toBe(1);
-    expect(() => perTokenDollarsToMicrosPerMTok("-0.000001")).toThrow(RangeError);
   });
 });
 

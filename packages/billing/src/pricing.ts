@@ -4,7 +4,6 @@
  * models. Products are taken in BigInt and rounded up once per operation.
  */
 
-import { microsPerMTok } from "./catalogue-pricing.ts";
 import { assertMicros, assertNonNegativeMicros, divCeil } from "./money.ts";
 
 /** Prices of one model, in micro-dollars per million tokens. */
@@ -96,20 +95,6 @@ export function priceForModel(
 ): { price: ModelPrice; listed: boolean } {
   const price = Object.hasOwn(table.models, model) ? table.models[model] : undefined;
   return price === undefined ? { price: table.default, listed: false } : { price, listed: true };
-}
-
-/**
- * Converts a per-token dollar price as OpenRouter's model list writes it (`"0.00000002"`) to
- * micro-dollars per million tokens (20_000), exactly, rounding up anything below one micro-dollar
- * per million tokens (catalogue-pricing.ts; the catalogue itself refuses such prices instead).
- * Throws a `RangeError` for anything but a non-negative decimal.
- */
-export function perTokenDollarsToMicrosPerMTok(perTokenDollars: string): number {
-  // Through the digits, not atto-dollars: a price past 18 decimals was rounded half up to zero
-  // there ("0.0000000000000000001" gave 0, not the 1 this function promises).
-  const converted = microsPerMTok(perTokenDollars.trim(), "ceil");
-  if (!converted.ok) throw new RangeError(`price ${converted.reason}`);
-  return converted.micros;
 }
 
 /**

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { reversalAccount } from "./reversals.test-support.ts";
 import type { ReversalReport } from "./reversals.ts";
 import { reversalReference } from "./reversals.ts";
-import { mapStripeEvent, reversalReport, type StripeReversalAction } from "./stripe-events.ts";
+import { reversalReport, type StripeReversalAction } from "./stripe-actions.ts";
+import { mapStripeEvent } from "./stripe-events.ts";
 
 const NOW = Date.UTC(2026, 11, 6, 12);
 const DOLLAR = 1_000_000;

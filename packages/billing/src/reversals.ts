@@ -23,9 +23,11 @@
  * `stripe:dispute-reinstated:<dispute>`) count as already taken, and their facts are read back
  * from them the first time a report names their charge or dispute.
  */
-import type { CreditLedger, PostResult } from "./ledger.ts";
+
+import type { PostResult } from "./credits.ts";
+import type { CreditLedger } from "./ledger.ts";
 import type { LedgerStore } from "./ledger-store.ts";
-import { type SqlExecutor, type SqlValue, sqlRows, sqlRun } from "./sql-ledger-store.ts";
+import { type SqlExecutor, type SqlValue, sqlRows, sqlRun } from "./sql.ts";
 
 /** One report of Stripe's about a payment of Parley's, with what that payment credited. */
 export interface ReversalReport {

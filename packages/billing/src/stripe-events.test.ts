@@ -5,10 +5,9 @@ import {
   applyStripeAction,
   isStripeCreditAction,
   isStripeLedgerAction,
-  mapStripeEvent,
-  type StripeEvent,
   type StripeEventMapping,
-} from "./stripe-events.ts";
+} from "./stripe-actions.ts";
+import { mapStripeEvent, type StripeEvent } from "./stripe-events.ts";
 
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 0);
 

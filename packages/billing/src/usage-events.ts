@@ -4,7 +4,8 @@
  * events at the same millisecond are neither repeated nor skipped across pages.
  */
 import type { UsageRow } from "./ledger-store.ts";
-import { type SqlExecutor, type SqlValue, toUsage } from "./sql-ledger-store.ts";
+import { toUsage } from "./ledger-tables.ts";
+import type { SqlExecutor, SqlValue } from "./sql.ts";
 
 /** The CSV export's query: oldest first over [from, to), a page of `limit` after `after`. */
 export interface UsageRowsQuery {

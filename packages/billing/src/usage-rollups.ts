@@ -11,7 +11,7 @@
  * `LEDGER_SQLITE_SCHEMA`, on the same executor as the ledger: the org's BillingAccount and the
  * Node tests run the same SQL.
  */
-import type { SqlExecutor } from "./sql-ledger-store.ts";
+import type { SqlExecutor } from "./sql.ts";
 
 /** What usage can be grouped by (the same values as the API's `groupBy`). */
 export type UsageGroupBy = "day" | "model" | "member" | "project" | "session";

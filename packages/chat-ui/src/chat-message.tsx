@@ -1,11 +1,12 @@
 import type { UIMessage } from "ai";
-import type { ReactNode } from "react";
+import { ChevronLeft, ChevronRight } from "lucide-react";
+import { type ReactNode, useState } from "react";
 import { cn } from "./cn.ts";
 import { Markdown, PlainText } from "./markdown.tsx";
 import { messageText } from "./protocol.ts";
 import { Reasoning } from "./reasoning.tsx";
 import { CopyButton, type ReplyEnd, ReplyFooter } from "./reply-footer.tsx";
-import type { StopCode } from "./reply-meta.ts";
+import { readVersions, type StopCode } from "./reply-meta.ts";
 import { isToolPart } from "./tool-name.ts";
 import { ToolPartView } from "./tool-part.tsx";
 import type { ApprovalResponder } from "./use-parley-chat.ts";
@@ -24,6 +25,8 @@ export interface ChatMessageProps {
   renderStopAction?: (code: StopCode) => ReactNode;
   /** Show what the reply cost (off where the person does not pay: an app's end users). */
   showCost?: boolean;
+  /** Who answers this chat's approvals (its owner), for the record an answer leaves. */
+  approver?: string;
 }
 
 /**
@@ -32,6 +35,9 @@ export interface ChatMessageProps {
  * stick-to-bottom see the real heights once a message has been on screen.
  */
 const offscreen = "[content-visibility:auto] [contain-intrinsic-size:auto_6rem]";
+
+const switchButton =
+  "inline-flex size-6 items-center justify-center rounded-md text-muted-foreground outline-none hover:bg-accent hover:text-foreground focus-visible:ring-2 focus-visible:ring-ring disabled:opacity-40";
 
 /**
  * A person's message as plain text (never markdown: what they typed is shown as typed), or an
@@ -48,6 +54,7 @@ export function ChatMessage({
   renderMeta,
   renderStopAction,
   showCost = true,
+  approver,
 }: ChatMessageProps) {
   if (message.role === "user") {
     return (
@@ -64,7 +71,75 @@ export function ChatMessage({
       </li>
     );
   }
+  return (
+    <AssistantReply
+      message={message}
+      streaming={streaming}
+      end={end}
+      onRegenerate={onRegenerate}
+      onRespond={onRespond}
+      closed={closed}
+      renderMeta={renderMeta}
+      renderStopAction={renderStopAction}
+      showCost={showCost}
+      approver={approver}
+    />
+  );
+}
+
+/**
+ * A reply, with a switcher between it and its earlier versions when it was regenerated (the
+ * server keeps them in its metadata): an earlier version shows as it was, read-only.
+ */
+function AssistantReply({
+  message: current,
+  streaming = false,
+  end = null,
+  onRegenerate,
+  onRespond,
+  closed = false,
+  renderMeta,
+  renderStopAction,
+  showCost = true,
+  approver,
+}: ChatMessageProps) {
+  const versions = readVersions(current.metadata);
+  const [picked, setPicked] = useState<number | null>(null);
+  const index = picked === null || picked >= versions.length ? versions.length : picked;
+  const earlier = index < versions.length ? versions[index] : undefined;
+  const message: UIMessage = earlier
+    ? { ...current, parts: earlier.parts as UIMessage["parts"], metadata: earlier.metadata }
+    : current;
   const answerStarted = message.parts.some((part) => part.type === "text" && part.text !== "");
+  const switcher =
+    versions.length > 0 && !streaming ? (
+      <fieldset
+        aria-label="Versions of this reply"
+        className="m-0 flex min-w-0 items-center gap-1 border-0 p-0"
+      >
+        <button
+          type="button"
+          aria-label="Earlier version"
+          disabled={index === 0}
+          onClick={() => setPicked(index - 1)}
+          className={switchButton}
+        >
+          <ChevronLeft aria-hidden="true" className="size-3.5" />
+        </button>
+        <span className="text-muted-foreground text-xs tabular-nums" aria-live="polite">
+          {index + 1} / {versions.length + 1}
+        </span>
+        <button
+          type="button"
+          aria-label="Later version"
+          disabled={index === versions.length}
+          onClick={() => setPicked(index + 1 >= versions.length ? null : index + 1)}
+          className={switchButton}
+        >
+          <ChevronRight aria-hidden="true" className="size-3.5" />
+        </button>
+      </fieldset>
+    ) : null;
   return (
     <li className={cn("relative", offscreen)}>
       <span className="sr-only">Assistant said:</span>
@@ -101,7 +176,8 @@ export function ChatMessage({
                 key={part.toolCallId}
                 part={part}
                 onRespond={onRespond}
-                disabled={closed}
+                disabled={closed || earlier !== undefined}
+                approver={approver}
               />
             );
           }
@@ -111,10 +187,12 @@ export function ChatMessage({
         {streaming ? null : (
           <ReplyFooter
             message={message}
-            end={end}
-            onRegenerate={onRegenerate}
+            end={earlier ? null : end}
+            // An earlier version is a record: it is read, not regenerated.
+            onRegenerate={earlier ? undefined : onRegenerate}
             renderStopAction={renderStopAction}
             showCost={showCost}
+            before={switcher}
           />
         )}
       </div>

@@ -135,17 +135,44 @@ describe("ChatView reply footer", () => {
     expect(items()[1]?.textContent).toContain("Stopped");
   });
 
-  it("leaves the cost out of a reply's figures when showCost is off, keeping the tokens", () => {
+  it("shows an app's end user no billing figures when showCost is off: no cost, no tokens", () => {
     const tokens = { promptTokens: 10, completionTokens: 5 };
     const chat = fakeChat({
       messages: [userMessage("u1", "hi"), reply("a1", "Hello", { priceMicros: 900, tokens })],
     });
     const { unmount } = render(<ChatView chat={chat} label="Chat" showCost={false} />);
     expect(items()[1]?.textContent).not.toContain("Cost");
-    expect(items()[1]?.textContent).toContain("15 tokens");
+    expect(items()[1]?.textContent).not.toContain("tokens");
+    expect(within(items()[1] as HTMLElement).getByRole("button", { name: "Copy" })).toBeTruthy();
     unmount();
     render(<ChatView chat={chat} label="Chat" />);
-    expect(items()[1]?.textContent).toContain("Cost $0.0009");
+    expect(items()[1]?.textContent).toContain("Cost $0.0009 · 15 tokens");
+  });
+
+  it("switches between a regenerated reply and its earlier versions, kept by the server", async () => {
+    const earlier = {
+      parts: [{ type: "text", text: "First answer", state: "done" }],
+      metadata: { priceMicros: 100, finish: "completed" },
+    };
+    const chat = fakeChat({
+      messages: [
+        userMessage("u1", "hi"),
+        reply("a1", "Second answer", { priceMicros: 200, versions: [earlier] }),
+      ],
+    });
+    render(<ChatView chat={chat} label="Chat" regenerate />);
+    const versions = screen.getByRole("group", { name: "Versions of this reply" });
+    expect(versions.textContent).toContain("2 / 2");
+    expect(items()[1]?.textContent).toContain("Second answer");
+    fireEvent.click(within(versions).getByRole("button", { name: "Earlier version" }));
+    expect(await within(items()[1] as HTMLElement).findByText("First answer")).toBeTruthy();
+    expect(versions.textContent).toContain("1 / 2");
+    expect(items()[1]?.textContent).toContain("Cost $0.0001");
+    // An earlier version is a record: no Regenerate on it.
+    expect(screen.queryByRole("button", { name: "Regenerate" })).toBeNull();
+    fireEvent.click(within(versions).getByRole("button", { name: "Later version" }));
+    expect(await within(items()[1] as HTMLElement).findByText("Second answer")).toBeTruthy();
+    expect(screen.getByRole("button", { name: "Regenerate" })).toBeTruthy();
   });
 
   it("shows a failed reply's error inside that reply, with its cost", () => {
@@ -309,6 +336,50 @@ describe("ChatView composer and state", () => {
     expect(screen.getByRole("alert").textContent).toContain("Message too large");
     fireEvent.click(screen.getByRole("button", { name: "Dismiss" }));
     expect(chat.clearRefusal).toHaveBeenCalledOnce();
+  });
+
+  it("shows the app's notice for a refusal in place of the alert and the status: one notice, the draft back in the box", () => {
+    const refusal = {
+      code: "spend_limit",
+      message: "Your daily limit",
+      details: { limit: "member_daily" },
+    };
+    const chat = fakeChat({ refusal, returnedDraft: { text: "Try again?", seq: 1 } });
+    render(
+      <ChatView
+        chat={chat}
+        label="Chat"
+        renderStatus={() => <p>91% of your limit used</p>}
+        renderRefusal={(shown) =>
+          shown.code === "spend_limit" ? (
+            <p role="alert">Stopped by {shown.details?.limit}</p>
+          ) : null
+        }
+      />,
+    );
+    expect(screen.getAllByRole("alert").map((alert) => alert.textContent)).toEqual([
+      "Stopped by member_daily",
+    ]);
+    expect(screen.queryByText("91% of your limit used")).toBeNull();
+    expect((screen.getByRole("textbox", { name: "Message" }) as HTMLTextAreaElement).value).toBe(
+      "Try again?",
+    );
+  });
+
+  it("keeps the default alert for a refusal the app does not word", () => {
+    const chat = fakeChat({
+      refusal: { code: "conflict", message: "A reply is still being written" },
+    });
+    render(
+      <ChatView
+        chat={chat}
+        label="Chat"
+        renderStatus={() => <p>status line</p>}
+        renderRefusal={() => null}
+      />,
+    );
+    expect(screen.getByRole("alert").textContent).toContain("A reply is still being written");
+    expect(screen.getByText("status line")).toBeTruthy();
   });
 
   it("gives every button an accessible name", () => {

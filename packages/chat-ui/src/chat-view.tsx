@@ -6,6 +6,7 @@ import { ChatMessage, FailedReply } from "./chat-message.tsx";
 import { cn } from "./cn.ts";
 import { Composer } from "./composer.tsx";
 import { preloadMarkdown } from "./markdown.tsx";
+import type { ParleyError } from "./protocol.ts";
 import type { ReplyEnd } from "./reply-footer.tsx";
 import { describeReason, readAssistantMeta, type StopCode } from "./reply-meta.ts";
 import type { ParleyChatState } from "./use-parley-chat.ts";
@@ -24,12 +25,26 @@ export interface ChatViewProps {
    * is lifted by an admin, not by a top-up, so it must not offer "Top up".
    */
   renderStopAction?: (code: StopCode) => ReactNode;
+  /**
+   * The app's own notice for a refusal (a spend limit with the button to raise it), shown in place
+   * of the default alert and of `renderStatus`: one notice above the composer, not two. Return
+   * null to keep the default alert.
+   */
+  renderRefusal?: (refusal: ParleyError) => ReactNode;
   /** Why the composer is closed (e.g. the free preview is used up), or null while it is open. */
   closedReason?: (messages: UIMessage[]) => string | null;
+  /**
+   * Who answers this chat's tool approvals (an assistant session's owner: only they can), named
+   * in the record an answered approval leaves in the transcript.
+   */
+  approver?: string;
   /** Offer "Regenerate" on the last reply (the assistant; the free preview does not). */
   regenerate?: boolean;
-  /** Shown in place of the transcript when there are no messages yet. */
-  emptyState?: ReactNode;
+  /**
+   * Shown in place of the transcript when there are no messages yet; a function gets `send`, so
+   * an opening can offer suggested prompts that start the chat.
+   */
+  emptyState?: ReactNode | ((send: (text: string) => void) => ReactNode);
   placeholder?: string;
   autoFocus?: boolean;
   /**
@@ -78,6 +93,8 @@ export function ChatView({
   renderMeta,
   renderStatus,
   renderStopAction,
+  renderRefusal,
+  approver,
   closedReason,
   regenerate = false,
   emptyState,
@@ -86,7 +103,7 @@ export function ChatView({
   showCost = true,
   className,
 }: ChatViewProps) {
-  const { messages, busy, error, refusal, lost, stoppedIds } = chat;
+  const { messages, busy, error, refusal, lost, stoppedIds, returnedDraft } = chat;
   // Instant on resize too: a long transcript settles its real heights as it paints, and a smooth
   // scroll would chase them (the newest message arrived on screen 200 ms late at 200 messages).
   const stick = useStickToBottom({ initial: "instant", resize: "instant" });
@@ -155,6 +172,8 @@ export function ChatView({
     return () => observer.disconnect();
   }, [isAtBottom, hidden, stick.scrollRef]);
 
+  const appNotice = refusal && !lost ? (renderRefusal?.(refusal) ?? null) : null;
+
   const send = (text: string) => {
     chat.send(text);
     void scrollToBottom();
@@ -170,7 +189,8 @@ export function ChatView({
           <div ref={stick.contentRef} className="mx-auto w-full max-w-3xl px-4 py-6">
             {messages.length === 0 && !thinking ? (
               <div className="py-12 text-center text-muted-foreground text-sm">
-                {emptyState ?? "No messages yet. Say hello."}
+                {(typeof emptyState === "function" ? emptyState(send) : emptyState) ??
+                  "No messages yet. Say hello."}
               </div>
             ) : null}
             {hidden > 0 ? (
@@ -200,6 +220,7 @@ export function ChatView({
                       regenerate && isLast && !busy && reason === null ? chat.regenerate : undefined
                     }
                     onRespond={chat.respondToApproval}
+                    approver={approver}
                     closed={reason !== null}
                     renderMeta={renderMeta}
                     renderStopAction={renderStopAction}
@@ -235,7 +256,9 @@ export function ChatView({
           </button>
         )}
       </div>
-      {refusal && !lost ? (
+      {appNotice ? (
+        <div className="mx-auto w-full max-w-3xl px-3">{appNotice}</div>
+      ) : refusal && !lost ? (
         <div
           role="alert"
           className="mx-3 mb-1 flex items-start gap-2 rounded-md border border-destructive px-3 py-2 text-destructive text-sm sm:mx-auto sm:w-[calc(100%-1.5rem)] sm:max-w-[calc(48rem-1.5rem)]"
@@ -251,7 +274,7 @@ export function ChatView({
           </button>
         </div>
       ) : null}
-      {renderStatus ? (
+      {renderStatus && !appNotice ? (
         <div className="mx-auto w-full max-w-3xl px-3">{renderStatus(messages)}</div>
       ) : null}
       <Composer
@@ -261,6 +284,7 @@ export function ChatView({
         closedReason={reason}
         placeholder={placeholder}
         autoFocus={autoFocus}
+        returned={returnedDraft}
       />
     </section>
   );

@@ -1,10 +1,17 @@
 import { cleanup, fireEvent, render, screen } from "@testing-library/react";
+import { useState } from "react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Composer } from "./composer.tsx";
 
 afterEach(cleanup);
 
 const box = () => screen.getByRole("textbox", { name: "Message" }) as HTMLTextAreaElement;
+
+/** Stopping ends the reply at once, as the chats do: Send takes Stop's place in the same click. */
+function StoppingChat({ onSend }: { onSend: (text: string) => void }) {
+  const [busy, setBusy] = useState(true);
+  return <Composer busy={busy} onSend={onSend} onStop={() => setBusy(false)} />;
+}
 
 describe("Composer", () => {
   it("sends the trimmed draft on Enter and clears the box", () => {
@@ -49,6 +56,35 @@ describe("Composer", () => {
     fireEvent.keyDown(box(), { key: "Escape" });
     fireEvent.click(screen.getByRole("button", { name: "Stop" }));
     expect(onStop).toHaveBeenCalledTimes(2);
+  });
+
+  it("only stops when Stop is clicked with a next message typed: nothing is sent, the draft stays", async () => {
+    const onSend = vi.fn();
+    render(<StoppingChat onSend={onSend} />);
+    fireEvent.change(box(), { target: { value: "my next question" } });
+    const stop = screen.getByRole("button", { name: "Stop" });
+    // A real click: its default action (submitting the form) runs after the handlers.
+    stop.click();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(onSend).not.toHaveBeenCalled();
+    expect(box().value).toBe("my next question");
+    expect(screen.getByRole("button", { name: "Send" })).not.toBe(stop);
+  });
+
+  it("keeps the draft on Enter while a reply streams, and says how to send it", () => {
+    const onSend = vi.fn();
+    const onStop = vi.fn();
+    const { rerender } = render(<Composer busy onSend={onSend} onStop={onStop} />);
+    fireEvent.change(box(), { target: { value: "next" } });
+    fireEvent.keyDown(box(), { key: "Enter" });
+    expect(onSend).not.toHaveBeenCalled();
+    expect(onStop).not.toHaveBeenCalled();
+    expect(box().value).toBe("next");
+    expect(screen.getByRole("status").textContent).toMatch(/kept: send it when this reply ends/);
+    rerender(<Composer busy={false} onSend={onSend} onStop={onStop} />);
+    expect(screen.queryByRole("status")).toBeNull();
+    fireEvent.keyDown(box(), { key: "Enter" });
+    expect(onSend).toHaveBeenCalledExactlyOnceWith("next");
   });
 
   it("does not stop the reply it just sent when Send is double-clicked", () => {

@@ -2,12 +2,14 @@ import { ArrowUp, Square } from "lucide-react";
 import {
   type KeyboardEvent,
   type MouseEvent,
+  useEffect,
   useId,
   useLayoutEffect,
   useRef,
   useState,
 } from "react";
 import { cn } from "./cn.ts";
+import type { ReturnedDraft } from "./use-parley-chat.ts";
 
 /** The agents' default `MAX_USER_MESSAGE_BYTES` (16 KiB). */
 const DEFAULT_MAX_BYTES = 16 * 1024;
@@ -21,6 +23,9 @@ const kilobytes = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * The message box: Enter sends, Shift+Enter breaks the line, Esc stops a reply on its way. It
  * grows with the draft up to a max height (then scrolls) and never shrinks below three lines, so
  * a phone keeps room to write. Closed, it is disabled and says why.
+ *
+ * While a reply streams each key and button does one thing: Stop and Esc stop it and nothing
+ * else, Enter sends nothing (it says how to send); a draft typed meanwhile stays in the box.
  */
 export function Composer({
   busy,
@@ -30,6 +35,7 @@ export function Composer({
   placeholder = "Write a message…",
   autoFocus = false,
   maxBytes = DEFAULT_MAX_BYTES,
+  returned = null,
 }: {
   busy: boolean;
   /** Called with the trimmed draft; the box then clears. */
@@ -41,8 +47,15 @@ export function Composer({
   autoFocus?: boolean;
   /** The server's limit on one message, in UTF-8 bytes: a longer draft is refused here, in words. */
   maxBytes?: number;
+  /**
+   * A sent message the server refused (nothing of it was stored): its text comes back into the
+   * box, unless the person has started another one meanwhile.
+   */
+  returned?: ReturnedDraft | null;
 }) {
   const [draft, setDraft] = useState("");
+  /** Enter was pressed on a draft while a reply streams: say why nothing was sent. */
+  const [heldBack, setHeldBack] = useState(false);
   const sentAt = useRef(0);
   const box = useRef<HTMLTextAreaElement>(null);
   const reasonId = useId();
@@ -58,6 +71,14 @@ export function Composer({
     element.style.height = `${element.scrollHeight}px`;
   }, [draft]);
 
+  const returnedSeq = returned?.seq;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once per returned message (its seq)
+  useEffect(() => {
+    if (returnedSeq === undefined || !returned) return;
+    setDraft((current) => (current.trim() === "" ? returned.text : current));
+    box.current?.focus();
+  }, [returnedSeq]);
+
   const bytes = draftBytes(draft);
   const tooLong = bytes > maxBytes;
   const canSend = !busy && !closed && draft.trim() !== "" && !tooLong;
@@ -70,6 +91,12 @@ export function Composer({
   // Stop takes Send's place the moment a message goes: the second click of a double click (or a
   // quick second tap) must not stop the reply it just asked for.
   const stop = (event: MouseEvent<HTMLButtonElement>) => {
+    // Stop is inside the form: the click's default action must never submit it. Stopping
+    // re-renders Send in Stop's place before the browser runs that default action, and a button
+    // that became `type="submit"` under the pointer would send the draft typed meanwhile (a new,
+    // paid reply the person did not ask for). The buttons are also keyed apart, so they are never
+    // one element.
+    event.preventDefault();
     if (event.detail > 1 || Date.now() - sentAt.current < STOP_GRACE_MS) return;
     onStop();
   };
@@ -78,12 +105,15 @@ export function Composer({
     // An IME composing a word uses Enter to confirm it, not to send.
     if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) {
       event.preventDefault();
+      if (busy && draft.trim() !== "") setHeldBack(true);
       send();
     } else if (event.key === "Escape" && busy) {
       event.preventDefault();
       onStop();
     }
   };
+  // The hint is about the reply in flight: gone once it ends (the draft can be sent then).
+  if (heldBack && !busy) setHeldBack(false);
 
   return (
     <form
@@ -112,6 +142,7 @@ export function Composer({
         />
         {busy ? (
           <button
+            key="stop"
             type="button"
             aria-label="Stop"
             title="Stop (Esc)"
@@ -122,6 +153,7 @@ export function Composer({
           </button>
         ) : (
           <button
+            key="send"
             type="submit"
             aria-label="Send"
             title="Send (Enter)"
@@ -143,6 +175,10 @@ export function Composer({
         <p id={reasonId} role="alert" className="mt-2 text-destructive text-sm">
           This message is too long to send: {kilobytes(bytes)} of at most {kilobytes(maxBytes)}.
           Shorten it or split it into several messages.
+        </p>
+      ) : heldBack ? (
+        <p role="status" className="mt-2 text-muted-foreground text-sm">
+          Your message is kept: send it when this reply ends, or stop the reply first (Esc).
         </p>
       ) : null}
     </form>

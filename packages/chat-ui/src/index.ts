@@ -30,6 +30,7 @@ export { Markdown, PlainText, preloadMarkdown } from "./markdown.tsx";
 /** Parley's wire rules outside the SDK: refusals, final closes, resume-none, last-message-only. */
 export {
   closeNotice,
+  isBillingRefusal,
   isStreamResumeNone,
   lastMessageOnly,
   messageText,
@@ -51,6 +52,8 @@ export {
   readOnboardingMeta,
   type StopCode,
 } from "./reply-meta.ts";
+/** The model and assistant profile version a reply ran with (issue 29). */
+export { type ReplyModelMeta, readReplyModel } from "./reply-model.tsx";
 /** The person's chats: New chat, search, rename in place, delete after the app's confirmation. */
 export {
   type SessionLinkProps,

@@ -277,6 +277,12 @@ const user = (id: string, text: string): UIMessage => ({
   parts: [{ type: "text", text }],
 });
 
+const reply = (id: string, text: string): UIMessage => ({
+  id,
+  role: "assistant",
+  parts: [{ type: "text", text, state: "done" }],
+});
+
 describe("LightChat", () => {
   it("loads the transcript, then opens the socket with a ticket and asks about a live stream", async () => {
     const h = await harness([user("m0", "Hi")]);
@@ -462,6 +468,50 @@ describe("LightChat", () => {
     expect(h.sockets).toHaveLength(1);
     h.chat.send("more");
     expect(h.state().messages).toHaveLength(1);
+  });
+
+  it("a message the server refused before storing it leaves the transcript and returns to the composer", async () => {
+    const h = await harness([user("m0", "Hi"), reply("r0", "Hello")]);
+    for (const seq of [1, 2]) {
+      h.chat.send("Over the limit?");
+      const id = String(h.socket().ofType("cf_agent_use_chat_request").at(-1)?.id);
+      h.socket().frame({
+        type: "parley_error",
+        requestId: id,
+        error: {
+          code: "spend_limit",
+          message: "Your daily limit",
+          details: { limit: "member_daily", period: "day" },
+        },
+      });
+      h.socket().frame({ type: "cf_agent_use_chat_response", id, body: "x", error: true });
+      h.socket().done(id, { outcome: "error" });
+      // One state: the transcript as the server keeps it, no failed reply, the refusal named.
+      expect(h.state().messages.map((m) => m.id)).toEqual(["m0", "r0"]);
+      expect(h.state().status).toBe("ready");
+      expect(h.state().error).toBeUndefined();
+      expect(h.state().refusal).toMatchObject({
+        code: "spend_limit",
+        details: { limit: "member_daily" },
+      });
+      expect(h.state().returnedDraft).toEqual({ text: "Over the limit?", seq });
+    }
+  });
+
+  it("a refused regeneration puts the reply it was to replace back", async () => {
+    const h = await harness([user("m0", "Hi"), reply("r0", "Hello")]);
+    h.chat.regenerate();
+    expect(h.state().messages.map((m) => m.id)).toEqual(["m0"]);
+    const id = String(h.socket().ofType("cf_agent_use_chat_request").at(-1)?.id);
+    h.socket().frame({
+      type: "parley_error",
+      requestId: id,
+      error: { code: "insufficient_credits", message: "Out of credits" },
+    });
+    h.socket().done(id, { outcome: "error" });
+    expect(h.state().messages.map((m) => m.id)).toEqual(["m0", "r0"]);
+    expect(h.state().returnedDraft).toBeNull();
+    expect(h.state().error).toBeUndefined();
   });
 
   it("an error chunk before done fails the reply", async () => {

@@ -21,6 +21,7 @@
  */
 import type { ChatStatus, UIMessage } from "ai";
 import { closeNotice, type ParleyError, readParleyError } from "./protocol.ts";
+import type { ReturnedDraft } from "./use-parley-chat.ts";
 
 type Part = UIMessage["parts"][number];
 /** A part as the reducer builds it: the SDK's shapes, written field by field. */
@@ -370,6 +371,7 @@ export interface LightChatSnapshot {
   lost: boolean;
   busy: boolean;
   stoppedIds: ReadonlySet<string>;
+  returnedDraft: ReturnedDraft | null;
 }
 
 /** ws for localhost and private addresses (local development), wss everywhere else. */
@@ -406,6 +408,14 @@ export class LightChat {
   #refusal: ParleyError | null = null;
   #lost = false;
   #stoppedIds: ReadonlySet<string> = new Set();
+  #returnedDraft: ReturnedDraft | null = null;
+  /**
+   * What each request of this tab asked for (its user message; for a regeneration, the reply it
+   * replaces), until it ends: a refusal takes it back out of the transcript.
+   */
+  #asked = new Map<string, { message: UIMessage; replaced?: UIMessage }>();
+  /** Requests the server refused before storing anything: they end without a "failed" mark. */
+  #refused = new Set<string>();
 
   #socket: SocketLike | null = null;
   /** Frames typed while the socket was down: sent when it opens. */
@@ -452,6 +462,7 @@ export class LightChat {
       lost: this.#lost,
       busy: this.#busy(),
       stoppedIds: this.#stoppedIds,
+      returnedDraft: this.#returnedDraft,
     };
     return this.#snapshot;
   };
@@ -596,6 +607,7 @@ export class LightChat {
     switch (frame.type) {
       case "parley_error": {
         this.#refusal = readParleyError(data);
+        if (this.#refusal?.requestId) this.#takeBack(this.#refusal.requestId);
         this.#changed();
         return;
       }
@@ -700,7 +712,32 @@ export class LightChat {
     if (frame.done === true) this.#finish(id, turn.errorText);
   }
 
+  /**
+   * The server refused request `id` before storing anything of it: its message leaves the
+   * transcript and goes back to the composer, or a refused regeneration's reply comes back.
+   */
+  #takeBack(id: string): void {
+    const asked = this.#asked.get(id);
+    if (!asked) return;
+    this.#asked.delete(id);
+    this.#refused.add(id);
+    if (asked.replaced) {
+      if (this.#messages.at(-1)?.id === asked.message.id) {
+        this.#messages = [...this.#messages, asked.replaced];
+      }
+      return;
+    }
+    this.#messages = this.#messages.filter((message) => message.id !== asked.message.id);
+    const text = asked.message.parts
+      .map((part) => (part.type === "text" ? part.text : ""))
+      .join("");
+    this.#returnedDraft = { text, seq: (this.#returnedDraft?.seq ?? 0) + 1 };
+  }
+
   #finish(id: string, errorText: string | null): void {
+    this.#asked.delete(id);
+    // A refusal says what happened; the request's own error frame is not a failed reply.
+    if (this.#refused.delete(id)) errorText = null;
     this.#turns.delete(id);
     this.#recovering = false;
     if (this.#active === id) {
@@ -734,8 +771,13 @@ export class LightChat {
     );
   }
 
-  #request(message: UIMessage, trigger: "submit-message" | "regenerate-message"): void {
+  #request(
+    message: UIMessage,
+    trigger: "submit-message" | "regenerate-message",
+    replaced?: UIMessage,
+  ): void {
     const id = this.#makeId();
+    this.#asked.set(id, replaced ? { message, replaced } : { message });
     this.#sends += 1;
     this.#turns.set(id, newTurn());
     this.#acked.add(id);
@@ -774,6 +816,7 @@ export class LightChat {
     const id = this.#active;
     if (id !== null) {
       this.#send({ type: "cf_agent_chat_request_cancel", id });
+      this.#asked.delete(id);
       this.#stopped.add(id);
       this.#turns.delete(id);
       this.#active = null;
@@ -787,16 +830,18 @@ export class LightChat {
     // The server rebuilds the turn from its transcript: only the last reply can be replaced.
     let messages = this.#messages;
     const last = messages.at(-1);
+    let replaced: UIMessage | undefined;
     if (last?.role === "assistant") {
       const ids = new Set(this.#stoppedIds);
       ids.delete(last.id);
       this.#stoppedIds = ids;
       messages = messages.slice(0, -1);
+      replaced = last;
     }
     const user = messages.at(-1);
     if (user?.role !== "user") return;
     this.#messages = messages;
-    this.#request(user, "regenerate-message");
+    this.#request(user, "regenerate-message", replaced);
     this.#changed();
   };
 

@@ -8,13 +8,16 @@
  * and bare URLs) straight into elements: the model's text never becomes HTML, so raw HTML in a
  * reply shows as text. Links must be http(s) or mailto (no `javascript:`, no relative URLs that
  * would resolve against the host's page) and open in a new tab with `rel="noopener noreferrer
- * nofollow"`; images show as links, so a reply cannot make the page fetch a URL. Code is not
- * highlighted (Shiki alone is ~3x the budget). While a reply streams, an unclosed fence renders
- * as code and an unclosed `**`/`*`/`` ` `` shows as typed until it closes.
+ * nofollow"`; images show as links, so a reply cannot make the page fetch a URL. Code is
+ * highlighted by light-highlight.tsx (Shiki alone is ~3x the budget) and tables carry the app's
+ * copy and CSV tools (light-table.tsx). While a reply streams, an unclosed fence renders as code
+ * and an unclosed `**`/`*`/`` ` `` shows as typed until it closes.
  */
 // biome-ignore-all lint/suspicious/noArrayIndexKey: a block's place is its identity (the text is re-parsed on every render and only grows while it streams)
 import type { ReactNode } from "react";
 import { cn } from "./cn.ts";
+import { Highlighted } from "./light-highlight.tsx";
+import { TableBlock } from "./light-table.tsx";
 import { CopyButton } from "./reply-footer.tsx";
 
 type Align = "left" | "center" | "right" | null;
@@ -415,7 +418,9 @@ function renderBlocks(blocks: Block[], prefix = "b"): ReactNode[] {
               <CopyButton text={block.text} />
             </div>
             <pre className="overflow-x-auto px-3 pb-3 font-mono text-xs leading-relaxed">
-              <code>{block.text}</code>
+              <code>
+                <Highlighted code={block.text} lang={block.lang} />
+              </code>
             </pre>
           </div>
         );
@@ -463,38 +468,13 @@ function renderBlocks(blocks: Block[], prefix = "b"): ReactNode[] {
       }
       case "table":
         return (
-          <div key={key} className="my-2 overflow-x-auto rounded-md border border-border">
-            <table className="w-full border-collapse text-sm">
-              <thead className="bg-muted">
-                <tr>
-                  {block.head.map((cell, n) => (
-                    <th
-                      key={`${key}-h${n}`}
-                      style={{ textAlign: block.align[n] ?? "left" }}
-                      className="border-border border-b px-3 py-1.5 font-semibold"
-                    >
-                      {renderInline(cell, `${key}-h${n}-`)}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {block.rows.map((row, r) => (
-                  <tr key={`${key}-r${r}`} className="border-border border-b last:border-b-0">
-                    {block.head.map((_, n) => (
-                      <td
-                        key={`${key}-r${r}-${n}`}
-                        style={{ textAlign: block.align[n] ?? "left" }}
-                        className="px-3 py-1.5"
-                      >
-                        {renderInline(row[n] ?? "", `${key}-r${r}-${n}-`)}
-                      </td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <TableBlock
+            key={key}
+            head={block.head}
+            rows={block.rows}
+            align={block.align}
+            renderCell={(text, cellKey) => renderInline(text, `${key}-${cellKey}`)}
+          />
         );
       default:
         return null;

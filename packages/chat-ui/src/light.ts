@@ -15,6 +15,7 @@ export {
   type StreamChunk,
   socketScheme,
 } from "./light-chat.ts";
+export { isBillingRefusal, type ParleyError } from "./protocol.ts";
 export {
   type SessionLinkProps,
   SessionSidebar,

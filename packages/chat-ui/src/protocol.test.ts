@@ -30,7 +30,25 @@ describe("readParleyError", () => {
           error: { code: "payload_too_large", message: "Message too large" },
         }),
       ),
-    ).toEqual({ code: "payload_too_large", message: "Message too large" });
+    ).toEqual({ code: "payload_too_large", message: "Message too large", requestId: "r1" });
+    // Which limit refused a turn, and when it resets; anything but strings is dropped.
+    expect(
+      readParleyError(
+        JSON.stringify({
+          type: "parley_error",
+          requestId: null,
+          error: {
+            code: "spend_limit",
+            message: "Limit",
+            details: { limit: "member_daily", period: "day", bad: 3 },
+          },
+        }),
+      ),
+    ).toEqual({
+      code: "spend_limit",
+      message: "Limit",
+      details: { limit: "member_daily", period: "day" },
+    });
     expect(readParleyError(JSON.stringify({ type: "parley_error" }))).toEqual({
       code: "internal",
       message: "Request refused",

@@ -9,7 +9,21 @@ import type { UIMessage } from "ai";
 export interface ParleyError {
   code: string;
   message: string;
+  /**
+   * The chat request it refused, when it refused one: the server stored nothing of it (no
+   * message, no reply), so the client takes its message back out of the transcript.
+   */
+  requestId?: string;
+  /**
+   * What the code alone does not say: for `spend_limit`, which limit (`limit`, e.g.
+   * `member_daily`), its `period` and when it `resetsAt` (ISO).
+   */
+  details?: Record<string, string>;
 }
+
+/** The codes of a refusal for money: the org is out of credits or a spend limit stopped it. */
+export const isBillingRefusal = (refusal: ParleyError | null): boolean =>
+  refusal?.code === "spend_limit" || refusal?.code === "insufficient_credits";
 
 /**
  * What a final close of the chat's socket means for the person (the server closes with 4403 when
@@ -30,12 +44,25 @@ export function readParleyError(data: unknown): ParleyError | null {
   try {
     const frame = JSON.parse(data) as {
       type?: unknown;
-      error?: { code?: unknown; message?: unknown };
+      requestId?: unknown;
+      error?: { code?: unknown; message?: unknown; details?: unknown };
     };
     if (frame.type !== "parley_error") return null;
+    const details =
+      typeof frame.error?.details === "object" && frame.error.details !== null
+        ? Object.fromEntries(
+            Object.entries(frame.error.details).filter(
+              (entry): entry is [string, string] => typeof entry[1] === "string",
+            ),
+          )
+        : {};
     return {
       code: typeof frame.error?.code === "string" ? frame.error.code : "internal",
       message: typeof frame.error?.message === "string" ? frame.error.message : "Request refused",
+      ...(typeof frame.requestId === "string" && frame.requestId !== ""
+        ? { requestId: frame.requestId }
+        : {}),
+      ...(Object.keys(details).length > 0 ? { details } : {}),
     };
   } catch {
     return null;

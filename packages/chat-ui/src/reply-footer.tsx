@@ -5,6 +5,7 @@ import { cn } from "./cn.ts";
 import { formatMicros } from "./format.ts";
 import { messageText } from "./protocol.ts";
 import { type AssistantMeta, readAssistantMeta, type StopCode } from "./reply-meta.ts";
+import { ReplyModel } from "./reply-model.tsx";
 
 /** How a reply ended, as the view tells it: from the server's metadata or what this tab saw. */
 export type ReplyEnd = { kind: "stopped"; reason?: string } | { kind: "failed"; error?: string };
@@ -45,9 +46,11 @@ export function CopyButton({ text, className }: { text: string; className?: stri
 function Figures({ meta, showCost }: { meta: AssistantMeta; showCost: boolean }) {
   // A reply billing refused before any model call cost nothing and used no tokens: no figures.
   if (meta.code && !meta.priceMicros) return null;
+  // Cost, tokens and steps are what the org is billed by: an app's end user (a shopper) sees none
+  // of them unless the app shows cost (no support chat shows its customers either).
+  if (!showCost) return null;
   const figures: string[] = [];
-  if (showCost && meta.priceMicros !== undefined)
-    figures.push(`Cost ${formatMicros(meta.priceMicros)}`);
+  if (meta.priceMicros !== undefined) figures.push(`Cost ${formatMicros(meta.priceMicros)}`);
   if (meta.tokens) {
     const tokens = meta.tokens.promptTokens + meta.tokens.completionTokens;
     figures.push(`${tokens.toLocaleString("en-US")} tokens`);
@@ -98,14 +101,23 @@ export function ReplyFooter({
   onRegenerate,
   renderStopAction,
   showCost = true,
+  showModel = showCost,
+  before,
 }: {
   message: UIMessage;
+  /** At the start of the actions row (a regenerated reply's version switcher). */
+  before?: ReactNode;
   end?: ReplyEnd | null;
   /** Offered on the last reply only, when regenerating is enabled and possible. */
   onRegenerate?: () => void;
   renderStopAction?: (code: StopCode) => ReactNode;
   /** Include the reply's cost in its figures (tokens and steps show either way). */
   showCost?: boolean;
+  /**
+   * Name the model and profile version the reply ran with (issue 29). Where cost shows, by
+   * default: a member who picks a model sees what it charged; an app's end user never picks.
+   */
+  showModel?: boolean;
 }) {
   const meta = readAssistantMeta(message.metadata);
   const text = messageText(message);
@@ -134,8 +146,10 @@ export function ReplyFooter({
             {end.reason ? <span className="font-normal">: {end.reason}</span> : null}
           </span>
         ) : null}
+        {showModel ? <ReplyModel metadata={message.metadata} /> : null}
         <Figures meta={meta} showCost={showCost} />
         <span className="ml-auto flex items-center gap-1">
+          {before}
           {text !== "" ? <CopyButton text={text} /> : null}
           {onRegenerate ? (
             <button type="button" className={actionClass} onClick={onRegenerate}>

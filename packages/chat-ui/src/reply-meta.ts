@@ -117,3 +117,21 @@ const REASONS: Record<string, string> = {
 
 /** Words for a stop or failure code from the server; an unknown code is shown as it is. */
 export const describeReason = (reason: string): string => REASONS[reason] ?? reason;
+
+/** An earlier version of a regenerated reply, as the server keeps it in the new one's metadata. */
+export interface ReplyVersionView {
+  parts: unknown[];
+  metadata: unknown;
+}
+
+/** A reply's earlier versions, oldest first; malformed entries are dropped. */
+export function readVersions(metadata: unknown): ReplyVersionView[] {
+  const versions = record(metadata)?.versions;
+  if (!Array.isArray(versions)) return [];
+  return versions.flatMap((version) => {
+    const entry = record(version);
+    return entry && Array.isArray(entry.parts)
+      ? [{ parts: entry.parts as unknown[], metadata: entry.metadata ?? {} }]
+      : [];
+  });
+}

@@ -12,6 +12,7 @@ export function fakeChat(overrides: Partial<ParleyChatState> = {}): ParleyChatSt
     lost: false,
     busy: false,
     stoppedIds: new Set(),
+    returnedDraft: null,
     send: vi.fn(),
     stop: vi.fn(),
     regenerate: vi.fn(),

@@ -50,11 +50,36 @@ describe("ToolPartView", () => {
     );
   });
 
+  it("leaves a record of an answered approval: what was asked, the answer and who gave it", () => {
+    const approved = {
+      ...approvalPart,
+      state: "output-available",
+      output: { ok: true },
+      approval: { id: "ap_1", approved: true },
+    } as unknown as AnyToolPart;
+    const { unmount } = render(
+      <ToolPartView part={approved} onRespond={() => {}} approver="Ada Lovelace" />,
+    );
+    const record = screen.getByRole("region", { name: "Approved: update_project_memory" });
+    expect(record.textContent).toContain("Approved by Ada Lovelace");
+    expect(record.textContent).toContain("Set audience");
+    expect(screen.queryByRole("button")).toBeNull();
+    unmount();
+    const denied = {
+      ...approved,
+      state: "output-denied",
+      approval: { id: "ap_1", approved: false },
+    };
+    render(<ToolPartView part={denied as AnyToolPart} onRespond={() => {}} approver="Ada" />);
+    expect(
+      screen.getByRole("region", { name: "Denied: update_project_memory" }).textContent,
+    ).toContain("Denied by Ada");
+  });
+
   it.each([
     ["input-streaming", "preparing"],
     ["input-available", "running"],
     ["output-available", "done"],
-    ["output-denied", "denied"],
   ])("shows a %s call as %s, with no buttons", (state, label) => {
     const part = {
       type: "tool-get_balance",
@@ -62,7 +87,6 @@ describe("ToolPartView", () => {
       state,
       input: {},
       output: { availableMicros: 1 },
-      approval: state === "output-denied" ? { id: "a", approved: false } : undefined,
     } as unknown as AnyToolPart;
     render(<ToolPartView part={part} onRespond={() => {}} />);
     expect(screen.getByText(/get_balance/).closest("p")?.textContent).toBe(

@@ -151,11 +151,14 @@ export function ToolPartView({
   part,
   onRespond,
   disabled = false,
+  approver,
 }: {
   part: AnyToolPart;
   onRespond: ApprovalResponder;
   /** The chat is closed: an approval can no longer be answered. */
   disabled?: boolean;
+  /** Who answered the approval (the chat's owner), for its record. */
+  approver?: string;
 }) {
   const name = toolNameOf(part);
   const approval = approvalOf(part);
@@ -167,6 +170,51 @@ export function ToolPartView({
         onRespond={onRespond}
         disabled={disabled}
       />
+    );
+  }
+  // An answered approval leaves a record: what was asked, the answer, and who gave it. A call that
+  // ran after an approval was approved (the SDK may keep only the approval's id by then).
+  const answer =
+    part.state === "output-denied" || approval?.approved === false
+      ? "Denied"
+      : approval
+        ? "Approved"
+        : null;
+  if (answer) {
+    return (
+      <section
+        aria-label={`${answer}: ${name}`}
+        className="space-y-2 rounded-lg border border-border bg-muted px-3 py-2 text-muted-foreground text-sm"
+      >
+        <p className="flex items-start gap-2">
+          <span className="mt-0.5 shrink-0">
+            {STATE_ICONS[part.state] ?? <Wrench aria-hidden="true" className="size-4" />}
+          </span>
+          <span className="min-w-0 break-words">
+            <span className="font-medium text-foreground">
+              {answer}
+              {approver ? ` by ${approver}` : ""}
+            </span>
+            {": "}
+            {name === "update_project_memory" ? (
+              "a change to the project memory"
+            ) : (
+              <code className="font-mono text-foreground">{name}</code>
+            )}{" "}
+            (<span data-state={part.state}>{toolStateLabel(part.state)}</span>)
+          </span>
+        </p>
+        {name === "update_project_memory" ? (
+          <MemoryChange input={part.input} />
+        ) : (
+          <pre className="max-h-40 overflow-auto rounded-md bg-background p-2 font-mono text-xs">
+            {JSON.stringify(part.input ?? {}, null, 2)}
+          </pre>
+        )}
+        {part.state === "output-error" ? (
+          <p className="text-destructive">{part.errorText}</p>
+        ) : null}
+      </section>
     );
   }
   const errorText = part.state === "output-error" ? part.errorText : undefined;

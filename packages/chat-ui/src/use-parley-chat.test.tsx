@@ -50,6 +50,7 @@ beforeEach(() => {
     stop: vi.fn(() => Promise.resolve()),
     regenerate: vi.fn(() => Promise.resolve()),
     addToolApprovalResponse: vi.fn(),
+    clearError: vi.fn(),
   };
 });
 afterEach(cleanup);
@@ -97,6 +98,53 @@ describe("useParleyChat", () => {
     act(() => hook.result.current.send("  again "));
     expect(sdk.chat.sendMessage).toHaveBeenCalledExactlyOnceWith({ text: "again" });
     expect(hook.result.current.refusal).toBeNull();
+  });
+
+  it("takes a refused message back out of the transcript, into the composer, once the SDK's turn ends", () => {
+    sdk.chat = { ...sdk.chat, messages: [user("u1"), assistant("a1")] };
+    const { hook } = setup();
+    act(() => hook.result.current.send("over the limit"));
+    // The SDK shows the message at once; the server refuses it (storing nothing) and ends the turn.
+    const sent: UIMessage = {
+      id: "n1",
+      role: "user",
+      parts: [{ type: "text", text: "over the limit" }],
+    };
+    sdk.chat = { ...sdk.chat, status: "submitted", messages: [user("u1"), assistant("a1"), sent] };
+    hook.rerender();
+    act(() => {
+      sdk.connection.dispatchEvent(
+        new MessageEvent("message", {
+          data: JSON.stringify({
+            type: "parley_error",
+            requestId: "req-1",
+            error: { code: "spend_limit", message: "Daily limit", details: { limit: "own_daily" } },
+          }),
+        }),
+      );
+    });
+    expect(sdk.chat.setMessages).not.toHaveBeenCalled();
+    sdk.chat = { ...sdk.chat, status: "error", error: new Error("Daily limit") };
+    hook.rerender();
+    expect(sdk.chat.setMessages).toHaveBeenCalledExactlyOnceWith([user("u1"), assistant("a1")]);
+    expect(sdk.chat.clearError).toHaveBeenCalledOnce();
+    expect(hook.result.current.returnedDraft).toEqual({ text: "over the limit", seq: 1 });
+    expect(hook.result.current.refusal).toMatchObject({ code: "spend_limit", requestId: "req-1" });
+  });
+
+  it("asks for a fresh ticket when the chat is opened again, never the spent one the SDK cached", () => {
+    const first = setup();
+    const before = sdk.agentOptions.at(-1) as { queryDeps: unknown[] };
+    first.hook.rerender();
+    // Re-rendered while mounted: the same query (the socket stays).
+    expect((sdk.agentOptions.at(-1) as { queryDeps: unknown[] }).queryDeps).toEqual(
+      before.queryDeps,
+    );
+    first.hook.unmount();
+    setup();
+    expect((sdk.agentOptions.at(-1) as { queryDeps: unknown[] }).queryDeps).not.toEqual(
+      before.queryDeps,
+    );
   });
 
   it("is lost for good on a 4410 close and sends nothing after", () => {

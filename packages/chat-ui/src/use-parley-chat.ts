@@ -7,6 +7,7 @@ import {
   closeNotice,
   isStreamResumeNone,
   lastMessageOnly,
+  messageText,
   type ParleyError,
   readParleyError,
 } from "./protocol.ts";
@@ -51,11 +52,23 @@ export interface ParleyChatState {
   busy: boolean;
   /** Ids of assistant replies the person stopped in this tab (the server may not say so yet). */
   stoppedIds: ReadonlySet<string>;
+  /**
+   * A message the server refused before storing it (a limit, no credits, a reply still being
+   * written), taken back out of the transcript: the composer puts its text back (`seq` counts
+   * refusals, so the same text refused twice is returned twice).
+   */
+  returnedDraft: ReturnedDraft | null;
   send: (text: string) => void;
   stop: () => void;
   regenerate: () => void;
   respondToApproval: ApprovalResponder;
   clearRefusal: () => void;
+}
+
+/** The text of a refused message, handed back to the composer. */
+export interface ReturnedDraft {
+  text: string;
+  seq: number;
 }
 
 /** A connected chat: the view state plus the SDK's chat for anything the view does not cover. */
@@ -64,6 +77,15 @@ export interface ParleyChat extends ParleyChatState {
 }
 
 const DAY_MS = 24 * 60 * 60_000;
+
+/**
+ * How many times each chat's hook has unmounted, by address. The SDK caches a chat's query (its
+ * connect ticket) by address and drops it only when a socket closes to reconnect, not when the
+ * chat unmounts: coming back to a chat (Back, a link) reused the spent ticket, the upgrade was
+ * refused and the browser logged a failed WebSocket. A new mount asks under a new key instead.
+ * Module state, not React state: a mount that suspends keeps no state between its tries.
+ */
+const unmounts = new Map<string, number>();
 
 /**
  * One agent chat over the agents WebSocket, with Parley's rules on top of the SDK: the socket opens
@@ -86,19 +108,41 @@ export function useParleyChat({
   ticketRef.current = connectTicket;
   const loadRef = useRef(loadMessages);
   loadRef.current = loadMessages;
+  /**
+   * Closed for good (access lost, chat erased): nothing is asked of the server any more. The SDK
+   * may still re-run its query or reload the transcript after such a close; each would be a 404 or
+   * 410 in the console (a removed member's open chat logged three).
+   */
+  const closedForGood = useRef(false);
+  const messagesRef = useRef<UIMessage[]>([]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new chat address is a new query
-  const query = useCallback(async () => ({ ticket: await ticketRef.current() }), [agent, name]);
+  const query = useCallback(
+    async () => ({ ticket: closedForGood.current ? "" : await ticketRef.current() }),
+    [agent, name],
+  );
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new chat address reloads
-  const getInitialMessages = useCallback(() => loadRef.current(), [agent, name]);
+  const getInitialMessages = useCallback(
+    () => (closedForGood.current ? Promise.resolve(messagesRef.current) : loadRef.current()),
+    [agent, name],
+  );
 
   // A ticket is spent by the connect it opened: no point refreshing it while the socket is up.
+  const address = `${agent}/${name}`;
+  // Read once per mount (React's strict mode runs a simulated unmount that must not re-key it).
+  const [mounted] = useState(() => ({ address, generation: unmounts.get(address) ?? 0 }));
+  const generation =
+    mounted.address === address ? mounted.generation : (unmounts.get(address) ?? 0);
   const connection = useAgent({
     agent,
     name,
     query,
+    queryDeps: [generation],
+    // Read on the render that follows the final close (it sets `lost`): no socket again.
+    enabled: !closedForGood.current,
     cacheTtl: DAY_MS,
     ...(host === undefined ? {} : { host }),
   });
+  useEffect(() => () => void unmounts.set(address, (unmounts.get(address) ?? 0) + 1), [address]);
   const chat = useAgentChat({
     agent: connection,
     getInitialMessages,
@@ -111,6 +155,13 @@ export function useParleyChat({
   const [stoppedIds, setStoppedIds] = useState<ReadonlySet<string>>(() => new Set());
   /** A stop pressed before the reply had a message: the id of the user message it answers. */
   const stopPendingAfter = useRef<string | null>(null);
+  /** What this tab asked for last: a refusal of it takes the message back (see `returnedDraft`). */
+  const lastAsked = useRef<{ trigger: "submit"; text: string } | { trigger: "regenerate" } | null>(
+    null,
+  );
+  /** A refusal of this tab's request arrived; the SDK's turn ends after it, then it is undone. */
+  const takeBack = useRef(false);
+  const [returnedDraft, setReturnedDraft] = useState<ReturnedDraft | null>(null);
 
   const { setMessages } = chat;
   /**
@@ -120,12 +171,13 @@ export function useParleyChat({
    */
   const sends = useRef(0);
   const busyRef = useRef(false);
-  const messagesRef = useRef<UIMessage[]>([]);
   messagesRef.current = chat.messages;
   useEffect(() => {
     const onMessage = (event: MessageEvent) => {
       const error = readParleyError(event.data);
       if (error) setRefusal(error);
+      // A chat request of this socket was refused before the server stored anything of it.
+      if (error?.requestId && lastAsked.current) takeBack.current = true;
       // After a reconnect the server says whether a reply is still streaming. If it finished while
       // the socket was down, its chunks are gone: reload the transcript so the reply shows whole.
       if (isStreamResumeNone(event.data) && !busyRef.current) {
@@ -145,6 +197,7 @@ export function useParleyChat({
       const notice = closeNotice(event.code);
       if (notice) {
         setRefusal(notice);
+        closedForGood.current = true;
         setLost(true);
       }
     };
@@ -174,6 +227,29 @@ export function useParleyChat({
     chat.isRecovering;
   busyRef.current = busy;
 
+  // Once the refused request has ended on the SDK's side: its message comes back out of the
+  // transcript (into the composer), or a refused regeneration's old reply comes back from the
+  // server; the SDK's error for it is cleared (the refusal says what happened, not "failed").
+  const { clearError } = chat;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: run again when the refusal arrives (the flag is a ref)
+  useEffect(() => {
+    if (busy || !takeBack.current) return;
+    takeBack.current = false;
+    const asked = lastAsked.current;
+    lastAsked.current = null;
+    clearError();
+    if (asked?.trigger === "submit") {
+      const index = messages.findLastIndex((message) => message.role === "user");
+      const sent = messages[index];
+      if (sent && messageText(sent) === asked.text) {
+        setMessages(messages.slice(0, index));
+        setReturnedDraft((last) => ({ text: asked.text, seq: (last?.seq ?? 0) + 1 }));
+      }
+    } else if (asked?.trigger === "regenerate") {
+      void getInitialMessages().then(setMessages, () => undefined);
+    }
+  }, [busy, messages, refusal, clearError, setMessages, getInitialMessages]);
+
   const send = useCallback(
     (text: string) => {
       const trimmed = text.trim();
@@ -182,6 +258,8 @@ export function useParleyChat({
       setRefusal(null);
       sends.current += 1;
       busyRef.current = true;
+      lastAsked.current = { trigger: "submit", text: trimmed };
+      takeBack.current = false;
       void chat.sendMessage({ text: trimmed });
     },
     [busy, lost, chat.sendMessage],
@@ -210,6 +288,8 @@ export function useParleyChat({
     setRefusal(null);
     sends.current += 1;
     busyRef.current = true;
+    lastAsked.current = { trigger: "regenerate" };
+    takeBack.current = false;
     void chat.regenerate();
   }, [busy, lost, messages, chat.regenerate]);
 
@@ -228,6 +308,7 @@ export function useParleyChat({
     lost,
     busy,
     stoppedIds,
+    returnedDraft,
     send,
     stop,
     regenerate,

@@ -229,7 +229,9 @@ export function Assistant({ client, mode, theme, projectId, onReady, onError }: 
               tabIndex={-1}
               hidden={!open}
               onKeyDown={onKeyDown}
-              className="fixed right-4 bottom-22 z-[var(--parley-z-index,2147483000)] flex h-[min(var(--parley-panel-height,40rem),calc(100dvh-7rem))] w-[min(var(--parley-panel-width,26rem),calc(100vw-2rem))] flex-col overflow-hidden rounded-xl border border-border bg-background text-foreground shadow-2xl outline-none"
+              // A floating panel above the launcher; on a phone, a full-screen sheet (its header's
+              // Close button in the launcher's place), as Intercom and Crisp do.
+              className="fixed right-4 bottom-22 z-[var(--parley-z-index,2147483000)] flex h-[min(var(--parley-panel-height,40rem),calc(100dvh-7rem))] w-[min(var(--parley-panel-width,26rem),calc(100vw-2rem))] flex-col overflow-hidden rounded-xl border border-border bg-background text-foreground shadow-2xl outline-none max-sm:inset-0 max-sm:h-dvh max-sm:w-full max-sm:rounded-none max-sm:border-0 max-sm:pb-[env(safe-area-inset-bottom)]"
             >
               {frame}
             </div>
@@ -244,7 +246,7 @@ export function Assistant({ client, mode, theme, projectId, onReady, onError }: 
             // Fetch the panel's chunk as soon as someone is about to open it.
             onPointerEnter={() => void loadPanel()}
             onFocus={() => void loadPanel()}
-            className="fixed right-4 bottom-4 z-[var(--parley-z-index,2147483000)] inline-flex size-14 items-center justify-center rounded-full bg-primary text-primary-foreground shadow-lg outline-none hover:opacity-90 focus-visible:ring-2 focus-visible:ring-ring focus-visible:ring-offset-2"
+            className={`fixed right-4 bottom-4 z-[var(--parley-z-index,2147483000)] inline-flex size-14 items-center justify-center rounded-full bg-primary text-primary-foreground shadow-lg outline-none hover:opacity-90 focus-visible:ring-2 focus-visible:ring-ring focus-visible:ring-offset-2 ${open ? "max-sm:hidden" : ""}`}
           >
             {open ? (
               <X aria-hidden="true" className="size-6" />

@@ -2,6 +2,7 @@
 import {
   ChatView,
   Composer,
+  isBillingRefusal,
   SessionSidebar,
   type SessionSummary,
   useLightChat,
@@ -187,6 +188,19 @@ function Connected({
       showCost={showCost}
       emptyState="How can I help?"
       renderStatus={() => <LimitNotice limits={limits} showCost={showCost} />}
+      // A message the assistant's limits refused: one notice (the server's words, with the reset),
+      // in place of the warning; the message is back in the box.
+      renderRefusal={(refusal) =>
+        isBillingRefusal(refusal) ? (
+          <p
+            role="alert"
+            data-testid="limit-stop"
+            className="mb-2 rounded-md border border-destructive/50 bg-destructive/5 px-3 py-2 text-xs"
+          >
+            {refusal.message}
+          </p>
+        ) : null
+      }
     />
   );
 }

@@ -9,6 +9,7 @@ export * from "./external-ids.ts";
 export * from "./ids.ts";
 export * from "./json.ts";
 export * from "./pagination.ts";
+export * from "./replies.ts";
 export * from "./responses.ts";
 export * from "./schemas.ts";
 export * from "./sessions.ts";

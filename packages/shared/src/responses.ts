@@ -37,6 +37,7 @@ import {
   type ApiKey,
   type AuthResult,
   type CreatedApiKey,
+  type FormerMember,
   type Invitation,
   type InvitationPreview,
   type Me,
@@ -115,6 +116,18 @@ export const memberSchema = z
   })
   .meta({ id: "Member" });
 export const memberPageSchema = pageSchemaOf(memberSchema).meta({ id: "MemberPage" });
+
+export const formerMemberSchema = z
+  .strictObject({
+    userId: z.string(),
+    email: z.string(),
+    name: z.string(),
+    leftAt: iso,
+  })
+  .meta({ id: "FormerMember" });
+export const formerMemberPageSchema = pageSchemaOf(formerMemberSchema).meta({
+  id: "FormerMemberPage",
+});
 
 export const projectSchema = z
   .strictObject({
@@ -557,6 +570,7 @@ sameType<Out<typeof authResultSchema>, AuthResult>(true);
 sameType<Out<typeof meSchema>, Me>(true);
 sameType<Out<typeof orgSummarySchema>, OrgSummary>(true);
 sameType<Out<typeof memberSchema>, Member>(true);
+sameType<Out<typeof formerMemberSchema>, FormerMember>(true);
 sameType<Out<typeof projectSchema>, Project>(true);
 sameType<Out<typeof sessionSchema>, Session>(true);
 sameType<Out<typeof sessionPageSchema>, Page<Session>>(true);

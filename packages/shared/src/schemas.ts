@@ -101,12 +101,23 @@ const password = z
     message: "must be valid UTF-8 text (it has U+FFFD, what bytes that are not UTF-8 decode to)",
   });
 
-export const signupSchema = z.strictObject({
-  email,
-  password,
-  name: displayName,
-  orgName: displayName.optional(),
-});
+export const signupSchema = z
+  .strictObject({
+    email,
+    password,
+    name: displayName,
+    orgName: displayName.optional(),
+    /**
+     * The secret of the invitation link the person signs up through (2026-12-06): the account
+     * gets no organization of its own (it joins the inviting one by accepting the link), and the
+     * email must be the invited one.
+     */
+    invitation: z.string().min(1).max(200).optional(),
+  })
+  .refine((input) => input.invitation === undefined || input.orgName === undefined, {
+    message: "an account made through an invitation gets no organization of its own",
+    path: ["orgName"],
+  });
 export type Signup = z.infer<typeof signupSchema>;
 
 /** A password as typed to prove who one is: any password chosen before today's rules still works. */
@@ -342,6 +353,18 @@ export interface Member {
   name: string;
   role: Role;
   joinedAt: string;
+}
+
+/**
+ * Someone who was a member of the org and is not any more (removed, or left), and whose data in
+ * it is not erased yet: what an admin erases them by (`GET /api/orgs/:orgId/former-members`).
+ */
+export interface FormerMember {
+  userId: string;
+  email: string;
+  name: string;
+  /** When they last left (or were removed). */
+  leftAt: string;
 }
 
 export interface Project {

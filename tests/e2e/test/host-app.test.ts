@@ -67,7 +67,7 @@ describe("the example host app", () => {
   let shopPage: Page;
   let shopErrors: string[] = [];
 
-  it("an end user of the shop chats with the assistant embedded by the script tag", async () => {
+  it("an end user of the shop opens the launcher and chats; no reply shows what it cost", async () => {
     if (!browser) throw new Error("no browser");
     const opened = await openContext(browser, VIEWPORTS.desktop, "light");
     shopPage = opened.page;
@@ -76,28 +76,42 @@ describe("the example host app", () => {
     await shopPage.getByLabel("Your name").fill(endUser);
     await shopPage.getByRole("button", { name: "Sign in" }).click();
     await shopPage.getByText(`signed in as ${endUser}`).waitFor();
+    // A shop, with its products; the assistant is a launcher in the corner.
+    await shopPage.getByRole("heading", { name: "Recommended for you" }).waitFor();
 
     // The assistant is in the shop's page, in its shadow root: the locators pierce it.
     const assistant = shopPage.locator("parley-assistant");
+    const launcher = assistant.getByRole("button", { name: "Open assistant" });
+    await launcher.click();
+    const panel = assistant.getByRole("dialog", { name: "Acme Shop" });
+    await panel.waitFor();
     const box = shopPage.getByRole("textbox", { name: "Message" });
     await box.fill(question);
     await box.press("Enter");
     await assistant.getByText(`Dev model reply to: ${question}`).waitFor();
-    // The app shows cost (its setting): the reply's footer says what it cost.
-    await assistant.getByText(/Cost \$0\.\d+/).waitFor();
-    // Inline, it fills the box the shop gave it, no less.
-    const heights = await assistant.evaluate((element) => ({
-      element: element.getBoundingClientRect().height,
-      panel: element.shadowRoot?.querySelector("section")?.getBoundingClientRect().height ?? 0,
-    }));
-    expect(heights.panel).toBeGreaterThan(heights.element * 0.95);
+    await assistant.getByRole("button", { name: "Regenerate" }).waitFor();
+    // What a tenant ships (issue 28): no cost and no token count under a shopper's reply.
+    const text = (await assistant.evaluate((el) => el.shadowRoot?.textContent ?? "")) ?? "";
+    expect(text).not.toMatch(/Cost \$|\$0\.\d|tokens/);
+    // A floating panel on a desktop, not the whole window.
+    const box1 = await panel.boundingBox();
+    expect(box1 && box1.width < VIEWPORTS.desktop.width / 2).toBe(true);
     // The chat is the end user's: listed under "Chats", titled by the question.
     await assistant.getByRole("button", { name: "Chats" }).click();
     await assistant.getByText(question).first().waitFor();
+    // The search field's icon sits in the middle of its box, and focus shows a ring.
+    const search = assistant.getByRole("searchbox", { name: "Search chats" });
+    const icon = search.locator("xpath=preceding-sibling::*[1]");
+    const [field, glyph] = await Promise.all([search.boundingBox(), icon.boundingBox()]);
+    if (!field || !glyph) throw new Error("no search field");
+    const middle = (b: { y: number; height: number }) => b.y + b.height / 2;
+    expect(Math.abs(middle(field) - middle(glyph))).toBeLessThanOrEqual(1);
+    await search.focus();
+    expect(await search.evaluate((el) => getComputedStyle(el).boxShadow)).not.toBe("none");
     expect(shopErrors).toEqual([]);
   });
 
-  it("renders the reply's markdown, resumes a reply across a reload, and stops one", async () => {
+  it("renders markdown with highlighted code and table tools, resumes a reply across a reload, and Stop only stops", async () => {
     const assistant = shopPage.locator("parley-assistant");
     // What the assistant shows: its shadow root's text (the element's own text is empty).
     const shadowText = () => assistant.evaluate((element) => element.shadowRoot?.textContent ?? "");
@@ -108,10 +122,23 @@ describe("the example host app", () => {
     await box.press("Enter");
     await assistant.getByRole("heading", { name: "Dev model markdown" }).waitFor();
     await assistant.getByRole("table").getByText("Team").waitFor();
-    await assistant
-      .locator("pre code")
-      .getByText(/export function add/)
-      .waitFor();
+    const code = assistant.locator("pre code");
+    await code.getByText(/export function add/).waitFor();
+    // Highlighted as the app's code is: a keyword has a colour of its own.
+    const colours = await code.evaluate((el) => {
+      const keyword = el.querySelector(".text-code-keyword");
+      return {
+        keyword: keyword ? getComputedStyle(keyword).color : null,
+        plain: getComputedStyle(el).color,
+      };
+    });
+    expect(colours.keyword).not.toBeNull();
+    expect(colours.keyword).not.toBe(colours.plain);
+    // The table's tools: copy it, download it as CSV.
+    await assistant.getByRole("button", { name: "CSV" }).waitFor();
+    const download = shopPage.waitForEvent("download");
+    await assistant.getByRole("button", { name: "CSV" }).click();
+    expect((await download).suggestedFilename()).toBe("table.csv");
 
     // A slow reply, the page reloaded while it streams: the reply picks up and finishes once.
     const slow = "Tell me slowly [[tps:12]]";
@@ -119,31 +146,32 @@ describe("the example host app", () => {
     await box.press("Enter");
     await assistant.getByText("Dev model reply to: Tell").waitFor();
     await shopPage.reload();
+    await assistant.getByRole("button", { name: "Open assistant" }).click();
     const reply = `Dev model reply to: ${slow.replace(" [[tps:12]]", "")}`;
     await expect
       .poll(async () => (await shadowText()).includes(`${reply} `), {
         timeout: 20_000,
       })
       .toBe(true);
-    await assistant
-      .getByText(/Cost \$0\.\d+/)
-      .last()
-      .waitFor();
     expect((await shadowText()).split(reply).length - 1).toBe(1);
-    // The turn is over when the composer offers Send again (the cost shows just before).
+    // The turn is over when the composer offers Send again.
     await assistant.getByRole("button", { name: "Send" }).waitFor();
 
-    // Stopped mid-way: marked so, and the composer takes the next message.
-    await shopPage.getByRole("textbox", { name: "Message" }).fill("Go on forever [[tps:4]]");
-    await shopPage.getByRole("textbox", { name: "Message" }).press("Enter");
+    // Stopped mid-way with the next question typed: marked so, nothing sent, the draft kept.
+    await box.fill("Go on forever [[tps:4]]");
+    await box.press("Enter");
     await assistant.getByText("Dev model reply to: Go").waitFor();
-    await assistant.getByRole("button", { name: "Stop" }).click();
+    await box.fill("My next question");
+    await assistant.getByRole("button", { name: "Stop", exact: true }).click();
     await assistant.getByText("Stopped").waitFor();
     await assistant.getByRole("button", { name: "Send" }).waitFor();
+    await shopPage.waitForTimeout(1500);
+    expect(await box.inputValue()).toBe("My next question");
+    expect(await shadowText()).not.toContain("Dev model reply to: My next question");
     expect(shopErrors).toEqual([]);
   });
 
-  it("works on a phone, light and dark, with no sideways scroll and nothing axe calls serious", async () => {
+  it("works on a phone, light and dark: a launcher that opens a full-screen sheet, nothing sideways, nothing axe calls serious", async () => {
     if (!browser) throw new Error("no browser");
     for (const scheme of ["light", "dark"] as const) {
       const phone = await openContext(browser, VIEWPORTS.phone, scheme);
@@ -151,15 +179,29 @@ describe("the example host app", () => {
       // A shopper of their own per pass: the same one would reopen the last pass's chat.
       await phone.page.getByLabel("Your name").fill(`Ada Phone ${scheme}`);
       await phone.page.getByRole("button", { name: "Sign in" }).click();
+      const assistant = phone.page.locator("parley-assistant");
+      await assistant.getByRole("button", { name: "Open assistant" }).tap();
+      const sheet = assistant.getByRole("dialog", { name: "Acme Shop" });
+      await sheet.waitFor();
+      // The whole screen, with its own Close in the header (the launcher steps aside).
+      expect(await sheet.boundingBox()).toEqual({
+        x: 0,
+        y: 0,
+        width: VIEWPORTS.phone.width,
+        height: VIEWPORTS.phone.height,
+      });
       const box = phone.page.getByRole("textbox", { name: "Message" });
       await box.fill("Where is my parcel?");
       await box.press("Enter");
-      const assistant = phone.page.locator("parley-assistant");
       await assistant.getByText("Dev model reply to: Where is my parcel?").waitFor();
       await assistant.getByRole("button", { name: "Send" }).waitFor();
       expect(await sidewaysOverflow(phone.page)).toBe(0);
       // axe reads the assistant's open shadow root as part of the page.
       expect(await axeProblems(phone.page, `host app, phone, ${scheme}`)).toEqual([]);
+      await sheet.getByRole("button", { name: "Close assistant" }).tap();
+      await assistant.getByRole("button", { name: "Open assistant" }).waitFor();
+      expect(await sidewaysOverflow(phone.page)).toBe(0);
+      expect(await axeProblems(phone.page, `host app page, phone, ${scheme}`)).toEqual([]);
       expect(phone.errors).toEqual([]);
       await phone.context.close();
     }
@@ -172,6 +214,12 @@ describe("the example host app", () => {
   });
 
   it("the shop's 'Delete my data' erases them from Parley through its API key", async () => {
+    // The assistant closed first, as a shopper would (its panel floats over the page).
+    await shopPage
+      .locator("parley-assistant")
+      .getByRole("button", { name: "Close assistant" })
+      .last()
+      .click();
     await shopPage.getByRole("button", { name: "Delete my data" }).click();
     await shopPage.getByText("Your data was deleted.").waitFor();
     expect(shopErrors).toEqual([]);

@@ -29,6 +29,7 @@ let base = "";
 const owner = { name: "Grace Hopper", email: freshEmail("grace"), org: "Compilers Unlimited" };
 let projectId = "";
 let sessionId = "";
+let profileId = "";
 
 /** The screens, each with the path to open and the heading that says it is there. */
 interface Screen {
@@ -61,13 +62,36 @@ const screens = (): Screen[] => [
     tab,
   })),
   { name: "members", path: "/members", heading: /^Members/, signedIn: true },
+  // Issue 29: the org's assistant profiles, its allowed models, one profile's editor.
+  { name: "assistants", path: "/assistants", heading: /^Assistants in /, signedIn: true },
+  {
+    name: "assistants-models",
+    path: "/assistants#models",
+    heading: /^Assistants in /,
+    signedIn: true,
+    tab: "Models",
+  },
+  {
+    name: "profile",
+    path: `/assistants/profiles/${profileId}`,
+    heading: /^Support assistant$/,
+    signedIn: true,
+  },
   { name: "admin", path: "/admin", heading: /^Admin|^Erasure/, signedIn: true },
   { name: "account", path: "/account", heading: /^Account$/, signedIn: true },
   { name: "new-org", path: "/orgs/new", heading: /^New organization$/, signedIn: true },
 ];
 
-/** Kept for the README: the chat and billing on a phone in dark, the project on a desktop. */
-const KEEP = new Set(["session-phone-dark", "billing-desktop-dark", "project-desktop-light"]);
+/**
+ * Kept for the README: the chat and billing on a phone in dark, the project and an assistant
+ * profile's editor on a desktop.
+ */
+const KEEP = new Set([
+  "session-phone-dark",
+  "billing-desktop-dark",
+  "project-desktop-light",
+  "profile-desktop-light",
+]);
 
 async function signIn(page: Page): Promise<void> {
   await page.goto(`${base}/signin`);
@@ -109,6 +133,18 @@ beforeAll(async () => {
   await send(page, "Show me the plan as a table [[markdown]]");
   for (let turn = 1; turn <= 5; turn++) await send(page, `Follow-up question ${turn}`);
   await send(page, "Think it over first [[reasoning]]");
+  // An assistant profile with a second version, so the editor shows its history.
+  await page.goto(`${base}/assistants`);
+  await page.getByRole("button", { name: "New profile" }).click();
+  await page.getByRole("dialog").getByLabel("Name").fill("Support assistant");
+  await page.getByRole("button", { name: "Create profile" }).click();
+  await page.waitForURL(/\/assistants\/profiles\/[^/]+$/);
+  profileId = new URL(page.url()).pathname.split("/")[3] ?? "";
+  await page
+    .getByLabel("Instructions", { exact: true })
+    .fill("Answer briefly.\nUse the plan's words.");
+  await page.getByRole("button", { name: "Save as version 2" }).click();
+  await page.getByRole("list", { name: "Versions" }).getByText("Version 2").waitFor();
   await context.close();
 }, 300_000);
 

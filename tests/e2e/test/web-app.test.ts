@@ -43,8 +43,9 @@ async function screenshot(name: string): Promise<void> {
 }
 
 /**
- * The whole balance on the billing page, exact: what is available ("Exactly $4.99988" when cents
- * hide digits) plus what chats in progress hold (an active chat keeps a little set aside).
+ * The whole balance on the billing page, exact: what is available ("Exactly $4.99988 available."
+ * behind "Exact amount" when cents hide digits) plus what chats in progress hold (an active chat
+ * keeps a little set aside).
  */
 async function wholeBalance(): Promise<number> {
   const hero = page.getByRole("region", { name: "Available balance" });
@@ -52,7 +53,7 @@ async function wholeBalance(): Promise<number> {
   const exact = hero.getByText(/^Exactly \$/);
   const text =
     (await exact.count()) > 0
-      ? ((await exact.textContent()) ?? "").replace(/^Exactly /, "")
+      ? ((await exact.textContent()) ?? "").replace(/^Exactly /, "").replace(/ available\.$/, "")
       : ((await hero.getByTestId("balance").textContent()) ?? "");
   const held = hero.getByText(/ held by chats in progress/);
   const heldText =
@@ -336,10 +337,13 @@ describe("the web app in Chromium", () => {
     const chat = page.getByRole("region", { name: "Assistant chat" });
     await composerOf(chat).fill("One more idea, please");
     await chat.getByRole("button", { name: "Send" }).click();
-    await chat.getByRole("button", { name: "Send" }).waitFor();
-    const stopped = repliesOf(chat).last();
-    await stopped.getByRole("link", { name: "Raise the limit" }).waitFor();
+    // Refused before it is stored (issue 28): one notice naming the limit, the message back in
+    // the box, and a button to that very limit, not a top-up.
+    const stopped = chat.getByTestId("limit-stop");
+    await stopped.getByRole("link", { name: "Raise the monthly limit" }).waitFor();
     expect(await stopped.getByRole("link", { name: /top up/i }).count()).toBe(0);
+    await expect.poll(() => composerOf(chat).inputValue()).toBe("One more idea, please");
+    await composerOf(chat).fill("");
     // Lift the limit again for the rest of the run.
     await page.goto(`${base}/billing#settings`);
     const lift = page.getByRole("form", { name: "Limits and alerts" });
@@ -371,12 +375,14 @@ describe("the web app in Chromium", () => {
       );
     await composerOf(chat).fill("And one for the press release");
     await chat.getByRole("button", { name: "Send" }).click();
-    await chat.getByRole("button", { name: "Send" }).waitFor();
+    // One notice in the warning's place, naming the limit and its reset.
+    const notice = chat.getByTestId("limit-stop");
     await expect
-      .poll(() => repliesOf(chat).last().textContent())
-      .toContain(
-        "This project has reached its weekly spending limit. It resets on Monday at 00:00 UTC",
-      );
+      .poll(() => notice.textContent())
+      .toContain("This message would go over this project's weekly limit.");
+    expect(await notice.textContent()).toContain("It resets on Monday at 00:00 UTC");
+    expect(await warning.count()).toBe(0);
+    await composerOf(chat).fill("");
 
     // Removed again for the rest of the run.
     await page.goto(`${base}/billing#settings`);

@@ -17,6 +17,7 @@ const NAV = [
   { to: "/projects", label: "Projects", manage: false },
   { to: "/billing", label: "Billing", manage: false },
   { to: "/members", label: "Members", manage: false },
+  { to: "/assistants", label: "Assistants", manage: false },
   { to: "/admin", label: "Admin", manage: true },
 ] as const;
 
@@ -58,7 +59,12 @@ function OrgButtonPlaceholder({ className }: { className?: string }) {
  * at 390 px by moving navigation into a menu, and the screen below filling the rest of the height.
  */
 export function Shell({ children, inert = false }: { children: ReactNode; inert?: boolean }) {
-  const pathname = useRouterState({ select: (state) => state.location.pathname });
+  // The path of the screen shown, not of the one loading: keyed on the pending path, the boundary
+  // remounted the old screen the moment a move began (its chat re-asked for a ticket and its
+  // transcript; a removed member's, for an org they had lost: 404s in the console).
+  const pathname = useRouterState({
+    select: (state) => (state.resolvedLocation ?? state.location).pathname,
+  });
   useEffect(() => {
     const idle = window.requestIdleCallback ?? ((run: () => void) => window.setTimeout(run, 1));
     idle(() => void loadMenus());

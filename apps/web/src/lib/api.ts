@@ -8,6 +8,7 @@ import type {
   DataExport,
   ErasureRequestInput,
   ErrorCode,
+  FormerMember,
   Invitation,
   InvitationPreview,
   LedgerEntry,
@@ -317,6 +318,8 @@ export function createApiClient(options: ApiClientOptions = {}) {
     },
     /** An authorized fetch of any path (agents' `get-messages`), with the same refresh rule. */
     get: <T>(path: string) => request<T>("GET", path),
+    /** Any authorized call, for the typed clients of other features (`lib/assistants-api.ts`). */
+    call: <T>(method: Method, path: string, body?: unknown) => request<T>(method, path, body),
 
     me: () => request<Me>("GET", "/api/me"),
     /** A new name and/or email (a new email with the current password). */
@@ -415,6 +418,12 @@ export function createApiClient(options: ApiClientOptions = {}) {
       request<{ url: string }>("POST", `/api/orgs/${enc(orgId)}/billing/portal`),
     members: (orgId: string, cursor?: string) =>
       request<Page<Member>>("GET", `/api/orgs/${enc(orgId)}/members${queryString({ cursor })}`),
+    /** Who left the org (or was removed) and is not erased yet: owners and admins. */
+    formerMembers: (orgId: string, cursor?: string) =>
+      request<Page<FormerMember>>(
+        "GET",
+        `/api/orgs/${enc(orgId)}/former-members${queryString({ cursor })}`,
+      ),
     updateMember: (orgId: string, userId: string, role: Role) =>
       request<Member>("PATCH", `/api/orgs/${enc(orgId)}/members/${enc(userId)}`, { role }),
     removeMember: (orgId: string, userId: string) =>

@@ -32,6 +32,10 @@ function useWholeList<T>(
 export const useAllMembers = (orgId: string, enabled = true) =>
   useWholeList(keys.members(orgId), (cursor) => api.members(orgId, cursor), enabled);
 
+/** People who left the org and are not erased yet (owners and admins: the erasure picker). */
+export const useAllFormerMembers = (orgId: string, enabled = true) =>
+  useWholeList(keys.formerMembers(orgId), (cursor) => api.formerMembers(orgId, cursor), enabled);
+
 /** Projects of the org: the same cache as the projects screen. */
 export const useAllProjects = (orgId: string, enabled = true) =>
   useWholeList(keys.projects(orgId), (cursor) => api.projects(orgId, cursor), enabled);

@@ -26,6 +26,8 @@ export const keys = {
   org: (orgId: string) => ["org", orgId] as const,
   projects: (orgId: string) => ["org", orgId, "projects"] as const,
   members: (orgId: string) => ["org", orgId, "members"] as const,
+  /** Under members: a removal (which invalidates the members) lists the person as former. */
+  formerMembers: (orgId: string) => ["org", orgId, "members", "former"] as const,
   invitations: (orgId: string) => ["org", orgId, "invitations"] as const,
   billing: (orgId: string) => ["org", orgId, "billing"] as const,
   erasures: (orgId: string) => ["org", orgId, "erasures"] as const,
@@ -42,6 +44,16 @@ export const keys = {
    * held in memory only, so a reload forgets the names.
    */
   erasureLabels: (orgId: string) => ["org", orgId, "erasure-labels"] as const,
+  // Assistants (issue 29, lib/assistants-api.ts). Prices are what an org is charged: per org.
+  catalogue: ["models"] as const,
+  allowedModels: (orgId: string) => ["org", orgId, "models"] as const,
+  previewProfile: (orgId: string) => ["org", orgId, "preview-profile"] as const,
+  profiles: (orgId: string) => ["org", orgId, "profiles"] as const,
+  /** A profile, its versions under it (a rollback or a save invalidates both). */
+  profile: (profileId: string) => ["profile", profileId] as const,
+  profileVersions: (profileId: string) => ["profile", profileId, "versions"] as const,
+  promptPreview: (profileId: string, projectId: string, audience: string, version: number) =>
+    ["profile", profileId, "prompt", projectId, audience, version] as const,
   // Billing: every key below starts with `billing(orgId)`, so invalidating it refreshes them all.
   billingUsage: (orgId: string, groupBy: string, range: { from?: string; to?: string }) =>
     ["org", orgId, "billing", "usage", groupBy, range] as const,

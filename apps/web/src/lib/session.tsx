@@ -12,7 +12,7 @@ import {
 import { api, isApiError } from "./api.ts";
 import { keys } from "./query.ts";
 
-const ORG_KEY = "parley.org";
+export const ORG_KEY = "parley.org";
 
 interface SessionValue {
   /** `undefined` while the refresh cookie is being tried after a page load. */
@@ -27,7 +27,7 @@ interface SessionValue {
 const SessionContext = createContext<SessionValue | null>(null);
 
 /** Signed out is an answer (null), not an error: a 401 from refresh or `/api/me` means no session. */
-async function loadMe(): Promise<Me | null> {
+export async function loadMe(): Promise<Me | null> {
   try {
     if (!api.hasToken()) {
       if (!api.mayHaveSession()) return null;

@@ -1,4 +1,4 @@
-import type { BillingSummary } from "@parley/shared";
+import type { BillingSummary, LimitPeriod, LimitRule } from "@parley/shared";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useRouterState, useSearch } from "@tanstack/react-router";
 import { ExternalLink } from "lucide-react";
@@ -15,7 +15,8 @@ import { BalanceHero } from "../features/billing/balance-hero.tsx";
 import { GrantsList } from "../features/billing/grants-list.tsx";
 import { LedgerTable } from "../features/billing/ledger-table.tsx";
 import { LimitRules } from "../features/billing/limit-rules.tsx";
-import { LimitsForm } from "../features/billing/limits-form.tsx";
+import { readLimitHash } from "../features/billing/limit-stop.tsx";
+import { LIMITS_FIRST_FIELD, LimitsForm } from "../features/billing/limits-form.tsx";
 import { LimitsSummary } from "../features/billing/limits-summary.tsx";
 import { MyLimits } from "../features/billing/my-limits.tsx";
 import { PaymentsTable } from "../features/billing/payments-table.tsx";
@@ -30,15 +31,41 @@ import { canManage as canManageOrg, useSession } from "../lib/session.tsx";
 type Tab = "overview" | "activity" | "ledger" | "settings";
 
 /**
- * The tab an address names. `#limits` (the chat's "Raise the limit") opens Settings with the limits
- * form focused; `#top-up` (its "Top up") opens the top-up dialog over the overview. Members have
- * no ledger or settings (the worker refuses them those), so those hashes show them the overview.
+ * The tab an address names. `#limits` opens Settings with the limits form focused; `#limit:<code>`
+ * (the chat's button when a limit stopped a message) opens the tab holding exactly that limit's
+ * setting (see `limitFieldId`); `#top-up` (its "Top up") opens the top-up dialog over the
+ * overview. Members have no ledger or settings (the worker refuses them those), so those hashes
+ * show them the overview, where their own limit is.
  */
 function tabOf(hash: string, manage: boolean): Tab {
   if (hash === "activity") return "activity";
   if (manage && hash === "ledger") return "ledger";
   if (manage && (hash === "settings" || hash === "limits")) return "settings";
+  const limit = readLimitHash(hash);
+  if (manage && limit && limit.subject !== "own") return "settings";
   return "overview";
+}
+
+/**
+ * The field that changes the limit a `#limit:` address names: the org's monthly limit, the daily
+ * limit per member (unless the member has limits of their own, which replace it for them), the
+ * person's own limit, or the member's or project's limit in the rules form (filled in for it).
+ * Null while the member's rules are still loading.
+ */
+export function limitFieldId(
+  target: NonNullable<ReturnType<typeof readLimitHash>>,
+  memberRules: readonly LimitRule[] | undefined,
+): string | null {
+  if (target.subject === "org") return LIMITS_FIRST_FIELD;
+  if (target.subject === "own") return "my-limit-amount";
+  if (target.subject === "member" && target.period === "day") {
+    if (!memberRules) return null;
+    const own = memberRules.some(
+      (rule) => rule.subject === "member" && rule.subjectId === target.id,
+    );
+    if (!own) return "limit-memberDailyLimitMicros";
+  }
+  return "limit-rule-amount";
 }
 
 /** How long after Stripe's return the balance is re-read, waiting for the webhook's credit. */
@@ -113,6 +140,13 @@ export default function BillingPage() {
   const [topUpOpen, setTopUpOpen] = useState(hash === "top-up" && manage);
   const limitsField = useRef<HTMLInputElement>(null);
   const tab = tabOf(hash, manage);
+  const limitTarget = readLimitHash(hash);
+  // A member's limits replace the daily one for them: which one stopped them depends on these.
+  const rules = useQuery({
+    queryKey: keys.limitRules(orgId),
+    queryFn: () => api.limitRules(orgId),
+    enabled: manage && limitTarget?.subject === "member",
+  });
 
   const summary = useQuery({
     queryKey: keys.billing(orgId),
@@ -143,17 +177,30 @@ export default function BillingPage() {
     }
   }, [returned, posted, setReturned, queryClient, orgId]);
 
+  const fieldId =
+    hash === "limits" && manage
+      ? LIMITS_FIRST_FIELD
+      : limitTarget && (manage || limitTarget.subject === "own")
+        ? limitFieldId(limitTarget, rules.data?.items)
+        : null;
+  const ready = data !== undefined;
   useEffect(() => {
     if (hash === "top-up" && manage) setTopUpOpen(true);
-    if (hash === "limits" && manage && data) {
-      // After the settings tab has rendered the form.
+    if (fieldId && ready) {
+      // After the tab has rendered the form.
       const id = setTimeout(() => {
-        limitsField.current?.scrollIntoView({ block: "center" });
-        limitsField.current?.focus();
+        const field = document.getElementById(fieldId);
+        field?.scrollIntoView({ block: "center" });
+        field?.focus();
       }, 0);
       return () => clearTimeout(id);
     }
-  }, [hash, manage, data]);
+  }, [hash, manage, fieldId, ready]);
+  // The rules form, filled in for the member's or project's limit the address names.
+  const rulePrefill =
+    limitTarget?.id && (limitTarget.subject === "member" || limitTarget.subject === "project")
+      ? { target: `${limitTarget.subject}:${limitTarget.id}`, period: limitTarget.period }
+      : undefined;
 
   const go = (next: string) =>
     void navigate({ to: "/billing", hash: next === "overview" ? undefined : next, replace: true });
@@ -231,6 +278,7 @@ export default function BillingPage() {
               manage={manage}
               onTopUp={() => setTopUpOpen(true)}
               onEditLimits={() => go("limits")}
+              ownPeriod={limitTarget?.subject === "own" ? limitTarget.period : undefined}
             />
           </TabsContent>
           <TabsContent value="activity">
@@ -252,7 +300,11 @@ export default function BillingPage() {
                         settings={data}
                         firstFieldRef={limitsField}
                       />
-                      <LimitRules orgId={orgId} />
+                      <LimitRules
+                        key={rulePrefill ? `${rulePrefill.target}:${rulePrefill.period}` : "rules"}
+                        orgId={orgId}
+                        prefill={rulePrefill}
+                      />
                     </div>
                   </div>
                   <div className="grid min-w-0 content-start gap-6 lg:col-span-2">
@@ -296,12 +348,15 @@ function Overview({
   manage,
   onTopUp,
   onEditLimits,
+  ownPeriod,
 }: {
   orgId: string;
   summary: BillingSummary;
   manage: boolean;
   onTopUp: () => void;
   onEditLimits: () => void;
+  /** The period of the person's own limit to fill in (the chat's "Change your limit"). */
+  ownPeriod?: LimitPeriod;
 }) {
   return (
     <>
@@ -316,7 +371,7 @@ function Overview({
           <LimitsSummary orgId={orgId} summary={summary} canManage={manage} onEdit={onEditLimits} />
         </div>
       </div>
-      <MyLimits orgId={orgId} />
+      <MyLimits key={ownPeriod ?? "own"} orgId={orgId} period={ownPeriod} />
       <UsagePanel orgId={orgId} canManage={manage} />
     </>
   );

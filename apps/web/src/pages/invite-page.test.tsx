@@ -29,13 +29,41 @@ afterEach(() => {
 });
 
 describe("the invitation page", () => {
-  it("shows a signed-out visitor the org and role, with sign-up and sign-in that come back here", async () => {
+  it("signs a visitor up on the invitation itself: the email locked, no org of their own, one click to join", async () => {
     vi.spyOn(api, "invitationPreview").mockResolvedValue(preview);
-    await renderInApp(<InviteScreen secret="inv_abc" />, { path: "/invite#inv_abc" });
-    expect((await screen.findByText(/Join/)).textContent).toMatch(/Acme/);
-    const signUp = screen.getByRole("link", { name: "Sign up with newcomer@example.com" });
-    expect(signUp.getAttribute("href")).toBe("/signup?next=%2Finvite");
-    expect(screen.getByRole("link", { name: "I have an account" }).getAttribute("href")).toBe(
+    const signup = vi.spyOn(api, "signup").mockResolvedValue({
+      accessToken: "t",
+      user: { id: "u1", email: preview.email, name: "Newcomer" },
+    } as never);
+    const accept = vi
+      .spyOn(api, "acceptInvitation")
+      .mockResolvedValue({ orgId: "org_9", role: "admin" });
+    const { router } = await renderInApp(<InviteScreen secret="inv_abc" />, {
+      path: "/invite#inv_abc",
+    });
+    expect(await screen.findByRole("heading", { level: 1, name: "Join Acme" })).toBeTruthy();
+    const form = screen.getByRole("form", { name: "Join Acme" });
+    const email = screen.getByLabelText(/^Email/) as HTMLInputElement;
+    expect(email.value).toBe("newcomer@example.com");
+    expect(email.readOnly).toBe(true);
+    // No organization name: they join this one.
+    expect(screen.queryByLabelText(/Organization name/)).toBeNull();
+    expect(screen.queryByRole("link", { name: /Sign up/ })).toBeNull();
+    fireEvent.change(screen.getByLabelText("Name"), { target: { value: "Newcomer" } });
+    fireEvent.change(screen.getByLabelText(/^Password/), {
+      target: { value: "correct horse battery" },
+    });
+    fireEvent.submit(form);
+    await waitFor(() => expect(router.state.location.pathname).toBe("/projects"));
+    expect(signup).toHaveBeenCalledWith({
+      email: "newcomer@example.com",
+      password: "correct horse battery",
+      name: "Newcomer",
+      invitation: "inv_abc",
+    });
+    expect(accept).toHaveBeenCalledWith("inv_abc");
+    expect(session.selectOrg).toHaveBeenCalledWith("org_9");
+    expect(screen.getByRole("link", { name: "Sign in to join" }).getAttribute("href")).toBe(
       "/signin?next=%2Finvite",
     );
   });
@@ -72,16 +100,16 @@ describe("the invitation page", () => {
   it("reads the secret from the link's fragment, and keeps it in the tab for the way back from sign-in", async () => {
     const read = vi.spyOn(api, "invitationPreview").mockResolvedValue(preview);
     await renderInApp(<InvitePage />, { path: "/invite#inv_frag" });
-    expect((await screen.findByText(/Join/)).textContent).toMatch(/Acme/);
+    await screen.findByRole("heading", { level: 1, name: "Join Acme" });
     expect(read).toHaveBeenCalledWith("inv_frag");
     // The sign-in link carries no secret: it waits in this tab.
     expect(
-      screen.getByRole("link", { name: "I have an account" }).getAttribute("href"),
+      screen.getByRole("link", { name: "Sign in to join" }).getAttribute("href"),
     ).not.toContain("inv_");
     cleanup();
     read.mockClear();
     await renderInApp(<InvitePage />, { path: "/invite" });
-    await screen.findByText(/Join/);
+    await screen.findByRole("heading", { level: 1, name: "Join Acme" });
     expect(read).toHaveBeenCalledWith("inv_frag");
   });
 

@@ -1,9 +1,12 @@
+import type { InvitationPreview } from "@parley/shared";
 import { useQuery } from "@tanstack/react-query";
 import { Link, useLocation, useNavigate } from "@tanstack/react-router";
-import { useEffect, useState } from "react";
+import { Lock } from "lucide-react";
+import { type FormEvent, useEffect, useState } from "react";
 import { Page } from "../components/page.tsx";
 import { Button } from "../components/ui/button.tsx";
 import { Card, CardBody } from "../components/ui/card.tsx";
+import { Field, Input } from "../components/ui/input.tsx";
 import { ErrorNote, Loading } from "../components/ui/states.tsx";
 import { roleWords } from "../features/members/member-rules.ts";
 import { api, isApiError } from "../lib/api.ts";
@@ -73,16 +76,20 @@ export function InviteScreen({ secret }: { secret: string }) {
     setBusy(true);
     setError(null);
     try {
-      const joined = await api.acceptInvitation(secret);
-      forgetInvitation();
-      await reload();
-      selectOrg(joined.orgId);
-      await navigate({ to: "/projects" });
+      await joined(await api.acceptInvitation(secret));
     } catch (caught) {
       setError(caught);
     } finally {
       setBusy(false);
     }
+  }
+
+  /** In: the org opens, and the link is forgotten (it is used). */
+  async function joined({ orgId }: { orgId: string }) {
+    forgetInvitation();
+    await reload();
+    selectOrg(orgId);
+    await navigate({ to: "/projects" });
   }
 
   const invitation = preview.data;
@@ -91,7 +98,11 @@ export function InviteScreen({ secret }: { secret: string }) {
       id="content"
       className="grid min-h-dvh place-items-center overflow-x-hidden bg-muted/40 px-4 py-10"
     >
-      <Page title="Invitation" heading="You are invited" width="narrow">
+      <Page
+        title={invitation ? `Join ${invitation.orgName}` : "Invitation"}
+        heading={invitation ? `Join ${invitation.orgName}` : "You are invited"}
+        width="narrow"
+      >
         <Card>
           <CardBody>
             {preview.isPending || me === undefined ? (
@@ -129,22 +140,25 @@ export function InviteScreen({ secret }: { secret: string }) {
                     </Button>
                   </>
                 ) : (
-                  <div className="flex flex-wrap gap-3">
-                    <Link
-                      to="/signup"
-                      search={{ next: here }}
-                      className="inline-flex h-9 max-w-full items-center rounded-md bg-primary px-4 font-medium text-primary-foreground text-sm"
-                    >
-                      <span className="truncate">Sign up with {invitation.email}</span>
-                    </Link>
-                    <Link
-                      to="/signin"
-                      search={{ next: here }}
-                      className="prose-link inline-flex h-9 items-center font-medium text-sm"
-                    >
-                      I have an account
-                    </Link>
-                  </div>
+                  <>
+                    <JoinForm
+                      invitation={invitation}
+                      secret={secret}
+                      onJoined={joined}
+                      onJoinFailed={(caught) => {
+                        // Signed up, but the link could not be taken (revoked meanwhile): signed
+                        // in now, the screen says why and offers Join again.
+                        setError(caught);
+                        void reload();
+                      }}
+                    />
+                    <p className="text-muted-foreground text-sm">
+                      Already on Parley with this email?{" "}
+                      <Link to="/signin" search={{ next: here }} className="prose-link font-medium">
+                        Sign in to join
+                      </Link>
+                    </p>
+                  </>
                 )}
               </div>
             ) : null}
@@ -152,5 +166,93 @@ export function InviteScreen({ secret }: { secret: string }) {
         </Card>
       </Page>
     </main>
+  );
+}
+
+/**
+ * The invitee's sign-up, on the invitation itself: the invited email filled in and locked (the
+ * link is for that address only), no organization of their own (they join this one), and one
+ * button that makes the account and joins.
+ */
+function JoinForm({
+  invitation,
+  secret,
+  onJoined,
+  onJoinFailed,
+}: {
+  invitation: InvitationPreview;
+  secret: string;
+  onJoined: (joined: { orgId: string }) => Promise<void>;
+  /** The account was made but the invitation not taken. */
+  onJoinFailed: (error: unknown) => void;
+}) {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const label = `Join ${invitation.orgName}`;
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setBusy(true);
+    setError(null);
+    try {
+      await api.signup({
+        email: invitation.email,
+        password: String(form.get("password") ?? ""),
+        name: String(form.get("name") ?? ""),
+        invitation: secret,
+      });
+    } catch (caught) {
+      setError(caught);
+      setBusy(false);
+      return;
+    }
+    try {
+      await onJoined(await api.acceptInvitation(secret));
+    } catch (caught) {
+      onJoinFailed(caught);
+    }
+  }
+
+  return (
+    <form onSubmit={onSubmit} aria-label={label} className="grid gap-4">
+      <Field label="Name">
+        <Input name="name" autoComplete="name" required maxLength={100} />
+      </Field>
+      <Field label="Email" hint="The invitation is for this address.">
+        <span className="relative block">
+          <Input
+            name="email"
+            type="email"
+            autoComplete="email"
+            value={invitation.email}
+            readOnly
+            className="bg-muted pr-9 text-muted-foreground"
+          />
+          <Lock
+            aria-hidden="true"
+            className="-translate-y-1/2 pointer-events-none absolute top-1/2 right-3 size-4 text-muted-foreground"
+          />
+        </span>
+      </Field>
+      <Field label="Password" hint="At least 10 characters.">
+        <Input
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={10}
+        />
+      </Field>
+      <ErrorNote error={error} />
+      <Button
+        type="submit"
+        variant="primary"
+        disabled={busy}
+        className="max-w-full justify-self-start"
+      >
+        <span className="truncate">{busy ? "Joining…" : label}</span>
+      </Button>
+    </form>
   );
 }

@@ -6,11 +6,13 @@ import { LoadMore } from "../components/load-more.tsx";
 import { Page } from "../components/page.tsx";
 import { Card, CardBody, CardHeader } from "../components/ui/card.tsx";
 import { EmptyState, ErrorNote, Loading } from "../components/ui/states.tsx";
+import { ProjectAssistant } from "../features/assistants/profile-choice.tsx";
 import { OnboardingChat } from "../features/chat/chats.tsx";
 import { NewChatButton, useMyChats } from "../features/chat/new-chat.tsx";
 import { MemoryEditor } from "../features/projects/memory-editor.tsx";
 import { api } from "../lib/api.ts";
 import { keys } from "../lib/query.ts";
+import { canManage, useSession } from "../lib/session.tsx";
 
 const when = new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short" });
 
@@ -65,6 +67,7 @@ function Sessions({ orgId, projectId }: { orgId: string; projectId: string }) {
 export default function ProjectPage() {
   const { projectId } = useParams({ from: "/app/projects/$projectId" });
   const queryClient = useQueryClient();
+  const { org } = useSession();
   const project = useQuery({
     queryKey: keys.project(projectId),
     queryFn: () => api.project(projectId),
@@ -117,6 +120,7 @@ export default function ProjectPage() {
               <Sessions orgId={data.orgId} projectId={projectId} />
             </CardBody>
           </Card>
+          <ProjectAssistant project={data} canManage={canManage(org)} />
           <Card aria-labelledby="memory-title">
             <CardHeader
               id="memory-title"

@@ -10,6 +10,7 @@ import { Button } from "../components/ui/button.tsx";
 import { useConfirm } from "../components/ui/confirm.tsx";
 import { Dialog, DialogTrigger, SheetContent } from "../components/ui/dialog.tsx";
 import { ErrorNote, Loading } from "../components/ui/states.tsx";
+import { SessionModelPicker } from "../features/assistants/session-model-picker.tsx";
 import { AssistantChat } from "../features/chat/chats.tsx";
 import { useMyChats, useNewChat } from "../features/chat/new-chat.tsx";
 import { api, errorMessage } from "../lib/api.ts";
@@ -210,6 +211,7 @@ export default function SessionPage() {
           >
             {data ? untitled(data.title) : "Loading chat…"}
           </h1>
+          {data ? <SessionModelPicker session={data} /> : null}
           <p className="relative shrink-0 text-muted-foreground text-sm tabular-nums">
             <span className="hidden sm:inline">Spent so far </span>
             <span className="sr-only sm:hidden">Spent so far </span>

@@ -1,12 +1,15 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
-import { AppError, titleFrom } from "@parley/shared";
-import { convertToModelMessages, type UIMessage } from "ai";
+import { AppError, type ReplyVersion, titleFrom } from "@parley/shared";
+import { convertToModelMessages, type ToolSet, type UIMessage } from "ai";
+import { type ResolvedTurn, TurnResolver } from "../assistants/resolve.ts";
 import type { ProjectRow } from "../auth/access.ts";
 import { agentSettings } from "../env.ts";
 import {
   type AssistantMetadata,
+  billingRefusal,
   newTurnId,
   refusedReply,
+  replyVersions,
   shownMetadata,
 } from "./assistant-replies.ts";
 import type { AgentCaller } from "./caller.ts";
@@ -18,7 +21,14 @@ import { errorReply, stallNotice } from "./reply-endings.ts";
 import { revokeConnections } from "./revocation.ts";
 import { SessionAccess } from "./session-access.ts";
 import { assistantTools } from "./tools/project-tools.ts";
-import { assistantTurnModel, type TurnModel } from "./turn-model.ts";
+import {
+  assistantTurnModel,
+  chooseTurn,
+  continuedModel,
+  sameMoney,
+  type TurnModel,
+  turnContext,
+} from "./turn-model.ts";
 import { streamTurn } from "./turn-stream.ts";
 
 export type { AssistantMetadata } from "./assistant-replies.ts";
@@ -38,6 +48,8 @@ interface AssistantTurn {
    * be reserved already (at admission, alongside the SDK storing the message).
    */
   metering: MeteringMiddleware;
+  /** A regeneration: the replaced reply's versions, kept in the new reply (read at admission). */
+  versions?: ReplyVersion[];
 }
 
 /** A turn still marked busy after this long is taken as lost (the object was reset), not running. */
@@ -72,8 +84,15 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     return caller.sessionId === this.name;
   }
 
+  /**
+   * The caller's access, and what their turns resolve to (the profile version, the model), read
+   * again now: at connect and at every push, off any turn's path, so the next turn reads no D1.
+   */
   protected async checkAccess(caller: AgentCaller): Promise<void> {
-    await this.#access.read(caller);
+    await Promise.all([
+      this.#access.read(caller),
+      this.#resolver.refresh(turnContext(caller, "assistant")),
+    ]);
   }
 
   /** The caller's access as the turn needs it, kept between turns (session-access.ts). */
@@ -83,8 +102,18 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     cacheMs: agentSettings(this.env).authzCacheMs,
   });
 
+  /** What this session's turns run with, kept between turns (assistants/resolve.ts). */
+  readonly #resolver = new TurnResolver(this.env, {
+    maxAgeMs: agentSettings(this.env).authzCacheMs,
+  });
+
+  /**
+   * Every change of rights or of what a turn resolves to (a profile's version, an assignment, the
+   * org's models, this session's model) pushes the agent through here.
+   */
   protected override forgetAccess(): void {
     this.#access.forget();
+    this.#resolver.forget();
   }
 
   #shown<T extends AssistantMetadata>(metadata: T): T {
@@ -111,14 +140,24 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // in the same tick sees the mark. Cleared again if this turn is not admitted after all.
     this.#busySince = Date.now();
     try {
-      return await this.#admit(caller, decision);
+      const turn = await this.#admit(caller, decision);
+      // A message the org cannot pay for is refused here, before the SDK stores it: the member
+      // keeps their draft and one notice, and no refusal reply is added per attempt.
+      const first = await turn.metering.firstAdmission;
+      const refusal =
+        first?.ok === false ? billingRefusal(first, Date.now(), caller.kind === "end_user") : null;
+      if (refusal) throw refusal;
+      return turn;
     } catch (error) {
       this.#busySince = null;
       throw error;
     }
   }
 
-  /** Admission after the busy check: rights, the project, the model, and the first call's hold. */
+  /**
+   * Admission after the busy check: rights, the profile and the model, the project, and the first
+   * call's hold. A model the turn may not use is refused here, before the message is stored.
+   */
   async #admit(
     caller: AgentCaller,
     decision: Extract<FrameDecision, { kind: "forward" }>,
@@ -128,25 +167,35 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     const messages = decision.newUserMessage
       ? [...this.messages, decision.newUserMessage]
       : this.messages;
+    // The profile version and the model (no D1 read while kept), beside the rights check.
+    const choosing = this.#choose(caller, decision);
+    const accessing = this.#access.for(caller);
+    // Both are awaited below, the rights first (a refused caller hears that, not about a model).
+    choosing.catch(() => undefined);
+    accessing.catch(() => undefined);
     // The first call's hold does not wait for the membership check when the project is known from
     // an earlier turn: the two run side by side, and the hold is given back if the check fails.
     const estimateFor = this.#firstCallEstimator(messages);
     const known = this.#project;
-    const endUser = caller.kind === "end_user";
     let early: { model: TurnModel; metering: MeteringMiddleware; estimate: number } | null = null;
     if (requestId && known) {
-      const model = assistantTurnModel(this.env, { project: known, endUser });
-      early = {
-        model,
-        metering: this.#metering(caller, turnId, model),
-        estimate: estimateFor(model),
-      };
-      early.metering.admit(early.estimate);
+      const chosen = await choosing.catch(() => null);
+      if (chosen) {
+        const model = assistantTurnModel(chosen, { project: known, caller });
+        early = {
+          model,
+          metering: this.#metering(caller, turnId, model),
+          estimate: estimateFor(model),
+        };
+        early.metering.admit(early.estimate);
+      }
     }
     let project: ProjectRow;
+    let chosen: ResolvedTurn;
     try {
       // Rights hold at every turn and approval: owner of the session, member of the org.
-      project = await this.#access.for(caller);
+      project = await accessing;
+      chosen = await choosing;
     } catch (error) {
       await early?.metering.abandon();
       throw error;
@@ -154,7 +203,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     this.#project = project;
     // The same project as the last turn's (kept access): the early hold's model and estimate hold.
     const kept = project === known ? early : null;
-    const model = kept?.model ?? assistantTurnModel(this.env, { project, endUser });
+    const model = kept?.model ?? assistantTurnModel(chosen, { project, caller });
     const estimate = kept?.estimate ?? estimateFor(model);
     let metering: MeteringMiddleware;
     if (early && sameMoney(early.model, model)) {
@@ -171,7 +220,31 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       // A tool approval's continuation reserves its first call when it runs (`onChatMessage`).
       if (requestId) metering.admit(estimate);
     }
-    return { caller, project, turnId, model, metering };
+    // The reply a regeneration replaces, as stored, before the SDK drops it.
+    const versions =
+      decision.trigger === "regenerate-message" ? replyVersions(this.messages.at(-1)) : [];
+    return {
+      caller,
+      project,
+      turnId,
+      model,
+      metering,
+      ...(versions.length > 0 ? { versions } : {}),
+    };
+  }
+
+  /**
+   * What the turn runs with: the model the chat body names (a member's, for this turn), the one
+   * the continued reply ran with (a tool approval), else the session's pick or the profile's.
+   */
+  #choose(
+    caller: AgentCaller,
+    decision: Extract<FrameDecision, { kind: "forward" }>,
+  ): Promise<ResolvedTurn> {
+    const requested =
+      decision.model ??
+      (decision.approval && caller.kind === "member" ? continuedModel(this.messages) : undefined);
+    return chooseTurn(this.#resolver, turnContext(caller, "assistant", requested));
   }
 
   /** A turn's metering: the middleware its calls go through, paid by the caller's org. */
@@ -192,6 +265,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       prices: model.prices,
       maxOutputTokens: model.maxOutputTokens,
       toolPromptTokens: TOOL_PROMPT_TOKENS,
+      generationLookup: model.model.provider.type === "openrouter",
     });
   }
 
@@ -260,7 +334,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // Admit: the first call's hold, made at admission (a tool approval's continuation makes it
     // now). Refused, the reply says why and no model is called.
     const first = await metering.admit(estimateTokens(system) + window.tokens + TOOL_PROMPT_TOKENS);
-    if (!first.ok) return refusedReply(first);
+    if (!first.ok) return refusedReply(first, model.ranWith);
 
     // The profile and the model were chosen at admission (`turn.model`); the stream follows.
     metering.watchStalls(
@@ -273,11 +347,24 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       model,
       system,
       messages: await convertToModelMessages(window.messages),
-      tools: this.#tools(turn.caller),
+      tools: this.#tools(turn.caller, model.tools),
       maxSteps: settings.assistant.maxSteps,
       abortSignal: options?.abortSignal,
       coalesceMs: settings.streamCoalesceMs,
-      start: { turnId } satisfies AssistantMetadata,
+      // The profile version and the model it runs with, named from its first chunk, and the
+      // earlier versions of a regenerated reply.
+      start: {
+        turnId,
+        ...model.ranWith,
+        ...(turn.versions
+          ? {
+              versions: turn.versions.map((version) => ({
+                ...version,
+                metadata: this.#shown(version.metadata),
+              })),
+            }
+          : {}),
+      } satisfies AssistantMetadata,
       // Every call is settled by the time the reply ends: its cost is exactly what was settled.
       completed: (): AssistantMetadata =>
         this.#shown({
@@ -301,30 +388,24 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     return stream.response;
   }
 
-  /** The project's tools are its org's members' (its memory, its balance): an end user gets none. */
-  #tools(caller: AgentCaller) {
-    if (caller.kind === "end_user") return {};
-    return assistantTools(this.env, caller, {
+  /**
+   * The tools the turn's profile switched on (the resolver gives an end user, or a model without
+   * tool calling, none). The project's tools are its org's members' (its memory, its balance): an
+   * end user never gets them, whatever a profile says.
+   */
+  #tools(caller: AgentCaller, names: readonly string[]): ToolSet {
+    if (caller.kind === "end_user" || names.length === 0) return {};
+    const all: ToolSet = assistantTools(this.env, caller, {
       // This session knows at once; the project's other chats hear it by a push.
       memoryChanged: () => {
         this.#access.forget();
         return revokeConnections(this.env, { projectId: caller.projectId, except: this.name });
       },
     });
+    return Object.fromEntries(names.flatMap((name) => (all[name] ? [[name, all[name]]] : [])));
   }
 }
 
 /** A call refused mid-turn stops the tool loop with the refusal's code. */
 const stopCode = (reason: string): "insufficient_credits" | "spend_limit" =>
   reason === "spend_limit" ? "spend_limit" : "insufficient_credits";
-
-/** Whether two models of a turn are held and priced alike (then an early hold still fits). */
-function sameMoney(a: TurnModel, b: TurnModel): boolean {
-  return (
-    a.modelId === b.modelId &&
-    a.maxOutputTokens === b.maxOutputTokens &&
-    a.prices.model === b.prices.model &&
-    a.prices.markupBps === b.prices.markupBps &&
-    a.prices.table === b.prices.table
-  );
-}

@@ -1,7 +1,9 @@
 import { AIChatAgent } from "@cloudflare/ai-chat";
+import type { StepPrices } from "@parley/billing";
 import { AppError, isAppError } from "@parley/shared";
 import type { Connection, ConnectionContext, WSMessage } from "agents";
 import type { UIMessage } from "ai";
+import { loadCatalogue, stepPricesFor } from "../assistants/catalogue.ts";
 import { agentSettings } from "../env.ts";
 import { type AgentCaller, readCaller } from "./caller.ts";
 import {
@@ -17,7 +19,13 @@ import { decideFrame, type FrameDecision, type FramePolicy } from "./frames.ts";
 import { ensureLocalSchema } from "./local-schema.ts";
 import { mergeLate, type ReplyEndingMetadata, ReplyEndings } from "./reply-endings.ts";
 import { isTransientStorageError, withRetry } from "./retry.ts";
-import { type Refusal, RequestAuthors, refusalFrames, ToolAnswers } from "./turn-guard.ts";
+import {
+  type Refusal,
+  RequestAuthors,
+  refusalFrames,
+  ToolAnswers,
+  TurnRefusal,
+} from "./turn-guard.ts";
 import { TurnMetering } from "./turn-metering.ts";
 
 export {
@@ -289,7 +297,9 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
         this.refuse(connection, {
           code: appError.code,
           message: appError.message,
+          ...(appError.field === undefined ? {} : { field: appError.field }),
           ...(requestId ? { requestId } : {}),
+          ...(appError instanceof TurnRefusal ? { details: appError.details } : {}),
         });
         if (
           appError.code === "not_found" ||
@@ -312,7 +322,17 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
    */
   override async onStart(): Promise<void> {
     if (this.meter.hasPending()) await this.meter.retryPending();
-    await this.meter.closeOpen(agentSettings(this.env).prices).catch(() => undefined);
+    if (!this.meter.hasOpen()) return;
+    // Each open call at its own model's catalogue prices (an operator's model too, which the
+    // configured table does not list); a model gone from the catalogue at the default's.
+    const fallback = agentSettings(this.env).prices;
+    const catalogue = await loadCatalogue(this.env).catch(() => null);
+    const pricesFor = (model: string | null): StepPrices => {
+      const entry = model === null ? undefined : catalogue?.models.get(model);
+      if (entry) return stepPricesFor(entry, fallback.markupBps);
+      return model === null ? fallback : { ...fallback, model };
+    };
+    await this.meter.closeOpen(pricesFor).catch(() => undefined);
   }
 
   /** Scheduled (by name, `TurnMetering`'s `retryLater`): sends usage that could not land earlier. */

@@ -180,3 +180,40 @@ describe("decideFrame, second probe (issue 12)", () => {
     });
   });
 });
+
+describe("decideFrame, a model named in the chat body (issue 29)", () => {
+  const naming = (model: unknown, trigger = "submit-message") =>
+    request("req-3", {
+      messages: [{ id: crypto.randomUUID(), role: "user", parts: [{ type: "text", text: "hi" }] }],
+      trigger,
+      model,
+      // Everything else of the body is still dropped.
+      memberId: "someone-else",
+    });
+
+  it("keeps a well-formed model id for the agent to check, and drops the rest of the body", () => {
+    const decision = decideFrame(naming("parley/dev-fast"), [], policy);
+    expect(decision).toMatchObject({ kind: "forward", model: "parley/dev-fast" });
+    if (decision.kind !== "forward") return;
+    expect(JSON.parse(JSON.parse(decision.frame).init.body)).not.toHaveProperty("model");
+    expect(decision.frame).not.toContain("someone-else");
+    const reply: UIMessage = { id: "r", role: "assistant", parts: [{ type: "text", text: "x" }] };
+    expect(decideFrame(naming("parley/dev", "regenerate-message"), [reply], policy)).toMatchObject({
+      kind: "forward",
+      trigger: "regenerate-message",
+      model: "parley/dev",
+    });
+    expect(decideFrame(says("hi"), [], policy)).not.toHaveProperty("model");
+  });
+
+  it("refuses a model that is not a model id, under the request id, naming the field", () => {
+    for (const bad of [42, null, "", "../x", "a b", "x".repeat(201), { id: "parley/dev" }]) {
+      expect(decideFrame(naming(bad), [], policy), JSON.stringify(bad)).toMatchObject({
+        kind: "refuse",
+        code: "invalid_request",
+        field: "model",
+        requestId: "req-3",
+      });
+    }
+  });
+});

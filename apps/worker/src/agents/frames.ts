@@ -1,11 +1,13 @@
-import { jsonTextTooDeep, type Role } from "@parley/shared";
+import { jsonTextTooDeep, modelIdSchema, type Role } from "@parley/shared";
 import type { UIMessage } from "ai";
 
 /**
  * What a client may send to a chat agent, decided before the SDK sees the frame. The server's
  * transcript is the only truth: a chat request is rebuilt from the stored transcript plus the one new
  * user message it carries, its custom `body` is dropped (identity and credit data never come from the
- * client), and snapshot frames that would overwrite history are refused.
+ * client) but for `model`, a model the member names for this turn (checked here for its form and by
+ * the agent against the org's allowed models), and snapshot frames that would overwrite history are
+ * refused.
  */
 
 export const FrameType = {
@@ -56,6 +58,8 @@ export type FrameRefusal = {
   kind: "refuse";
   code: "invalid_request" | "payload_too_large" | "forbidden" | "conflict";
   message: string;
+  /** The input it is about (`model`: the chat body's model). */
+  field?: string;
   /** The chat request id, when the frame was a chat request: the client's turn ends with the error. */
   requestId?: string;
 };
@@ -68,6 +72,11 @@ export type FrameDecision =
       requestId?: string;
       newUserMessage?: UIMessage;
       trigger?: "submit-message" | "regenerate-message";
+      /**
+       * The model a chat request's body names for this turn (a well-formed id: whether the caller
+       * may use it is the agent's to decide, at admission, before anything is stored).
+       */
+      model?: string;
       /** Set for tool approvals: the SDK continues the turn under an id of its own. */
       approval?: { toolCallId: string; approved: boolean };
       /** Set for cancels: the chat request the client asks to stop. */
@@ -312,6 +321,19 @@ function chatRequest(
       id,
     );
   }
+  // The one body field kept: a model named for this turn. The agent decides whether the caller may
+  // use it (members only, one their org allows) before anything is stored.
+  let model: { model?: string } = {};
+  if (body.model !== undefined) {
+    const parsed = modelIdSchema.safeParse(body.model);
+    if (!parsed.success) {
+      return {
+        ...refuse("invalid_request", "model must be a model id such as openai/gpt-4o-mini", id),
+        field: "model",
+      };
+    }
+    model = { model: parsed.data };
+  }
   if (body.trigger === "regenerate-message") {
     // Regenerate answers the last user message again: the stored transcript minus its last reply.
     const last = transcript.at(-1);
@@ -336,6 +358,7 @@ function chatRequest(
       frame: rebuilt(transcript.slice(0, -1), "regenerate-message"),
       requestId: id,
       trigger: "regenerate-message",
+      ...model,
     };
   }
 
@@ -373,5 +396,6 @@ function chatRequest(
     requestId: id,
     newUserMessage,
     trigger: "submit-message",
+    ...model,
   };
 }

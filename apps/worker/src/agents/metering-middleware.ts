@@ -62,6 +62,12 @@ export interface MeteringOptions {
   maxOutputTokens: number;
   /** Tokens the tool definitions add to a prompt (sent with each call, not in its messages). */
   toolPromptTokens?: number;
+  /**
+   * Whether the model's provider keeps generation records the platform can look up (OpenRouter,
+   * default true). An OpenAI-compatible endpoint has none: a generation id it sends is not noted,
+   * so a cut call is never priced by another endpoint's record of some other generation.
+   */
+  generationLookup?: boolean;
 }
 
 /** One provider call, from its reservation to its settlement. */
@@ -103,6 +109,7 @@ export class MeteringMiddleware implements LanguageModelV4Middleware {
   readonly #prices: StepPrices;
   readonly #maxOutputTokens: number;
   readonly #toolPromptTokens: number;
+  readonly #generationLookup: boolean;
   #stall: { timeoutMs: number; onStall: () => void } | null = null;
   /** Calls begun (made or refused). */
   #calls = 0;
@@ -125,11 +132,17 @@ export class MeteringMiddleware implements LanguageModelV4Middleware {
     this.#prices = options.prices;
     this.#maxOutputTokens = options.maxOutputTokens;
     this.#toolPromptTokens = options.toolPromptTokens ?? 0;
+    this.#generationLookup = options.generationLookup ?? true;
   }
 
   /** What was settled for the turn so far: the reply's cost, call by call as each was settled. */
   get totals(): Settled {
     return { ...this.#totals, tokens: { ...this.#totals.tokens } };
+  }
+
+  /** The first call's reservation made at admission, if one was: null otherwise. */
+  get firstAdmission(): Promise<StepAdmission> | null {
+    return this.#first?.admission ?? null;
   }
 
   /** Why a call of this turn was not made, if one was refused (the turn stops there). */
@@ -311,7 +324,7 @@ export class MeteringMiddleware implements LanguageModelV4Middleware {
 
   /** The call went out: its generation id (OpenRouter's `X-Generation-Id`), for a later lookup. */
   #called(call: Call, headers: SharedV4Headers | undefined): void {
-    call.generationId = headers?.["x-generation-id"] ?? null;
+    call.generationId = this.#generationLookup ? (headers?.["x-generation-id"] ?? null) : null;
     this.#ledger.noteCall(call.holdId, call.generationId);
   }
 

@@ -1,7 +1,14 @@
+import { createOpenAICompatible, type OpenAICompatibleProvider } from "@ai-sdk/openai-compatible";
+import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { createOpenRouter, type OpenRouterProvider } from "@openrouter/ai-sdk-provider";
 import { usableDollars } from "@parley/billing";
+import type { CatalogueModel } from "../assistants/catalogue-model.ts";
 
 const clients = new WeakMap<object, OpenRouterProvider>();
+/** OpenAI-compatible clients per `env`, by endpoint and key secret (one per catalogue entry's). */
+const compatibles = new WeakMap<object, Map<string, OpenAICompatibleProvider>>();
+/** Key secrets already reported missing in this isolate (warned once each, by name). */
+const missingKeys = new Set<string>();
 
 /**
  * The model client: `@openrouter/ai-sdk-provider` against `MODEL_BASE_URL` (OpenRouter, the local
@@ -19,6 +26,57 @@ export function modelClient(env: Env): OpenRouterProvider {
     clients.set(env, client);
   }
   return client;
+}
+
+/**
+ * The language model a catalogue entry names (docs/2026-12-06-assistant-profiles.md, "How a turn
+ * resolves its profile and model"): an OpenRouter entry through `@openrouter/ai-sdk-provider`
+ * (usage and cost in every stream), an `openai-compatible` entry through `@ai-sdk/openai-compatible`
+ * at its `baseUrl` (null: `MODEL_BASE_URL`) with the key of the secret it names, asking for usage in
+ * the stream (`includeUsage`: such endpoints send a usage chunk only when asked, and without it a
+ * call could only be estimated). It reports no cost, so the metering middleware prices its usage
+ * from the catalogue's table.
+ */
+export function languageModel(env: Env, model: CatalogueModel): LanguageModelV4 {
+  const { provider } = model;
+  if (provider.type === "openrouter") {
+    return modelClient(env).chat(model.id, { usage: { include: true } });
+  }
+  const baseURL = provider.baseUrl ?? env.MODEL_BASE_URL;
+  const key = JSON.stringify([baseURL, provider.apiKeySecret]);
+  let byEntry = compatibles.get(env);
+  if (!byEntry) {
+    byEntry = new Map();
+    compatibles.set(env, byEntry);
+  }
+  let client = byEntry.get(key);
+  if (!client) {
+    const apiKey = secretValue(env, provider.apiKeySecret);
+    client = createOpenAICompatible({
+      name: "openaiCompatible",
+      baseURL,
+      ...(apiKey ? { apiKey } : {}),
+      includeUsage: true,
+    });
+    byEntry.set(key, client);
+  }
+  return client.chatModel(model.id);
+}
+
+/**
+ * The key an entry's `apiKeySecret` names, read from the Worker's secrets. A name the Worker does
+ * not have goes out without a key (the endpoint refuses, and the call is released: nothing is
+ * charged), and is reported once per isolate by NAME, never by value.
+ */
+function secretValue(env: Env, name: string | null): string | undefined {
+  if (name === null) return undefined;
+  const value = (env as unknown as Record<string, unknown>)[name];
+  if (typeof value === "string" && value !== "") return value;
+  if (!missingKeys.has(name)) {
+    missingKeys.add(name);
+    console.warn(JSON.stringify({ level: "warn", source: "model-client", missingSecret: name }));
+  }
+  return undefined;
 }
 
 /**

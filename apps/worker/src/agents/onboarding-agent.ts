@@ -1,6 +1,7 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
-import { AppError } from "@parley/shared";
+import { AppError, type OnboardingReplyMetadata } from "@parley/shared";
 import { convertToModelMessages, type UIMessage } from "ai";
+import { type ResolvedTurn, TurnResolver } from "../assistants/resolve.ts";
 import { type ProjectRow, projectAccess } from "../auth/access.ts";
 import { keyedHash } from "../auth/keyed-hash.ts";
 import { billingAccount } from "../billing/account.ts";
@@ -10,30 +11,29 @@ import { scrubText } from "../erasure/scrub.ts";
 import type { AgentCaller } from "./caller.ts";
 import { ParleyChatAgent } from "./chat-agent.ts";
 import { contextWindow } from "./context.ts";
+import type { FrameDecision } from "./frames.ts";
 import { MeteringMiddleware } from "./metering-middleware.ts";
-import { errorReply, noticeReply, type ReplyFinish, stallNotice } from "./reply-endings.ts";
-import { previewTurnModel } from "./turn-model.ts";
+import { errorReply, noticeReply, stallNotice } from "./reply-endings.ts";
+import { chooseTurn, previewTurnModel, turnContext } from "./turn-model.ts";
 import { streamTurn } from "./turn-stream.ts";
 
 export { CLOSE_ERASED, CLOSE_FORBIDDEN } from "./chat-agent.ts";
 
-/** What the server writes in an assistant message's metadata; the client never writes it. */
-export interface OnboardingMetadata {
-  /** The server's id of the turn: its (non-billable) usage rows are `<turnId>:<n>`, one per call. */
-  turnId?: string;
-  freeTurnsLeft?: number;
-  /**
-   * How the reply ended (`completed`, `stopped`, `failed`; see AssistantMetadata). The preview is
-   * free: no reply carries a cost.
-   */
-  finish?: ReplyFinish;
-  /** `preview_exhausted`, or why a reply stopped or failed (`model_error`, `model_stalled`, ...). */
-  code?: string;
-}
+/**
+ * What the server writes in an assistant message's metadata; the client never writes it
+ * (`OnboardingReplyMetadata` in @parley/shared): `turnId` (its non-billable usage rows are
+ * `<turnId>:<n>`, one per call), the `profile` version and `model` it ran with, `freeTurnsLeft`,
+ * `finish` (`completed`, `stopped`, `failed`) and `code` (`preview_exhausted`, or why a reply
+ * stopped or failed: `model_error`, `model_stalled`, ...). The preview is free: no reply carries
+ * a cost.
+ */
+export type OnboardingMetadata = OnboardingReplyMetadata;
 
 interface OnboardingTurn {
   caller: AgentCaller;
   project: ProjectRow;
+  /** The preview's profile version and its (free-preview) model, resolved at admission. */
+  chosen: ResolvedTurn;
 }
 
 /**
@@ -58,16 +58,38 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
     return caller.projectId === this.name;
   }
 
+  /** The caller's access; what the preview's turns resolve to is read again with it (a push). */
   protected async checkAccess(caller: AgentCaller): Promise<void> {
-    await projectAccess(this.env.DB, caller.userId, this.name);
+    await Promise.all([
+      projectAccess(this.env.DB, caller.userId, this.name),
+      this.#resolver.refresh(turnContext(caller, "preview")),
+    ]);
+  }
+
+  /** What the preview's turns run with, kept between turns (assistants/resolve.ts). */
+  readonly #resolver = new TurnResolver(this.env, {
+    maxAgeMs: agentSettings(this.env).authzCacheMs,
+  });
+
+  /** A push (a profile's version, the preview's profile, the org's models): resolved again. */
+  protected override forgetAccess(): void {
+    this.#resolver.forget();
   }
 
   /** Authors already entered in `preview_authors` by this instance: one D1 write per author. */
   readonly #knownAuthors = new Set<string>();
 
-  protected async admitTurn(caller: AgentCaller): Promise<OnboardingTurn> {
+  protected async admitTurn(
+    caller: AgentCaller,
+    decision: Extract<FrameDecision, { kind: "forward" }>,
+  ): Promise<OnboardingTurn> {
+    // The preview's own profile and model (no D1 read while kept); a model named in the chat
+    // body is refused (the preview runs its own), before the message is stored.
+    const choosing = chooseTurn(this.#resolver, turnContext(caller, "preview", decision.model));
+    choosing.catch(() => undefined);
     // Membership is checked again at every turn: a removed member stops here, at once.
     const { project } = await projectAccess(this.env.DB, caller.userId, this.name);
+    const chosen = await choosing;
     if (!this.#knownAuthors.has(caller.userId)) {
       // Before their message is stored, so an erasure of them always knows to look here.
       await this.env.DB.prepare(
@@ -83,7 +105,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
     });
     if (!success)
       throw new AppError("rate_limited", "Too many messages; wait a moment and try again");
-    return { caller, project };
+    return { caller, project, chosen };
   }
 
   get #allowance(): number {
@@ -109,8 +131,8 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
     // Admit: the preview's own allowance and the org's daily cap (the preview holds no credits).
     const admitted = await this.#admitPreview(turn);
     if (admitted instanceof Response) return admitted;
-    // The profile and the model (turn-model.ts, the seam).
-    const model = previewTurnModel(this.env, turn);
+    // The profile and the model, resolved at admission (turn-model.ts, the seam).
+    const model = previewTurnModel(turn.chosen, turn);
     // Stream, each call metered by the turn's middleware: recorded free for the org (price 0, the
     // provider's cost kept) under the server's id, never the client's request id, which a client
     // may send again after a clear.
@@ -126,6 +148,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       },
       prices: model.prices,
       maxOutputTokens: model.maxOutputTokens,
+      generationLookup: model.model.provider.type === "openrouter",
     });
     metering.watchStalls(
       settings.modelStallTimeoutMs,
@@ -142,7 +165,11 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
       messages: await convertToModelMessages(window.messages),
       abortSignal: options?.abortSignal,
       coalesceMs: settings.streamCoalesceMs,
-      start: { turnId, freeTurnsLeft: admitted.freeTurnsLeft } satisfies OnboardingMetadata,
+      start: {
+        turnId,
+        freeTurnsLeft: admitted.freeTurnsLeft,
+        ...model.ranWith,
+      } satisfies OnboardingMetadata,
       completed: (): OnboardingMetadata => ({ finish: "completed" }),
       fallbackErrorText:
         "The model failed to answer. Nothing was charged to your organization; please try again.",

@@ -24,14 +24,30 @@ const NO_USAGE: LanguageModelV4Usage = {
   outputTokens: { total: undefined, text: undefined, reasoning: undefined },
 };
 
-/** The provider's usage in the AI SDK's `LanguageModelUsage` shape, which `priceStep` takes. */
+/**
+ * The provider's usage in the AI SDK's `LanguageModelUsage` shape, which `priceStep` takes: cache
+ * reads and writes included, since a call priced from the table (an endpoint that reports no cost)
+ * prices each at its own rate. `@ai-sdk/openai-compatible` maps `cached_tokens` but not
+ * `cache_write_tokens`; an endpoint that reports the latter has it read from the raw usage.
+ */
 export function stepUsage(usage: LanguageModelV4Usage): StepUsage {
   return {
     inputTokens: usage.inputTokens.total,
     outputTokens: usage.outputTokens.total,
-    inputTokenDetails: { cacheReadTokens: usage.inputTokens.cacheRead },
+    inputTokenDetails: {
+      cacheReadTokens: usage.inputTokens.cacheRead,
+      cacheWriteTokens: usage.inputTokens.cacheWrite ?? rawCacheWrites(usage.raw),
+    },
     outputTokenDetails: { reasoningTokens: usage.outputTokens.reasoning },
   };
+}
+
+/** `prompt_tokens_details.cache_write_tokens` of an OpenAI-shaped usage object, if a count. */
+function rawCacheWrites(raw: LanguageModelV4Usage["raw"]): number | undefined {
+  const details = raw?.prompt_tokens_details;
+  if (typeof details !== "object" || details === null || Array.isArray(details)) return undefined;
+  const written = (details as Record<string, unknown>).cache_write_tokens;
+  return typeof written === "number" ? written : undefined;
 }
 
 function refusedFinish(refusal: CallRefusal | null): LanguageModelV4FinishReason {

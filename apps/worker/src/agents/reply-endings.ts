@@ -33,7 +33,7 @@ function withMetadata(message: UIMessage, extra: Record<string, unknown>): UIMes
 }
 
 /** How a reply ended, as its metadata says (server-written; absent on replies stored before 2026-12-01). */
-export type ReplyFinish = "completed" | "stopped" | "failed";
+export type { ReplyFinish } from "@parley/shared";
 
 /**
  * Why a reply stopped or failed, from the turn's abort signal and the error the model stream

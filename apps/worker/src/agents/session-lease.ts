@@ -4,43 +4,17 @@ import {
   type EndUserLimits,
   type LeaseResult,
   type LeaseUsage,
-  type LocalLease,
   leaseAsk,
   leaseId,
+  nextExpectedCall,
   shouldRenew,
 } from "@parley/billing";
 import { isEndUserId } from "@parley/shared";
 import { billingAccount } from "../billing/account.ts";
 import { agentSettings } from "../env.ts";
+import { type LeaseHost, type LeaseOwner, type LeaseRow, readLeaseRow } from "./lease-row.ts";
 
-/** Who a session's lease is for: fixed for the session's life (its org, owner and project). */
-export interface LeaseOwner {
-  orgId: string;
-  memberId: string;
-  projectId: string | null;
-  sessionId: string;
-  /** Set for an end user's session: their app's limits, sent with every grant asked for. */
-  endUserLimits?: EndUserLimits;
-}
-
-/** `parley_lease`'s one row: the session's owner, its current lease, the next lease's number. */
-type LeaseRow = LeaseOwner & { lease: LocalLease | null; nextN: number; lastDrawAt: number };
-
-/** What the lease needs from the agent it runs in. */
-export interface LeaseHost {
-  readonly sql: SqlStorage;
-  readonly env: Cloudflare.Env;
-  erased(): boolean;
-  /** Runs `fn` as one storage transaction. */
-  transact<T>(fn: () => T): T;
-  /** Schedules the host's `retryPendingUsage` (durable: it survives an eviction). */
-  retryLater(seconds: number): Promise<unknown>;
-  /** Schedules the host's `returnIdleLease` at `at` (`key` once, however often asked). */
-  wakeAt(at: Date, key: string): Promise<unknown>;
-  /** Usage the account refused for good: parked locally with the reason, never retried. */
-  park(requestId: string, reason: string): void;
-  track<T>(work: Promise<T>): Promise<T>;
-}
+export type { LeaseHost, LeaseOwner } from "./lease-row.ts";
 
 /**
  * A session's credit lease, its side (docs/2026-12-01-metering-leases.md): the grant the org's
@@ -65,8 +39,9 @@ export class SessionLease {
   #idleArmed = false;
   /** When the last call drew (the draw also writes it, for a check after a reset or an eviction). */
   #lastTurnAt = 0;
-  /** What a call has cost lately (an average of settled prices): sizes the ask. */
+  /** What a call of `#model` (the last draw's) has cost lately, an average: sizes the ask. */
   #expectedMicros: number | null = null;
+  #model: string | null = null;
   /** The last call's maximum: sizes a renewal made off a call's path. */
   #maxSeen: number | null = null;
   /**
@@ -98,43 +73,29 @@ export class SessionLease {
 
   #row(): LeaseRow | null {
     if (this.#cached !== undefined) return this.#cached;
-    this.#cached = this.#read();
+    this.#cached = readLeaseRow(this.#host.sql);
     return this.#cached;
-  }
-
-  #read(): LeaseRow | null {
-    const row = this.#host.sql.exec("SELECT * FROM parley_lease WHERE id = 1").toArray()[0];
-    if (!row) return null;
-    return {
-      orgId: row.org_id as string,
-      memberId: row.member_id as string,
-      projectId: row.project_id as string | null,
-      sessionId: row.session_id as string,
-      nextN: row.next_n as number,
-      lastDrawAt: (row.last_draw_at as number | null) ?? 0,
-      lease:
-        row.lease_id === null
-          ? null
-          : {
-              id: row.lease_id as string,
-              grantedMicros: row.granted_micros as number,
-              drawnMicros: row.drawn_micros as number,
-              expiresAt: row.expires_at as number,
-            },
-    };
   }
 
   /**
    * Draws a call's maximum on the lease if it can, asking the account first (one round trip)
    * when there is no lease or too little left; `onDraw` writes the step's row in the same local
    * transaction. Returns the lease id drawn on, or null: then the call needs a hold of its own.
+   * A call of another `model` than the last re-sizes the lease (the old model's average says
+   * nothing of the new one's: the next ask is sized from this call's maximum); no draw exceeds
+   * what is left of the grant, whatever the model (`canDraw`).
    */
   async draw(
     owner: LeaseOwner,
     maxMicros: number,
     onDraw: (leaseId: string) => void,
+    model?: string,
   ): Promise<string | null> {
     if (!this.enabled || this.#host.erased()) return null;
+    if (model !== undefined && model !== this.#model) {
+      if (this.#model !== null) this.#expectedMicros = null;
+      this.#model = model;
+    }
     this.#touch();
     this.#maxSeen = maxMicros;
     this.#limits = { endUserLimits: owner.endUserLimits };
@@ -184,10 +145,7 @@ export class SessionLease {
       const drawnMicros = Math.max(0, kept.lease.drawnMicros + priceMicros - drawMicros);
       this.#cached = { ...kept, lease: { ...kept.lease, drawnMicros } };
     }
-    this.#expectedMicros =
-      this.#expectedMicros === null
-        ? priceMicros
-        : Math.round((this.#expectedMicros * 3 + priceMicros) / 4);
+    this.#expectedMicros = nextExpectedCall(this.#expectedMicros, priceMicros);
     this.#flushSoon();
   }
 

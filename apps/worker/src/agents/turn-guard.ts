@@ -1,4 +1,4 @@
-import type { ErrorCode } from "@parley/shared";
+import { AppError, type ErrorCode } from "@parley/shared";
 import type { UIMessage } from "ai";
 import type { AgentCaller } from "./caller.ts";
 import type { FrameDecision, FrameRefusal } from "./frames.ts";
@@ -9,8 +9,25 @@ const REQUEST_AUTHORS = 256;
 export type Refusal = {
   code: ErrorCode | FrameRefusal["code"];
   message: string;
+  /** The input it is about, as an HTTP error names it (`model`: the turn's model was refused). */
+  field?: string;
   requestId?: string;
+  /** What the client needs beyond the code to act on it (which limit stopped a turn). */
+  details?: Record<string, string>;
 };
+
+/**
+ * A turn refused at admission with more to say than its code: which spend limit stopped it and
+ * when that limit resets, so the chat can name it and lead to exactly that setting.
+ */
+export class TurnRefusal extends AppError {
+  readonly details: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, string>) {
+    super(code, message);
+    this.details = details;
+  }
+}
 
 /** A refusal as a `parley_error` frame; for a chat request, also the SDK's error and done frames. */
 export function refusalFrames(refusal: Refusal): string[] {
@@ -18,7 +35,14 @@ export function refusalFrames(refusal: Refusal): string[] {
     JSON.stringify({
       type: "parley_error",
       requestId: refusal.requestId ?? null,
-      error: { code: refusal.code, message: refusal.message },
+      error: {
+        code: refusal.code,
+        message: refusal.message,
+        ...(refusal.field === undefined ? {} : { field: refusal.field }),
+        ...(refusal.details && Object.keys(refusal.details).length > 0
+          ? { details: refusal.details }
+          : {}),
+      },
     }),
   ];
   if (refusal.requestId) {

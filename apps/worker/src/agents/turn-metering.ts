@@ -17,6 +17,17 @@ export type { UsagePayload } from "./pending-usage.ts";
 /** Whether a call may be made: drawn on the session's lease or held on its own, or refused. */
 export type StepAdmission = { ok: true } | Exclude<ReserveResult, { ok: true }>;
 
+/**
+ * The prices of each model's calls, for closing what a reset left open: each row is priced at its
+ * own model's row of the catalogue (a turn's calls have one model; a restart finds any).
+ */
+export type PricesFor = (model: string | null) => StepPrices;
+
+const pricesOf = (prices: StepPrices | PricesFor, model: string | null): StepPrices => {
+  if (typeof prices === "function") return prices(model);
+  return model === null || model === prices.model ? prices : { ...prices, model };
+};
+
 /** A step's admission, its id and the prompt estimate it was sized for. */
 export interface Reservation {
   holdId: string;
@@ -179,8 +190,11 @@ export class TurnMetering {
       promptTokens: step.promptEstimate,
       maxOutputTokens: step.maxOutputTokens,
     });
-    const drawn = await this.lease.draw(step, amountMicros, (leaseId) =>
-      insert(leaseId, amountMicros),
+    const drawn = await this.lease.draw(
+      step,
+      amountMicros,
+      (leaseId) => insert(leaseId, amountMicros),
+      step.prices.model,
     );
     if (drawn !== null) return reserved;
     const result = await billingAccount(this.#host.env, step.orgId).reserve({
@@ -267,7 +281,7 @@ export class TurnMetering {
   async closeCall(
     holdId: string,
     streamedChars: number,
-    prices: StepPrices,
+    prices: StepPrices | PricesFor,
   ): Promise<Settled | null> {
     // Written once, as the call ends (no write per chunk on the hot path): the cut call's estimate.
     this.#host.sql.exec(
@@ -289,7 +303,7 @@ export class TurnMetering {
    * to what the provider charged (generation lookup, else the streamed-token estimate); a step never
    * called is released. Each hold resolves once, on the BillingAccount as here.
    */
-  async closeOpen(prices: StepPrices, turnId?: string): Promise<Settled[]> {
+  async closeOpen(prices: StepPrices | PricesFor, turnId?: string): Promise<Settled[]> {
     const rows = this.#host.sql
       .exec(
         `SELECT * FROM parley_steps WHERE status IN ('reserved', 'called') ${turnId ? "AND substr(hold_id, 1, length(?1) + 1) = ?1 || ':'" : ""}`,
@@ -304,7 +318,16 @@ export class TurnMetering {
     return settled;
   }
 
-  async #close(row: StepRow, prices: StepPrices): Promise<Settled | null> {
+  /** Whether a call is still open (reserved or called): what a reset left for `closeOpen`. */
+  hasOpen(): boolean {
+    return (
+      this.#host.sql
+        .exec("SELECT 1 FROM parley_steps WHERE status IN ('reserved', 'called') LIMIT 1")
+        .toArray().length > 0
+    );
+  }
+
+  async #close(row: StepRow, prices: StepPrices | PricesFor): Promise<Settled | null> {
     const { sql, env } = this.#host;
     const holdId = row.hold_id as string;
     if (row.status === "reserved") {
@@ -335,14 +358,15 @@ export class TurnMetering {
     const lookedUpDollars = generationId
       ? await lookupGenerationCost(env, generationId).catch(() => null)
       : null;
-    const model = (row.model as string | null) ?? prices.model;
+    // Rows from before the model was kept on them (local schema 2) were all the default model's.
+    const rowPrices = pricesOf(prices, row.model as string | null);
     const priced = priceCutCall(
       {
         promptEstimate: row.prompt_estimate as number,
         streamedChars: row.streamed_chars as number,
         lookedUpDollars,
       },
-      model === prices.model ? prices : { ...prices, model },
+      rowPrices,
     );
     // The call's own settlement may have claimed it while the lookup ran: settle once only.
     const step = this.#claim(holdId);
@@ -352,7 +376,7 @@ export class TurnMetering {
       holdId,
       priced,
       generationId ? [generationId] : [],
-      model,
+      rowPrices.model,
     );
     await landed;
     return settled;

@@ -13,7 +13,7 @@ import {
 } from "ai";
 import { coalesceDeltas } from "./coalesce.ts";
 import type { MeteringMiddleware } from "./metering-middleware.ts";
-import { modelClient } from "./model.ts";
+import { languageModel } from "./model.ts";
 import { announceFailure, endOfReply, modelFailure, replyEnding } from "./reply-endings.ts";
 import type { TurnModel } from "./turn-model.ts";
 
@@ -51,7 +51,8 @@ export function streamTurn<Metadata extends object>(input: TurnStreamInput<Metad
   let failure: string | undefined;
   const result = streamText({
     model: wrapLanguageModel({
-      model: modelClient(input.env).chat(model.modelId, { usage: { include: true } }),
+      // OpenRouter's provider or an OpenAI-compatible endpoint, as the catalogue entry says.
+      model: languageModel(input.env, model.model),
       middleware: metering,
     }),
     system: input.system,

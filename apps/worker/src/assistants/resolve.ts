@@ -304,14 +304,7 @@ export class TurnResolver {
   }
 
   async resolve(ctx: TurnContext): Promise<Resolution> {
-    const key = JSON.stringify([
-      ctx.orgId,
-      ctx.projectId,
-      ctx.sessionId,
-      ctx.callerKind,
-      ctx.appId,
-      ctx.audience,
-    ]);
+    const key = pointerKey(ctx);
     const now = Date.now();
     let kept = this.#pointers.get(key);
     if (!kept || now - kept.at >= this.#maxAgeMs) {
@@ -326,8 +319,29 @@ export class TurnResolver {
     return fromPointer(this.#env, ctx, kept.pointer);
   }
 
+  /**
+   * Reads what `ctx` points at now and keeps it, with the catalogue and the profile version's
+   * content warm: the agent calls it off any turn's path (a new socket, a push's re-check), so the
+   * next turn resolves without a D1 read.
+   */
+  async refresh(ctx: TurnContext): Promise<void> {
+    this.#pointers.delete(pointerKey(ctx));
+    await this.resolve({ ...ctx, requestedModel: undefined });
+  }
+
   /** Drops what was kept: the next turn reads D1 again. */
   forget(): void {
     this.#pointers.clear();
   }
 }
+
+/** What a kept pointer is keyed by: everything of the context but a model named for one turn. */
+const pointerKey = (ctx: TurnContext) =>
+  JSON.stringify([
+    ctx.orgId,
+    ctx.projectId,
+    ctx.sessionId,
+    ctx.callerKind,
+    ctx.appId,
+    ctx.audience,
+  ]);

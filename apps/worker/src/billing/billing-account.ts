@@ -141,7 +141,7 @@ export class BillingAccount extends DurableObject<Env> {
     return this.#parts.account.settings();
   }
 
-  updateSettings(orgId: string, patch: Partial<BillingSettings>): BillingSettings {
+  async updateSettings(orgId: string, patch: Partial<BillingSettings>): Promise<BillingSettings> {
     const before = this.settings();
     const next = { ...before, ...patch };
     this.#parts.account.writeSettings(orgId, next);
@@ -152,6 +152,12 @@ export class BillingAccount extends DurableObject<Env> {
       current.memberDailyLimitMicros !== before.memberDailyLimitMicros
     ) {
       this.ctx.waitUntil(this.#parts.leaseHolders.revoke());
+    }
+    // A threshold the balance is already under (a low-balance alert set above it, a limit already
+    // passed) fires now, not at the next model call: the person who set it expects to hear.
+    const now = Date.now();
+    if (this.#parts.webhook.queue(this.#ledger.checkAlerts(now), now)) {
+      await this.#parts.alarm.fireBy(now);
     }
     return next;
   }

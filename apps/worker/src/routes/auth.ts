@@ -10,6 +10,7 @@ import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { describeRoute } from "hono-openapi";
 import { revokeConnections } from "../agents/revocation.ts";
+import { notFound } from "../auth/access.ts";
 import { keyedHash, normalizedEmail } from "../auth/keyed-hash.ts";
 import { bearerToken } from "../auth/middleware.ts";
 import { decoyHash, hashPassword, verifyPassword } from "../auth/password.ts";
@@ -29,6 +30,7 @@ import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json, security } from "../http/openapi.ts";
 import { sameOriginOnly } from "../http/same-origin.ts";
 import { jsonBody, noBody } from "../http/validate.ts";
+import { byToken, requirePending } from "./invitations.ts";
 
 export const REFRESH_COOKIE = "parley_refresh";
 /**
@@ -144,16 +146,20 @@ export const auth = new Hono<AppEnv>()
   // refresh and logout would act on the victim's cookie, and signup and login would plant the
   // attacker's account in the victim's browser (login CSRF). Policy in http/same-origin.ts.
   .use("*", sameOriginOnly)
-  /** Creates the user, their first organization and their owner membership in one transaction. */
+  /**
+   * Creates the user, their first organization and their owner membership in one transaction; or,
+   * signing up through an invitation (`invitation`: the link's secret), only the user, with the
+   * invited email: they join by accepting the link, and found no org of their own.
+   */
   .post(
     "/signup",
     describeRoute({
       tags: ["Auth"],
-      summary: "Sign up (with a first org)",
+      summary: "Sign up (with a first org, or through an invitation)",
       security: security.public,
       responses: {
         201: json(authResultSchema, "Signed up; sets the refresh cookie"),
-        ...errors(409, 429),
+        ...errors(400, 404, 409, 410, 429),
       },
     }),
     jsonBody(signupSchema),
@@ -175,6 +181,20 @@ export const auth = new Hono<AppEnv>()
       const now = Date.now();
       const userId = newId("user", now);
       const orgId = newId("org", now);
+      // Through an invitation: the link must still be good and be for this address (as accepting
+      // it will check again), so nobody is left with an account that can join nothing.
+      if (input.invitation !== undefined) {
+        const invitation = await byToken(db, input.invitation);
+        if (!invitation) throw notFound("Invitation");
+        requirePending(invitation, now);
+        if (invitation.email.trim().toLowerCase() !== input.email.trim().toLowerCase()) {
+          throw new AppError(
+            "invalid_request",
+            "This invitation is for another email address: sign up with the invited one",
+            { field: "email" },
+          );
+        }
+      }
       const passwordHash = await hashPassword(input.password);
       // The welcome grant goes to a person's first org, once per person however they spell their
       // email (a keyed hash of it, so the record outlives an erased account without naming anyone).
@@ -190,17 +210,21 @@ export const auth = new Hono<AppEnv>()
               "INSERT INTO users (id, email, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
             )
             .bind(userId, input.email, input.name, passwordHash, now),
-          ...createOrgStatements(db, {
-            id: orgId,
-            name: input.orgName ?? `${input.name}'s organization`,
-            ownerId: userId,
-            now,
-          }),
-          db
-            .prepare(
-              "INSERT INTO signup_grants (email_key, org_id, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-            )
-            .bind(emailKey, orgId, now),
+          ...(input.invitation !== undefined
+            ? []
+            : [
+                ...createOrgStatements(db, {
+                  id: orgId,
+                  name: input.orgName ?? `${input.name}'s organization`,
+                  ownerId: userId,
+                  now,
+                }),
+                db
+                  .prepare(
+                    "INSERT INTO signup_grants (email_key, org_id, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                  )
+                  .bind(emailKey, orgId, now),
+              ]),
         ]);
       } catch (cause) {
         if (String(cause).includes("UNIQUE constraint failed: users.email")) {
@@ -210,7 +234,7 @@ export const auth = new Hono<AppEnv>()
         }
         throw cause;
       }
-      await openBillingAccount(c.env, orgId);
+      if (input.invitation === undefined) await openBillingAccount(c.env, orgId);
       return c.json(
         await signedIn(c, { id: userId, email: input.email, name: input.name, tokenVersion: 0 }),
         201,

@@ -9,6 +9,7 @@ import {
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
+import { isFormerMember } from "../db/former-members.ts";
 import { cursorBound, toPage } from "../db/pagination.ts";
 import { earlierRequest, fileErasure, retryErasure, toErasureRequest } from "../erasure/file.ts";
 import type { ErasurePlan, ErasureRequestRow } from "../erasure/plan.ts";
@@ -31,6 +32,8 @@ async function present(
   orgId: string,
   subject: { type: "member" | "project" | "session"; id: string },
 ): Promise<boolean> {
+  // A former member (left or removed since) is there to erase too, until they are erased.
+  if (subject.type === "member" && (await isFormerMember(db, orgId, subject.id))) return true;
   const sql = {
     member: "SELECT 1 AS ok FROM memberships WHERE org_id = ? AND user_id = ?",
     project: "SELECT 1 AS ok FROM projects WHERE org_id = ? AND id = ?",
@@ -115,8 +118,12 @@ export const erasure = new Hono<AppEnv>()
           .prepare("SELECT role FROM memberships WHERE org_id = ? AND user_id = ?")
           .bind(access.orgId, subject.id)
           .first<{ role: Role }>();
-        if (!target) throw notFound("Member");
-        if (target.role === "owner") {
+        // Someone who left (or was removed) still has their sessions, shared-chat messages and
+        // spend here under their name: they are erased like a member, found in the audit trail.
+        if (!target && !(await isFormerMember(db, access.orgId, subject.id))) {
+          throw notFound("Member");
+        }
+        if (target?.role === "owner") {
           requireRole(access, "owner");
           const owners = await db
             .prepare("SELECT COUNT(*) AS n FROM memberships WHERE org_id = ? AND role = 'owner'")

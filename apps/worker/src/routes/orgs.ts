@@ -2,6 +2,8 @@ import {
   AppError,
   addMemberSchema,
   createOrgSchema,
+  type FormerMember,
+  formerMemberPageSchema,
   invitationSchema,
   type Member,
   memberPageSchema,
@@ -21,6 +23,7 @@ import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { keyedHash } from "../auth/keyed-hash.ts";
 import { openBillingAccount } from "../billing/account.ts";
 import { auditStatement } from "../db/audit.ts";
+import { formerMembers } from "../db/former-members.ts";
 import { createOrgStatements } from "../db/orgs.ts";
 import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
@@ -166,6 +169,43 @@ export const orgs = new Hono<AppEnv>()
         .bind(access.orgId, cursorBound(cursor), limit + 1)
         .all<MemberRow>();
       return c.json(toPage(results, limit, (row) => row.user_id, toMember));
+    },
+  )
+
+  /**
+   * People who were members and are not any more, whose data in the org is not erased yet
+   * (db/former-members.ts): owners and admins erase them by name. Never another org's: the org is
+   * the caller's, checked before anything is read.
+   */
+  .get(
+    "/:orgId/former-members",
+    describeRoute({
+      tags: ["Orgs"],
+      summary: "The org's former members (owners and admins)",
+      responses: { 200: json(formerMemberPageSchema), ...errors(400, 401, 403, 404) },
+    }),
+    query(pageQuerySchema),
+    async (c) => {
+      const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
+      requireRole(access, "admin");
+      const { cursor, limit } = c.req.valid("query");
+      const rows = await formerMembers(c.env.DB, access.orgId, {
+        before: cursorBound(cursor),
+        limit: limit + 1,
+      });
+      return c.json(
+        toPage(
+          rows,
+          limit,
+          (row) => row.user_id,
+          (row): FormerMember => ({
+            userId: row.user_id,
+            email: row.email,
+            name: row.name,
+            leftAt: iso(row.left_at),
+          }),
+        ),
+      );
     },
   )
 

@@ -4,8 +4,9 @@ import type { ComponentProps, ReactNode } from "react";
 import { cn } from "../../lib/cn.ts";
 
 export const overlay = "fixed inset-0 z-50 bg-black/40 backdrop-blur-[1px]";
-export const panel =
-  "fixed top-1/2 left-1/2 z-50 grid max-h-[calc(100dvh-2rem)] w-[calc(100vw-2rem)] max-w-md -translate-x-1/2 -translate-y-1/2 gap-4 overflow-y-auto rounded-xl border border-border bg-popover p-6 text-popover-foreground shadow-lg focus:outline-none";
+const panelBase =
+  "fixed top-1/2 left-1/2 z-50 grid max-h-[calc(100dvh-2rem)] w-[calc(100vw-2rem)] -translate-x-1/2 -translate-y-1/2 gap-4 overflow-y-auto rounded-xl border border-border bg-popover p-6 text-popover-foreground shadow-lg focus:outline-none";
+export const panel = `${panelBase} max-w-md`;
 
 export const Dialog = DialogPrimitive.Root;
 export const DialogTrigger = DialogPrimitive.Trigger;
@@ -17,13 +18,19 @@ export function DialogContent({
   description,
   children,
   className,
+  size = "md",
   ...props
-}: ComponentProps<typeof DialogPrimitive.Content> & { title: string; description?: ReactNode }) {
+}: ComponentProps<typeof DialogPrimitive.Content> & {
+  title: string;
+  description?: ReactNode;
+  /** `lg`: for what needs the width (a diff); a form stays `md`. */
+  size?: "md" | "lg";
+}) {
   return (
     <DialogPrimitive.Portal>
       <DialogPrimitive.Overlay className={overlay} />
       <DialogPrimitive.Content
-        className={cn(panel, className)}
+        className={cn(panelBase, size === "md" ? "max-w-md" : "max-w-3xl", className)}
         {...(description ? {} : { "aria-describedby": undefined })}
         {...props}
       >

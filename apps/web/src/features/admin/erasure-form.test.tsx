@@ -54,6 +54,7 @@ beforeEach(() => {
     ],
     nextCursor: null,
   });
+  vi.spyOn(api, "formerMembers").mockResolvedValue({ items: [], nextCursor: null });
   vi.spyOn(api, "projects").mockResolvedValue({
     items: [project("prj_1", "Support bot"), project("prj_2", "Sales")],
     nextCursor: null,
@@ -122,6 +123,37 @@ describe("ErasureForm", () => {
     expect(queryClient.getQueryData(keys.erasureLabels("org_1"))).toEqual({
       er_1: "Ada Lovelace",
     });
+  });
+
+  it("finds a former member by name, marked as such, and erases them", async () => {
+    vi.spyOn(api, "formerMembers").mockResolvedValue({
+      items: [
+        {
+          userId: "u9",
+          email: "grace@example.com",
+          name: "Grace Gone",
+          leftAt: "2026-12-05T00:00:00.000Z",
+        },
+      ],
+      nextCursor: null,
+    });
+    const file = vi.spyOn(api, "fileErasure").mockResolvedValue(filed);
+    await renderInApp(<ErasureForm orgId="org_1" orgName="Acme" actorRole="admin" />);
+    await waitFor(() => expect(target().disabled).toBe(false));
+    fireEvent.change(within(form()).getByLabelText("Search members"), {
+      target: { value: "grace" },
+    });
+    expect(optionTexts()).toEqual(["Grace Gone — grace@example.com (former member)"]);
+    const group = target().querySelector("optgroup");
+    expect(group?.getAttribute("label")).toBe("Former members");
+    fireEvent.change(target(), { target: { value: "u9" } });
+    submit();
+    const dialog = await screen.findByRole("alertdialog");
+    expect(dialog.textContent).toMatch(/This erases Grace Gone, a former member, from every store/);
+    await confirmTyping("Grace Gone", "Erase member");
+    await waitFor(() =>
+      expect(file).toHaveBeenCalledWith("org_1", { subject: { type: "member", id: "u9" } }),
+    );
   });
 
   it("files nothing until a target is chosen, and nothing when the confirmation is cancelled", async () => {

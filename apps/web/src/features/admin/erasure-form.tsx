@@ -1,4 +1,4 @@
-import type { Member, Project, Role, Session } from "@parley/shared";
+import type { FormerMember, Member, Project, Role, Session } from "@parley/shared";
 import { useQueryClient } from "@tanstack/react-query";
 import { Eraser } from "lucide-react";
 import { type FormEvent, useId, useState } from "react";
@@ -10,7 +10,12 @@ import { useConfirm } from "../../components/ui/confirm.tsx";
 import { Field, Input, Select, Textarea } from "../../components/ui/input.tsx";
 import { ErrorNote } from "../../components/ui/states.tsx";
 import { api } from "../../lib/api.ts";
-import { useAllMembers, useAllProjects, useAllSessions } from "../../lib/org-lists.ts";
+import {
+  useAllFormerMembers,
+  useAllMembers,
+  useAllProjects,
+  useAllSessions,
+} from "../../lib/org-lists.ts";
 import { keys } from "../../lib/query.ts";
 import { memberName } from "../members/member-rules.ts";
 import { useErasureLabels } from "./erasure-labels.ts";
@@ -28,6 +33,8 @@ export interface Target {
   name: string;
   /** The option's full text: the name and what tells two alike apart. */
   text: string;
+  /** Someone who left the org (or was removed): listed apart, and named so. */
+  former?: true;
 }
 
 const dayFormat = new Intl.DateTimeFormat("en-US", { dateStyle: "medium" });
@@ -39,20 +46,28 @@ export const sessionTitle = (session: Pick<Session, "title" | "createdAt">): str
 export function erasureTargets(
   type: SubjectType,
   actor: Role,
-  lists: { members: Member[]; projects: Project[]; sessions: Session[] },
+  lists: {
+    members: Member[];
+    projects: Project[];
+    sessions: Session[];
+    formerMembers?: FormerMember[];
+  },
 ): Target[] {
   if (type === "member") {
+    const label = (person: { name: string; email: string }) => {
+      const name = memberName(person);
+      return { name, text: name === person.email ? name : `${name} — ${person.email}` };
+    };
     // Only an owner may erase an owner (erasure.ts): an admin is not offered one.
-    return lists.members
+    const current = lists.members
       .filter((member) => actor === "owner" || member.role !== "owner")
-      .map((member) => {
-        const name = memberName(member);
-        return {
-          id: member.userId,
-          name,
-          text: name === member.email ? name : `${name} — ${member.email}`,
-        };
-      });
+      .map((member) => ({ id: member.userId, ...label(member) }));
+    // People who left still have their chats and spend here under their name (issue 28).
+    const former = (lists.formerMembers ?? []).map((person) => {
+      const { name, text } = label(person);
+      return { id: person.userId, name, text: `${text} (former member)`, former: true as const };
+    });
+    return [...current, ...former];
   }
   if (type === "project") {
     return lists.projects.map((project) => ({
@@ -81,7 +96,7 @@ const nouns: Record<SubjectType, { one: string; many: string }> = {
 
 const hints: Record<SubjectType, string> = {
   member:
-    "Their membership, their sessions and chat transcripts, and what they wrote in shared chats. What they were charged stays in the ledger under a pseudonym.",
+    "Their membership, their sessions and chat transcripts, and what they wrote in shared chats. What they were charged stays in the ledger under a pseudonym. People who left are listed as former members.",
   project:
     "The project, its memory, its onboarding chat and every session in it with their transcripts.",
   session: "One session and its transcript. Its charges stay in the ledger under a pseudonym.",
@@ -91,7 +106,7 @@ function confirmation(type: SubjectType, target: Target, orgName: string) {
   if (type === "member") {
     return {
       title: `Erase ${target.name}?`,
-      description: `This erases ${target.name} from every store of ${orgName}: their membership, their sessions and chat transcripts, and what they wrote in shared chats. The billing ledger and audit log keep what happened under a pseudonym. This cannot be undone.`,
+      description: `This erases ${target.name}${target.former ? ", a former member," : ""} from every store of ${orgName}: ${target.former ? "" : "their membership, "}their sessions and chat transcripts, and what they wrote in shared chats. The billing ledger and audit log keep what happened under a pseudonym. This cannot be undone.`,
       confirmLabel: "Erase member",
       typeToConfirm: target.name,
     };
@@ -139,16 +154,21 @@ export function ErasureForm({
   const ids = { hint: useId(), error: useId(), target: useId() };
 
   const members = useAllMembers(orgId, type === "member");
+  const formerMembers = useAllFormerMembers(orgId, type === "member");
   const projects = useAllProjects(orgId, type !== "member");
   const sessions = useAllSessions(orgId, type === "session");
   const current = type === "member" ? members : type === "project" ? projects : sessions;
-  const loading = current.query.isPending || (type === "session" && projects.query.isPending);
+  const loading =
+    current.query.isPending ||
+    (type === "session" && projects.query.isPending) ||
+    (type === "member" && formerMembers.query.isPending);
   const loadError = current.firstPageError;
 
   const targets = erasureTargets(type, actorRole, {
     members: members.items,
     projects: projects.items,
     sessions: sessions.items,
+    formerMembers: formerMembers.items,
   });
   const needle = search.trim().toLowerCase();
   // The chosen one stays listed whatever the search, so the select never shows another.
@@ -274,11 +294,24 @@ export function ErasureForm({
                       ? `No ${noun.one} matches “${search.trim()}”`
                       : `Choose a ${noun.one}…`}
               </option>
-              {shown.map((target) => (
-                <option key={target.id} value={target.id}>
-                  {target.text}
-                </option>
-              ))}
+              {shown
+                .filter((target) => !target.former)
+                .map((target) => (
+                  <option key={target.id} value={target.id}>
+                    {target.text}
+                  </option>
+                ))}
+              {shown.some((target) => target.former) ? (
+                <optgroup label="Former members">
+                  {shown
+                    .filter((target) => target.former)
+                    .map((target) => (
+                      <option key={target.id} value={target.id}>
+                        {target.text}
+                      </option>
+                    ))}
+                </optgroup>
+              ) : null}
             </Select>
             {invalid?.field === "target" ? (
               <span id={ids.error} role="alert" className="text-destructive text-xs">

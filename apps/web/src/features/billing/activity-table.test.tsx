@@ -35,8 +35,8 @@ const options = (groupBy: UsageReport["groupBy"]): UsageReport => ({
   nextCursor: null,
   items: (groupBy === "model"
     ? [
-        ["parley-dev", "parley-dev"],
-        ["other-model", "other-model"],
+        ["parley-dev", "Parley dev"],
+        ["other-model", "Other model"],
       ]
     : groupBy === "member"
       ? [["usr_ada", "Ada Lovelace"]]
@@ -73,8 +73,11 @@ describe("ActivityTable", () => {
     const table = await screen.findByRole("table", { name: "Model calls, newest first" });
     const row = within(table).getAllByRole("row")[1];
     expect(row?.textContent).toMatch(
-      /Ada Lovelace.*Pricing questions.*Launch.*parley-dev.*1,500.*\$0\.0042/,
+      /Ada Lovelace.*Pricing questions.*Launch.*Parley dev.*1,500.*\$0\.0042/,
     );
+    // The model by the catalogue's display name (`modelLabel`), its id on hover only.
+    expect(row?.textContent).not.toContain("parley-dev");
+    expect(within(row as HTMLElement).getByTitle("parley-dev").textContent).toBe("Parley dev");
     expect(table.textContent).not.toMatch(/usr_|ses_|prj_/);
   });
 
@@ -91,7 +94,7 @@ describe("ActivityTable", () => {
     await screen.findByRole("table");
     const model = screen.getByLabelText("Model");
     await waitFor(() =>
-      expect(within(model).getByRole("option", { name: "other-model" })).toBeTruthy(),
+      expect(within(model).getByRole("option", { name: "Other model" })).toBeTruthy(),
     );
     fireEvent.change(model, { target: { value: "other-model" } });
     fireEvent.change(screen.getByLabelText("From"), { target: { value: "2026-11-01" } });
@@ -104,7 +107,7 @@ describe("ActivityTable", () => {
       ),
     );
     fireEvent.click(await screen.findByRole("button", { name: "More activity" }));
-    await screen.findByText("Onboarding preview");
+    await screen.findByText("Onboarding preview (free)");
     expect(activity).toHaveBeenLastCalledWith(
       "org_1",
       { model: "other-model", from: "2026-11-01", to: "2026-12-01" },

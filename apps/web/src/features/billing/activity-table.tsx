@@ -1,17 +1,21 @@
 import type { ActivityItem, UsageGroupBy } from "@parley/shared";
 import { useQuery } from "@tanstack/react-query";
+import { SlidersHorizontal } from "lucide-react";
 import { useState } from "react";
 import { LoadMore } from "../../components/load-more.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
+import { Dialog, DialogTrigger, SheetContent } from "../../components/ui/dialog.tsx";
 import { Field, Select } from "../../components/ui/input.tsx";
 import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
 import { type ActivityFilters, api } from "../../lib/api.ts";
 import { formatMicros } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
+import { useMediaQuery } from "../../lib/use-media-query.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { billingColumns, DataTable } from "./data-table.tsx";
 import { DateRangeFields } from "./date-range.tsx";
+import { PREVIEW } from "./usage-data.ts";
 import { count, dayRange, when } from "./words.ts";
 
 const column = billingColumns<ActivityItem>();
@@ -21,7 +25,7 @@ const columns = [
     cell: (info) => <span className="whitespace-nowrap">{when(info.getValue())}</span>,
   }),
   column.accessor((row) => row.member?.label ?? "—", { id: "member", header: "Who" }),
-  column.accessor((row) => row.session?.label ?? "Onboarding preview", {
+  column.accessor((row) => row.session?.label ?? PREVIEW, {
     id: "session",
     header: "Session",
     cell: (info) => (
@@ -33,9 +37,14 @@ const columns = [
       </span>
     ),
   }),
-  column.accessor("model", {
+  // The catalogue's display name (the id when it does not list the model), the id on hover.
+  column.accessor("modelLabel", {
     header: "Model",
-    cell: (info) => <span className="whitespace-nowrap font-mono text-xs">{info.getValue()}</span>,
+    cell: (info) => (
+      <span className="whitespace-nowrap" title={info.row.original.model}>
+        {info.getValue()}
+      </span>
+    ),
   }),
   column.accessor((row) => row.promptTokens + row.completionTokens, {
     id: "tokens",
@@ -100,6 +109,49 @@ export function ActivityTable({ orgId, canManage }: { orgId: string; canManage: 
     (cursor) => api.activity(orgId, filters, cursor),
   );
   const filtered = Object.keys(filters).length > 0;
+  const active = [member, project, model, from || to].filter(Boolean).length;
+  // On a phone the five filters would push the calls a screen down: they open in a sheet.
+  const phone = useMediaQuery("(max-width: 639px)");
+  const [sheetOpen, setSheetOpen] = useState(false);
+
+  const filterFields = (
+    <fieldset className="relative grid grid-cols-1 gap-3 sm:grid-cols-2 lg:grid-cols-5">
+      <legend className="sr-only">Filter activity</legend>
+      {canManage ? (
+        <Field label="Member">
+          <Select value={member} onChange={(event) => setMember(event.target.value)}>
+            <option value="">All members</option>
+            {members.map((option) => (
+              <option key={option.value} value={option.value}>
+                {option.label}
+              </option>
+            ))}
+          </Select>
+        </Field>
+      ) : null}
+      <Field label="Project">
+        <Select value={project} onChange={(event) => setProject(event.target.value)}>
+          <option value="">All projects</option>
+          {projects.map((option) => (
+            <option key={option.value} value={option.value}>
+              {option.label}
+            </option>
+          ))}
+        </Select>
+      </Field>
+      <Field label="Model">
+        <Select value={model} onChange={(event) => setModel(event.target.value)}>
+          <option value="">All models</option>
+          {models.map((option) => (
+            <option key={option.value} value={option.value}>
+              {option.label}
+            </option>
+          ))}
+        </Select>
+      </Field>
+      <DateRangeFields from={from} to={to} onFrom={setFrom} onTo={setTo} />
+    </fieldset>
+  );
 
   return (
     <Card aria-labelledby="activity-title">
@@ -113,42 +165,24 @@ export function ActivityTable({ orgId, canManage }: { orgId: string; canManage: 
         }
       />
       <CardBody className="grid gap-4">
-        <fieldset className="relative grid grid-cols-1 gap-3 sm:grid-cols-2 lg:grid-cols-5">
-          <legend className="sr-only">Filter activity</legend>
-          {canManage ? (
-            <Field label="Member">
-              <Select value={member} onChange={(event) => setMember(event.target.value)}>
-                <option value="">All members</option>
-                {members.map((option) => (
-                  <option key={option.value} value={option.value}>
-                    {option.label}
-                  </option>
-                ))}
-              </Select>
-            </Field>
-          ) : null}
-          <Field label="Project">
-            <Select value={project} onChange={(event) => setProject(event.target.value)}>
-              <option value="">All projects</option>
-              {projects.map((option) => (
-                <option key={option.value} value={option.value}>
-                  {option.label}
-                </option>
-              ))}
-            </Select>
-          </Field>
-          <Field label="Model">
-            <Select value={model} onChange={(event) => setModel(event.target.value)}>
-              <option value="">All models</option>
-              {models.map((option) => (
-                <option key={option.value} value={option.value}>
-                  {option.label}
-                </option>
-              ))}
-            </Select>
-          </Field>
-          <DateRangeFields from={from} to={to} onFrom={setFrom} onTo={setTo} />
-        </fieldset>
+        {phone ? (
+          <Dialog open={sheetOpen} onOpenChange={setSheetOpen}>
+            <DialogTrigger asChild>
+              <Button variant="secondary" size="sm" className="justify-self-start">
+                <SlidersHorizontal aria-hidden="true" />
+                {active > 0 ? `Filters (${active})` : "Filters"}
+              </Button>
+            </DialogTrigger>
+            <SheetContent title="Filter activity">
+              {filterFields}
+              <Button variant="primary" onClick={() => setSheetOpen(false)}>
+                Show calls
+              </Button>
+            </SheetContent>
+          </Dialog>
+        ) : (
+          filterFields
+        )}
         {filtered ? (
           <div>
             <Button

@@ -332,7 +332,7 @@ function AutoTopUpForm({
                   <li key={charge.id} className="flex flex-wrap items-center justify-between gap-2">
                     <span className="text-muted-foreground">{when(charge.createdAt)}</span>
                     <span className="inline-flex items-center gap-2">
-                      {formatMicros(charge.amountMicros)}
+                      {formatMicros(charge.amountMicros, { precise: true })}
                       <Badge tone={status.tone}>{status.label}</Badge>
                     </span>
                   </li>

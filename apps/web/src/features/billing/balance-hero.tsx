@@ -1,15 +1,15 @@
 import type { BillingSummary } from "@parley/shared";
-import { Wallet } from "lucide-react";
+import { ChevronDown, Wallet } from "lucide-react";
+import { useId, useState } from "react";
 import { Button } from "../../components/ui/button.tsx";
 import { Card } from "../../components/ui/card.tsx";
 import { formatMicros } from "../../lib/money.ts";
 
 /**
- * The balance, large, as Stripe's and OpenRouter's balance cards show it: in cents (rounded down),
- * with every
- * micro-dollar underneath when cents would hide some (a balance of $0.0042 reads as such), what
- * chats in progress hold (a reply's maximum, or a chat's credit lease: returned as it idles), and
- * the one action that adds credits.
+ * The balance, large, as Stripe's and OpenRouter's balance cards show it: one figure in dollars
+ * and cents (rounded down; a balance under a cent, $0.0042, reads as such), every micro-dollar and
+ * what chats in progress hold (a reply's maximum, or a chat's credit lease: returned as it idles)
+ * on demand, and the one action that adds credits.
  */
 export function BalanceHero({
   summary,
@@ -42,14 +42,13 @@ export function BalanceHero({
           >
             {shown}
           </p>
-          {exact !== shown ? (
-            <p className="text-muted-foreground text-sm tabular-nums">Exactly {exact}</p>
-          ) : null}
-          {summary.heldMicros > 0 ? (
-            <p className="text-muted-foreground text-sm tabular-nums">
-              {formatMicros(summary.heldMicros, { precise: true })} held by chats in progress
-              (returned as they finish or go idle)
-            </p>
+          {exact !== shown || summary.heldMicros > 0 ? (
+            <ExactAmount
+              exact={exact}
+              heldMicros={summary.heldMicros}
+              // Cents hide nothing: only what chats hold is left to say.
+              rounded={exact !== shown}
+            />
           ) : null}
         </div>
         <Forecast summary={summary} />
@@ -76,6 +75,48 @@ export function BalanceHero({
         </div>
       </div>
     </Card>
+  );
+}
+
+/** The exact balance and what chats hold, behind a button: one figure on the card until asked. */
+function ExactAmount({
+  exact,
+  heldMicros,
+  rounded,
+}: {
+  exact: string;
+  heldMicros: number;
+  rounded: boolean;
+}) {
+  const [open, setOpen] = useState(false);
+  const id = useId();
+  return (
+    <div className="grid justify-items-start gap-1 text-muted-foreground text-sm">
+      <button
+        type="button"
+        aria-expanded={open}
+        aria-controls={id}
+        onClick={() => setOpen(!open)}
+        className="inline-flex items-center gap-1 rounded-sm underline-offset-2 outline-none hover:text-foreground hover:underline focus-visible:ring-2 focus-visible:ring-ring"
+      >
+        Exact amount
+        <ChevronDown
+          aria-hidden="true"
+          className={
+            open ? "size-4 rotate-180 transition-transform" : "size-4 transition-transform"
+          }
+        />
+      </button>
+      <div id={id} hidden={!open} className="tabular-nums">
+        {rounded ? <p data-testid="balance-exact">Exactly {exact} available.</p> : null}
+        {heldMicros > 0 ? (
+          <p>
+            {formatMicros(heldMicros, { precise: true })} held by chats in progress (returned as
+            they finish or go idle).
+          </p>
+        ) : null}
+      </div>
+    </div>
   );
 }
 

@@ -10,7 +10,7 @@ const grant = (id: string, patch: Partial<Grant>): Grant => ({
   id,
   source: "promotion",
   grantedMicros: 5_000_000,
-  remainingMicros: 3_000_000,
+  remainingMicros: 3_004_900,
   expiresAt: null,
   priority: 50,
   ...patch,

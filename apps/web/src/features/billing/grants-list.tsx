@@ -55,10 +55,12 @@ export function GrantsList({ grants }: { grants: Grant[] }) {
                 </span>
               </span>
               <span className="tabular-nums">
-                {formatMicros(grant.remainingMicros, { precise: true })}
+                {/* In the balance's own figures (cents, rounded down): one way to read money on
+                    the card; every micro-dollar is in the ledger and behind "Exact amount". */}
+                {formatMicros(grant.remainingMicros, { floor: true })}
                 <span className="text-muted-foreground text-sm">
                   {" "}
-                  of {formatMicros(grant.grantedMicros, { precise: true })}
+                  of {formatMicros(grant.grantedMicros, { floor: true })}
                 </span>
               </span>
             </li>

@@ -32,15 +32,18 @@ export function LimitRuleForm({
   before,
   validate,
   save,
+  initialPeriod = "month",
 }: {
   idPrefix: string;
+  /** The period it starts at (a link to one limit fills it in). */
+  initialPeriod?: LimitPeriod;
   submitLabel: string;
   before?: ReactNode;
   /** What else must hold before saving: a message when it does not. */
   validate?: () => string | null;
   save: (input: LimitRuleInput) => Promise<void>;
 }) {
-  const [period, setPeriod] = useState<LimitPeriod>("month");
+  const [period, setPeriod] = useState<LimitPeriod>(initialPeriod);
   const [amount, setAmount] = useState("");
   const [invalid, setInvalid] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);

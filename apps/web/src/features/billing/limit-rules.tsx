@@ -1,4 +1,4 @@
-import type { LimitRule } from "@parley/shared";
+import type { LimitPeriod, LimitRule } from "@parley/shared";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { toast } from "sonner";
@@ -24,7 +24,14 @@ const whoOf = (rule: LimitRule) =>
  * daily member limit for them; a project's binds everyone's calls in it. Own limits are listed,
  * and only their member changes them.
  */
-export function LimitRules({ orgId }: { orgId: string }) {
+export function LimitRules({
+  orgId,
+  prefill,
+}: {
+  orgId: string;
+  /** Whose limit and which period the form starts at (`member:<id>` or `project:<id>`). */
+  prefill?: { target: string; period: LimitPeriod };
+}) {
   const queryClient = useQueryClient();
   const rules = useQuery({
     queryKey: keys.limitRules(orgId),
@@ -33,7 +40,7 @@ export function LimitRules({ orgId }: { orgId: string }) {
   // The same whole lists (and cache) as the members and projects screens and the erasure picker.
   const members = useAllMembers(orgId);
   const projects = useAllProjects(orgId);
-  const [target, setTarget] = useState("");
+  const [target, setTarget] = useState(prefill?.target ?? "");
   const [removeError, setRemoveError] = useState<unknown>(null);
 
   const changed = () => queryClient.invalidateQueries({ queryKey: keys.billing(orgId) });
@@ -103,6 +110,7 @@ export function LimitRules({ orgId }: { orgId: string }) {
         <ErrorNote error={removeError} />
         <LimitRuleForm
           idPrefix="limit-rule"
+          initialPeriod={prefill?.period}
           submitLabel="Set limit"
           before={
             <Field label="On">

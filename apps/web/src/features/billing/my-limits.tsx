@@ -1,3 +1,4 @@
+import type { LimitPeriod } from "@parley/shared";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { toast } from "sonner";
@@ -18,7 +19,14 @@ const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(
  * spent, when it resets and who can raise it; and a limit they set on themselves, which only
  * adds a cap (it can lower what they may spend, never raise it past an admin's).
  */
-export function MyLimits({ orgId }: { orgId: string }) {
+export function MyLimits({
+  orgId,
+  period,
+}: {
+  orgId: string;
+  /** The period the form starts at (the chat's "Change your limit" names the one that stopped). */
+  period?: LimitPeriod;
+}) {
   const queryClient = useQueryClient();
   const status = useQuery({ queryKey: keys.myLimits(orgId), queryFn: () => api.myLimits(orgId) });
   const [removeError, setRemoveError] = useState<unknown>(null);
@@ -92,6 +100,7 @@ export function MyLimits({ orgId }: { orgId: string }) {
           </p>
           <LimitRuleForm
             idPrefix="my-limit"
+            initialPeriod={period}
             submitLabel="Set my limit"
             save={async (input) => {
               await api.setLimit(orgId, { kind: "me" }, input);

@@ -29,7 +29,7 @@ const columns = [
   }),
   column.accessor("amountMicros", {
     header: "Amount",
-    cell: (info) => formatMicros(info.getValue()),
+    cell: (info) => formatMicros(info.getValue(), { precise: true }),
     meta: { align: "right" },
   }),
   column.accessor("status", {
@@ -43,7 +43,7 @@ const columns = [
           {payment.source === "auto_top_up" ? <Badge tone="neutral">Automatic</Badge> : null}
           {payment.status === "partially_refunded" ? (
             <span className="text-muted-foreground text-xs">
-              {formatMicros(payment.refundedMicros)} back
+              {formatMicros(payment.refundedMicros, { precise: true })} back
             </span>
           ) : null}
         </span>

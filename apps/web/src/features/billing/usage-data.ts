@@ -12,9 +12,30 @@ export const GROUPS: readonly { value: UsageGroupBy; label: string }[] = [
  * What a person reads for a usage group: the worker's label (a member's name, a project's name, a
  * session's title) since 2026-12-01, the key only when there is no label, never a raw id beside it.
  */
-export function groupName(item: Pick<UsageGroup, "key" | "label">): string {
+export function groupName(item: Pick<UsageGroup, "key" | "label">, groupBy?: UsageGroupBy): string {
+  // The free onboarding preview's calls belong to no session: named as what they are.
+  if (groupBy === "session" && item.key === null) return PREVIEW;
   if (item.label) return item.label;
   return item.key ?? "None";
+}
+
+/** What the free onboarding preview's usage is called wherever it is listed apart. */
+export const PREVIEW = "Onboarding preview (free)";
+
+/**
+ * The table's rows in the chart's order: by day in date order, otherwise the biggest spenders
+ * first (ties by name), so the table reads as the chart above it does.
+ */
+export function tableRows<T extends Pick<UsageGroup, "key" | "label" | "priceMicros">>(
+  items: readonly T[],
+  groupBy: UsageGroupBy,
+): T[] {
+  const rows = [...items];
+  if (groupBy === "day") return rows.sort((a, b) => (a.key ?? "").localeCompare(b.key ?? ""));
+  return rows.sort(
+    (a, b) =>
+      b.priceMicros - a.priceMicros || groupName(a, groupBy).localeCompare(groupName(b, groupBy)),
+  );
 }
 
 export interface ChartRow {
@@ -42,7 +63,7 @@ export function chartRows(
 ): ChartRow[] {
   const rows = items.map((item, index) => ({
     id: `${item.key ?? "none"}:${index}`,
-    name: groupName(item),
+    name: groupName(item, groupBy),
     priceMicros: item.priceMicros,
   }));
   if (groupBy === "day") return window ? everyDay(rows, window) : rows;

@@ -44,6 +44,25 @@ const report = (groupBy: UsageReport["groupBy"], items: UsageGroup[]): UsageRepo
 });
 
 describe("UsagePanel", () => {
+  it("names models by the catalogue's display name, not their id", async () => {
+    vi.spyOn(api, "usage").mockImplementation(async (_org, groupBy) =>
+      groupBy === "model"
+        ? report("model", [
+            group("parley/dev-fast", "Parley Dev Fast", 4_200),
+            group("acme/unlisted", "acme/unlisted", 1_000),
+          ])
+        : report("day", [group("2026-11-02", "2026-11-02", 5_000)]),
+    );
+    await renderInApp(<UsagePanel orgId="org_1" canManage />);
+    await screen.findByText("2026-11-02");
+    fireEvent.change(screen.getByLabelText("Group by"), { target: { value: "model" } });
+    const table = await screen.findByRole("table", { name: "Spend by model" });
+    expect(within(table).getByText("Parley Dev Fast")).toBeTruthy();
+    expect(table.textContent).not.toContain("parley/dev-fast");
+    // A model the catalogue does not list keeps its id: the worker's label says so.
+    expect(within(table).getByText("acme/unlisted")).toBeTruthy();
+  });
+
   it("names members by their label, never their usr_ id, with a total", async () => {
     const usage = vi
       .spyOn(api, "usage")

@@ -10,7 +10,7 @@ import { formatMicros } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
 import { CsvDownload } from "./csv-download.tsx";
 import { DateRangeFields } from "./date-range.tsx";
-import { chartRows, GROUPS, groupName } from "./usage-data.ts";
+import { chartRows, GROUPS, groupName, tableRows } from "./usage-data.ts";
 import { count, dayRange } from "./words.ts";
 
 // The chart library is the heaviest part of billing: it loads after the balance is on screen.
@@ -92,9 +92,9 @@ export function UsagePanel({ orgId, canManage }: { orgId: string; canManage: boo
                 </tr>
               </THead>
               <TBody>
-                {report.items.map((item, index) => (
+                {tableRows(report.items, groupBy).map((item, index) => (
                   <Tr key={`${item.key ?? "none"}:${String(index)}`}>
-                    <Td className="min-w-40 break-words">{groupName(item)}</Td>
+                    <Td className="min-w-40 break-words">{groupName(item, groupBy)}</Td>
                     <Td className={num}>{count(item.requests)}</Td>
                     <Td className={num}>{count(item.promptTokens + item.completionTokens)}</Td>
                     <Td className={num}>{formatMicros(item.priceMicros, { precise: true })}</Td>

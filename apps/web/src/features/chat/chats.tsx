@@ -1,5 +1,11 @@
-import { ChatView, type ChatViewProps, previewStatus, useParleyChat } from "@parley/chat-ui";
-import { useQueryClient } from "@tanstack/react-query";
+import {
+  ChatView,
+  type ChatViewProps,
+  isBillingRefusal,
+  previewStatus,
+  useParleyChat,
+} from "@parley/chat-ui";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import {
   type ReactNode,
   Suspense,
@@ -21,6 +27,8 @@ import {
 } from "../../lib/chat-preload.ts";
 import { keys } from "../../lib/query.ts";
 import { canManage, useSession } from "../../lib/session.tsx";
+import { ChatOpening } from "../assistants/chat-opening.tsx";
+import { LimitStop } from "../billing/limit-stop.tsx";
 import { LimitWarning } from "../billing/limit-warning.tsx";
 import { StopAction } from "../billing/stop-action.tsx";
 
@@ -110,6 +118,12 @@ export function AssistantChat({
     if (orgId) void queryClient.invalidateQueries({ queryKey: keys.billing(orgId) });
     onTurnEnd?.();
   }, [queryClient, orgId, onTurnEnd]);
+  // The session's project (the page has read it already): a project's limit leads to its setting.
+  const record = useQuery({
+    queryKey: keys.session(sessionId),
+    queryFn: () => api.session(sessionId),
+  }).data;
+  const projectId = record?.projectId;
   return (
     <AgentChatPane
       agent="assistant-agent"
@@ -118,17 +132,17 @@ export function AssistantChat({
       regenerate
       autoFocus
       onTurnEnd={turnEnded}
+      // Only a session's owner answers its approvals: the record names them.
+      approver={record?.ownerLabel}
       renderStatus={() => <LimitWarning sessionId={sessionId} />}
-      renderStopAction={(code) => <StopAction code={code} canManage={canManage(org)} />}
-      emptyState={
-        <div className="grid justify-items-center gap-2 py-16 text-center">
-          <p className="font-medium text-lg">How can I help?</p>
-          <p className="max-w-md text-muted-foreground text-sm">
-            The assistant knows this project's memory. Replies are charged to your organization's
-            credits; each one shows what it cost.
-          </p>
-        </div>
+      renderRefusal={(refusal) =>
+        isBillingRefusal(refusal) ? (
+          <LimitStop refusal={refusal} sessionId={sessionId} projectId={projectId} />
+        ) : null
       }
+      renderStopAction={(code) => <StopAction code={code} canManage={canManage(org)} />}
+      // The profile's welcome and suggested prompts (features/assistants/chat-opening.tsx).
+      emptyState={(send) => <ChatOpening sessionId={sessionId} send={send} />}
     />
   );
 }
