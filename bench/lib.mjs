@@ -37,12 +37,17 @@ export function wranglerRun(args) {
 /**
  * Starts `wrangler dev` for a config with its state in a temp dir; resolves once it answers.
  * `envFile` holds secrets (values may contain colons, which `--var` cannot carry); `prepare(state)`
- * runs before the server starts (D1 migrations); `env` adds to wrangler's environment
- * (`X_LOCAL_OBSERVABILITY: "false"` turns off the local trace store, say).
+ * runs before the server starts (D1 migrations); `env` adds to wrangler's environment.
+ *
+ * wrangler's local trace store is off unless `traced`: on, wrangler dev tails every Worker into a
+ * collector in the same workerd process, which keeps every span (each fetch, D1 query, RPC and
+ * storage call) in SQLite for the whole run, on the measured process's memory and CPU. Production's
+ * observability runs outside the Worker's process, and the platform makes several times the bare
+ * agent's spans per turn, so on it measures the dev tool (docs/2026-12-06-soak-memory.md).
  */
 export async function startWorker(
   config,
-  { vars = {}, readyPath = "/", envFile, prepare, inspectorPort, env = {} } = {},
+  { vars = {}, readyPath = "/", envFile, prepare, inspectorPort, env = {}, traced = false } = {},
 ) {
   const port = await freePort();
   const state = mkdtempSync(path.join(os.tmpdir(), "parley-bench-"));
@@ -65,7 +70,12 @@ export async function startWorker(
   const child = spawn(process.execPath, args, {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", ...env },
+    env: {
+      ...process.env,
+      WRANGLER_SEND_METRICS: "false",
+      ...(traced ? {} : { X_LOCAL_OBSERVABILITY: "false" }),
+      ...env,
+    },
   });
   let log = "";
   // BENCH_LOG=1 shows the Worker's own output (to trace a run); otherwise it is kept for errors.
@@ -103,6 +113,8 @@ export async function startWorker(
     url,
     /** The `wrangler dev` process (its workerd processes are below it: proc.mjs `workerdOf`). */
     pid: child.pid,
+    /** Its state directory (`--persist-to`), removed by `stop()`. */
+    state,
     stop() {
       try {
         process.kill(-child.pid, "SIGTERM");

@@ -173,7 +173,7 @@ export async function benchTurns({ turns = 150, extraVars = {} } = {}) {
       "",
       `${turns} assistant turns on the platform (token, access, the profile and model resolved, the lease's`,
       "local draw, context window, metering) against the same number on a bare AIChatAgent",
-      "(packages/chat-client/test/fixture: no auth, no billing), interleaved, all under wrangler dev, dev",
+      "(packages/chat-client/test/fixture: no auth, no billing), interleaved, all under wrangler dev (its local trace store off), dev",
       "model at zero latency, over WebSockets from Node. Two platform sessions: one on Parley's built-in",
       "assistant and the platform default model, one whose project runs a tenant's profile (1.5 KB of",
       "instructions, sampling, two tools) on another model (openai/gpt-4.1, which the dev model answers",
