@@ -5,8 +5,9 @@
 // org's ledger. The saturated load (200 sessions x 5 turns) is `pnpm bench stress` (stress.mjs).
 import path from "node:path";
 import { connectChat } from "../packages/chat-client/src/index.ts";
-import { json, ms, signUp, startModelProcess, startWorker, summarize } from "./lib.mjs";
+import { ms, startModelProcess, startWorker, summarize } from "./lib.mjs";
 import { cpuWindow, loadAverage, workerdOf } from "./proc.mjs";
+import { bareSessions, ledgerMismatches, lostMessages, platformSessions } from "./sessions.mjs";
 import { platform } from "./turns.mjs";
 
 /** The bare agent's share of one core the load may reach. */
@@ -16,8 +17,8 @@ const PROBE_TURNS = 8;
 const TURNS = 10;
 /** Measured rounds of each agent at the load found; they alternate, bare first in even rounds. */
 const ROUNDS = 4;
+/** The search stops doubling here. */
 const MAX_SESSIONS = 200;
-const SESSIONS_PER_ORG = 10;
 const GRANT_MICROS = 1_000_000_000_000;
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -45,7 +46,7 @@ export async function load(sessions, turns) {
         return;
       }
       for (let t = 0; t < turns; t++) {
-        session.sent = (session.sent ?? 0) + 1;
+        session.sent++;
         const result = await client.send(`turn ${t} of ${url.slice(-12)}`).done;
         if (result.error || result.outcome !== "completed" || result.firstTokenMs === null) {
           fail(result.error ?? result.outcome);
@@ -57,55 +58,6 @@ export async function load(sessions, turns) {
     }),
   );
   return { firsts, errors, errorSamples, seconds: (performance.now() - started) / 1000 };
-}
-
-/** Messages missing from the sessions' stored transcripts: two per turn sent. */
-export async function lostMessages(sessions) {
-  let lost = 0;
-  for (const { url, token, sent = 0 } of sessions) {
-    const headers = token ? { authorization: `Bearer ${token}` } : {};
-    const messages = await json(`${url}/get-messages`, { headers });
-    lost += Math.max(0, sent * 2 - messages.length);
-  }
-  return lost;
-}
-
-/** Orgs whose posted balance is not `grant` less the usage charged (held credit is the leases'). */
-export async function ledgerMismatches(base, orgs, grant) {
-  let mismatches = 0;
-  for (const { orgId, token } of orgs) {
-    const auth = { headers: { authorization: `Bearer ${token}` } };
-    const balance = await json(`${base}/api/orgs/${orgId}/billing`, auth);
-    const usage = await json(`${base}/api/orgs/${orgId}/billing/usage?groupBy=session`, auth);
-    if (balance.postedMicros !== grant - usage.totals.priceMicros) mismatches++;
-  }
-  return mismatches;
-}
-
-/** `count` assistant sessions, `SESSIONS_PER_ORG` to an org, each org one member's project. */
-export async function platformSessions(base, count, label = "load") {
-  const orgs = [];
-  const sessions = [];
-  for (let o = 0; o * SESSIONS_PER_ORG < count; o++) {
-    const { token, orgId, post } = await signUp(base, `${label}-${o}`);
-    const project = await post(`/api/orgs/${orgId}/projects`, { name: "Load" });
-    orgs.push({ orgId, token });
-    for (let s = o * SESSIONS_PER_ORG; s < Math.min(count, (o + 1) * SESSIONS_PER_ORG); s++) {
-      const { id } = await post(`/api/projects/${project.id}/sessions`, {});
-      sessions.push({ url: `${base}/agents/assistant-agent/${id}`, token });
-    }
-  }
-  return { orgs, sessions };
-}
-
-let bareRun = 0;
-/** `count` new sessions of the bare agent (its objects are made by the first connect). */
-export function bareSessions(base, count) {
-  bareRun++;
-  const run = `${Date.now()}-${bareRun}`;
-  return Array.from({ length: count }, (_, i) => ({
-    url: `${base}/agents/bare-chat-agent/load-${run}-${i}`,
-  }));
 }
 
 /** One round on `side`: its workerd's CPU share of one core over the round, and the load's figures. */
@@ -122,14 +74,14 @@ async function round(side, sessions, turns) {
 }
 
 /**
- * The most sessions (each sending `PROBE_TURNS` turns) at which the bare agent's workerd stays at
+ * The most sessions (each sending `probeTurns` turns) at which the bare agent's workerd stays at
  * or under `CPU_BUDGET` of one core: doubled from 4 until over it, then bisected to within 10%.
  * Returns the load and every probe.
  */
-async function sustainableLoad(bare) {
+async function sustainableLoad(bare, probeTurns, maxSessions) {
   const probes = [];
   const probe = async (sessions) => {
-    const result = await round(bare, bareSessions(bare.url, sessions), PROBE_TURNS);
+    const result = await round(bare, bareSessions(bare.url, sessions), probeTurns);
     probes.push({ sessions, share: result.cpu.share, errors: result.errors });
     console.log(
       `[bench] ${sessions} bare sessions: workerd at ${(result.cpu.share * 100).toFixed(0)}% of a core`,
@@ -138,7 +90,7 @@ async function sustainableLoad(bare) {
   };
   let low = 0;
   let high = null;
-  for (let sessions = 4; sessions <= MAX_SESSIONS; sessions *= 2) {
+  for (let sessions = 4; sessions <= maxSessions; sessions *= 2) {
     if (await probe(sessions)) low = sessions;
     else {
       high = sessions;
@@ -161,7 +113,17 @@ async function sustainableLoad(bare) {
   return { sessions: low, probes };
 }
 
-export async function benchConcurrency() {
+/**
+ * `sessions` skips the search and measures at that load (to repeat a run at a load found before,
+ * or to try the benchmark small); `rounds`, `turns`, `probeTurns`, `maxSessions` shrink it.
+ */
+export async function benchConcurrency({
+  sessions: given = null,
+  rounds: roundCount = ROUNDS,
+  turns = TURNS,
+  probeTurns = PROBE_TURNS,
+  maxSessions = MAX_SESSIONS,
+} = {}) {
   const loadAtStart = loadAverage();
   const model = await startModelProcess({ latencyMs: 150, tokensPerSecond: 60 });
   const sides = {};
@@ -170,7 +132,12 @@ export async function benchConcurrency() {
       path.join(root, "packages/chat-client/test/fixture/wrangler.jsonc"),
       { vars: { DEV_MODEL_URL: model.url, MODEL_ID: "parley/dev" }, readyPath: "/" },
     );
-    sides.platform = await platform(model.url, { SIGNUP_GRANT_MICROS: String(GRANT_MICROS) });
+    // Tokens that outlive the run: the rounds' sessions are made, with their members' tokens,
+    // after the search.
+    sides.platform = await platform(model.url, {
+      SIGNUP_GRANT_MICROS: String(GRANT_MICROS),
+      ACCESS_TOKEN_TTL_SECONDS: "3600",
+    });
     for (const side of Object.values(sides)) {
       const pids = workerdOf(side.pid);
       if (!pids) throw new Error("no workerd process found under wrangler dev");
@@ -178,24 +145,29 @@ export async function benchConcurrency() {
       side.proxyPid = pids.proxy;
     }
     // Warm-up, not measured: each agent's code compiled and its first objects made.
-    const warm = await platformSessions(sides.platform.url, 4, "warm");
+    const warm = await platformSessions(sides.platform.url, 4, { label: "warm" });
     await load(warm.sessions, 3);
     await load(bareSessions(sides.bare.url, 4), 3);
 
-    const found = await sustainableLoad(sides.bare);
+    const found =
+      given === null
+        ? await sustainableLoad(sides.bare, probeTurns, maxSessions)
+        : { sessions: given, probes: [] };
     const sessions = found.sessions;
-    console.log(`[bench] sustainable load: ${sessions} sessions; measuring ${ROUNDS} rounds each`);
-    const made = await platformSessions(sides.platform.url, sessions * ROUNDS);
+    console.log(
+      `[bench] sustainable load: ${sessions} sessions; measuring ${roundCount} rounds each`,
+    );
+    const made = await platformSessions(sides.platform.url, sessions * roundCount);
     const rounds = { bare: [], platform: [] };
     const used = { bare: [], platform: [] };
-    for (let r = 0; r < ROUNDS; r++) {
+    for (let r = 0; r < roundCount; r++) {
       for (const kind of r % 2 === 0 ? ["bare", "platform"] : ["platform", "bare"]) {
         const batch =
           kind === "bare"
             ? bareSessions(sides.bare.url, sessions)
             : made.sessions.slice(r * sessions, (r + 1) * sessions);
         used[kind].push(...batch);
-        rounds[kind].push(await round(sides[kind], batch, TURNS));
+        rounds[kind].push(await round(sides[kind], batch, turns));
       }
     }
     const audit = {
@@ -205,7 +177,16 @@ export async function benchConcurrency() {
         ledger: await ledgerMismatches(sides.platform.url, made.orgs, GRANT_MICROS),
       },
     };
-    return report({ sessions, found, rounds, audit, loadAtStart, loadAtEnd: loadAverage() });
+    return report({
+      sessions,
+      turns,
+      probeTurns,
+      found,
+      rounds,
+      audit,
+      loadAtStart,
+      loadAtEnd: loadAverage(),
+    });
   } finally {
     sides.bare?.stop();
     sides.platform?.stop();
@@ -213,7 +194,7 @@ export async function benchConcurrency() {
   }
 }
 
-function report({ sessions, found, rounds, audit, loadAtStart, loadAtEnd }) {
+function report({ sessions, turns, probeTurns, found, rounds, audit, loadAtStart, loadAtEnd }) {
   const total = (kind) => {
     const list = rounds[kind];
     const sum = (f) => list.reduce((a, r) => a + f(r), 0);
@@ -230,6 +211,7 @@ function report({ sessions, found, rounds, audit, loadAtStart, loadAtEnd }) {
         : null,
     };
   };
+  const list = (label) => rounds[label.startsWith("bare") ? "bare" : "platform"].length;
   const b = total("bare");
   const p = total("platform");
   const wall = p.seconds / b.seconds;
@@ -237,7 +219,7 @@ function report({ sessions, found, rounds, audit, loadAtStart, loadAtEnd }) {
   const clean = p.errors + b.errors + audit.platform.lost + audit.bare.lost + audit.platform.ledger;
   const met = clean === 0 && wall <= 1.1 && p99 <= 1.2;
   const row = (label, t, a) =>
-    `| ${label} | ${sessions} x ${TURNS} x ${ROUNDS} | ${t.errors} | ${a.lost} | ${a.ledger ?? "-"} | ${ms(t.firsts.p50)} | ${ms(t.firsts.p99)} | ${t.seconds.toFixed(1)} s | ${(t.share * 100).toFixed(0)}% | ${t.proxyShare === null ? "-" : `${(t.proxyShare * 100).toFixed(0)}%`} | ${((t.cpu / t.turns) * 1000).toFixed(1)} ms |`;
+    `| ${label} | ${sessions} x ${turns} x ${list(label)} | ${t.errors} | ${a.lost} | ${a.ledger ?? "-"} | ${ms(t.firsts.p50)} | ${ms(t.firsts.p99)} | ${t.seconds.toFixed(1)} s | ${(t.share * 100).toFixed(0)}% | ${t.proxyShare === null ? "-" : `${(t.proxyShare * 100).toFixed(0)}%`} | ${((t.cpu / t.turns) * 1000).toFixed(1)} ms |`;
   const probes = found.probes
     .map(
       (pr) =>
@@ -251,13 +233,18 @@ function report({ sessions, found, rounds, audit, loadAtStart, loadAtEnd }) {
   return [
     "## Concurrency at a sustainable load (issues 8, 14 and 29)",
     "",
-    `The load: the most sessions at which the bare AIChatAgent's workerd process (the one running the`,
-    `Worker and its Durable Objects, read from \`/proc/<pid>/stat\` over the round) uses at most`,
-    `${CPU_BUDGET * 100}% of one core, each new session connecting at once and sending ${PROBE_TURNS} turns one after another, dev model`,
-    "(its own process) at 150 ms latency and 60 tokens/s; searched by doubling from 4 sessions, then",
-    `bisecting to within 10%. Probes (sessions: bare workerd CPU): ${probes}.`,
-    `At that load, ${sessions} sessions, both agents run ${ROUNDS} rounds each of ${sessions} new sessions x ${TURNS} turns, alternating`,
-    "(bare first in even rounds, platform first in odd ones), both wrangler devs up throughout, after an",
+    ...(found.probes.length > 0
+      ? [
+          "The load: the most sessions at which the bare AIChatAgent's workerd process (the one running the",
+          "Worker and its Durable Objects, read from `/proc/<pid>/stat` over the round) uses at most",
+          `${CPU_BUDGET * 100}% of one core, each new session connecting at once and sending ${probeTurns} turns one after another, dev model`,
+          "(its own process) at 150 ms latency and 60 tokens/s; searched by doubling from 4 sessions, then",
+          `bisecting to within 10%. Probes (sessions: bare workerd CPU): ${probes}.`,
+        ]
+      : [`The load: ${sessions} sessions, given (\`sessions=${sessions}\`: no search).`]),
+    `At that load, both agents run ${rounds.bare.length} rounds each of ${sessions} new sessions x ${turns} turns, alternating`,
+    "(bare first in even rounds, platform first in odd ones), dev model at 150 ms latency and 60 tokens/s,",
+    "both wrangler devs up throughout (their local trace stores off, bench/lib.mjs `startWorker`), after an",
     "unmeasured warm-up of each. Afterwards every transcript is read back (two messages per turn) and",
     "every platform org's ledger is checked (posted = grant - usage charged). Wall time is the rounds'",
     "sum; CPU is each agent's workerd over its own rounds (wrangler's proxy, which relays every frame,",

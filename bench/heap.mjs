@@ -9,29 +9,23 @@ import { compareSnapshots } from "./heap-snapshot.mjs";
 import { inspector } from "./inspector.mjs";
 import { freePort, startModelProcess } from "./lib.mjs";
 import { loadAverage, mib, rssBytes, workerdOf } from "./proc.mjs";
-import {
-  bareSessions,
-  platformSessions,
-  SOAK_SESSIONS,
-  soakBare,
-  soakLoad,
-  soakPlatform,
-} from "./soak.mjs";
+import { SOAK_SESSIONS, soakBare, soakLoad, soakPlatform, soakSessions } from "./soak.mjs";
 
-export async function benchHeap({ minutes = 2, bare = false, sessions = SOAK_SESSIONS } = {}) {
+export async function benchHeap({
+  minutes = 2,
+  bare = false,
+  sessions = SOAK_SESSIONS,
+  traced = false,
+} = {}) {
   const model = await startModelProcess({ latencyMs: 150, tokensPerSecond: 60 });
   const inspectorPort = await freePort();
   let worker;
   try {
-    worker = bare
-      ? await soakBare(model.url, { inspectorPort })
-      : await soakPlatform(model.url, { inspectorPort });
-    const pid = workerdOf(worker.pid)?.runtime;
-    const load = bare
-      ? soakLoad("bare", bareSessions(worker.url, sessions))
-      : soakLoad("platform", (await platformSessions(worker.url, sessions)).sessions);
-    const cdp = await inspector(inspectorPort);
     const kind = bare ? "bare" : "platform";
+    worker = await (bare ? soakBare : soakPlatform)(model.url, { inspectorPort, traced });
+    const pid = workerdOf(worker.pid)?.runtime;
+    const load = soakLoad((await soakSessions(kind, worker.url, sessions)).sessions);
+    const cdp = await inspector(inspectorPort);
     const files = [0, 1].map((i) => path.join(os.tmpdir(), `parley-${kind}-${i}.heapsnapshot`));
     const loadAtStart = loadAverage();
     await load.run(30_000);

@@ -63,12 +63,51 @@ export function summarizeProfile(profile, turns, top = 25, intervalUs = 100) {
   ].join("\n");
 }
 
+/**
+ * Bytes allocated per turn by function (self: allocated there; inclusive: there and below), from a
+ * sampling heap profile that keeps the objects garbage collection took (every allocation, not
+ * what survives): where a turn's garbage comes from, which sets how far V8 grows the heap.
+ */
+export function summarizeAllocations(profile, turns, top = 25) {
+  const self = new Map();
+  const inclusive = new Map();
+  let total = 0;
+  const label = (f) =>
+    `${f.functionName || "(anonymous)"} ${path.basename(f.url || "")}:${f.lineNumber}`;
+  const walk = (node, above) => {
+    const key = label(node.callFrame);
+    self.set(key, (self.get(key) ?? 0) + node.selfSize);
+    total += node.selfSize;
+    const chain = above.includes(key) ? above : [...above, key];
+    for (const k of chain) inclusive.set(k, (inclusive.get(k) ?? 0) + node.selfSize);
+    for (const child of node.children ?? []) walk(child, chain);
+  };
+  walk(profile.head, []);
+  const kib = (bytes) => (bytes / 1024 / turns).toFixed(1).padStart(8);
+  const table = (map) =>
+    [...map]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([key, bytes]) => `${kib(bytes)}  ${key}`)
+      .join("\n");
+  return [
+    `${kib(total).trim()} KiB allocated per turn (sampled, garbage included)`,
+    "",
+    "self (KiB/turn):",
+    table(self),
+    "",
+    "inclusive (KiB/turn):",
+    table(inclusive),
+  ].join("\n");
+}
+
 export async function benchProfile({
   turns = 100,
   bare = false,
   paced = false,
   fresh = false,
   chosen = false,
+  alloc = false,
 } = {}) {
   // `paced`: the concurrency benchmark's model (150 ms, then 60 tokens/s), so the per-token work
   // shows; otherwise the reply comes at once and a turn's fixed work dominates.
@@ -120,6 +159,21 @@ export async function benchProfile({
     };
     for (let i = 0; i < 10; i++) await turn(`warm-up turn ${i}`);
     const cdp = await inspector(inspectorPort);
+    if (alloc) {
+      await cdp.call("HeapProfiler.enable");
+      await cdp.call("HeapProfiler.startSampling", {
+        samplingInterval: 1024,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+      for (let i = 0; i < turns; i++) await turn(`profiled turn ${i}`);
+      const { profile } = await cdp.call("HeapProfiler.stopSampling");
+      cdp.close();
+      client.close();
+      const file = path.join(os.tmpdir(), `parley-${bare ? "bare" : "platform"}.heapprofile`);
+      writeFileSync(file, JSON.stringify(profile));
+      return `${summarizeAllocations(profile, turns)}\n\nWhole profile (open in Chrome DevTools): ${file}`;
+    }
     await cdp.call("Profiler.enable");
     await cdp.call("Profiler.setSamplingInterval", { interval: 100 });
     await cdp.call("Profiler.start");

@@ -6,15 +6,10 @@
 // machine. What the platform must meet at a load the bare agent sustains is `pnpm bench
 // concurrency` (concurrency.mjs).
 import path from "node:path";
-import {
-  bareSessions,
-  ledgerMismatches,
-  load,
-  lostMessages,
-  platformSessions,
-} from "./concurrency.mjs";
+import { load } from "./concurrency.mjs";
 import { ms, startModelProcess, startWorker, summarize } from "./lib.mjs";
 import { cpuWindow, loadAverage, workerdOf } from "./proc.mjs";
+import { bareSessions, ledgerMismatches, lostMessages, platformSessions } from "./sessions.mjs";
 import { platform } from "./turns.mjs";
 
 const SESSIONS = 200;
@@ -23,14 +18,15 @@ const GRANT_MICROS = 5_000_000;
 const root = path.resolve(import.meta.dirname, "..");
 
 /** The load on one agent's worker, with its workerd's CPU over the run. */
-async function measured(worker, sessions) {
+async function measured(worker, sessions, turns) {
   const pid = workerdOf(worker.pid)?.runtime;
   const cpu = pid ? cpuWindow(pid) : null;
-  const run = await load(sessions, TURNS);
+  const run = await load(sessions, turns);
   return { ...run, cpu: cpu?.stop() ?? null };
 }
 
-export async function benchStress() {
+/** `sessions` and `turns` shrink it (to try it). */
+export async function benchStress({ sessions: count = SESSIONS, turns = TURNS } = {}) {
   const loadAtStart = loadAverage();
   // About 60 tokens a second after 150 ms: a quick hosted model.
   const model = await startModelProcess({ latencyMs: 150, tokensPerSecond: 60 });
@@ -41,8 +37,8 @@ export async function benchStress() {
       { vars: { DEV_MODEL_URL: model.url, MODEL_ID: "parley/dev" }, readyPath: "/" },
     );
     try {
-      const sessions = bareSessions(bare.url, SESSIONS);
-      const run = await measured(bare, sessions);
+      const sessions = bareSessions(bare.url, count);
+      const run = await measured(bare, sessions, turns);
       rows.push({
         label: "bare AIChatAgent (baseline)",
         run,
@@ -54,8 +50,8 @@ export async function benchStress() {
 
     const full = await platform(model.url, { SIGNUP_GRANT_MICROS: String(GRANT_MICROS) });
     try {
-      const { orgs, sessions } = await platformSessions(full.url, SESSIONS);
-      const run = await measured(full, sessions);
+      const { orgs, sessions } = await platformSessions(full.url, count);
+      const run = await measured(full, sessions, turns);
       rows.push({
         label: "platform",
         run,
@@ -78,7 +74,7 @@ export async function benchStress() {
   const lines = rows.map(({ label, run, audit }) => {
     const first = summarize(run.firsts);
     const cpu = run.cpu ? `${((run.cpu.cpu / run.cpu.seconds) * 100).toFixed(0)}%` : "-";
-    return `| ${label} | ${SESSIONS * TURNS} | ${run.errors} | ${audit.lost} | ${audit.ledger ?? "-"} | ${ms(first.p50)} | ${ms(first.p99)} | ${run.seconds.toFixed(1)} s | ${cpu} |`;
+    return `| ${label} | ${count * turns} | ${run.errors} | ${audit.lost} | ${audit.ledger ?? "-"} | ${ms(first.p50)} | ${ms(first.p99)} | ${run.seconds.toFixed(1)} s | ${cpu} |`;
   });
   const clean =
     plat.run.errors +
@@ -91,11 +87,11 @@ export async function benchStress() {
   return [
     "## Concurrency under stress (issues 8, 14 and 29)",
     "",
-    `${SESSIONS} assistant sessions x ${TURNS} turns across ${SESSIONS / 10} orgs, all at once, dev model (its own`,
+    `${count} assistant sessions x ${turns} turns across ${Math.ceil(count / 10)} orgs, all at once, dev model (its own`,
     "process) at 150 ms latency and 60 tokens/s, under wrangler dev, over WebSockets from Node. This load",
     "saturates the one workerd thread that runs every Durable Object under wrangler dev, for the bare",
     "agent too (its workerd CPU below): queueing magnifies any CPU difference in the times, so this is a",
-    "stress figure, not the target (that is the sustainable load above). Afterwards every transcript is",
+    "stress figure, not the target (`pnpm bench concurrency` measures at a load the bare agent sustains). Afterwards every transcript is",
     "read back and every org's ledger is checked (posted = grant - usage charged; what is still held is",
     "the sessions' leases, returned as they idle). The bare AIChatAgent runs first, in the same run.",
     "Target: 0 errors, 0 lost, exact ledgers.",
