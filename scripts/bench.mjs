@@ -9,12 +9,14 @@ import { benchConcurrency } from "../bench/concurrency.mjs";
 import { benchEmbed } from "../bench/embed.mjs";
 import { benchHeap } from "../bench/heap.mjs";
 import { benchHistory } from "../bench/history.mjs";
+import { benchKnowledge } from "../bench/knowledge.mjs";
 import { benchLeases } from "../bench/leases.mjs";
 import { machine } from "../bench/lib.mjs";
 import { benchProfile } from "../bench/profile.mjs";
 import { benchSize } from "../bench/size.mjs";
 import { benchSoak } from "../bench/soak.mjs";
 import { benchStress } from "../bench/stress.mjs";
+import { benchTools } from "../bench/tools.mjs";
 import { benchTurns } from "../bench/turns.mjs";
 import { benchWeb } from "../bench/web.mjs";
 
@@ -124,6 +126,14 @@ if (!only || only === "soak") {
     }),
   );
 }
+if (!only || only === "knowledge") {
+  console.log("[bench] knowledge retrieval");
+  sections.push(await benchKnowledge());
+}
+if (!only || only === "tools") {
+  console.log("[bench] tool calls");
+  sections.push(await benchTools());
+}
 if (!only || only === "leases") {
   console.log("[bench] one org, 500 sessions");
   sections.push(await benchLeases());
@@ -153,7 +163,7 @@ if (!only) {
     );
     const start = text.indexOf(`${title}\n`);
     if (start === -1) {
-      text = `${text.trimEnd()}\n${marked}\n`;
+      text = `${text.trimEnd()}\n\n${marked}\n`;
       continue;
     }
     const next = text.indexOf("\n## ", start + title.length);

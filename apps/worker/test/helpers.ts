@@ -324,6 +324,10 @@ export async function snapshot(): Promise<Record<string, number>> {
     "org_models",
     "assistant_profiles",
     "assistant_profile_versions",
+    "knowledge_documents",
+    "knowledge_versions",
+    "tool_sources",
+    "tool_calls",
   ];
   const results = await env.DB.batch(
     tables.map((t) =>

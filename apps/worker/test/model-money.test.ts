@@ -148,6 +148,7 @@ async function mixModelsUnder(
   w: World,
   chat: ChatSocket,
   sessionId: string,
+  token: string,
   setLimit: (amountMicros: number) => Promise<void>,
   dearer: () => Promise<void>,
   cheaper: () => Promise<void>,
@@ -162,11 +163,18 @@ async function mixModelsUnder(
   await dearer();
   const marker = crypto.randomUUID();
   const refused = await chat.turn(`Too dear ${marker} ${INSTANT}`);
-  expect(refused.metadata).toMatchObject({
-    code: "spend_limit",
-    model: { id: "parley/dev-large" },
-  });
+  // Refused at admission, before the message is stored (no reply is written for it).
+  expect(refused.parleyError).toMatchObject({ code: "spend_limit" });
+  expect(refused.text).toBe("");
   expect(await requestsWith(marker)).toEqual([]);
+  const stored = await api<{ id: string }[]>(
+    "GET",
+    `/agents/assistant-agent/${sessionId}/get-messages`,
+    {
+      token,
+    },
+  );
+  expect(JSON.stringify(stored.body)).not.toContain(marker);
   await cheaper();
   const again = await chat.turn(`Cheap again ${INSTANT}`);
   expect(again.error).toBeNull();
@@ -224,6 +232,7 @@ describe("every limit across models", () => {
         w,
         chat,
         w.sessionId,
+        w.member.token,
         async (amount) => {
           const res = (await set(w, amount)) as { status: number; body: unknown };
           expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -255,6 +264,7 @@ describe("every limit across models", () => {
       w,
       chat,
       opened.id,
+      accessToken,
       async (amount) => {
         const res = await api("PATCH", `/api/apps/${w.appId}`, {
           token: w.admin.token,

@@ -162,7 +162,8 @@ describe("a profile followed by the next reply", () => {
     );
     expect(first.system).toContain("<project_memory>");
     expect(first.turn.metadata).toMatchObject({
-      profile: { id: profileId, version: 1 },
+      // Named as the profile's version is, so the reply's footer can say which profile it followed.
+      profile: { id: profileId, version: 1, name: "Profile" },
       model: {
         id: "parley/dev-fast",
         name: allowed.find((model) => model.id === "parley/dev-fast")?.displayName,

@@ -1,8 +1,10 @@
 // The light entry: the chat's views and a chat client without the AI SDK (first open stays small).
 import {
   ChatView,
+  type CitationView,
   Composer,
   isBillingRefusal,
+  type OpenSource,
   SessionSidebar,
   type SessionSummary,
   useLightChat,
@@ -149,6 +151,21 @@ function Connected({
     loadMessages,
     host: client.host,
   });
+  // A reply's source opens its passage (the end user's passage route: that passage only).
+  const openSource: OpenSource = useCallback(
+    async (citation: CitationView) => {
+      const result = await client.passage(citation);
+      if (!result.ok) {
+        throw new Error(
+          result.error.code === "gone"
+            ? "This document has changed since the reply."
+            : result.error.message,
+        );
+      }
+      return result.data;
+    },
+    [client],
+  );
   const sent = useRef(false);
   const { send, phase } = chat;
   useEffect(() => {
@@ -186,6 +203,7 @@ function Connected({
       regenerate
       autoFocus={autoFocus}
       showCost={showCost}
+      openSource={openSource}
       emptyState="How can I help?"
       renderStatus={() => <LimitNotice limits={limits} showCost={showCost} />}
       // A message the assistant's limits refused: one notice (the server's words, with the reset),

@@ -11,10 +11,9 @@ import { freshEmail, launchChromium, openContext, signUp, VIEWPORTS } from "./br
  * the project's, picks a model in a chat (the session's model, through PATCH) and finds the call
  * in billing by model under a display name.
  *
- * What the reply runs on is the agents' to decide (issue 29.5 wires them to the resolver): the
- * last case, which reads the picked model's name on the reply and in billing by model and a reply
- * cut to the profile's max output, is `it.fails` until that wiring is merged, and says so when it
- * starts to pass: then it becomes `it`.
+ * The last case reads what the agents ran (issue 29.5 wires them to the resolver): the picked
+ * model's and the profile's names on the reply, a reply cut to the profile's max output, and the
+ * call in billing by model.
  */
 const screenshots = path.resolve(import.meta.dirname, "../screenshots");
 let stack: DevStack | undefined;
@@ -214,9 +213,7 @@ describe("assistants in the web app", () => {
     expect(errors).toEqual([]);
   });
 
-  // Flip to `it` when the agents run the resolver (issue 29.5): until then a reply runs on the
-  // platform's MODEL_ID with the built-in prompt and names no model or profile in its metadata.
-  it.fails("runs the reply on the picked model and the profile: named on the reply, cut to its max output, billed under it", async () => {
+  it("runs the reply on the picked model and the profile: named on the reply, cut to its max output, billed under it", async () => {
     await page.goto(`${base}/sessions/${sessionId}`);
     const reply = replies().first();
     await reply.getByText("Parley Dev Fast").waitFor({ timeout: 5_000 });

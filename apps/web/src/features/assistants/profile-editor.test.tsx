@@ -3,6 +3,7 @@ import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/re
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
+import { toolsApi } from "../../lib/tools-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { DEV, FAST, LARGE, profileOf, project, versionOf } from "./fixtures.ts";
 import { ProfileEditor } from "./profile-editor.tsx";
@@ -10,6 +11,7 @@ import { ProfileEditor } from "./profile-editor.tsx";
 const models = [DEV, FAST, LARGE];
 
 beforeEach(() => {
+  vi.spyOn(toolsApi, "sources").mockResolvedValue({ items: [], nextCursor: null });
   vi.spyOn(assistantsApi, "promptPreview").mockResolvedValue({
     profileId: "apf_1",
     version: 3,
@@ -144,6 +146,23 @@ describe("ProfileEditor: saving", () => {
       temperature: 0.7,
       baseVersion: 3,
     });
+  });
+
+  it("switches knowledge on as a tool, for the API's search_knowledge", async () => {
+    const update = vi
+      .spyOn(assistantsApi, "updateProfile")
+      .mockImplementation(async (_id, input) => profileOf({ version: 4, ...input }));
+    await renderEditor();
+    fireEvent.click(screen.getByRole("checkbox", { name: /^Search knowledge/ }));
+    fireEvent.click(save());
+    await waitFor(() => expect(update).toHaveBeenCalledOnce());
+    expect(update.mock.calls[0]?.[1].tools).toEqual([
+      "read_project_memory",
+      "update_project_memory",
+      "get_balance",
+      "get_session_spend",
+      "search_knowledge",
+    ]);
   });
 
   it("shows the API's refusal under the field it names", async () => {
