@@ -49,6 +49,19 @@ export default defineConfig({
                 // Exactly the test JWKS server may serve apps' JWKS over http on 127.0.0.1.
                 JWKS_ALLOW_PRIVATE: new URL(inject("jwksUrl")).host,
                 TEST_JWKS_URL: inject("jwksUrl"),
+                // Exactly the tool servers (test/tool-servers.ts), each on its own port.
+                TOOL_SOURCES_ALLOW_PRIVATE: [
+                  inject("toolLabUrl"),
+                  inject("toolHttpUrl"),
+                  inject("shopUrl"),
+                ]
+                  .map((url) => new URL(url).host)
+                  .join(","),
+                // Short, so the timeout tests wait little (production: 15 s).
+                TOOL_CALL_TIMEOUT_MS: "1500",
+                TEST_TOOL_LAB_URL: inject("toolLabUrl"),
+                TEST_TOOL_HTTP_URL: inject("toolHttpUrl"),
+                TEST_SHOP_URL: inject("shopUrl"),
                 TEST_MIGRATIONS: await readD1Migrations(
                   path.join(import.meta.dirname, "migrations"),
                 ),

@@ -258,6 +258,17 @@ const profile = createRoute({
   path: "/assistants/profiles/$profileId",
   component: lazyRouteComponent(() => import("./pages/profile-page.tsx")),
 });
+/** The developers' area (issue 32.1): apps and API keys (`#keys`), and one app's page. */
+const developers = createRoute({
+  getParentRoute: () => appLayout,
+  path: "/developers",
+  component: lazyRouteComponent(() => import("./features/developers/developers-page.tsx")),
+});
+const developerApp = createRoute({
+  getParentRoute: () => appLayout,
+  path: "/developers/apps/$appId",
+  component: lazyRouteComponent(() => import("./features/developers/app-page.tsx")),
+});
 const newOrg = createRoute({
   getParentRoute: () => appLayout,
   path: "/orgs/new",
@@ -297,6 +308,8 @@ const routeTree = rootRoute.addChildren([
     admin,
     assistants,
     profile,
+    developers,
+    developerApp,
     newOrg,
     account,
   ]),

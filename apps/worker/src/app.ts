@@ -1,4 +1,4 @@
-import { AppError, healthSchema, MAX_DOCUMENT_BYTES } from "@parley/shared";
+import { AppError, healthSchema, MAX_DOCUMENT_BYTES, MAX_OPENAPI_BYTES } from "@parley/shared";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { except } from "hono/combine";
@@ -35,6 +35,7 @@ import { profileVersions } from "./routes/profile-versions.ts";
 import { orgProfiles, profiles } from "./routes/profiles.ts";
 import { orgProjects, projects } from "./routes/projects.ts";
 import { orgSessions, sessions } from "./routes/sessions.ts";
+import { orgToolSources, sessionToolCalls, toolSources } from "./routes/tool-sources.ts";
 import { webhooks } from "./routes/webhooks.ts";
 
 /** Largest JSON body any API route accepts. Project memory (16 KiB) is the largest legitimate one. */
@@ -67,9 +68,17 @@ export const app = new Hono<AppEnv>()
     await next();
   })
   .use("/api/*", secureHeaders())
-  .use("/api/*", except(["/api/webhooks/*", isUpload], limitBody(MAX_BODY_BYTES)))
+  .use(
+    "/api/*",
+    except(
+      ["/api/webhooks/*", "/api/tool-sources/:id/import-openapi", isUpload],
+      limitBody(MAX_BODY_BYTES),
+    ),
+  )
   .use("/api/*", async (c, next) => (isUpload(c) ? limitBody(MAX_UPLOAD_BYTES)(c, next) : next()))
   .use("/api/webhooks/*", limitBody(MAX_WEBHOOK_BYTES))
+  // An OpenAPI document to import as HTTP actions (routes/tool-sources.ts) outgrows 64 KiB.
+  .use("/api/tool-sources/:id/import-openapi", limitBody(MAX_OPENAPI_BYTES))
   // Every API route needs a verified caller, except these few public ones: a member's access
   // token, or an API key on the few routes that declare they take one (auth/api-keys.ts). The
   // embed's token exchange proves itself with a token the app verifies, not a Parley sign-in.
@@ -147,6 +156,9 @@ export const app = new Hono<AppEnv>()
   .route("/api/documents", documents)
   .route("/api/sessions", sessions)
   .route("/api/sessions", sessionLimits)
+  .route("/api/sessions", sessionToolCalls)
+  .route("/api/orgs", orgToolSources)
+  .route("/api/tool-sources", toolSources)
   .route("/api/connect-tickets", connectTickets)
   .route("/api/webhooks", webhooks)
   .route("/api/operator/models", operatorModels)

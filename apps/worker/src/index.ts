@@ -6,6 +6,7 @@ export { BillingAccount } from "./billing/billing-account.ts";
 export { ErasureJob } from "./erasure/erasure-job.ts";
 export { DataExport } from "./exports/export-job.ts";
 export { KnowledgeBase } from "./knowledge/knowledge-base.ts";
+export { ToolSourceClient } from "./tools/source-client.ts";
 
 /** The Worker entry: routes only, and the Durable Object classes it hosts. */
 export default {

@@ -36,6 +36,18 @@ const withProfile = async (w: World) => {
   await profileIn(w.orgId, w.owner.id, { id: profileOf(w), versions: 2 });
 };
 
+/** A tool source of org A (2026-12-06, issue 30), its id derived from the world's. */
+const sourceOf = (w: World) => `tsrc_${w.orgId.slice(4)}`;
+const withSource = (kind: "mcp" | "http") => async (w: World) => {
+  const url = kind === "mcp" ? `${env.TEST_TOOL_LAB_URL}/mcp` : `${env.TEST_TOOL_HTTP_URL}/api`;
+  await env.DB.prepare(
+    `INSERT INTO tool_sources (id, org_id, kind, name, url, created_by, created_at, updated_at)
+     VALUES (?, ?, ?, 'Matrix', ?, ?, ?, ?)`,
+  )
+    .bind(sourceOf(w), w.orgId, kind, url, w.owner.id, Date.now(), Date.now())
+    .run();
+};
+
 /** Finished data exports of the world's owner (no archive, no link), with ids derived from it. */
 const accountExportOf = (w: World) => `exp_${w.owner.id.slice(4)}`;
 const orgExportOf = (w: World) => `exp_${w.orgId.slice(4)}`;
@@ -558,6 +570,60 @@ const matrix: Row[] = [
     }),
     expect: orgMembers(200),
   },
+  // Tool sources (issue 30): members read them, owners and admins change them; a session's tool
+  // calls are its owner's and the org's admins' (test/tool-sources.test.ts).
+  {
+    route: "GET /api/orgs/:orgId/tool-sources",
+    prepare: withSource("http"),
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/tool-sources` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "POST /api/orgs/:orgId/tool-sources",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/tool-sources`,
+      body: { kind: "http", name: "Shop API", url: `${env.TEST_TOOL_HTTP_URL}/api` },
+    }),
+    expect: orgAdmins(201),
+  },
+  {
+    route: "GET /api/tool-sources/:id",
+    prepare: withSource("http"),
+    request: (w) => ({ path: `/api/tool-sources/${sourceOf(w)}` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "PATCH /api/tool-sources/:id",
+    prepare: withSource("http"),
+    request: (w) => ({ path: `/api/tool-sources/${sourceOf(w)}`, body: { name: "Renamed" } }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "DELETE /api/tool-sources/:id",
+    prepare: withSource("http"),
+    request: (w) => ({ path: `/api/tool-sources/${sourceOf(w)}` }),
+    expect: orgAdmins(204),
+  },
+  {
+    route: "POST /api/tool-sources/:id/refresh",
+    prepare: withSource("mcp"),
+    request: (w) => ({ path: `/api/tool-sources/${sourceOf(w)}/refresh` }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "POST /api/tool-sources/:id/import-openapi",
+    prepare: withSource("http"),
+    request: (w) => ({
+      path: `/api/tool-sources/${sourceOf(w)}/import-openapi`,
+      body: { document: { openapi: "3.1.0", paths: {} } },
+    }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "GET /api/sessions/:sessionId/tool-calls",
+    request: (w) => ({ path: `/api/sessions/${w.sessionId}/tool-calls` }),
+    expect: orgMembers(200),
+  },
   // What Stripe did that credits did not follow (issue 28): for the operator only, as any money
   // of the platform's is; an org's owner reading it would see other orgs' payments.
   {
@@ -710,6 +776,17 @@ const matrix: Row[] = [
   {
     route: "POST /api/apps/:appId/secrets",
     request: (w) => ({ path: `/api/apps/${w.appId}/secrets`, body: {} }),
+    expect: orgAdmins(201),
+  },
+  // The developers' area (test/app-end-user-list.test.ts): who uses the app, and the preview.
+  {
+    route: "GET /api/apps/:appId/end-users",
+    request: (w) => ({ path: `/api/apps/${w.appId}/end-users` }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "POST /api/apps/:appId/preview-token",
+    request: (w) => ({ path: `/api/apps/${w.appId}/preview-token` }),
     expect: orgAdmins(201),
   },
   // Public, authenticated by a token the app verifies (test/end-user-tokens.test.ts); a Parley

@@ -103,6 +103,28 @@ async function richWorld() {
        VALUES (?, ?, ?, 'shop-user-7', 'Shopper', ?, ?)`,
     ).bind(newId("endUser"), w.orgId, w.appId, now, now),
   ]);
+  // A tool source of the org (its credential sealed) and a call made for the member (issue 30).
+  const toolSourceId = newId("toolSource");
+  await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO tool_sources (id, org_id, kind, name, url, credential_header, credential_sealed, tools, created_by, created_at, updated_at)
+       VALUES (?, ?, 'http', 'Shop API', 'https://shop.example/api', 'X-Api-Key', 'v1.sealed-tool-credential', '[]', ?, ?, ?)`,
+    ).bind(toolSourceId, w.orgId, w.owner.id, now, now),
+    env.DB.prepare(
+      `INSERT INTO tool_calls (id, org_id, source_id, tool_name, session_id, project_id, caller_kind,
+         caller_id, access, approved_by, status, duration_ms, request_bytes, response_bytes, price_micros, created_at)
+       VALUES (?, ?, ?, 'request_refund', ?, ?, 'member', ?, 'write', ?, 'ok', 5, 10, 20, 0, ?)`,
+    ).bind(
+      newId("toolCall"),
+      w.orgId,
+      toolSourceId,
+      w.sessionId,
+      w.projectId,
+      w.member.id,
+      w.member.id,
+      now,
+    ),
+  ]);
   const memberKey = await apiKeyFor(w.orgId, ["usage:read"], { createdBy: w.member.id });
   // Knowledge (2026-12-06): a document the member uploaded (an admin then), with its text.
   await documentIn(w, w.member.id, "export-canary-4: the harbor closes at dusk.");
@@ -150,7 +172,8 @@ async function secretsOf(w: World, extra: string[]): Promise<string[]> {
     `SELECT secret_hash AS v FROM api_keys WHERE org_id = ?1
      UNION ALL SELECT sealed FROM app_secrets WHERE org_id = ?1
      UNION ALL SELECT password_hash FROM users WHERE id IN (SELECT user_id FROM memberships WHERE org_id = ?1)
-     UNION ALL SELECT token_hash FROM invitations`,
+     UNION ALL SELECT token_hash FROM invitations
+     UNION ALL SELECT credential_sealed FROM tool_sources WHERE org_id = ?1`,
   )
     .bind(w.orgId)
     .all<{ v: string }>();

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { startDevModel } from "@parley/dev-model";
 import { startStripeStandin } from "@parley/stripe-standin";
 import type { TestProject } from "vitest/node";
+import { startToolServers } from "./tool-servers.ts";
 
 /**
  * Outside services for the workerd tests, started once per run in Node: the Stripe stand-in, the
@@ -26,6 +27,9 @@ declare module "vitest" {
     jwksUrl: string;
     /** test/fixtures/knowledge's files, base64 by name: workerd cannot read the disk itself. */
     knowledgeFixtures: Record<string, string>;
+    toolLabUrl: string;
+    toolHttpUrl: string;
+    shopUrl: string;
   }
 }
 
@@ -118,6 +122,8 @@ export default async function setup(project: TestProject) {
   });
   const model = await startDevModel({ port: 0 });
   const jwks = await startJwksServer();
+  // The tool servers (issue 30): an MCP server, HTTP actions and the example shop's MCP server.
+  const tools = await startToolServers();
 
   project.provide("stripeUrl", stripe.url);
   project.provide("stripeWebhookSecret", stripe.webhookSecret);
@@ -134,12 +140,16 @@ export default async function setup(project: TestProject) {
       ]),
     ),
   );
+  project.provide("toolLabUrl", tools.labUrl);
+  project.provide("toolHttpUrl", tools.httpUrl);
+  project.provide("shopUrl", tools.shopUrl);
 
   return async () => {
     await Promise.all([
       stripe.close(),
       model.close(),
       jwks.close(),
+      tools.close(),
       new Promise((resolve) => mailbox.close(resolve)),
     ]);
   };

@@ -326,6 +326,8 @@ export async function snapshot(): Promise<Record<string, number>> {
     "assistant_profile_versions",
     "knowledge_documents",
     "knowledge_versions",
+    "tool_sources",
+    "tool_calls",
   ];
   const results = await env.DB.batch(
     tables.map((t) =>

@@ -515,6 +515,67 @@ describe("answers match the document", () => {
     await call("DELETE", path, owner, 204);
   });
 
+  it("tool sources and tool calls", async () => {
+    const w = await world();
+    const owner = { token: w.owner.token };
+    const list = `/api/orgs/${w.orgId}/tool-sources`;
+    const made = await call<{ id: string }>(
+      "POST",
+      list,
+      {
+        ...owner,
+        body: {
+          kind: "http",
+          name: "Shop API",
+          url: `${env.TEST_TOOL_HTTP_URL}/api`,
+          credential: { header: "X-Api-Key", value: "secret-1" },
+        },
+      },
+      201,
+    );
+    await call(
+      "POST",
+      list,
+      { ...owner, body: { kind: "http", name: "Shop API", url: `${env.TEST_TOOL_HTTP_URL}/api` } },
+      409,
+    );
+    await call(
+      "POST",
+      list,
+      { ...owner, body: { kind: "mcp", name: "Bad", url: "http://10.0.0.1/mcp" } },
+      400,
+    );
+    await call("GET", list, owner, 200);
+    const path = `/api/tool-sources/${made.body.id}`;
+    await call("GET", path, owner, 200);
+    await call("PATCH", path, { ...owner, body: { priceMicros: 1000 } }, 200);
+    await call(
+      "POST",
+      `${path}/import-openapi`,
+      {
+        ...owner,
+        body: {
+          document: {
+            openapi: "3.0.3",
+            paths: { "/orders/{id}": { get: { operationId: "getOrder" } } },
+          },
+        },
+      },
+      200,
+    );
+    await call("POST", `${path}/refresh`, owner, 400);
+    const mcp = await call<{ id: string }>(
+      "POST",
+      list,
+      { ...owner, body: { kind: "mcp", name: "Lab", url: `${env.TEST_TOOL_LAB_URL}/mcp` } },
+      201,
+    );
+    await call("POST", `/api/tool-sources/${mcp.body.id}/refresh`, owner, 200);
+    await call("GET", `/api/sessions/${w.sessionId}/tool-calls`, { token: w.member.token }, 200);
+    await call("DELETE", path, owner, 204);
+    await call("GET", path, owner, 404);
+  });
+
   it("data exports", async () => {
     const w = await world();
     const owner = { token: w.owner.token };
@@ -616,6 +677,8 @@ describe("answers match the document", () => {
       { ...endUser, body: { sessionId: session.body.id } },
       201,
     );
+    await call("POST", `${appPath}/preview-token`, owner, 201);
+    await call("GET", `${appPath}/end-users`, owner, 200);
     await call(
       "POST",
       `${appPath}/end-users/erase`,

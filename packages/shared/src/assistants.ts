@@ -173,8 +173,11 @@ export const instructionsSchema = z
 export const toolNameSchema = z
   .string()
   .min(1)
-  .max(64)
-  .regex(/^[a-z][a-z0-9_]*$/, "must be a tool name such as read_project_memory");
+  .max(120)
+  .regex(
+    /^(?:[a-z][a-z0-9_]{0,63}|source:tsrc_[0-9a-z]{26}:[A-Za-z0-9_.-]{1,64})$/,
+    "must be a tool name such as read_project_memory, or source:<sourceId>:<tool> for a tool source's",
+  );
 
 /** The built-in tools of the assistant, by name, for a member's session (end users get none). */
 export const BUILT_IN_TOOLS = [

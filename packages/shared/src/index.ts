@@ -15,3 +15,4 @@ export * from "./responses.ts";
 export * from "./schemas.ts";
 export * from "./sessions.ts";
 export * from "./stripe-review.ts";
+export * from "./tool-sources.ts";

@@ -25,6 +25,8 @@ import { TopUpDialog } from "../features/billing/top-up.tsx";
 import { UsagePanel } from "../features/billing/usage-panel.tsx";
 import { DataExportCard } from "../features/exports/data-export-card.tsx";
 import { api } from "../lib/api.ts";
+import { billingApi } from "../lib/billing-api.ts";
+import { dataRightsApi } from "../lib/data-rights-api.ts";
 import { formatMicros } from "../lib/money.ts";
 import { keys } from "../lib/query.ts";
 import { canManage as canManageOrg, useSession } from "../lib/session.tsx";
@@ -145,7 +147,7 @@ export default function BillingPage() {
   // A member's limits replace the daily one for them: which one stopped them depends on these.
   const rules = useQuery({
     queryKey: keys.limitRules(orgId),
-    queryFn: () => api.limitRules(orgId),
+    queryFn: () => billingApi.limitRules(orgId),
     enabled: manage && limitTarget?.subject === "member",
   });
 
@@ -208,7 +210,7 @@ export default function BillingPage() {
 
   const openPortal = async () => {
     try {
-      const { url } = await api.billingPortal(orgId);
+      const { url } = await billingApi.billingPortal(orgId);
       window.location.assign(url);
     } catch (caught) {
       const { toast } = await import("sonner");
@@ -318,8 +320,8 @@ export default function BillingPage() {
                         description="Members, projects, every session with its transcript, apps, usage, the ledger and the audit trail, as one JSON file. Owners only; the link is good for 24 hours."
                         startLabel="Export organization data"
                         queryKey={keys.orgExports(orgId)}
-                        list={() => api.orgExports(orgId)}
-                        start={() => api.startOrgExport(orgId)}
+                        list={() => dataRightsApi.orgExports(orgId)}
+                        start={() => dataRightsApi.startOrgExport(orgId)}
                       />
                     ) : null}
                   </div>

@@ -1,4 +1,5 @@
 import type { StepPrices } from "@parley/billing";
+import { parseSourceToolRef } from "@parley/shared";
 import { agentSettings } from "../env.ts";
 import { allowedFrom, modelProblem } from "./allowed.ts";
 import { loadCatalogue, stepPricesFor } from "./catalogue.ts";
@@ -51,7 +52,10 @@ export interface ResolvedProfile {
   maxOutputTokens: number;
   welcome: string | null;
   suggestions: string[];
-  /** The tools this turn offers (none for end users, the preview, or a model without tools). */
+  /**
+   * The tools this turn offers (none for the preview or a model without tools; for end users only
+   * the tool sources' `source:<id>:<name>`, which `sourceTools` in tools/turn-tools.ts builds).
+   */
   tools: string[];
   /**
    * Search the project's documents with the person's message before the first model call
@@ -172,8 +176,10 @@ const refusal = (
 
 /**
  * The tools a turn offers: the profile's, except that the onboarding preview and a model without
- * tool calling get none, and an end user's session only those meant for everyone (knowledge:
- * never the project tools). The prompt preview uses the same rule.
+ * tool calling get none, and an end user's session only those meant for everyone: knowledge, and
+ * the org's tool sources' tools (`source:<id>:<name>`, docs/2026-12-06-tools.md: they act as the
+ * end user, verifiably), never the project tools (they reach the project's memory and the org's
+ * money, which are the members'). The prompt preview uses the same rule.
  */
 export function turnTools(input: {
   audience: TurnContext["audience"];
@@ -183,9 +189,13 @@ export function turnTools(input: {
 }): string[] {
   const none = input.audience === "preview" || input.model?.capabilities.tools === false;
   if (none) return [];
-  if (input.callerKind === "end_user") return input.tools.filter((t) => END_USER_TOOLS.has(t));
+  if (input.callerKind === "end_user") {
+    return input.tools.filter((t) => END_USER_TOOLS.has(t) || isSourceTool(t));
+  }
   return [...input.tools];
 }
+
+const isSourceTool = (name: string) => parseSourceToolRef(name) !== null;
 
 const clamp = (value: number | null, range: Range | null): number | null =>
   value === null || range === null ? value : Math.min(range.max, Math.max(range.min, value));

@@ -11,6 +11,7 @@ import { pseudonym } from "./pseudonym.ts";
 import { objectReach, personReach, personReplacements } from "./reach.ts";
 import { d1Source, scrubStore } from "./scan.ts";
 import type { Replacement } from "./scrub.ts";
+import { eraseToolRecords } from "./tools-step.ts";
 
 /**
  * The erasure job's steps, one per store. Each is idempotent: the job may run a step again after a
@@ -30,6 +31,8 @@ export async function runStep(
       return eraseExports(env, plan, request.org_id);
     case "knowledge":
       return eraseKnowledge(env, plan);
+    case "tools":
+      return eraseToolRecords(env, plan);
     case "d1":
       return eraseDirectory(env, plan);
     case "ledger":

@@ -7,6 +7,7 @@ import type { ErasurePlan } from "./plan.ts";
 import { objectReach, personReach } from "./reach.ts";
 import { d1Source, type Finding, scanStore } from "./scan.ts";
 import { ID_LIST, ORG_APP_TABLES, ORG_ASSISTANT_TABLES, sharedChats } from "./steps.ts";
+import { ORG_TOOL_TABLES } from "./tools-step.ts";
 
 export interface Verification {
   ok: boolean;
@@ -66,7 +67,7 @@ export async function verifyErasure(
     }
   }
   if (plan.deleteOrgIds.length > 0) {
-    for (const table of [...ORG_APP_TABLES, ...ORG_ASSISTANT_TABLES]) {
+    for (const table of [...ORG_APP_TABLES, ...ORG_ASSISTANT_TABLES, ...ORG_TOOL_TABLES]) {
       const left = await db
         .prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE org_id IN ${ID_LIST}`)
         .bind(JSON.stringify(plan.deleteOrgIds))

@@ -16,6 +16,7 @@ import {
 } from "./items.ts";
 import { readOrgSection } from "./org-sections.ts";
 import { all, ID_LIST, ledgerOf, live, usageOf } from "./read.ts";
+import { readToolSection, TOOL_SECTIONS } from "./tool-sections.ts";
 /**
  * What an archive holds, section by section, and how each is read. Rows are read column by column
  * (never `SELECT *`), so a secret added to a table later does not reach an archive by accident:
@@ -66,6 +67,7 @@ const ACCOUNT_SECTIONS = [
   "apiKeys",
   "profileVersions",
   "documents",
+  "toolCalls",
   "erasureRequests",
   "audit",
   "exports",
@@ -83,6 +85,8 @@ const ORG_SECTIONS = [
   "apps",
   "endUsers",
   "apiKeys",
+  "toolSources",
+  "toolCalls",
   "usage",
   "ledger",
   "payments",
@@ -134,6 +138,8 @@ export const EXPORT_COVERAGE: Record<
   exports: { account: ["exports"], org: ["exports"] },
   // The documents a person uploaded (account) or the org's (org), with their text (2026-12-06).
   knowledge: { account: ["documents"], org: ["documents"] },
+  // A person's tool calls, an org's sources and calls (2026-12-06, issue 30).
+  tools: { account: ["toolCalls"], org: ["toolSources", "toolCalls"] },
   verify: { none: "a check of the other stores, not a store" },
 };
 
@@ -264,6 +270,7 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
     return unit.section === "sessions" ? sessionItem(env, unit.key) : chatItem(env, row, unit.key);
   }
   if (unit.empty) return null;
+  if (TOOL_SECTIONS.has(unit.section)) return readToolSection(env, row, unit.section);
   if (row.kind === "org") return readOrgSection(env, row, unit.section);
   switch (`${row.kind}:${unit.section}`) {
     case "account:profile": {

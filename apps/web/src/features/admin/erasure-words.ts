@@ -41,6 +41,8 @@ export function stepWords(name: string, subjectType: string): string {
       if (subjectType === "project") return "Project, its memory and its sessions";
       if (subjectType === "session") return "Session record";
       return "Account and memberships";
+    case "tools":
+      return "Tool call records";
     case "ledger":
       return "Billing ledger (pseudonymised)";
     case "audit":

@@ -3,6 +3,7 @@ import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/re
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
+import { toolsApi } from "../../lib/tools-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { DEV, FAST, LARGE, profileOf, project, versionOf } from "./fixtures.ts";
 import { ProfileEditor } from "./profile-editor.tsx";
@@ -10,6 +11,7 @@ import { ProfileEditor } from "./profile-editor.tsx";
 const models = [DEV, FAST, LARGE];
 
 beforeEach(() => {
+  vi.spyOn(toolsApi, "sources").mockResolvedValue({ items: [], nextCursor: null });
   vi.spyOn(assistantsApi, "promptPreview").mockResolvedValue({
     profileId: "apf_1",
     version: 3,

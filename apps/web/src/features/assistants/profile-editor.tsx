@@ -9,6 +9,7 @@ import { ErrorNote, Notice } from "../../components/ui/states.tsx";
 import { isApiError } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
 import { keys } from "../../lib/query.ts";
+import { SourceToolsField } from "../tools/source-tools-field.tsx";
 import { ConversationFields, ToolsField } from "./conversation-fields.tsx";
 import { InstructionsField } from "./instructions-field.tsx";
 import { KnowledgeRetrievalField } from "./knowledge-retrieval-field.tsx";
@@ -255,12 +256,18 @@ export function ProfileEditor({
         </Card>
         <Card aria-labelledby={`${id}-tools`}>
           <CardHeader id={`${id}-tools`} title="Tools" />
-          <CardBody>
+          <CardBody className="grid gap-6">
             <ToolsField
               tools={draft.tools}
               onChange={(tools) => edit({ tools })}
               modelHasTools={model?.capabilities.tools ?? true}
               error={errors.tools}
+              readOnly={readOnly}
+            />
+            <SourceToolsField
+              orgId={profile.orgId}
+              tools={draft.tools}
+              onChange={(tools) => edit({ tools })}
               readOnly={readOnly}
             />
           </CardBody>
