@@ -2,9 +2,11 @@
 // write (the AI SDK's own docs, bench/knowledge-corpus) with the questions in
 // bench/knowledge-questions.json (recall@5, MRR), measured through the platform's search route
 // under wrangler dev; the same code offline in Node's SQLite (FTS5) with deliberately wrong
-// chunking and ranking, to show the figures move; search latency over 10,000 passages; ingestion
-// throughput (Markdown and PDF pages a second, upload to searchable).
+// chunking and ranking, to show the figures move; what the relevance floor leaves of unrelated
+// messages; search latency over 10,000 passages; ingestion throughput (Markdown and PDF pages a
+// second, upload to searchable); the time to first token a turn with retrieval adds.
 import { readdirSync, readFileSync, statSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import {
@@ -14,6 +16,8 @@ import {
   ftsQuery,
 } from "../apps/worker/src/knowledge/chunk.ts";
 import { markdownSections } from "../apps/worker/src/knowledge/markdown.ts";
+import { aboveFloor, ROWS_MATCHING_SQL } from "../apps/worker/src/knowledge/relevance.ts";
+import { connectChat } from "../packages/chat-client/src/index.ts";
 import { startDevModel } from "../packages/dev-model/src/index.ts";
 import { json, ms, signUp, summarize } from "./lib.mjs";
 import { platform } from "./turns.mjs";
@@ -23,6 +27,9 @@ const corpusDir = path.join(root, "bench/knowledge-corpus/ai-sdk-docs");
 /** A "page" of text for throughput: 3,000 characters, about a printed page. */
 const PAGE_CHARS = 3000;
 const K = 5;
+/** Turns per session for the time to first token, after a few to warm up. */
+const TTFT_TURNS = 40;
+const TTFT_WARMUP = 5;
 
 function corpus() {
   const files = [];
@@ -39,8 +46,11 @@ function corpus() {
   return files;
 }
 
-const questions = () =>
-  JSON.parse(readFileSync(path.join(root, "bench/knowledge-questions.json"), "utf8")).questions;
+const questionSet = () =>
+  JSON.parse(readFileSync(path.join(root, "bench/knowledge-questions.json"), "utf8"));
+const questions = () => questionSet().questions;
+/** Greetings and small talk no passage answers (the relevance floor should find nothing). */
+const unrelated = () => questionSet().unrelated;
 
 const norm = (s) => s.toLowerCase().replaceAll("`", "").replaceAll("()", "");
 const correct = (question, hit) =>
@@ -61,8 +71,12 @@ function score(results) {
   return { recall: found / results.length, mrr: reciprocal / results.length };
 }
 
-/** The index as the Worker builds it, in Node's SQLite; `variant` changes one thing. */
-function offline(files, variant) {
+/**
+ * The index as the Worker builds it, in Node's SQLite; `variant` changes one thing. Ranked as
+ * the Worker ranks (the best `2K + 8` rows by BM25), then the relevance floor (relevance.ts, the
+ * Worker's code), then the first K. Answers a search function over the same index.
+ */
+function offlineIndex(files, variant) {
   const db = new DatabaseSync(":memory:");
   db.exec(
     `CREATE VIRTUAL TABLE kb_fts USING fts5(heading, body, doc UNINDEXED, tokenize = '${FTS_TOKENIZE}')`,
@@ -85,18 +99,36 @@ function offline(files, variant) {
   const weights = BM25_WEIGHTS.join(", ");
   // Wrong ranking: the worst BM25 match first.
   const order = variant === "reversed-ranking" ? "DESC" : "ASC";
-  const search = db.prepare(
-    `SELECT heading, doc FROM kb_fts WHERE kb_fts MATCH ? ORDER BY bm25(kb_fts, ${weights}) ${order} LIMIT ${K}`,
+  const rank = db.prepare(
+    `SELECT rowid FROM kb_fts WHERE kb_fts MATCH ? ORDER BY bm25(kb_fts, ${weights}) ${order} LIMIT ${K * 2 + 8}`,
   );
-  return questions().map((question) => {
-    const match = ftsQuery(question.q);
-    const hits =
-      match === null
-        ? []
-        : search.all(match).map((row) => ({ heading: row.heading, documentName: row.doc }));
-    return { question, hits };
-  });
+  const matching = db.prepare(ROWS_MATCHING_SQL);
+  const read = db.prepare("SELECT heading, doc FROM kb_fts WHERE rowid = ?");
+  return (q) => {
+    const match = ftsQuery(q);
+    if (match === null) return [];
+    const ranked = rank.all(match).map((row) => Number(row.rowid));
+    // `no-floor`: the ranking as it was before the relevance floor.
+    const kept =
+      variant === "no-floor"
+        ? ranked
+        : aboveFloor(ranked, q, (phrase, rows) =>
+            matching.all(phrase, JSON.stringify(rows)).map((row) => Number(row.rowid)),
+          );
+    return kept.slice(0, K).map((rowid) => {
+      const row = read.get(rowid);
+      return { heading: row.heading, documentName: row.doc };
+    });
+  };
 }
+
+function offline(files, variant) {
+  const search = offlineIndex(files, variant);
+  return questions().map((question) => ({ question, hits: search(question.q) }));
+}
+
+/** How many of the unrelated messages find at least one passage. */
+const retrievingUnrelated = (search) => unrelated().filter((m) => search(m).length > 0);
 
 async function waitReady(base, auth, ids) {
   const pending = new Set(ids);
@@ -145,8 +177,9 @@ function synthetic(files, count, seed = 7) {
 
 /**
  * The index's own time for the same queries over the same 10,000 passages, in Node's SQLite with
- * the Worker's statements (the ranking by rowid, then the passages): what the HTTP figure spends
- * in FTS5, without the request, the token, the membership read and the object's RPC.
+ * the Worker's statements (the ranking by rowid, the relevance floor, then the passages): what
+ * the HTTP figure spends in FTS5, without the request, the token, the membership read and the
+ * object's RPC.
  */
 function offlineLatency(sections) {
   const db = new DatabaseSync(":memory:");
@@ -165,15 +198,68 @@ function offlineLatency(sections) {
   const read = db.prepare(
     "SELECT rowid, heading, body FROM kb_fts WHERE rowid IN (SELECT value FROM json_each(?))",
   );
+  const matching = db.prepare(ROWS_MATCHING_SQL);
   const samples = [];
   const qs = questions();
   for (let i = 0; i < 300; i++) {
     const t0 = performance.now();
-    const rows = rank.all(ftsQuery(qs[i % qs.length].q)).map((row) => row.rowid);
+    const q = qs[i % qs.length].q;
+    const ranked = rank.all(ftsQuery(q)).map((row) => Number(row.rowid));
+    // The relevance floor: one statement per search word over the ranked rows.
+    const rows = aboveFloor(ranked, q, (phrase, candidates) =>
+      matching.all(phrase, JSON.stringify(candidates)).map((row) => Number(row.rowid)),
+    );
     read.all(JSON.stringify(rows));
     if (i >= 20) samples.push(performance.now() - t0);
   }
   return { passages, latency: summarize(samples) };
+}
+
+/**
+ * The time to first token a turn with retrieval before its first call adds (issue 31's figure),
+ * side by side in one run: two sessions of one member, each on a project whose default profile
+ * is the same (no tools, the default model) but for `knowledgeRetrieval`, on for the corpus's
+ * project; the same questions to both, turns interleaved, each session first every other turn.
+ * Answers the samples and how many retrieval turns cited a passage (proof that it searched).
+ */
+async function retrievalTurns(base, user, docsProjectId) {
+  const send = (method, p, body) =>
+    json(`${base}${p}`, {
+      method,
+      headers: { "content-type": "application/json", authorization: `Bearer ${user.token}` },
+      body: JSON.stringify(body),
+    });
+  const plain = await user.post(`/api/orgs/${user.orgId}/projects`, { name: "No documents" });
+  const profile = (name, knowledgeRetrieval) =>
+    user.post(`/api/orgs/${user.orgId}/profiles`, { name, tools: [], knowledgeRetrieval });
+  const on = await profile("Docs with retrieval", true);
+  const off = await profile("Docs without retrieval", false);
+  await send("PATCH", `/api/projects/${docsProjectId}`, { defaultProfileId: on.id });
+  await send("PATCH", `/api/projects/${plain.id}`, { defaultProfileId: off.id });
+  const chat = async (projectId) => {
+    const session = await user.post(`/api/projects/${projectId}/sessions`, {});
+    return connectChat(`${base}/agents/assistant-agent/${session.id}`, {
+      token: user.token,
+      sendHistory: "last",
+    });
+  };
+  const clients = { with: await chat(docsProjectId), without: await chat(plain.id) };
+  const samples = { with: [], without: [] };
+  let cited = 0;
+  const qs = questions();
+  for (let i = 0; i < TTFT_TURNS + TTFT_WARMUP; i++) {
+    const order = i % 2 === 0 ? ["with", "without"] : ["without", "with"];
+    for (const kind of order) {
+      const result = await clients[kind].send(qs[i % qs.length].q).done;
+      if (result.error || result.firstTokenMs === null)
+        throw new Error(`${kind} retrieval turn failed: ${result.error}`);
+      if (i < TTFT_WARMUP) continue;
+      samples[kind].push(result.firstTokenMs);
+      if (kind === "with" && (result.messageMetadata?.citations?.length ?? 0) > 0) cited++;
+    }
+  }
+  for (const client of Object.values(clients)) client.close();
+  return { with: summarize(samples.with), without: summarize(samples.without), cited };
 }
 
 export async function benchKnowledge() {
@@ -206,10 +292,25 @@ export async function benchKnowledge() {
       served.push({ question, hits: res.items });
     }
     const platformScore = score(served);
-    const variants = ["baseline", "tiny-chunks", "no-headings", "reversed-ranking"].map((v) => ({
-      variant: v,
-      ...score(offline(files, v)),
-    }));
+    const variants = ["baseline", "no-floor", "tiny-chunks", "no-headings", "reversed-ranking"].map(
+      (v) => ({ variant: v, ...score(offline(files, v)) }),
+    );
+    // Unrelated messages (greetings, small talk): what the relevance floor leaves them.
+    const platformUnrelated = [];
+    for (const message of unrelated()) {
+      const res = await json(
+        `${base}/api/projects/${docs.id}/knowledge/search?q=${encodeURIComponent(message)}&limit=${K}`,
+        { headers: auth },
+      );
+      if (res.items.length > 0) platformUnrelated.push(message);
+    }
+    const withoutFloor = retrievingUnrelated(offlineIndex(files, "no-floor"));
+    const withFloor = retrievingUnrelated(offlineIndex(files, "baseline"));
+
+    // Time to first token with retrieval before the first call, against without.
+    const loadBefore = os.loadavg()[0];
+    const ttft = await retrievalTurns(base, user, docs.id);
+    const loadAfter = os.loadavg()[0];
 
     // PDF ingestion: the test fixture (2 pages, made by Ghostscript) uploaded 20 times.
     const pdf = readFileSync(path.join(root, "apps/worker/test/fixtures/knowledge/handbook.pdf"));
@@ -267,7 +368,15 @@ export async function benchKnowledge() {
       `| the platform (search route, wrangler dev) | ${pct(platformScore.recall)} | ${platformScore.mrr.toFixed(3)} |`,
       ...variants.map((v) => `| offline, ${v.variant} | ${pct(v.recall)} | ${v.mrr.toFixed(3)} |`),
       "",
-      "Offline is the same chunker, tokenizer, query and BM25 weights in Node's SQLite (FTS5): `baseline` must match the platform; `tiny-chunks` (150-200 characters, no overlap), `no-headings` (fixed windows blind to headings) and `reversed-ranking` (worst BM25 first) are deliberately wrong: recall@5 falls with each (tiny passages raise MRR: docs/2026-12-06-knowledge.md says why that is no gain).",
+      "Offline is the same chunker, tokenizer, query, BM25 weights and relevance floor in Node's SQLite (FTS5): `baseline` must match the platform; `no-floor` is the ranking without the relevance floor (a passage must hold two of the question's search words: apps/worker/src/knowledge/relevance.ts); `tiny-chunks` (150-200 characters, no overlap), `no-headings` (fixed windows blind to headings) and `reversed-ranking` (worst BM25 first) are deliberately wrong: recall@5 falls with each (tiny passages raise MRR: docs/2026-12-06-knowledge.md says why that is no gain).",
+      "",
+      `| ${unrelated().length} unrelated messages (greetings, small talk: bench/knowledge-questions.json \`unrelated\`) | finding a passage |`,
+      "| --- | --- |",
+      `| the platform (search route, with the relevance floor) | ${platformUnrelated.length} |`,
+      `| offline, with the floor | ${withFloor.length} |`,
+      `| offline, without the floor | ${withoutFloor.length} |`,
+      "",
+      `Still finding one with the floor: ${withFloor.map((m) => JSON.stringify(m)).join(", ") || "none"}.`,
       "",
       "| ingestion (upload to searchable) | figure |",
       "| --- | --- |",
@@ -280,7 +389,13 @@ export async function benchKnowledge() {
       `| an authorized read of the project, interleaved (what every request pays before the search) | ${ms(bareLatency.p50)} | ${ms(bareLatency.p90)} | ${ms(bareLatency.p99)} |`,
       `| the index alone: the same statements in Node's SQLite (${index.passages.toLocaleString("en")} passages) | ${ms(index.latency.p50)} | ${ms(index.latency.p90)} | ${ms(index.latency.p99)} |`,
       "",
-      "The added time to first token of a turn with retrieval is not measured yet: the agents record it per turn (`TurnKnowledge.retrievalMs`, apps/worker/src/knowledge/turn-knowledge.ts), this benchmark does not run turns yet.",
+      `| time to first token, ${TTFT_TURNS} turns each, interleaved (after ${TTFT_WARMUP} to warm up) | p50 | p90 | p99 |`,
+      "| --- | --- | --- | --- |",
+      `| without retrieval (the same profile, \`knowledgeRetrieval\` off) | ${ms(ttft.without.p50)} | ${ms(ttft.without.p90)} | ${ms(ttft.without.p99)} |`,
+      `| with retrieval before the first call (${ttft.cited} of ${TTFT_TURNS} replies cited passages) | ${ms(ttft.with.p50)} | ${ms(ttft.with.p90)} | ${ms(ttft.with.p99)} |`,
+      `| added at p50 | ${ms(ttft.with.p50 - ttft.without.p50)} (${(ttft.with.p50 / ttft.without.p50).toFixed(2)}x) | | |`,
+      "",
+      `Both sessions are one member's, under wrangler dev, answered by the dev model at zero latency; the questions are the quality set's, asked of both. With retrieval the turn searches the corpus's passages before its first call and its prompt carries up to five passages (about 6 KB more for the model to read). Load average (1 minute) of this 2-core machine, shared with other work: ${loadBefore.toFixed(1)} as the turns began, ${loadAfter.toFixed(1)} as they ended.`,
     ].join("\n");
   } finally {
     server.stop();

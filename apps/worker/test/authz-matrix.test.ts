@@ -911,6 +911,13 @@ const matrix: Row[] = [
     expect: orgMembers(200),
   },
   {
+    route: "GET /api/documents/:documentId/passages/:chunkId",
+    // The staged passage is the first row of the world's fresh project index.
+    request: (w) => ({ path: `/api/documents/${documentOf(w)}/passages/c1?version=1` }),
+    prepare: withDocument,
+    expect: orgMembers(200),
+  },
+  {
     route: "DELETE /api/documents/:documentId",
     request: (w) => ({ path: `/api/documents/${documentOf(w)}` }),
     prepare: withDocument,

@@ -211,6 +211,43 @@ describe("retrieval before the first call", () => {
   });
 });
 
+describe("the relevance floor", () => {
+  it("a greeting with retrieval on retrieves and cites nothing; a real question still cites the right passage", async () => {
+    const w = await funded();
+    await knowledgeProfile(w, { tools: [], knowledgeRetrieval: true });
+    const doc = await uploadText(
+      w.owner.token,
+      w.projectId,
+      "policies.md",
+      POLICIES("Items may be returned within 14 days of delivery, in their box."),
+    );
+    await indexed(w.owner.token, doc.id);
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    await settled(agentPath(w.sessionId));
+
+    // "day" is the one word the greeting shares with the returns passage ("14 days"): BM25 over
+    // OR-ed words found it, and the reply cited the refund policy for a "have a nice day".
+    const hello = unique();
+    const greeting = await chat.turn(`${hello} Hi! Thanks so much, have a nice day. ${INSTANT}`);
+    expect(greeting.error).toBeNull();
+    expect(greeting.metadata.citations).toBeUndefined();
+    const greeted = systemOf((await requestsWith(hello))[0]);
+    expect(greeted).toContain(NOTHING_RETRIEVED);
+    expect(greeted).not.toContain("14 days");
+
+    const asked = unique();
+    const question = await chat.turn(
+      `${asked} how many days do I have to return items? ${INSTANT}`,
+    );
+    expect(question.error).toBeNull();
+    expect(citationsOf(question.metadata)).toEqual([
+      expect.objectContaining({ documentId: doc.id, version: 1, heading: "Policies › Returns" }),
+    ]);
+    expect(systemOf((await requestsWith(asked))[0])).toContain("within 14 days of delivery");
+    chat.close();
+  });
+});
+
 describe("isolation through the turn", () => {
   it("a member's search and retrieval quoting another org's or another project's unique sentence find nothing", async () => {
     const w = await funded();

@@ -713,6 +713,13 @@ describe("answers match the document", () => {
       owner,
       200,
     );
+    // A member opens a cited passage (the web app's sources).
+    await call(
+      "GET",
+      `/api/documents/${doc.body.id}/passages/${found.body.items[0]?.chunkId}?version=${found.body.items[0]?.version}`,
+      owner,
+      200,
+    );
     // The end user of the project's app opens a cited passage (the embed's sources).
     const { accessToken } = await endUserToken(w, "reader");
     const [hit] = found.body.items;

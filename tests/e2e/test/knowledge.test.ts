@@ -21,7 +21,7 @@ import {
 let stack: DevStack | undefined;
 let browser: Browser | undefined;
 let shop = "";
-let state = { owner: { email: "", password: "" }, orgId: "", projectId: "" };
+let state = { owner: { email: "", password: "" }, orgId: "", projectId: "", profileId: "" };
 
 const POLICY = [
   "# Acme Shop policies",
@@ -163,6 +163,15 @@ describe("knowledge in the app and the embed", () => {
 
   it("an end user of the shop asks through the embed and opens the same passage, at 1366 and 390 px", async () => {
     if (!browser) throw new Error("no browser");
+    // The shop's app runs a profile of its own (its order tools): its end users get the project's
+    // documents when that profile switches knowledge on too, which the owner does here.
+    const shopProfile = (await asOwner("GET", `/api/profiles/${state.profileId}`)) as {
+      tools: string[];
+    };
+    await asOwner("PATCH", `/api/profiles/${state.profileId}`, {
+      tools: [...shopProfile.tools, "search_knowledge"],
+      knowledgeRetrieval: true,
+    });
     for (const [viewport, who] of [
       [VIEWPORTS.desktop, "Grace Desk"],
       [VIEWPORTS.phone, "Ada Phone"],

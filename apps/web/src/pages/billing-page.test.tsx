@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { api } from "../lib/api.ts";
 import { billingApi } from "../lib/billing-api.ts";
 import { dataRightsApi } from "../lib/data-rights-api.ts";
+import { knowledgeApi } from "../lib/knowledge-api.ts";
 import { renderInApp } from "../test/render.tsx";
 import BillingPage from "./billing-page.tsx";
 
@@ -61,6 +62,13 @@ beforeEach(() => {
   vi.spyOn(billingApi, "limitRules").mockResolvedValue({ items: [] });
   vi.spyOn(api, "members").mockResolvedValue({ items: [], nextCursor: null });
   vi.spyOn(api, "projects").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(knowledgeApi, "storage").mockResolvedValue({
+    orgId: "org_1",
+    usedBytes: 3 * 1024 * 1024,
+    quotaBytes: 50 * 1024 * 1024,
+    documents: 3,
+    maxDocumentBytes: 5 * 1024 * 1024,
+  });
 });
 
 afterEach(() => {
@@ -85,6 +93,18 @@ describe("BillingPage", () => {
     });
     expect(bar.getAttribute("aria-valuenow")).toBe("25");
     expect(bar.getAttribute("aria-valuetext")).toBe("$12.50 of $50.00 spent this month (25%)");
+  });
+
+  it("shows the org's document storage against its quota, to members too (issue 31.1)", async () => {
+    session.role = "member";
+    vi.spyOn(api, "billing").mockResolvedValue(summary());
+    await renderInApp(<BillingPage />, { path: "/billing" });
+    const storage = await screen.findByRole("region", { name: "Document storage" });
+    const meter = await within(storage).findByTestId("storage-meter");
+    expect(meter.textContent).toContain("3 MB of 50 MB used");
+    expect(meter.textContent).toContain("3 documents in the organization");
+    expect(within(storage).getByRole("meter").getAttribute("aria-valuetext")).toBe("3 MB of 50 MB");
+    expect(knowledgeApi.storage).toHaveBeenCalledWith("org_1");
   });
 
   it("says how long the balance lasts at the last 7 days' rate, and warns under the forecast alert", async () => {

@@ -12,6 +12,7 @@ import { ActivityTable } from "../features/billing/activity-table.tsx";
 import { AlertsList } from "../features/billing/alerts-list.tsx";
 import { AutoTopUpCard } from "../features/billing/auto-top-up.tsx";
 import { BalanceHero } from "../features/billing/balance-hero.tsx";
+import { DocumentStorage } from "../features/billing/document-storage.tsx";
 import { GrantsList } from "../features/billing/grants-list.tsx";
 import { LedgerTable } from "../features/billing/ledger-table.tsx";
 import { LimitRules } from "../features/billing/limit-rules.tsx";
@@ -369,8 +370,9 @@ function Overview({
             <GrantsList grants={summary.grants} />
           </div>
         </div>
-        <div className="min-w-0 lg:col-span-2">
+        <div className="grid min-w-0 content-start gap-6 lg:col-span-2">
           <LimitsSummary orgId={orgId} summary={summary} canManage={manage} onEdit={onEditLimits} />
+          <DocumentStorage orgId={orgId} />
         </div>
       </div>
       <MyLimits key={ownPeriod ?? "own"} orgId={orgId} period={ownPeriod} />

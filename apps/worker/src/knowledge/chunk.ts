@@ -112,6 +112,18 @@ const STOPWORDS = new Set(
   ).split(" "),
 );
 
+/**
+ * Words of greetings, thanks and assent: a message made of them is talk, not a question, and no
+ * passage answers it ("Hi! Thanks, have a nice day" found the refund policy's "14 days"). Dropped
+ * like stopwords, so they neither find a passage nor count towards the relevance floor
+ * (relevance.ts). Only words that carry nothing else in a question: "help", "day" or "good" stay.
+ */
+const CHAT_WORDS = new Set(
+  "hi hello hey hiya thanks thank thx ty please ok okay yes yeah yep nope bye goodbye cheers lol".split(
+    " ",
+  ),
+);
+
 /** At most this many distinct words of a question reach the index. */
 export const MAX_QUERY_TERMS = 32;
 
@@ -122,7 +134,7 @@ export function queryTerms(query: string): string[] {
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u)
     .filter((word) => word.length > 1 || /\d/.test(word))
-    .filter((word) => !STOPWORDS.has(word));
+    .filter((word) => !STOPWORDS.has(word) && !CHAT_WORDS.has(word));
   return [...new Set(words)].slice(0, MAX_QUERY_TERMS);
 }
 
@@ -134,8 +146,11 @@ export function queryTerms(query: string): string[] {
 export function ftsQuery(query: string): string | null {
   const terms = queryTerms(query);
   if (terms.length === 0) return null;
-  return terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(" OR ");
+  return terms.map(ftsPhrase).join(" OR ");
 }
+
+/** One word as an FTS5 string: quoted, so it is never read as FTS5 syntax. */
+export const ftsPhrase = (term: string) => `"${term.replaceAll('"', '""')}"`;
 
 /**
  * Reciprocal rank fusion (Cormack et al., 2009): each list gives an item 1 / (k + rank), the sums

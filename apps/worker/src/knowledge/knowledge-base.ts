@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Chunk } from "./chunk.ts";
 import { bindingBackend, chargeEmbedding, type EmbeddingBackend } from "./embeddings.ts";
+import { readPassage } from "./passage.ts";
 import { type EmbeddingSide, type Hit, KnowledgeStore, SLICE_CHUNKS } from "./store.ts";
 
 /** Failed attempts of one indexing slice (the embedding service down) before its job fails. */
@@ -171,6 +172,11 @@ export class KnowledgeBase extends DurableObject<Env> {
 
   content(documentId: string) {
     return this.#store?.content(documentId) ?? null;
+  }
+
+  /** One passage of the document's current version (a citation opened), not its whole text. */
+  passage(documentId: string, chunkId: string) {
+    return this.#store ? readPassage(this.ctx.storage.sql, documentId, chunkId) : null;
   }
 
   /**

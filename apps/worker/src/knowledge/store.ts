@@ -9,6 +9,7 @@ import {
   quoteOf,
 } from "./chunk.ts";
 import { EMBED_BATCH, type EmbeddingBackend, embeddingTokens } from "./embeddings.ts";
+import { aboveFloor, ROWS_MATCHING_SQL } from "./relevance.ts";
 
 /**
  * A project's index in its KnowledgeBase's SQLite (docs/2026-12-06-knowledge.md, "Index"):
@@ -389,7 +390,10 @@ export class KnowledgeStore {
     return out;
   }
 
-  /** BM25 over the searched versions: the best `limit` passages, best first. */
+  /**
+   * BM25 over the searched versions: the best `limit` passages, best first, each holding enough
+   * of the question's words (the relevance floor, relevance.ts): a greeting finds nothing.
+   */
   lexical(query: string, limit: number): Hit[] {
     const match = ftsQuery(query);
     if (match === null) return [];
@@ -404,7 +408,13 @@ export class KnowledgeStore {
       )
       .toArray()
       .map((row) => Number(row.rowid));
-    return this.byRows(ranked, queryTerms(query)).slice(0, limit);
+    const kept = aboveFloor(ranked, query, (phrase, rows) =>
+      this.#sql
+        .exec(ROWS_MATCHING_SQL, phrase, JSON.stringify(rows))
+        .toArray()
+        .map((row) => Number(row.rowid)),
+    );
+    return this.byRows(kept, queryTerms(query)).slice(0, limit);
   }
 
   /** Passages by their chunk row ids, searched versions only, in the order given. */

@@ -1,5 +1,7 @@
 import {
   AppError,
+  citedPassageQuerySchema,
+  citedPassageSchema,
   documentContentQuerySchema,
   documentContentSchema,
   documentDetailSchema,
@@ -19,6 +21,7 @@ import { cursorBound, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
 import { query } from "../http/validate.ts";
+import { citedPassage } from "../knowledge/cited-passage.ts";
 import {
   type DocumentRow,
   documentAccess,
@@ -245,6 +248,38 @@ export const documents = new Hono<AppEnv>()
         text: content.text,
         passages,
       });
+    },
+  )
+
+  /**
+   * One passage a reply cited, alone: what the chat's sources open (the content route sends the
+   * whole document, up to 2 MiB, for one paragraph). The passage must be this document's, in its
+   * current version: another document's or another project's passage id is 404, a citation of a
+   * replaced version 410.
+   */
+  .get(
+    "/:documentId/passages/:chunkId",
+    describeRoute({
+      tags: ["Knowledge"],
+      summary: "A passage a reply cited (`?version=` checks it is still current)",
+      responses: { 200: json(citedPassageSchema), ...errors(400, 401, 404, 410) },
+    }),
+    query(citedPassageQuerySchema),
+    async (c) => {
+      const { document } = await documentAccess(
+        c.env.DB,
+        c.get("caller").userId,
+        c.req.param("documentId"),
+      );
+      const { version } = c.req.valid("query");
+      return c.json(
+        await citedPassage(
+          c.env,
+          { id: document.id, projectId: document.project_id },
+          c.req.param("chunkId"),
+          version,
+        ),
+      );
     },
   )
 

@@ -1,10 +1,10 @@
-import { AppError, citedPassageQuerySchema, citedPassageSchema } from "@parley/shared";
+import { citedPassageQuerySchema, citedPassageSchema } from "@parley/shared";
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { notFound } from "../auth/access.ts";
 import { errors, json, security } from "../http/openapi.ts";
 import { query } from "../http/validate.ts";
-import { knowledgeBase } from "../knowledge/ingest.ts";
+import { citedPassage } from "../knowledge/cited-passage.ts";
 import { type EndUserEnv, requireEndUser } from "./end-user-sessions.ts";
 
 /**
@@ -34,27 +34,14 @@ export const endUserDocuments = new Hono<EndUserEnv>().get(
       .bind(c.req.param("documentId"), who.appId, who.orgId)
       .first<{ id: string; project_id: string }>();
     if (!document) throw notFound("Document");
-    const chunkId = c.req.param("chunkId");
-    // A passage id as citations name them; anything else cannot be one.
-    if (!/^c\d{1,12}$/.test(chunkId)) throw notFound("Passage");
-    const content = await knowledgeBase(c.env, document.project_id).content(document.id);
-    if (!content) throw notFound("Document");
     const { version } = c.req.valid("query");
-    if (version !== undefined && version !== content.version) {
-      throw new AppError(
-        "gone",
-        `Version ${version} was replaced: the document is at version ${content.version}`,
-      );
-    }
-    const passage = content.passages.find((p) => p.chunkId === chunkId);
-    if (!passage) throw notFound("Passage");
-    return c.json({
-      documentId: document.id,
-      documentName: content.name,
-      version: content.version,
-      chunkId,
-      heading: passage.heading,
-      text: passage.text,
-    });
+    return c.json(
+      await citedPassage(
+        c.env,
+        { id: document.id, projectId: document.project_id },
+        c.req.param("chunkId"),
+        version,
+      ),
+    );
   },
 );

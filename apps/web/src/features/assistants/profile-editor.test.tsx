@@ -27,6 +27,7 @@ beforeEach(() => {
       versionOf(3, {
         instructions: "Be kind.\nBe thorough.\nAnswer in English.",
         model: "parley/dev",
+        knowledgeRetrieval: true,
       }),
       versionOf(2, {
         authorLabel: "Ada Admin",
@@ -165,6 +166,22 @@ describe("ProfileEditor: saving", () => {
     ]);
   });
 
+  it("switches retrieval before answering on, saved as a new version with only that change", async () => {
+    const update = vi
+      .spyOn(assistantsApi, "updateProfile")
+      .mockImplementation(async (_id, input) => profileOf({ version: 4, ...input }));
+    await renderEditor();
+    const retrieval = screen.getByRole("checkbox", {
+      name: /^Search the documents before answering/,
+    }) as HTMLInputElement;
+    expect(retrieval.checked).toBe(false);
+    fireEvent.click(retrieval);
+    expect(screen.getByText("Unsaved changes")).toBeTruthy();
+    fireEvent.click(save());
+    await waitFor(() => expect(update).toHaveBeenCalledOnce());
+    expect(update).toHaveBeenCalledWith("apf_1", { knowledgeRetrieval: true, baseVersion: 3 });
+  });
+
   it("shows the API's refusal under the field it names", async () => {
     vi.spyOn(assistantsApi, "updateProfile").mockRejectedValue(
       new ApiError(
@@ -241,6 +258,9 @@ describe("ProfileEditor: versions, diff and rollback", () => {
     );
     expect(within(settings).getByRole("row", { name: /Temperature/ }).textContent).toBe(
       "Temperature0.3Default",
+    );
+    expect(within(settings).getByRole("row", { name: /Search the documents/ }).textContent).toBe(
+      "Search the documents before answeringOffOn",
     );
     // Any version: switching the comparison to version 1 (the same text as version 2 here).
     fireEvent.change(within(dialog).getByLabelText("Compare the current version with"), {

@@ -12,6 +12,7 @@ import { keys } from "../../lib/query.ts";
 import { SourceToolsField } from "../tools/source-tools-field.tsx";
 import { ConversationFields, ToolsField } from "./conversation-fields.tsx";
 import { InstructionsField } from "./instructions-field.tsx";
+import { KnowledgeRetrievalField } from "./knowledge-retrieval-field.tsx";
 import { ModelFields } from "./model-fields.tsx";
 import { refusalWords } from "./model-words.ts";
 import {
@@ -46,10 +47,10 @@ function refusalField(field: string | undefined): DraftField | null {
 }
 
 /**
- * The profile editor: name and instructions, model and sampling, how a chat opens, tools; beside
- * them the whole prompt and the version history. Saving sends only what changed, with the
- * version it edits (someone else's save meanwhile is a 409, said as such, nothing lost); the
- * result is a new version. Members read it all, with nothing to change.
+ * The profile editor: name and instructions, model and sampling, how a chat opens, knowledge
+ * retrieval, tools; beside them the whole prompt and the version history. Saving sends only what
+ * changed, with the version it edits (someone else's save meanwhile is a 409, said as such,
+ * nothing lost); the result is a new version. Members read it all, with nothing to change.
  */
 export function ProfileEditor({
   profile,
@@ -239,6 +240,16 @@ export function ProfileEditor({
               onWelcome={(welcome) => edit({ welcome })}
               onSuggestions={(suggestions) => edit({ suggestions })}
               errors={errors}
+              readOnly={readOnly}
+            />
+          </CardBody>
+        </Card>
+        <Card aria-labelledby={`${id}-knowledge`}>
+          <CardHeader id={`${id}-knowledge`} title="Knowledge" />
+          <CardBody>
+            <KnowledgeRetrievalField
+              on={draft.knowledgeRetrieval}
+              onChange={(knowledgeRetrieval) => edit({ knowledgeRetrieval })}
               readOnly={readOnly}
             />
           </CardBody>

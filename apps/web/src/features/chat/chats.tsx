@@ -7,7 +7,7 @@ import {
   previewStatus,
   useParleyChat,
 } from "@parley/chat-ui";
-import type { DocumentContent } from "@parley/shared";
+import type { CitedPassage } from "@parley/shared";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import {
   type ReactNode,
@@ -111,15 +111,15 @@ export const openSource: OpenSource = async (citation: CitationView) => {
   const enc = encodeURIComponent;
   try {
     // Not through lib/knowledge-api.ts: the chat's pages need this one call, not the documents'.
-    const content = await api.get<DocumentContent>(
-      `/api/documents/${enc(citation.documentId)}/content?chunkId=${enc(citation.chunkId)}&version=${citation.version}`,
+    // The passage alone (the content route would send the whole document, up to 2 MiB).
+    const passage = await api.get<CitedPassage>(
+      `/api/documents/${enc(citation.documentId)}/passages/${enc(citation.chunkId)}?version=${citation.version}`,
     );
-    const passage = content.passages[0];
     return {
-      documentName: content.name,
-      version: content.version,
-      heading: passage?.heading ?? citation.heading,
-      text: passage?.text ?? citation.quote,
+      documentName: passage.documentName,
+      version: passage.version,
+      heading: passage.heading,
+      text: passage.text,
     };
   } catch (error) {
     throw new Error(errorMessage(error));
