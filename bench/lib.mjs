@@ -23,7 +23,6 @@ export function freePort() {
   });
 }
 
-/** Starts `wrangler dev` for a config with its state in a temp dir; resolves once it answers. */
 /** Runs wrangler to completion (migrations and the like), with Node 22 and no metrics. */
 export function wranglerRun(args) {
   const result = spawnSync(process.execPath, [wrangler, ...args], {
@@ -38,11 +37,17 @@ export function wranglerRun(args) {
 /**
  * Starts `wrangler dev` for a config with its state in a temp dir; resolves once it answers.
  * `envFile` holds secrets (values may contain colons, which `--var` cannot carry); `prepare(state)`
- * runs before the server starts (D1 migrations).
+ * runs before the server starts (D1 migrations); `env` adds to wrangler's environment.
+ *
+ * wrangler's local trace store is off unless `traced`: on, wrangler dev tails every Worker into a
+ * collector in the same workerd process, which keeps every span (each fetch, D1 query, RPC and
+ * storage call) in SQLite for the whole run, on the measured process's memory and CPU. Production's
+ * observability runs outside the Worker's process, and the platform makes several times the bare
+ * agent's spans per turn, so on it measures the dev tool (docs/2026-12-06-soak-memory.md).
  */
 export async function startWorker(
   config,
-  { vars = {}, readyPath = "/", envFile, prepare, inspectorPort } = {},
+  { vars = {}, readyPath = "/", envFile, prepare, inspectorPort, env = {}, traced = false } = {},
 ) {
   const port = await freePort();
   const state = mkdtempSync(path.join(os.tmpdir(), "parley-bench-"));
@@ -65,31 +70,53 @@ export async function startWorker(
   const child = spawn(process.execPath, args, {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    env: {
+      ...process.env,
+      WRANGLER_SEND_METRICS: "false",
+      ...(traced ? {} : { X_LOCAL_OBSERVABILITY: "false" }),
+      ...env,
+    },
   });
   let log = "";
   // BENCH_LOG=1 shows the Worker's own output (to trace a run); otherwise it is kept for errors.
   const echo = process.env.BENCH_LOG === "1";
   const keep = (c) => {
-    log += c;
+    // The tail is what an error shows; a long run must not keep all of wrangler's output.
+    log = (log + c).slice(-20_000);
     if (echo) process.stderr.write(c);
   };
   child.stdout.on("data", keep);
   child.stderr.on("data", keep);
+  let exited = false;
+  child.on("exit", () => {
+    exited = true;
+  });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
     try {
-      await fetch(`${url}${readyPath}`);
+      // A Worker that fails to build leaves wrangler's port open and the request unanswered:
+      // each try gives up after a few seconds, so the deadline below is kept.
+      await fetch(`${url}${readyPath}`, { signal: AbortSignal.timeout(5_000) });
       break;
     } catch {
-      if (Date.now() > deadline)
+      if (exited || Date.now() > deadline) {
+        // Nothing of a failed start may outlive the benchmark (its workerd holds ports and pipes).
+        try {
+          process.kill(-child.pid, "SIGTERM");
+        } catch {}
+        rmSync(state, { recursive: true, force: true });
         throw new Error(`wrangler dev did not start:\n${log.slice(-2000)}`);
+      }
       await new Promise((r) => setTimeout(r, 200));
     }
   }
   return {
     url,
+    /** The `wrangler dev` process (its workerd processes are below it: proc.mjs `workerdOf`). */
+    pid: child.pid,
+    /** Its state directory (`--persist-to`), removed by `stop()`. */
+    state,
     stop() {
       try {
         process.kill(-child.pid, "SIGTERM");

@@ -8,8 +8,10 @@ export {
   AssistantAgent,
   DataExport,
   ErasureJob,
+  KnowledgeBase,
   MailOutbox,
   OnboardingAgent,
+  ToolSourceClient,
 } from "../apps/worker/src/index.ts";
 
 type Call = "lease" | "reserve" | "settle" | "release";

@@ -6,39 +6,11 @@ import os from "node:os";
 import path from "node:path";
 import { connectChat } from "../packages/chat-client/src/index.ts";
 import { startDevModel } from "../packages/dev-model/src/index.ts";
+import { inspector } from "./inspector.mjs";
 import { freePort, startWorker } from "./lib.mjs";
 import { assistantSessions, platform } from "./turns.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
-
-/** A minimal Chrome DevTools Protocol client over the inspector's WebSocket. */
-async function inspector(port) {
-  const [target] = await (await fetch(`http://127.0.0.1:${port}/json`)).json();
-  // The inspector proxy only takes local origins.
-  const ws = new WebSocket(target.webSocketDebuggerUrl, {
-    headers: { Origin: "http://localhost" },
-  });
-  await new Promise((resolve, reject) => {
-    ws.addEventListener("open", resolve, { once: true });
-    ws.addEventListener("error", () => reject(new Error("inspector refused")), { once: true });
-  });
-  let next = 0;
-  const pending = new Map();
-  ws.addEventListener("message", (event) => {
-    const message = JSON.parse(event.data);
-    pending.get(message.id)?.(message);
-    pending.delete(message.id);
-  });
-  return {
-    call: (method, params = {}) =>
-      new Promise((resolve) => {
-        const id = ++next;
-        pending.set(id, resolve);
-        ws.send(JSON.stringify({ id, method, params }));
-      }),
-    close: () => ws.close(),
-  };
-}
 
 /** Self and inclusive time per function (name, file, line), in ms per turn, biggest first. */
 export function summarizeProfile(profile, turns, top = 25, intervalUs = 100) {
@@ -91,12 +63,51 @@ export function summarizeProfile(profile, turns, top = 25, intervalUs = 100) {
   ].join("\n");
 }
 
+/**
+ * Bytes allocated per turn by function (self: allocated there; inclusive: there and below), from a
+ * sampling heap profile that keeps the objects garbage collection took (every allocation, not
+ * what survives): where a turn's garbage comes from, which sets how far V8 grows the heap.
+ */
+export function summarizeAllocations(profile, turns, top = 25) {
+  const self = new Map();
+  const inclusive = new Map();
+  let total = 0;
+  const label = (f) =>
+    `${f.functionName || "(anonymous)"} ${path.basename(f.url || "")}:${f.lineNumber}`;
+  const walk = (node, above) => {
+    const key = label(node.callFrame);
+    self.set(key, (self.get(key) ?? 0) + node.selfSize);
+    total += node.selfSize;
+    const chain = above.includes(key) ? above : [...above, key];
+    for (const k of chain) inclusive.set(k, (inclusive.get(k) ?? 0) + node.selfSize);
+    for (const child of node.children ?? []) walk(child, chain);
+  };
+  walk(profile.head, []);
+  const kib = (bytes) => (bytes / 1024 / turns).toFixed(1).padStart(8);
+  const table = (map) =>
+    [...map]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([key, bytes]) => `${kib(bytes)}  ${key}`)
+      .join("\n");
+  return [
+    `${kib(total).trim()} KiB allocated per turn (sampled, garbage included)`,
+    "",
+    "self (KiB/turn):",
+    table(self),
+    "",
+    "inclusive (KiB/turn):",
+    table(inclusive),
+  ].join("\n");
+}
+
 export async function benchProfile({
   turns = 100,
   bare = false,
   paced = false,
   fresh = false,
   chosen = false,
+  alloc = false,
 } = {}) {
   // `paced`: the concurrency benchmark's model (150 ms, then 60 tokens/s), so the per-token work
   // shows; otherwise the reply comes at once and a turn's fixed work dominates.
@@ -148,16 +159,31 @@ export async function benchProfile({
     };
     for (let i = 0; i < 10; i++) await turn(`warm-up turn ${i}`);
     const cdp = await inspector(inspectorPort);
+    if (alloc) {
+      await cdp.call("HeapProfiler.enable");
+      await cdp.call("HeapProfiler.startSampling", {
+        samplingInterval: 1024,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+      for (let i = 0; i < turns; i++) await turn(`profiled turn ${i}`);
+      const { profile } = await cdp.call("HeapProfiler.stopSampling");
+      cdp.close();
+      client.close();
+      const file = path.join(os.tmpdir(), `parley-${bare ? "bare" : "platform"}.heapprofile`);
+      writeFileSync(file, JSON.stringify(profile));
+      return `${summarizeAllocations(profile, turns)}\n\nWhole profile (open in Chrome DevTools): ${file}`;
+    }
     await cdp.call("Profiler.enable");
     await cdp.call("Profiler.setSamplingInterval", { interval: 100 });
     await cdp.call("Profiler.start");
     for (let i = 0; i < turns; i++) await turn(`profiled turn ${i}`);
-    const { result } = await cdp.call("Profiler.stop");
+    const { profile } = await cdp.call("Profiler.stop");
     cdp.close();
     client.close();
     const file = path.join(os.tmpdir(), `parley-${bare ? "bare" : "platform"}.cpuprofile`);
-    writeFileSync(file, JSON.stringify(result.profile));
-    return `${summarizeProfile(result.profile, turns)}\n\nWhole profile (open in Chrome DevTools): ${file}`;
+    writeFileSync(file, JSON.stringify(profile));
+    return `${summarizeProfile(profile, turns)}\n\nWhole profile (open in Chrome DevTools): ${file}`;
   } finally {
     worker.stop();
     await model.close();

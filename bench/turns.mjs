@@ -2,7 +2,7 @@
 // reservation, context, settlement) against a bare AIChatAgent turn (no auth, no billing), both
 // under wrangler dev, both answered by the dev model at zero latency, driven over real WebSockets
 // from Node, interleaved in one run.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { connectChat } from "../packages/chat-client/src/index.ts";
@@ -30,6 +30,9 @@ export async function platform(modelUrl, vars = {}, options = {}) {
       .join("\n"),
   );
   const config = options.config ?? path.join(root, "wrangler.jsonc");
+  // wrangler refuses to start without the assets directory; the API and agents do not need the
+  // web build in it (`pnpm bench size` and `web` build it).
+  mkdirSync(path.join(root, "apps/web/dist"), { recursive: true });
   // Mail goes to a development mailbox, where `signUp` reads the verification link that brings
   // the sign-up grant (docs/2026-12-06-mail.md).
   const mailbox = await startDevMailbox({ port: 0 });
@@ -184,7 +187,7 @@ export async function benchTurns({ turns = 150, extraVars = {} } = {}) {
       "",
       `${turns} assistant turns on the platform (token, access, the profile and model resolved, the lease's`,
       "local draw, context window, metering) against the same number on a bare AIChatAgent",
-      "(packages/chat-client/test/fixture: no auth, no billing), interleaved, all under wrangler dev, dev",
+      "(packages/chat-client/test/fixture: no auth, no billing), interleaved, all under wrangler dev (its local trace store off), dev",
       "model at zero latency, over WebSockets from Node. Two platform sessions: one on Parley's built-in",
       "assistant and the platform default model, one whose project runs a tenant's profile (1.5 KB of",
       "instructions, sampling, two tools) on another model (openai/gpt-4.1, which the dev model answers",

@@ -7,11 +7,16 @@ import path from "node:path";
 import { benchBilling } from "../bench/billing.mjs";
 import { benchConcurrency } from "../bench/concurrency.mjs";
 import { benchEmbed } from "../bench/embed.mjs";
+import { benchHeap } from "../bench/heap.mjs";
 import { benchHistory } from "../bench/history.mjs";
+import { benchKnowledge } from "../bench/knowledge.mjs";
 import { benchLeases } from "../bench/leases.mjs";
 import { machine } from "../bench/lib.mjs";
 import { benchProfile } from "../bench/profile.mjs";
 import { benchSize } from "../bench/size.mjs";
+import { benchSoak } from "../bench/soak.mjs";
+import { benchStress } from "../bench/stress.mjs";
+import { benchTools } from "../bench/tools.mjs";
 import { benchTurns } from "../bench/turns.mjs";
 import { benchWeb } from "../bench/web.mjs";
 
@@ -19,7 +24,8 @@ const root = path.resolve(import.meta.dirname, "..");
 // `pnpm bench profile [turns] [bare] [paced] [fresh] [chosen]`: a CPU profile of turns, printed (a
 // diagnostic, not a result); `paced` streams at the concurrency benchmark's model speed, `fresh`
 // makes each turn a new session's first, `chosen` runs the project on a tenant's profile and a
-// non-default model (issue 29).
+// non-default model (issue 29), `alloc` samples what the turns allocate (garbage included) instead
+// of their CPU.
 if (process.argv[2] === "profile") {
   const turns = Number(process.argv[3] ?? 100);
   const flags = process.argv.slice(4);
@@ -30,6 +36,27 @@ if (process.argv[2] === "profile") {
       paced: flags.includes("paced"),
       fresh: flags.includes("fresh"),
       chosen: flags.includes("chosen"),
+      alloc: flags.includes("alloc"),
+    }),
+  );
+  process.exit(0);
+}
+/** `name=N` among the arguments, as a number, else `fallback`. */
+const numberArg = (flags, name, fallback) =>
+  Number(flags.find((f) => f.startsWith(`${name}=`))?.slice(name.length + 1) ?? fallback);
+/** The first bare number among the arguments (minutes), else `fallback`. */
+const minutesArg = (flags, fallback) =>
+  Number(flags.find((f) => /^\d+(\.\d+)?$/.test(f)) ?? fallback);
+// `pnpm bench heap [minutes] [bare] [sessions=N] [traced]`: heap snapshots of the Worker's isolate
+// before and after minutes of the soak's load, compared (a diagnostic: where the memory goes).
+if (process.argv[2] === "heap") {
+  const flags = process.argv.slice(3);
+  console.log(
+    await benchHeap({
+      minutes: minutesArg(flags, 2),
+      bare: flags.includes("bare"),
+      sessions: numberArg(flags, "sessions", 40),
+      traced: flags.includes("traced"),
     }),
   );
   process.exit(0);
@@ -41,8 +68,21 @@ if (!only || only === "turns") {
   sections.push(await benchTurns());
 }
 if (!only || only === "concurrency") {
-  console.log("[bench] concurrency");
-  sections.push(await benchConcurrency());
+  // `pnpm bench concurrency [sessions=N] [rounds=N] [turns=N]`: `sessions` skips the search for the
+  // load the bare agent sustains and measures at N.
+  const flags = only ? process.argv.slice(3) : [];
+  console.log("[bench] concurrency at a load the bare agent sustains");
+  sections.push(
+    await benchConcurrency({
+      sessions: flags.some((f) => f.startsWith("sessions=")) ? numberArg(flags, "sessions") : null,
+      rounds: numberArg(flags, "rounds", 4),
+      turns: numberArg(flags, "turns", 10),
+    }),
+  );
+}
+if (!only || only === "stress") {
+  console.log("[bench] concurrency under stress (200 sessions x 5 turns)");
+  sections.push(await benchStress());
 }
 if (!only || only === "history") {
   console.log("[bench] long history");
@@ -72,6 +112,28 @@ if (!only || only === "billing") {
   console.log("[bench] billing");
   sections.push(await benchBilling());
 }
+if (!only || only === "soak") {
+  // `pnpm bench soak [minutes] [sessions=N] [traced]`: each agent chats `minutes` (8 by default; 1
+  // to try it); `traced` keeps wrangler's local trace store on (bench/lib.mjs `startWorker`).
+  const flags = only ? process.argv.slice(3) : [];
+  const minutes = minutesArg(flags, 8);
+  console.log(`[bench] soak, ${minutes} min on each agent`);
+  sections.push(
+    await benchSoak({
+      minutes,
+      sessions: numberArg(flags, "sessions", 40),
+      traced: flags.includes("traced"),
+    }),
+  );
+}
+if (!only || only === "knowledge") {
+  console.log("[bench] knowledge retrieval");
+  sections.push(await benchKnowledge());
+}
+if (!only || only === "tools") {
+  console.log("[bench] tool calls");
+  sections.push(await benchTools());
+}
 if (!only || only === "leases") {
   console.log("[bench] one org, 500 sessions");
   sections.push(await benchLeases());
@@ -97,11 +159,11 @@ if (!only) {
     const title = section.split("\n", 1)[0];
     const marked = section.replace(
       title,
-      `${title}\n\nMeasured ${new Date().toISOString()} on ${machine()}, by \`pnpm bench ${only}\`.`,
+      `${title}\n\nMeasured ${new Date().toISOString()} on ${machine()}, by \`pnpm bench ${process.argv.slice(2).join(" ")}\`.`,
     );
     const start = text.indexOf(`${title}\n`);
     if (start === -1) {
-      text = `${text.trimEnd()}\n${marked}\n`;
+      text = `${text.trimEnd()}\n\n${marked}\n`;
       continue;
     }
     const next = text.indexOf("\n## ", start + title.length);

@@ -116,9 +116,16 @@ run("applying D1 migrations (local)", process.execPath, [
   ...persist,
 ]);
 
-// Local alert webhooks and app JWKS (a server on this machine, over http) are fine in dev, never in
-// production.
-const vars = ["--var", "ALERT_WEBHOOK_ALLOW_PRIVATE:*", "--var", "JWKS_ALLOW_PRIVATE:*"];
+// Local alert webhooks, app JWKS and tool sources (a server on this machine, over http) are fine in
+// dev, never in production.
+const vars = [
+  "--var",
+  "ALERT_WEBHOOK_ALLOW_PRIVATE:*",
+  "--var",
+  "JWKS_ALLOW_PRIVATE:*",
+  "--var",
+  "TOOL_SOURCES_ALLOW_PRIVATE:*",
+];
 if (!process.env.OPENROUTER_API_KEY) {
   start("dev model", process.execPath, [
     path.join(root, "packages/dev-model/src/cli.ts"),

@@ -53,6 +53,19 @@ export default defineConfig({
                 MAIL_TRANSPORT: "dev",
                 MAIL_DEV_URL: inject("devMailboxUrl"),
                 MAIL_FROM: "Parley <noreply@parley.test>",
+                // Exactly the tool servers (test/tool-servers.ts), each on its own port.
+                TOOL_SOURCES_ALLOW_PRIVATE: [
+                  inject("toolLabUrl"),
+                  inject("toolHttpUrl"),
+                  inject("shopUrl"),
+                ]
+                  .map((url) => new URL(url).host)
+                  .join(","),
+                // Short, so the timeout tests wait little (production: 15 s).
+                TOOL_CALL_TIMEOUT_MS: "1500",
+                TEST_TOOL_LAB_URL: inject("toolLabUrl"),
+                TEST_TOOL_HTTP_URL: inject("toolHttpUrl"),
+                TEST_SHOP_URL: inject("shopUrl"),
                 TEST_MIGRATIONS: await readD1Migrations(
                   path.join(import.meta.dirname, "migrations"),
                 ),

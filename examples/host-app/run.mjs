@@ -5,17 +5,35 @@
 //
 // On first run it sets itself up against Parley through the public API (examples/host-app/setup.mjs:
 // an owner, a project, an app allowing this page's origin, an API key with `end_users:token`) and
-// keeps what it made in examples/host-app/.parley.json. Then it serves http://localhost:5174.
+// keeps what it made in examples/host-app/.parley.json. Then it serves http://localhost:5174, and
+// its MCP server (mcp-server.mjs: order status, refunds) at /mcp, registered in Parley as a tool
+// source whose two tools the app's assistant profile switches on.
 
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
+import { parleyKeys, parleyVerifier, shopMcpHandler, shopOrders } from "./mcp-server.mjs";
 import { setUp } from "./setup.mjs";
 
 const PARLEY = (process.env.PARLEY_URL ?? "http://127.0.0.1:8787").replace(/\/$/, "");
 const PORT = Number(process.env.HOST_APP_PORT ?? 5174);
 const ORIGIN = `http://localhost:${PORT}`;
+// The shop's MCP server, as Parley reaches it (registered in Parley as a tool source with exactly
+// this URL, which is the audience of the tokens Parley signs for it).
+const MCP_URL = `http://127.0.0.1:${PORT}/mcp`;
 
-const config = await setUp({ parley: PARLEY, origin: ORIGIN });
+/** Set once the shop is set up in Parley (after it listens: registering lists its MCP tools). */
+let config = null;
+
+// The shop's orders, as its MCP server serves them to Parley for the shopper who is chatting:
+// it verifies Parley's identity token against Parley's JWKS, and acts only as that shopper.
+const mcp = shopMcpHandler({
+  verify: parleyVerifier({
+    keys: parleyKeys(PARLEY),
+    issuer: process.env.PARLEY_ISSUER ?? "parley",
+    audience: MCP_URL,
+  }),
+  orders: shopOrders(),
+});
 
 /** This app's own sign-ins: a cookie naming a user of this app (in memory: it is an example). */
 const signIns = new Map();
@@ -156,10 +174,12 @@ function send(res, status, body) {
   res.end(JSON.stringify(body));
 }
 
-createServer(async (req, res) => {
+const server = createServer(async (req, res) => {
   try {
-    const user = currentUser(req);
     const url = new URL(req.url ?? "/", ORIGIN);
+    if (url.pathname === "/mcp") return await mcp(req, res);
+    if (!config) return send(res, 503, { error: "setting up" });
+    const user = currentUser(req);
     if (req.method === "POST" && url.pathname === "/login") {
       const name = (await readForm(req)).get("name")?.trim().slice(0, 60) || "Guest";
       const sid = randomBytes(18).toString("base64url");
@@ -192,6 +212,7 @@ createServer(async (req, res) => {
     console.error("[host-app]", error instanceof Error ? error.message : error);
     if (!res.headersSent) send(res, 500, { error: "internal" });
   }
-}).listen(PORT, "127.0.0.1", () => {
-  console.log(`[host-app] Acme Shop on ${ORIGIN} (app ${config.appId})`);
 });
+await new Promise((resolve) => server.listen(PORT, "127.0.0.1", resolve));
+config = await setUp({ parley: PARLEY, origin: ORIGIN, mcpUrl: MCP_URL });
+console.log(`[host-app] Acme Shop on ${ORIGIN} (app ${config.appId}, MCP server ${MCP_URL})`);

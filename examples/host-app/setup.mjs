@@ -1,6 +1,7 @@
 // Sets the example host app up against a running Parley, through the public API only, once: an
 // owner (with the dev sign-up grant), a project, an app whose allowed origin is the host app's page
-// and that offers the project, and an API key with the `end_users:token` scope. What it made is kept
+// and that offers the project, an API key with the `end_users:token` scope, and the shop's MCP server
+// as a tool source whose two tools the app's assistant profile switches on. What it made is kept
 // in .parley.json beside this file (git-ignored); delete it to start over.
 
 import { randomBytes } from "node:crypto";
@@ -49,6 +50,41 @@ async function confirmAddress(parley, email) {
 }
 
 /**
+ * The shop's MCP server as a tool source of its org, and an assistant profile for the app that
+ * switches on its two tools (order status: a read; a refund: a write the shopper approves in the
+ * chat). Registering lists the server's tools, so the shop's server must be listening.
+ */
+async function shopTools(parley, token, { orgId, appId, mcpUrl }) {
+  const source = await call(parley, "POST", `/api/orgs/${orgId}/tool-sources`, {
+    token,
+    body: {
+      kind: "mcp",
+      name: "Acme Shop orders",
+      description: "The signed-in shopper's orders: their status, and refund requests.",
+      url: mcpUrl,
+    },
+  });
+  const tools = source.tools
+    .filter((tool) => tool.name === "order_status" || tool.name === "request_refund")
+    .map((tool) => tool.ref);
+  if (tools.length !== 2)
+    throw new Error(`the shop's MCP server listed ${JSON.stringify(source.tools)}`);
+  const profile = await call(parley, "POST", `/api/orgs/${orgId}/profiles`, {
+    token,
+    body: {
+      name: "Acme Shop assistant",
+      instructions:
+        "You help shoppers of Acme Shop with their orders. Look an order up before you answer about it. A refund is requested only with the shopper's approval of that exact request.",
+      welcome: "Hi! Ask me about your orders.",
+      suggestions: ["Where is order 1001?", "I'd like a refund for order 1002"],
+      tools,
+    },
+  });
+  await call(parley, "PATCH", `/api/apps/${appId}`, { token, body: { profileId: profile.id } });
+  return { sourceId: source.id, profileId: profile.id };
+}
+
+/**
  * A set-up made before 2026-12-06 showed each reply's cost to shoppers (`showCost: true`), which no
  * tenant would ship: turned off once, as the owner, through the public API.
  */
@@ -65,11 +101,25 @@ async function hideCost(parley, kept) {
   return updated;
 }
 
-export async function setUp({ parley, origin }) {
+export async function setUp({ parley, origin, mcpUrl }) {
   if (existsSync(file)) {
-    const kept = JSON.parse(readFileSync(file, "utf8"));
+    let kept = JSON.parse(readFileSync(file, "utf8"));
     if (kept.parley === parley && kept.origin === origin) {
-      return kept.showCost === false ? kept : hideCost(parley, kept);
+      if (kept.showCost !== false) kept = await hideCost(parley, kept);
+      if (kept.mcpUrl === mcpUrl) return kept;
+    }
+    if (kept.parley === parley && kept.origin === origin && !kept.sourceId) {
+      // Set up before the shop had its MCP server: add it.
+      const login = await call(parley, "POST", "/api/auth/login", {
+        body: { email: kept.owner.email, password: kept.owner.password },
+      });
+      const added = {
+        ...kept,
+        mcpUrl,
+        ...(await shopTools(parley, login.accessToken, { ...kept, mcpUrl })),
+      };
+      writeFileSync(file, JSON.stringify(added, null, 2), { mode: 0o600 });
+      return added;
     }
   }
   const email = `host-app-${randomBytes(4).toString("hex")}@example.com`;
@@ -103,15 +153,18 @@ export async function setUp({ parley, origin }) {
       scopes: ["end_users:token", "end_users:erase", "usage:read"],
     },
   });
+  const tools = await shopTools(parley, token, { orgId, appId: app.id, mcpUrl });
   const kept = {
     parley,
     origin,
+    mcpUrl,
     owner: { email, password },
     orgId,
     projectId: project.id,
     appId: app.id,
     apiKey: key.secret,
     showCost: false,
+    ...tools,
   };
   writeFileSync(file, JSON.stringify(kept, null, 2), { mode: 0o600 });
   console.log(

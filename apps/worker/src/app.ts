@@ -1,5 +1,5 @@
-import { AppError, healthSchema } from "@parley/shared";
-import { Hono } from "hono";
+import { AppError, healthSchema, MAX_DOCUMENT_BYTES, MAX_OPENAPI_BYTES } from "@parley/shared";
+import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { except } from "hono/combine";
 import { secureHeaders } from "hono/secure-headers";
@@ -19,7 +19,9 @@ import { auth } from "./routes/auth.ts";
 import { billing } from "./routes/billing.ts";
 import { sessionLimits } from "./routes/billing-limits.ts";
 import { connectTickets } from "./routes/connect-tickets.ts";
+import { documents, knowledgeStorage, projectDocuments } from "./routes/documents.ts";
 import { embed } from "./routes/embed.ts";
+import { endUserDocuments } from "./routes/end-user-documents.ts";
 import { endUserSessions } from "./routes/end-user-sessions.ts";
 import { erasure } from "./routes/erasure.ts";
 import { exportDownloads, meExports, orgExports } from "./routes/exports.ts";
@@ -35,6 +37,7 @@ import { profileVersions } from "./routes/profile-versions.ts";
 import { orgProfiles, profiles } from "./routes/profiles.ts";
 import { orgProjects, projects } from "./routes/projects.ts";
 import { orgSessions, sessions } from "./routes/sessions.ts";
+import { orgToolSources, sessionToolCalls, toolSources } from "./routes/tool-sources.ts";
 import { webhooks } from "./routes/webhooks.ts";
 
 /** Largest JSON body any API route accepts. Project memory (16 KiB) is the largest legitimate one. */
@@ -44,6 +47,12 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * items and metadata included): refusing a real one with 413 would have Stripe retry it for days.
  */
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
+/** A document upload: the largest document, and room for a JSON form's escapes around it. */
+export const MAX_UPLOAD_BYTES = MAX_DOCUMENT_BYTES * 2;
+/** The routes that take a document (routes/documents.ts): the only bodies past 64 KiB. */
+const isUpload = (c: Context) =>
+  c.req.method === "POST" &&
+  /^\/api\/(projects\/[^/]+\/documents|documents\/[^/]+\/versions)\/?$/.test(c.req.path);
 
 const limitBody = (maxSize: number) =>
   bodyLimit({
@@ -61,8 +70,17 @@ export const app = new Hono<AppEnv>()
     await next();
   })
   .use("/api/*", secureHeaders())
-  .use("/api/*", except("/api/webhooks/*", limitBody(MAX_BODY_BYTES)))
+  .use(
+    "/api/*",
+    except(
+      ["/api/webhooks/*", "/api/tool-sources/:id/import-openapi", isUpload],
+      limitBody(MAX_BODY_BYTES),
+    ),
+  )
+  .use("/api/*", async (c, next) => (isUpload(c) ? limitBody(MAX_UPLOAD_BYTES)(c, next) : next()))
   .use("/api/webhooks/*", limitBody(MAX_WEBHOOK_BYTES))
+  // An OpenAPI document to import as HTTP actions (routes/tool-sources.ts) outgrows 64 KiB.
+  .use("/api/tool-sources/:id/import-openapi", limitBody(MAX_OPENAPI_BYTES))
   // Every API route needs a verified caller, except these few public ones: a member's access
   // token, or an API key on the few routes that declare they take one (auth/api-keys.ts). The
   // embed's token exchange proves itself with a token the app verifies, not a Parley sign-in.
@@ -118,6 +136,7 @@ export const app = new Hono<AppEnv>()
   .route("/api/orgs", orgs)
   .route("/api/orgs", orgProjects)
   .route("/api/orgs", billing)
+  .route("/api/orgs", knowledgeStorage)
   .route("/api/orgs", erasure)
   .route("/api/orgs", orgExports)
   .route("/api/exports", exportDownloads)
@@ -129,6 +148,7 @@ export const app = new Hono<AppEnv>()
   .route("/api/apps", appEndUsers)
   .route("/api/embed", embed)
   .route("/api/embed", endUserSessions)
+  .route("/api/embed", endUserDocuments)
   .route("/api/orgs", orgApiKeys)
   .route("/api/orgs", orgModels)
   .route("/api/orgs", orgProfiles)
@@ -136,8 +156,13 @@ export const app = new Hono<AppEnv>()
   .route("/api/profiles", profiles)
   .route("/api/profiles", profileVersions)
   .route("/api/projects", projects)
+  .route("/api/projects", projectDocuments)
+  .route("/api/documents", documents)
   .route("/api/sessions", sessions)
   .route("/api/sessions", sessionLimits)
+  .route("/api/sessions", sessionToolCalls)
+  .route("/api/orgs", orgToolSources)
+  .route("/api/tool-sources", toolSources)
   .route("/api/connect-tickets", connectTickets)
   .route("/api/webhooks", webhooks)
   .route("/api/operator/models", operatorModels)

@@ -42,6 +42,18 @@ const withProfile = async (w: World) => {
   await profileIn(w.orgId, w.owner.id, { id: profileOf(w), versions: 2 });
 };
 
+/** A tool source of org A (2026-12-06, issue 30), its id derived from the world's. */
+const sourceOf = (w: World) => `tsrc_${w.orgId.slice(4)}`;
+const withSource = (kind: "mcp" | "http") => async (w: World) => {
+  const url = kind === "mcp" ? `${env.TEST_TOOL_LAB_URL}/mcp` : `${env.TEST_TOOL_HTTP_URL}/api`;
+  await env.DB.prepare(
+    `INSERT INTO tool_sources (id, org_id, kind, name, url, created_by, created_at, updated_at)
+     VALUES (?, ?, ?, 'Matrix', ?, ?, ?, ?)`,
+  )
+    .bind(sourceOf(w), w.orgId, kind, url, w.owner.id, Date.now(), Date.now())
+    .run();
+};
+
 /** Finished data exports of the world's owner (no archive, no link), with ids derived from it. */
 const accountExportOf = (w: World) => `exp_${w.owner.id.slice(4)}`;
 const orgExportOf = (w: World) => `exp_${w.orgId.slice(4)}`;
@@ -58,6 +70,35 @@ async function ownerExports(w: World): Promise<void> {
     ),
   );
 }
+
+/** A document of the world's project, in D1 and in its KnowledgeBase, its id derived from the world's. */
+const documentOf = (w: World) => `doc_${w.orgId.slice(4)}`;
+async function withDocument(w: World): Promise<void> {
+  const now = Date.now();
+  const id = documentOf(w);
+  await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO knowledge_documents (id, org_id, project_id, name, content_type, version, bytes, created_by, created_at, updated_at)
+       VALUES (?, ?, ?, 'faq.md', 'text/markdown', 1, 20, ?, ?, ?)`,
+    ).bind(id, w.orgId, w.projectId, w.owner.id, now, now),
+    env.DB.prepare(
+      `INSERT INTO knowledge_versions (document_id, version, org_id, project_id, content_type, bytes, text_chars, sha256, created_by, created_at)
+       VALUES (?, 1, ?, ?, 'text/markdown', 20, 20, 'x', ?, ?)`,
+    ).bind(id, w.orgId, w.projectId, w.owner.id, now),
+  ]);
+  const text = "# FAQ\n\nThe ferry leaves.";
+  await env.KNOWLEDGE_BASE.get(env.KNOWLEDGE_BASE.idFromName(w.projectId)).stage({
+    orgId: w.orgId,
+    projectId: w.projectId,
+    documentId: id,
+    version: 1,
+    name: "faq.md",
+    text,
+    chunks: [{ heading: "FAQ", start: 0, end: text.length, text }],
+    memberId: w.owner.id,
+  });
+}
+const documentUpload = { name: "faq.md", contentType: "text/markdown", text: "# FAQ\n\nHello." };
 
 const everyone = (status: number): Expect => ({
   anonymous: status,
@@ -585,6 +626,60 @@ const matrix: Row[] = [
     }),
     expect: orgMembers(200),
   },
+  // Tool sources (issue 30): members read them, owners and admins change them; a session's tool
+  // calls are its owner's and the org's admins' (test/tool-sources.test.ts).
+  {
+    route: "GET /api/orgs/:orgId/tool-sources",
+    prepare: withSource("http"),
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/tool-sources` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "POST /api/orgs/:orgId/tool-sources",
+    request: (w) => ({
+      path: `/api/orgs/${w.orgId}/tool-sources`,
+      body: { kind: "http", name: "Shop API", url: `${env.TEST_TOOL_HTTP_URL}/api` },
+    }),
+    expect: orgAdmins(201),
+  },
+  {
+    route: "GET /api/tool-sources/:id",
+    prepare: withSource("http"),
+    request: (w) => ({ path: `/api/tool-sources/${sourceOf(w)}` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "PATCH /api/tool-sources/:id",
+    prepare: withSource("http"),
+    request: (w) => ({ path: `/api/tool-sources/${sourceOf(w)}`, body: { name: "Renamed" } }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "DELETE /api/tool-sources/:id",
+    prepare: withSource("http"),
+    request: (w) => ({ path: `/api/tool-sources/${sourceOf(w)}` }),
+    expect: orgAdmins(204),
+  },
+  {
+    route: "POST /api/tool-sources/:id/refresh",
+    prepare: withSource("mcp"),
+    request: (w) => ({ path: `/api/tool-sources/${sourceOf(w)}/refresh` }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "POST /api/tool-sources/:id/import-openapi",
+    prepare: withSource("http"),
+    request: (w) => ({
+      path: `/api/tool-sources/${sourceOf(w)}/import-openapi`,
+      body: { document: { openapi: "3.1.0", paths: {} } },
+    }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "GET /api/sessions/:sessionId/tool-calls",
+    request: (w) => ({ path: `/api/sessions/${w.sessionId}/tool-calls` }),
+    expect: orgMembers(200),
+  },
   // What Stripe did that credits did not follow (issue 28): for the operator only, as any money
   // of the platform's is; an org's owner reading it would see other orgs' payments.
   {
@@ -739,6 +834,17 @@ const matrix: Row[] = [
     request: (w) => ({ path: `/api/apps/${w.appId}/secrets`, body: {} }),
     expect: orgAdmins(201),
   },
+  // The developers' area (test/app-end-user-list.test.ts): who uses the app, and the preview.
+  {
+    route: "GET /api/apps/:appId/end-users",
+    request: (w) => ({ path: `/api/apps/${w.appId}/end-users` }),
+    expect: orgAdmins(200),
+  },
+  {
+    route: "POST /api/apps/:appId/preview-token",
+    request: (w) => ({ path: `/api/apps/${w.appId}/preview-token` }),
+    expect: orgAdmins(201),
+  },
   // Public, authenticated by a token the app verifies (test/end-user-tokens.test.ts); a Parley
   // sign-in is neither needed nor enough: this one is no valid tenant token, for anyone.
   {
@@ -786,6 +892,12 @@ const matrix: Row[] = [
     request: (w) => ({ path: "/api/embed/connect-tickets", body: { sessionId: w.sessionId } }),
     expect: everyone(401),
   },
+  // A cited passage for an end user (test/knowledge-turn.test.ts: their app's projects only).
+  {
+    route: "GET /api/embed/documents/:documentId/passages/:chunkId",
+    request: () => ({ path: "/api/embed/documents/doc_x/passages/c1" }),
+    expect: everyone(401),
+  },
   // A tenant's server mints end-user tokens with its key (scope end_users:token) only.
   {
     route: "POST /api/apps/:appId/end-user-tokens",
@@ -819,6 +931,58 @@ const matrix: Row[] = [
       body: { agent: "onboarding-agent", name: w.projectId },
     }),
     expect: orgMembers(201),
+  },
+  // Knowledge (2026-12-06): members read a project's documents, owners and admins write them.
+  {
+    route: "GET /api/projects/:projectId/documents",
+    request: (w) => ({ path: `/api/projects/${w.projectId}/documents` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "POST /api/projects/:projectId/documents",
+    request: (w) => ({ path: `/api/projects/${w.projectId}/documents`, body: documentUpload }),
+    expect: orgAdmins(201),
+  },
+  {
+    route: "GET /api/projects/:projectId/knowledge/search",
+    request: (w) => ({ path: `/api/projects/${w.projectId}/knowledge/search?q=ferry` }),
+    expect: orgMembers(200),
+  },
+  {
+    route: "GET /api/documents/:documentId",
+    request: (w) => ({ path: `/api/documents/${documentOf(w)}` }),
+    prepare: withDocument,
+    expect: orgMembers(200),
+  },
+  {
+    route: "POST /api/documents/:documentId/versions",
+    request: (w) => ({ path: `/api/documents/${documentOf(w)}/versions`, body: documentUpload }),
+    prepare: withDocument,
+    expect: orgAdmins(201),
+  },
+  {
+    route: "GET /api/documents/:documentId/content",
+    request: (w) => ({ path: `/api/documents/${documentOf(w)}/content` }),
+    prepare: withDocument,
+    expect: orgMembers(200),
+  },
+  {
+    route: "GET /api/documents/:documentId/passages/:chunkId",
+    // The staged passage is the first row of the world's fresh project index.
+    request: (w) => ({ path: `/api/documents/${documentOf(w)}/passages/c1?version=1` }),
+    prepare: withDocument,
+    expect: orgMembers(200),
+  },
+  {
+    route: "DELETE /api/documents/:documentId",
+    request: (w) => ({ path: `/api/documents/${documentOf(w)}` }),
+    prepare: withDocument,
+    expect: orgAdmins(204),
+  },
+  {
+    route: "GET /api/orgs/:orgId/billing/storage",
+    request: (w) => ({ path: `/api/orgs/${w.orgId}/billing/storage` }),
+    expect: orgMembers(200),
   },
   // The chat agents: every method, WebSocket upgrades included, is authorized in the Worker first.
   // (test/onboarding.test.ts covers the upgrade itself; this row reads the transcript over HTTP.)

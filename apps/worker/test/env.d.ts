@@ -8,6 +8,10 @@ declare global {
       TEST_MAILBOX_URL: string;
       /** The globalSetup's JWKS server (see test/global-setup.ts). */
       TEST_JWKS_URL: string;
+      /** The tool servers (see test/tool-servers.ts). */
+      TEST_TOOL_LAB_URL: string;
+      TEST_TOOL_HTTP_URL: string;
+      TEST_SHOP_URL: string;
     }
   }
 }

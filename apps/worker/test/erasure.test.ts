@@ -37,6 +37,8 @@ function expectCompleted(view: ErasureView) {
   expect(view.steps.map((s) => [s.name, s.status])).toEqual([
     ["agents", "done"],
     ["exports", "done"],
+    ["knowledge", "done"],
+    ["tools", "done"],
     ["d1", "done"],
     ["ledger", "done"],
     ["audit", "done"],
@@ -405,14 +407,22 @@ describe("the job", () => {
     // The state a crash after the first step leaves: the chat erased, the rest pending.
     await env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(w.sessionId)).destroyForErasure();
     const id = "era_crashtest0000000000000000";
-    const steps = ["agents", "exports", "d1", "ledger", "audit", "stripe", "verify"].map(
-      (name, i) => ({
-        name,
-        status: i === 0 ? "done" : "pending",
-        at: null,
-        detail: null,
-      }),
-    );
+    const steps = [
+      "agents",
+      "exports",
+      "knowledge",
+      "tools",
+      "d1",
+      "ledger",
+      "audit",
+      "stripe",
+      "verify",
+    ].map((name, i) => ({
+      name,
+      status: i === 0 ? "done" : "pending",
+      at: null,
+      detail: null,
+    }));
     await env.DB.batch([
       env.DB.prepare(
         `INSERT INTO erasure_requests (id, org_id, requested_by, subject_type, subject_hash, subject_id, plan, legal_basis, status, steps, created_at, updated_at)

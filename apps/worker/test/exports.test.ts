@@ -19,6 +19,7 @@ import {
   type World,
   world,
 } from "./helpers.ts";
+import { documentIn } from "./knowledge.ts";
 import { linkSecret, nextMail } from "./mail.ts";
 import { funded, returnLeases, usageRowsOf } from "./metering.ts";
 
@@ -117,7 +118,31 @@ async function richWorld() {
     body: { email: hire, role: "member" },
   });
   await nextMail(hire, "invitation");
+  // A tool source of the org (its credential sealed) and a call made for the member (issue 30).
+  const toolSourceId = newId("toolSource");
+  await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO tool_sources (id, org_id, kind, name, url, credential_header, credential_sealed, tools, created_by, created_at, updated_at)
+       VALUES (?, ?, 'http', 'Shop API', 'https://shop.example/api', 'X-Api-Key', 'v1.sealed-tool-credential', '[]', ?, ?, ?)`,
+    ).bind(toolSourceId, w.orgId, w.owner.id, now, now),
+    env.DB.prepare(
+      `INSERT INTO tool_calls (id, org_id, source_id, tool_name, session_id, project_id, caller_kind,
+         caller_id, access, approved_by, status, duration_ms, request_bytes, response_bytes, price_micros, created_at)
+       VALUES (?, ?, ?, 'request_refund', ?, ?, 'member', ?, 'write', ?, 'ok', 5, 10, 20, 0, ?)`,
+    ).bind(
+      newId("toolCall"),
+      w.orgId,
+      toolSourceId,
+      w.sessionId,
+      w.projectId,
+      w.member.id,
+      w.member.id,
+      now,
+    ),
+  ]);
   const memberKey = await apiKeyFor(w.orgId, ["usage:read"], { createdBy: w.member.id });
+  // Knowledge (2026-12-06): a document the member uploaded (an admin then), with its text.
+  await documentIn(w, w.member.id, "export-canary-4: the harbor closes at dusk.");
   // Assistant profiles (2026-12-06): one the member wrote two versions of (an admin then), one the
   // owner wrote, and the org's choice of models.
   const profileId = await profileIn(w.orgId, w.member.id, {
@@ -170,7 +195,8 @@ async function secretsOf(w: World, extra: string[]): Promise<string[]> {
     `SELECT secret_hash AS v FROM api_keys WHERE org_id = ?1
      UNION ALL SELECT sealed FROM app_secrets WHERE org_id = ?1
      UNION ALL SELECT password_hash FROM users WHERE id IN (SELECT user_id FROM memberships WHERE org_id = ?1)
-     UNION ALL SELECT token_hash FROM invitations`,
+     UNION ALL SELECT token_hash FROM invitations
+     UNION ALL SELECT credential_sealed FROM tool_sources WHERE org_id = ?1`,
   )
     .bind(w.orgId)
     .all<{ v: string }>();
@@ -270,6 +296,8 @@ describe("data export: completeness", () => {
       [profileId, 1, "export-canary-3"],
       [profileId, 2, "export-canary-3"],
     ]);
+    // The documents they uploaded, with their text.
+    expect(JSON.stringify(s.documents)).toContain("export-canary-4");
     expect((s.erasureRequests as unknown[]).length).toBe(1);
     expect(JSON.stringify(s.audit)).toContain("export.requested");
     // The earlier export, and not this one (it was still running as it was written).
@@ -326,6 +354,7 @@ describe("data export: completeness", () => {
     expect(support?.currentVersion).toBe(2);
     expect(support?.versions).toHaveLength(2);
     expect(JSON.stringify(support?.versions)).toContain("export-canary-3");
+    expect(JSON.stringify(s.documents)).toContain("export-canary-4");
     expect(s.organization).toMatchObject({ allowedModels: ["parley/dev"], previewProfileId: null });
     expect((s.apiKeys as unknown[]).length).toBe(2);
     expect((s.payments as unknown[]).length).toBe(1);

@@ -1,9 +1,11 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { startDevMailbox } from "@parley/dev-mailbox";
 import { startDevModel } from "@parley/dev-model";
 import { startStripeStandin } from "@parley/stripe-standin";
 import type { TestProject } from "vitest/node";
+import { startToolServers } from "./tool-servers.ts";
 
 /**
  * Outside services for the workerd tests, started once per run in Node: the Stripe stand-in, the
@@ -26,6 +28,11 @@ declare module "vitest" {
     mailboxUrl: string;
     jwksUrl: string;
     devMailboxUrl: string;
+    /** test/fixtures/knowledge's files, base64 by name: workerd cannot read the disk itself. */
+    knowledgeFixtures: Record<string, string>;
+    toolLabUrl: string;
+    toolHttpUrl: string;
+    shopUrl: string;
   }
 }
 
@@ -119,6 +126,8 @@ export default async function setup(project: TestProject) {
   const model = await startDevModel({ port: 0 });
   const jwks = await startJwksServer();
   const devMailbox = await startDevMailbox({ port: 0 });
+  // The tool servers (issue 30): an MCP server, HTTP actions and the example shop's MCP server.
+  const tools = await startToolServers();
 
   project.provide("stripeUrl", stripe.url);
   project.provide("stripeWebhookSecret", stripe.webhookSecret);
@@ -126,6 +135,19 @@ export default async function setup(project: TestProject) {
   project.provide("mailboxUrl", mailboxUrl);
   project.provide("jwksUrl", jwks.url);
   project.provide("devMailboxUrl", devMailbox.url);
+  const fixtures = new URL("./fixtures/knowledge/", import.meta.url);
+  project.provide(
+    "knowledgeFixtures",
+    Object.fromEntries(
+      readdirSync(fixtures).map((name) => [
+        name,
+        readFileSync(new URL(name, fixtures)).toString("base64"),
+      ]),
+    ),
+  );
+  project.provide("toolLabUrl", tools.labUrl);
+  project.provide("toolHttpUrl", tools.httpUrl);
+  project.provide("shopUrl", tools.shopUrl);
 
   return async () => {
     await Promise.all([
@@ -133,6 +155,7 @@ export default async function setup(project: TestProject) {
       model.close(),
       jwks.close(),
       devMailbox.close(),
+      tools.close(),
       new Promise((resolve) => mailbox.close(resolve)),
     ]);
   };

@@ -330,6 +330,10 @@ export async function snapshot(options: { mail?: boolean } = {}): Promise<Record
     // Mail (docs/2026-12-06-mail.md): a refused call issues no link and queues no mail.
     "account_tokens",
     "mail_outbox",
+    "knowledge_documents",
+    "knowledge_versions",
+    "tool_sources",
+    "tool_calls",
   ];
   // Without them (`mail: false`) for a call that is taken and mails, but changes nothing else.
   const tables =

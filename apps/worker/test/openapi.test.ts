@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { app } from "../src/app.ts";
 import { noBody } from "../src/http/validate.ts";
 import { hs256Token, ORIGIN, secretAppBody } from "./apps.ts";
+import { endUserToken, PAGE } from "./end-users.ts";
 import {
   type ApiOptions,
   type ApiResponse,
@@ -16,6 +17,7 @@ import {
   uniqueEmail,
   world,
 } from "./helpers.ts";
+import { indexed } from "./knowledge.ts";
 import { linkSecret, nextMail } from "./mail.ts";
 import { checkoutEvent, disputeEvent, refundEvent, sign, startedSession, uid } from "./stripe.ts";
 
@@ -550,6 +552,67 @@ describe("answers match the document", () => {
     await call("DELETE", path, owner, 204);
   });
 
+  it("tool sources and tool calls", async () => {
+    const w = await world();
+    const owner = { token: w.owner.token };
+    const list = `/api/orgs/${w.orgId}/tool-sources`;
+    const made = await call<{ id: string }>(
+      "POST",
+      list,
+      {
+        ...owner,
+        body: {
+          kind: "http",
+          name: "Shop API",
+          url: `${env.TEST_TOOL_HTTP_URL}/api`,
+          credential: { header: "X-Api-Key", value: "secret-1" },
+        },
+      },
+      201,
+    );
+    await call(
+      "POST",
+      list,
+      { ...owner, body: { kind: "http", name: "Shop API", url: `${env.TEST_TOOL_HTTP_URL}/api` } },
+      409,
+    );
+    await call(
+      "POST",
+      list,
+      { ...owner, body: { kind: "mcp", name: "Bad", url: "http://10.0.0.1/mcp" } },
+      400,
+    );
+    await call("GET", list, owner, 200);
+    const path = `/api/tool-sources/${made.body.id}`;
+    await call("GET", path, owner, 200);
+    await call("PATCH", path, { ...owner, body: { priceMicros: 1000 } }, 200);
+    await call(
+      "POST",
+      `${path}/import-openapi`,
+      {
+        ...owner,
+        body: {
+          document: {
+            openapi: "3.0.3",
+            paths: { "/orders/{id}": { get: { operationId: "getOrder" } } },
+          },
+        },
+      },
+      200,
+    );
+    await call("POST", `${path}/refresh`, owner, 400);
+    const mcp = await call<{ id: string }>(
+      "POST",
+      list,
+      { ...owner, body: { kind: "mcp", name: "Lab", url: `${env.TEST_TOOL_LAB_URL}/mcp` } },
+      201,
+    );
+    await call("POST", `/api/tool-sources/${mcp.body.id}/refresh`, owner, 200);
+    await call("GET", `/api/sessions/${w.sessionId}/tool-calls`, { token: w.member.token }, 200);
+    await call("DELETE", path, owner, 204);
+    await call("GET", path, owner, 404);
+  });
+
   it("data exports", async () => {
     const w = await world();
     const owner = { token: w.owner.token };
@@ -651,6 +714,8 @@ describe("answers match the document", () => {
       { ...endUser, body: { sessionId: session.body.id } },
       201,
     );
+    await call("POST", `${appPath}/preview-token`, owner, 201);
+    await call("GET", `${appPath}/end-users`, owner, 200);
     await call(
       "POST",
       `${appPath}/end-users/erase`,
@@ -662,6 +727,48 @@ describe("answers match the document", () => {
       END_USER_ERASE_PATH_END: "2000-01-01",
     });
     await call("DELETE", appPath, owner, 204);
+  });
+
+  it("knowledge documents, their search and the org's storage", async () => {
+    const w = await world();
+    const owner = { token: w.owner.token };
+    const upload = {
+      name: "faq.md",
+      contentType: "text/markdown",
+      text: "# FAQ\n\nThe ferry leaves at noon.",
+    };
+    const docs = `/api/projects/${w.projectId}/documents`;
+    const doc = await call<{ id: string }>("POST", docs, { ...owner, body: upload }, 201);
+    await call("GET", docs, owner, 200);
+    await call("GET", `/api/documents/${doc.body.id}`, owner, 200);
+    await call("GET", `/api/documents/${doc.body.id}/content`, owner, 200);
+    await call("POST", `/api/documents/${doc.body.id}/versions`, { ...owner, body: upload }, 201);
+    await indexed(w.owner.token, doc.body.id);
+    const found = await call<{ items: { chunkId: string; version: number }[] }>(
+      "GET",
+      `/api/projects/${w.projectId}/knowledge/search?q=ferry`,
+      owner,
+      200,
+    );
+    // A member opens a cited passage (the web app's sources).
+    await call(
+      "GET",
+      `/api/documents/${doc.body.id}/passages/${found.body.items[0]?.chunkId}?version=${found.body.items[0]?.version}`,
+      owner,
+      200,
+    );
+    // The end user of the project's app opens a cited passage (the embed's sources).
+    const { accessToken } = await endUserToken(w, "reader");
+    const [hit] = found.body.items;
+    await call(
+      "GET",
+      `/api/embed/documents/${doc.body.id}/passages/${hit?.chunkId}?version=${hit?.version}`,
+      { token: accessToken, headers: { origin: PAGE } },
+      200,
+    );
+    await call("GET", `/api/orgs/${w.orgId}/billing/storage`, owner, 200);
+    await call("POST", docs, { ...owner, body: { ...upload, text: "" } }, 400);
+    await call("DELETE", `/api/documents/${doc.body.id}`, owner, 204);
   });
 
   it("drove every documented operation, or says why not", () => {

@@ -72,6 +72,7 @@ describe("the resolver", () => {
       welcome: null,
       suggestions: [],
       tools: BUILT_IN_TOOLS.map((tool) => tool.name),
+      knowledgeRetrieval: false,
     });
     expect(t.model.id).toBe("parley/dev");
     expect(t.modelSource).toBe("profile");

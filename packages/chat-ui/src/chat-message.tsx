@@ -7,6 +7,7 @@ import { messageText } from "./protocol.ts";
 import { Reasoning } from "./reasoning.tsx";
 import { CopyButton, type ReplyEnd, ReplyFooter } from "./reply-footer.tsx";
 import { readVersions, type StopCode } from "./reply-meta.ts";
+import { type OpenSource, ReplySources, readCitations } from "./reply-sources.tsx";
 import { isToolPart } from "./tool-name.ts";
 import { ToolPartView } from "./tool-part.tsx";
 import type { ApprovalResponder } from "./use-parley-chat.ts";
@@ -27,6 +28,8 @@ export interface ChatMessageProps {
   showCost?: boolean;
   /** Who answers this chat's approvals (its owner), for the record an answer leaves. */
   approver?: string;
+  /** Reads a cited passage when a reply's source is opened (the app's route for it). */
+  openSource?: OpenSource;
 }
 
 /**
@@ -55,6 +58,7 @@ export function ChatMessage({
   renderStopAction,
   showCost = true,
   approver,
+  openSource,
 }: ChatMessageProps) {
   if (message.role === "user") {
     return (
@@ -83,6 +87,7 @@ export function ChatMessage({
       renderStopAction={renderStopAction}
       showCost={showCost}
       approver={approver}
+      openSource={openSource}
     />
   );
 }
@@ -102,6 +107,7 @@ function AssistantReply({
   renderStopAction,
   showCost = true,
   approver,
+  openSource,
 }: ChatMessageProps) {
   const versions = readVersions(current.metadata);
   const [picked, setPicked] = useState<number | null>(null);
@@ -184,6 +190,9 @@ function AssistantReply({
           return null;
         })}
         {renderMeta?.(message)}
+        {streaming ? null : (
+          <ReplySources citations={readCitations(message.metadata)} openSource={openSource} />
+        )}
         {streaming ? null : (
           <ReplyFooter
             message={message}

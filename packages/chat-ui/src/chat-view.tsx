@@ -9,6 +9,7 @@ import { preloadMarkdown } from "./markdown.tsx";
 import type { ParleyError } from "./protocol.ts";
 import type { ReplyEnd } from "./reply-footer.tsx";
 import { describeReason, readAssistantMeta, type StopCode } from "./reply-meta.ts";
+import type { OpenSource } from "./reply-sources.tsx";
 import type { ParleyChatState } from "./use-parley-chat.ts";
 
 /** What the app decides around the chat; the chat itself comes from useParleyChat. */
@@ -52,6 +53,11 @@ export interface ChatViewProps {
    * they do not pay for it, the org does.
    */
   showCost?: boolean;
+  /**
+   * Reads a cited passage when a reply's source is opened (a member's content route, an end
+   * user's passage route); without it the source shows the quote the reply kept.
+   */
+  openSource?: OpenSource;
   className?: string;
 }
 
@@ -101,6 +107,7 @@ export function ChatView({
   placeholder,
   autoFocus,
   showCost = true,
+  openSource,
   className,
 }: ChatViewProps) {
   const { messages, busy, error, refusal, lost, stoppedIds, returnedDraft } = chat;
@@ -225,6 +232,7 @@ export function ChatView({
                     renderMeta={renderMeta}
                     renderStopAction={renderStopAction}
                     showCost={showCost}
+                    openSource={openSource}
                   />
                 );
               })}

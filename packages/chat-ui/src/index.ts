@@ -54,6 +54,14 @@ export {
 } from "./reply-meta.ts";
 /** The model and assistant profile version a reply ran with (issue 29). */
 export { type ReplyModelMeta, readReplyModel } from "./reply-model.tsx";
+/** A reply's sources (issue 31): its citations, each opening the passage in a dialog. */
+export {
+  type CitationView,
+  type OpenSource,
+  ReplySources,
+  readCitations,
+  type SourcePassage,
+} from "./reply-sources.tsx";
 /** The person's chats: New chat, search, rename in place, delete after the app's confirmation. */
 export {
   type SessionLinkProps,

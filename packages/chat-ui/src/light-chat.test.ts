@@ -573,6 +573,61 @@ describe("LightChat", () => {
     ]);
   });
 
+  it("keeps an approved call's approval once it ran, through the frames the server sends for it", async () => {
+    // The sequence recorded from a real approval (test/chat-tools.test.ts's shop case): the start
+    // chunk names no message, the answered part comes back whole, the continuation is announced,
+    // replayed, then streamed, and the stored transcript arrives before the stream's end.
+    const asked = {
+      type: "tool-request_refund",
+      toolCallId: "c1",
+      toolName: "request_refund",
+      state: "approval-requested",
+      input: { orderId: "1001" },
+      approval: { id: "ap1" },
+    };
+    const h = await harness([
+      user("m1", "Refund it"),
+      { id: "r1", role: "assistant", parts: [{ type: "step-start" }, asked] as never },
+    ]);
+    h.chat.respondToApproval({ id: "ap1", approved: true });
+    const answered = {
+      ...asked,
+      state: "approval-responded",
+      approval: { id: "ap1", approved: true },
+    };
+    h.socket().frame({
+      type: "cf_agent_message_updated",
+      message: { id: "r1", role: "assistant", parts: [{ type: "step-start" }, answered] },
+    });
+    h.socket().frame({ type: "cf_agent_stream_resuming", id: "cont1" });
+    h.stream("cont1", [{ type: "start", messageMetadata: { turnId: "t" } }], {
+      replay: true,
+      continuation: true,
+    });
+    h.socket().chunk("cont1", null, { replay: true, replayComplete: true, continuation: true });
+    h.stream(
+      "cont1",
+      [
+        { type: "tool-output-available", toolCallId: "c1", output: { approvedBy: "eu_1" } },
+        { type: "start-step" },
+        { type: "text-start", id: "t" },
+        { type: "text-delta", id: "t", delta: "Refunded." },
+        { type: "text-end", id: "t" },
+        { type: "finish-step" },
+        { type: "finish" },
+      ],
+      { continuation: true },
+    );
+    h.socket().frame({ type: "cf_agent_chat_messages", messages: [user("m1", "Refund it")] });
+    h.socket().done("cont1", { continuation: true });
+    expect(h.state().busy).toBe(false);
+    expect(h.state().messages[1]?.parts[1]).toMatchObject({
+      state: "output-available",
+      approval: { id: "ap1", approved: true },
+      output: { approvedBy: "eu_1" },
+    });
+  });
+
   it("regenerates the last reply with the message it answered", async () => {
     const h = await harness([
       user("m1", "Hi"),

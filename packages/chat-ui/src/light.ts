@@ -16,6 +16,7 @@ export {
   socketScheme,
 } from "./light-chat.ts";
 export { isBillingRefusal, type ParleyError } from "./protocol.ts";
+export type { CitationView, OpenSource, SourcePassage } from "./reply-sources.tsx";
 export {
   type SessionLinkProps,
   SessionSidebar,

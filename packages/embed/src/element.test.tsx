@@ -37,6 +37,8 @@ interface World {
   tokenAnswer?: () => unknown;
   /** What `/api/embed/sessions/:id/limits` answers (none by default). */
   limits?: unknown[];
+  /** What get-messages answers (`transcript` by default). */
+  messages?: unknown[];
 }
 
 /** Parley and the host page behind `fetch`: the only thing the tests replace. */
@@ -84,7 +86,7 @@ function world(options: World = {}) {
     }
     if (call.path === "/api/embed/connect-tickets")
       return json({ ticket: "ct_1", expiresAt: "2026-12-02T00:00:00Z" }, 201);
-    if (call.path.endsWith("/get-messages")) return json(transcript);
+    if (call.path.endsWith("/get-messages")) return json(options.messages ?? transcript);
     if (/^\/api\/embed\/sessions\/[^/]+\/limits$/.test(call.path)) {
       return json({ warningPct: 80, limits: options.limits ?? [] });
     }
@@ -335,6 +337,49 @@ describe("<parley-assistant> chat", () => {
     expect(row.textContent?.includes("$0.0042")).toBe(showCost);
     // End users cannot delete chats: the list offers rename only.
     expect(row.querySelector('button[aria-label^="Delete"]')).toBeNull();
+  });
+});
+
+describe("<parley-assistant> tool approvals", () => {
+  it("an approved call that ran names who approved it, as the web app's card does", async () => {
+    const refund = {
+      type: "tool-request_refund",
+      toolCallId: "c1",
+      state: "output-available",
+      input: { orderId: "1001" },
+      approval: { id: "ap1", approved: true },
+      output: { approvedBy: { kind: "end_user", id: "eu_1" }, result: { ok: true } },
+    };
+    const denied = {
+      ...refund,
+      toolCallId: "c2",
+      state: "output-denied",
+      approval: { id: "ap2", approved: false },
+      output: undefined,
+    };
+    world({
+      sessions: [{ ...session("ses_1"), ownerLabel: "Alice Shopper" }],
+      messages: [
+        transcript[0],
+        { id: "a1", role: "assistant", parts: [refund, { type: "text", text: "Done." }] },
+        { id: "u2", role: "user", parts: [{ type: "text", text: "And 1002" }] },
+        { id: "a2", role: "assistant", parts: [denied] },
+      ],
+    });
+    const element = place({ ...base, mode: "inline" });
+    const root = shadow(element);
+    const cards = await until(() => {
+      const found = [...root.querySelectorAll("section[aria-label]")].filter((card) =>
+        /^(Approved|Denied): /.test(card.getAttribute("aria-label") ?? ""),
+      );
+      return found.length === 2 ? found : null;
+    }, "the approval records");
+    expect(cards.map((card) => card.getAttribute("aria-label"))).toEqual([
+      "Approved: request_refund",
+      "Denied: request_refund",
+    ]);
+    expect(cards[0]?.textContent).toContain("Approved by Alice Shopper: request_refund (done)");
+    expect(cards[1]?.textContent).toContain("Denied by Alice Shopper");
   });
 });
 

@@ -1,8 +1,10 @@
 // The light entry: the chat's views and a chat client without the AI SDK (first open stays small).
 import {
   ChatView,
+  type CitationView,
   Composer,
   isBillingRefusal,
+  type OpenSource,
   SessionSidebar,
   type SessionSummary,
   useLightChat,
@@ -124,11 +126,17 @@ function Connected({
   autoFocus,
   firstMessage,
   onTurnEnd,
+  approver,
 }: {
   client: EmbedClient;
   sessionId: string;
   showCost: boolean;
   autoFocus: boolean;
+  /**
+   * Who answers the chat's tool approvals: the session's owner as the session record names them
+   * (`ownerLabel`, the same label the web app's card shows), for the record an answer leaves.
+   */
+  approver: string | undefined;
   /** Typed before the chat existed: sent once, as soon as the chat is connected. */
   firstMessage: string | null;
   onTurnEnd: () => void;
@@ -149,6 +157,21 @@ function Connected({
     loadMessages,
     host: client.host,
   });
+  // A reply's source opens its passage (the end user's passage route: that passage only).
+  const openSource: OpenSource = useCallback(
+    async (citation: CitationView) => {
+      const result = await client.passage(citation);
+      if (!result.ok) {
+        throw new Error(
+          result.error.code === "gone"
+            ? "This document has changed since the reply."
+            : result.error.message,
+        );
+      }
+      return result.data;
+    },
+    [client],
+  );
   const sent = useRef(false);
   const { send, phase } = chat;
   useEffect(() => {
@@ -186,7 +209,9 @@ function Connected({
       regenerate
       autoFocus={autoFocus}
       showCost={showCost}
+      openSource={openSource}
       emptyState="How can I help?"
+      approver={approver}
       renderStatus={() => <LimitNotice limits={limits} showCost={showCost} />}
       // A message the assistant's limits refused: one notice (the server's words, with the reset),
       // in place of the warning; the message is back in the box.
@@ -390,6 +415,7 @@ export default function Panel({ client, me, projectId, autoFocus, onError }: Pan
               autoFocus={autoFocus}
               firstMessage={firstMessage}
               onTurnEnd={onTurnEnd}
+              approver={sessions.find((s) => s.id === currentId)?.ownerLabel}
             />
           </ChatBoundary>
         )}

@@ -335,3 +335,22 @@ export interface EndUser {
   createdAt: string;
   lastSeenAt: string;
 }
+
+/** How many days back an end-user list's usage reaches (the usage report's default window). */
+export const END_USER_USAGE_DAYS = 30;
+
+/**
+ * An end user in the org's list, with their usage over the last `END_USER_USAGE_DAYS` days:
+ * model calls and what the org was charged for them (integer micro-dollars), as billing's
+ * usage by member counts them.
+ */
+export interface EndUserWithUsage extends EndUser {
+  usage: { requests: number; priceMicros: number };
+}
+
+/**
+ * The external id of the end user an owner or admin chats as in the developers' area's preview
+ * (`POST /api/apps/:appId/preview-token`): one per member, so their preview chats are their own,
+ * and recognizable in the end-user list and usage.
+ */
+export const previewExternalId = (userId: string): string => `parley-preview:${userId}`;

@@ -126,6 +126,9 @@ const profileContent = {
   welcome: z.string().nullable(),
   suggestions: z.array(z.string()),
   tools: z.array(z.string()),
+  knowledgeRetrieval: z
+    .boolean()
+    .describe("Search the project's documents with the message before the first model call"),
 };
 
 /** One immutable version of a profile: who made it and when, and what it said. */

@@ -173,8 +173,11 @@ export const instructionsSchema = z
 export const toolNameSchema = z
   .string()
   .min(1)
-  .max(64)
-  .regex(/^[a-z][a-z0-9_]*$/, "must be a tool name such as read_project_memory");
+  .max(120)
+  .regex(
+    /^(?:[a-z][a-z0-9_]{0,63}|source:tsrc_[0-9a-z]{26}:[A-Za-z0-9_.-]{1,64})$/,
+    "must be a tool name such as read_project_memory, or source:<sourceId>:<tool> for a tool source's",
+  );
 
 /** The built-in tools of the assistant, by name, for a member's session (end users get none). */
 export const BUILT_IN_TOOLS = [
@@ -205,6 +208,11 @@ const profileFields = {
   /** What the chat shows before the first message; null: nothing. */
   welcome: humanText({ min: 1, max: 1000, multiline: true }).nullable(),
   suggestions: z.array(humanText({ min: 1, max: 200 })).max(MAX_SUGGESTIONS),
+  /**
+   * Retrieval before a turn's first model call: the project's documents are searched with the
+   * person's message and the passages framed into the prompt (issue 31). Default false.
+   */
+  knowledgeRetrieval: z.boolean(),
   tools: z
     .array(toolNameSchema)
     .max(64)
@@ -227,6 +235,7 @@ export const createProfileSchema = z.strictObject({
   welcome: profileFields.welcome.optional(),
   suggestions: profileFields.suggestions.optional(),
   tools: profileFields.tools.optional(),
+  knowledgeRetrieval: profileFields.knowledgeRetrieval.optional(),
 });
 export type CreateProfile = z.infer<typeof createProfileSchema>;
 
@@ -246,6 +255,7 @@ export const updateProfileSchema = z
     welcome: profileFields.welcome.optional(),
     suggestions: profileFields.suggestions.optional(),
     tools: profileFields.tools.optional(),
+    knowledgeRetrieval: profileFields.knowledgeRetrieval.optional(),
     baseVersion: z.number().int().min(1).optional(),
   })
   .refine(

@@ -21,6 +21,11 @@ export const idPrefix = {
   mail: "mail",
   /** An assistant profile (2026-12-06). */
   profile: "apf",
+  /** A knowledge document of a project (2026-12-06). */
+  document: "doc",
+  /** A tool source of an org, and one call of a tool (2026-12-06, issue 30). */
+  toolSource: "tsrc",
+  toolCall: "tcl",
 } as const;
 
 export type IdKind = keyof typeof idPrefix;

@@ -2,6 +2,7 @@
  * What the chat agents write in a reply's `metadata` (server-written: a client never sets it), as
  * the web app, the embed and outside clients read it. docs/2026-12-01-contract.md, "Chat agents".
  */
+import type { Citation } from "./knowledge.ts";
 
 /** How a reply ended (absent on replies stored before 2026-12-01: read it as completed). */
 export type ReplyFinish = "completed" | "stopped" | "failed";
@@ -58,6 +59,14 @@ export interface AssistantReplyMetadata extends ReplyMetadata {
    * switch back to one. With the first chunk (2026-12-06).
    */
   versions?: ReplyVersion[];
+  /**
+   * The passages of the project's documents the reply was given (retrieval before its first
+   * call, and every `search_knowledge` result), once each in the order found: document, version,
+   * heading and the quoted passage (2026-12-06, issue 31). With the reply's end; absent when it
+   * was given none. `GET /api/documents/:documentId/content?chunkId=` opens one for a member,
+   * `GET /api/embed/documents/:documentId/passages/:chunkId` for an end user.
+   */
+  citations?: Citation[];
 }
 
 /** An earlier version of a regenerated reply, kept in the new reply's metadata (server-written). */

@@ -6,6 +6,7 @@ import type {
   AppWithSecret,
   EmbedMe,
   EmbedToken,
+  EndUserWithUsage,
   NewAppSecret,
   RotatedAppSecret,
 } from "./apps.ts";
@@ -407,7 +408,17 @@ export const stripeWebhookResultSchema = z
   .meta({ id: "StripeWebhookResult" });
 
 const erasureStepSchema = z.strictObject({
-  name: z.enum(["agents", "exports", "d1", "ledger", "audit", "stripe", "verify"]),
+  name: z.enum([
+    "agents",
+    "exports",
+    "knowledge",
+    "tools",
+    "d1",
+    "ledger",
+    "audit",
+    "stripe",
+    "verify",
+  ]),
   status: z.enum(["pending", "done", "skipped", "failed"]),
   at: nullableIso,
   detail: z.string().nullable(),
@@ -505,6 +516,21 @@ export const endUserTokenSchema = z
   })
   .meta({ id: "EndUserToken" });
 
+export const endUserWithUsageSchema = z
+  .strictObject({
+    id: z.string(),
+    appId: z.string(),
+    externalId: z.string(),
+    name: z.string().nullable(),
+    createdAt: iso,
+    lastSeenAt: iso,
+    usage: z
+      .strictObject({ requests: z.number().int(), priceMicros: microsSchema })
+      .describe("The last 30 days: model calls and what the org was charged"),
+  })
+  .meta({ id: "EndUserWithUsage" });
+export const endUserPageSchema = pageSchemaOf(endUserWithUsageSchema).meta({ id: "EndUserPage" });
+
 export const embedMeSchema = z
   .strictObject({
     endUser: z.strictObject({
@@ -600,6 +626,7 @@ sameType<Out<typeof appSchema>, App>(true);
 sameType<Out<typeof appWithSecretSchema>, AppWithSecret>(true);
 sameType<Out<typeof rotatedAppSecretSchema>, RotatedAppSecret>(true);
 sameType<Out<typeof endUserTokenSchema>, EmbedToken>(true);
+sameType<Out<typeof endUserWithUsageSchema>, EndUserWithUsage>(true);
 sameType<Out<typeof embedMeSchema>, EmbedMe>(true);
 sameType<Out<typeof appSecretInfoSchema>, AppSecretInfo>(true);
 sameType<Out<typeof invitationSchema>, Invitation>(true);

@@ -31,6 +31,7 @@ const owner = { name: "Grace Hopper", email: freshEmail("grace"), org: "Compiler
 let projectId = "";
 let sessionId = "";
 let profileId = "";
+let appId = "";
 
 /** The screens, each with the path to open and the heading that says it is there. */
 interface Screen {
@@ -98,6 +99,15 @@ const screens = (): Screen[] => [
     heading: /^Support assistant$/,
     signedIn: true,
   },
+  { name: "developers", path: "/developers", heading: /^Developers in /, signedIn: true },
+  {
+    name: "developers-keys",
+    path: "/developers#keys",
+    heading: /^Developers in /,
+    signedIn: true,
+    tab: "API keys",
+  },
+  { name: "app", path: `/developers/apps/${appId}`, heading: /^Storefront$/, signedIn: true },
   { name: "admin", path: "/admin", heading: /^Admin|^Erasure/, signedIn: true },
   { name: "account", path: "/account", heading: /^Account$/, signedIn: true },
   { name: "new-org", path: "/orgs/new", heading: /^New organization$/, signedIn: true },
@@ -169,6 +179,18 @@ beforeAll(async () => {
     .fill("Answer briefly.\nUse the plan's words.");
   await page.getByRole("button", { name: "Save as version 2" }).click();
   await page.getByRole("list", { name: "Versions" }).getByText("Version 2").waitFor();
+  // An app of the developers' area (issue 32.1), so its page has something on it.
+  await page.goto(`${base}/developers`);
+  await page.getByRole("button", { name: "New app" }).click();
+  const app = page.getByRole("dialog", { name: "New app" });
+  await app.getByLabel("Name").fill("Storefront");
+  await app.getByLabel("Allowed origins").fill("https://shop.example.com");
+  await app.getByRole("checkbox", { name: "Launch plan" }).check();
+  await app.getByLabel("Issuer (iss)").fill("https://shop.example.com");
+  await app.getByRole("button", { name: "Create app" }).click();
+  await page.getByRole("link", { name: "Open Storefront" }).click();
+  await page.waitForURL(/\/developers\/apps\/[^/]+$/);
+  appId = new URL(page.url()).pathname.split("/")[3] ?? "";
   await context.close();
 }, 300_000);
 

@@ -19,6 +19,7 @@ const NAV = [
   { to: "/billing", label: "Billing", manage: false },
   { to: "/members", label: "Members", manage: false },
   { to: "/assistants", label: "Assistants", manage: false },
+  { to: "/developers", label: "Developers", manage: true },
   { to: "/admin", label: "Admin", manage: true },
 ] as const;
 

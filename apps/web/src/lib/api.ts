@@ -1,19 +1,10 @@
 import type {
-  ActivityPage,
   AuthResult,
-  AutoTopUp,
-  AutoTopUpSettingsInput,
-  BillingSettingsPatch,
   BillingSummary,
-  DataExport,
-  ErasureRequestInput,
   ErrorCode,
   FormerMember,
   Invitation,
   InvitationPreview,
-  LedgerEntry,
-  LimitRule,
-  LimitRuleInput,
   LimitStatus,
   Login,
   Me,
@@ -21,14 +12,11 @@ import type {
   Memory,
   OrgSummary,
   Page,
-  Payment,
   Project,
   Role,
   Session,
   BillingAlert as SharedBillingAlert,
   Signup,
-  UsageGroupBy,
-  UsageReport,
 } from "@parley/shared";
 
 /** The spend controls and alert settings of an org, as `PATCH .../billing/settings` answers them. */
@@ -94,7 +82,7 @@ export interface UsageRange {
   memberId?: string;
 }
 
-const queryString = (params: Record<string, string | undefined>): string => {
+export const queryString = (params: Record<string, string | undefined>): string => {
   const search = new URLSearchParams();
   for (const [key, value] of Object.entries(params)) {
     if (value !== undefined && value !== "") search.set(key, value);
@@ -363,24 +351,6 @@ export function createApiClient(options: ApiClientOptions = {}) {
     deleteSession: (sessionId: string) =>
       request<unknown>("DELETE", `/api/sessions/${enc(sessionId)}`),
     billing: (orgId: string) => request<BillingSummary>("GET", `/api/orgs/${enc(orgId)}/billing`),
-    ledger: (orgId: string, cursor?: string) =>
-      request<Page<LedgerEntry>>(
-        "GET",
-        `/api/orgs/${enc(orgId)}/billing/ledger${queryString({ cursor })}`,
-      ),
-    /** Paid top-ups with Stripe's receipt of each (owners and admins). */
-    payments: (orgId: string, cursor?: string) =>
-      request<Page<Payment>>(
-        "GET",
-        `/api/orgs/${enc(orgId)}/billing/payments${queryString({ cursor })}`,
-      ),
-    updateBillingSettings: (orgId: string, patch: BillingSettingsPatch) =>
-      request<BillingSettings>("PATCH", `/api/orgs/${enc(orgId)}/billing/settings`, patch),
-    usage: (orgId: string, groupBy: UsageGroupBy, range: UsageRange = {}) =>
-      request<UsageReport>(
-        "GET",
-        `/api/orgs/${enc(orgId)}/billing/usage${queryString({ ...range, groupBy })}`,
-      ),
     /** The usage CSV as a Blob: the endpoint needs the bearer token, so a plain link cannot fetch it. */
     async usageCsv(orgId: string, range: UsageRange = {}): Promise<Blob> {
       const response = await authorized(
@@ -389,42 +359,9 @@ export function createApiClient(options: ApiClientOptions = {}) {
       );
       return response.blob();
     },
-    alerts: (orgId: string, cursor?: string) =>
-      request<Page<BillingAlert>>(
-        "GET",
-        `/api/orgs/${enc(orgId)}/billing/alerts${queryString({ cursor })}`,
-      ),
-    /** One row per provider call, newest first; a member gets only their own. */
-    activity: (orgId: string, filters: ActivityFilters = {}, cursor?: string) =>
-      request<ActivityPage>(
-        "GET",
-        `/api/orgs/${enc(orgId)}/billing/activity${queryString({ ...filters, cursor })}`,
-      ),
-    /** Limits on members, projects and oneself (owners and admins). */
-    limitRules: (orgId: string) =>
-      request<{ items: LimitRule[] }>("GET", `/api/orgs/${enc(orgId)}/billing/limits`),
-    /** Sets or (amountMicros null) removes a limit; `target` is `me`, a member or a project. */
-    setLimit: (
-      orgId: string,
-      target: { kind: "me" } | { kind: "member" | "project"; id: string },
-      input: LimitRuleInput,
-    ) =>
-      request<{ items: LimitRule[] }>(
-        "PUT",
-        `/api/orgs/${enc(orgId)}/billing/limits/${
-          target.kind === "me" ? "me" : `${target.kind}s/${enc(target.id)}`
-        }`,
-        input,
-      ),
-    /** The limits on the caller's own calls in the org, spent so far. */
-    myLimits: (orgId: string) =>
-      request<LimitStatus>("GET", `/api/orgs/${enc(orgId)}/billing/limits/me`),
     /** The limits on the caller's calls in a session's project (the chat's warning). */
     sessionLimits: (sessionId: string) =>
       request<LimitStatus>("GET", `/api/sessions/${enc(sessionId)}/limits`),
-    /** A Stripe customer portal link (receipts, saved cards); owners and admins. */
-    billingPortal: (orgId: string) =>
-      request<{ url: string }>("POST", `/api/orgs/${enc(orgId)}/billing/portal`),
     members: (orgId: string, cursor?: string) =>
       request<Page<Member>>("GET", `/api/orgs/${enc(orgId)}/members${queryString({ cursor })}`),
     /** Who left the org (or was removed) and is not erased yet: owners and admins. */
@@ -480,46 +417,12 @@ export function createApiClient(options: ApiClientOptions = {}) {
           limit: filter.limit === undefined ? undefined : String(filter.limit),
         })}`,
       ),
-    fileErasure: (orgId: string, input: ErasureRequestInput) =>
-      request<ErasureRequest>("POST", `/api/orgs/${enc(orgId)}/erasure-requests`, input),
-    erasureRequests: (orgId: string, cursor?: string) =>
-      request<Page<ErasureRequest>>(
-        "GET",
-        `/api/orgs/${enc(orgId)}/erasure-requests${queryString({ cursor })}`,
-      ),
-    erasureRequest: (orgId: string, requestId: string) =>
-      request<ErasureRequest>("GET", `/api/orgs/${enc(orgId)}/erasure-requests/${enc(requestId)}`),
-    /** Starts an export of the caller's own data (GDPR Art. 15 and 20); 409 while one runs. */
-    startAccountExport: () => request<DataExport>("POST", "/api/me/exports"),
-    accountExports: (cursor?: string) =>
-      request<Page<DataExport>>("GET", `/api/me/exports${queryString({ cursor })}`),
-    /** Starts an export of the org's data (owners only). */
-    startOrgExport: (orgId: string) =>
-      request<DataExport>("POST", `/api/orgs/${enc(orgId)}/exports`),
-    orgExports: (orgId: string, cursor?: string) =>
-      request<Page<DataExport>>("GET", `/api/orgs/${enc(orgId)}/exports${queryString({ cursor })}`),
     /** Files the erasure of the caller's own account; the refresh cookie is gone afterwards. */
     async deleteAccount(): Promise<ErasureRequest> {
       const result = await request<ErasureRequest>("DELETE", "/api/me", { confirm: true });
       setToken(null);
       return result;
     },
-    autoTopUp: (orgId: string) =>
-      request<AutoTopUp>("GET", `/api/orgs/${enc(orgId)}/billing/auto-top-up`),
-    setAutoTopUp: (orgId: string, settings: AutoTopUpSettingsInput) =>
-      request<AutoTopUp>("PUT", `/api/orgs/${enc(orgId)}/billing/auto-top-up`, settings),
-    /** A Stripe Checkout page (setup mode) that saves a card; the webhook keeps it. */
-    saveCard: (orgId: string) =>
-      request<{ id: string; url: string }>(
-        "POST",
-        `/api/orgs/${enc(orgId)}/billing/auto-top-up/card`,
-      ),
-    removeCard: (orgId: string) =>
-      request<AutoTopUp>("DELETE", `/api/orgs/${enc(orgId)}/billing/auto-top-up/card`),
-    checkout: (orgId: string, amountMicros: number) =>
-      request<{ id: string; url: string }>("POST", `/api/orgs/${enc(orgId)}/billing/checkout`, {
-        amountMicros,
-      }),
   };
 }
 

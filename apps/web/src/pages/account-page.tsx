@@ -9,6 +9,7 @@ import { EmailForm, PasswordForm, ProfileForm } from "../features/account/accoun
 import { NotificationSettings } from "../features/account/notification-settings.tsx";
 import { DataExportCard } from "../features/exports/data-export-card.tsx";
 import { api } from "../lib/api.ts";
+import { dataRightsApi } from "../lib/data-rights-api.ts";
 import { clearFlash, setFlash } from "../lib/flash.ts";
 import { keys } from "../lib/query.ts";
 import { useSession } from "../lib/session.tsx";
@@ -77,8 +78,8 @@ export default function AccountPage() {
         description="Your profile, memberships, sessions with their transcripts and your usage, as one JSON file (GDPR Art. 15 and 20). The link is good for 24 hours."
         startLabel="Download your data"
         queryKey={keys.accountExports}
-        list={() => api.accountExports()}
-        start={() => api.startAccountExport()}
+        list={() => dataRightsApi.accountExports()}
+        start={() => dataRightsApi.startAccountExport()}
       />
       <DeleteAccount email={me.email} />
     </Page>

@@ -2,6 +2,7 @@ import type { OrgSummary } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { api, type ErasureRequest } from "../lib/api.ts";
+import { dataRightsApi } from "../lib/data-rights-api.ts";
 import { renderInApp } from "../test/render.tsx";
 import AdminPage from "./admin-page.tsx";
 
@@ -30,7 +31,7 @@ afterEach(() => {
 describe("AdminPage", () => {
   it("tells a member who came by URL that erasure is for owners and admins, and asks the API nothing", async () => {
     session.org = { id: "org_1", name: "Acme", role: "member", createdAt: "x" };
-    const list = vi.spyOn(api, "erasureRequests");
+    const list = vi.spyOn(dataRightsApi, "erasureRequests");
     const members = vi.spyOn(api, "members");
     await renderInApp(<AdminPage />, { path: "/admin" });
     expect(
@@ -77,10 +78,10 @@ describe("AdminPage", () => {
       updatedAt: "2026-12-01T10:00:00.000Z",
       completedAt: "2026-12-01T10:01:00.000Z",
     };
-    vi.spyOn(api, "erasureRequests")
+    vi.spyOn(dataRightsApi, "erasureRequests")
       .mockResolvedValueOnce({ items: [], nextCursor: null })
       .mockResolvedValue({ items: [filed], nextCursor: null });
-    vi.spyOn(api, "fileErasure").mockResolvedValue(filed);
+    vi.spyOn(dataRightsApi, "fileErasure").mockResolvedValue(filed);
     await renderInApp(<AdminPage />, { path: "/admin" });
     const region = screen.getByRole("region", { name: "Erasure requests" });
     await within(region).findByText("No erasure requests yet.");

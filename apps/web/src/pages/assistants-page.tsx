@@ -5,14 +5,16 @@ import { AllowedModels } from "../features/assistants/allowed-models.tsx";
 import { OrgPreviewProfile } from "../features/assistants/profile-choice.tsx";
 import { NewProfileDialog, ProfileList } from "../features/assistants/profile-list.tsx";
 import { useAllowedModels, useCatalogue } from "../features/assistants/use-models.ts";
+import ToolSources from "../features/tools/tool-sources.tsx";
 import { canManage as canManageOrg, useSession } from "../lib/session.tsx";
 
-type Tab = "profiles" | "models";
+type Tab = "profiles" | "models" | "tools";
 
 /**
  * The org's assistants (issue 29): its profiles (instructions, model, opening; edited on their
  * own page) with the onboarding preview's, and the models its members may use with their prices
- * per million tokens (`#models`: owners and admins choose them, members read them).
+ * per million tokens (`#models`: owners and admins choose them, members read them), and the tool
+ * sources of the org's own product whose tools profiles switch on (`#tools`).
  */
 export default function AssistantsPage() {
   const { org } = useSession();
@@ -22,7 +24,7 @@ export default function AssistantsPage() {
   const catalogue = useCatalogue();
   if (!org) return null;
   const manage = canManageOrg(org);
-  const tab: Tab = hash === "models" ? "models" : "profiles";
+  const tab: Tab = hash === "models" ? "models" : hash === "tools" ? "tools" : "profiles";
   const names = [...(allowed.data?.items ?? []), ...(catalogue.data?.items ?? [])];
   return (
     <Page
@@ -49,6 +51,7 @@ export default function AssistantsPage() {
         <TabsList aria-label="Assistant sections">
           <TabsTrigger value="profiles">Profiles</TabsTrigger>
           <TabsTrigger value="models">Models</TabsTrigger>
+          <TabsTrigger value="tools">Tools</TabsTrigger>
         </TabsList>
         <TabsContent value="profiles">
           <div className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_22rem]">
@@ -62,6 +65,9 @@ export default function AssistantsPage() {
         </TabsContent>
         <TabsContent value="models">
           <AllowedModels orgId={org.id} canManage={manage} />
+        </TabsContent>
+        <TabsContent value="tools">
+          {tab === "tools" ? <ToolSources orgId={org.id} canManage={manage} /> : null}
         </TabsContent>
       </Tabs>
     </Page>

@@ -2,6 +2,8 @@ import type { BillingSummary, LimitRule } from "@parley/shared";
 import { cleanup, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { api } from "../lib/api.ts";
+import { billingApi } from "../lib/billing-api.ts";
+import { dataRightsApi } from "../lib/data-rights-api.ts";
 import { renderInApp } from "../test/render.tsx";
 import BillingPage from "./billing-page.tsx";
 
@@ -44,7 +46,7 @@ const rule = (over: Partial<LimitRule>): LimitRule => ({
 beforeEach(() => {
   session.role = "owner";
   vi.spyOn(api, "billing").mockResolvedValue(summary);
-  vi.spyOn(api, "usage").mockResolvedValue({
+  vi.spyOn(billingApi, "usage").mockResolvedValue({
     from: "2026-12-01T00:00:00.000Z",
     to: "2026-12-02T00:00:00.000Z",
     groupBy: "day",
@@ -61,11 +63,11 @@ beforeEach(() => {
       priceMicros: 0,
     },
   });
-  vi.spyOn(api, "alerts").mockResolvedValue({ items: [], nextCursor: null });
-  vi.spyOn(api, "autoTopUp").mockRejectedValue(new Error("not in this test"));
-  vi.spyOn(api, "orgExports").mockResolvedValue({ items: [], nextCursor: null });
-  vi.spyOn(api, "myLimits").mockResolvedValue({ warningPct: 80, limits: [] });
-  vi.spyOn(api, "limitRules").mockResolvedValue({ items: [] });
+  vi.spyOn(billingApi, "alerts").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(billingApi, "autoTopUp").mockRejectedValue(new Error("not in this test"));
+  vi.spyOn(dataRightsApi, "orgExports").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(billingApi, "myLimits").mockResolvedValue({ warningPct: 80, limits: [] });
+  vi.spyOn(billingApi, "limitRules").mockResolvedValue({ items: [] });
   vi.spyOn(api, "members").mockResolvedValue({
     items: [
       {
@@ -102,7 +104,7 @@ describe("a link to one limit", () => {
   });
 
   it("opens the member's own rule, filled in, when they have limits of their own", async () => {
-    vi.spyOn(api, "limitRules").mockResolvedValue({ items: [rule({ period: "day" })] });
+    vi.spyOn(billingApi, "limitRules").mockResolvedValue({ items: [rule({ period: "day" })] });
     await renderInApp(<BillingPage />, { path: "/billing#limit:member_daily:usr_me" });
     const rules = await screen.findByRole("region", { name: "Limits on members and projects" });
     const amount = within(rules).getByLabelText("Amount (USD)");

@@ -2,6 +2,9 @@ import type { BillingSummary, UsageReport } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { api } from "../lib/api.ts";
+import { billingApi } from "../lib/billing-api.ts";
+import { dataRightsApi } from "../lib/data-rights-api.ts";
+import { knowledgeApi } from "../lib/knowledge-api.ts";
 import { renderInApp } from "../test/render.tsx";
 import BillingPage from "./billing-page.tsx";
 
@@ -50,15 +53,22 @@ const report = (priceMicros: number): UsageReport => ({
 
 beforeEach(() => {
   session.role = "owner";
-  vi.spyOn(api, "usage").mockResolvedValue(report(12_500_000));
-  vi.spyOn(api, "activity").mockResolvedValue({ items: [], nextCursor: null });
-  vi.spyOn(api, "ledger").mockResolvedValue({ items: [], nextCursor: null });
-  vi.spyOn(api, "alerts").mockResolvedValue({ items: [], nextCursor: null });
-  vi.spyOn(api, "orgExports").mockResolvedValue({ items: [], nextCursor: null });
-  vi.spyOn(api, "myLimits").mockResolvedValue({ warningPct: 80, limits: [] });
-  vi.spyOn(api, "limitRules").mockResolvedValue({ items: [] });
+  vi.spyOn(billingApi, "usage").mockResolvedValue(report(12_500_000));
+  vi.spyOn(billingApi, "activity").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(billingApi, "ledger").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(billingApi, "alerts").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(dataRightsApi, "orgExports").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(billingApi, "myLimits").mockResolvedValue({ warningPct: 80, limits: [] });
+  vi.spyOn(billingApi, "limitRules").mockResolvedValue({ items: [] });
   vi.spyOn(api, "members").mockResolvedValue({ items: [], nextCursor: null });
   vi.spyOn(api, "projects").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(knowledgeApi, "storage").mockResolvedValue({
+    orgId: "org_1",
+    usedBytes: 3 * 1024 * 1024,
+    quotaBytes: 50 * 1024 * 1024,
+    documents: 3,
+    maxDocumentBytes: 5 * 1024 * 1024,
+  });
 });
 
 afterEach(() => {
@@ -83,6 +93,18 @@ describe("BillingPage", () => {
     });
     expect(bar.getAttribute("aria-valuenow")).toBe("25");
     expect(bar.getAttribute("aria-valuetext")).toBe("$12.50 of $50.00 spent this month (25%)");
+  });
+
+  it("shows the org's document storage against its quota, to members too (issue 31.1)", async () => {
+    session.role = "member";
+    vi.spyOn(api, "billing").mockResolvedValue(summary());
+    await renderInApp(<BillingPage />, { path: "/billing" });
+    const storage = await screen.findByRole("region", { name: "Document storage" });
+    const meter = await within(storage).findByTestId("storage-meter");
+    expect(meter.textContent).toContain("3 MB of 50 MB used");
+    expect(meter.textContent).toContain("3 documents in the organization");
+    expect(within(storage).getByRole("meter").getAttribute("aria-valuetext")).toBe("3 MB of 50 MB");
+    expect(knowledgeApi.storage).toHaveBeenCalledWith("org_1");
   });
 
   it("says how long the balance lasts at the last 7 days' rate, and warns under the forecast alert", async () => {
@@ -183,13 +205,13 @@ describe("BillingPage", () => {
     await renderInApp(<BillingPage />, { path: "/billing#limits" });
     await screen.findByLabelText("Monthly limit for the organization (USD)");
     expect(screen.queryByRole("heading", { name: "Export organization data" })).toBeNull();
-    expect(api.orgExports).not.toHaveBeenCalled();
+    expect(dataRightsApi.orgExports).not.toHaveBeenCalled();
   });
 
   it("shows a member the limits read-only and calls no endpoint the worker keeps for admins", async () => {
     session.role = "member";
     vi.spyOn(api, "billing").mockResolvedValue(summary());
-    const usage = vi.spyOn(api, "usage").mockResolvedValue(report(2_500));
+    const usage = vi.spyOn(billingApi, "usage").mockResolvedValue(report(2_500));
     await renderInApp(<BillingPage />, { path: "/billing#ledger" });
     const limits = await screen.findByRole("region", { name: "Spend limits" });
     expect(limits.textContent).toMatch(/each member up to \$0\.005 a day/);
@@ -204,8 +226,8 @@ describe("BillingPage", () => {
     expect(screen.queryByRole("button", { name: "Receipts and cards" })).toBeNull();
     fireEvent.mouseDown(screen.getByRole("tab", { name: "Activity" }));
     await screen.findByRole("region", { name: "Activity" });
-    expect(api.ledger).not.toHaveBeenCalled();
-    expect(api.alerts).not.toHaveBeenCalled();
+    expect(billingApi.ledger).not.toHaveBeenCalled();
+    expect(billingApi.alerts).not.toHaveBeenCalled();
     expect(usage.mock.calls.map((args) => args[1])).not.toContain("member");
   });
 });

@@ -12,6 +12,7 @@ import { ActivityTable } from "../features/billing/activity-table.tsx";
 import { AlertsList } from "../features/billing/alerts-list.tsx";
 import { AutoTopUpCard } from "../features/billing/auto-top-up.tsx";
 import { BalanceHero } from "../features/billing/balance-hero.tsx";
+import { DocumentStorage } from "../features/billing/document-storage.tsx";
 import { GrantsList } from "../features/billing/grants-list.tsx";
 import { LedgerTable } from "../features/billing/ledger-table.tsx";
 import { LimitRules } from "../features/billing/limit-rules.tsx";
@@ -24,6 +25,8 @@ import { TopUpDialog } from "../features/billing/top-up.tsx";
 import { UsagePanel } from "../features/billing/usage-panel.tsx";
 import { DataExportCard } from "../features/exports/data-export-card.tsx";
 import { api } from "../lib/api.ts";
+import { billingApi } from "../lib/billing-api.ts";
+import { dataRightsApi } from "../lib/data-rights-api.ts";
 import { formatMicros } from "../lib/money.ts";
 import { keys } from "../lib/query.ts";
 import { canManage as canManageOrg, useSession } from "../lib/session.tsx";
@@ -144,7 +147,7 @@ export default function BillingPage() {
   // A member's limits replace the daily one for them: which one stopped them depends on these.
   const rules = useQuery({
     queryKey: keys.limitRules(orgId),
-    queryFn: () => api.limitRules(orgId),
+    queryFn: () => billingApi.limitRules(orgId),
     enabled: manage && limitTarget?.subject === "member",
   });
 
@@ -207,7 +210,7 @@ export default function BillingPage() {
 
   const openPortal = async () => {
     try {
-      const { url } = await api.billingPortal(orgId);
+      const { url } = await billingApi.billingPortal(orgId);
       window.location.assign(url);
     } catch (caught) {
       const { toast } = await import("sonner");
@@ -317,8 +320,8 @@ export default function BillingPage() {
                         description="Members, projects, every session with its transcript, apps, usage, the ledger and the audit trail, as one JSON file. Owners only; the link is good for 24 hours."
                         startLabel="Export organization data"
                         queryKey={keys.orgExports(orgId)}
-                        list={() => api.orgExports(orgId)}
-                        start={() => api.startOrgExport(orgId)}
+                        list={() => dataRightsApi.orgExports(orgId)}
+                        start={() => dataRightsApi.startOrgExport(orgId)}
                       />
                     ) : null}
                   </div>
@@ -367,8 +370,9 @@ function Overview({
             <GrantsList grants={summary.grants} />
           </div>
         </div>
-        <div className="min-w-0 lg:col-span-2">
+        <div className="grid min-w-0 content-start gap-6 lg:col-span-2">
           <LimitsSummary orgId={orgId} summary={summary} canManage={manage} onEdit={onEditLimits} />
+          <DocumentStorage orgId={orgId} />
         </div>
       </div>
       <MyLimits key={ownPeriod ?? "own"} orgId={orgId} period={ownPeriod} />

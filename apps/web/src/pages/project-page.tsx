@@ -1,7 +1,8 @@
 import { formatMicros } from "@parley/chat-ui";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useParams } from "@tanstack/react-router";
-import { ChevronLeft, MessageSquare } from "lucide-react";
+import { BookOpen, ChevronLeft, MessageSquare } from "lucide-react";
+import { lazy, Suspense } from "react";
 import { LoadMore } from "../components/load-more.tsx";
 import { Page } from "../components/page.tsx";
 import { Card, CardBody, CardHeader } from "../components/ui/card.tsx";
@@ -13,6 +14,22 @@ import { MemoryEditor } from "../features/projects/memory-editor.tsx";
 import { api } from "../lib/api.ts";
 import { keys } from "../lib/query.ts";
 import { canManage, useSession } from "../lib/session.tsx";
+
+/** The documents page, its own chunk, loaded here (router.tsx says why). */
+const DocumentsPage = lazy(() => import("./documents-page.tsx"));
+export function DocumentsRoute() {
+  return (
+    <Suspense
+      fallback={
+        <div className="mx-auto w-full max-w-6xl px-4 py-8 sm:px-6">
+          <Loading label="Loading documents…" />
+        </div>
+      }
+    >
+      <DocumentsPage />
+    </Suspense>
+  );
+}
 
 const when = new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short" });
 
@@ -121,6 +138,23 @@ export default function ProjectPage() {
             </CardBody>
           </Card>
           <ProjectAssistant project={data} canManage={canManage(org)} />
+          <Card aria-labelledby="documents-title">
+            <CardHeader
+              id="documents-title"
+              title="Documents"
+              description="What the assistant searches and cites when its profile has knowledge on."
+            />
+            <CardBody>
+              <Link
+                to="/projects/$projectId/documents"
+                params={{ projectId }}
+                className="inline-flex items-center gap-1.5 font-medium text-sm prose-link"
+              >
+                <BookOpen aria-hidden="true" className="size-4" />
+                Open documents
+              </Link>
+            </CardBody>
+          </Card>
           <Card aria-labelledby="memory-title">
             <CardHeader
               id="memory-title"

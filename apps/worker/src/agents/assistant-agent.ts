@@ -4,6 +4,7 @@ import { convertToModelMessages, type ToolSet, type UIMessage } from "ai";
 import { type ResolvedTurn, TurnResolver } from "../assistants/resolve.ts";
 import type { ProjectRow } from "../auth/access.ts";
 import { agentSettings } from "../env.ts";
+import { RETRIEVAL_PROMPT_TOKENS, TurnKnowledge } from "../knowledge/turn-knowledge.ts";
 import {
   type AssistantMetadata,
   billingRefusal,
@@ -21,6 +22,7 @@ import { errorReply, stallNotice } from "./reply-endings.ts";
 import { revokeConnections } from "./revocation.ts";
 import { SessionAccess } from "./session-access.ts";
 import { assistantTools } from "./tools/project-tools.ts";
+import { sourceToolsOf, type TurnTools } from "./tools/turn-tool-set.ts";
 import {
   assistantTurnModel,
   chooseTurn,
@@ -50,6 +52,13 @@ interface AssistantTurn {
   metering: MeteringMiddleware;
   /** A regeneration: the replaced reply's versions, kept in the new reply (read at admission). */
   versions?: ReplyVersion[];
+  /**
+   * The turn's tools, built at admission (a tool approval's continuation builds them anew): what
+   * the profile switched on, and what their schemas add to every prompt of the turn.
+   */
+  tools: TurnTools;
+  /** The session's project's documents: the tool, retrieval before the first call, citations. */
+  knowledge: TurnKnowledge;
 }
 
 /** A turn still marked busy after this long is taken as lost (the object was reset), not running. */
@@ -170,32 +179,44 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // The profile version and the model (no D1 read while kept), beside the rights check.
     const choosing = this.#choose(caller, decision);
     const accessing = this.#access.for(caller);
-    // Both are awaited below, the rights first (a refused caller hears that, not about a model).
+    // The tool sources' tools the profile switched on (one D1 read, only when it names some).
+    const tooling = choosing.then((chosen) => this.#tools(caller, chosen.profile.tools));
+    // All are awaited below, the rights first (a refused caller hears that, not about a model).
     choosing.catch(() => undefined);
     accessing.catch(() => undefined);
+    tooling.catch(() => undefined);
     // The first call's hold does not wait for the membership check when the project is known from
     // an earlier turn: the two run side by side, and the hold is given back if the check fails.
     const estimateFor = this.#firstCallEstimator(messages);
     const known = this.#project;
-    let early: { model: TurnModel; metering: MeteringMiddleware; estimate: number } | null = null;
+    let early: {
+      model: TurnModel;
+      metering: MeteringMiddleware;
+      estimate: number;
+      tools: TurnTools;
+    } | null = null;
     if (requestId && known) {
       const chosen = await choosing.catch(() => null);
-      if (chosen) {
+      const tools = chosen ? await tooling.catch(() => null) : null;
+      if (chosen && tools) {
         const model = assistantTurnModel(chosen, { project: known, caller });
         early = {
           model,
-          metering: this.#metering(caller, turnId, model),
-          estimate: estimateFor(model),
+          metering: this.#metering(caller, turnId, model, tools),
+          estimate: estimateFor(model, tools),
+          tools,
         };
         early.metering.admit(early.estimate);
       }
     }
     let project: ProjectRow;
     let chosen: ResolvedTurn;
+    let tools: TurnTools;
     try {
       // Rights hold at every turn and approval: owner of the session, member of the org.
       project = await accessing;
       chosen = await choosing;
+      tools = await tooling;
     } catch (error) {
       await early?.metering.abandon();
       throw error;
@@ -204,9 +225,9 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // The same project as the last turn's (kept access): the early hold's model and estimate hold.
     const kept = project === known ? early : null;
     const model = kept?.model ?? assistantTurnModel(chosen, { project, caller });
-    const estimate = kept?.estimate ?? estimateFor(model);
+    const estimate = kept?.estimate ?? estimateFor(model, tools);
     let metering: MeteringMiddleware;
-    if (early && sameMoney(early.model, model)) {
+    if (early && sameMoney(early.model, model) && early.tools.promptTokens === tools.promptTokens) {
       metering = early.metering;
       // The memory grew since the hold was sized: sized again on what the model will be shown.
       if (early.estimate < estimate) await metering.readmit(estimate);
@@ -216,7 +237,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         // Another model or price: a fresh turn id, as a hold id is never reused.
         turnId = newTurnId();
       }
-      metering = this.#metering(caller, turnId, model);
+      metering = this.#metering(caller, turnId, model, tools);
       // A tool approval's continuation reserves its first call when it runs (`onChatMessage`).
       if (requestId) metering.admit(estimate);
     }
@@ -229,7 +250,13 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       turnId,
       model,
       metering,
+      tools,
       ...(versions.length > 0 ? { versions } : {}),
+      knowledge: new TurnKnowledge(this.env, {
+        orgId: caller.orgId,
+        projectId: project.id,
+        userId: caller.userId,
+      }),
     };
   }
 
@@ -248,7 +275,12 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   }
 
   /** A turn's metering: the middleware its calls go through, paid by the caller's org. */
-  #metering(caller: AgentCaller, turnId: string, model: TurnModel): MeteringMiddleware {
+  #metering(
+    caller: AgentCaller,
+    turnId: string,
+    model: TurnModel,
+    tools: TurnTools,
+  ): MeteringMiddleware {
     const endUserLimits =
       caller.kind === "end_user" ? this.#access.endUserLimits(caller) : undefined;
     return new MeteringMiddleware({
@@ -264,7 +296,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       },
       prices: model.prices,
       maxOutputTokens: model.maxOutputTokens,
-      toolPromptTokens: TOOL_PROMPT_TOKENS,
+      toolPromptTokens: tools.promptTokens,
       generationLookup: model.model.provider.type === "openrouter",
     });
   }
@@ -278,10 +310,15 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
    * The prompt a first call over `messages` shows the model, in tokens (system prompt, window, tools),
    * for a given model: the window is measured once, the project (and its prompt) may still change.
    */
-  #firstCallEstimator(messages: readonly UIMessage[]): (model: TurnModel) => number {
+  #firstCallEstimator(
+    messages: readonly UIMessage[],
+  ): (model: TurnModel, tools: TurnTools) => number {
     const window = contextWindow(messages, agentSettings(this.env).assistant.contextTokens);
-    return (model) =>
-      estimateTokens(model.system(window.omitted)) + window.tokens + TOOL_PROMPT_TOKENS;
+    return (model, tools) =>
+      estimateTokens(model.system(window.omitted)) +
+      window.tokens +
+      tools.promptTokens +
+      (model.knowledgeRetrieval ? RETRIEVAL_PROMPT_TOKENS : 0);
   }
 
   /**
@@ -327,14 +364,25 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // charge for a reply the member never saw. They can send again.
     if (!turn) return errorReply("This reply was interrupted. Please send your message again.");
 
-    const { turnId, model, metering } = turn;
+    const { turnId, model, metering, knowledge } = turn;
     const settings = agentSettings(this.env);
     const window = contextWindow(this.messages, settings.assistant.contextTokens);
-    const system = model.system(window.omitted);
+    const retrieval = model.knowledgeRetrieval ? RETRIEVAL_PROMPT_TOKENS : 0;
     // Admit: the first call's hold, made at admission (a tool approval's continuation makes it
-    // now). Refused, the reply says why and no model is called.
-    const first = await metering.admit(estimateTokens(system) + window.tokens + TOOL_PROMPT_TOKENS);
+    // now). Refused, the reply says why and no model is called (nor the documents searched).
+    const first = await metering.admit(
+      estimateTokens(model.system(window.omitted)) +
+        window.tokens +
+        turn.tools.promptTokens +
+        retrieval,
+    );
     if (!first.ok) return refusedReply(first, model.ranWith);
+    // Retrieval before the first call, when the profile asks: the passages follow the prompt.
+    const system = model.knowledgeRetrieval
+      ? await knowledge.withRetrieval(model.system(window.omitted), window.messages)
+      : model.system(window.omitted);
+    // The tools built at admission (project and source tools), and the documents' search.
+    const tools: ToolSet = { ...turn.tools.set, ...knowledge.tools(model.tools) };
 
     // The profile and the model were chosen at admission (`turn.model`); the stream follows.
     metering.watchStalls(
@@ -346,8 +394,9 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       metering,
       model,
       system,
-      messages: await convertToModelMessages(window.messages),
-      tools: this.#tools(turn.caller, model.tools),
+      // With the tools, earlier searches reach the model as it read them (the framed passages).
+      messages: await convertToModelMessages(window.messages, { tools }),
+      tools,
       maxSteps: settings.assistant.maxSteps,
       abortSignal: options?.abortSignal,
       coalesceMs: settings.streamCoalesceMs,
@@ -371,6 +420,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
           finish: "completed",
           ...metering.totals,
           ...(metering.refusal ? { code: stopCode(metering.refusal.reason) } : {}),
+          ...knowledge.metadata(),
         }),
       fallbackErrorText:
         "The model failed to answer. You are charged only for what the provider actually produced.",
@@ -380,8 +430,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // A stopped or failed reply never reaches its end: when the SDK stores it, it gets how it
     // ended at once, and what was settled for it once every call of the turn is closed.
     this.expectEnding(turnId, () => {
-      const ending = stream.ending();
-      if (!ending) return null;
+      const stopped = stream.ending();
+      if (!stopped) return null;
+      // The passages it was given before it stopped are its sources too.
+      const ending = { ...stopped, ...knowledge.metadata() };
       const later = metering.settled().then((settled) => this.#shown({ ...ending, ...settled }));
       return { now: this.#shown(ending), later };
     });
@@ -389,12 +441,25 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   }
 
   /**
-   * The tools the turn's profile switched on (the resolver gives an end user, or a model without
-   * tool calling, none). The project's tools are its org's members' (its memory, its balance): an
-   * end user never gets them, whatever a profile says.
+   * The tools the turn's profile switched on (the resolver gives a model without tool calling
+   * none, an end user only the tool sources' and knowledge). The project's built-in tools are its
+   * org's members' (its memory, its balance): an end user never gets them, whatever a profile
+   * says. The tool sources' tools act for whoever chats, as them (tools/turn-tools.ts). The
+   * documents' search is added per turn (`TurnKnowledge`), as it needs the turn's project.
    */
-  #tools(caller: AgentCaller, names: readonly string[]): ToolSet {
-    if (caller.kind === "end_user" || names.length === 0) return {};
+  async #tools(caller: AgentCaller, names: readonly string[]): Promise<TurnTools> {
+    const fromSources = await sourceToolsOf(this.env, {
+      caller,
+      sessionId: this.name,
+      names,
+      meter: this.toolCalls,
+      ...(caller.kind === "end_user"
+        ? { endUserLimits: () => this.#access.endUserLimits(caller) }
+        : {}),
+    });
+    if (caller.kind === "end_user" || names.length === 0) {
+      return { set: fromSources.set, promptTokens: TOOL_PROMPT_TOKENS + fromSources.promptTokens };
+    }
     const all: ToolSet = assistantTools(this.env, caller, {
       // This session knows at once; the project's other chats hear it by a push.
       memoryChanged: () => {
@@ -402,7 +467,13 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         return revokeConnections(this.env, { projectId: caller.projectId, except: this.name });
       },
     });
-    return Object.fromEntries(names.flatMap((name) => (all[name] ? [[name, all[name]]] : [])));
+    const builtIn = Object.fromEntries(
+      names.flatMap((name) => (all[name] ? [[name, all[name]]] : [])),
+    );
+    return {
+      set: { ...builtIn, ...fromSources.set },
+      promptTokens: TOOL_PROMPT_TOKENS + fromSources.promptTokens,
+    };
   }
 }
 

@@ -5,6 +5,7 @@ import type { Connection, ConnectionContext, WSMessage } from "agents";
 import type { UIMessage } from "ai";
 import { loadCatalogue, stepPricesFor } from "../assistants/catalogue.ts";
 import { agentSettings } from "../env.ts";
+import { ToolCallMeter } from "../tools/tool-meter.ts";
 import { type AgentCaller, readCaller } from "./caller.ts";
 import {
   CLOSE_ERASED,
@@ -50,6 +51,11 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
   protected readonly admitted = new Map<string, Turn>();
   /** This chat's money: holds, usage waiting to land, what a reset left open (turn-metering.ts). */
   protected readonly meter: TurnMetering;
+  /**
+   * This chat's tool source calls: their holds and settlements, and who answered each approval
+   * (tools/tool-meter.ts). `sourceTools` takes it as its `meter`.
+   */
+  protected readonly toolCalls: ToolCallMeter;
   protected erased = false;
   /** The open sockets in D1, for revocations to find (connections.ts). */
   readonly #registry: ConnectionRegistry;
@@ -66,6 +72,12 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       retryLater: (seconds) =>
         this.schedule(seconds, "retryPendingUsage", undefined, { idempotent: true }),
       wakeAt: (at, key) => this.schedule(at, "returnIdleLease", key, { idempotent: true }),
+    });
+    this.toolCalls = new ToolCallMeter({
+      sql: ctx.storage.sql,
+      env,
+      retryLater: (seconds) =>
+        this.schedule(seconds, "retryPendingUsage", undefined, { idempotent: true }),
     });
     const agent = this;
     this.#registry = new ConnectionRegistry({
@@ -288,6 +300,13 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
         const caller = callerForTurn(this.callerOf(connection));
         const turn = await this.admitTurn(caller, decision);
         this.admitted.set(requestId ?? CONTINUATION, turn);
+        // Who answered: a write tool of a tool source runs only on an approval noted here.
+        if (decision.approval) {
+          this.toolCalls.noteAnswer(decision.approval.toolCallId, decision.approval.approved, {
+            kind: caller.kind,
+            id: caller.userId,
+          });
+        }
         if (requestId && this.sharedChat) this.#requestAuthors.note(requestId, caller.userId);
       } catch (error) {
         if (toolCallId !== undefined) this.#answers.release(toolCallId);
@@ -322,6 +341,8 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
    */
   override async onStart(): Promise<void> {
     if (this.meter.hasPending()) await this.meter.retryPending();
+    // Tool calls a reset cut off: charged once if they went out, their holds back if not.
+    await this.toolCalls.closeOpen().catch(() => undefined);
     if (!this.meter.hasOpen()) return;
     // Each open call at its own model's catalogue prices (an operator's model too, which the
     // configured table does not list); a model gone from the catalogue at the default's.
@@ -337,7 +358,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
 
   /** Scheduled (by name, `TurnMetering`'s `retryLater`): sends usage that could not land earlier. */
   async retryPendingUsage(): Promise<void> {
-    await this.meter.retryPending();
+    await Promise.all([this.meter.retryPending(), this.toolCalls.settleClosed()]);
   }
 
   /** Scheduled (by name, the lease's idle check): returns the lease once the session idles. */
@@ -353,7 +374,10 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
    */
   async dropLease(): Promise<void> {
     if (this.erased) return;
-    await this.meter.track(this.meter.lease.returnLease());
+    await Promise.all([
+      this.meter.track(this.meter.lease.returnLease()),
+      this.toolCalls.settleClosed(),
+    ]);
   }
 
   /**
@@ -362,7 +386,7 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
    */
   async reportUsage(): Promise<void> {
     if (this.erased) return;
-    await this.meter.track(this.meter.lease.flush());
+    await Promise.all([this.meter.track(this.meter.lease.flush()), this.toolCalls.settleClosed()]);
   }
 
   /** Transient SQLite errors while saving the transcript are retried; anything else is thrown. */
@@ -381,6 +405,9 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       baseDelayMs: 25,
       isTransient: isTransientStorageError,
     });
+    // The turn's tool calls, each closed locally as it answered, are settled and recorded
+    // together once its reply is stored: off every call's path (the schedule is the backstop).
+    if (this.toolCalls.waiting) void this.toolCalls.settleClosed().catch(() => undefined);
   }
 
   /**
@@ -417,7 +444,9 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     for (const connection of this.getConnections()) connection.close(CLOSE_ERASED, "erased");
     this.abortAllRequests("erased");
     await this.waitUntilStable({ timeout: 5_000 });
-    await Promise.allSettled([...this.meter.inFlight]);
+    // Closed tool calls are settled now rather than by their schedule, which is about to go.
+    await this.toolCalls.settleClosed().catch(() => undefined);
+    await Promise.allSettled([...this.meter.inFlight, ...this.toolCalls.inFlight]);
     // What the session drew is reported and the rest of its lease returned before its storage goes.
     await this.meter.lease.returnLease().catch(() => undefined);
     this.meter.lease.stop();

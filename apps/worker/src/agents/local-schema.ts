@@ -9,7 +9,7 @@
  * brought up to date by the same function (`CREATE ... IF NOT EXISTS` with the current columns,
  * then the columns added since each table first shipped).
  */
-export const LOCAL_SCHEMA_VERSION = 3;
+export const LOCAL_SCHEMA_VERSION = 4;
 
 export function ensureLocalSchema(sql: SqlStorage): void {
   sql.exec(
@@ -63,6 +63,25 @@ function createTables(sql: SqlStorage): void {
     drawn_micros INTEGER NOT NULL,
     expires_at INTEGER NOT NULL,
     last_draw_at INTEGER
+  )`);
+  // Each call of a tool source, from before it goes out to its settlement (tools/tool-meter.ts,
+  // 2026-12-06): what a reset leaves open is closed on start, charged once if it went out.
+  sql.exec(`CREATE TABLE IF NOT EXISTS parley_tool_calls (
+    call_id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL,
+    price_micros INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('reserved', 'sent', 'closing')),
+    record TEXT NOT NULL,
+    payer TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  )`);
+  // The person's answer to each write tool call that asked for approval, and whether it ran.
+  sql.exec(`CREATE TABLE IF NOT EXISTS parley_tool_answers (
+    tool_call_id TEXT PRIMARY KEY,
+    approved INTEGER NOT NULL,
+    answered_by TEXT NOT NULL,
+    answered_at INTEGER NOT NULL,
+    used_at INTEGER
   )`);
   // Columns added after a table first shipped: present in a new table, added to an old one.
   addColumns(sql, "parley_pending_usage", ["parked_reason TEXT", "lease_id TEXT"]);

@@ -12,6 +12,7 @@ import {
   type UIMessage,
   type UIMessageChunk,
 } from "ai";
+import { isToolCallError } from "../tools/call-error.ts";
 
 /**
  * What a stopped or failed reply's metadata gets: `now` when the SDK stores it, `later` (if any)
@@ -68,6 +69,9 @@ export function replyEnding(
  */
 export function modelFailure(error: unknown, fallback: string): { code: string; message: string } {
   if (isAppError(error)) return { code: error.code, message: error.message };
+  // A tool source's failure, written for the person (never arguments, tokens or results): the
+  // tool's card shows it, and the model reads the same as the tool's error.
+  if (isToolCallError(error)) return { code: error.code, message: error.message };
   if (APICallError.isInstance(error) && error.statusCode === 429) {
     const seconds = retryAfterSeconds(error.responseHeaders?.["retry-after"]);
     const when = seconds === null ? "shortly" : `in ${seconds} second${seconds === 1 ? "" : "s"}`;

@@ -10,6 +10,7 @@ import { anyAppListsOrigin, preflightResponse } from "../db/apps.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errorResponse } from "../http/errors.ts";
+import { isPlatformOrigin } from "../http/same-origin.ts";
 import { type AgentCaller, CALLER_HEADER, readCaller } from "./caller.ts";
 import { relaySocket } from "./socket-relay.ts";
 
@@ -137,15 +138,17 @@ async function bearerCaller(
   return memberAgentCaller(env.DB, member, agent, name);
 }
 
-/** An end user's request from a browser must come from one of their app's origins. */
-async function requireListedOrigin(
-  db: D1Database,
-  caller: AgentCaller,
-  origin: string | null,
-): Promise<void> {
+/**
+ * An end user's request from a browser must come from one of their app's origins, or from
+ * Parley's own pages (the developers' area's preview, `isPlatformOrigin`).
+ */
+async function requireListedOrigin(env: Env, caller: AgentCaller, request: Request): Promise<void> {
+  const origin = request.headers.get("origin");
   if (origin === null) return; // not a browser: the tenant's own server
-  const listed = await db
-    .prepare("SELECT 1 AS ok FROM app_origins WHERE app_id = ? AND origin = ?")
+  if (isPlatformOrigin(origin, request, config(env).publicUrl)) return;
+  const listed = await env.DB.prepare(
+    "SELECT 1 AS ok FROM app_origins WHERE app_id = ? AND origin = ?",
+  )
     .bind(caller.appId, origin)
     .first<{ ok: number }>();
   if (!listed) throw new AppError("forbidden", "This page's origin is not allowed to use this app");
@@ -195,7 +198,7 @@ async function authorize(
   if (caller.kind === "end_user") {
     // A browser's page must be one of the app's: a socket or a transcript read from anywhere
     // else is refused, whatever token it carries.
-    await requireListedOrigin(env.DB, caller, request.headers.get("origin"));
+    await requireListedOrigin(env, caller, request);
   }
 
   url.searchParams.delete("ticket");

@@ -33,8 +33,13 @@ export interface TurnModel {
   maxOutputTokens: number;
   temperature?: number;
   topP?: number;
-  /** The built-in tools the turn offers (the profile's; none for end users and the preview). */
+  /**
+   * The built-in tools the turn offers (the profile's; for end users only those meant for
+   * everyone, knowledge; none in the preview).
+   */
   tools: readonly string[];
+  /** Search the project's documents before the first call (the profile's; never the preview). */
+  knowledgeRetrieval: boolean;
   /**
    * The system prompt: Parley's scaffolding (the project's memory framed as data, the end-user
    * framing, its rules) around the profile's instructions, for a window that leaves `omitted`
@@ -114,6 +119,7 @@ function build(
     ...(profile.temperature === null ? {} : { temperature: profile.temperature }),
     ...(profile.topP === null ? {} : { topP: profile.topP }),
     tools: profile.tools,
+    knowledgeRetrieval: profile.knowledgeRetrieval,
     system(omitted) {
       if (last?.omitted !== omitted) {
         const text = buildSystemPrompt({

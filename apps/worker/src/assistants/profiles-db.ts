@@ -20,6 +20,8 @@ export interface ProfileContent {
   welcome: string | null;
   suggestions: string[];
   tools: string[];
+  /** Retrieval from the project's documents before a turn's first model call (2026-12-06). */
+  knowledgeRetrieval: boolean;
 }
 
 export interface VersionRow {
@@ -35,6 +37,7 @@ export interface VersionRow {
   welcome: string | null;
   suggestions: string;
   tools: string;
+  knowledge_retrieval: number;
   author_id: string | null;
   restored_from: number | null;
   created_at: number;
@@ -46,7 +49,7 @@ export interface ProfileRow extends VersionRow {
 }
 
 export const VERSION_COLUMNS = `v.profile_id, v.version, v.org_id, v.name, v.instructions, v.model,
-  v.temperature, v.top_p, v.max_output_tokens, v.welcome, v.suggestions, v.tools, v.author_id,
+  v.temperature, v.top_p, v.max_output_tokens, v.welcome, v.suggestions, v.tools, v.knowledge_retrieval, v.author_id,
   v.restored_from, v.created_at`;
 
 const PROFILE_COLUMNS = `${VERSION_COLUMNS}, p.created_at AS profile_created_at`;
@@ -67,6 +70,7 @@ export function contentOf(row: VersionRow): ProfileContent {
     welcome: row.welcome,
     suggestions: JSON.parse(row.suggestions) as string[],
     tools: JSON.parse(row.tools) as string[],
+    knowledgeRetrieval: row.knowledge_retrieval === 1,
   };
 }
 
@@ -200,6 +204,7 @@ const contentBindings = (content: ProfileContent) => [
   content.welcome,
   JSON.stringify(content.suggestions),
   JSON.stringify(content.tools),
+  content.knowledgeRetrieval ? 1 : 0,
 ];
 
 /** The statements that create a profile at version 1. */
@@ -217,9 +222,9 @@ export function createStatements(
     db
       .prepare(
         `INSERT INTO assistant_profile_versions (profile_id, version, org_id, name, instructions,
-           model, temperature, top_p, max_output_tokens, welcome, suggestions, tools, author_id,
-           restored_from, created_at)
-         VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+           model, temperature, top_p, max_output_tokens, welcome, suggestions, tools,
+           knowledge_retrieval, author_id, restored_from, created_at)
+         VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
       )
       .bind(input.id, input.orgId, ...contentBindings(input.content), input.authorId, input.now),
   ];
@@ -245,9 +250,9 @@ export function nextVersionStatements(
     db
       .prepare(
         `INSERT INTO assistant_profile_versions (profile_id, version, org_id, name, instructions,
-           model, temperature, top_p, max_output_tokens, welcome, suggestions, tools, author_id,
-           restored_from, created_at)
-         SELECT id, current_version + 1, org_id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+           model, temperature, top_p, max_output_tokens, welcome, suggestions, tools,
+           knowledge_retrieval, author_id, restored_from, created_at)
+         SELECT id, current_version + 1, org_id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
          FROM assistant_profiles WHERE id = ? AND current_version = ?`,
       )
       .bind(

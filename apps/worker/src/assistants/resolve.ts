@@ -1,10 +1,11 @@
 import type { StepPrices } from "@parley/billing";
+import { parseSourceToolRef } from "@parley/shared";
 import { agentSettings } from "../env.ts";
 import { allowedFrom, modelProblem } from "./allowed.ts";
 import { loadCatalogue, stepPricesFor } from "./catalogue.ts";
 import type { CatalogueModel, Range } from "./catalogue-model.ts";
 import { contentOf, type ProfileContent, VERSION_COLUMNS, type VersionRow } from "./profiles-db.ts";
-import { builtInToolNames } from "./tools.ts";
+import { builtInToolNames, END_USER_TOOLS } from "./tools.ts";
 
 /**
  * The resolver the agents call every turn (docs/2026-12-06-assistant-profiles.md): which profile
@@ -51,8 +52,16 @@ export interface ResolvedProfile {
   maxOutputTokens: number;
   welcome: string | null;
   suggestions: string[];
-  /** The tools this turn offers (none for end users, the preview, or a model without tools). */
+  /**
+   * The tools this turn offers (none for the preview or a model without tools; for end users only
+   * the tool sources' `source:<id>:<name>`, which `sourceTools` in tools/turn-tools.ts builds).
+   */
   tools: string[];
+  /**
+   * Search the project's documents with the person's message before the first model call
+   * (knowledge/tool.ts `retrieveForTurn`); never in the onboarding preview.
+   */
+  knowledgeRetrieval: boolean;
 }
 
 export interface ResolvedTurn {
@@ -166,8 +175,11 @@ const refusal = (
 ): Resolution => ({ ok: false, refusal: { code, reason, message, model } });
 
 /**
- * The tools a turn offers: the profile's, except that an end user's session, the onboarding
- * preview and a model without tool calling get none. The prompt preview uses the same rule.
+ * The tools a turn offers: the profile's, except that the onboarding preview and a model without
+ * tool calling get none, and an end user's session only those meant for everyone: knowledge, and
+ * the org's tool sources' tools (`source:<id>:<name>`, docs/2026-12-06-tools.md: they act as the
+ * end user, verifiably), never the project tools (they reach the project's memory and the org's
+ * money, which are the members'). The prompt preview uses the same rule.
  */
 export function turnTools(input: {
   audience: TurnContext["audience"];
@@ -175,12 +187,15 @@ export function turnTools(input: {
   model: CatalogueModel | undefined;
   tools: readonly string[];
 }): string[] {
-  const none =
-    input.audience === "preview" ||
-    input.callerKind === "end_user" ||
-    input.model?.capabilities.tools === false;
-  return none ? [] : [...input.tools];
+  const none = input.audience === "preview" || input.model?.capabilities.tools === false;
+  if (none) return [];
+  if (input.callerKind === "end_user") {
+    return input.tools.filter((t) => END_USER_TOOLS.has(t) || isSourceTool(t));
+  }
+  return [...input.tools];
 }
+
+const isSourceTool = (name: string) => parseSourceToolRef(name) !== null;
 
 const clamp = (value: number | null, range: Range | null): number | null =>
   value === null || range === null ? value : Math.min(range.max, Math.max(range.min, value));
@@ -203,6 +218,7 @@ async function fromPointer(env: Env, ctx: TurnContext, pointer: Pointer): Promis
     welcome: null,
     suggestions: [],
     tools: preview ? [] : builtInToolNames(),
+    knowledgeRetrieval: false,
   };
   let modelId = content.model;
   let modelSource: ResolvedTurn["modelSource"] = "profile";
@@ -269,6 +285,7 @@ async function fromPointer(env: Env, ctx: TurnContext, pointer: Pointer): Promis
         welcome: content.welcome,
         suggestions: content.suggestions,
         tools: turnTools({ ...ctx, model, tools: content.tools }),
+        knowledgeRetrieval: content.knowledgeRetrieval && !preview,
       },
       model,
       modelSource,

@@ -237,6 +237,59 @@ export async function verifyEndUserAccessToken(
   return { endUserId: sub, appId: app, orgId: org, tokenId: jti, expiresAt: exp * 1000 };
 }
 
+/**
+ * The `typ` header of a tool call's identity token (docs/2026-12-06-tools.md): no Parley verifier
+ * pins it, and its audience is a tool source's URL, so the token opens nothing at Parley.
+ */
+export const TOOL_TOKEN_TYPE = "parley-tool+jwt";
+/** How long a tool call's identity token lives: one call, with room for clock skew. */
+export const TOOL_TOKEN_TTL_SECONDS = 60;
+
+/** Whom a tool call acts for and where: the claims of its identity token. */
+export interface ToolCallIdentity {
+  /** The tool source's URL as registered: the token's audience. */
+  audience: string;
+  sourceId: string;
+  /** The end user's id in the tenant's product (their external id), or the member's user id. */
+  subject: string;
+  subjectKind: "member" | "end_user";
+  orgId: string;
+  /** The end user's app; null for a member. */
+  appId: string | null;
+  sessionId: string | null;
+  /** The tool called; null for the source's own requests (its tool list). */
+  tool: string | null;
+}
+
+/**
+ * Signs a tool call's identity token: Parley's key (the JWKS at `/.well-known/jwks.json` verifies
+ * it), ES256, a unique `jti`, `exp` a minute after `iat`. The tenant's server checks issuer,
+ * audience (its own URL as registered) and expiry, and acts as `sub`. Never a member's or end
+ * user's own Parley token: those never leave Parley.
+ */
+export async function signToolCallToken(
+  config: Config,
+  identity: ToolCallIdentity,
+): Promise<string> {
+  const keys = await signingKeys(config);
+  return new SignJWT({
+    kind: identity.subjectKind,
+    org: identity.orgId,
+    src: identity.sourceId,
+    ...(identity.appId ? { app: identity.appId } : {}),
+    ...(identity.sessionId ? { session: identity.sessionId } : {}),
+    ...(identity.tool ? { tool: identity.tool } : {}),
+  })
+    .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid: keys.kid, typ: TOOL_TOKEN_TYPE })
+    .setSubject(identity.subject)
+    .setIssuer(config.issuer)
+    .setAudience(identity.audience)
+    .setIssuedAt()
+    .setExpirationTime(`${TOOL_TOKEN_TTL_SECONDS}s`)
+    .setJti(crypto.randomUUID())
+    .sign(keys.privateKey);
+}
+
 /** The public half of the signing key, as served at `/.well-known/jwks.json`. */
 export async function jwks(config: Config): Promise<{ keys: JWK[] }> {
   const keys = await signingKeys(config);

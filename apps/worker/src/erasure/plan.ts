@@ -25,14 +25,29 @@ export interface ErasurePlan {
 
 export type SubjectType = "member" | "project" | "session" | "account";
 
-export type StepName = "agents" | "exports" | "d1" | "ledger" | "audit" | "stripe" | "verify";
+export type StepName =
+  | "agents"
+  | "exports"
+  | "knowledge"
+  | "tools"
+  | "d1"
+  | "ledger"
+  | "audit"
+  | "stripe"
+  | "verify";
 /**
  * `exports` (2026-12-02) deletes the data exports whose archives hold what is erased; it runs
  * before `d1`, which deletes the session rows it reads to find their owners' exports.
+ * `knowledge` (2026-12-06) erases the projects' documents and indexes (their KnowledgeBase
+ * objects) and pseudonymizes the uploader; requests filed before it have no such step. `tools`
+ * (2026-12-06, issue 30) deletes the tool call records of the erased sessions, projects and
+ * people, and an org's sources and calls when it is erased whole.
  */
 export const STEP_NAMES: StepName[] = [
   "agents",
   "exports",
+  "knowledge",
+  "tools",
   "d1",
   "ledger",
   "audit",

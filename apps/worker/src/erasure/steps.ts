@@ -5,12 +5,14 @@ import { stripeClient } from "../billing/stripe.ts";
 import { mailRecordIds } from "../db/mail-records.ts";
 import { config } from "../env.ts";
 import { eraseExports } from "../exports/file.ts";
+import { eraseKnowledge } from "../knowledge/erasure.ts";
 import { overwriteSql } from "./overwrite.ts";
 import type { ErasurePlan, ErasureRequestRow, StepName } from "./plan.ts";
 import { pseudonym } from "./pseudonym.ts";
 import { objectReach, personReach, personReplacements } from "./reach.ts";
 import { d1Source, scrubStore } from "./scan.ts";
 import type { Replacement } from "./scrub.ts";
+import { eraseToolRecords } from "./tools-step.ts";
 
 /**
  * The erasure job's steps, one per store. Each is idempotent: the job may run a step again after a
@@ -28,6 +30,10 @@ export async function runStep(
       return eraseAgents(env, plan);
     case "exports":
       return eraseExports(env, plan, request.org_id);
+    case "knowledge":
+      return eraseKnowledge(env, plan);
+    case "tools":
+      return eraseToolRecords(env, plan);
     case "d1":
       return eraseDirectory(env, plan);
     case "ledger":

@@ -2,10 +2,12 @@ import { billingAccount } from "../billing/account.ts";
 import { stripeClient } from "../billing/stripe.ts";
 import { config } from "../env.ts";
 import { exportsReached } from "../exports/file.ts";
+import { knowledgeLeft } from "../knowledge/erasure.ts";
 import type { ErasurePlan } from "./plan.ts";
 import { objectReach, personReach } from "./reach.ts";
 import { d1Source, type Finding, scanStore } from "./scan.ts";
 import { ID_LIST, ORG_APP_TABLES, ORG_ASSISTANT_TABLES, sharedChats } from "./steps.ts";
+import { ORG_TOOL_TABLES } from "./tools-step.ts";
 
 export interface Verification {
   ok: boolean;
@@ -32,6 +34,9 @@ export async function verifyErasure(
   if (exportsLeft.length > 0) {
     findings.push(`D1 data_exports: ${exportsLeft.length} exports holding erased data left`);
   }
+  // Knowledge: an erased project's object holds nothing (its FTS shadow tables included), and no
+  // indexing job names an erased person.
+  findings.push(...(await knowledgeLeft(env, plan)));
   const report = (store: string, found: Finding[]) => {
     for (const f of found) findings.push(`${store} ${f.table}.${f.column}: ${f.rows} left`);
   };
@@ -62,7 +67,7 @@ export async function verifyErasure(
     }
   }
   if (plan.deleteOrgIds.length > 0) {
-    for (const table of [...ORG_APP_TABLES, ...ORG_ASSISTANT_TABLES]) {
+    for (const table of [...ORG_APP_TABLES, ...ORG_ASSISTANT_TABLES, ...ORG_TOOL_TABLES]) {
       const left = await db
         .prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE org_id IN ${ID_LIST}`)
         .bind(JSON.stringify(plan.deleteOrgIds))

@@ -3,6 +3,7 @@ import { iso } from "../db/pagination.ts";
 import { toErasureRequest } from "../erasure/file.ts";
 import type { ErasureRequestRow, StepName } from "../erasure/plan.ts";
 import { invitationsTo } from "../erasure/steps.ts";
+import { documentIds, documentItem } from "../knowledge/export.ts";
 import { authoredVersions } from "./assistant-sections.ts";
 import {
   API_KEY_COLUMNS,
@@ -16,6 +17,7 @@ import {
 import { accountMail } from "./mail-section.ts";
 import { readOrgSection } from "./org-sections.ts";
 import { all, ID_LIST, ledgerOf, live, usageOf } from "./read.ts";
+import { readToolSection, TOOL_SECTIONS } from "./tool-sections.ts";
 /**
  * What an archive holds, section by section, and how each is read. Rows are read column by column
  * (never `SELECT *`), so a secret added to a table later does not reach an archive by accident:
@@ -66,6 +68,8 @@ const ACCOUNT_SECTIONS = [
   "apiKeys",
   "mail",
   "profileVersions",
+  "documents",
+  "toolCalls",
   "erasureRequests",
   "audit",
   "exports",
@@ -77,12 +81,15 @@ const ORG_SECTIONS = [
   "invitations",
   "projects",
   "profiles",
+  "documents",
   "sessions",
   "previewChats",
   "apps",
   "endUsers",
   "apiKeys",
   "mail",
+  "toolSources",
+  "toolCalls",
   "usage",
   "ledger",
   "payments",
@@ -93,7 +100,7 @@ const ORG_SECTIONS = [
 ] as const;
 
 /** Sections written one item per unit (each a Durable Object's transcript). */
-const ITEM_SECTIONS = new Set(["sessions", "previewMessages", "previewChats"]);
+const ITEM_SECTIONS = new Set(["sessions", "previewMessages", "previewChats", "documents"]);
 
 export const SECTIONS: Record<DataExportKind, readonly string[]> = {
   account: ACCOUNT_SECTIONS,
@@ -141,6 +148,10 @@ export const EXPORT_COVERAGE: Record<
   // payment details are Stripe's own records (docs/2026-12-01-data-retention.md).
   stripe: { account: [], org: ["organization", "payments"] },
   exports: { account: ["exports"], org: ["exports"] },
+  // The documents a person uploaded (account) or the org's (org), with their text (2026-12-06).
+  knowledge: { account: ["documents"], org: ["documents"] },
+  // A person's tool calls, an org's sources and calls (2026-12-06, issue 30).
+  tools: { account: ["toolCalls"], org: ["toolSources", "toolCalls"] },
   verify: { none: "a check of the other stores, not a store" },
 };
 
@@ -187,7 +198,11 @@ export async function planUnits(env: Env, row: ExportRow): Promise<Unit[]> {
       continue;
     }
     const keys =
-      section === "sessions" ? await sessionIds(env, row) : await chatProjectIds(env, row);
+      section === "sessions"
+        ? await sessionIds(env, row)
+        : section === "documents"
+          ? await documentIds(env, row)
+          : await chatProjectIds(env, row);
     if (keys.length === 0) units.push({ section, first: true, last: true, empty: true });
     for (const [i, k] of keys.entries()) {
       units.push({ section, key: k.id, first: i === 0, last: i === keys.length - 1 });
@@ -263,9 +278,11 @@ export async function readUnit(env: Env, row: ExportRow, unit: Unit): Promise<un
   const db = env.DB;
   const user = row.subject_user_id;
   if (unit.key !== undefined) {
+    if (unit.section === "documents") return documentItem(env, unit.key);
     return unit.section === "sessions" ? sessionItem(env, unit.key) : chatItem(env, row, unit.key);
   }
   if (unit.empty) return null;
+  if (TOOL_SECTIONS.has(unit.section)) return readToolSection(env, row, unit.section);
   if (row.kind === "org") return readOrgSection(env, row, unit.section);
   switch (`${row.kind}:${unit.section}`) {
     case "account:profile": {

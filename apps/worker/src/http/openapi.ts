@@ -69,6 +69,11 @@ const documentation: Parameters<typeof openAPIRouteHandler>[1] = {
         description:
           "The model catalogue, an org's allowed models, assistant profiles and versions",
       },
+      {
+        name: "Tools",
+        description:
+          "An org's tool sources (MCP servers, HTTP actions) and the record of each tool call",
+      },
       { name: "Embed", description: "End users' own API (an end-user access token)" },
       { name: "Webhooks" },
       {

@@ -25,6 +25,18 @@ export function fromAllowedOrigin(request: Request, publicUrl: string | null): b
   return origin === configured;
 }
 
+/**
+ * Whether `origin` is Parley's own pages' (this request's own origin, or PUBLIC_URL's): the web
+ * app, where the developers' area previews an app as its end users see it (an end user minted by
+ * `POST /api/apps/:appId/preview-token`). End-user calls from a browser must otherwise come from an
+ * origin the app lists; Parley's own origin serves only Parley's code, so it is no tenant's page to
+ * keep out, and a tenant cannot be asked to list it.
+ */
+export function isPlatformOrigin(origin: string, request: Request, publicUrl: string | null) {
+  if (origin === new URL(request.url).origin) return true;
+  return publicUrl !== null && origin === new URL(publicUrl).origin;
+}
+
 /** Refuses a cross-origin browser request with 403 `forbidden` before the handler runs. */
 export const sameOriginOnly = createMiddleware<AppEnv>(async (c, next) => {
   if (!fromAllowedOrigin(c.req.raw, config(c.env).publicUrl)) {

@@ -1,22 +1,30 @@
 import {
   type ApiKeyScope,
+  END_USER_USAGE_DAYS,
+  type EndUserWithUsage,
+  endUserPageSchema,
   endUserTokenRequestSchema,
   endUserTokenSchema,
   eraseEndUserSchema,
   erasureRecordSchema,
+  pageQuerySchema,
+  previewExternalId,
 } from "@parley/shared";
 import { type Context, Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { appAccess, notFound } from "../auth/access.ts";
 import { acceptApiKey, apiKeyPrincipal, requireApiKey } from "../auth/api-keys.ts";
 import { mintEndUserToken } from "../auth/end-users.ts";
+import { billingAccount } from "../billing/account.ts";
+import { usageGroups } from "../billing/billing-account.ts";
 import { type AppRecord, lookupApp } from "../db/apps.ts";
+import { cursorBound, iso, toPage } from "../db/pagination.ts";
 import { config } from "../env.ts";
 import { fileErasure, toErasureRequest } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
 import { deprecatedForm } from "../http/deprecated.ts";
 import { errors, json, security } from "../http/openapi.ts";
-import { jsonBody } from "../http/validate.ts";
+import { jsonBody, noBody, query } from "../http/validate.ts";
 
 /**
  * An app's end users, from the tenant's side (docs/2026-12-02-apps-and-end-users.md): a tenant's
@@ -36,7 +44,105 @@ async function appFor(c: Context<AppEnv>, appId: string, scope: ApiKeyScope): Pr
   return (await appAccess(c.env.DB, c.get("caller").userId, appId)).app;
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+interface EndUserRow {
+  id: string;
+  app_id: string;
+  external_id: string;
+  name: string | null;
+  created_at: number;
+  last_seen_at: number;
+}
+
 export const appEndUsers = new Hono<AppEnv>()
+
+  /**
+   * The app's end users, newest first, each with their usage over the last 30 days (billing's
+   * usage by member, where an end user is a principal like a member). Owners and admins, as for
+   * the app itself; erased end users are gone from it (their row is deleted by the erasure).
+   */
+  .get(
+    "/:appId/end-users",
+    describeRoute({
+      tags: ["Apps"],
+      summary: "An app's end users with their usage",
+      responses: { 200: json(endUserPageSchema), ...errors(400, 401, 403, 404, 410) },
+    }),
+    query(pageQuerySchema),
+    async (c) => {
+      const { app } = await appAccess(c.env.DB, c.get("caller").userId, c.req.param("appId"));
+      const { cursor, limit } = c.req.valid("query");
+      const { results } = await c.env.DB.prepare(
+        `SELECT id, app_id, external_id, name, created_at, last_seen_at FROM end_users
+         WHERE app_id = ?1 AND org_id = ?2 AND id < ?3 ORDER BY id DESC LIMIT ?4`,
+      )
+        .bind(app.id, app.org_id, cursorBound(cursor), limit + 1)
+        .all<EndUserRow>();
+      const to = Date.now() + 1;
+      const usage = new Map(
+        results.length === 0
+          ? []
+          : usageGroups(
+              await billingAccount(c.env, app.org_id).usage({
+                from: to - END_USER_USAGE_DAYS * DAY_MS,
+                to,
+                groupBy: "member",
+              }),
+            ).map((group) => [group.key, group]),
+      );
+      return c.json(
+        toPage(
+          results,
+          limit,
+          (row) => row.id,
+          (row): EndUserWithUsage => {
+            const used = usage.get(row.id);
+            return {
+              id: row.id,
+              appId: row.app_id,
+              externalId: row.external_id,
+              name: row.name,
+              createdAt: iso(row.created_at),
+              lastSeenAt: iso(row.last_seen_at),
+              usage: { requests: used?.requests ?? 0, priceMicros: used?.priceMicros ?? 0 },
+            };
+          },
+        ),
+      );
+    },
+  )
+
+  /**
+   * An end-user access token for the developers' area's live preview: the calling owner or admin
+   * chats as their own preview end user of the app (`previewExternalId`), exactly as the app's end
+   * users do (its projects, profile, limits and cost display), from Parley's own pages. Their
+   * usage is the org's like any end user's, and the preview end user is listed and erasable.
+   */
+  .post(
+    "/:appId/preview-token",
+    describeRoute({
+      tags: ["Apps"],
+      summary: "An end-user token for the app's preview",
+      responses: { 201: json(endUserTokenSchema), ...errors(400, 401, 403, 404, 410) },
+    }),
+    noBody,
+    async (c) => {
+      const { userId } = c.get("caller");
+      const { app } = await appAccess(c.env.DB, userId, c.req.param("appId"));
+      const user = await c.env.DB.prepare("SELECT name FROM users WHERE id = ?")
+        .bind(userId)
+        .first<{ name: string }>();
+      c.header("cache-control", "no-store");
+      return c.json(
+        await mintEndUserToken(c.env, app, {
+          sub: previewExternalId(userId),
+          name: `${user?.name ?? "Member"} (preview)`,
+        }),
+        201,
+      );
+    },
+  )
 
   /**
    * An end-user access token for the tenant's user `sub`, minted by the tenant's server with an

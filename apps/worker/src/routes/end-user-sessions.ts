@@ -25,6 +25,7 @@ import { cursorBound, iso } from "../db/pagination.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json, security } from "../http/openapi.ts";
+import { isPlatformOrigin } from "../http/same-origin.ts";
 import { jsonBody, query } from "../http/validate.ts";
 import { limitStatus } from "./billing-limits.ts";
 import { type SessionRowOut, sessionListPage, sessionPage } from "./sessions.ts";
@@ -37,7 +38,7 @@ import { type SessionRowOut, sessionListPage, sessionPage } from "./sessions.ts"
  * end-user `typ` and audience).
  */
 
-type EndUserEnv = AppEnv & {
+export type EndUserEnv = AppEnv & {
   Variables: { endUser: EndUserPrincipal & { tokenExpiresAt: number; showCost: boolean } };
 };
 
@@ -56,11 +57,14 @@ const refused = () => new AppError("unauthorized", "Invalid or expired access to
  * origin, refusals included, carries CORS headers for exactly that origin; an unlisted one gets a
  * 403 without them. One D1 read.
  */
-const requireEndUser = createMiddleware<EndUserEnv>(async (c, next) => {
+export const requireEndUser = createMiddleware<EndUserEnv>(async (c, next) => {
   const token = bearerToken(c.req.header("authorization"));
   if (!token) throw new AppError("unauthorized", "Missing access token");
   const verified = await verifyEndUserAccessToken(config(c.env), token);
   const origin = c.req.header("origin") ?? null;
+  // Parley's own pages (the developers' area's preview) need no listing (same-origin.ts).
+  const listedAgainst =
+    origin !== null && isPlatformOrigin(origin, c.req.raw, config(c.env).publicUrl) ? null : origin;
   const row = await c.env.DB.prepare(
     `SELECT
        EXISTS (SELECT 1 FROM end_users e JOIN apps a ON a.id = e.app_id AND a.deleted_at IS NULL
@@ -69,7 +73,7 @@ const requireEndUser = createMiddleware<EndUserEnv>(async (c, next) => {
        (?4 IS NULL OR EXISTS (SELECT 1 FROM app_origins WHERE app_id = ?2 AND origin = ?4)) AS listed,
        (SELECT show_cost FROM apps WHERE id = ?2) AS show_cost`,
   )
-    .bind(verified.endUserId, verified.appId, verified.orgId, origin)
+    .bind(verified.endUserId, verified.appId, verified.orgId, listedAgainst)
     .first<{ live: number; listed: number; show_cost: number | null }>();
   if (row?.listed !== 1) {
     throw new AppError("forbidden", "This page's origin is not allowed to use this app");

@@ -121,6 +121,7 @@ export const orgProfiles = new Hono<AppEnv>()
         welcome: input.welcome ?? null,
         suggestions: input.suggestions ?? [],
         tools: input.tools ?? builtInToolNames(),
+        knowledgeRetrieval: input.knowledgeRetrieval ?? false,
       };
       await checkProfileContent(db, catalogue, access.orgId, content, { preview: false });
       const now = Date.now();
@@ -260,6 +261,7 @@ export const profiles = new Hono<AppEnv>()
         welcome: input.welcome === undefined ? before.welcome : input.welcome,
         suggestions: input.suggestions ?? before.suggestions,
         tools: input.tools ?? before.tools,
+        knowledgeRetrieval: input.knowledgeRetrieval ?? before.knowledgeRetrieval,
       };
       if (!sameContent(before, content)) {
         await writeVersion(c.env, { profile, userId, content, restoredFrom: null });

@@ -10,7 +10,9 @@ const badgeVariants = cva(
         neutral: "border-border bg-muted text-muted-foreground",
         info: "border-transparent bg-accent text-accent-foreground",
         success: "border-transparent bg-success/15 text-success",
-        warning: "border-transparent bg-warning/15 text-warning",
+        // The warning hue is too light for text on its own tint (axe: 3.2:1 in the light theme):
+        // the text is the foreground's, the hue marks the badge, as a warning Notice does.
+        warning: "border-warning/50 bg-warning/15 text-foreground",
         danger: "border-transparent bg-destructive/15 text-destructive",
       },
     },

@@ -3,6 +3,7 @@ import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/re
 import { toast } from "sonner";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiError, api, type ErasureRequest } from "../../lib/api.ts";
+import { dataRightsApi } from "../../lib/data-rights-api.ts";
 import { keys } from "../../lib/query.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { ErasureForm } from "./erasure-form.tsx";
@@ -89,7 +90,7 @@ async function confirmTyping(text: string | null, label: string) {
 
 describe("ErasureForm", () => {
   it("picks a member from the org's list by name and asks for the name typed before filing", async () => {
-    const file = vi.spyOn(api, "fileErasure").mockResolvedValue(filed);
+    const file = vi.spyOn(dataRightsApi, "fileErasure").mockResolvedValue(filed);
     const success = vi.spyOn(toast, "success");
     const { queryClient } = await renderInApp(
       <ErasureForm orgId="org_1" orgName="Acme" actorRole="owner" />,
@@ -137,7 +138,7 @@ describe("ErasureForm", () => {
       ],
       nextCursor: null,
     });
-    const file = vi.spyOn(api, "fileErasure").mockResolvedValue(filed);
+    const file = vi.spyOn(dataRightsApi, "fileErasure").mockResolvedValue(filed);
     await renderInApp(<ErasureForm orgId="org_1" orgName="Acme" actorRole="admin" />);
     await waitFor(() => expect(target().disabled).toBe(false));
     fireEvent.change(within(form()).getByLabelText("Search members"), {
@@ -157,7 +158,7 @@ describe("ErasureForm", () => {
   });
 
   it("files nothing until a target is chosen, and nothing when the confirmation is cancelled", async () => {
-    const file = vi.spyOn(api, "fileErasure");
+    const file = vi.spyOn(dataRightsApi, "fileErasure");
     await renderInApp(<ErasureForm orgId="org_1" orgName="Acme" actorRole="owner" />);
     await waitFor(() => expect(target().disabled).toBe(false));
     submit();
@@ -186,7 +187,7 @@ describe("ErasureForm", () => {
   });
 
   it("erases a project after its name is typed", async () => {
-    const file = vi.spyOn(api, "fileErasure").mockResolvedValue(filed);
+    const file = vi.spyOn(dataRightsApi, "fileErasure").mockResolvedValue(filed);
     await renderInApp(<ErasureForm orgId="org_1" orgName="Acme" actorRole="owner" />);
     fireEvent.click(within(form()).getByRole("radio", { name: "Project" }));
     await waitFor(() => expect(optionTexts()).toEqual(["Support bot", "Sales"]));
@@ -199,7 +200,7 @@ describe("ErasureForm", () => {
   });
 
   it("lists sessions by title with their member and project", async () => {
-    const file = vi.spyOn(api, "fileErasure").mockResolvedValue(filed);
+    const file = vi.spyOn(dataRightsApi, "fileErasure").mockResolvedValue(filed);
     await renderInApp(<ErasureForm orgId="org_1" orgName="Acme" actorRole="admin" />);
     fireEvent.click(within(form()).getByRole("radio", { name: "Session" }));
     await waitFor(() =>
@@ -218,7 +219,7 @@ describe("ErasureForm", () => {
   });
 
   it("shows the server's refusal", async () => {
-    vi.spyOn(api, "fileErasure").mockRejectedValue(
+    vi.spyOn(dataRightsApi, "fileErasure").mockRejectedValue(
       new ApiError("conflict", "The last owner cannot be erased: add another owner first", 409),
     );
     await renderInApp(<ErasureForm orgId="org_1" orgName="Acme" actorRole="owner" />);

@@ -9,7 +9,7 @@ import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { useConfirm } from "../../components/ui/confirm.tsx";
 import { Field, Input, Select, Textarea } from "../../components/ui/input.tsx";
 import { ErrorNote } from "../../components/ui/states.tsx";
-import { api } from "../../lib/api.ts";
+import { dataRightsApi } from "../../lib/data-rights-api.ts";
 import {
   useAllFormerMembers,
   useAllMembers,
@@ -204,7 +204,7 @@ export function ErasureForm({
     if (!(await confirm({ ...confirmation(type, target, orgName), destructive: true }))) return;
     setBusy(true);
     try {
-      const request = await api.fileErasure(orgId, {
+      const request = await dataRightsApi.fileErasure(orgId, {
         subject: { type, id: target.id },
         ...(why ? { reason: why } : {}),
       });

@@ -2,6 +2,7 @@ import type { Member } from "@parley/shared";
 import { act, cleanup, screen, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { api, type ErasureRequest, type ErasureStep } from "../../lib/api.ts";
+import { dataRightsApi } from "../../lib/data-rights-api.ts";
 import { keys } from "../../lib/query.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { ErasureList, POLL_MS } from "./erasure-list.tsx";
@@ -66,7 +67,7 @@ const request = (
 
 describe("ErasureList", () => {
   it("says what each request erased and its steps in words, with no ids in the main text", async () => {
-    vi.spyOn(api, "erasureRequests").mockResolvedValue({
+    vi.spyOn(dataRightsApi, "erasureRequests").mockResolvedValue({
       items: [
         request("erasure_2", "running", 2),
         request("erasure_1", "completed", 6, {
@@ -125,7 +126,7 @@ describe("ErasureList", () => {
   it("polls while a request runs and stops once all are settled", async () => {
     vi.useFakeTimers({ shouldAdvanceTime: true });
     const list = vi
-      .spyOn(api, "erasureRequests")
+      .spyOn(dataRightsApi, "erasureRequests")
       .mockResolvedValueOnce({ items: [request("erasure_1", "running", 3)], nextCursor: null })
       .mockResolvedValue({ items: [request("erasure_1", "completed", 6)], nextCursor: null });
     await renderInApp(<ErasureList orgId="org_1" meId="u1" />);
@@ -138,7 +139,7 @@ describe("ErasureList", () => {
   });
 
   it("says when there is nothing yet", async () => {
-    vi.spyOn(api, "erasureRequests").mockResolvedValue({ items: [], nextCursor: null });
+    vi.spyOn(dataRightsApi, "erasureRequests").mockResolvedValue({ items: [], nextCursor: null });
     await renderInApp(<ErasureList orgId="org_1" meId="u1" />);
     expect(await screen.findByText("No erasure requests yet.")).toBeTruthy();
   });

@@ -6,8 +6,9 @@ import { Badge } from "../../components/ui/badge.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
-import { api, type ErasureRequest, type ErasureStep } from "../../lib/api.ts";
+import type { ErasureRequest, ErasureStep } from "../../lib/api.ts";
 import { cn } from "../../lib/cn.ts";
+import { dataRightsApi } from "../../lib/data-rights-api.ts";
 import { useAllMembers } from "../../lib/org-lists.ts";
 import { keys } from "../../lib/query.ts";
 import { usePaged } from "../../lib/use-paged.ts";
@@ -43,7 +44,7 @@ export function ErasureList({ orgId, meId }: { orgId: string; meId: string | und
   const [polling, setPolling] = useState(false);
   const { query, items, more, firstPageError } = usePaged(
     keys.erasures(orgId),
-    (cursor) => api.erasureRequests(orgId, cursor),
+    (cursor) => dataRightsApi.erasureRequests(orgId, cursor),
     { refetchInterval: polling ? POLL_MS : false },
   );
   const active = items.some(isActive);

@@ -33,10 +33,16 @@ export function stepWords(name: string, subjectType: string): string {
   switch (name) {
     case "agents":
       return "Chat transcripts";
+    case "exports":
+      return "Data exports holding it";
+    case "knowledge":
+      return "Knowledge documents and their index";
     case "d1":
       if (subjectType === "project") return "Project, its memory and its sessions";
       if (subjectType === "session") return "Session record";
       return "Account and memberships";
+    case "tools":
+      return "Tool call records";
     case "ledger":
       return "Billing ledger (pseudonymised)";
     case "audit":

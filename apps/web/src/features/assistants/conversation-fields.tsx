@@ -1,4 +1,4 @@
-import { BUILT_IN_TOOLS } from "@parley/shared";
+import { BUILT_IN_TOOLS, parseSourceToolRef } from "@parley/shared";
 import { Plus, X } from "lucide-react";
 import { useId, useRef } from "react";
 import { Button } from "../../components/ui/button.tsx";
@@ -143,6 +143,8 @@ export function ConversationFields({
   );
 }
 
+const isSourceTool = (name: string) => parseSourceToolRef(name) !== null;
+
 /** "read_project_memory" as a person reads it: "Read project memory". */
 const toolTitle = (name: string) => {
   const words = name.replaceAll("_", " ");
@@ -150,7 +152,8 @@ const toolTitle = (name: string) => {
 };
 
 /**
- * Which built-in tools the assistant may use (the registry: `BUILT_IN_TOOLS`). A name the profile
+ * Which built-in tools the assistant may use (the registry: `BUILT_IN_TOOLS`, and knowledge's
+ * `search_knowledge`). A name the profile
  * holds that this app does not know is listed too, so saving never drops it unseen. End users
  * and models without tool calls get none, whatever is switched on.
  */
@@ -168,16 +171,26 @@ export function ToolsField({
   readOnly?: boolean;
 }) {
   const id = useId();
-  const known = BUILT_IN_TOOLS.map((tool) => ({ name: tool.name, description: tool.description }));
+  // A tool source's tools (`source:<id>:<tool>`) have their own switches (SourceToolsField).
+  const known = [
+    ...BUILT_IN_TOOLS.map((tool) => ({ name: tool.name, description: tool.description })),
+    // Knowledge (issue 31): the project's documents, for end users too.
+    {
+      name: "search_knowledge",
+      description:
+        "Search the project's documents and cite them; end users of the org's apps get it too",
+    },
+  ];
   const other = tools
-    .filter((name) => !known.some((tool) => tool.name === name))
+    .filter((name) => !known.some((tool) => tool.name === name) && !isSourceTool(name))
     .map((name) => ({ name, description: "A tool this app does not describe yet" }));
   const order = [...known, ...other].map((tool) => tool.name);
   return (
     <fieldset className="grid gap-3" aria-describedby={`${id}-hint`}>
       <legend className="sr-only">Built-in tools</legend>
       <p id={`${id}-hint`} className="text-muted-foreground text-sm">
-        Tools run in members' chats only; an app's end users never get them.
+        Built-in tools run in members' chats only; an app's end users get none of them but
+        knowledge.
         {modelHasTools ? null : (
           <strong className="font-medium text-warning">
             {" "}
@@ -206,8 +219,12 @@ export function ToolsField({
                     const next = event.target.checked
                       ? [...tools, tool.name]
                       : tools.filter((name) => name !== tool.name);
-                    // In the registry's order: switching one off and on again is no change.
-                    onChange(order.filter((name) => next.includes(name)));
+                    // In the registry's order: switching one off and on again is no change. The
+                    // source tools switched on stay, after them.
+                    onChange([
+                      ...order.filter((name) => next.includes(name)),
+                      ...tools.filter(isSourceTool),
+                    ]);
                   }}
                 />
                 <span className="grid gap-0.5">

@@ -26,6 +26,8 @@ export interface ProfileDraft {
   welcome: string;
   suggestions: string[];
   tools: string[];
+  /** Search the project's documents with the person's message before the first model call. */
+  knowledgeRetrieval: boolean;
 }
 
 export type ProfileContent = Pick<
@@ -39,6 +41,7 @@ export type ProfileContent = Pick<
   | "welcome"
   | "suggestions"
   | "tools"
+  | "knowledgeRetrieval"
 >;
 
 /** A field the editor can name an error on (`suggestions.2` for the third suggestion). */
@@ -62,6 +65,7 @@ export function draftOf(profile: ProfileContent): ProfileDraft {
     welcome: profile.welcome ?? "",
     suggestions: [...profile.suggestions],
     tools: [...profile.tools],
+    knowledgeRetrieval: profile.knowledgeRetrieval,
   };
 }
 
@@ -139,6 +143,7 @@ export function checkDraft(
     // An empty box is no suggestion, not an error.
     suggestions: draft.suggestions.filter((text) => text.trim() !== ""),
     tools: draft.tools,
+    knowledgeRetrieval: draft.knowledgeRetrieval,
   };
   if (draft.suggestions.length > MAX_SUGGESTIONS) {
     errors.suggestions = `At most ${MAX_SUGGESTIONS} suggested prompts`;

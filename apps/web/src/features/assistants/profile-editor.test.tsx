@@ -3,6 +3,7 @@ import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/re
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
+import { toolsApi } from "../../lib/tools-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { DEV, FAST, LARGE, profileOf, project, versionOf } from "./fixtures.ts";
 import { ProfileEditor } from "./profile-editor.tsx";
@@ -10,6 +11,7 @@ import { ProfileEditor } from "./profile-editor.tsx";
 const models = [DEV, FAST, LARGE];
 
 beforeEach(() => {
+  vi.spyOn(toolsApi, "sources").mockResolvedValue({ items: [], nextCursor: null });
   vi.spyOn(assistantsApi, "promptPreview").mockResolvedValue({
     profileId: "apf_1",
     version: 3,
@@ -25,6 +27,7 @@ beforeEach(() => {
       versionOf(3, {
         instructions: "Be kind.\nBe thorough.\nAnswer in English.",
         model: "parley/dev",
+        knowledgeRetrieval: true,
       }),
       versionOf(2, {
         authorLabel: "Ada Admin",
@@ -146,6 +149,39 @@ describe("ProfileEditor: saving", () => {
     });
   });
 
+  it("switches knowledge on as a tool, for the API's search_knowledge", async () => {
+    const update = vi
+      .spyOn(assistantsApi, "updateProfile")
+      .mockImplementation(async (_id, input) => profileOf({ version: 4, ...input }));
+    await renderEditor();
+    fireEvent.click(screen.getByRole("checkbox", { name: /^Search knowledge/ }));
+    fireEvent.click(save());
+    await waitFor(() => expect(update).toHaveBeenCalledOnce());
+    expect(update.mock.calls[0]?.[1].tools).toEqual([
+      "read_project_memory",
+      "update_project_memory",
+      "get_balance",
+      "get_session_spend",
+      "search_knowledge",
+    ]);
+  });
+
+  it("switches retrieval before answering on, saved as a new version with only that change", async () => {
+    const update = vi
+      .spyOn(assistantsApi, "updateProfile")
+      .mockImplementation(async (_id, input) => profileOf({ version: 4, ...input }));
+    await renderEditor();
+    const retrieval = screen.getByRole("checkbox", {
+      name: /^Search the documents before answering/,
+    }) as HTMLInputElement;
+    expect(retrieval.checked).toBe(false);
+    fireEvent.click(retrieval);
+    expect(screen.getByText("Unsaved changes")).toBeTruthy();
+    fireEvent.click(save());
+    await waitFor(() => expect(update).toHaveBeenCalledOnce());
+    expect(update).toHaveBeenCalledWith("apf_1", { knowledgeRetrieval: true, baseVersion: 3 });
+  });
+
   it("shows the API's refusal under the field it names", async () => {
     vi.spyOn(assistantsApi, "updateProfile").mockRejectedValue(
       new ApiError(
@@ -222,6 +258,9 @@ describe("ProfileEditor: versions, diff and rollback", () => {
     );
     expect(within(settings).getByRole("row", { name: /Temperature/ }).textContent).toBe(
       "Temperature0.3Default",
+    );
+    expect(within(settings).getByRole("row", { name: /Search the documents/ }).textContent).toBe(
+      "Search the documents before answeringOffOn",
     );
     // Any version: switching the comparison to version 1 (the same text as version 2 here).
     fireEvent.change(within(dialog).getByLabelText("Compare the current version with"), {

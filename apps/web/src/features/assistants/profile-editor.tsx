@@ -9,8 +9,10 @@ import { ErrorNote, Notice } from "../../components/ui/states.tsx";
 import { isApiError } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
 import { keys } from "../../lib/query.ts";
+import { SourceToolsField } from "../tools/source-tools-field.tsx";
 import { ConversationFields, ToolsField } from "./conversation-fields.tsx";
 import { InstructionsField } from "./instructions-field.tsx";
+import { KnowledgeRetrievalField } from "./knowledge-retrieval-field.tsx";
 import { ModelFields } from "./model-fields.tsx";
 import { refusalWords } from "./model-words.ts";
 import {
@@ -45,10 +47,10 @@ function refusalField(field: string | undefined): DraftField | null {
 }
 
 /**
- * The profile editor: name and instructions, model and sampling, how a chat opens, tools; beside
- * them the whole prompt and the version history. Saving sends only what changed, with the
- * version it edits (someone else's save meanwhile is a 409, said as such, nothing lost); the
- * result is a new version. Members read it all, with nothing to change.
+ * The profile editor: name and instructions, model and sampling, how a chat opens, knowledge
+ * retrieval, tools; beside them the whole prompt and the version history. Saving sends only what
+ * changed, with the version it edits (someone else's save meanwhile is a 409, said as such,
+ * nothing lost); the result is a new version. Members read it all, with nothing to change.
  */
 export function ProfileEditor({
   profile,
@@ -242,14 +244,30 @@ export function ProfileEditor({
             />
           </CardBody>
         </Card>
+        <Card aria-labelledby={`${id}-knowledge`}>
+          <CardHeader id={`${id}-knowledge`} title="Knowledge" />
+          <CardBody>
+            <KnowledgeRetrievalField
+              on={draft.knowledgeRetrieval}
+              onChange={(knowledgeRetrieval) => edit({ knowledgeRetrieval })}
+              readOnly={readOnly}
+            />
+          </CardBody>
+        </Card>
         <Card aria-labelledby={`${id}-tools`}>
           <CardHeader id={`${id}-tools`} title="Tools" />
-          <CardBody>
+          <CardBody className="grid gap-6">
             <ToolsField
               tools={draft.tools}
               onChange={(tools) => edit({ tools })}
               modelHasTools={model?.capabilities.tools ?? true}
               error={errors.tools}
+              readOnly={readOnly}
+            />
+            <SourceToolsField
+              orgId={profile.orgId}
+              tools={draft.tools}
+              onChange={(tools) => edit({ tools })}
               readOnly={readOnly}
             />
           </CardBody>

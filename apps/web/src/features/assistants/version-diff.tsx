@@ -116,6 +116,11 @@ export function VersionDiff({
       from: before.tools.join(", ") || "None",
       to: after.tools.join(", ") || "None",
     },
+    {
+      label: "Search the documents before answering",
+      from: before.knowledgeRetrieval ? "On" : "Off",
+      to: after.knowledgeRetrieval ? "On" : "Off",
+    },
   ].filter((row) => row.from !== row.to);
   const texts = [
     { label: "Instructions", before: before.instructions, after: after.instructions },

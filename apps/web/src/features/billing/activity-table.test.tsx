@@ -1,7 +1,7 @@
 import type { ActivityItem, UsageReport } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { ActivityTable } from "./activity-table.tsx";
 
@@ -67,8 +67,8 @@ const options = (groupBy: UsageReport["groupBy"]): UsageReport => ({
 
 describe("ActivityTable", () => {
   it("lists each call with names (not ids), tokens and its cost to the micro-dollar", async () => {
-    vi.spyOn(api, "usage").mockImplementation(async (_org, groupBy) => options(groupBy));
-    vi.spyOn(api, "activity").mockResolvedValue({ items: [call("t1:0")], nextCursor: null });
+    vi.spyOn(billingApi, "usage").mockImplementation(async (_org, groupBy) => options(groupBy));
+    vi.spyOn(billingApi, "activity").mockResolvedValue({ items: [call("t1:0")], nextCursor: null });
     await renderInApp(<ActivityTable orgId="org_1" canManage />);
     const table = await screen.findByRole("table", { name: "Model calls, newest first" });
     const row = within(table).getAllByRole("row")[1];
@@ -82,9 +82,9 @@ describe("ActivityTable", () => {
   });
 
   it("filters by model and days, and pages with More activity", async () => {
-    vi.spyOn(api, "usage").mockImplementation(async (_org, groupBy) => options(groupBy));
+    vi.spyOn(billingApi, "usage").mockImplementation(async (_org, groupBy) => options(groupBy));
     const activity = vi
-      .spyOn(api, "activity")
+      .spyOn(billingApi, "activity")
       .mockImplementation(async (_org, filters, cursor) =>
         cursor
           ? { items: [call("t0:0", { session: null, project: null })], nextCursor: null }
@@ -117,9 +117,9 @@ describe("ActivityTable", () => {
 
   it("gives a member no member filter: the worker shows them their own calls only", async () => {
     const usage = vi
-      .spyOn(api, "usage")
+      .spyOn(billingApi, "usage")
       .mockImplementation(async (_org, groupBy) => options(groupBy));
-    vi.spyOn(api, "activity").mockResolvedValue({ items: [], nextCursor: null });
+    vi.spyOn(billingApi, "activity").mockResolvedValue({ items: [], nextCursor: null });
     await renderInApp(<ActivityTable orgId="org_1" canManage={false} />);
     await screen.findByText("No activity yet");
     expect(screen.queryByLabelText("Member")).toBeNull();

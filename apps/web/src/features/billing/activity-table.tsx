@@ -8,7 +8,8 @@ import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { Dialog, DialogTrigger, SheetContent } from "../../components/ui/dialog.tsx";
 import { Field, Select } from "../../components/ui/input.tsx";
 import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
-import { type ActivityFilters, api } from "../../lib/api.ts";
+import type { ActivityFilters } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { formatMicros } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
 import { useMediaQuery } from "../../lib/use-media-query.ts";
@@ -76,7 +77,7 @@ function useOptions(orgId: string, groupBy: UsageGroupBy, enabled: boolean) {
   const range = { from: "2000-01-01" };
   const query = useQuery({
     queryKey: keys.billingUsage(orgId, groupBy, range),
-    queryFn: () => api.usage(orgId, groupBy, range),
+    queryFn: () => billingApi.usage(orgId, groupBy, range),
     enabled,
   });
   return (query.data?.items ?? [])
@@ -106,7 +107,7 @@ export function ActivityTable({ orgId, canManage }: { orgId: string; canManage: 
   const models = useOptions(orgId, "model", true);
   const { query, items, more, firstPageError } = usePaged(
     keys.billingActivity(orgId, { ...filters }),
-    (cursor) => api.activity(orgId, filters, cursor),
+    (cursor) => billingApi.activity(orgId, filters, cursor),
   );
   const filtered = Object.keys(filters).length > 0;
   const active = [member, project, model, from || to].filter(Boolean).length;

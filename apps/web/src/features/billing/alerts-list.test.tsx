@@ -1,6 +1,7 @@
 import { cleanup, fireEvent, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api, type BillingAlert } from "../../lib/api.ts";
+import type { BillingAlert } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { AlertsList } from "./alerts-list.tsx";
 
@@ -29,7 +30,7 @@ const alert = (key: string, over: Partial<BillingAlert> = {}): BillingAlert => (
 
 describe("AlertsList", () => {
   it("words each alert and its period for people, with its delivery as a badge", async () => {
-    vi.spyOn(api, "alerts").mockResolvedValue({
+    vi.spyOn(billingApi, "alerts").mockResolvedValue({
       items: [
         alert("a3", { deliveredAt: "2026-12-01T10:00:05.000Z" }),
         // A low-balance alert has no period a person needs (its key is internal).
@@ -64,14 +65,14 @@ describe("AlertsList", () => {
   });
 
   it("says no webhook is set rather than waiting to send", async () => {
-    vi.spyOn(api, "alerts").mockResolvedValue({ items: [alert("a1")], nextCursor: null });
+    vi.spyOn(billingApi, "alerts").mockResolvedValue({ items: [alert("a1")], nextCursor: null });
     await renderInApp(<AlertsList orgId="org_1" webhookSet={false} />);
     expect(await screen.findByText("Webhook: No webhook set")).toBeTruthy();
   });
 
   it("pages with More alerts", async () => {
     const alerts = vi
-      .spyOn(api, "alerts")
+      .spyOn(billingApi, "alerts")
       .mockResolvedValueOnce({ items: [alert("a2")], nextCursor: "c1" })
       .mockResolvedValueOnce({
         items: [alert("a1", { message: "Older alert.", kind: "member_daily_spend" })],

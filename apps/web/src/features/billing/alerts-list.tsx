@@ -2,7 +2,8 @@ import { LoadMore } from "../../components/load-more.tsx";
 import { Badge } from "../../components/ui/badge.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
-import { api, type BillingAlert } from "../../lib/api.ts";
+import type { BillingAlert } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { keys } from "../../lib/query.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { ALERT_KIND_LABELS, alertDelivery, alertMessage, alertPeriod, when } from "./words.ts";
@@ -32,7 +33,7 @@ function AlertItem({ alert, webhookSet }: { alert: BillingAlert; webhookSet: boo
 /** Alerts that fired, newest first, with their webhook delivery state (owners and admins). */
 export function AlertsList({ orgId, webhookSet = true }: { orgId: string; webhookSet?: boolean }) {
   const { query, items, more, firstPageError } = usePaged(keys.billingAlerts(orgId), (cursor) =>
-    api.alerts(orgId, cursor),
+    billingApi.alerts(orgId, cursor),
   );
   return (
     <Card aria-labelledby="alerts-title">

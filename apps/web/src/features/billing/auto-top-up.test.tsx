@@ -1,7 +1,7 @@
 import type { AutoTopUp } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { AutoTopUpCard, autoTopUpInput } from "./auto-top-up.tsx";
 
@@ -60,9 +60,9 @@ describe("autoTopUpInput", () => {
 
 describe("AutoTopUpCard", () => {
   it("offers to save a card first, and sends the browser to Stripe for it", async () => {
-    vi.spyOn(api, "autoTopUp").mockResolvedValue(state());
+    vi.spyOn(billingApi, "autoTopUp").mockResolvedValue(state());
     const saveCard = vi
-      .spyOn(api, "saveCard")
+      .spyOn(billingApi, "saveCard")
       .mockResolvedValue({ id: "cs_1", url: "https://stripe.example/setup" });
     const redirect = vi.fn();
     await renderInApp(<AutoTopUpCard orgId="org_1" redirect={redirect} />);
@@ -76,7 +76,7 @@ describe("AutoTopUpCard", () => {
   });
 
   it("turns it on with the saved card, and shows the charges", async () => {
-    vi.spyOn(api, "autoTopUp").mockResolvedValue(
+    vi.spyOn(billingApi, "autoTopUp").mockResolvedValue(
       state({
         card: CARD,
         charges: [
@@ -91,7 +91,7 @@ describe("AutoTopUpCard", () => {
       }),
     );
     const set = vi
-      .spyOn(api, "setAutoTopUp")
+      .spyOn(billingApi, "setAutoTopUp")
       .mockImplementation(async (_org, settings) => state({ ...settings, card: CARD }));
     await renderInApp(<AutoTopUpCard orgId="org_1" />);
     expect(await screen.findByText(/ending 4242, expires 03\/2029/)).toBeTruthy();
@@ -111,8 +111,8 @@ describe("AutoTopUpCard", () => {
   });
 
   it("refuses a cap below the amount without asking the API", async () => {
-    vi.spyOn(api, "autoTopUp").mockResolvedValue(state({ card: CARD }));
-    const set = vi.spyOn(api, "setAutoTopUp");
+    vi.spyOn(billingApi, "autoTopUp").mockResolvedValue(state({ card: CARD }));
+    const set = vi.spyOn(billingApi, "setAutoTopUp");
     await renderInApp(<AutoTopUpCard orgId="org_1" />);
     fireEvent.change(await screen.findByLabelText("At most per month (USD)"), {
       target: { value: "10" },
@@ -123,7 +123,7 @@ describe("AutoTopUpCard", () => {
   });
 
   it("says it is paused, and why", async () => {
-    vi.spyOn(api, "autoTopUp").mockResolvedValue(
+    vi.spyOn(billingApi, "autoTopUp").mockResolvedValue(
       state({
         enabled: true,
         thresholdMicros: 5_000_000,

@@ -9,7 +9,7 @@ import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { useConfirm } from "../../components/ui/confirm.tsx";
 import { Field, Input } from "../../components/ui/input.tsx";
 import { ErrorNote, Loading } from "../../components/ui/states.tsx";
-import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { formatMicros, MICROS_PER_DOLLAR, parseDollars } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
 import { when } from "./words.ts";
@@ -99,7 +99,7 @@ export function AutoTopUpCard({
   const queryClient = useQueryClient();
   const query = useQuery({
     queryKey: keys.autoTopUp(orgId),
-    queryFn: () => api.autoTopUp(orgId),
+    queryFn: () => billingApi.autoTopUp(orgId),
     refetchInterval: (q) => {
       const data = q.state.data;
       // A charge in flight: Stripe's answer and its webhook come within seconds.
@@ -190,7 +190,7 @@ function AutoTopUpForm({
     }
     setInvalid(null);
     void run("save", async () => {
-      saved(await api.setAutoTopUp(orgId, checked.settings));
+      saved(await billingApi.setAutoTopUp(orgId, checked.settings));
       toast.success(
         checked.settings.enabled ? "Automatic top-up is on." : "Automatic top-up saved.",
       );
@@ -199,7 +199,7 @@ function AutoTopUpForm({
 
   const saveCard = () =>
     run("card", async () => {
-      const { url } = await api.saveCard(orgId);
+      const { url } = await billingApi.saveCard(orgId);
       redirect(url);
     });
 
@@ -212,7 +212,7 @@ function AutoTopUpForm({
     });
     if (!ok) return;
     await run("remove", async () => {
-      saved(await api.removeCard(orgId));
+      saved(await billingApi.removeCard(orgId));
       toast.success("Card removed.");
     });
   };

@@ -1,7 +1,7 @@
 import type { BillingSummary } from "@parley/shared";
 import { cleanup, fireEvent, render, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { ActivityTable } from "./activity-table.tsx";
 import { BalanceHero } from "./balance-hero.tsx";
@@ -67,7 +67,7 @@ describe("Activity on a phone", () => {
           removeEventListener: () => {},
         }) as unknown as MediaQueryList,
     );
-    vi.spyOn(api, "usage").mockResolvedValue({
+    vi.spyOn(billingApi, "usage").mockResolvedValue({
       from: "2000-01-01T00:00:00.000Z",
       to: "2026-12-02T00:00:00.000Z",
       groupBy: "model",
@@ -84,7 +84,7 @@ describe("Activity on a phone", () => {
         priceMicros: 0,
       },
     });
-    vi.spyOn(api, "activity").mockResolvedValue({ items: [], nextCursor: null });
+    vi.spyOn(billingApi, "activity").mockResolvedValue({ items: [], nextCursor: null });
     await renderInApp(<ActivityTable orgId="org_1" canManage />);
     // No filter fields on the page itself: one button.
     expect(screen.queryByLabelText("Model")).toBeNull();

@@ -1,7 +1,7 @@
 import type { LedgerEntry } from "@parley/shared";
 import { cleanup, fireEvent, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { LedgerTable } from "./ledger-table.tsx";
 
@@ -30,7 +30,7 @@ const entry = (
 
 describe("LedgerTable", () => {
   it("shows balances after each row to the micro-dollar, so small charges do not all read $5.00", async () => {
-    vi.spyOn(api, "ledger").mockResolvedValue({
+    vi.spyOn(billingApi, "ledger").mockResolvedValue({
       items: [
         entry("3", "usage", -1_100, 4_997_700),
         entry("2", "usage", -1_200, 4_998_800),
@@ -52,7 +52,7 @@ describe("LedgerTable", () => {
 
   it("loads older entries with More entries", async () => {
     const ledger = vi
-      .spyOn(api, "ledger")
+      .spyOn(billingApi, "ledger")
       .mockResolvedValueOnce({
         items: [entry("2", "topup", 20_000_000, 25_000_000)],
         nextCursor: "2",
@@ -84,7 +84,7 @@ describe("LedgerTable on a phone", () => {
           removeEventListener: () => undefined,
         }) as unknown as MediaQueryList,
     );
-    vi.spyOn(api, "ledger").mockResolvedValue({
+    vi.spyOn(billingApi, "ledger").mockResolvedValue({
       items: [entry("1", "usage", -1_100, 4_997_700)],
       nextCursor: null,
     });

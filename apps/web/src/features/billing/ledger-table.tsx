@@ -3,7 +3,7 @@ import { LoadMore } from "../../components/load-more.tsx";
 import { Badge } from "../../components/ui/badge.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
-import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { formatMicros } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
 import { usePaged } from "../../lib/use-paged.ts";
@@ -81,7 +81,7 @@ const columns = [
 /** The append-only ledger, newest first, a page at a time (owners and admins). */
 export function LedgerTable({ orgId }: { orgId: string }) {
   const { query, items, more, firstPageError } = usePaged(keys.billingLedger(orgId), (cursor) =>
-    api.ledger(orgId, cursor),
+    billingApi.ledger(orgId, cursor),
   );
   return (
     <Card aria-labelledby="ledger-title">

@@ -2,6 +2,7 @@ import type { LimitRule, LimitState, Member, Project } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { ErasureForm } from "../admin/erasure-form.tsx";
 import { LimitRules } from "./limit-rules.tsx";
@@ -36,7 +37,7 @@ function orgLists() {
 describe("LimitRules", () => {
   it("lists members' and projects' limits with their reset, own limits marked and not removable", async () => {
     orgLists();
-    vi.spyOn(api, "limitRules").mockResolvedValue({
+    vi.spyOn(billingApi, "limitRules").mockResolvedValue({
       items: [
         rule({}),
         rule({
@@ -69,8 +70,8 @@ describe("LimitRules", () => {
 
   it("sets a limit on the chosen project, and removes one with a null amount", async () => {
     orgLists();
-    vi.spyOn(api, "limitRules").mockResolvedValue({ items: [rule({})] });
-    const set = vi.spyOn(api, "setLimit").mockResolvedValue({ items: [] });
+    vi.spyOn(billingApi, "limitRules").mockResolvedValue({ items: [rule({})] });
+    const set = vi.spyOn(billingApi, "setLimit").mockResolvedValue({ items: [] });
     await renderInApp(<LimitRules orgId="org_1" />);
     await screen.findByRole("option", { name: "Docs" });
     fireEvent.change(screen.getByLabelText("On"), { target: { value: "project:prj_1" } });
@@ -96,8 +97,8 @@ describe("LimitRules", () => {
 
   it("refuses an amount that is not dollars above zero, and asks for whom", async () => {
     orgLists();
-    vi.spyOn(api, "limitRules").mockResolvedValue({ items: [] });
-    const set = vi.spyOn(api, "setLimit").mockResolvedValue({ items: [] });
+    vi.spyOn(billingApi, "limitRules").mockResolvedValue({ items: [] });
+    const set = vi.spyOn(billingApi, "setLimit").mockResolvedValue({ items: [] });
     await renderInApp(<LimitRules orgId="org_1" />);
     await screen.findByText("No limits on single members or projects.");
     await screen.findByRole("option", { name: "Ada" });
@@ -124,7 +125,7 @@ describe("LimitRules", () => {
           : { items: [bo as Member], nextCursor: null },
       );
     vi.spyOn(api, "projects").mockResolvedValue({ items: [], nextCursor: null });
-    vi.spyOn(api, "limitRules").mockResolvedValue({ items: [] });
+    vi.spyOn(billingApi, "limitRules").mockResolvedValue({ items: [] });
     // Both on one screen, one cache: neither may read the other's shape of the members list.
     await renderInApp(
       <>
@@ -153,14 +154,14 @@ describe("MyLimits", () => {
   });
 
   it("shows each limit on one's calls with a meter, and sets and removes one's own", async () => {
-    vi.spyOn(api, "myLimits").mockResolvedValue({
+    vi.spyOn(billingApi, "myLimits").mockResolvedValue({
       warningPct: 80,
       limits: [
         state({}),
         state({ limit: "own_week", period: "week", raisedBy: "you", limitMicros: 2_000_000 }),
       ],
     });
-    const set = vi.spyOn(api, "setLimit").mockResolvedValue({ items: [] });
+    const set = vi.spyOn(billingApi, "setLimit").mockResolvedValue({ items: [] });
     await renderInApp(<MyLimits orgId="org_1" />);
     const meters = await screen.findAllByRole("progressbar");
     expect(

@@ -6,7 +6,7 @@ import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { Field, Select } from "../../components/ui/input.tsx";
 import { ErrorNote, Loading } from "../../components/ui/states.tsx";
-import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { formatMicros } from "../../lib/money.ts";
 import { useAllMembers, useAllProjects } from "../../lib/org-lists.ts";
 import { keys } from "../../lib/query.ts";
@@ -35,7 +35,7 @@ export function LimitRules({
   const queryClient = useQueryClient();
   const rules = useQuery({
     queryKey: keys.limitRules(orgId),
-    queryFn: () => api.limitRules(orgId),
+    queryFn: () => billingApi.limitRules(orgId),
   });
   // The same whole lists (and cache) as the members and projects screens and the erasure picker.
   const members = useAllMembers(orgId);
@@ -52,7 +52,7 @@ export function LimitRules({
   async function remove(rule: LimitRule) {
     setRemoveError(null);
     try {
-      await api.setLimit(
+      await billingApi.setLimit(
         orgId,
         { kind: rule.subject === "project" ? "project" : "member", id: rule.subjectId },
         { period: rule.period, amountMicros: null },
@@ -140,7 +140,7 @@ export function LimitRules({
           }
           validate={() => (target === "" ? "Choose a member or project for the limit." : null)}
           save={async (input) => {
-            await api.setLimit(orgId, toTarget(target), input);
+            await billingApi.setLimit(orgId, toTarget(target), input);
             await changed();
             toast.success("Limit saved.");
           }}

@@ -6,7 +6,8 @@ import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { Input } from "../../components/ui/input.tsx";
 import { ErrorNote } from "../../components/ui/states.tsx";
-import { api, type BillingSettings } from "../../lib/api.ts";
+import type { BillingSettings } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { keys } from "../../lib/query.ts";
 import { formFromSettings, type LimitsValues, limitsPatch } from "./limits.ts";
 
@@ -91,7 +92,7 @@ export function LimitsForm({
     }
     setBusy(true);
     try {
-      const next = await api.updateBillingSettings(orgId, result.patch);
+      const next = await billingApi.updateBillingSettings(orgId, result.patch);
       setForm(formFromSettings(next));
       queryClient.setQueryData<BillingSummary>(keys.billing(orgId), (old) =>
         old ? { ...old, ...next } : old,

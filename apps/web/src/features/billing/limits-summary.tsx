@@ -4,7 +4,7 @@ import type { ReactNode } from "react";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { Skeleton } from "../../components/ui/states.tsx";
-import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { cn } from "../../lib/cn.ts";
 import { formatMicros } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
@@ -67,7 +67,7 @@ export function LimitsSummary({
   const range = { from: canManage ? utcMonthStart(now) : utcDay(now) };
   const spend = useQuery({
     queryKey: keys.billingUsage(orgId, "day", range),
-    queryFn: () => api.usage(orgId, "day", range),
+    queryFn: () => billingApi.usage(orgId, "day", range),
   });
   const spent = spend.data?.totals.priceMicros;
   const limit = canManage ? summary.orgMonthlyLimitMicros : summary.memberDailyLimitMicros;

@@ -1,7 +1,8 @@
 import type { BillingSummary } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api, type BillingSettings } from "../../lib/api.ts";
+import type { BillingSettings } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { keys } from "../../lib/query.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { formFromSettings, limitsPatch, microsToDollarsInput } from "./limits.ts";
@@ -127,7 +128,7 @@ describe("limitsSentence", () => {
 describe("LimitsForm", () => {
   it("saves a half-cent limit and puts the server's values into the balance's cache", async () => {
     const saved = { ...none, memberDailyLimitMicros: 5_000 };
-    const update = vi.spyOn(api, "updateBillingSettings").mockResolvedValue(saved);
+    const update = vi.spyOn(billingApi, "updateBillingSettings").mockResolvedValue(saved);
     const { queryClient } = await renderInApp(<LimitsForm orgId="org_1" settings={none} />);
     queryClient.setQueryData(keys.billing("org_1"), { orgId: "org_1", ...none } as BillingSummary);
     fireEvent.change(screen.getByLabelText("Daily limit per member (USD)"), {
@@ -146,7 +147,7 @@ describe("LimitsForm", () => {
   });
 
   it("marks an invalid amount on its field and sends nothing", async () => {
-    const update = vi.spyOn(api, "updateBillingSettings");
+    const update = vi.spyOn(billingApi, "updateBillingSettings");
     await renderInApp(<LimitsForm orgId="org_1" settings={none} />);
     const input = screen.getByLabelText("Monthly limit for the organization (USD)");
     fireEvent.change(input, { target: { value: "1.0000001" } });

@@ -5,7 +5,7 @@ import { toast } from "sonner";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { ErrorNote, Loading } from "../../components/ui/states.tsx";
-import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { formatMicros } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
 import { LimitRuleForm } from "./limit-rule-form.tsx";
@@ -28,14 +28,17 @@ export function MyLimits({
   period?: LimitPeriod;
 }) {
   const queryClient = useQueryClient();
-  const status = useQuery({ queryKey: keys.myLimits(orgId), queryFn: () => api.myLimits(orgId) });
+  const status = useQuery({
+    queryKey: keys.myLimits(orgId),
+    queryFn: () => billingApi.myLimits(orgId),
+  });
   const [removeError, setRemoveError] = useState<unknown>(null);
   const changed = () => queryClient.invalidateQueries({ queryKey: keys.billing(orgId) });
 
   async function removeOwn(period: "day" | "week" | "month") {
     setRemoveError(null);
     try {
-      await api.setLimit(orgId, { kind: "me" }, { period, amountMicros: null });
+      await billingApi.setLimit(orgId, { kind: "me" }, { period, amountMicros: null });
       await changed();
       toast.success("Your limit is removed.");
     } catch (caught) {
@@ -103,7 +106,7 @@ export function MyLimits({
             initialPeriod={period}
             submitLabel="Set my limit"
             save={async (input) => {
-              await api.setLimit(orgId, { kind: "me" }, input);
+              await billingApi.setLimit(orgId, { kind: "me" }, input);
               await changed();
               toast.success("Your limit is saved.");
             }}

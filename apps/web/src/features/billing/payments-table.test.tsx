@@ -1,7 +1,7 @@
 import type { Payment } from "@parley/shared";
 import { cleanup, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { PaymentsTable } from "./payments-table.tsx";
 
@@ -25,7 +25,7 @@ const payment = (over: Partial<Payment>): Payment => ({
 
 describe("PaymentsTable", () => {
   it("lists each paid top-up with its date, amount, status and receipt", async () => {
-    vi.spyOn(api, "payments").mockResolvedValue({
+    vi.spyOn(billingApi, "payments").mockResolvedValue({
       items: [
         payment({ id: "pi_3", amountMicros: 5_000_000, receiptUrl: null }),
         payment({
@@ -52,7 +52,7 @@ describe("PaymentsTable", () => {
   });
 
   it("says so when there is no payment yet", async () => {
-    vi.spyOn(api, "payments").mockResolvedValue({ items: [], nextCursor: null });
+    vi.spyOn(billingApi, "payments").mockResolvedValue({ items: [], nextCursor: null });
     await renderInApp(<PaymentsTable orgId="org_1" />);
     expect(await screen.findByText("No payments yet")).toBeTruthy();
   });

@@ -4,7 +4,7 @@ import { LoadMore } from "../../components/load-more.tsx";
 import { Badge } from "../../components/ui/badge.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
-import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { formatMicros } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
 import { usePaged } from "../../lib/use-paged.ts";
@@ -77,7 +77,7 @@ const columns = [
  */
 export function PaymentsTable({ orgId }: { orgId: string }) {
   const { query, items, more, firstPageError } = usePaged(keys.billingPayments(orgId), (cursor) =>
-    api.payments(orgId, cursor),
+    billingApi.payments(orgId, cursor),
   );
   return (
     <Card aria-labelledby="payments-title">

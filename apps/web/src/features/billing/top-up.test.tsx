@@ -1,6 +1,7 @@
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ApiError, api } from "../../lib/api.ts";
+import { ApiError } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { TopUpDialog, TopUpForm, topUpAmount } from "./top-up.tsx";
 
@@ -24,7 +25,7 @@ describe("TopUpDialog", () => {
 
 describe("TopUpForm", () => {
   it("shows the $5 minimum before anything is sent, and refuses less without calling the API", async () => {
-    const checkout = vi.spyOn(api, "checkout");
+    const checkout = vi.spyOn(billingApi, "checkout");
     await renderInApp(<TopUpForm orgId="org_1" redirect={vi.fn()} />);
     const form = screen.getByRole("form", { name: "Top up credits" });
     const amount = within(form).getByLabelText("Amount in US dollars");
@@ -43,7 +44,7 @@ describe("TopUpForm", () => {
 
   it("sends a quick amount to Checkout and goes to Stripe's page", async () => {
     const checkout = vi
-      .spyOn(api, "checkout")
+      .spyOn(billingApi, "checkout")
       .mockResolvedValue({ id: "cs_1", url: "https://checkout.stripe.test/cs_1" });
     const redirect = vi.fn();
     await renderInApp(<TopUpForm orgId="org_1" redirect={redirect} />);
@@ -55,7 +56,7 @@ describe("TopUpForm", () => {
   });
 
   it("shows the worker's refusal when its bounds differ", async () => {
-    vi.spyOn(api, "checkout").mockRejectedValue(
+    vi.spyOn(billingApi, "checkout").mockRejectedValue(
       new ApiError("invalid_request", "amountMicros: must be between 10000000 and 1000000000", 400),
     );
     await renderInApp(<TopUpForm orgId="org_1" redirect={vi.fn()} />);

@@ -3,7 +3,7 @@ import { Button } from "../../components/ui/button.tsx";
 import { Dialog, DialogContent } from "../../components/ui/dialog.tsx";
 import { Input } from "../../components/ui/input.tsx";
 import { ErrorNote } from "../../components/ui/states.tsx";
-import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { formatMicros, parseDollars } from "../../lib/money.ts";
 
 /**
@@ -75,7 +75,7 @@ export function TopUpForm({
     setError(null);
     setBusy(true);
     try {
-      const { url } = await api.checkout(orgId, checked.micros);
+      const { url } = await billingApi.checkout(orgId, checked.micros);
       redirect(url);
     } catch (caught) {
       setError(caught);

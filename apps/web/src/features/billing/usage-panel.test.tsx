@@ -1,7 +1,8 @@
 import type { UsageGroup, UsageReport } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ApiError, api } from "../../lib/api.ts";
+import { ApiError } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { chartRows } from "./usage-data.ts";
 import { UsagePanel } from "./usage-panel.tsx";
@@ -45,7 +46,7 @@ const report = (groupBy: UsageReport["groupBy"], items: UsageGroup[]): UsageRepo
 
 describe("UsagePanel", () => {
   it("names models by the catalogue's display name, not their id", async () => {
-    vi.spyOn(api, "usage").mockImplementation(async (_org, groupBy) =>
+    vi.spyOn(billingApi, "usage").mockImplementation(async (_org, groupBy) =>
       groupBy === "model"
         ? report("model", [
             group("parley/dev-fast", "Parley Dev Fast", 4_200),
@@ -65,7 +66,7 @@ describe("UsagePanel", () => {
 
   it("names members by their label, never their usr_ id, with a total", async () => {
     const usage = vi
-      .spyOn(api, "usage")
+      .spyOn(billingApi, "usage")
       .mockImplementation(async (_org, groupBy) =>
         groupBy === "member"
           ? report("member", [
@@ -88,7 +89,7 @@ describe("UsagePanel", () => {
   });
 
   it("asks for the days picked, the last one included", async () => {
-    const usage = vi.spyOn(api, "usage").mockResolvedValue(report("day", []));
+    const usage = vi.spyOn(billingApi, "usage").mockResolvedValue(report("day", []));
     await renderInApp(<UsagePanel orgId="org_1" canManage={false} />);
     await screen.findByText("No usage in this period");
     fireEvent.change(screen.getByLabelText("From"), { target: { value: "2026-11-01" } });
@@ -103,7 +104,7 @@ describe("UsagePanel", () => {
   });
 
   it("shows the server's refusal of a range", async () => {
-    vi.spyOn(api, "usage").mockRejectedValue(
+    vi.spyOn(billingApi, "usage").mockRejectedValue(
       new ApiError("invalid_request", "from must be before to", 400, "query.from"),
     );
     await renderInApp(<UsagePanel orgId="org_1" canManage />);

@@ -5,7 +5,7 @@ import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { Field, Select } from "../../components/ui/input.tsx";
 import { EmptyState, ErrorNote, Loading, Skeleton } from "../../components/ui/states.tsx";
 import { num, Table, TBody, Td, TFoot, THead, Th, Tr } from "../../components/ui/table.tsx";
-import { api } from "../../lib/api.ts";
+import { billingApi } from "../../lib/billing-api.ts";
 import { formatMicros } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
 import { CsvDownload } from "./csv-download.tsx";
@@ -28,7 +28,7 @@ export function UsagePanel({ orgId, canManage }: { orgId: string; canManage: boo
   const range = dayRange(from, to);
   const usage = useQuery({
     queryKey: keys.billingUsage(orgId, groupBy, range),
-    queryFn: () => api.usage(orgId, groupBy, range),
+    queryFn: () => billingApi.usage(orgId, groupBy, range),
   });
   const label = GROUPS.find((group) => group.value === groupBy)?.label ?? groupBy;
   const period =

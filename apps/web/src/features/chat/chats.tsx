@@ -1,10 +1,13 @@
 import {
   ChatView,
   type ChatViewProps,
+  type CitationView,
   isBillingRefusal,
+  type OpenSource,
   previewStatus,
   useParleyChat,
 } from "@parley/chat-ui";
+import type { CitedPassage } from "@parley/shared";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import {
   type ReactNode,
@@ -17,7 +20,7 @@ import {
 } from "react";
 import { ErrorBoundary } from "../../components/error-boundary.tsx";
 import { Loading } from "../../components/ui/states.tsx";
-import { api } from "../../lib/api.ts";
+import { api, errorMessage } from "../../lib/api.ts";
 import {
   fetchMessages,
   preloadChat,
@@ -100,6 +103,29 @@ export function AgentChatPane(props: ConnectedProps) {
   );
 }
 
+/**
+ * A reply's source, opened (features/knowledge): the cited passage as the document has it now,
+ * or, once the document was replaced, why not (the dialog then keeps the reply's quote).
+ */
+export const openSource: OpenSource = async (citation: CitationView) => {
+  const enc = encodeURIComponent;
+  try {
+    // Not through lib/knowledge-api.ts: the chat's pages need this one call, not the documents'.
+    // The passage alone (the content route would send the whole document, up to 2 MiB).
+    const passage = await api.get<CitedPassage>(
+      `/api/documents/${enc(citation.documentId)}/passages/${enc(citation.chunkId)}?version=${citation.version}`,
+    );
+    return {
+      documentName: passage.documentName,
+      version: passage.version,
+      heading: passage.heading,
+      text: passage.text,
+    };
+  } catch (error) {
+    throw new Error(errorMessage(error));
+  }
+};
+
 /** An assistant session's chat: paid replies with their cost, Regenerate, the stop actions. */
 export function AssistantChat({
   sessionId,
@@ -143,6 +169,7 @@ export function AssistantChat({
       renderStopAction={(code) => <StopAction code={code} canManage={canManage(org)} />}
       // The profile's welcome and suggested prompts (features/assistants/chat-opening.tsx).
       emptyState={(send) => <ChatOpening sessionId={sessionId} send={send} />}
+      openSource={openSource}
     />
   );
 }

@@ -1,0 +1,93 @@
+import { isApiError } from "../../lib/api.ts";
+
+/** A zod issue, as much of it as the wording needs. */
+interface Issue {
+  code: string;
+  path: PropertyKey[];
+  message: string;
+  keys?: string[];
+  origin?: string;
+  minimum?: number | bigint;
+  maximum?: number | bigint;
+  input?: unknown;
+}
+
+/**
+ * zod's own messages for lengths and types read like type errors ("Too small: expected string to
+ * have >=1 characters"); these say the same in words. The schemas' own messages (an origin's form,
+ * a JWK's member) are kept as written.
+ */
+function wording(issue: Issue): string {
+  // A schema's own message (`min(1, "must name at least one project")`) is kept.
+  if (!/^(Too small|Too big|Invalid input)/.test(issue.message)) return issue.message;
+  const what = issue.origin === "array" ? "item" : issue.origin === "string" ? "character" : "";
+  const count = (n: number | bigint | undefined) =>
+    what ? `${n} ${what}${Number(n) === 1 ? "" : "s"}` : String(n);
+  if (issue.code === "too_small") {
+    if (issue.origin === "string" && Number(issue.minimum) === 1) return "is required";
+    return `must be at least ${count(issue.minimum)}`;
+  }
+  if (issue.code === "too_big") return `must be at most ${count(issue.maximum)}`;
+  if (issue.code === "invalid_type") {
+    return issue.input === undefined || issue.input === "" ? "is required" : "has the wrong form";
+  }
+  return issue.message;
+}
+
+/** What this needs of a zod schema (the web app takes zod's schemas from `@parley/shared`). */
+interface Schema {
+  safeParse(input: unknown):
+    | { success: true }
+    | {
+        success: false;
+        error: {
+          issues: { code: string; path: PropertyKey[]; message: string; keys?: string[] }[];
+        };
+      };
+}
+
+/**
+ * A refusal of a form, by field: the first problem the API's own zod schema (from
+ * `@parley/shared`, run in the browser before sending) finds, or the API's answer when it still
+ * refuses (a project of another org, a JWKS URL on a private host, 409s). `field` is the API's
+ * dotted path (`allowedOrigins.1`, `verification.jwk.crv`), so a form shows either under the
+ * control that holds that field.
+ */
+export interface Refusal {
+  field: string | null;
+  message: string;
+}
+
+/** The first problem `schema` finds in `input`, named as the Worker names it (http/errors.ts). */
+export function checkWith(schema: Schema, input: unknown): Refusal | null {
+  const result = schema.safeParse(input);
+  if (result.success) return null;
+  const issue = result.error.issues[0];
+  if (!issue) return { field: null, message: "Check the form" };
+  const path = issue.path.map(String).join(".");
+  if (issue.code === "unrecognized_keys") {
+    return {
+      field: [path, issue.keys?.[0]].filter(Boolean).join(".") || null,
+      message: "is unknown",
+    };
+  }
+  return { field: path || null, message: wording(issue) };
+}
+
+/** What the API's refusal says, without the field name it starts with (the form shows where). */
+export function refusalOf(error: unknown): Refusal {
+  if (!isApiError(error))
+    return { field: null, message: "Something went wrong. Please try again." };
+  const field = error.field ?? null;
+  const message =
+    field && error.message.startsWith(`${field}: `)
+      ? error.message.slice(field.length + 2)
+      : error.message;
+  return { field, message };
+}
+
+/** The refusal if it is about `field` or something inside it (`allowedOrigins` covers `.1`). */
+export function refusalAt(refusal: Refusal | null, field: string): string | null {
+  if (!refusal?.field) return null;
+  return refusal.field === field || refusal.field.startsWith(`${field}.`) ? refusal.message : null;
+}

@@ -1,0 +1,48 @@
+import type { ToolSource } from "@parley/shared";
+
+/** A source's health in words and a badge tone: what an admin needs to see at a glance. */
+export function healthWords(health: ToolSource["health"]): {
+  label: string;
+  tone: "success" | "danger" | "neutral";
+} {
+  if (health.status === "healthy") return { label: "Healthy", tone: "success" };
+  if (health.status === "unhealthy") {
+    const n = health.consecutiveFailures;
+    return { label: `Failing (${n} call${n === 1 ? "" : "s"} in a row)`, tone: "danger" };
+  }
+  return { label: "Not called yet", tone: "neutral" };
+}
+
+/** A price per call in dollars ("Free", "$0.0025 a call"). */
+export function priceWords(micros: number): string {
+  if (micros === 0) return "Free";
+  const dollars = micros / 1_000_000;
+  return `$${dollars.toLocaleString("en-US", { maximumFractionDigits: 6 })} a call`;
+}
+
+/** A price typed in dollars ("0.01") as micro-dollars, or null when it is not one. */
+export function dollarsToMicros(text: string): number | null {
+  const trimmed = text.trim();
+  if (trimmed === "") return 0;
+  if (!/^\d+(\.\d{1,6})?$/.test(trimmed)) return null;
+  const [whole = "0", fraction = ""] = trimmed.split(".");
+  return Number(whole) * 1_000_000 + Number(fraction.padEnd(6, "0"));
+}
+
+/**
+ * A JSON text typed by a person (an argument schema, an OpenAPI document) as an object, or the
+ * reason it is not one.
+ */
+export function parseJsonObject(
+  text: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; message: string } {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      return { ok: false, message: "must be a JSON object" };
+    }
+    return { ok: true, value: value as Record<string, unknown> };
+  } catch (error) {
+    return { ok: false, message: `is not valid JSON (${(error as Error).message})` };
+  }
+}

@@ -1,0 +1,417 @@
+import { DurableObject } from "cloudflare:workers";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { Lifecycle } from "agents/lifecycle";
+import { MCPClientManager } from "agents/mcp/client";
+import { signToolCallToken, type ToolCallIdentity } from "../auth/tokens.ts";
+import { config } from "../env.ts";
+import { asToolCallError, isToolCallError, ToolCallError } from "./call-error.ts";
+import { openCredential } from "./credential.ts";
+import { guardedFetch, type WireCount } from "./guarded-fetch.ts";
+import { callHttpAction } from "./http-actions.ts";
+import { type ListedTool, mcpError, toListedTools } from "./mcp-tools.ts";
+import { recordHealth, writeListedTools } from "./sources-db.ts";
+import { sourceAllowList } from "./url-rule.ts";
+
+/** What a call needs to know of its source: read by the caller from D1 with the source's tools. */
+export interface SourceRef {
+  id: string;
+  orgId: string;
+  kind: "mcp" | "http";
+  url: string;
+  /** Moves on every change of the URL or credential, and on deletion (then calls are refused). */
+  version: number;
+  credentialHeader: string | null;
+  credentialSealed: string | null;
+}
+
+/** Whom a call acts for (the identity token's claims but the source's and the tool's). */
+export type CallerIdentity = Omit<ToolCallIdentity, "audience" | "sourceId" | "tool">;
+
+export interface SourceCallRequest {
+  source: SourceRef;
+  tool: { name: string; method: string | null; path: string | null };
+  args: Record<string, unknown>;
+  identity: CallerIdentity;
+  timeoutMs: number;
+  maxResponseBytes: number;
+}
+
+export type SourceCallOutcome =
+  | { ok: true; value: unknown; durationMs: number; wire: WireCount }
+  | {
+      ok: false;
+      code: ToolCallError["code"];
+      message: string;
+      durationMs: number;
+      wire: WireCount;
+    };
+
+export type ListOutcome =
+  | { ok: true; tools: ListedTool[]; truncated: boolean }
+  | { ok: false; code: ToolCallError["code"]; message: string };
+
+/** What the MCP transport's requests of one call (or one listing) are sent with. */
+interface RequestScope {
+  source: SourceRef;
+  identity: CallerIdentity;
+  /** The tool called (its identity token names it); null for the source's own requests. */
+  tool: string | null;
+  /** The call's token, signed once, for its `tools/call` request. */
+  token: string | null;
+  signal: AbortSignal;
+  maxResponseBytes: number;
+  wire: WireCount;
+  /**
+   * The first refusal of the guarded fetch in this scope (a redirect, a URL the rule refuses, a
+   * response too large): the MCP client keeps only its message, this keeps its code.
+   */
+  failure: ToolCallError | null;
+  /** Hears the guarded fetch's refusals (besides `failure` keeping the first). */
+  onRefusal?: (error: ToolCallError) => void;
+}
+
+/**
+ * One tool source's client (name = source id): every call of the source goes through here, MCP
+ * and HTTP actions alike, so the source has one place that keeps its MCP connection (the agents
+ * SDK's `MCPClientManager`, installed on this object's lifecycle as the SDK means it to be), one
+ * place that counts its failures in a row (its health, written to D1), and one place that knows
+ * it was changed or removed (`retire`: a call made under an older version is refused).
+ *
+ * Every request carries a fresh identity token signed by Parley (`Authorization: Bearer`), and
+ * the source's static credential if it has one. The MCP session is the source's, shared by every
+ * person's calls: the server must authorize each request by its token (the MCP specification says
+ * servers must not use sessions for authentication), which is what the token is for.
+ */
+export class ToolSourceClient extends DurableObject<Env> {
+  // No `env`: it restores RPC servers, and this object connects only over streamable HTTP.
+  readonly mcp = new MCPClientManager("parley", "1.0.0");
+  readonly lifecycle = Lifecycle.install(this).use(this.mcp);
+  readonly #scope = new AsyncLocalStorage<RequestScope>();
+  /** The version the live MCP connection was made under; null: none. */
+  #connectedVersion: number | null = null;
+  #connecting: Promise<void> | null = null;
+  /** Calls under a version below this are refused (the source changed or went away). */
+  #minVersion: number | null = null;
+  /** Failed calls in a row as last written to D1; null: not known in this object's life. */
+  #failures: number | null = null;
+  #lastSuccessWrite = 0;
+  #listWatch: { dispose(): void } | null = null;
+
+  /** The MCP connection's server id in the manager: this object's only one. */
+  static readonly SERVER = "source";
+
+  async #ready(source: SourceRef): Promise<void> {
+    await this.lifecycle.start();
+    if (this.#minVersion === null) {
+      this.#minVersion = (await this.ctx.storage.get<number>("minVersion")) ?? 0;
+    }
+    if (source.version < this.#minVersion) {
+      throw new ToolCallError(
+        "source_gone",
+        "This tool source was changed or removed since the turn began; ask again",
+      );
+    }
+  }
+
+  /**
+   * Calls one tool for one person. Never throws: the outcome says how it went (a code the
+   * model, the person and the record read), so a failing tool is a tool error, never a 500.
+   */
+  async call(request: SourceCallRequest): Promise<SourceCallOutcome> {
+    const started = Date.now();
+    const wire: WireCount = { requestBytes: 0, responseBytes: 0 };
+    const timer = new AbortController();
+    const timeout = setTimeout(
+      () =>
+        timer.abort(
+          new ToolCallError("timeout", `The tool did not answer within ${request.timeoutMs} ms`),
+        ),
+      request.timeoutMs,
+    );
+    try {
+      await this.#ready(request.source);
+      const value =
+        request.source.kind === "mcp"
+          ? await this.#callMcp(request, timer.signal, wire)
+          : await callHttpAction(request, {
+              signal: timer.signal,
+              wire,
+              headers: await this.#headers(request.source, {
+                ...request.identity,
+                tool: request.tool.name,
+              }),
+              allowPrivate: sourceAllowList(this.env),
+            });
+      this.#succeeded(request.source.id);
+      return { ok: true, value, durationMs: Date.now() - started, wire };
+    } catch (caught) {
+      const error =
+        timer.signal.aborted && !isToolCallError(caught)
+          ? asToolCallError(timer.signal.reason)
+          : asToolCallError(caught);
+      if (error.sourceFault) this.#failed(request.source.id, error);
+      if (error.code === "timeout" || error.code === "unreachable" || error.code === "malformed") {
+        // The connection may be wedged (a half-read stream, a dead session): the next call
+        // makes a new one.
+        await this.#dropConnection();
+      }
+      return {
+        ok: false,
+        code: error.code,
+        message: error.message,
+        durationMs: Date.now() - started,
+        wire,
+      };
+    } finally {
+      clearTimeout(timeout);
+    }
+  }
+
+  /** Lists an MCP source's tools (registration, refresh on demand) as `actor`. */
+  async listTools(input: {
+    source: SourceRef;
+    identity: CallerIdentity;
+    timeoutMs: number;
+    maxResponseBytes: number;
+  }): Promise<ListOutcome> {
+    const timer = AbortSignal.timeout(input.timeoutMs);
+    const wire: WireCount = { requestBytes: 0, responseBytes: 0 };
+    let scoped: RequestScope | null = null;
+    try {
+      await this.#ready(input.source);
+      // A refresh asks the server again, on a fresh connection: the server may have changed.
+      await this.#dropConnection();
+      const scope: RequestScope = {
+        source: input.source,
+        identity: input.identity,
+        tool: null,
+        token: null,
+        signal: timer,
+        maxResponseBytes: input.maxResponseBytes,
+        wire,
+        failure: null,
+      };
+      scoped = scope;
+      await this.#scope.run(scope, () => this.#connect(input.source));
+      const listed = this.mcp.mcpConnections[ToolSourceClient.SERVER]?.tools ?? [];
+      // Calls connect again as the person they are for: this connection was the lister's.
+      await this.#dropConnection();
+      return { ok: true, ...toListedTools(listed) };
+    } catch (caught) {
+      const error = timer.aborted
+        ? new ToolCallError("timeout", `The MCP server did not answer within ${input.timeoutMs} ms`)
+        : (scoped?.failure ?? mcpError(caught));
+      await this.#dropConnection();
+      return { ok: false, code: error.code, message: error.message };
+    }
+  }
+
+  /**
+   * The source changed (URL, credential) or was deleted: calls made under an older version are
+   * refused from now on, and the connection made under it is closed.
+   */
+  async retire(minVersion: number): Promise<void> {
+    await this.lifecycle.start();
+    const current = (await this.ctx.storage.get<number>("minVersion")) ?? 0;
+    this.#minVersion = Math.max(current, minVersion);
+    await this.ctx.storage.put("minVersion", this.#minVersion);
+    await this.#dropConnection();
+  }
+
+  /** An org erased whole: its sources' objects keep nothing. */
+  async erase(): Promise<void> {
+    await this.#dropConnection();
+    await this.ctx.storage.deleteAll();
+    this.#minVersion = Number.MAX_SAFE_INTEGER;
+  }
+
+  async #callMcp(
+    request: SourceCallRequest,
+    timeout: AbortSignal,
+    wire: WireCount,
+  ): Promise<unknown> {
+    // A refusal while the answer is read (too large) ends the call at once: the MCP client would
+    // otherwise wait for the rest of a stream that will never come.
+    const stop = new AbortController();
+    const signal = AbortSignal.any([timeout, stop.signal]);
+    const scope: RequestScope = {
+      source: request.source,
+      identity: request.identity,
+      tool: request.tool.name,
+      token: await signToolCallToken(config(this.env), {
+        ...request.identity,
+        audience: request.source.url,
+        sourceId: request.source.id,
+        tool: request.tool.name,
+      }),
+      signal,
+      maxResponseBytes: request.maxResponseBytes,
+      wire,
+      failure: null,
+      onRefusal: (error) => stop.abort(error),
+    };
+    return this.#scope.run(scope, async () => {
+      try {
+        if (this.#connectedVersion !== request.source.version) await this.#connect(request.source);
+        return await this.mcp.callTool(
+          { serverId: ToolSourceClient.SERVER, name: request.tool.name, arguments: request.args },
+          { signal, timeout: request.timeoutMs },
+        );
+      } catch (caught) {
+        if (signal.aborted) throw asToolCallError(signal.reason);
+        throw scope.failure ?? mcpError(caught);
+      }
+    });
+  }
+
+  /** Connects (once at a time) through the agents SDK's MCP client, under the current scope. */
+  async #connect(source: SourceRef): Promise<void> {
+    if (this.#connecting) {
+      await this.#connecting.catch(() => undefined);
+      if (this.#connectedVersion === source.version) return;
+    }
+    const connecting = (async () => {
+      await this.#dropConnection();
+      // Not `registerServer`: nothing is persisted, a woken object connects again when asked.
+      await this.mcp.connect(source.url, {
+        reconnect: { id: ToolSourceClient.SERVER },
+        transport: {
+          type: "streamable-http",
+          fetch: (input: string | URL | Request, init?: RequestInit) => this.#fetch(input, init),
+        } as never,
+      });
+      const connection = this.mcp.mcpConnections[ToolSourceClient.SERVER];
+      if (connection?.connectionState !== "ready") {
+        throw new ToolCallError(
+          connection?.connectionState === "authenticating" ? "unauthorized" : "unreachable",
+          connection?.connectionState === "authenticating"
+            ? "The MCP server refused Parley's identity token"
+            : "The MCP server could not be connected",
+        );
+      }
+      this.#connectedVersion = source.version;
+      this.#watchList(source);
+    })();
+    this.#connecting = connecting;
+    try {
+      await connecting;
+    } finally {
+      if (this.#connecting === connecting) this.#connecting = null;
+    }
+  }
+
+  /**
+   * The server said its tool list changed (`notifications/tools/list_changed`, on a connection
+   * that keeps a stream open for it): the SDK lists the tools again, and the new list is written
+   * to D1 for the org's profiles to see.
+   */
+  #watchList(source: SourceRef): void {
+    this.#listWatch?.dispose();
+    const connection = this.mcp.mcpConnections[ToolSourceClient.SERVER];
+    if (!connection) return;
+    let known = connection.tools;
+    this.#listWatch = connection.onListChanged(() => {
+      if (connection.tools === known) return;
+      known = connection.tools;
+      const { tools, truncated } = toListedTools(known);
+      this.ctx.waitUntil(
+        writeListedTools(this.env.DB, source.id, tools, truncated).catch(() => undefined),
+      );
+    });
+  }
+
+  async #dropConnection(): Promise<void> {
+    this.#listWatch?.dispose();
+    this.#listWatch = null;
+    this.#connectedVersion = null;
+    if (this.mcp.mcpConnections[ToolSourceClient.SERVER]) {
+      await this.mcp.closeConnection(ToolSourceClient.SERVER).catch(() => undefined);
+    }
+  }
+
+  /**
+   * The MCP transport's fetch: the headers of the request's scope (a fresh identity token; the
+   * call's own for its `tools/call`), then the guarded fetch (URL rule, no redirects, size cap).
+   */
+  async #fetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+    const scope = this.#scope.getStore();
+    if (!scope) {
+      // A request outside any call (a stream the SDK keeps open, reopened later): nobody to act
+      // as, so it is not sent.
+      throw new ToolCallError("url_refused", "No call is in progress on this source");
+    }
+    const url = input instanceof Request ? input.url : input;
+    const headers = new Headers(init.headers);
+    const isCall =
+      scope.token !== null && typeof init.body === "string" && init.body.includes('"tools/call"');
+    // The call's own token for its `tools/call`; the connection's requests (initialize, the
+    // list) name no tool.
+    const own = await this.#headers(
+      scope.source,
+      { ...scope.identity, tool: null },
+      isCall ? scope.token : null,
+    );
+    for (const [name, value] of Object.entries(own)) headers.set(name, value);
+    return guardedFetch(
+      url,
+      { ...init, headers },
+      {
+        allowPrivate: sourceAllowList(this.env),
+        maxResponseBytes: scope.maxResponseBytes,
+        signal: scope.signal,
+        count: scope.wire,
+        onRefusal: (error) => {
+          scope.failure ??= error;
+          scope.onRefusal?.(error);
+        },
+      },
+    );
+  }
+
+  /** `Authorization: Bearer <identity token>` and the static credential, if any. */
+  async #headers(
+    source: SourceRef,
+    identity: CallerIdentity & { tool: string | null },
+    token: string | null = null,
+  ): Promise<Record<string, string>> {
+    const signed =
+      token ??
+      (await signToolCallToken(config(this.env), {
+        ...identity,
+        audience: source.url,
+        sourceId: source.id,
+      }));
+    const headers: Record<string, string> = { authorization: `Bearer ${signed}` };
+    if (source.credentialHeader && source.credentialSealed) {
+      const value = await openCredential(this.env, source.id, source.credentialSealed);
+      if (value !== null) headers[source.credentialHeader.toLowerCase()] = value;
+    }
+    return headers;
+  }
+
+  #succeeded(sourceId: string): void {
+    const now = Date.now();
+    // One write when the source recovers, and the last success at most once a minute.
+    if (this.#failures === 0 && now - this.#lastSuccessWrite < 60_000) return;
+    this.#failures = 0;
+    this.#lastSuccessWrite = now;
+    this.ctx.waitUntil(
+      recordHealth(this.env.DB, sourceId, { ok: true, at: now }).catch(() => undefined),
+    );
+  }
+
+  #failed(sourceId: string, error: ToolCallError): void {
+    this.#failures = (this.#failures ?? 0) + 1;
+    this.ctx.waitUntil(
+      recordHealth(this.env.DB, sourceId, {
+        ok: false,
+        at: Date.now(),
+        error: `${error.code}: ${error.message}`.slice(0, 300),
+      }).catch(() => undefined),
+    );
+  }
+}
+
+/** The client object of a source. */
+export const sourceClient = (env: Env, sourceId: string) =>
+  env.TOOL_SOURCE.get(env.TOOL_SOURCE.idFromName(sourceId));

@@ -1,0 +1,329 @@
+import {
+  type HttpAction,
+  type SourceTool,
+  sourceToolRef,
+  type ToolAccess,
+  type ToolCall,
+  type ToolCallStatus,
+  type ToolSource,
+} from "@parley/shared";
+import { iso } from "../db/pagination.ts";
+import type { ListedTool } from "./mcp-tools.ts";
+import type { SourceRef } from "./source-client.ts";
+
+/**
+ * Tool sources and tool call records in D1 (migrations/0024_tool_sources.sql). SQL lives here; the
+ * routes validate and shape, the source's client object writes health and listed tools.
+ */
+
+/** A tool as kept in `tool_sources.tools`: an MCP server's listing, or an HTTP action. */
+export interface StoredTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  /** MCP: the server's readOnlyHint. */
+  readOnly?: boolean;
+  /** HTTP: as written. */
+  access?: ToolAccess;
+  method?: HttpAction["method"];
+  path?: string;
+  usable: boolean;
+}
+
+export interface SourceRow {
+  id: string;
+  org_id: string;
+  kind: "mcp" | "http";
+  name: string;
+  description: string | null;
+  url: string;
+  price_micros: number;
+  credential_header: string | null;
+  credential_sealed: string | null;
+  access_overrides: string;
+  tools: string;
+  tools_listed_at: number | null;
+  version: number;
+  consecutive_failures: number;
+  last_error: string | null;
+  last_error_at: number | null;
+  last_success_at: number | null;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export const SOURCE_COLUMNS = `id, org_id, kind, name, description, url, price_micros,
+  credential_header, credential_sealed, access_overrides, tools, tools_listed_at, version,
+  consecutive_failures, last_error, last_error_at, last_success_at, created_by, created_at,
+  updated_at`;
+
+/** A source's tools, each with whether it reads or writes (write unless marked read). */
+export function toolsOf(row: Pick<SourceRow, "id" | "kind" | "tools" | "access_overrides">) {
+  const overrides = JSON.parse(row.access_overrides) as Record<string, ToolAccess>;
+  return (JSON.parse(row.tools) as StoredTool[]).map(
+    (tool): SourceTool => ({
+      name: tool.name,
+      ref: sourceToolRef(row.id, tool.name),
+      description: tool.description,
+      access:
+        row.kind === "http"
+          ? (tool.access ?? "write")
+          : (overrides[tool.name] ?? (tool.readOnly === true ? "read" : "write")),
+      inputSchema: tool.inputSchema,
+      method: tool.method ?? null,
+      path: tool.path ?? null,
+      usable: tool.usable,
+    }),
+  );
+}
+
+/** What a call needs of its source (never its tools' list). */
+export const sourceRef = (row: SourceRow): SourceRef => ({
+  id: row.id,
+  orgId: row.org_id,
+  kind: row.kind,
+  url: row.url,
+  version: row.version,
+  credentialHeader: row.credential_header,
+  credentialSealed: row.credential_sealed,
+});
+
+/** A source as the API shows it: its credential's header, never its value. */
+export function toToolSource(row: SourceRow, unhealthyAfter: number): ToolSource {
+  const status =
+    row.consecutive_failures >= unhealthyAfter
+      ? "unhealthy"
+      : row.last_success_at === null && row.last_error_at === null
+        ? "unknown"
+        : "healthy";
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    kind: row.kind,
+    name: row.name,
+    description: row.description,
+    url: row.url,
+    priceMicros: row.price_micros,
+    credential: row.credential_header ? { header: row.credential_header } : null,
+    access: JSON.parse(row.access_overrides) as Record<string, ToolAccess>,
+    tools: toolsOf(row),
+    toolsListedAt: row.tools_listed_at === null ? null : iso(row.tools_listed_at),
+    version: row.version,
+    health: {
+      status,
+      consecutiveFailures: row.consecutive_failures,
+      lastError: row.last_error,
+      lastErrorAt: row.last_error_at === null ? null : iso(row.last_error_at),
+      lastSuccessAt: row.last_success_at === null ? null : iso(row.last_success_at),
+    },
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+/** An org's source by id, or null (another org's is null too: the caller answers 404). */
+export function sourceOfOrg(db: D1Database, orgId: string, id: string): Promise<SourceRow | null> {
+  return db
+    .prepare(`SELECT ${SOURCE_COLUMNS} FROM tool_sources WHERE id = ? AND org_id = ?`)
+    .bind(id, orgId)
+    .first<SourceRow>();
+}
+
+/** A source by id alone (the route then authorizes its org). */
+export function sourceById(db: D1Database, id: string): Promise<SourceRow | null> {
+  return db
+    .prepare(`SELECT ${SOURCE_COLUMNS} FROM tool_sources WHERE id = ?`)
+    .bind(id)
+    .first<SourceRow>();
+}
+
+/** The org's sources among `ids` (a turn's profile names them). */
+export async function sourcesOfOrg(
+  db: D1Database,
+  orgId: string,
+  ids: readonly string[],
+): Promise<SourceRow[]> {
+  if (ids.length === 0) return [];
+  const { results } = await db
+    .prepare(
+      `SELECT ${SOURCE_COLUMNS} FROM tool_sources
+       WHERE org_id = ? AND id IN (SELECT value FROM json_each(?))`,
+    )
+    .bind(orgId, JSON.stringify([...new Set(ids)]))
+    .all<SourceRow>();
+  return results;
+}
+
+/** Every tool name an org's profiles may switch on (`source:<id>:<name>`), usable ones only. */
+export async function orgToolRefs(
+  db: D1Database,
+  orgId: string,
+): Promise<{ ref: string; description: string }[]> {
+  const { results } = await db
+    .prepare("SELECT id, kind, tools, access_overrides FROM tool_sources WHERE org_id = ?")
+    .bind(orgId)
+    .all<Pick<SourceRow, "id" | "kind" | "tools" | "access_overrides">>();
+  return results.flatMap((row) =>
+    toolsOf(row)
+      .filter((tool) => tool.usable)
+      .map((tool) => ({ ref: tool.ref, description: tool.description })),
+  );
+}
+
+/** Health after a call: failures in a row (reset by a success), the last error, the last success. */
+export async function recordHealth(
+  db: D1Database,
+  id: string,
+  outcome: { ok: true; at: number } | { ok: false; at: number; error: string },
+): Promise<void> {
+  if (outcome.ok) {
+    await db
+      .prepare("UPDATE tool_sources SET consecutive_failures = 0, last_success_at = ? WHERE id = ?")
+      .bind(outcome.at, id)
+      .run();
+    return;
+  }
+  await db
+    .prepare(
+      `UPDATE tool_sources SET consecutive_failures = consecutive_failures + 1, last_error = ?,
+         last_error_at = ? WHERE id = ?`,
+    )
+    .bind(outcome.error, outcome.at, id)
+    .run();
+}
+
+/** An MCP source's tools as just listed (registration, refresh, the server's list_changed). */
+export async function writeListedTools(
+  db: D1Database,
+  id: string,
+  tools: readonly ListedTool[],
+  _truncated: boolean,
+  now = Date.now(),
+): Promise<void> {
+  const stored: StoredTool[] = tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    readOnly: tool.readOnly,
+    usable: tool.usable,
+  }));
+  await db
+    .prepare(
+      "UPDATE tool_sources SET tools = ?, tools_listed_at = ?, updated_at = ? WHERE id = ? AND kind = 'mcp'",
+    )
+    .bind(JSON.stringify(stored), now, now, id)
+    .run();
+}
+
+/** HTTP actions as stored tools. */
+export const storedActions = (actions: readonly HttpAction[]): StoredTool[] =>
+  actions.map((action) => ({
+    name: action.name,
+    description: action.description,
+    inputSchema: action.inputSchema,
+    access: action.access,
+    method: action.method,
+    path: action.path,
+    usable: true,
+  }));
+
+// ---- tool call records ----
+
+export interface CallRecord {
+  id: string;
+  orgId: string;
+  sourceId: string;
+  toolName: string;
+  sessionId: string | null;
+  projectId: string | null;
+  callerKind: "member" | "end_user";
+  callerId: string;
+  appId: string | null;
+  access: ToolAccess;
+  approvedBy: string | null;
+  status: ToolCallStatus;
+  errorCode: string | null;
+  durationMs: number;
+  requestBytes: number;
+  responseBytes: number;
+  priceMicros: number;
+  createdAt: number;
+}
+
+/** Writes calls' records in one D1 batch (the settled calls of one round); a replay is harmless. */
+export async function recordCalls(db: D1Database, calls: readonly CallRecord[]): Promise<void> {
+  if (calls.length === 0) return;
+  await db.batch(calls.map((call) => recordStatement(db, call)));
+}
+
+function recordStatement(db: D1Database, call: CallRecord): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO tool_calls (id, org_id, source_id, tool_name, session_id, project_id,
+         caller_kind, caller_id, app_id, access, approved_by, status, error_code, duration_ms,
+         request_bytes, response_bytes, price_micros, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO NOTHING`,
+    )
+    .bind(
+      call.id,
+      call.orgId,
+      call.sourceId,
+      call.toolName,
+      call.sessionId,
+      call.projectId,
+      call.callerKind,
+      call.callerId,
+      call.appId,
+      call.access,
+      call.approvedBy,
+      call.status,
+      call.errorCode,
+      call.durationMs,
+      call.requestBytes,
+      call.responseBytes,
+      call.priceMicros,
+      call.createdAt,
+    );
+}
+
+export interface CallRow {
+  id: string;
+  org_id: string;
+  source_id: string;
+  tool_name: string;
+  session_id: string | null;
+  caller_kind: "member" | "end_user";
+  caller_id: string;
+  access: ToolAccess;
+  approved_by: string | null;
+  status: ToolCallStatus;
+  error_code: string | null;
+  duration_ms: number;
+  request_bytes: number;
+  response_bytes: number;
+  price_micros: number;
+  created_at: number;
+}
+
+export const CALL_COLUMNS = `id, org_id, source_id, tool_name, session_id, caller_kind, caller_id,
+  access, approved_by, status, error_code, duration_ms, request_bytes, response_bytes,
+  price_micros, created_at`;
+
+export const toToolCall = (row: CallRow): ToolCall => ({
+  id: row.id,
+  sourceId: row.source_id,
+  toolName: row.tool_name,
+  sessionId: row.session_id,
+  caller: { kind: row.caller_kind, id: row.caller_id },
+  access: row.access,
+  approvedBy: row.approved_by,
+  status: row.status,
+  errorCode: row.error_code,
+  durationMs: row.duration_ms,
+  requestBytes: row.request_bytes,
+  responseBytes: row.response_bytes,
+  priceMicros: row.price_micros,
+  createdAt: iso(row.created_at),
+});

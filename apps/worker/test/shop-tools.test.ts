@@ -1,0 +1,205 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { newId, type ToolSource } from "@parley/shared";
+import type { ToolSet } from "ai";
+import { importJWK, type JWK, SignJWT } from "jose";
+import { beforeAll, describe, expect, it } from "vitest";
+import { signToolCallToken } from "../src/auth/tokens.ts";
+import { config } from "../src/env.ts";
+import { isToolCallError } from "../src/tools/call-error.ts";
+import type { FramedResult } from "../src/tools/result-frame.ts";
+import type { ToolCallMeter } from "../src/tools/tool-meter.ts";
+import { sourceTools } from "../src/tools/turn-tools.ts";
+import type { World } from "./helpers.ts";
+import { funded } from "./metering.ts";
+import { register, seen, shareJwks, shop } from "./tools.ts";
+
+/**
+ * The example shop's MCP server (examples/host-app/mcp-server.mjs, the official MCP SDK) behind
+ * Parley: its two tools for the shopper who chats, as the embed's end user, and its verifier of
+ * Parley's identity token (jose, against the Worker's JWKS) refusing what it must.
+ */
+
+beforeAll(shareJwks);
+
+type Execute = (args: unknown, options: Record<string, unknown>) => Promise<unknown>;
+
+async function shopper(w: World, externalId: string): Promise<string> {
+  const id = newId("endUser");
+  await env.DB.prepare(
+    "INSERT INTO end_users (id, org_id, app_id, external_id, name, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  )
+    .bind(id, w.orgId, w.appId, externalId, externalId, Date.now(), Date.now())
+    .run();
+  return id;
+}
+
+/** Calls one of the shop's tools as an end user, inside their session's chat object. */
+function asShopper(
+  w: World,
+  source: ToolSource,
+  endUserId: string,
+  tool: string,
+  args: unknown,
+  approve?: boolean,
+): Promise<{ result: unknown; error: unknown }> {
+  const stub = env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(w.sessionId));
+  return runInDurableObject(stub, async (instance) => {
+    const meter = (instance as unknown as { toolCalls: ToolCallMeter }).toolCalls;
+    const tools: ToolSet = await sourceTools(env, {
+      orgId: w.orgId,
+      projectId: w.projectId,
+      sessionId: w.sessionId,
+      caller: { kind: "end_user", userId: endUserId, appId: w.appId },
+      profileTools: source.tools.map((t) => t.ref),
+      meter,
+    });
+    const toolCallId = crypto.randomUUID();
+    if (approve !== undefined)
+      meter.noteAnswer(toolCallId, approve, { kind: "end_user", id: endUserId });
+    const execute = tools[tool]?.execute as unknown as Execute;
+    try {
+      return { result: await execute(args, { toolCallId, messages: [] }), error: undefined };
+    } catch (error) {
+      return { result: undefined, error };
+    } finally {
+      await Promise.allSettled([...meter.inFlight]);
+    }
+  });
+}
+
+describe("the example shop's MCP server behind Parley", () => {
+  it("order status for the shopper who asks; a refund only once they approve; never another's order", async () => {
+    const w = await funded();
+    const source = await register(w.orgId, w.admin.token, {
+      kind: "mcp",
+      name: "Acme Shop orders",
+      url: `${shop()}/mcp`,
+    });
+    expect(source.tools.map((t) => [t.name, t.access])).toEqual([
+      ["order_status", "read"],
+      ["request_refund", "write"],
+    ]);
+    const alice = await shopper(w, "shop-user-alice");
+    const bob = await shopper(w, "shop-user-bob");
+
+    const status = await asShopper(w, source, alice, "order_status", { orderId: "1001" });
+    expect(status.error).toBeUndefined();
+    expect((status.result as FramedResult).result).toMatchObject({
+      orderId: "1001",
+      status: "shipped",
+    });
+
+    // Bob asks for Alice's order: the shop answers as Bob, who has none such.
+    const theirs = await asShopper(w, source, bob, "order_status", { orderId: "1001" });
+    expect(isToolCallError(theirs.error) && theirs.error.code).toBe("tool_error");
+    expect((theirs.error as Error).message).toMatch(/No order 1001 for this shopper/);
+
+    const unapproved = await asShopper(w, source, alice, "request_refund", {
+      orderId: "1001",
+      reason: "Arrived broken",
+    });
+    expect(isToolCallError(unapproved.error) && unapproved.error.code).toBe("not_approved");
+    const refund = await asShopper(
+      w,
+      source,
+      alice,
+      "request_refund",
+      { orderId: "1001", reason: "Arrived broken" },
+      true,
+    );
+    expect(refund.error).toBeUndefined();
+    expect((refund.result as FramedResult).result).toMatchObject({
+      orderId: "1001",
+      refund: { status: "requested", reason: "Arrived broken" },
+    });
+    expect((refund.result as FramedResult).approvedBy).toEqual({ kind: "end_user", id: alice });
+    // What the shop's server accepted named Alice by the shop's own id, never a Parley id.
+    const log = (await seen()).filter((s) => s.server === "shop" && s.claims?.src === source.id);
+    // The listing at registration acted as the admin who registered the source.
+    const listing = log.filter((s) => s.claims?.kind === "member");
+    expect(listing.every((s) => s.claims?.sub === w.admin.id)).toBe(true);
+    const accepted = log.filter((s) => s.claims?.kind === "end_user");
+    expect(accepted.length).toBeGreaterThan(0);
+    expect(new Set(accepted.map((s) => s.claims?.sub))).toEqual(
+      new Set(["shop-user-alice", "shop-user-bob"]),
+    );
+    expect(accepted.every((s) => s.claims?.app === w.appId && s.claims?.kind === "end_user")).toBe(
+      true,
+    );
+    expect(JSON.stringify(accepted)).not.toContain(alice);
+  });
+
+  it("the shop's verifier refuses a tampered, expired, foreign-audience or missing token", async () => {
+    const mcpUrl = `${shop()}/mcp`;
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "probe", version: "1" },
+      },
+    });
+    const post = (authorization?: string) =>
+      fetch(mcpUrl, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(authorization ? { authorization } : {}),
+        },
+        body: initialize,
+      });
+    const identity = {
+      subject: "shop-user-alice",
+      subjectKind: "end_user" as const,
+      orgId: "org_x",
+      appId: "app_x",
+      sessionId: null,
+      sourceId: "tsrc_x",
+      tool: null,
+    };
+    const good = await signToolCallToken(config(env), { ...identity, audience: mcpUrl });
+    const ok = await post(`Bearer ${good}`);
+    expect(ok.status).toBe(200);
+    await ok.body?.cancel();
+
+    const [head, payload, signature] = good.split(".");
+    const flipped = `${signature?.[0] === "A" ? "B" : "A"}${signature?.slice(1)}`;
+    const tampered = await post(`Bearer ${head}.${payload}.${flipped}`);
+    expect(tampered.status).toBe(401);
+    // A payload swapped for another shopper's, under the original signature.
+    const forged = btoa(
+      JSON.stringify({
+        ...JSON.parse(atob(payload?.replace(/-/g, "+").replace(/_/g, "/") ?? "")),
+        sub: "shop-user-bob",
+      }),
+    )
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
+    expect((await post(`Bearer ${head}.${forged}.${signature}`)).status).toBe(401);
+
+    const jwk = JSON.parse(env.JWT_PRIVATE_KEY) as JWK;
+    const key = await importJWK({ ...jwk, alg: "ES256" }, "ES256");
+    const now = Math.floor(Date.now() / 1000);
+    const expired = await new SignJWT({ kind: "end_user", org: "org_x" })
+      .setProtectedHeader({ alg: "ES256", kid: jwk.kid ?? "", typ: "parley-tool+jwt" })
+      .setSubject("shop-user-alice")
+      .setIssuer("parley")
+      .setAudience(mcpUrl)
+      .setIssuedAt(now - 300)
+      .setExpirationTime(now - 200)
+      .setJti(crypto.randomUUID())
+      .sign(key);
+    expect((await post(`Bearer ${expired}`)).status).toBe(401);
+
+    const elsewhere = await signToolCallToken(config(env), {
+      ...identity,
+      audience: "https://other-tool.example/mcp",
+    });
+    expect((await post(`Bearer ${elsewhere}`)).status).toBe(401);
+    expect((await post()).status).toBe(401);
+  });
+});

@@ -1,0 +1,345 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { parleyVerifier, shopMcpHandler, shopOrders } from "@parley/example-host-app/mcp-server";
+import { createLocalJWKSet, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { z } from "zod";
+
+/**
+ * The tool servers of the workerd tests (issue 30), on loopback ports, started by the global
+ * setup: a "lab" MCP server built with the official SDK (stateful, so it can tell its client its
+ * tool list changed), a plain HTTP action server, and the example shop's MCP server
+ * (examples/host-app/mcp-server.mjs). Each verifies Parley's identity token with the example's
+ * verifier (jose) against the Worker's JWKS, which a test puts at `PUT /__jwks` (the Worker under
+ * test has no port to fetch it from). `GET /__log` lists what each server received: the verified
+ * claims (or why the token was refused) and whether the source's credential came along, never
+ * the arguments. `DELETE /__log` forgets it.
+ */
+
+export const ISSUER = "parley";
+let jwks: JSONWebKeySet = { keys: [] };
+const keys: JWTVerifyGetKey = (...args) => createLocalJWKSet(jwks)(...args);
+
+interface Seen {
+  server: "lab" | "http" | "shop";
+  path: string;
+  method: string;
+  rpc: string | null;
+  claims: JWTPayload | null;
+  refused: string | null;
+  apiKey: string | null;
+}
+const log: Seen[] = [];
+
+function send(res: ServerResponse, status: number, body: unknown, type = "application/json") {
+  res.writeHead(status, { "content-type": type });
+  res.end(typeof body === "string" ? body : JSON.stringify(body));
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString();
+}
+
+/** The control routes every server answers. */
+async function control(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+  if (path === "/__jwks" && req.method === "PUT") {
+    jwks = JSON.parse(await readBody(req)) as JSONWebKeySet;
+    send(res, 200, {});
+    return true;
+  }
+  if (path === "/__log") {
+    if (req.method === "DELETE") log.length = 0;
+    send(res, 200, log);
+    return true;
+  }
+  return false;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+// ---- the lab MCP server ----
+
+function labServer(sessions: Map<string, LabSession>): McpServer {
+  const server = new McpServer({ name: "parley-lab", version: "1.0.0" });
+  const read = { readOnlyHint: true };
+  const claimsOf = (extra: { authInfo?: { extra?: Record<string, unknown> } }) =>
+    (extra.authInfo?.extra?.claims ?? null) as JWTPayload | null;
+  server.registerTool(
+    "whoami",
+    { description: "Who Parley says is calling", inputSchema: {}, annotations: read },
+    async (_args, extra) => {
+      const claims = claimsOf(extra);
+      return {
+        content: [{ type: "text", text: JSON.stringify(claims) }],
+        structuredContent: { claims },
+      };
+    },
+  );
+  server.registerTool(
+    "slow",
+    {
+      description: "Answers after ms",
+      inputSchema: { ms: z.number().int().min(0).max(60_000) },
+      annotations: read,
+    },
+    async ({ ms }) => {
+      await sleep(ms);
+      return { content: [{ type: "text", text: `slept ${ms}` }] };
+    },
+  );
+  server.registerTool(
+    "big",
+    {
+      description: "A text of n bytes",
+      inputSchema: { bytes: z.number().int().min(1).max(5_000_000) },
+      annotations: read,
+    },
+    async ({ bytes }) => ({ content: [{ type: "text", text: "x".repeat(bytes) }] }),
+  );
+  server.registerTool(
+    "fails",
+    { description: "Always reports an error", inputSchema: {}, annotations: read },
+    async () => ({ isError: true, content: [{ type: "text", text: "the lab refuses" }] }),
+  );
+  server.registerTool(
+    "note",
+    {
+      description: "Writes a note (a write: no readOnlyHint)",
+      inputSchema: { text: z.string().max(200) },
+    },
+    async ({ text }) => ({ content: [{ type: "text", text: `noted ${text.length} chars` }] }),
+  );
+  server.registerTool(
+    "grow",
+    { description: "Adds a tool to every session's list", inputSchema: {}, annotations: read },
+    async () => {
+      grown++;
+      for (const session of sessions.values()) addGrown(session.server, grown);
+      return { content: [{ type: "text", text: `grown ${grown}` }] };
+    },
+  );
+  for (let n = 1; n <= grown; n++) addGrown(server, n);
+  return server;
+}
+
+let grown = 0;
+function addGrown(server: McpServer, n: number) {
+  try {
+    server.registerTool(
+      `grown_${n}`,
+      { description: `Grown tool ${n}`, inputSchema: {}, annotations: { readOnlyHint: true } },
+      async () => ({ content: [{ type: "text", text: `grown ${n}` }] }),
+    );
+  } catch {
+    // already there
+  }
+}
+
+interface LabSession {
+  server: McpServer;
+  transport: StreamableHTTPServerTransport;
+}
+
+type Verify = (authorization: string | undefined) => Promise<JWTPayload>;
+
+async function verified(
+  req: IncomingMessage,
+  res: ServerResponse,
+  verify: Verify,
+  seen: Omit<Seen, "claims" | "refused" | "apiKey">,
+): Promise<JWTPayload | null> {
+  const apiKey = (req.headers["x-api-key"] as string | undefined) ?? null;
+  try {
+    const claims = await verify(req.headers.authorization);
+    log.push({ ...seen, claims, refused: null, apiKey });
+    return claims;
+  } catch (error) {
+    log.push({ ...seen, claims: null, refused: (error as Error).message, apiKey });
+    send(res, 401, { error: "unauthorized" });
+    return null;
+  }
+}
+
+async function startLab(): Promise<{ url: string; server: Server }> {
+  const sessions = new Map<string, LabSession>();
+  let url = "";
+  const server = createServer(async (req, res) => {
+    try {
+      const path = new URL(req.url ?? "/", "http://x").pathname;
+      if (await control(req, res, path)) return;
+      if (path === "/redirect") {
+        res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data" }).end();
+        return;
+      }
+      if (path === "/garbage") return send(res, 200, "{this is not json", "application/json");
+      if (path === "/huge") return send(res, 200, `"${"x".repeat(3_000_000)}"`);
+      if (path !== "/mcp") return send(res, 404, {});
+      const raw = req.method === "POST" ? await readBody(req) : "";
+      const body = raw === "" ? undefined : (JSON.parse(raw) as { method?: string });
+      const verify = parleyVerifier({ keys, issuer: ISSUER, audience: `${url}/mcp` }) as Verify;
+      const claims = await verified(req, res, verify, {
+        server: "lab",
+        path,
+        method: req.method ?? "",
+        rpc: Array.isArray(body) ? "batch" : (body?.method ?? null),
+      });
+      if (!claims) return;
+      (req as IncomingMessage & { auth?: unknown }).auth = {
+        token: "verified",
+        clientId: "parley",
+        scopes: [],
+        extra: { claims },
+      };
+      const id = req.headers["mcp-session-id"] as string | undefined;
+      let session = id ? sessions.get(id) : undefined;
+      if (!session) {
+        if (body?.method !== "initialize") return send(res, 404, { error: "no session" });
+        const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (sid) => {
+            sessions.set(sid, created);
+          },
+        });
+        const mcp = labServer(sessions);
+        const created: LabSession = { server: mcp, transport };
+        transport.onclose = () => {
+          if (transport.sessionId) sessions.delete(transport.sessionId);
+        };
+        await mcp.connect(transport);
+        session = created;
+      }
+      await session.transport.handleRequest(req, res, body);
+    } catch (error) {
+      if (!res.headersSent) send(res, 500, { error: (error as Error).message });
+    }
+  });
+  url = await listen(server);
+  return { url, server };
+}
+
+// ---- the plain HTTP action server ----
+
+async function startHttpActions(): Promise<{ url: string; server: Server }> {
+  let url = "";
+  const server = createServer(async (req, res) => {
+    try {
+      const parsed = new URL(req.url ?? "/", "http://x");
+      const path = parsed.pathname;
+      if (await control(req, res, path)) return;
+      const verify = parleyVerifier({ keys, issuer: ISSUER, audience: `${url}/api` }) as Verify;
+      const claims = await verified(req, res, verify, {
+        server: "http",
+        path,
+        method: req.method ?? "",
+        rpc: null,
+      });
+      if (!claims) return;
+      const order = /^\/api\/orders\/([^/]+)$/.exec(path);
+      if (order && req.method === "GET") {
+        return send(res, order[1] === "404" ? 404 : 200, {
+          orderId: decodeURIComponent(order[1] ?? ""),
+          status: "shipped",
+          shopper: claims.sub,
+          include: parsed.searchParams.get("include"),
+        });
+      }
+      if (path === "/api/refunds" && req.method === "POST") {
+        const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
+        return send(res, 201, { refunded: true, orderId: body.orderId, shopper: claims.sub });
+      }
+      if (path === "/api/slow") {
+        await sleep(Number(parsed.searchParams.get("ms") ?? 0));
+        return send(res, 200, { slept: true });
+      }
+      if (path === "/api/big") {
+        return send(res, 200, { text: "y".repeat(Number(parsed.searchParams.get("bytes") ?? 0)) });
+      }
+      if (path === "/api/malformed") return send(res, 200, "{oops", "application/json");
+      if (path === "/api/redirect") {
+        res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data" }).end();
+        return;
+      }
+      return send(res, 404, { error: "no such route" });
+    } catch (error) {
+      if (!res.headersSent) send(res, 500, { error: (error as Error).message });
+    }
+  });
+  url = await listen(server);
+  return { url, server };
+}
+
+// ---- the example shop's MCP server ----
+
+async function startShop(): Promise<{ url: string; server: Server }> {
+  let url = "";
+  const orders = shopOrders({
+    "shop-user-alice": [
+      { id: "1001", status: "shipped", total: "$42.00", carrier: "DHL", refund: null },
+    ],
+    "shop-user-bob": [
+      { id: "2001", status: "delivered", total: "$10.00", carrier: "UPS", refund: null },
+    ],
+  });
+  let handler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
+  const server = createServer(async (req, res) => {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (await control(req, res, path)) return;
+    if (path !== "/mcp" || !handler) return send(res, 404, {});
+    const verify = parleyVerifier({ keys, issuer: ISSUER, audience: `${url}/mcp` });
+    // The example's own handler verifies again; the log records what this server accepted.
+    const apiKey = (req.headers["x-api-key"] as string | undefined) ?? null;
+    await verify(req.headers.authorization).then(
+      (claims) =>
+        log.push({
+          server: "shop",
+          path,
+          method: req.method ?? "",
+          rpc: null,
+          claims,
+          refused: null,
+          apiKey,
+        }),
+      (error: Error) =>
+        log.push({
+          server: "shop",
+          path,
+          method: req.method ?? "",
+          rpc: null,
+          claims: null,
+          refused: error.message,
+          apiKey,
+        }),
+    );
+    await handler(req, res);
+  });
+  url = await listen(server);
+  handler = shopMcpHandler({
+    verify: parleyVerifier({ keys, issuer: ISSUER, audience: `${url}/mcp` }),
+    orders,
+  });
+  return { url, server };
+}
+
+export async function startToolServers() {
+  const [lab, http, shop] = await Promise.all([startLab(), startHttpActions(), startShop()]);
+  const close = (server: Server) =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return {
+    labUrl: lab.url,
+    httpUrl: http.url,
+    shopUrl: shop.url,
+    close: () => Promise.all([close(lab.server), close(http.server), close(shop.server)]),
+  };
+}

@@ -1,0 +1,313 @@
+/**
+ * Tools from the tenant's own product (issue 30, docs/2026-12-06-tools.md): an org's tool sources
+ * (remote MCP servers and HTTP actions), their tools, and the record of each call. Request schemas
+ * are strict; the response schemas are what the routes answer (the OpenAPI document is generated
+ * from them, the conformance test checks real answers against them).
+ */
+import { z } from "zod";
+import { microsSchema } from "./billing.ts";
+import { jsonValueProblem } from "./json.ts";
+import { humanText } from "./schemas.ts";
+
+/** A tool reads (runs when the model calls it) or writes (runs only once the person approves). */
+export const TOOL_ACCESS = ["read", "write"] as const;
+export type ToolAccess = (typeof TOOL_ACCESS)[number];
+
+export const TOOL_SOURCE_KINDS = ["mcp", "http"] as const;
+export type ToolSourceKind = (typeof TOOL_SOURCE_KINDS)[number];
+
+/** HTTP methods an action may use. */
+export const HTTP_ACTION_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+export type HttpActionMethod = (typeof HTTP_ACTION_METHODS)[number];
+
+/**
+ * A source tool's own name (an MCP server's, or an action's): what the MCP specification allows
+ * that a model's tool name can carry (letters, digits, `_`, `-`, `.`), at most 64 characters. A
+ * listed MCP tool named otherwise is shown but cannot be switched on.
+ */
+export const SOURCE_TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** How a profile names a source's tool: `source:<sourceId>:<toolName>`. */
+export const SOURCE_TOOL_REF = /^source:(tsrc_[0-9a-z]{26}):([A-Za-z0-9_.-]{1,64})$/;
+
+export const sourceToolRef = (sourceId: string, toolName: string): string =>
+  `source:${sourceId}:${toolName}`;
+
+/** The source id and tool name of a profile's `source:<id>:<name>`, or null for another name. */
+export function parseSourceToolRef(name: string): { sourceId: string; toolName: string } | null {
+  const match = SOURCE_TOOL_REF.exec(name);
+  return match?.[1] && match[2] ? { sourceId: match[1], toolName: match[2] } : null;
+}
+
+/** Largest JSON schema of a tool's arguments, in bytes of its JSON text. */
+export const MAX_TOOL_SCHEMA_BYTES = 16 * 1024;
+/** Most tools one source offers (an MCP server listing more: the first ones, a note says so). */
+export const MAX_SOURCE_TOOLS = 64;
+
+/**
+ * A JSON schema of a tool's arguments: an object schema (`type: "object"`), at most 16 KB of JSON
+ * and 32 levels deep, without `__proto__` keys.
+ */
+export const toolInputSchemaSchema = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+  if (value.type !== "object") {
+    ctx.addIssue({ code: "custom", message: 'must be a JSON schema with type "object"' });
+    return;
+  }
+  const problem = jsonValueProblem(value);
+  if (problem) {
+    ctx.addIssue({ code: "custom", message: problem.message, path: problem.path });
+    return;
+  }
+  if (new TextEncoder().encode(JSON.stringify(value)).byteLength > MAX_TOOL_SCHEMA_BYTES) {
+    ctx.addIssue({ code: "custom", message: `must be at most ${MAX_TOOL_SCHEMA_BYTES} bytes` });
+  }
+});
+
+/**
+ * An action's path on the source's origin: starts with `/`, `{name}` placeholders filled from the
+ * arguments (each encoded as one path segment), no query or fragment (arguments not in the path
+ * go to the query of a GET or DELETE, and to the JSON body otherwise), no `..` segment.
+ */
+export const actionPathSchema = z
+  .string()
+  .min(1)
+  .max(500)
+  .regex(/^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/{}%]*$/, "must be a path such as /orders/{orderId}")
+  .refine(
+    (path) =>
+      !path.includes("//") &&
+      !path.split("/").some((segment) => segment === ".." || segment === "."),
+    { message: "must not contain //, . or .. segments" },
+  )
+  .refine((path) => /^(?:[^{}]|\{[A-Za-z_][A-Za-z0-9_]*\})*$/.test(path), {
+    message: "placeholders must look like {name}",
+  });
+
+/** One HTTP action of a source, as an owner or admin writes it (or the OpenAPI import makes it). */
+export const httpActionSchema = z.strictObject({
+  name: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,63}$/, "must be a tool name such as order_status (a-z, 0-9, _)"),
+  description: humanText({ min: 1, max: 2000, multiline: true }),
+  method: z.enum(HTTP_ACTION_METHODS),
+  path: actionPathSchema,
+  inputSchema: toolInputSchemaSchema.default({ type: "object", properties: {} }),
+  /** Absent: write (a tool not marked read asks the person first). */
+  access: z.enum(TOOL_ACCESS).default("write"),
+});
+export type HttpAction = z.output<typeof httpActionSchema>;
+
+/** Headers a static credential may not be sent as: Parley's own, or what the transport sets. */
+const RESERVED_HEADERS = new Set([
+  "authorization",
+  "cookie",
+  "host",
+  "content-type",
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "accept",
+  "mcp-session-id",
+  "mcp-protocol-version",
+  "last-event-id",
+]);
+
+/**
+ * A static credential sent with every call of the source (`header: value`), stored sealed and
+ * never returned. The identity token always travels as `Authorization: Bearer`, so the credential
+ * takes another header (`X-Api-Key`, ...).
+ */
+export const toolCredentialSchema = z.strictObject({
+  header: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,64}$/, "must be a header name such as X-Api-Key")
+    .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), {
+      message: "must not be a header Parley or the transport sets (Authorization, Cookie, ...)",
+    }),
+  value: z
+    .string()
+    .min(1)
+    .max(2048)
+    .regex(/^[\x21-\x7e][\x20-\x7e]*$/, "must be printable ASCII without line breaks"),
+});
+export type ToolCredential = z.output<typeof toolCredentialSchema>;
+
+/** Where a source is: an http(s) URL without user name, password or fragment. */
+const sourceUrl = z
+  .url({ protocol: /^https?$/ })
+  .max(500)
+  .refine((url) => !url.includes("#"), { message: "must not contain a fragment" });
+
+/** Per MCP tool name, how an owner or admin marked it (over the server's `readOnlyHint`). */
+const accessOverrides = z
+  .record(z.string().regex(SOURCE_TOOL_NAME, "must be a tool name"), z.enum(TOOL_ACCESS))
+  .refine((record) => Object.keys(record).length <= MAX_SOURCE_TOOLS, {
+    message: `must mark at most ${MAX_SOURCE_TOOLS} tools`,
+  });
+
+const common = {
+  name: humanText({ min: 1, max: 100 }),
+  description: humanText({ min: 1, max: 1000, multiline: true }).nullable().default(null),
+  /** Charged per call through the org's ledger (0: free). At most $100 a call. */
+  priceMicros: microsSchema.min(0).max(100_000_000).default(0),
+  credential: toolCredentialSchema.nullable().default(null),
+};
+
+const actions = z
+  .array(httpActionSchema)
+  .max(MAX_SOURCE_TOOLS)
+  .refine((list) => new Set(list.map((a) => a.name)).size === list.length, {
+    message: "must not name an action twice",
+  });
+
+/** `POST /api/orgs/:orgId/tool-sources`. */
+export const createToolSourceSchema = z.discriminatedUnion("kind", [
+  z.strictObject({
+    kind: z.literal("mcp"),
+    ...common,
+    /** The MCP server's streamable HTTP endpoint. */
+    url: sourceUrl,
+    access: accessOverrides.default({}),
+  }),
+  z.strictObject({
+    kind: z.literal("http"),
+    ...common,
+    /** The base URL: every action is on its origin. */
+    url: sourceUrl,
+    actions: actions.default([]),
+  }),
+]);
+export type CreateToolSource = z.output<typeof createToolSourceSchema>;
+/** What a client sends to register a source (defaults may be left out). */
+export type CreateToolSourceInput = z.input<typeof createToolSourceSchema>;
+
+/** `PATCH /api/tool-sources/:id`: what changes (`credential: null` removes it). */
+export const updateToolSourceSchema = z
+  .strictObject({
+    name: common.name.optional(),
+    description: common.description.optional(),
+    priceMicros: microsSchema.min(0).max(100_000_000).optional(),
+    credential: toolCredentialSchema.nullable().optional(),
+    url: sourceUrl.optional(),
+    /** MCP sources only. */
+    access: accessOverrides.optional(),
+    /** HTTP sources only: the whole list, replacing the last. */
+    actions: actions.optional(),
+  })
+  .refine((value) => Object.keys(value).length > 0, { message: "must change something" });
+export type UpdateToolSource = z.output<typeof updateToolSourceSchema>;
+export type UpdateToolSourceInput = z.input<typeof updateToolSourceSchema>;
+
+/** Largest OpenAPI document accepted, in bytes of its JSON. */
+export const MAX_OPENAPI_BYTES = 512 * 1024;
+
+/** `POST /api/tool-sources/:id/import-openapi`: an OpenAPI 3.x document (JSON). */
+export const importOpenApiSchema = z.strictObject({
+  document: z.record(z.string(), z.unknown()),
+});
+export type ImportOpenApi = z.output<typeof importOpenApiSchema>;
+
+// ---- what the routes answer ----
+
+const iso = z.string().meta({ description: "ISO 8601 timestamp" });
+
+export const sourceToolSchema = z
+  .strictObject({
+    name: z.string(),
+    /** What a profile's `tools` names to switch it on (`source:<sourceId>:<name>`). */
+    ref: z.string(),
+    description: z.string(),
+    access: z.enum(TOOL_ACCESS),
+    inputSchema: z.record(z.string(), z.unknown()),
+    /** HTTP actions only. */
+    method: z.enum(HTTP_ACTION_METHODS).nullable(),
+    path: z.string().nullable(),
+    /** False for a listed MCP tool whose name or schema Parley cannot offer a model. */
+    usable: z.boolean(),
+  })
+  .meta({ id: "SourceTool" });
+export type SourceTool = z.output<typeof sourceToolSchema>;
+
+export const toolSourceHealthSchema = z
+  .strictObject({
+    /** `unhealthy` after TOOL_SOURCE_UNHEALTHY_AFTER failed calls in a row; `unknown`: no call yet. */
+    status: z.enum(["healthy", "unhealthy", "unknown"]),
+    consecutiveFailures: z.number().int(),
+    lastError: z.string().nullable(),
+    lastErrorAt: iso.nullable(),
+    lastSuccessAt: iso.nullable(),
+  })
+  .meta({ id: "ToolSourceHealth" });
+
+export const toolSourceSchema = z
+  .strictObject({
+    id: z.string(),
+    orgId: z.string(),
+    kind: z.enum(TOOL_SOURCE_KINDS),
+    name: z.string(),
+    description: z.string().nullable(),
+    url: z.string(),
+    priceMicros: microsSchema,
+    /** The credential's header when one is set; its value is never returned. */
+    credential: z.strictObject({ header: z.string() }).nullable(),
+    /** MCP only: the tools an owner or admin marked read or write. */
+    access: z.record(z.string(), z.enum(TOOL_ACCESS)),
+    tools: z.array(sourceToolSchema),
+    toolsListedAt: iso.nullable(),
+    version: z.number().int(),
+    health: toolSourceHealthSchema,
+    createdAt: iso,
+    updatedAt: iso,
+  })
+  .meta({ id: "ToolSource" });
+export type ToolSource = z.output<typeof toolSourceSchema>;
+
+export const toolSourceListSchema = z
+  .strictObject({ items: z.array(toolSourceSchema), nextCursor: z.string().nullable() })
+  .meta({ id: "ToolSourceList" });
+
+/** How a tool call ended. */
+export const TOOL_CALL_STATUSES = [
+  "ok",
+  "tool_error",
+  "timeout",
+  "failed",
+  "refused",
+  "aborted",
+] as const;
+export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];
+
+export const toolCallSchema = z
+  .strictObject({
+    id: z.string(),
+    sourceId: z.string(),
+    toolName: z.string(),
+    sessionId: z.string().nullable(),
+    caller: z.strictObject({ kind: z.enum(["member", "end_user"]), id: z.string() }),
+    access: z.enum(TOOL_ACCESS),
+    /** Who approved a write (the person in the chat); null for a read. */
+    approvedBy: z.string().nullable(),
+    status: z.enum(TOOL_CALL_STATUSES),
+    errorCode: z.string().nullable(),
+    durationMs: z.number().int(),
+    requestBytes: z.number().int(),
+    responseBytes: z.number().int(),
+    priceMicros: microsSchema,
+    createdAt: iso,
+  })
+  .meta({ id: "ToolCall" });
+export type ToolCall = z.output<typeof toolCallSchema>;
+
+export const toolCallListSchema = z
+  .strictObject({ items: z.array(toolCallSchema), nextCursor: z.string().nullable() })
+  .meta({ id: "ToolCallList" });
+
+/** What an OpenAPI import answers: the source with its new actions, and what was left out. */
+export const openApiImportResultSchema = z
+  .strictObject({
+    source: toolSourceSchema,
+    imported: z.number().int(),
+    skipped: z.array(z.strictObject({ method: z.string(), path: z.string(), reason: z.string() })),
+  })
+  .meta({ id: "OpenApiImportResult" });
+export type OpenApiImportResult = z.output<typeof openApiImportResultSchema>;

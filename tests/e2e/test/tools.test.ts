@@ -1,0 +1,136 @@
+import { readFileSync } from "node:fs";
+import type { Browser } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
+import {
+  axeProblems,
+  launchChromium,
+  openContext,
+  sidewaysOverflow,
+  VIEWPORTS,
+} from "./browser.ts";
+
+/**
+ * Tools from the tenant's own product (issue 30), in Chromium against `pnpm dev --example`: the
+ * example shop's MCP server is a tool source of its org and the app's profile switches on its two
+ * tools. A shopper in the shop's embed asks where an order is (a read: it runs at once, as them)
+ * and then asks for a refund (a write: the chat shows the tool and its exact arguments, and it runs
+ * only once they approve), at 1366 and 390 px, axe clean.
+ */
+let stack: DevStack | undefined;
+let browser: Browser | undefined;
+let shop = "";
+let owner: { email: string; password: string } = { email: "", password: "" };
+
+afterEach(async (context) => {
+  if (context.task.result?.state === "fail") console.log(stack?.log().slice(-3000));
+});
+
+beforeAll(async () => {
+  const starting = startDevStack({ timeoutMs: 150_000, example: true });
+  browser = await launchChromium();
+  stack = await starting;
+  shop = stack.exampleBase ?? "";
+  owner = JSON.parse(readFileSync(stack.exampleState ?? "", "utf8")).owner;
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+describe("the shop's tools in its embed", () => {
+  for (const [label, viewport] of [
+    ["desktop", VIEWPORTS.desktop],
+    ["phone", VIEWPORTS.phone],
+  ] as const) {
+    it(`a shopper asks for an order's status, then approves a refund (${label})`, async () => {
+      if (!browser) throw new Error("no browser");
+      const opened = await openContext(browser, viewport, "light");
+      const page = opened.page;
+      await page.goto(shop);
+      // A shopper of their own per viewport: each has the shop's two orders, no refund yet.
+      await page.getByLabel("Your name").fill(`Alice ${label}`);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      const assistant = page.locator("parley-assistant");
+      const launcher = assistant.getByRole("button", { name: "Open assistant" });
+      if (label === "phone") await launcher.tap();
+      else await launcher.click();
+      await assistant.getByRole("dialog", { name: "Acme Shop" }).waitFor();
+      const box = page.getByRole("textbox", { name: "Message" });
+
+      // A read: it runs at once, and the reply reads its result.
+      await box.fill('Where is order 1001? [[tool:order_status {"orderId":"1001"}]]');
+      await box.press("Enter");
+      await assistant.getByText("Dev model got tool result from order_status").waitFor();
+      await assistant.getByText(/Tool call\s*order_status/).waitFor();
+
+      // A write: the card names the tool and shows its exact arguments; nothing ran yet.
+      await box.fill(
+        'It arrived broken, I want a refund. [[tool:request_refund {"orderId":"1001","reason":"Arrived broken"}]]',
+      );
+      await box.press("Enter");
+      const card = assistant.getByRole("group", {
+        name: "The assistant wants to run request_refund.",
+      });
+      await card.waitFor();
+      const shown = (await card.textContent()) ?? "";
+      expect(shown).toContain('"orderId": "1001"');
+      expect(shown).toContain('"reason": "Arrived broken"');
+      expect(await sidewaysOverflow(page)).toBe(0);
+      expect(await axeProblems(page, `tools, approval card, ${label}`)).toEqual([]);
+
+      const approve = card.getByRole("button", { name: "Approve" });
+      if (label === "phone") await approve.tap();
+      else await approve.click();
+      // It ran once, as the shopper: the record says approved, the reply reads the refund.
+      await assistant.getByText("Dev model got tool result from request_refund").waitFor();
+      // Both calls show as done on their cards (the read's and the approved write's).
+      await expect.poll(() => assistant.locator('[data-state="output-available"]').count()).toBe(2);
+      expect(await assistant.getByRole("button", { name: "Approve" }).count()).toBe(0);
+      expect(await sidewaysOverflow(page)).toBe(0);
+      expect(await axeProblems(page, `tools, after the refund, ${label}`)).toEqual([]);
+      expect(opened.errors).toEqual([]);
+      await opened.context.close();
+    }, 120_000);
+  }
+
+  for (const [label, viewport] of [
+    ["desktop", VIEWPORTS.desktop],
+    ["phone", VIEWPORTS.phone],
+  ] as const) {
+    it(`the shop's owner sees the source, its tools marked read and write, and the profile's switches (${label})`, async () => {
+      if (!browser || !stack) throw new Error("no stack");
+      const opened = await openContext(browser, viewport, "light");
+      const page = opened.page;
+      await page.goto(`${stack.base}/signin`);
+      await page.getByLabel("Email").fill(owner.email);
+      await page.getByLabel("Password").fill(owner.password);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.waitForURL((url) => url.pathname === "/projects");
+      await page.goto(`${stack.base}/assistants#tools`);
+      const source = page.getByRole("region", { name: "Acme Shop orders" });
+      await source.waitFor();
+      const status = source.getByRole("listitem").filter({ hasText: "order_status" });
+      await status.getByText("Read", { exact: true }).waitFor();
+      const refund = source.getByRole("listitem").filter({ hasText: "request_refund" });
+      await refund.getByText("Write · asks first").waitFor();
+      await source.getByRole("button", { name: "Refresh tools" }).waitFor();
+      expect(await sidewaysOverflow(page)).toBe(0);
+      expect(await axeProblems(page, `tools tab, ${label}`)).toEqual([]);
+
+      // The app's profile switches both on.
+      await page.getByRole("tab", { name: "Profiles" }).click();
+      await page.getByRole("link", { name: /Acme Shop assistant/ }).click();
+      await page.waitForURL(/\/assistants\/profiles\//);
+      const refundSwitch = page.getByRole("checkbox", { name: /request_refund/ });
+      await refundSwitch.waitFor();
+      expect(await refundSwitch.isChecked()).toBe(true);
+      expect(await page.getByRole("checkbox", { name: /order_status/ }).isChecked()).toBe(true);
+      expect(await sidewaysOverflow(page)).toBe(0);
+      expect(await axeProblems(page, `profile editor with source tools, ${label}`)).toEqual([]);
+      expect(opened.errors).toEqual([]);
+      await opened.context.close();
+    }, 120_000);
+  }
+});
