@@ -11,6 +11,7 @@ import {
   sidewaysOverflow,
   signUp,
   VIEWPORTS,
+  verifyEmailFromMailbox,
 } from "./browser.ts";
 
 /**
@@ -95,6 +96,9 @@ describe("the developers' area", () => {
     const { context, page, errors } = await openContext(browser, VIEWPORTS.desktop, "light");
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: stack.base });
     await signUp(page, stack.base, owner);
+    // The sign-up grant pays the end users' chats: the address is confirmed from the mailbox.
+    await verifyEmailFromMailbox(page, stack.mailbox, owner.email);
+    await page.goto(`${stack.base}/projects`);
     // A project for the app's end users to chat in.
     const newProject = page.getByRole("form", { name: "New project" });
     await newProject.getByLabel("Name").fill("Support");

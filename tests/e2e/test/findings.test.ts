@@ -6,6 +6,7 @@ import {
   launchChromium,
   openContext,
   signUp,
+  submitSignUp,
   VIEWPORTS,
   verifyEmailFromMailbox,
 } from "./browser.ts";
@@ -523,8 +524,7 @@ describe("navigation and the shell", () => {
     const link = await add.getByLabel("Invitation link").inputValue();
     expect(await page.getByRole("combobox", { name: "Role of Bob Bobson" }).count()).toBe(0);
     await bob.page.goto(link);
-    await bob.page.getByRole("button", { name: /^Join / }).click();
-    await bob.page.waitForURL((url) => url.pathname === "/projects");
+    await submitSignUp(bob.page, bob.page.getByRole("button", { name: /^Join / }), bob.errors);
     await page.reload();
     await page.getByRole("combobox", { name: "Role of Bob Bobson" }).waitFor();
 
@@ -609,8 +609,7 @@ describe("navigation and the shell", () => {
     // The sign-up is on the invitation, the email already in (issue 28): one click joins.
     await cleo.page.getByLabel("Name", { exact: true }).fill("Cleo Clerk");
     await cleo.page.getByLabel("Password").fill("correct horse battery");
-    await cleo.page.getByRole("button", { name: /^Join / }).click();
-    await cleo.page.waitForURL((url) => url.pathname === "/projects");
+    await submitSignUp(cleo.page, cleo.page.getByRole("button", { name: /^Join / }), cleo.errors);
     await expect
       .poll(async () => (await cleo.page.locator("header").textContent()) ?? "")
       .toContain("Trajectory Analysis");

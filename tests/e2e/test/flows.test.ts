@@ -7,6 +7,7 @@ import {
   openContext,
   type Scheme,
   signUp,
+  submitSignUp,
   VIEWPORTS,
   verifyEmailFromMailbox,
 } from "./browser.ts";
@@ -222,8 +223,7 @@ describe("invitees join, they do not sign up as founders", () => {
         expect(await form.getByLabel(/Organization name/).count()).toBe(0);
         await form.getByLabel("Name", { exact: true }).fill("Invited Person");
         await form.getByLabel("Password").fill("correct horse battery");
-        await form.getByRole("button", { name: `Join ${owner.org}` }).click();
-        await page.waitForURL((url) => url.pathname === "/projects");
+        await submitSignUp(page, form.getByRole("button", { name: `Join ${owner.org}` }), errors);
         await page.getByRole("heading", { level: 1, name: `Projects in ${owner.org}` }).waitFor();
         // Their only org is the one that invited them: no founder's org was made.
         const me = (await call(page, "GET", "/api/me")) as { orgs: { name: string }[] };
@@ -317,8 +317,7 @@ describe("a removed member", () => {
         await page.goto(invitation.url);
         await page.getByLabel("Name", { exact: true }).fill(`Removed ${size}`);
         await page.getByLabel("Password").fill("correct horse battery");
-        await page.getByRole("button", { name: /^Join / }).click();
-        await page.waitForURL((url) => url.pathname === "/projects");
+        await submitSignUp(page, page.getByRole("button", { name: /^Join / }), errors);
         // On the project's page, its preview chat connected: the removal closes its socket.
         await page.goto(`${base}/projects/${projectId}`);
         await page
