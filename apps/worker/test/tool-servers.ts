@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { parleyVerifier, shopMcpHandler, shopOrders } from "@parley/example-host-app/mcp-server";
 import { createLocalJWKSet, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
@@ -15,7 +15,8 @@ import { z } from "zod";
  * verifier (jose) against the Worker's JWKS, which a test puts at `PUT /__jwks` (the Worker under
  * test has no port to fetch it from). `GET /__log` lists what each server received: the verified
  * claims (or why the token was refused) and whether the source's credential came along, never
- * the arguments. `DELETE /__log` forgets it.
+ * the arguments. `DELETE /__log` forgets it. The lab's `POST /__tools {src, add?, remove?}`
+ * changes one source's tool list at runtime (its live sessions say `tools/list_changed`).
  */
 
 export const ISSUER = "parley";
@@ -68,64 +69,158 @@ async function listen(server: Server): Promise<string> {
 
 // ---- the lab MCP server ----
 
-function labServer(sessions: Map<string, LabSession>): McpServer {
+/**
+ * Per source (the `src` claim of the session's initialize): tools added to the lab's list and
+ * tools taken out of it, by `POST /__tools` (the list_changed tests). Keyed by source so a test
+ * changing its source's list changes no other test's.
+ */
+const changes = new Map<string, { added: Set<string>; removed: Set<string> }>();
+const changesOf = (src: string) => {
+  let change = changes.get(src);
+  if (!change) {
+    change = { added: new Set(), removed: new Set() };
+    changes.set(src, change);
+  }
+  return change;
+};
+
+/** Adds a plain read tool `name` to one session's server (the SDK then says list_changed). */
+function addTool(session: LabSession, name: string) {
+  if (session.tools.has(name)) return;
+  session.tools.set(
+    name,
+    session.server.registerTool(
+      name,
+      { description: `Added tool ${name}`, inputSchema: {}, annotations: { readOnlyHint: true } },
+      async () => ({ content: [{ type: "text", text: `added ${name}` }] }),
+    ),
+  );
+}
+
+/** Takes `name` out of one session's server (the SDK then says list_changed). */
+function removeTool(session: LabSession, name: string) {
+  session.tools.get(name)?.remove();
+  session.tools.delete(name);
+}
+
+/**
+ * `POST /__tools {src, add?, remove?}`: changes source `src`'s tool list, in its live sessions
+ * (each sends `notifications/tools/list_changed` on its open stream) and in the sessions it opens
+ * later (as a deploy of the server would).
+ */
+async function changeTools(
+  req: IncomingMessage,
+  res: ServerResponse,
+  sessions: Map<string, LabSession>,
+) {
+  const {
+    src,
+    add = [],
+    remove = [],
+  } = JSON.parse(await readBody(req)) as {
+    src: string;
+    add?: string[];
+    remove?: string[];
+  };
+  const change = changesOf(src);
+  for (const name of add) {
+    change.removed.delete(name);
+    change.added.add(name);
+  }
+  for (const name of remove) {
+    change.added.delete(name);
+    change.removed.add(name);
+  }
+  let live = 0;
+  for (const session of sessions.values()) {
+    if (session.src !== src) continue;
+    live++;
+    for (const name of add) addTool(session, name);
+    for (const name of remove) removeTool(session, name);
+  }
+  send(res, 200, { live });
+}
+
+/** A lab session's server; its tools' handles go into `tools` (to take one out later). */
+function labServer(
+  sessions: Map<string, LabSession>,
+  tools: Map<string, RegisteredTool>,
+): McpServer {
   const server = new McpServer({ name: "parley-lab", version: "1.0.0" });
   const read = { readOnlyHint: true };
   const claimsOf = (extra: { authInfo?: { extra?: Record<string, unknown> } }) =>
     (extra.authInfo?.extra?.claims ?? null) as JWTPayload | null;
-  server.registerTool(
+  tools.set(
     "whoami",
-    { description: "Who Parley says is calling", inputSchema: {}, annotations: read },
-    async (_args, extra) => {
-      const claims = claimsOf(extra);
-      return {
-        content: [{ type: "text", text: JSON.stringify(claims) }],
-        structuredContent: { claims },
-      };
-    },
+    server.registerTool(
+      "whoami",
+      { description: "Who Parley says is calling", inputSchema: {}, annotations: read },
+      async (_args, extra) => {
+        const claims = claimsOf(extra);
+        return {
+          content: [{ type: "text", text: JSON.stringify(claims) }],
+          structuredContent: { claims },
+        };
+      },
+    ),
   );
-  server.registerTool(
+  tools.set(
     "slow",
-    {
-      description: "Answers after ms",
-      inputSchema: { ms: z.number().int().min(0).max(60_000) },
-      annotations: read,
-    },
-    async ({ ms }) => {
-      await sleep(ms);
-      return { content: [{ type: "text", text: `slept ${ms}` }] };
-    },
+    server.registerTool(
+      "slow",
+      {
+        description: "Answers after ms",
+        inputSchema: { ms: z.number().int().min(0).max(60_000) },
+        annotations: read,
+      },
+      async ({ ms }) => {
+        await sleep(ms);
+        return { content: [{ type: "text", text: `slept ${ms}` }] };
+      },
+    ),
   );
-  server.registerTool(
+  tools.set(
     "big",
-    {
-      description: "A text of n bytes",
-      inputSchema: { bytes: z.number().int().min(1).max(5_000_000) },
-      annotations: read,
-    },
-    async ({ bytes }) => ({ content: [{ type: "text", text: "x".repeat(bytes) }] }),
+    server.registerTool(
+      "big",
+      {
+        description: "A text of n bytes",
+        inputSchema: { bytes: z.number().int().min(1).max(5_000_000) },
+        annotations: read,
+      },
+      async ({ bytes }) => ({ content: [{ type: "text", text: "x".repeat(bytes) }] }),
+    ),
   );
-  server.registerTool(
+  tools.set(
     "fails",
-    { description: "Always reports an error", inputSchema: {}, annotations: read },
-    async () => ({ isError: true, content: [{ type: "text", text: "the lab refuses" }] }),
+    server.registerTool(
+      "fails",
+      { description: "Always reports an error", inputSchema: {}, annotations: read },
+      async () => ({ isError: true, content: [{ type: "text", text: "the lab refuses" }] }),
+    ),
   );
-  server.registerTool(
+  tools.set(
     "note",
-    {
-      description: "Writes a note (a write: no readOnlyHint)",
-      inputSchema: { text: z.string().max(200) },
-    },
-    async ({ text }) => ({ content: [{ type: "text", text: `noted ${text.length} chars` }] }),
+    server.registerTool(
+      "note",
+      {
+        description: "Writes a note (a write: no readOnlyHint)",
+        inputSchema: { text: z.string().max(200) },
+      },
+      async ({ text }) => ({ content: [{ type: "text", text: `noted ${text.length} chars` }] }),
+    ),
   );
-  server.registerTool(
+  tools.set(
     "grow",
-    { description: "Adds a tool to every session's list", inputSchema: {}, annotations: read },
-    async () => {
-      grown++;
-      for (const session of sessions.values()) addGrown(session.server, grown);
-      return { content: [{ type: "text", text: `grown ${grown}` }] };
-    },
+    server.registerTool(
+      "grow",
+      { description: "Adds a tool to every session's list", inputSchema: {}, annotations: read },
+      async () => {
+        grown++;
+        for (const session of sessions.values()) addGrown(session.server, grown);
+        return { content: [{ type: "text", text: `grown ${grown}` }] };
+      },
+    ),
   );
   for (let n = 1; n <= grown; n++) addGrown(server, n);
   return server;
@@ -147,6 +242,10 @@ function addGrown(server: McpServer, n: number) {
 interface LabSession {
   server: McpServer;
   transport: StreamableHTTPServerTransport;
+  /** The source the session was opened for (its initialize's `src` claim). */
+  src: string | null;
+  /** Every tool of the session by name, to take one out. */
+  tools: Map<string, RegisteredTool>;
 }
 
 type Verify = (authorization: string | undefined) => Promise<JWTPayload>;
@@ -182,6 +281,7 @@ async function startLab(): Promise<{ url: string; server: Server }> {
       }
       if (path === "/garbage") return send(res, 200, "{this is not json", "application/json");
       if (path === "/huge") return send(res, 200, `"${"x".repeat(3_000_000)}"`);
+      if (path === "/__tools" && req.method === "POST") return changeTools(req, res, sessions);
       if (path !== "/mcp") return send(res, 404, {});
       const raw = req.method === "POST" ? await readBody(req) : "";
       const body = raw === "" ? undefined : (JSON.parse(raw) as { method?: string });
@@ -209,8 +309,13 @@ async function startLab(): Promise<{ url: string; server: Server }> {
             sessions.set(sid, created);
           },
         });
-        const mcp = labServer(sessions);
-        const created: LabSession = { server: mcp, transport };
+        const tools = new Map<string, RegisteredTool>();
+        const mcp = labServer(sessions, tools);
+        const src = typeof claims.src === "string" ? claims.src : null;
+        const created: LabSession = { server: mcp, transport, src, tools };
+        const change = src ? changes.get(src) : undefined;
+        for (const name of change?.added ?? []) addTool(created, name);
+        for (const name of change?.removed ?? []) removeTool(created, name);
         transport.onclose = () => {
           if (transport.sessionId) sessions.delete(transport.sessionId);
         };

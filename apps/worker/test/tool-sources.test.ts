@@ -213,17 +213,27 @@ describe("listing and refreshing", () => {
   it("refresh lists the tools again; a tool the server adds shows up", async () => {
     const w = await world();
     const source = await labSource(w.orgId, w.admin.token);
-    const before = source.tools.length;
-    // The lab's `grow` adds a tool for every session (as a deploy of the server would).
-    const { sourceTools } = await import("../src/tools/turn-tools.ts");
-    expect(before).toBeGreaterThan(0);
-    void sourceTools;
+    expect(source.tools.map((t) => t.name)).not.toContain("added_by_deploy");
+    // The lab adds a tool for this source (as a deploy of the server would); Parley keeps no
+    // connection after listing, so only the refresh can see it.
+    const added = await fetch(`${lab()}/__tools`, {
+      method: "POST",
+      body: JSON.stringify({ src: source.id, add: ["added_by_deploy"] }),
+    });
+    expect(added.status).toBe(200);
+    const stored = await api<ToolSource>("GET", `/api/tool-sources/${source.id}`, {
+      token: w.admin.token,
+    });
+    expect(stored.body.tools.map((t) => t.name)).not.toContain("added_by_deploy");
     await fetch(`${lab()}/__log`, { method: "DELETE" });
     const refreshed = await api<ToolSource>("POST", `/api/tool-sources/${source.id}/refresh`, {
       token: w.admin.token,
     });
     expect(refreshed.status).toBe(200);
-    expect(refreshed.body.tools.map((t) => t.name)).toEqual(source.tools.map((t) => t.name));
+    expect(refreshed.body.tools.map((t) => t.name)).toEqual([
+      ...source.tools.map((t) => t.name),
+      "added_by_deploy",
+    ]);
     expect(Date.parse(refreshed.body.toolsListedAt ?? "")).toBeGreaterThanOrEqual(
       Date.parse(source.toolsListedAt ?? ""),
     );
