@@ -142,10 +142,7 @@ async function changeTools(
 }
 
 /** A lab session's server; its tools' handles go into `tools` (to take one out later). */
-function labServer(
-  sessions: Map<string, LabSession>,
-  tools: Map<string, RegisteredTool>,
-): McpServer {
+function labServer(tools: Map<string, RegisteredTool>): McpServer {
   const server = new McpServer({ name: "parley-lab", version: "1.0.0" });
   const read = { readOnlyHint: true };
   const claimsOf = (extra: { authInfo?: { extra?: Record<string, unknown> } }) =>
@@ -210,33 +207,7 @@ function labServer(
       async ({ text }) => ({ content: [{ type: "text", text: `noted ${text.length} chars` }] }),
     ),
   );
-  tools.set(
-    "grow",
-    server.registerTool(
-      "grow",
-      { description: "Adds a tool to every session's list", inputSchema: {}, annotations: read },
-      async () => {
-        grown++;
-        for (const session of sessions.values()) addGrown(session.server, grown);
-        return { content: [{ type: "text", text: `grown ${grown}` }] };
-      },
-    ),
-  );
-  for (let n = 1; n <= grown; n++) addGrown(server, n);
   return server;
-}
-
-let grown = 0;
-function addGrown(server: McpServer, n: number) {
-  try {
-    server.registerTool(
-      `grown_${n}`,
-      { description: `Grown tool ${n}`, inputSchema: {}, annotations: { readOnlyHint: true } },
-      async () => ({ content: [{ type: "text", text: `grown ${n}` }] }),
-    );
-  } catch {
-    // already there
-  }
 }
 
 interface LabSession {
@@ -310,7 +281,7 @@ async function startLab(): Promise<{ url: string; server: Server }> {
           },
         });
         const tools = new Map<string, RegisteredTool>();
-        const mcp = labServer(sessions, tools);
+        const mcp = labServer(tools);
         const src = typeof claims.src === "string" ? claims.src : null;
         const created: LabSession = { server: mcp, transport, src, tools };
         const change = src ? changes.get(src) : undefined;
