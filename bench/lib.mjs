@@ -105,7 +105,7 @@ export async function startWorker(
         try {
           process.kill(-child.pid, "SIGTERM");
         } catch {}
-        rmSync(state, { recursive: true, force: true });
+        rmSync(state, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
         throw new Error(`wrangler dev did not start:\n${log.slice(-2000)}`);
       }
       await new Promise((r) => setTimeout(r, 200));
@@ -121,7 +121,7 @@ export async function startWorker(
       try {
         process.kill(-child.pid, "SIGTERM");
       } catch {}
-      rmSync(state, { recursive: true, force: true });
+      rmSync(state, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }
