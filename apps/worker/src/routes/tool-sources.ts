@@ -27,6 +27,7 @@ import { type ListOutcome, sourceClient } from "../tools/source-client.ts";
 import {
   CALL_COLUMNS,
   type CallRow,
+  recordListing,
   SOURCE_COLUMNS,
   type SourceRow,
   sourceById,
@@ -34,7 +35,6 @@ import {
   storedActions,
   toToolCall,
   toToolSource,
-  writeListedTools,
 } from "../tools/sources-db.ts";
 import { checkSourceUrl, sourceAllowList } from "../tools/url-rule.ts";
 
@@ -71,40 +71,16 @@ async function reread(db: D1Database, id: string): Promise<SourceRow> {
 }
 
 /**
- * Lists an MCP source's tools now, as `userId`, and writes them. A server that cannot be reached
- * leaves the tools as they were; its error shows in the source's health.
+ * Lists an MCP source's tools now and records them (`recordListing`); the source's listener
+ * stays open for its `list_changed`. Acts as the source, never as the admin who asked.
  */
-async function listNow(env: Env, row: SourceRow, userId: string): Promise<void> {
+async function listNow(env: Env, row: SourceRow): Promise<void> {
   if (row.kind !== "mcp") return;
-  const settings = toolSettings(env);
   // Typed as the object's method says (the RPC stub's type loses the union's narrowing).
   const listed = (await sourceClient(env, row.id).listTools({
     source: sourceRef(row),
-    identity: {
-      subject: userId,
-      subjectKind: "member",
-      orgId: row.org_id,
-      appId: null,
-      sessionId: null,
-    },
-    timeoutMs: settings.timeoutMs,
-    maxResponseBytes: settings.responseMaxBytes,
   })) as ListOutcome;
-  if (listed.ok) {
-    await writeListedTools(env.DB, row.id, listed.tools, listed.truncated);
-    await env.DB.prepare(
-      "UPDATE tool_sources SET consecutive_failures = 0, last_success_at = ? WHERE id = ?",
-    )
-      .bind(Date.now(), row.id)
-      .run();
-  } else {
-    await env.DB.prepare(
-      `UPDATE tool_sources SET consecutive_failures = consecutive_failures + 1, last_error = ?,
-         last_error_at = ? WHERE id = ?`,
-    )
-      .bind(`${listed.code}: ${listed.message}`.slice(0, 300), Date.now(), row.id)
-      .run();
-  }
+  await recordListing(env.DB, row.id, listed);
 }
 
 /** Profiles (current versions) of the org that switch on a tool of this source. */
@@ -213,7 +189,7 @@ export const orgToolSources = new Hono<AppEnv>()
         });
       }
       const row = await reread(db, id);
-      await listNow(c.env, row, userId);
+      await listNow(c.env, row);
       return c.json(shown(c.env, await reread(db, id)), 201);
     },
   );
@@ -317,7 +293,7 @@ export const toolSources = new Hono<AppEnv>()
       if (connection) await sourceClient(c.env, row.id).retire(row.version + 1);
       let updated = await reread(db, row.id);
       if (connection && updated.kind === "mcp") {
-        await listNow(c.env, updated, userId);
+        await listNow(c.env, updated);
         updated = await reread(db, row.id);
       }
       // Profiles naming its tools see the change at their next turn.
@@ -392,7 +368,7 @@ export const toolSources = new Hono<AppEnv>()
         throw new AppError("invalid_request", "An HTTP source's actions are written, not listed");
       }
       refuseUrl(row.url, c.env);
-      await listNow(c.env, row, userId);
+      await listNow(c.env, row);
       return c.json(shown(c.env, await reread(c.env.DB, row.id)));
     },
   )

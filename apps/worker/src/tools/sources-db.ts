@@ -216,6 +216,33 @@ export async function writeListedTools(
     .run();
 }
 
+/**
+ * What a listing of an MCP source leaves in D1, the same for every listing (registration, the
+ * refresh route, the source's listener after `list_changed` or a reopened stream): a listed
+ * source gets the new tools and a success (a tool the server no longer lists is gone from the
+ * source; a profile that switched it on keeps the name, shown as no longer listed, and a turn
+ * does not offer it); a failed one keeps its tools and counts a failure with its error.
+ */
+export async function recordListing(
+  db: D1Database,
+  id: string,
+  listed:
+    | { ok: true; tools: readonly ListedTool[]; truncated: boolean }
+    | { ok: false; code: string; message: string },
+  now = Date.now(),
+): Promise<void> {
+  if (listed.ok) {
+    await writeListedTools(db, id, listed.tools, listed.truncated, now);
+    await recordHealth(db, id, { ok: true, at: now });
+    return;
+  }
+  await recordHealth(db, id, {
+    ok: false,
+    at: now,
+    error: `${listed.code}: ${listed.message}`.slice(0, 300),
+  });
+}
+
 /** HTTP actions as stored tools. */
 export const storedActions = (actions: readonly HttpAction[]): StoredTool[] =>
   actions.map((action) => ({
