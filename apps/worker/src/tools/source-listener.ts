@@ -169,6 +169,10 @@ export class SourceListener {
         await this.#end();
         return undefined;
       }
+      if (state.mode === "poll" && toolSettings(env).listenPollMs === 0) {
+        // No polling: such a source is listed on demand only; the job just ends it when idle.
+        return idleMs > 0 ? { rescheduleAt: state.lastActive + idleMs } : undefined;
+      }
       const source = sourceRef(row);
       const live = this.#live;
       if (
