@@ -258,7 +258,10 @@ export const toolSources = new Hono<AppEnv>()
         });
       }
       if (input.url !== undefined) refuseUrl(input.url, c.env);
-      const connection = input.url !== undefined || input.credential !== undefined;
+      // Switching a source off or on moves its version too: calls made under the older one
+      // (a turn built before the switch) are refused by its client object.
+      const connection =
+        input.url !== undefined || input.credential !== undefined || input.enabled !== undefined;
       const sealed =
         input.credential === undefined || input.credential === null
           ? null
@@ -276,6 +279,7 @@ export const toolSources = new Hono<AppEnv>()
                credential_sealed = CASE WHEN ?6 THEN ?8 ELSE credential_sealed END,
                access_overrides = coalesce(?9, access_overrides),
                tools = coalesce(?10, tools),
+               enabled = coalesce(?16, enabled),
                version = version + ?11,
                updated_at = ?12
              WHERE id = ?13 AND version = ?14
@@ -297,6 +301,7 @@ export const toolSources = new Hono<AppEnv>()
             row.id,
             row.version,
             row.org_id,
+            input.enabled === undefined ? null : input.enabled ? 1 : 0,
           ),
         auditStatement(
           db,
@@ -316,7 +321,7 @@ export const toolSources = new Hono<AppEnv>()
       }
       if (connection) await sourceClient(c.env, row.id).retire(row.version + 1);
       let updated = await reread(db, row.id);
-      if (connection && updated.kind === "mcp") {
+      if (connection && updated.kind === "mcp" && updated.enabled === 1) {
         await listNow(c.env, updated, userId);
         updated = await reread(db, row.id);
       }
