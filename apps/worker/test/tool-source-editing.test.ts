@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { type EndUserToolCall, newId, type ToolSource } from "@parley/shared";
 import { beforeAll, describe, expect, it } from "vitest";
+import { isToolCallError } from "../src/tools/call-error.ts";
 import type { ToolCallMeter } from "../src/tools/tool-meter.ts";
 import { sourceTools } from "../src/tools/turn-tools.ts";
 import { asEndUser, endUserToken, openSession } from "./end-users.ts";
@@ -57,6 +58,36 @@ describe("switching a source off and on (PATCH enabled)", () => {
     });
     expect(on.body.enabled).toBe(true);
     expect(await offered(w, source)).toEqual(["order_status"]);
+  });
+
+  it("a turn's tools built before the switch are refused at the call (source_gone)", async () => {
+    const w = await world();
+    const source = await httpSource(w.orgId, w.admin.token);
+    const stub = env.ASSISTANT_AGENT.get(env.ASSISTANT_AGENT.idFromName(w.sessionId));
+    const error = await runInDurableObject(stub, async (instance) => {
+      const tools = await sourceTools(env, {
+        orgId: w.orgId,
+        projectId: w.projectId,
+        sessionId: w.sessionId,
+        caller: { kind: "member", userId: w.member.id, appId: null },
+        profileTools: [`source:${source.id}:order_status`],
+        meter: (instance as unknown as { toolCalls: ToolCallMeter }).toolCalls,
+      });
+      const off = await api("PATCH", `/api/tool-sources/${source.id}`, {
+        token: w.admin.token,
+        body: { enabled: false },
+      });
+      expect(off.status).toBe(200);
+      const execute = tools.order_status?.execute as unknown as (
+        args: unknown,
+        options: Record<string, unknown>,
+      ) => Promise<unknown>;
+      return execute({ orderId: "A-1" }, { toolCallId: crypto.randomUUID(), messages: [] }).then(
+        () => null,
+        (caught: unknown) => caught,
+      );
+    });
+    expect(isToolCallError(error) && error.code).toBe("source_gone");
   });
 
   it("a member cannot switch it, another org's owner finds nothing, a non-boolean is refused", async () => {

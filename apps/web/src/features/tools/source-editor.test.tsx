@@ -280,3 +280,38 @@ describe("a session's tool calls", () => {
     ]);
   });
 });
+
+describe("an MCP source's read and write marks", () => {
+  const mcp = () =>
+    httpSource({
+      kind: "mcp",
+      url: "https://shop.example.com/mcp",
+      access: { request_refund: "write", gone_tool: "read" },
+      tools: httpSource().tools.map((tool) => ({ ...tool, method: null, path: null })),
+    });
+
+  it("sends the whole record when a mark changes, keeping marks of tools no longer listed", () => {
+    const source = mcp();
+    const form = formOf(source);
+    expect(form.marks).toEqual({ order_status: "server", request_refund: "write" });
+    expect(patchOf(source, form)).toEqual({ ok: true, patch: null });
+    form.marks = { order_status: "read", request_refund: "server" };
+    expect(patchOf(source, form)).toEqual({
+      ok: true,
+      patch: { access: { order_status: "read", gone_tool: "read" } },
+    });
+  });
+
+  it("marks a tool in the dialog", async () => {
+    const update = vi.spyOn(toolsApi, "update").mockResolvedValue(mcp());
+    await renderInApp(<SourceEditorDialog source={mcp()} />);
+    fireEvent.click(screen.getByRole("button", { name: "Edit Shop API" }));
+    const dialog = await screen.findByRole("dialog");
+    fireEvent.change(within(dialog).getByLabelText("order_status"), { target: { value: "write" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(update).toHaveBeenCalledTimes(1));
+    expect(update.mock.calls[0]?.[1]).toEqual({
+      access: { order_status: "write", request_refund: "write", gone_tool: "read" },
+    });
+  });
+});

@@ -30,8 +30,8 @@ function FieldError({ id, message }: { id: string; message: string | undefined }
 /**
  * Edits a tool source (owners and admins, through `PATCH /api/tool-sources/:id`): its URL, price
  * per call, whether it is on, its static credential (replaced or removed; its value is never
- * shown, only whether one is set), and an HTTP source's actions (added, edited, removed; an
- * OpenAPI import replaces them all from the card). Only what changed is sent; the API's refusal
+ * shown, only whether one is set), an HTTP source's actions (added, edited, removed; an OpenAPI
+ * import replaces them all from the card) and an MCP server's tools marked read or write. Only what changed is sent; the API's refusal
  * shows beside the field it names.
  */
 export function SourceEditorDialog({ source }: { source: ToolSource }) {
@@ -210,6 +210,32 @@ export function SourceEditorDialog({ source }: { source: ToolSource }) {
                   Add action
                 </Button>
               </div>
+            </fieldset>
+          ) : null}
+          {source.kind === "mcp" && Object.keys(form.marks).length > 0 ? (
+            <fieldset className="grid min-w-0 gap-2">
+              <legend className="mb-1 font-medium text-sm">Read or write</legend>
+              <p className="text-muted-foreground text-xs">
+                A write asks the person in the chat before each call. The server's own mark applies
+                unless you set one.
+              </p>
+              {Object.entries(form.marks).map(([name, mark]) => (
+                <Field key={name} label={name} className="font-mono">
+                  <Select
+                    value={mark}
+                    onChange={(event) =>
+                      set({
+                        marks: { ...form.marks, [name]: event.target.value as typeof mark },
+                      })
+                    }
+                  >
+                    <option value="server">The server's mark</option>
+                    <option value="read">Read</option>
+                    <option value="write">Write (asks first)</option>
+                  </Select>
+                </Field>
+              ))}
+              <FieldError id={`${id}-access`} message={errors.access} />
             </fieldset>
           ) : null}
           {errors.form ? (

@@ -39,6 +39,8 @@ export interface SourceForm {
   secret: string;
   /** HTTP sources only. */
   actions: ActionDraft[];
+  /** MCP sources only: per tool, the owner's mark over the server's (`server`: none). */
+  marks: Record<string, ToolAccess | "server">;
 }
 
 /** Errors of the form, by field: `url`, `price`, `header`, `secret`, `actions.<i>.<field>`, `form`. */
@@ -80,6 +82,14 @@ export function formOf(source: ToolSource): SourceForm {
             schema: schemaText(tool.inputSchema),
           }))
         : [],
+    marks:
+      source.kind === "mcp"
+        ? Object.fromEntries(
+            source.tools
+              .filter((tool) => tool.usable)
+              .map((tool) => [tool.name, source.access[tool.name] ?? "server"]),
+          )
+        : {},
   };
 }
 
@@ -146,8 +156,25 @@ export function patchOf(
     });
     if (!sameActions(source, actions)) patch.actions = actions;
   }
+  if (source.kind === "mcp") {
+    const access = Object.fromEntries(
+      Object.entries(form.marks).flatMap(([name, mark]) =>
+        mark === "server" ? [] : [[name, mark]],
+      ),
+    ) as Record<string, ToolAccess>;
+    // Marks of tools the server no longer lists are kept: the form shows only listed ones.
+    for (const [name, mark] of Object.entries(source.access)) {
+      if (!(name in form.marks)) access[name] = mark;
+    }
+    if (!sameRecord(access, source.access)) patch.access = access;
+  }
   if (Object.keys(errors).length > 0) return { ok: false, errors };
   return { ok: true, patch: Object.keys(patch).length === 0 ? null : patch };
+}
+
+function sameRecord(a: Record<string, string>, b: Record<string, string>): boolean {
+  const sorted = (record: Record<string, string>) => JSON.stringify(Object.entries(record).sort());
+  return sorted(a) === sorted(b);
 }
 
 function sameActions(source: ToolSource, actions: readonly Action[]): boolean {
@@ -177,5 +204,6 @@ export function errorsOfApi(error: unknown): FormErrors {
   const action = /^actions\.(\d+)\.(\w+)/.exec(field);
   if (action) return { [`actions.${action[1]}.${action[2]}`]: message };
   if (field === "url") return { url: message };
+  if (field.startsWith("access")) return { access: message };
   return { form: message };
 }
