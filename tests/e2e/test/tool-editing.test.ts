@@ -13,7 +13,7 @@ import {
 /**
  * Editing a tool source and reading a chat's tool calls (issue 30's web gaps), in Chromium against
  * `pnpm dev --example`: the shop's owner edits an HTTP source of their org (its price, one action,
- * a new credential, never shown back), then chats in the shop's project, whose default profile
+ * its credential replaced, never shown back), then chats in the shop's project, whose default profile
  * switches on the shop's MCP tools, and finds the call in the chat's "Tool calls" list, at 1366
  * and 390 px, axe clean.
  */
@@ -90,13 +90,14 @@ describe("editing a tool source, and a chat's tool calls", () => {
       if (!browser || !stack) throw new Error("no stack");
       const phone = label === "phone";
       const name = `Shop actions ${label}`;
-      const source = await ownerApi<{ id: string }>(
+      const source = await ownerApi<{ id: string; version: number }>(
         "POST",
         `/api/orgs/${state.orgId}/tool-sources`,
         {
           kind: "http",
           name,
           url: `${shop}/api`,
+          credential: { header: "X-Shop-Key", value: `first-secret-${label}` },
           actions: [
             {
               name: "order_lookup",
@@ -118,17 +119,21 @@ describe("editing a tool source, and a chat's tool calls", () => {
       await signIn(page);
       await page.goto(`${stack.base}/assistants#tools`);
       const card = page.getByRole("region", { name });
-      await card.getByText("No credential").waitFor();
+      await card.getByText("Credential set (X-Shop-Key)").waitFor();
 
       await press(card.getByRole("button", { name: `Edit ${name}` }), phone);
       const dialog = page.getByRole("dialog", { name: `Edit ${name}` });
-      await dialog.getByText("Not set.").waitFor();
+      await dialog
+        .getByText("Set: sent as the X-Shop-Key header. Its value is never shown.")
+        .waitFor();
       await dialog.getByLabel(/^Price per call/).fill("0.02");
       const action = dialog.getByRole("group", { name: "Action 1: order_lookup" });
       await action.getByLabel(/^Path/).fill("/v2/orders/{orderId}");
       await action.getByLabel("Description").fill("Looks an order up by its number");
-      await press(dialog.getByLabel("Add one"), phone);
-      await dialog.getByLabel("Header").fill("X-Shop-Key");
+      await press(dialog.getByLabel("Replace it"), phone);
+      // The header is kept as it was; the value field starts empty (no value ever comes back).
+      expect(await dialog.getByLabel("Header").inputValue()).toBe("X-Shop-Key");
+      expect(await dialog.getByLabel("New value").inputValue()).toBe("");
       await dialog.getByLabel("New value").fill(`shop-secret-${label}`);
       expect(await sidewaysOverflow(page)).toBe(0);
       expect(await axeProblems(page, `source editor, ${label}`)).toEqual([]);
@@ -140,12 +145,16 @@ describe("editing a tool source, and a chat's tool calls", () => {
       await card.getByText("Credential set (X-Shop-Key)").waitFor();
       await card.getByText("GET /v2/orders/{orderId}").waitFor();
       expect(await page.content()).not.toContain(`shop-secret-${label}`);
+      expect(await page.content()).not.toContain(`first-secret-${label}`);
       const saved = await ownerApi<{
+        version: number;
         priceMicros: number;
         credential: { header: string } | null;
         tools: { path: string; description: string }[];
       }>("GET", `/api/tool-sources/${source.id}`);
       expect(saved.priceMicros).toBe(20_000);
+      // One PATCH, and the credential's change moved the version (calls under the old one refused).
+      expect(saved.version).toBe(source.version + 1);
       expect(saved.credential).toEqual({ header: "X-Shop-Key" });
       expect(saved.tools.map((tool) => [tool.path, tool.description])).toEqual([
         ["/v2/orders/{orderId}", "Looks an order up by its number"],

@@ -92,7 +92,9 @@ describe("the shop's tools in its embed", () => {
       const actions = assistant.getByTestId("actions-taken");
       await actions.getByText("Actions taken (2)").waitFor({ timeout: 15_000 });
       await actions.locator("summary").click();
-      await actions.getByText(/request_refund \(Acme Shop orders\): done, approved by you/).waitFor();
+      await actions
+        .getByText(/request_refund \(Acme Shop orders\): done, approved by you/)
+        .waitFor();
       await actions.getByText(/order_status \(Acme Shop orders\): done/).waitFor();
       expect(await sidewaysOverflow(page)).toBe(0);
       expect(await axeProblems(page, `tools, after the refund, ${label}`)).toEqual([]);
