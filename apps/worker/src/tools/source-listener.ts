@@ -164,7 +164,8 @@ export class SourceListener {
       const env = this.host.env;
       const row = await sourceById(env.DB, state.sourceId);
       const idleMs = toolSettings(env).listenIdleMs;
-      const gone = row?.kind !== "mcp" || row.version < (await this.host.minVersion());
+      const gone =
+        row?.kind !== "mcp" || row.enabled !== 1 || row.version < (await this.host.minVersion());
       if (gone || (idleMs > 0 && Date.now() - state.lastActive >= idleMs)) {
         await this.#end();
         return undefined;

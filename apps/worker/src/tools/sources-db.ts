@@ -38,6 +38,8 @@ export interface SourceRow {
   description: string | null;
   url: string;
   price_micros: number;
+  /** 0: switched off by an owner or admin (migrations/0026): no turn offers its tools. */
+  enabled: number;
   credential_header: string | null;
   credential_sealed: string | null;
   access_overrides: string;
@@ -53,7 +55,7 @@ export interface SourceRow {
   updated_at: number;
 }
 
-export const SOURCE_COLUMNS = `id, org_id, kind, name, description, url, price_micros,
+export const SOURCE_COLUMNS = `id, org_id, kind, name, description, url, price_micros, enabled,
   credential_header, credential_sealed, access_overrides, tools, tools_listed_at, version,
   consecutive_failures, last_error, last_error_at, last_success_at, created_by, created_at,
   updated_at`;
@@ -89,6 +91,15 @@ export const sourceRef = (row: SourceRow): SourceRef => ({
   credentialSealed: row.credential_sealed,
 });
 
+/**
+ * The class of a source's last error (`timeout`, `unauthorized`, ...): the code its writers put
+ * before the message (`<code>: <message>`), what a screen may show without the message's text.
+ */
+export function errorClass(lastError: string | null): string | null {
+  const code = lastError === null ? null : /^([a-z_]{1,40}):/.exec(lastError)?.[1];
+  return code ?? (lastError === null ? null : "error");
+}
+
 /** A source as the API shows it: its credential's header, never its value. */
 export function toToolSource(row: SourceRow, unhealthyAfter: number): ToolSource {
   const status =
@@ -105,6 +116,7 @@ export function toToolSource(row: SourceRow, unhealthyAfter: number): ToolSource
     description: row.description,
     url: row.url,
     priceMicros: row.price_micros,
+    enabled: row.enabled === 1,
     credential: row.credential_header ? { header: row.credential_header } : null,
     access: JSON.parse(row.access_overrides) as Record<string, ToolAccess>,
     tools: toolsOf(row),
@@ -114,6 +126,7 @@ export function toToolSource(row: SourceRow, unhealthyAfter: number): ToolSource
       status,
       consecutiveFailures: row.consecutive_failures,
       lastError: row.last_error,
+      lastErrorCode: errorClass(row.last_error),
       lastErrorAt: row.last_error_at === null ? null : iso(row.last_error_at),
       lastSuccessAt: row.last_success_at === null ? null : iso(row.last_success_at),
     },
@@ -138,7 +151,7 @@ export function sourceById(db: D1Database, id: string): Promise<SourceRow | null
     .first<SourceRow>();
 }
 
-/** The org's sources among `ids` (a turn's profile names them). */
+/** The org's switched-on sources among `ids` (a turn's profile names them). */
 export async function sourcesOfOrg(
   db: D1Database,
   orgId: string,
@@ -148,7 +161,7 @@ export async function sourcesOfOrg(
   const { results } = await db
     .prepare(
       `SELECT ${SOURCE_COLUMNS} FROM tool_sources
-       WHERE org_id = ? AND id IN (SELECT value FROM json_each(?))`,
+       WHERE org_id = ? AND enabled = 1 AND id IN (SELECT value FROM json_each(?))`,
     )
     .bind(orgId, JSON.stringify([...new Set(ids)]))
     .all<SourceRow>();
