@@ -157,6 +157,27 @@ describe("an MCP source's listener", () => {
     expect(await listenJob(source.id)).toBeUndefined();
   });
 
+  it("a source switched off ends its session with DELETE, and switched on listens again", async () => {
+    const w = await world();
+    const source = await labSource(w.orgId, w.admin.token);
+    expect(count(await seenFor(source.id), "GET")).toBe(1);
+    const off = await api("PATCH", `/api/tool-sources/${source.id}`, {
+      token: w.admin.token,
+      body: { enabled: false },
+    });
+    expect(off.status).toBe(200);
+    expect(count(await seenFor(source.id), "DELETE")).toBe(1);
+    expect((await changeLabTools(source.id, { add: ["while_off"] })).live).toBe(0);
+    const on = await api("PATCH", `/api/tool-sources/${source.id}`, {
+      token: w.admin.token,
+      body: { enabled: true },
+    });
+    expect(on.status).toBe(200);
+    // Listed again at once (the tool added while it was off is there) and listening.
+    expect(JSON.stringify(on.body)).toContain("while_off");
+    expect(count(await seenFor(source.id), "GET")).toBe(2);
+  });
+
   it("an org erased whole ends its sources' sessions with DELETE and leaves nothing listening", async () => {
     const w = await world();
     // The outsider alone belongs to their org: erasing their account erases it whole.
