@@ -35,6 +35,31 @@ async function offered(
   });
 }
 
+describe("a PATCH changes what it names and nothing else", () => {
+  it("keeps the description when the price or the name changes", async () => {
+    const w = await world();
+    const source = await httpSource(w.orgId, w.admin.token);
+    const described = await api<ToolSource>("PATCH", `/api/tool-sources/${source.id}`, {
+      token: w.admin.token,
+      body: { description: "Orders of the shop" },
+    });
+    expect(described.body.description).toBe("Orders of the shop");
+    for (const body of [{ priceMicros: 5000 }, { name: "Shop orders" }, { enabled: false }]) {
+      const changed = await api<ToolSource>("PATCH", `/api/tool-sources/${source.id}`, {
+        token: w.admin.token,
+        body,
+      });
+      expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+      expect(changed.body.description).toBe("Orders of the shop");
+    }
+    const cleared = await api<ToolSource>("PATCH", `/api/tool-sources/${source.id}`, {
+      token: w.admin.token,
+      body: { description: null },
+    });
+    expect(cleared.body.description).toBeNull();
+  });
+});
+
 describe("switching a source off and on (PATCH enabled)", () => {
   it("a switched-off source's tools are offered to no turn, and come back when it is on", async () => {
     const w = await world();

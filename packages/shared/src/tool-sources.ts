@@ -185,7 +185,9 @@ export type CreateToolSourceInput = z.input<typeof createToolSourceSchema>;
 export const updateToolSourceSchema = z
   .strictObject({
     name: common.name.optional(),
-    description: common.description.optional(),
+    // Not `common.description.optional()`: zod 4 applies a default under `.optional()`, so a
+    // PATCH that left the description out set it to null (src/patch-schemas.test.ts).
+    description: humanText({ min: 1, max: 1000, multiline: true }).nullable().optional(),
     priceMicros: microsSchema.min(0).max(100_000_000).optional(),
     credential: toolCredentialSchema.nullable().optional(),
     /** False switches the source off: no turn offers its tools; calls under way are refused. */
