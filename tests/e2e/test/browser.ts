@@ -111,9 +111,18 @@ export async function axeProblems(page: Page, label: string): Promise<string[]> 
     );
 }
 
-/** How far the page scrolls sideways (0 when nothing is wider than the viewport). */
-export const sidewaysOverflow = (page: Page): Promise<number> =>
-  page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+/**
+ * How far the page scrolls sideways (0 when nothing is wider than the viewport), against the width
+ * the context was opened with. Not `window.innerWidth`: a phone context (`isMobile`) widens its
+ * layout viewport to fit content that overflows (the browser zooms out), so `innerWidth` grew
+ * with the page and every 390 px check read 0 while the page was 726 px wide (outside probe of
+ * 2026-12-06: API keys, an app's end users, billing activity).
+ */
+export async function sidewaysOverflow(page: Page): Promise<number> {
+  const width = page.viewportSize()?.width;
+  if (!width) throw new Error("the page has no viewport size");
+  return page.evaluate((viewport) => document.documentElement.scrollWidth - viewport, width);
+}
 
 /** A unique address whose local part differs (the sign-up grant ignores `+tags`). */
 export const freshEmail = (who: string): string =>

@@ -198,6 +198,18 @@ describe("the developers' area", () => {
         .poll(async () => (await row.getByRole("cell").nth(2).textContent()) ?? "")
         .toBe("2");
       await screenIsClean(page, `app page, ${viewport.width} px`);
+      if (viewport === VIEWPORTS.phone) {
+        // The preview's end user (a long `parley-preview:` id) is listed too: still nothing sideways.
+        await page
+          .getByText(/^parley-preview:/)
+          .first()
+          .waitFor();
+        await screenIsClean(page, "app page with the preview's end user, 390 px");
+        // The API keys tab with the key made above: its table scrolls in its own box, not the page.
+        await page.goto(`${stack.base}/developers#keys`);
+        await page.getByRole("table").getByText("Tenant server").waitFor();
+        await screenIsClean(page, "API keys with a key, 390 px");
+      }
       if (viewport === VIEWPORTS.desktop) {
         // The live preview: the real assistant, inline, from Parley's own page.
         await page.getByRole("button", { name: "Start the preview" }).click();

@@ -69,7 +69,7 @@ export function Page({
           <h1
             ref={headingRef}
             tabIndex={-1}
-            className="break-words font-semibold text-2xl tracking-tight outline-none"
+            className="wrap-anywhere font-semibold text-2xl tracking-tight outline-none"
           >
             {heading}
           </h1>

@@ -3,6 +3,7 @@ import { errorMessage } from "../lib/api.ts";
 import { mailApi } from "../lib/mail-api.ts";
 import { useSession } from "../lib/session.tsx";
 import { Button } from "./ui/button.tsx";
+import { Email } from "./ui/email.tsx";
 
 /**
  * Under the bar of every signed-in screen while the account's address is unverified: what is
@@ -30,8 +31,7 @@ export function VerifyBanner() {
       className="flex flex-wrap items-center justify-between gap-2 border-warning/40 border-b bg-warning/10 px-3 py-2 text-sm sm:px-4"
     >
       <p className="min-w-0">
-        Confirm your email address: open the link we sent to{" "}
-        <strong className="break-all">{me.email}</strong>.
+        Confirm your email address: open the link we sent to <Email strong address={me.email} />.
         {me.signupGrantWaits ? " Your organization's free credits arrive then." : null}
         {state === "sent" ? <span role="status"> A new link is on its way.</span> : null}
         {typeof state === "object" ? <span role="alert"> {state.error}</span> : null}

@@ -6,6 +6,7 @@ import { type FormEvent, useEffect, useState } from "react";
 import { Page } from "../components/page.tsx";
 import { Button } from "../components/ui/button.tsx";
 import { Card, CardBody } from "../components/ui/card.tsx";
+import { Email } from "../components/ui/email.tsx";
 import { Field, Input } from "../components/ui/input.tsx";
 import { ErrorNote, Loading } from "../components/ui/states.tsx";
 import { roleWords } from "../features/members/member-rules.ts";
@@ -119,13 +120,13 @@ export function InviteScreen({ secret }: { secret: string }) {
                 <p>
                   Join <strong>{invitation.orgName}</strong> on Parley as{" "}
                   {roleWords[invitation.role].toLowerCase()}. The invitation is for{" "}
-                  <strong className="break-all">{invitation.email}</strong>.
+                  <Email strong address={invitation.email} />.
                 </p>
                 {me ? (
                   <>
                     <p className="text-muted-foreground text-sm">
-                      You are signed in as <span className="break-all">{me.email}</span>. The
-                      invitation is taken only by the account with the invited email.
+                      You are signed in as <Email address={me.email} />. The invitation is taken
+                      only by the account with the invited email.
                     </p>
                     <ErrorNote error={error} />
                     <Button

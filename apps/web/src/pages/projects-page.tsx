@@ -66,7 +66,7 @@ function ProjectsOf({ orgId, orgName }: { orgId: string; orgName: string }) {
                     params={{ projectId: project.id }}
                     className="grid h-full gap-1 rounded-xl border border-border bg-card p-4 shadow-xs transition-colors hover:border-primary/50 hover:bg-accent/40"
                   >
-                    <span className="break-words font-medium">{project.name}</span>
+                    <span className="wrap-anywhere font-medium">{project.name}</span>
                     <span className="text-muted-foreground text-xs">
                       Updated {dateFormat.format(new Date(project.updatedAt))}
                     </span>

@@ -2,6 +2,7 @@ import type { VerifiedEmail } from "@parley/shared";
 import { Link } from "@tanstack/react-router";
 import { useState } from "react";
 import { Button } from "../components/ui/button.tsx";
+import { Email } from "../components/ui/email.tsx";
 import { ErrorNote, Notice } from "../components/ui/states.tsx";
 import { isApiError } from "../lib/api.ts";
 import { mailApi } from "../lib/mail-api.ts";
@@ -42,11 +43,11 @@ export default function VerifyEmailPage() {
         <Notice tone="success">
           {done.changed ? (
             <>
-              You now sign in with <strong className="break-all">{done.email}</strong>.
+              You now sign in with <Email strong address={done.email} />.
             </>
           ) : (
             <>
-              <strong className="break-all">{done.email}</strong> is confirmed.
+              <Email strong address={done.email} /> is confirmed.
               {done.signupGrant ? " Your organization's free credits are on their way." : null}
             </>
           )}

@@ -4,13 +4,18 @@ import { cn } from "../../lib/cn.ts";
 /**
  * A table that scrolls sideways inside its own box, never the page. The box takes focus, so a
  * keyboard can scroll it too (a scrollable region must be reachable: WCAG 2.1.1).
+ *
+ * `contain: inline-size` is what keeps it inside: without it the box's min-content width is the
+ * table's, and every grid or flex ancestor whose items keep `min-width: auto` (the page's own grid,
+ * tabs, cards) grows to it, so the PAGE scrolled sideways at 390 px (API keys, an app's end users,
+ * billing activity) while this box never had to. Contained, the box takes the width it is given.
  */
 export function Table({ className, ...props }: ComponentProps<"table">) {
   return (
     <div
       // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be keyboard-reachable.
       tabIndex={0}
-      className="relative w-full overflow-x-auto rounded-md focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+      className="relative w-full overflow-x-auto rounded-md [contain:inline-size] focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
     >
       <table
         className={cn("w-full caption-bottom border-collapse text-sm", className)}

@@ -4,6 +4,7 @@ import { toast } from "sonner";
 import { Badge } from "../../components/ui/badge.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
+import { Email } from "../../components/ui/email.tsx";
 import { Field, Input } from "../../components/ui/input.tsx";
 import { ErrorNote, Notice } from "../../components/ui/states.tsx";
 import { ApiError, api } from "../../lib/api.ts";
@@ -45,7 +46,7 @@ export function ProfileForm({ me, onSaved }: { me: Me; onSaved: () => Promise<vo
           <div className="grid gap-1.5 text-sm">
             <span className="font-medium">Email</span>
             <span className="flex min-w-0 flex-wrap items-center gap-2">
-              <span className="min-w-0 break-all">{me.email}</span>
+              <Email className="min-w-0" address={me.email} />
               <Badge tone={me.emailVerified ? "success" : "warning"}>
                 {me.emailVerified ? "Verified" : "Not verified"}
               </Badge>
@@ -102,8 +103,8 @@ export function EmailForm({ me }: { me: Me }) {
       <CardBody className="grid gap-4">
         {sentTo ? (
           <Notice tone="success">
-            Check <strong className="break-all">{sentTo}</strong>: open the link we sent there to
-            finish. It works for 24 hours.
+            Check <Email strong address={sentTo} />: open the link we sent there to finish. It works
+            for 24 hours.
           </Notice>
         ) : null}
         <form onSubmit={onSubmit} className="grid gap-4" aria-label="Change email">

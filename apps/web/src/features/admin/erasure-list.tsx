@@ -114,7 +114,7 @@ function RequestItem({
       <div className="flex flex-wrap items-start justify-between gap-2">
         <div className="grid min-w-0 gap-0.5">
           <span className="text-muted-foreground text-xs uppercase tracking-wide">{type}</span>
-          <h3 id={titleId} className="break-words font-medium">
+          <h3 id={titleId} className="wrap-anywhere font-medium">
             {subject}
           </h3>
         </div>
@@ -125,7 +125,7 @@ function RequestItem({
         {request.completedAt ? ` · completed ${when(request.completedAt)}` : ""}
       </p>
       {request.reason ? (
-        <p className="break-words text-sm">
+        <p className="wrap-anywhere text-sm">
           <span className="text-muted-foreground">Reason: </span>
           {request.reason}
         </p>
@@ -193,7 +193,7 @@ function StepDetail({ step, subjectType }: { step: ErasureStep; subjectType: str
   return (
     <>
       <dt className="text-muted-foreground">{stepWords(step.name, subjectType)}</dt>
-      <dd className="break-words">{step.detail}</dd>
+      <dd className="wrap-anywhere">{step.detail}</dd>
     </>
   );
 }

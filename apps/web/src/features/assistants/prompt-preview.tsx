@@ -113,7 +113,7 @@ export function PromptPreview({
                 <pre
                   // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be keyboard-reachable.
                   tabIndex={0}
-                  className="max-h-[28rem] overflow-auto whitespace-pre-wrap break-words rounded-md border border-border bg-muted/40 p-3 font-mono text-[12px] text-muted-foreground leading-relaxed focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
+                  className="max-h-[28rem] overflow-auto whitespace-pre-wrap wrap-anywhere rounded-md border border-border bg-muted/40 p-3 font-mono text-[12px] text-muted-foreground leading-relaxed focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-ring"
                 >
                   {parts.before}
                   {parts.yours !== null ? (

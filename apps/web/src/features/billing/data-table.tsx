@@ -65,7 +65,9 @@ export function DataTable<T extends RowData>({
                     </dt>
                     <dd
                       className={cn(
-                        "min-w-0 break-words",
+                        // A long token (a usage key, an id) wraps anywhere rather than widen the
+                        // page; a cell's own `whitespace-nowrap` is for the table, not the card.
+                        "min-w-0 [overflow-wrap:anywhere] [&_.whitespace-nowrap]:whitespace-normal",
                         cell.column.columnDef.meta?.align === "right" && "tabular-nums",
                       )}
                     >

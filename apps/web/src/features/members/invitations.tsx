@@ -5,6 +5,7 @@ import { useState } from "react";
 import { toast } from "sonner";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
+import { Email } from "../../components/ui/email.tsx";
 import { ErrorNote } from "../../components/ui/states.tsx";
 import { keys } from "../../lib/query.ts";
 import { roleWords } from "./member-rules.ts";
@@ -18,9 +19,9 @@ export function InvitationLink({ invitation, url }: { invitation: Invitation; ur
   return (
     <div role="status" className="grid gap-2 rounded-md border border-border bg-muted p-3 text-sm">
       <p>
-        No Parley account has <strong className="break-all">{invitation.email}</strong> yet. Send
-        them this link: it lets them sign up and join as {roleWords[invitation.role].toLowerCase()},
-        once, until {dateFormat.format(new Date(invitation.expiresAt))}. It is shown only now.
+        No Parley account has <Email strong address={invitation.email} /> yet. Send them this link:
+        it lets them sign up and join as {roleWords[invitation.role].toLowerCase()}, once, until{" "}
+        {dateFormat.format(new Date(invitation.expiresAt))}. It is shown only now.
         {invitation.mailed ? " Parley mailed it to them too." : null}
       </p>
       <input
@@ -70,7 +71,7 @@ export function PendingInvitations({ orgId }: { orgId: string }) {
             <li key={invitation.id} className="flex flex-wrap items-center justify-between gap-2">
               <span className="min-w-0 text-sm">
                 <MailPlus aria-hidden="true" className="mr-1 inline size-4" />
-                <span className="break-all">{invitation.email}</span>
+                <Email address={invitation.email} />
                 <span className="text-muted-foreground">
                   {" "}
                   · {roleWords[invitation.role]} · until{" "}
