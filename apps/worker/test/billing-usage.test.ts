@@ -168,6 +168,42 @@ describe("usage API", () => {
     ]);
   });
 
+  it("names a tool call by its source and tool, not its usage key, and says it is a tool call; a deleted source still reads sensibly (2026-12-06)", async () => {
+    const w = await world();
+    const now = Date.now();
+    await env.DB.prepare(
+      "INSERT INTO tool_sources (id, org_id, kind, name, url, created_at, updated_at) VALUES (?, ?, 'mcp', ?, 'https://tools.example/mcp', ?, ?)",
+    )
+      .bind("tsrc_orders", w.orgId, "Acme Shop orders", now, now)
+      .run();
+    await spend(w, [
+      [w.member.id, "tool:tsrc_orders:order_status", 1_000],
+      [w.member.id, "tool:tsrc_gone:lookup", 1_000],
+      [w.member.id, "parley/dev-large", 3_000],
+    ]);
+    const activity = await api<{ items: { model: string; modelLabel: string; kind: string }[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing/activity`,
+      { token: w.owner.token },
+    );
+    expect(activity.status).toBe(200);
+    expect(activity.body.items.map((i) => [i.model, i.modelLabel, i.kind]).sort()).toEqual([
+      ["parley/dev-large", "Parley Dev Large", "model"],
+      ["tool:tsrc_gone:lookup", "Removed tool source · lookup", "tool"],
+      ["tool:tsrc_orders:order_status", "Acme Shop orders · order_status", "tool"],
+    ]);
+    // The usage report (the Model filter's options and the chart) names it the same way.
+    const byModel = await api<{ items: { key: string; label: string }[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing/usage?groupBy=model`,
+      { token: w.owner.token },
+    );
+    expect(byModel.body.items.map((g) => [g.key, g.label]).sort()).toContainEqual([
+      "tool:tsrc_orders:order_status",
+      "Acme Shop orders · order_status",
+    ]);
+  });
+
   it("validates the window and grouping", async () => {
     const w = await world();
     for (const q of [
@@ -393,6 +429,7 @@ describe("activity: every provider call", () => {
       session: { id: w.sessionId, label: "S" },
       model: "m/one",
       modelLabel: "m/one",
+      kind: "model",
       promptTokens: 100,
       completionTokens: 50,
       cachedPromptTokens: 0,

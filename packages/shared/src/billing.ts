@@ -330,8 +330,16 @@ export const activityItemSchema = z.strictObject({
   /** Null for usage outside an assistant session (the onboarding preview). */
   session: labelled.nullable(),
   model: z.string(),
-  /** The model's display name in the catalogue (the id when it is no longer listed). */
+  /**
+   * The model's display name in the catalogue (the id when it is no longer listed); for a tool
+   * call, "<source name> · <tool>" ("Removed tool source · <tool>" once its source is deleted).
+   */
   modelLabel: z.string(),
+  /**
+   * What the call was: a model's (`model` is its id) or a tool's from one of the org's tool
+   * sources (`model` is its usage key, `tool:<sourceId>:<tool>`, no tokens). Since 2026-12-06.
+   */
+  kind: z.enum(["model", "tool"]),
   promptTokens: z.number().int(),
   completionTokens: z.number().int(),
   cachedPromptTokens: z.number().int(),

@@ -13,12 +13,12 @@ import {
 } from "@parley/shared";
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
-import { modelLabels } from "../assistants/catalogue.ts";
 import { atLeast } from "../auth/access.ts";
 import { acceptApiKey, type OrgCaller, orgCaller } from "../auth/api-keys.ts";
 import { billingAccount } from "../billing/account.ts";
 import { usageGroups } from "../billing/billing-account.ts";
 import { type Labels, resolveLabels } from "../billing/labels.ts";
+import { toolOfUsageKey, usageModelLabels } from "../billing/usage-model-labels.ts";
 import { iso, keysetCursor } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json, security } from "../http/openapi.ts";
@@ -110,7 +110,7 @@ export const billingUsage = new Hono<AppEnv>()
           ...(q.groupBy === "project" ? { projects: keys } : {}),
           ...(q.groupBy === "session" ? { sessions: keys } : {}),
         }),
-        modelLabels(c.env),
+        usageModelLabels(c.env, access.orgId),
       ]);
       const items = groups.map(
         (group): UsageGroup => ({
@@ -174,7 +174,7 @@ export const billingUsage = new Hono<AppEnv>()
       const q = c.req.valid("query");
       const memberId = usageMember(who, q.memberId);
       const account = billingAccount(c.env, access.orgId);
-      const model = await modelLabels(c.env);
+      const model = await usageModelLabels(c.env, access.orgId);
       const columns = [
         "created_at",
         "request_id",
@@ -293,7 +293,7 @@ export const billingUsage = new Hono<AppEnv>()
       const page = rows.slice(0, q.limit);
       const [labels, model] = await Promise.all([
         resolveLabels(c.env.DB, access.orgId, idsOf(page)),
-        modelLabels(c.env),
+        usageModelLabels(c.env, access.orgId),
       ]);
       const last = page.at(-1);
       return c.json({
@@ -315,6 +315,7 @@ export const billingUsage = new Hono<AppEnv>()
                 : { id: row.sessionId, label: labels.session(row.sessionId) },
             model: row.model,
             modelLabel: model(row.model),
+            kind: toolOfUsageKey(row.model) ? "tool" : "model",
             promptTokens: row.promptTokens,
             completionTokens: row.completionTokens,
             cachedPromptTokens: row.cachedPromptTokens,

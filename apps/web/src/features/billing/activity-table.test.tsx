@@ -25,6 +25,7 @@ const call = (id: string, over: Partial<ActivityItem> = {}): ActivityItem => ({
   costMicros: 3_000,
   priceMicros: 4_200,
   billable: true,
+  kind: "model",
   ...over,
 });
 
@@ -70,7 +71,7 @@ describe("ActivityTable", () => {
     vi.spyOn(billingApi, "usage").mockImplementation(async (_org, groupBy) => options(groupBy));
     vi.spyOn(billingApi, "activity").mockResolvedValue({ items: [call("t1:0")], nextCursor: null });
     await renderInApp(<ActivityTable orgId="org_1" canManage />);
-    const table = await screen.findByRole("table", { name: "Model calls, newest first" });
+    const table = await screen.findByRole("table", { name: "Model and tool calls, newest first" });
     const row = within(table).getAllByRole("row")[1];
     expect(row?.textContent).toMatch(
       /Ada Lovelace.*Pricing questions.*Launch.*Parley dev.*1,500.*\$0\.0042/,
@@ -79,6 +80,30 @@ describe("ActivityTable", () => {
     expect(row?.textContent).not.toContain("parley-dev");
     expect(within(row as HTMLElement).getByTitle("parley-dev").textContent).toBe("Parley dev");
     expect(table.textContent).not.toMatch(/usr_|ses_|prj_/);
+  });
+
+  it("shows a tool call as a tool call, by its source's name and tool, never its usage key", async () => {
+    vi.spyOn(billingApi, "usage").mockImplementation(async (_org, groupBy) => options(groupBy));
+    vi.spyOn(billingApi, "activity").mockResolvedValue({
+      items: [
+        call("tool:c1", {
+          kind: "tool",
+          model: "tool:tsrc_01m95abc:order_status",
+          modelLabel: "Acme Shop orders · order_status",
+          promptTokens: 0,
+          completionTokens: 0,
+        }),
+      ],
+      nextCursor: null,
+    });
+    await renderInApp(<ActivityTable orgId="org_1" canManage />);
+    const table = await screen.findByRole("table", { name: "Model and tool calls, newest first" });
+    const row = within(table).getAllByRole("row")[1] as HTMLElement;
+    expect(within(row).getByText("Tool call")).toBeTruthy();
+    expect(within(row).getByText("Acme Shop orders · order_status")).toBeTruthy();
+    expect(table.textContent).not.toContain("tool:tsrc_");
+    // No "0 tokens" for a call that has none.
+    expect(row.textContent).toContain("—");
   });
 
   it("filters by model and days, and pages with More activity", async () => {

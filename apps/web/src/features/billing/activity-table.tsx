@@ -3,6 +3,7 @@ import { useQuery } from "@tanstack/react-query";
 import { SlidersHorizontal } from "lucide-react";
 import { useState } from "react";
 import { LoadMore } from "../../components/load-more.tsx";
+import { Badge } from "../../components/ui/badge.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { Dialog, DialogTrigger, SheetContent } from "../../components/ui/dialog.tsx";
@@ -38,25 +39,35 @@ const columns = [
       </span>
     ),
   }),
-  // The catalogue's display name (the id when it does not list the model), the id on hover.
+  // The catalogue's display name (the id when it does not list the model), the id on hover; a
+  // tool call is marked as one and named by its source and tool ("Acme Shop orders · order_status").
   column.accessor("modelLabel", {
-    header: "Model",
-    cell: (info) => (
-      <span className="whitespace-nowrap" title={info.row.original.model}>
-        {info.getValue()}
-      </span>
-    ),
+    header: "Model or tool",
+    cell: (info) =>
+      info.row.original.kind === "tool" ? (
+        <span className="inline-flex flex-wrap items-center gap-1.5">
+          <Badge tone="info">Tool call</Badge>
+          <span className="[overflow-wrap:anywhere]">{info.getValue()}</span>
+        </span>
+      ) : (
+        <span className="whitespace-nowrap" title={info.row.original.model}>
+          {info.getValue()}
+        </span>
+      ),
   }),
   column.accessor((row) => row.promptTokens + row.completionTokens, {
     id: "tokens",
     header: "Tokens",
-    cell: (info) => (
-      <span
-        title={`${count(info.row.original.promptTokens)} in, ${count(info.row.original.completionTokens)} out`}
-      >
-        {count(info.getValue())}
-      </span>
-    ),
+    cell: (info) =>
+      info.row.original.kind === "tool" ? (
+        <span className="text-muted-foreground">—</span>
+      ) : (
+        <span
+          title={`${count(info.row.original.promptTokens)} in, ${count(info.row.original.completionTokens)} out`}
+        >
+          {count(info.getValue())}
+        </span>
+      ),
     meta: { align: "right" },
   }),
   column.accessor("priceMicros", {
@@ -161,8 +172,8 @@ export function ActivityTable({ orgId, canManage }: { orgId: string; canManage: 
         title="Activity"
         description={
           canManage
-            ? "Every model call of the organization, newest first."
-            : "Every model call you made, newest first."
+            ? "Every model and tool call of the organization, newest first."
+            : "Every model and tool call you made, newest first."
         }
       />
       <CardBody className="grid gap-4">
@@ -214,7 +225,7 @@ export function ActivityTable({ orgId, canManage }: { orgId: string; canManage: 
             <DataTable
               columns={columns}
               data={items}
-              caption="Model calls, newest first"
+              caption="Model and tool calls, newest first"
               rowKey={(item) => item.id}
             />
             <LoadMore more={more} label="More activity" />
