@@ -60,20 +60,85 @@ describe("signing up through an invitation", () => {
     expect(joined.body.orgs).toEqual([expect.objectContaining({ id: owner.orgId, role: "admin" })]);
     // No welcome grant was recorded for them (they founded nothing).
     expect(await count("signup_grants")).toBe(before.grants);
-    // Their address is proven as any sign-up's is, by the link mailed to it (the invitation's
-    // secret is the inviter's too, so it proves nothing); that gives no grant either.
+    // Their address is proven as any sign-up's is, by the link mailed to it; that gives no grant
+    // either. (Here the invitation went out unmailed or not yet sent: see the next test.)
     const verification = await nextMail(email, "verify_email");
     expect(verification.text).not.toContain("credits");
     const verified = await api("POST", "/api/auth/verify-email", {
       body: { token: linkSecret(verification, "/verify-email") },
     });
     expect(verified.status, JSON.stringify(verified.body)).toBe(200);
-    expect(verified.body).toMatchObject({ changed: false, signupGrant: false });
+    expect(verified.body).toMatchObject({ signupGrant: false });
     const after = await api<{ emailVerified: boolean }>("GET", "/api/me", {
       token: res.body.accessToken,
     });
     expect(after.body.emailVerified).toBe(true);
     expect(await count("signup_grants")).toBe(before.grants);
+  });
+
+  it("joining through the invitation MAILED to the address proves it; a link never mailed does not (2026-12-06)", async () => {
+    // A verified inviter: the invitation is mailed to the invitee.
+    const owner = await signUp("owner");
+    const email = uniqueEmail("mailedinvitee");
+    const secret = await invite(owner.accessToken, owner.orgId, email);
+    const mailed = await nextMail(email, "invitation");
+    expect(linkSecret(mailed, "/invite")).toBe(secret);
+    // The outbox records it sent once the mailbox has it.
+    await expect
+      .poll(
+        async () =>
+          (
+            await env.DB.prepare("SELECT status FROM mail_outbox WHERE dedupe_key = ?")
+              .bind(
+                `invitation:${(await env.DB.prepare("SELECT id FROM invitations WHERE email = ?").bind(email).first<{ id: string }>())?.id}`,
+              )
+              .first<{ status: string }>()
+          )?.status,
+      )
+      .toBe("sent");
+    const res = await signUpWith({
+      email,
+      password: "a long enough password",
+      name: "Mailed Invitee",
+      invitation: secret,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const before = await api<{ emailVerified: boolean }>("GET", "/api/me", {
+      token: res.body.accessToken,
+    });
+    expect(before.body.emailVerified).toBe(false);
+    const accepted = await api("POST", "/api/invitations/accept", {
+      token: res.body.accessToken,
+      body: { token: secret },
+    });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
+    const after = await api<{ emailVerified: boolean; orgs: unknown[] }>("GET", "/api/me", {
+      token: res.body.accessToken,
+    });
+    expect(after.body.emailVerified).toBe(true);
+    expect(after.body.orgs).toHaveLength(1);
+
+    // An unverified inviter's invitation is not mailed (its link is only handed to them): joining
+    // through it proves nothing about the mailbox.
+    const unproven = await signUp("unverified-owner", { verified: false });
+    const email2 = uniqueEmail("handedinvitee");
+    const secret2 = await invite(unproven.accessToken, unproven.orgId, email2);
+    const res2 = await signUpWith({
+      email: email2,
+      password: "a long enough password",
+      name: "Handed Invitee",
+      invitation: secret2,
+    });
+    expect(res2.status, JSON.stringify(res2.body)).toBe(201);
+    const accepted2 = await api("POST", "/api/invitations/accept", {
+      token: res2.body.accessToken,
+      body: { token: secret2 },
+    });
+    expect(accepted2.status, JSON.stringify(accepted2.body)).toBe(201);
+    const after2 = await api<{ emailVerified: boolean }>("GET", "/api/me", {
+      token: res2.body.accessToken,
+    });
+    expect(after2.body.emailVerified).toBe(false);
   });
 
   it("refuses another address, an unknown or revoked link, and an org name beside it, writing nothing", async () => {

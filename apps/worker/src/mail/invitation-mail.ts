@@ -4,6 +4,12 @@ import type { AppEnv } from "../http/context.ts";
 import { queueMailStatement } from "./outbox.ts";
 
 /**
+ * The outbox key of an invitation's mail: one mail per invitation, and how accepting it learns that
+ * the link went to the invited address (routes/invitation-links.ts counts that as proof of it).
+ */
+export const invitationMailKey = (invitationId: string) => `invitation:${invitationId}`;
+
+/**
  * The invitation's mail (routes/invitations.ts): the same link the inviter is handed, sent to the
  * invitee, queued in the batch that makes the invitation and only if it was made. Not mailed (the
  * inviter still has the link to send themselves) when the inviter's own address is unverified, or
@@ -45,6 +51,7 @@ export async function invitationMail(
       kind: "invitation",
       to: input.row.email,
       orgId: input.row.org_id,
+      dedupeKey: invitationMailKey(input.row.id),
       data: {
         orgName: inviter.org_name,
         inviterName: inviter.name,

@@ -15,6 +15,7 @@ import type { AppEnv } from "../http/context.ts";
 import { deprecatedForm } from "../http/deprecated.ts";
 import { errors, json, security } from "../http/openapi.ts";
 import { jsonBody, noBody } from "../http/validate.ts";
+import { invitationMailKey } from "../mail/invitation-mail.ts";
 import { byToken, MAKER_STANDS, pendingInvitations, requireUsable } from "./invitations.ts";
 
 /**
@@ -108,6 +109,21 @@ async function accept(c: Context<AppEnv>, token: string) {
          AND EXISTS (SELECT 1 FROM invitations WHERE id = ?3 AND accepted_at = ?1 AND accepted_by = ?4)`,
       )
       .bind(now, JSON.stringify(others), row.id, userId),
+    // Joining through the link MAILED to the invited address proves the address, as the
+    // verification mail's link would (the outside probe: Raj joined from his mailbox and was
+    // still asked to confirm it). Only once the outbox has sent that mail: a link the inviter
+    // copied and handed over themselves (not mailed: an unverified inviter, or past their mail
+    // limit) proves nothing about the mailbox. The inviter also saw the link, so an inviter could
+    // take an address they mailed; they are a verified, rate-limited member of the org, and the
+    // address's owner still recovers the account by mail (docs/2026-12-06-web-ux-probe-fixes.md).
+    db
+      .prepare(
+        `UPDATE users SET email_verified_at = ?1
+         WHERE id = ?2 AND email_verified_at IS NULL
+           AND EXISTS (SELECT 1 FROM invitations WHERE id = ?3 AND accepted_at = ?1 AND accepted_by = ?2)
+           AND EXISTS (SELECT 1 FROM mail_outbox WHERE dedupe_key = ?4 AND kind = 'invitation' AND status = 'sent')`,
+      )
+      .bind(now, userId, row.id, invitationMailKey(row.id)),
   ]);
   if (taken?.meta.changes !== 1)
     throw new AppError("gone", "This invitation can no longer be used");
