@@ -8,6 +8,7 @@ import {
   verificationInput,
 } from "./app-draft.ts";
 import { APP } from "./fixtures.ts";
+import { NO_PROJECT } from "./form-check.ts";
 
 const valid = () => ({ ...emptyApp(["prj_1"]), name: "Shop", origins: "https://shop.example" });
 const verification = () => emptyVerification("https://shop.example");
@@ -55,7 +56,7 @@ describe("an app's form, checked with the API's own schema", () => {
     expect(path).toMatchObject({ ok: false, refusal: { field: "allowedOrigins.0" } });
     expect(createInput({ ...valid(), projectIds: [] }, verification())).toEqual({
       ok: false,
-      refusal: { field: "projectIds", message: "must name at least one project" },
+      refusal: { field: "projectIds", message: NO_PROJECT },
     });
     expect(createInput({ ...valid(), weekly: "ten" }, verification())).toMatchObject({
       ok: false,

@@ -50,7 +50,15 @@ export const LIMIT_FIELDS = [
   ["monthly", "endUserMonthlyLimitMicros"],
 ] as const;
 
-export const emptyVerification = (issuer = ""): VerificationDraft => ({
+/**
+ * A new app's verification: a Parley secret, audience "parley" and issuer "my-server". The API
+ * requires a verification method even of an app whose end-user tokens only ever come from
+ * Parley with an API key (those are never checked against it), so the form fills one in that
+ * such an app can keep, and says so; a server that signs its own tokens sets its own `iss`.
+ */
+export const DEFAULT_ISSUER = "my-server";
+
+export const emptyVerification = (issuer = DEFAULT_ISSUER): VerificationDraft => ({
   type: "secret",
   alg: TOKEN_ALGORITHMS[0],
   issuer,

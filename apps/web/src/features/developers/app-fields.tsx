@@ -1,5 +1,5 @@
 import { MAX_APP_ORIGINS } from "@parley/shared";
-import { useId } from "react";
+import { useEffect, useId, useRef } from "react";
 import { Input, Select, Textarea } from "../../components/ui/input.tsx";
 import { assistantsApi } from "../../lib/assistants-api.ts";
 import { orgsApi } from "../../lib/orgs-api.ts";
@@ -40,6 +40,15 @@ export function AppFields({
   const profiles = usePaged(keys.profiles(orgId), (cursor) =>
     assistantsApi.profiles(orgId, cursor),
   );
+  // A new app in an org with exactly one project: that project, checked (an app needs one, and
+  // there is no other to choose). Once: unchecking it afterwards is the person's to do.
+  const prefilled = useRef(draft.projectIds.length > 0);
+  const only = projects.items.length === 1 && !projects.more.hasMore ? projects.items[0] : null;
+  useEffect(() => {
+    if (prefilled.current || !only) return;
+    prefilled.current = true;
+    onChange({ ...draft, projectIds: [only.id] });
+  }, [only, draft, onChange]);
   const origins = originsMessage(refusal);
   const projectsMessage = refusalAt(refusal, "projectIds");
   const profileMessage = refusalAt(refusal, "profileId");
@@ -105,7 +114,8 @@ export function AppFields({
           </div>
         )}
         <span className="text-muted-foreground text-xs">
-          New chats go to the first one checked.
+          At least one: your end users' chats are kept and billed in a project (its documents,
+          profile and tools apply). New chats go to the first one checked.
         </span>
         <FieldMessage id={`${id}-projects`} message={projectsMessage} />
       </fieldset>

@@ -77,6 +77,34 @@ describe("the live preview", () => {
     expect(await element.getToken()).toEqual({ accessToken: "eu.token", expiresIn: 900 });
     expect(preview).toHaveBeenCalledWith(APP.id);
   });
+  it("brings the End users list up to date as the preview is used, without a reload", async () => {
+    vi.spyOn(developersApi, "previewToken").mockResolvedValue({
+      accessToken: "eu.token",
+      expiresIn: 900,
+      endUser: { id: "eu_9", externalId: "parley-preview:usr_1" },
+    });
+    const list = vi.mocked(developersApi.endUsers);
+    await renderInApp(
+      <>
+        <AppPreview app={APP} parleyUrl="https://parley.example" />
+        <EndUsers appId={APP.id} />
+      </>,
+    );
+    await screen.findByRole("table");
+    const before = list.mock.calls.length;
+    fireEvent.click(screen.getByRole("button", { name: "Start the preview" }));
+    const element = await waitFor(() => {
+      const found = document.querySelector("parley-assistant");
+      if (!found) throw new Error("not yet");
+      return found;
+    });
+    // The element is ready (its end user exists): the list is asked again.
+    element.dispatchEvent(new CustomEvent("parley-ready", { bubbles: true, composed: true }));
+    await waitFor(() => expect(list.mock.calls.length).toBe(before + 1));
+    // Focus leaves the preview after a chat: asked again.
+    element.dispatchEvent(new FocusEvent("focusout", { bubbles: true }));
+    await waitFor(() => expect(list.mock.calls.length).toBe(before + 2));
+  });
 });
 
 describe("EndUsers", () => {

@@ -1,11 +1,15 @@
 import type { App } from "@parley/shared";
+import { useQueryClient } from "@tanstack/react-query";
 import { Play } from "lucide-react";
 import { useEffect, useId, useRef, useState } from "react";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { ErrorNote } from "../../components/ui/states.tsx";
-import { developersApi } from "./developers-api.ts";
+import { developersApi, devKeys } from "./developers-api.ts";
 import { loadEmbedScript } from "./embed-script.ts";
+
+/** While the preview runs, how often the app's End users list is brought up to date. */
+export const END_USERS_REFRESH_MS = 15_000;
 
 /** What the element takes as its token source (packages/embed `getToken`). */
 type TokenSource = () => Promise<{ accessToken: string; expiresIn: number }>;
@@ -21,6 +25,25 @@ export function AppPreview({ app, parleyUrl }: { app: App; parleyUrl: string }) 
   const host = useRef<HTMLDivElement>(null);
   const [started, setStarted] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const queryClient = useQueryClient();
+  // The preview's chats are the viewer's preview end user's: the End users list below shows them
+  // (their row, calls and cost) without a reload. The element says when it is ready (the end user
+  // exists by then) but not when a reply is done, so the list is also refreshed while the preview
+  // runs and when focus leaves it (the person is done chatting for now).
+  useEffect(() => {
+    if (!started) return;
+    const box = host.current;
+    const refresh = () =>
+      void queryClient.invalidateQueries({ queryKey: devKeys.endUsers(app.id) });
+    const timer = setInterval(refresh, END_USERS_REFRESH_MS);
+    box?.addEventListener("parley-ready", refresh);
+    box?.addEventListener("focusout", refresh);
+    return () => {
+      clearInterval(timer);
+      box?.removeEventListener("parley-ready", refresh);
+      box?.removeEventListener("focusout", refresh);
+    };
+  }, [started, app.id, queryClient]);
   useEffect(() => {
     const box = host.current;
     if (!started || !box) return;

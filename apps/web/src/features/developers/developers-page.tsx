@@ -27,7 +27,8 @@ export default function DevelopersPage() {
       description="Put the assistant in your own product: apps, the embed, API keys and your end users."
       actions={
         <Button asChild>
-          <a href="/api-reference">
+          {/* Its own tab: the reference is a separate page, and leaving it must not lose this one. */}
+          <a href="/api-reference" target="_blank" rel="noopener noreferrer">
             <BookOpen aria-hidden="true" />
             API reference
           </a>

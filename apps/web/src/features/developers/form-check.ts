@@ -18,6 +18,7 @@ interface Issue {
  * a JWK's member) are kept as written.
  */
 function wording(issue: Issue): string {
+  if (issue.path[0] === "projectIds" && issue.code === "too_small") return NO_PROJECT;
   // A schema's own message (`min(1, "must name at least one project")`) is kept.
   if (!/^(Too small|Too big|Invalid input)/.test(issue.message)) return issue.message;
   const what = issue.origin === "array" ? "item" : issue.origin === "string" ? "character" : "";
@@ -33,6 +34,13 @@ function wording(issue: Issue): string {
   }
   return issue.message;
 }
+
+/**
+ * The API's "must name at least one project" in the words of the form (the outside probe read
+ * "Not saved: the projects must name at least one project." as odd): what to do, and why.
+ */
+export const NO_PROJECT =
+  "check at least one project: your end users' chats are kept, and billed, in a project";
 
 /** What this needs of a zod schema (the web app takes zod's schemas from `@parley/shared`). */
 interface Schema {

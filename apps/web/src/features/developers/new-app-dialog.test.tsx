@@ -108,4 +108,48 @@ describe("NewAppDialog", () => {
       `/developers/apps/${APP.id}`,
     );
   });
+
+  it("checks the org's only project, keeps an app on API keys creatable with the defaults, and says what a project is for", async () => {
+    vi.spyOn(orgsApi, "projects").mockResolvedValue({
+      items: [{ id: "prj_only", name: "Support" } as Project],
+      nextCursor: null,
+    });
+    const create = vi.spyOn(developersApi, "createApp").mockResolvedValue({ ...APP });
+    await renderInApp(<NewAppDialog orgId="org_1" />);
+    fireEvent.click(screen.getByRole("button", { name: "New app" }));
+    const dialog = await screen.findByRole("dialog", { name: "New app" });
+    const only = await within(dialog).findByRole("checkbox", { name: "Support" });
+    await waitFor(() => expect((only as HTMLInputElement).checked).toBe(true));
+    // The verification is explained, and its defaults are enough for an app on API keys.
+    expect(dialog.textContent).toContain("Only for end-user tokens your server signs itself");
+    expect((within(dialog).getByLabelText("Issuer (iss)") as HTMLInputElement).value).toBe(
+      "my-server",
+    );
+    fireEvent.change(within(dialog).getByLabelText("Name"), { target: { value: "Acme Shop" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Create app" }));
+    await waitFor(() =>
+      expect(create).toHaveBeenCalledWith(
+        "org_1",
+        expect.objectContaining({
+          projectIds: ["prj_only"],
+          verification: expect.objectContaining({ issuer: "my-server", audience: "parley" }),
+        }),
+      ),
+    );
+  });
+
+  it("says in plain words that a project is needed when none is checked", async () => {
+    const create = vi.spyOn(developersApi, "createApp");
+    await renderInApp(<NewAppDialog orgId="org_1" />);
+    fireEvent.click(screen.getByRole("button", { name: "New app" }));
+    const dialog = await screen.findByRole("dialog", { name: "New app" });
+    await within(dialog).findByRole("checkbox", { name: "Support" });
+    fireEvent.change(within(dialog).getByLabelText("Name"), { target: { value: "Acme Shop" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Create app" }));
+    const alert = await within(dialog).findByRole("alert");
+    expect(alert.textContent).toBe(
+      "Not saved: check at least one project: your end users' chats are kept, and billed, in a project.",
+    );
+    expect(create).not.toHaveBeenCalled();
+  });
 });

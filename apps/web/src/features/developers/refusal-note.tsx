@@ -1,4 +1,4 @@
-import type { Refusal } from "./form-check.ts";
+import { NO_PROJECT, type Refusal } from "./form-check.ts";
 
 /**
  * The form's refusal, announced: under its field when it names one the form shows (the field
@@ -11,9 +11,11 @@ export function RefusalNote({ refusal }: { refusal: Refusal | null }) {
       role="alert"
       className="rounded-md border border-destructive/40 bg-destructive/10 px-3 py-2 text-destructive text-sm"
     >
-      {refusal.field
-        ? `Not saved: ${fieldWords(refusal.field)} ${refusal.message}.`.replace(/\.\.$/, ".")
-        : refusal.message}
+      {refusal.message === NO_PROJECT
+        ? `Not saved: ${NO_PROJECT}.`
+        : refusal.field
+          ? `Not saved: ${fieldWords(refusal.field)} ${refusal.message}.`.replace(/\.\.$/, ".")
+          : refusal.message}
     </p>
   );
 }

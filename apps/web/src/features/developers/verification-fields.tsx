@@ -43,6 +43,12 @@ export function VerificationFields({
   return (
     <fieldset className="grid min-w-0 gap-4">
       <legend className="mb-2 font-medium text-sm">Token verification</legend>
+      <p className="text-muted-foreground text-xs">
+        Only for end-user tokens your server signs itself. If your server gets them from Parley with
+        an API key (as the embed snippet and the README do), keep these defaults: Parley never
+        checks them then. The issuer and audience are the <code>iss</code> and <code>aud</code>{" "}
+        claims your own tokens will carry.
+      </p>
       <div className="grid gap-2" role="radiogroup" aria-label="How tokens are verified">
         {TYPES.map((type) => (
           <label key={type.value} className="flex items-start gap-2 text-sm">
