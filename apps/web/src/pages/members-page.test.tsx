@@ -163,11 +163,18 @@ describe("MembersPage", () => {
           409,
         ),
       );
+    const success = vi.spyOn(toast, "success");
     await renderInApp(<MembersPage />, { path: "/members" });
     fireEvent.change(await screen.findByLabelText("Role of Bob Babbage"), {
       target: { value: "member" },
     });
+    // Asked first (it applies at once), then done, said in a sentence.
+    const asked = await screen.findByRole("alertdialog");
+    expect(asked.textContent).toContain("Make Bob Babbage a member?");
+    expect(update).not.toHaveBeenCalled();
+    fireEvent.click(within(asked).getByRole("button", { name: "Change role" }));
     await waitFor(() => expect(update).toHaveBeenCalledWith("org_1", "u2", "member"));
+    await waitFor(() => expect(success).toHaveBeenCalledWith("Bob Babbage is now a member."));
     expect(reload).not.toHaveBeenCalled();
 
     // The last owner demoting herself: asked first, then refused by the server.

@@ -10,6 +10,7 @@ import { Badge } from "../components/ui/badge.tsx";
 import { Button } from "../components/ui/button.tsx";
 import { Card, CardHeader } from "../components/ui/card.tsx";
 import { useConfirm } from "../components/ui/confirm.tsx";
+import { Email } from "../components/ui/email.tsx";
 import { Select } from "../components/ui/input.tsx";
 import { EmptyState, ErrorNote, Loading } from "../components/ui/states.tsx";
 import { Table, TBody, Td, THead, Th, Tr } from "../components/ui/table.tsx";
@@ -22,6 +23,7 @@ import {
   ROLES,
   rolesToChange,
   roleWords,
+  withArticle,
 } from "../features/members/member-rules.ts";
 import { membersApi } from "../features/members/members-api.ts";
 import { keys } from "../lib/query.ts";
@@ -133,6 +135,19 @@ function MembersTable({
             },
       );
       if (!ok) return;
+    } else if (!self && role !== member.role) {
+      // Any other change of someone's rights is asked too: a select's change is easy to make by
+      // mistake, and it applies at once (the outside probe demoted an admin with one click).
+      const promoted = rank(role) > rank(member.role);
+      const ok = await confirm({
+        title: `Make ${name} ${withArticle(role)}?`,
+        description: promoted
+          ? `${name} can then manage members, billing, apps and erasure in ${org.name}.`
+          : `${name} can no longer manage members, billing, apps or erasure in ${org.name}.`,
+        confirmLabel: "Change role",
+        destructive: !promoted,
+      });
+      if (!ok) return;
     }
     if (self && rank(role) < rank(member.role)) {
       const ok = await confirm({
@@ -152,8 +167,8 @@ function MembersTable({
       await membersApi.updateMember(org.id, member.userId, role);
       toast.success(
         self
-          ? `You are now ${roleWords[role].toLowerCase()} of ${org.name}.`
-          : `${memberName(member)} is now ${roleWords[role].toLowerCase()}.`,
+          ? `You are now ${withArticle(role)} of ${org.name}.`
+          : `${memberName(member)} is now ${withArticle(role)}.`,
       );
       // The shell and this screen read the role from /api/me: show the new rights at once.
       if (self) await reload();
@@ -308,7 +323,9 @@ function MembersTable({
                   {name}
                   {self ? <span className="text-muted-foreground"> (you)</span> : null}
                 </p>
-                <p className="break-all text-muted-foreground text-sm">{member.email}</p>
+                <p className="min-w-0 text-muted-foreground text-sm">
+                  <Email address={member.email} />
+                </p>
               </div>
               <div className="flex flex-wrap items-center gap-x-3 gap-y-2">
                 {role}

@@ -9,6 +9,10 @@ export const roleWords: Record<Role, string> = {
   member: "Member",
 };
 
+/** A role with its article, for a sentence: "an owner", "an admin", "a member". */
+export const withArticle = (role: Role): string =>
+  `${role === "member" ? "a" : "an"} ${roleWords[role].toLowerCase()}`;
+
 /** How a member is named on screen: their name, or their email when they gave none. */
 export const memberName = (member: Pick<Member, "name" | "email">): string =>
   member.name.trim() || member.email;
