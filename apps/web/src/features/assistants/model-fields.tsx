@@ -1,4 +1,5 @@
 import type { CatalogueModel } from "@parley/shared";
+import { Link } from "@tanstack/react-router";
 import { useId } from "react";
 import { Input } from "../../components/ui/input.tsx";
 import {
@@ -136,6 +137,15 @@ export function ModelFields({
             ? `${inOut(model)} per 1M tokens · ${tokensShort(model.contextWindow)} context · ${capabilityWords(model)}`
             : "Choose one of the models your organization allows."}
         </p>
+        {readOnly ? null : (
+          <p className="text-muted-foreground text-xs">
+            Only the models your organization allows are listed.{" "}
+            <Link to="/assistants" hash="models" className="prose-link">
+              Allow more under Assistants → Models
+            </Link>
+            .
+          </p>
+        )}
         {errors.model ? (
           <p id={`${id}-error`} role="alert" className="text-destructive text-sm">
             {errors.model}

@@ -66,6 +66,9 @@ function ProfileSelect({
           value={value ?? NONE}
           disabled={busy}
           aria-describedby={`${id}-hint`}
+          // A narrow column cuts the chosen "name · model" (a native select cannot wrap): the
+          // whole of it on hover, and the model in words in the hint below.
+          title={current ? `${current.name} · ${modelName(catalogue, current.model)}` : none}
           onChange={async (event) => {
             setBusy(true);
             try {
@@ -106,6 +109,7 @@ function ProfileSelect({
         {canManage && current ? (
           <>
             {" "}
+            Runs {modelName(catalogue, current.model)}.{" "}
             <Link
               to="/assistants/profiles/$profileId"
               params={{ profileId: current.id }}

@@ -109,6 +109,12 @@ describe("ProfileEditor: validation", () => {
     expect(screen.getByText("0 to 1; lower is steadier")).toBeTruthy();
   });
 
+  it("says where to allow more models than the picker offers (Assistants, Models)", async () => {
+    await renderEditor();
+    const link = screen.getByRole("link", { name: "Allow more under Assistants → Models" });
+    expect(link.getAttribute("href")).toBe("/assistants#models");
+  });
+
   it("refuses a seventh suggested prompt and an empty name in the API's words", async () => {
     const update = vi.spyOn(assistantsApi, "updateProfile");
     await renderEditor({ suggestions: ["a", "b", "c", "d", "e", "f"] });

@@ -22,6 +22,19 @@ const shortDay = (day: string) => {
 };
 
 /**
+ * The spend axis's range: recharts' own for real spend; with none in the window, just $0 (its
+ * default "nice" domain for all-zero data ran $0 to $4, which read as spend that was not there).
+ */
+export function spendAxis(rows: readonly { priceMicros: number }[]): {
+  domain: [number, number | "auto"];
+  ticks?: number[];
+} {
+  return rows.some((row) => row.priceMicros > 0)
+    ? { domain: [0, "auto"] }
+    : { domain: [0, 1], ticks: [0] };
+}
+
+/**
  * Spend per group as bars, named as the table under it names them (labels, not ids), in the
  * theme's chart colors, so it reads in dark mode too. Days run along the bottom; other groups are
  * horizontal bars, whose names have room on the left. Only the lazy billing chunk imports recharts.
@@ -53,6 +66,7 @@ export default function UsageChart({
         string,
       ],
   };
+  const axis = spendAxis(rows);
   const nameOf = (id: unknown) => data.find((row) => row.id === id)?.name ?? "";
   return (
     // The chart is a picture of the table below it: hidden from screen readers, with recharts'
@@ -75,6 +89,7 @@ export default function UsageChart({
               minTickGap={12}
             />
             <YAxis
+              {...axis}
               tickFormatter={dollars}
               tick={tick}
               axisLine={false}
@@ -101,6 +116,7 @@ export default function UsageChart({
             <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" horizontal={false} />
             <XAxis
               type="number"
+              {...axis}
               tickFormatter={dollars}
               tick={tick}
               axisLine={axisLine}

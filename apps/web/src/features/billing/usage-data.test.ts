@@ -34,3 +34,17 @@ describe("the usage table", () => {
     expect(groupName(group(null, "No project", 0), "project")).toBe("No project");
   });
 });
+
+describe("the spend chart's axis", () => {
+  it("runs $0 only when nothing was spent, and recharts' own range otherwise", async () => {
+    const { spendAxis } = await import("./usage-chart.tsx");
+    expect(spendAxis([{ priceMicros: 0 }, { priceMicros: 0 }])).toEqual({
+      domain: [0, 1],
+      ticks: [0],
+    });
+    expect(spendAxis([])).toEqual({ domain: [0, 1], ticks: [0] });
+    expect(spendAxis([{ priceMicros: 0 }, { priceMicros: 1_500 }])).toEqual({
+      domain: [0, "auto"],
+    });
+  });
+});
