@@ -141,7 +141,11 @@ describe("the shop's tools in its embed", () => {
       // Billing activity with the shoppers' tool calls: a tool call, named by its source and tool
       // (never the raw `tool:<sourceId>:<tool>` usage key), and nothing sideways at 390 px.
       await page.goto(`${stack.base}/billing#activity`);
-      await page.getByText("Acme Shop orders · order_status").first().waitFor();
+      await page
+        .getByText("Acme Shop orders · order_status")
+        .filter({ visible: true })
+        .first()
+        .waitFor();
       expect(await page.getByText(/tool:tsrc_/).count()).toBe(0);
       expect(await sidewaysOverflow(page)).toBe(0);
       expect(await axeProblems(page, `billing activity with tool calls, ${label}`)).toEqual([]);

@@ -140,7 +140,7 @@ export function ModelFields({
         {readOnly ? null : (
           <p className="text-muted-foreground text-xs">
             Only the models your organization allows are listed.{" "}
-            <Link to="/assistants" hash="models" className="prose-link">
+            <Link to="/assistants" hash="models" className="prose-link underline">
               Allow more under Assistants → Models
             </Link>
             .

@@ -82,7 +82,9 @@ export function SessionModelPicker({ session }: { session: Session }) {
         variant="ghost"
         aria-label={label}
         title={label}
-        className={notAllowed ? "max-w-40 text-warning sm:max-w-64" : "max-w-40 sm:max-w-64"}
+        // Narrow on a phone: the header also holds the title, the Tool calls button and the spend,
+        // and the title was left "Wher..." at 390 px (outside probe, 2026-12-06).
+        className={notAllowed ? "max-w-28 text-warning sm:max-w-64" : "max-w-28 sm:max-w-64"}
       >
         {notAllowed ? (
           <TriangleAlert aria-hidden="true" className="size-4 shrink-0" />
