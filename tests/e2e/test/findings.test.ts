@@ -5,6 +5,7 @@ import {
   freshEmail,
   launchChromium,
   openContext,
+  sidewaysOverflow,
   signUp,
   signUpWithProject,
   submitSignUp,
@@ -321,7 +322,7 @@ describe("navigation and the shell", () => {
     await p.getByRole("dialog").getByRole("link", { name: "Members" }).click();
     await p.waitForURL((url) => url.pathname === "/members");
     await p.getByRole("heading", { level: 1 }).waitFor();
-    expect(await p.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBe(0);
+    expect(await sidewaysOverflow(p)).toBe(0);
     // The ledger's amounts are on screen, not off the side of a table wider than the phone.
     await p.goto(`${base}/billing#ledger`);
     const entry = p
@@ -344,7 +345,7 @@ describe("navigation and the shell", () => {
     await expect
       .poll(async () => (await composer.boundingBox())?.height ?? 0)
       .toBeGreaterThanOrEqual(60);
-    expect(await p.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBe(0);
+    expect(await sidewaysOverflow(p)).toBe(0);
     expect(phone.errors).toEqual([]);
     await phone.context.close();
   });
@@ -544,6 +545,11 @@ describe("navigation and the shell", () => {
 
     // Demoted while he is on a page: his next navigation shows the member's view.
     await page.getByRole("combobox", { name: "Role of Bob Bobson" }).selectOption("member");
+    // Asked first (2026-12-06: any change of someone's role applies at once).
+    await page
+      .getByRole("alertdialog", { name: "Make Bob Bobson a member?" })
+      .getByRole("button", { name: "Change role" })
+      .click();
     await expect
       .poll(() => page.getByRole("combobox", { name: "Role of Bob Bobson" }).inputValue())
       .toBe("member");

@@ -6,6 +6,7 @@ import {
   launchChromium,
   openContext,
   type Scheme,
+  sidewaysOverflow,
   signUpWithProject,
   submitSignUp,
   VIEWPORTS,
@@ -220,9 +221,7 @@ describe("invitees join, they do not sign up as founders", () => {
         // Their only org is the one that invited them: no founder's org was made.
         const me = (await call(page, "GET", "/api/me")) as { orgs: { name: string }[] };
         expect(me.orgs.map((org) => org.name)).toEqual([owner.org]);
-        expect(await page.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBe(
-          0,
-        );
+        expect(await sidewaysOverflow(page)).toBe(0);
         expect(errors).toEqual([]);
       } finally {
         await context.close();
@@ -407,7 +406,7 @@ describe("numbers a person can read", () => {
       await sheet.getByRole("combobox", { name: "Model" }).waitFor();
       await sheet.getByRole("button", { name: "Show calls" }).click();
       await expect.poll(() => sheet.count()).toBe(0);
-      expect(await page.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBe(0);
+      expect(await sidewaysOverflow(page)).toBe(0);
       expect(errors).toEqual([]);
     } finally {
       await context.close();
