@@ -108,6 +108,11 @@ for (const [size, viewport] of Object.entries(VIEWPORTS)) {
       await expect
         .poll(async () => (await ivy.page.locator("header").textContent()) ?? "")
         .toContain(`Mailers ${size}`);
+      // The invitation mailed to her address proved it (2026-12-06): the shell, drawn from the
+      // same /api/me as the header above, asks her to confirm nothing.
+      expect(
+        await ivy.page.getByRole("region", { name: "Confirm your email address" }).count(),
+      ).toBe(0);
 
       // The owner sees them among the members.
       await owner.page.goto(`${base}/members`);
