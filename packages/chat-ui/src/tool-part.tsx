@@ -87,6 +87,18 @@ function MemoryChange({ input }: { input: unknown }) {
 }
 
 /**
+ * The approval card's layout (exported for its test): it fits any width down to a phone's embed
+ * panel. Every argument a person approves is readable without sideways scrolling: the arguments
+ * wrap (pre-wrap keeps the JSON's indentation) and break anywhere a long value or tool name has no
+ * space; only a very long list scrolls, downwards.
+ */
+export const APPROVAL_CARD =
+  "min-w-0 max-w-full space-y-3 rounded-lg border border-warning bg-card p-3 text-card-foreground text-sm [&>legend+*]:clear-both";
+export const APPROVAL_TITLE = "float-left mb-3 w-full font-semibold [overflow-wrap:anywhere]";
+export const WRAPPED_ARGUMENTS =
+  "max-h-60 overflow-y-auto whitespace-pre-wrap rounded-md p-2 font-mono text-xs [overflow-wrap:anywhere]";
+
+/**
  * A pending approval: what the assistant wants to do and Approve / Deny. Each answers only this
  * call's approval id, once (the buttons disable on the first click while the answer travels).
  */
@@ -108,8 +120,12 @@ export function ApprovalCard({
     onRespond({ id: approvalId, approved });
   };
   return (
-    <fieldset className="space-y-3 rounded-lg border border-warning bg-card p-3 text-card-foreground text-sm">
-      <legend className="px-1 font-semibold">
+    // A fieldset is as wide as its widest line by default (min-width: min-content) and draws its
+    // legend across its border: in a narrow panel the card pushed past the chat and a wrapped title
+    // sat on the border. min-w-0 lets it shrink; a floated legend is laid out inside the box like
+    // any block (the group keeps its name), and what follows clears it.
+    <fieldset className={APPROVAL_CARD}>
+      <legend className={APPROVAL_TITLE}>
         {name === "update_project_memory"
           ? "The assistant wants to update the project memory."
           : `The assistant wants to run ${name}.`}
@@ -117,7 +133,7 @@ export function ApprovalCard({
       {name === "update_project_memory" ? (
         <MemoryChange input={part.input} />
       ) : (
-        <pre className="max-h-40 overflow-auto rounded-md bg-muted p-2 font-mono text-xs">
+        <pre className={cn(WRAPPED_ARGUMENTS, "bg-muted")}>
           {JSON.stringify(part.input ?? {}, null, 2)}
         </pre>
       )}
@@ -190,7 +206,7 @@ export function ToolPartView({
           <span className="mt-0.5 shrink-0">
             {STATE_ICONS[part.state] ?? <Wrench aria-hidden="true" className="size-4" />}
           </span>
-          <span className="min-w-0 break-words">
+          <span className="min-w-0 [overflow-wrap:anywhere]">
             <span className="font-medium text-foreground">
               {answer}
               {approver ? ` by ${approver}` : ""}
@@ -207,7 +223,7 @@ export function ToolPartView({
         {name === "update_project_memory" ? (
           <MemoryChange input={part.input} />
         ) : (
-          <pre className="max-h-40 overflow-auto rounded-md bg-background p-2 font-mono text-xs">
+          <pre className={cn(WRAPPED_ARGUMENTS, "bg-background")}>
             {JSON.stringify(part.input ?? {}, null, 2)}
           </pre>
         )}
@@ -228,7 +244,7 @@ export function ToolPartView({
       <span className="mt-0.5 shrink-0">
         {STATE_ICONS[part.state] ?? <Wrench aria-hidden="true" className="size-4" />}
       </span>
-      <p className="min-w-0 break-words">
+      <p className="min-w-0 [overflow-wrap:anywhere]">
         Tool call <code className="font-mono text-foreground">{name}</code>:{" "}
         <span data-state={part.state}>{toolStateLabel(part.state)}</span>
         {errorText ? <span className="block text-destructive">{errorText}</span> : null}
