@@ -80,6 +80,8 @@ describe("the shop's tools in its embed", () => {
       await box.press("Enter");
       await assistant.getByText("Dev model got tool result from order_status").waitFor();
       await assistant.getByText(/Tool call\s*order_status/).waitFor();
+      // The turn is over (Send, not Stop): a message sent while a reply still streams is not sent.
+      await assistant.getByRole("button", { name: "Send" }).waitFor();
 
       // A write: the card names the tool and shows its exact arguments; nothing ran yet.
       // A long reason (the outside probe's card was cut at 390 px): every word of it is readable.
