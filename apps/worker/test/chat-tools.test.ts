@@ -75,7 +75,7 @@ async function shopForApp(w: World): Promise<ToolSource> {
   const source = await register(w.orgId, w.admin.token, {
     kind: "mcp",
     name: `Acme Shop ${crypto.randomUUID().slice(0, 6)}`,
-    url: `${shop()}/mcp`,
+    url: `${shop()}/${w.orgId}/mcp`,
   });
   const profileId = await makeProfile(w, {
     instructions: "Help shoppers with their orders.",

@@ -4,7 +4,13 @@ import type { AddressInfo } from "node:net";
 import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { parleyVerifier, shopMcpHandler, shopOrders } from "@parley/example-host-app/mcp-server";
-import { createLocalJWKSet, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  type JSONWebKeySet,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from "jose";
 import { z } from "zod";
 
 /**
@@ -65,6 +71,22 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/**
+ * The lab and the action server serve every test's org at one URL, so they pin the org the token
+ * itself names (a test server's shortcut: a tenant's server pins its own org from configuration,
+ * as the shop below does from its URL).
+ */
+function anyOrgVerifier(audience: string): Verify {
+  return (authorization) => {
+    const token = /^Bearer (.+)$/.exec(authorization ?? "")?.[1] ?? "";
+    let org: unknown = null;
+    try {
+      org = decodeJwt(token).org;
+    } catch {}
+    return parleyVerifier({ keys, issuer: ISSUER, audience, org: String(org) })(authorization);
+  };
 }
 
 // ---- the lab MCP server ----
@@ -256,7 +278,7 @@ async function startLab(): Promise<{ url: string; server: Server }> {
       if (path !== "/mcp") return send(res, 404, {});
       const raw = req.method === "POST" ? await readBody(req) : "";
       const body = raw === "" ? undefined : (JSON.parse(raw) as { method?: string });
-      const verify = parleyVerifier({ keys, issuer: ISSUER, audience: `${url}/mcp` }) as Verify;
+      const verify = anyOrgVerifier(`${url}/mcp`);
       const claims = await verified(req, res, verify, {
         server: "lab",
         path,
@@ -311,7 +333,7 @@ async function startHttpActions(): Promise<{ url: string; server: Server }> {
       const parsed = new URL(req.url ?? "/", "http://x");
       const path = parsed.pathname;
       if (await control(req, res, path)) return;
-      const verify = parleyVerifier({ keys, issuer: ISSUER, audience: `${url}/api` }) as Verify;
+      const verify = anyOrgVerifier(`${url}/api`);
       const claims = await verified(req, res, verify, {
         server: "http",
         path,
@@ -365,12 +387,20 @@ async function startShop(): Promise<{ url: string; server: Server }> {
       { id: "2001", status: "delivered", total: "$10.00", carrier: "UPS", refund: null },
     ],
   });
-  let handler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
+  // One shop per org, as each tenant runs its own: `/<org id>/mcp` is org `<org id>`'s shop, whose
+  // verifier pins that org (the example's `parleyVerifier`); the orders are shared by id.
+  const handlers = new Map<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>();
   const server = createServer(async (req, res) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (await control(req, res, path)) return;
-    if (path !== "/mcp" || !handler) return send(res, 404, {});
-    const verify = parleyVerifier({ keys, issuer: ISSUER, audience: `${url}/mcp` });
+    const org = /^\/(org_[A-Za-z0-9_-]+)\/mcp$/.exec(path)?.[1];
+    if (!org) return send(res, 404, {});
+    const verify = parleyVerifier({ keys, issuer: ISSUER, audience: `${url}${path}`, org });
+    let handler = handlers.get(org);
+    if (!handler) {
+      handler = shopMcpHandler({ verify, orders });
+      handlers.set(org, handler);
+    }
     // The example's own handler verifies again; the log records what this server accepted.
     const apiKey = (req.headers["x-api-key"] as string | undefined) ?? null;
     await verify(req.headers.authorization).then(
@@ -398,10 +428,6 @@ async function startShop(): Promise<{ url: string; server: Server }> {
     await handler(req, res);
   });
   url = await listen(server);
-  handler = shopMcpHandler({
-    verify: parleyVerifier({ keys, issuer: ISSUER, audience: `${url}/mcp` }),
-    orders,
-  });
   return { url, server };
 }
 

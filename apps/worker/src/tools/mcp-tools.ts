@@ -1,3 +1,4 @@
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { MAX_SOURCE_TOOLS, MAX_TOOL_SCHEMA_BYTES, SOURCE_TOOL_NAME } from "@parley/shared";
 import { ToolCallError } from "./call-error.ts";
 import { findCallError } from "./guarded-fetch.ts";
@@ -59,6 +60,31 @@ export function toListedTools(tools: readonly McpTool[]): {
 }
 
 /**
+ * The HTTP status a failure of the MCP client carries: `status` or `data.status`, or the code of
+ * the MCP SDK's `StreamableHTTPError` (its `code` is the HTTP status: a 401 there read as a
+ * JSON-RPC error, `tool_error`), or a cause's (the agents SDK wraps the transport's errors).
+ */
+function httpStatusOf(error: unknown, depth = 0): number | null {
+  if (!error || typeof error !== "object" || depth > 4) return null;
+  const record = error as {
+    code?: unknown;
+    status?: unknown;
+    data?: { status?: unknown };
+    cause?: unknown;
+  };
+  if (typeof record.status === "number") return record.status;
+  if (typeof record.data?.status === "number") return record.data.status;
+  if (
+    error instanceof StreamableHTTPError &&
+    typeof record.code === "number" &&
+    record.code >= 100
+  ) {
+    return record.code;
+  }
+  return httpStatusOf(record.cause, depth + 1);
+}
+
+/**
  * A failure of the MCP client as a call error: ours (the guarded fetch's, carried in the
  * causes), the server's JSON-RPC error (a tool error with its message), an HTTP status (401 and
  * 403: the server refused Parley's identity token), or an answer that could not be read.
@@ -66,18 +92,8 @@ export function toListedTools(tools: readonly McpTool[]): {
 export function mcpError(error: unknown): ToolCallError {
   const ours = findCallError(error);
   if (ours) return ours;
-  const record = (error ?? {}) as {
-    code?: unknown;
-    message?: unknown;
-    data?: { status?: unknown };
-    status?: unknown;
-  };
-  const status =
-    typeof record.status === "number"
-      ? record.status
-      : typeof record.data?.status === "number"
-        ? record.data.status
-        : null;
+  const record = (error ?? {}) as { code?: unknown; message?: unknown };
+  const status = httpStatusOf(error);
   if (status === 401 || status === 403) {
     return new ToolCallError(
       "unauthorized",

@@ -273,13 +273,26 @@ export class ToolSourceClient extends DurableObject<Env> {
     const connecting = (async () => {
       await this.#dropConnection();
       // Not `registerServer`: nothing is persisted, a woken object connects again when asked.
-      await this.mcp.connect(source.url, {
-        reconnect: { id: ToolSourceClient.SERVER },
-        transport: {
-          type: "streamable-http",
-          fetch: (input: string | URL | Request, init?: RequestInit) => this.#fetch(input, init),
-        } as never,
-      });
+      await this.mcp
+        .connect(source.url, {
+          reconnect: { id: ToolSourceClient.SERVER },
+          transport: {
+            type: "streamable-http",
+            fetch: (input: string | URL | Request, init?: RequestInit) => this.#fetch(input, init),
+          } as never,
+        })
+        .catch((error: unknown) => {
+          // A 401 leaves the connection `authenticating` and `connect` throws a plain "Failed to
+          // discover" error, which read as `malformed` (the probe of 2026-12-06): its state says why.
+          if (
+            this.mcp.mcpConnections[ToolSourceClient.SERVER]?.connectionState === "authenticating"
+          )
+            throw new ToolCallError(
+              "unauthorized",
+              "The MCP server refused Parley's identity token",
+            );
+          throw error;
+        });
       const connection = this.mcp.mcpConnections[ToolSourceClient.SERVER];
       if (connection?.connectionState !== "ready") {
         throw new ToolCallError(
