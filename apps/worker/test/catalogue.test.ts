@@ -8,7 +8,7 @@ import type {
   Session,
 } from "@parley/shared";
 import { describe, expect, it } from "vitest";
-import { forgetCatalogue } from "../src/assistants/catalogue.ts";
+import { forgetCatalogue, loadCatalogue } from "../src/assistants/catalogue.ts";
 import { api, errorCode, profileIn, snapshot, type World, world } from "./helpers.ts";
 
 /**
@@ -218,6 +218,52 @@ describe("the model catalogue", () => {
     // Brought back by an upsert with retired: false.
     const back = await upsert({ ...entry(id), retired: false });
     expect(back.body).toMatchObject({ retired: false, retiredAt: null });
+  });
+});
+
+/** `env` whose D1 counts the reads of the operator's catalogue rows. */
+function countingCatalogueReads() {
+  const counted = { reads: 0 };
+  const db = new Proxy(env.DB, {
+    get(target, prop) {
+      if (prop === "prepare") {
+        return (sql: string) => {
+          if (sql.includes("FROM catalogue_models")) counted.reads++;
+          return target.prepare(sql);
+        };
+      }
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { counted, env: { ...env, DB: db } as typeof env };
+}
+
+describe("the catalogue's per-isolate copy", () => {
+  it("is read once for all the turns that find it stale together, not once each", async () => {
+    const { counted, env: countingEnv } = countingCatalogueReads();
+    forgetCatalogue();
+    const catalogues = await Promise.all(
+      Array.from({ length: 20 }, () => loadCatalogue(countingEnv)),
+    );
+    expect(counted.reads).toBe(1);
+    expect(new Set(catalogues).size).toBe(1);
+    // Fresh now: no further read.
+    await loadCatalogue(countingEnv);
+    expect(counted.reads).toBe(1);
+  });
+
+  it("does not keep a read begun before the operator's write made it stale", async () => {
+    const { counted, env: countingEnv } = countingCatalogueReads();
+    forgetCatalogue();
+    const before = loadCatalogue(countingEnv);
+    // The operator's write forgets the copy while that read is under way: what it brings back
+    // may predate the write, so it is read again rather than kept for 30 s.
+    forgetCatalogue();
+    await before;
+    expect(counted.reads).toBe(2);
+    await loadCatalogue(countingEnv);
+    expect(counted.reads).toBe(2);
   });
 });
 
