@@ -8,7 +8,7 @@ import type {
   Session,
 } from "@parley/shared";
 import { describe, expect, it } from "vitest";
-import { forgetCatalogue, loadCatalogue } from "../src/assistants/catalogue.ts";
+import { CATALOGUE_CACHE_MS, forgetCatalogue, loadCatalogue } from "../src/assistants/catalogue.ts";
 import { api, errorCode, profileIn, snapshot, type World, world } from "./helpers.ts";
 
 /**
@@ -240,30 +240,36 @@ function countingCatalogueReads() {
 }
 
 describe("the catalogue's per-isolate copy", () => {
-  it("is read once for all the turns that find it stale together, not once each", async () => {
+  it("is read again once when it goes stale, however many turns find it stale together", async () => {
     const { counted, env: countingEnv } = countingCatalogueReads();
     forgetCatalogue();
-    const catalogues = await Promise.all(
-      Array.from({ length: 20 }, () => loadCatalogue(countingEnv)),
-    );
-    expect(counted.reads).toBe(1);
-    expect(new Set(catalogues).size).toBe(1);
-    // Fresh now: no further read.
     await loadCatalogue(countingEnv);
     expect(counted.reads).toBe(1);
+    const later = Date.now() + CATALOGUE_CACHE_MS;
+    const catalogues = await Promise.all(
+      Array.from({ length: 20 }, () => loadCatalogue(countingEnv, later)),
+    );
+    // One of them reads; the others keep the stale copy meanwhile.
+    expect(counted.reads).toBe(2);
+    for (const catalogue of catalogues) expect(catalogue.models.size).toBeGreaterThan(0);
+    await loadCatalogue(countingEnv, later + 1);
+    expect(counted.reads).toBe(2);
+    forgetCatalogue();
   });
 
   it("does not keep a read begun before the operator's write made it stale", async () => {
     const { counted, env: countingEnv } = countingCatalogueReads();
     forgetCatalogue();
-    const before = loadCatalogue(countingEnv);
-    // The operator's write forgets the copy while that read is under way: what it brings back
-    // may predate the write, so it is read again rather than kept for 30 s.
-    forgetCatalogue();
-    await before;
-    expect(counted.reads).toBe(2);
     await loadCatalogue(countingEnv);
-    expect(counted.reads).toBe(2);
+    const later = Date.now() + CATALOGUE_CACHE_MS;
+    const refreshing = loadCatalogue(countingEnv, later);
+    // The operator's write forgets the copy while that read is under way: what it brings back
+    // may predate the write, so the next caller reads again rather than keep it for 30 s.
+    forgetCatalogue();
+    await refreshing;
+    await loadCatalogue(countingEnv, later);
+    expect(counted.reads).toBe(3);
+    forgetCatalogue();
   });
 });
 

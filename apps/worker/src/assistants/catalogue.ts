@@ -48,17 +48,19 @@ const varsOf = (env: Env): CatalogueVars => ({
 });
 
 /**
- * The read of the operator's rows under way, shared by every caller that finds the copy stale
- * meanwhile; `epoch` counts `forgetCatalogue` calls, so a read begun before one is not kept.
+ * When this isolate's copy began to be read again (a stale copy is served meanwhile), and how
+ * many `forgetCatalogue` calls there have been (a read begun before one is not kept).
  */
-let reading: { epoch: number; rows: Promise<StoredRow[]> } | null = null;
+let refreshingSince: number | null = null;
 let epoch = 0;
+/** A refresh that has not finished in this long is taken as lost (its request was cut). */
+const REFRESH_TIMEOUT_MS = 5_000;
 
 /** Forgets the operator's entries this isolate read: the operator's routes call it after a write. */
 export function forgetCatalogue(): void {
   stored = null;
   merged = null;
-  reading = null;
+  refreshingSince = null;
   epoch++;
 }
 
@@ -91,30 +93,25 @@ function mergeCatalogue(vars: CatalogueVars, rows: readonly StoredRow[]): Catalo
 /** The catalogue, from this isolate's copy while it is fresh. */
 export async function loadCatalogue(env: Env, now = Date.now()): Promise<Catalogue> {
   const vars = varsOf(env);
-  if (!stored || now - stored.at >= CATALOGUE_CACHE_MS) {
-    // One read however many turns find the copy stale at once: every object of the isolate asks,
-    // and each asked D1 itself (under the soak's 40 sessions this isolate read the rows 15 to 25
-    // times as often as once per 30 s; docs/2026-12-06-soak-memory.md).
-    if (reading === null || reading.epoch !== epoch) {
-      const mine = {
-        epoch,
-        rows: env.DB.prepare(
-          "SELECT id, entry, retired_at, updated_at FROM catalogue_models ORDER BY id",
-        )
-          .all<StoredRow>()
-          .then(({ results }) => results),
-      };
-      reading = mine;
-      // Settled either way, the next stale caller reads again (a failed read is not kept).
-      const done = () => {
-        if (reading === mine) reading = null;
-      };
-      void mine.rows.then(done, done);
+  const refreshing = refreshingSince !== null && now - refreshingSince < REFRESH_TIMEOUT_MS;
+  // A stale copy is read again by one caller while the others keep using it: every object of
+  // the isolate asks, and each read D1 itself (under the soak's 40 sessions, 24 reads of the same
+  // rows at one expiry; docs/2026-12-06-soak-memory.md). Only plain data is shared: a promise of
+  // another request's I/O may not be awaited in workerd. With no copy at all, each caller reads.
+  if (!stored || (now - stored.at >= CATALOGUE_CACHE_MS && !refreshing)) {
+    const began = epoch;
+    if (stored) refreshingSince = now;
+    let results: StoredRow[];
+    try {
+      ({ results } = await env.DB.prepare(
+        "SELECT id, entry, retired_at, updated_at FROM catalogue_models ORDER BY id",
+      ).all<StoredRow>());
+    } finally {
+      if (began === epoch) refreshingSince = null;
     }
-    const read = reading;
-    const rows = await read.rows;
-    if (read.epoch === epoch) stored = { at: now, rows };
-    else return loadCatalogue(env, now);
+    // Read before the operator's write forgot the copy: used for this call, not kept.
+    if (began !== epoch) return mergeCatalogue(vars, results);
+    stored = { at: now, rows: results };
   }
   const key = JSON.stringify(vars);
   if (!merged || merged.rows !== stored.rows || merged.key !== key) {
