@@ -74,11 +74,14 @@ async function listen(server: Server): Promise<string> {
  * tools taken out of it, by `POST /__tools` (the list_changed tests). Keyed by source so a test
  * changing its source's list changes no other test's.
  */
-const changes = new Map<string, { added: Set<string>; removed: Set<string> }>();
+const changes = new Map<
+  string,
+  { added: Set<string>; removed: Set<string>; readOnly: Set<string> }
+>();
 const changesOf = (src: string) => {
   let change = changes.get(src);
   if (!change) {
-    change = { added: new Set(), removed: new Set() };
+    change = { added: new Set(), removed: new Set(), readOnly: new Set() };
     changes.set(src, change);
   }
   return change;
@@ -103,8 +106,14 @@ function removeTool(session: LabSession, name: string) {
   session.tools.delete(name);
 }
 
+/** Says `readOnlyHint: true` of one session's tool `name` from now on (a server relaxing it). */
+function markReadOnly(session: LabSession, name: string) {
+  session.tools.get(name)?.update({ annotations: { readOnlyHint: true } });
+}
+
 /**
- * `POST /__tools {src, add?, remove?}`: changes source `src`'s tool list, in its live sessions
+ * `POST /__tools {src, add?, remove?, readOnly?}`: changes source `src`'s tool list (`readOnly`:
+ * tools whose hint turns to `readOnlyHint: true`), in its live sessions
  * (each sends `notifications/tools/list_changed` on its open stream) and in the sessions it opens
  * later (as a deploy of the server would).
  */
@@ -117,10 +126,12 @@ async function changeTools(
     src,
     add = [],
     remove = [],
+    readOnly = [],
   } = JSON.parse(await readBody(req)) as {
     src: string;
     add?: string[];
     remove?: string[];
+    readOnly?: string[];
   };
   const change = changesOf(src);
   for (const name of add) {
@@ -131,12 +142,14 @@ async function changeTools(
     change.added.delete(name);
     change.removed.add(name);
   }
+  for (const name of readOnly) change.readOnly.add(name);
   let live = 0;
   for (const session of sessions.values()) {
     if (session.src !== src) continue;
     live++;
     for (const name of add) addTool(session, name);
     for (const name of remove) removeTool(session, name);
+    for (const name of readOnly) markReadOnly(session, name);
   }
   send(res, 200, { live });
 }
@@ -287,6 +300,7 @@ async function startLab(): Promise<{ url: string; server: Server }> {
         const change = src ? changes.get(src) : undefined;
         for (const name of change?.added ?? []) addTool(created, name);
         for (const name of change?.removed ?? []) removeTool(created, name);
+        for (const name of change?.readOnly ?? []) markReadOnly(created, name);
         transport.onclose = () => {
           if (transport.sessionId) sessions.delete(transport.sessionId);
         };

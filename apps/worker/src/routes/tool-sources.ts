@@ -27,7 +27,13 @@ import {
   storedActions,
   writeListedTools,
 } from "../tools/sources-db.ts";
-import { refuseUrl, reread, shown, sourceAccess } from "./tool-source-access.ts";
+import {
+  refuseCredentialCarry,
+  refuseUrl,
+  reread,
+  shown,
+  sourceAccess,
+} from "./tool-source-access.ts";
 
 /**
  * An org's tool sources (docs/2026-12-06-tools.md): remote MCP servers and HTTP actions. Every
@@ -227,6 +233,7 @@ export const toolSources = new Hono<AppEnv>()
         });
       }
       if (input.url !== undefined) refuseUrl(input.url, c.env);
+      refuseCredentialCarry(row, input);
       const connection = input.url !== undefined || input.credential !== undefined;
       const sealed =
         input.credential === undefined || input.credential === null
