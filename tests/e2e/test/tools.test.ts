@@ -65,13 +65,14 @@ describe("the shop's tools in its embed", () => {
       await assistant.getByText("Dev model got tool result from order_status").waitFor();
       await assistant.getByText(/Tool call\s*order_status/).waitFor();
 
-      // A write: the card names the tool and shows its exact arguments; nothing ran yet.
+      // A write: the card names the tool and the source that will act, and shows its exact
+      // arguments; nothing ran yet.
       await box.fill(
         'It arrived broken, I want a refund. [[tool:request_refund {"orderId":"1001","reason":"Arrived broken"}]]',
       );
       await box.press("Enter");
       const card = assistant.getByRole("group", {
-        name: "The assistant wants to run request_refund.",
+        name: "The assistant wants to run request_refund on Acme Shop orders.",
       });
       await card.waitFor();
       const shown = (await card.textContent()) ?? "";
