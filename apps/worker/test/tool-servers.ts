@@ -16,7 +16,10 @@ import { z } from "zod";
  * test has no port to fetch it from). `GET /__log` lists what each server received: the verified
  * claims (or why the token was refused) and whether the source's credential came along, never
  * the arguments. `DELETE /__log` forgets it. The lab's `POST /__tools {src, add?, remove?}`
- * changes one source's tool list at runtime (its live sessions say `tools/list_changed`).
+ * changes one source's tool list at runtime (its live sessions say `tools/list_changed`);
+ * `POST /__drop {src}` ends the GET streams of that source's sessions (as a server restarting its
+ * front end would). The lab also serves `/mcp-poll`: the same server without the GET stream
+ * (405), as a server that cannot push would answer.
  */
 
 export const ISSUER = "parley";
@@ -230,6 +233,27 @@ interface LabSession {
   src: string | null;
   /** Every tool of the session by name, to take one out. */
   tools: Map<string, RegisteredTool>;
+  /** The session's open GET streams (the server-to-client stream). */
+  streams: Set<ServerResponse>;
+}
+
+/** `POST /__drop {src}`: ends the GET streams of source `src`'s sessions. */
+async function dropStreams(
+  req: IncomingMessage,
+  res: ServerResponse,
+  sessions: Map<string, LabSession>,
+) {
+  const { src } = JSON.parse(await readBody(req)) as { src: string };
+  let dropped = 0;
+  for (const session of sessions.values()) {
+    if (session.src !== src) continue;
+    for (const stream of session.streams) {
+      stream.end();
+      dropped++;
+    }
+    session.streams.clear();
+  }
+  send(res, 200, { dropped });
 }
 
 type Verify = (authorization: string | undefined) => Promise<JWTPayload>;
@@ -266,10 +290,11 @@ async function startLab(): Promise<{ url: string; server: Server }> {
       if (path === "/garbage") return send(res, 200, "{this is not json", "application/json");
       if (path === "/huge") return send(res, 200, `"${"x".repeat(3_000_000)}"`);
       if (path === "/__tools" && req.method === "POST") return changeTools(req, res, sessions);
-      if (path !== "/mcp") return send(res, 404, {});
+      if (path === "/__drop" && req.method === "POST") return dropStreams(req, res, sessions);
+      if (path !== "/mcp" && path !== "/mcp-poll") return send(res, 404, {});
       const raw = req.method === "POST" ? await readBody(req) : "";
       const body = raw === "" ? undefined : (JSON.parse(raw) as { method?: string });
-      const verify = parleyVerifier({ keys, issuer: ISSUER, audience: `${url}/mcp` }) as Verify;
+      const verify = parleyVerifier({ keys, issuer: ISSUER, audience: `${url}${path}` }) as Verify;
       const claims = await verified(req, res, verify, {
         server: "lab",
         path,
@@ -277,6 +302,7 @@ async function startLab(): Promise<{ url: string; server: Server }> {
         rpc: Array.isArray(body) ? "batch" : (body?.method ?? null),
       });
       if (!claims) return;
+      if (path === "/mcp-poll" && req.method === "GET") return send(res, 405, {});
       (req as IncomingMessage & { auth?: unknown }).auth = {
         token: "verified",
         clientId: "parley",
@@ -296,7 +322,7 @@ async function startLab(): Promise<{ url: string; server: Server }> {
         const tools = new Map<string, RegisteredTool>();
         const mcp = labServer(tools);
         const src = typeof claims.src === "string" ? claims.src : null;
-        const created: LabSession = { server: mcp, transport, src, tools };
+        const created: LabSession = { server: mcp, transport, src, tools, streams: new Set() };
         const change = src ? changes.get(src) : undefined;
         for (const name of change?.added ?? []) addTool(created, name);
         for (const name of change?.removed ?? []) removeTool(created, name);
@@ -306,6 +332,11 @@ async function startLab(): Promise<{ url: string; server: Server }> {
         };
         await mcp.connect(transport);
         session = created;
+      }
+      if (req.method === "GET") {
+        const streams = session.streams;
+        streams.add(res);
+        res.on("close", () => streams.delete(res));
       }
       await session.transport.handleRequest(req, res, body);
     } catch (error) {

@@ -254,9 +254,13 @@ export type CreateToolSourceInput = z.input<typeof createToolSourceSchema>;
 export const updateToolSourceSchema = z
   .strictObject({
     name: common.name.optional(),
-    description: common.description.optional(),
+    // Not `common.description.optional()`: zod 4 applies a default under `.optional()`, so a
+    // PATCH that left the description out set it to null (src/patch-schemas.test.ts).
+    description: humanText({ min: 1, max: 1000, multiline: true }).nullable().optional(),
     priceMicros: microsSchema.min(0).max(100_000_000).optional(),
     credential: toolCredentialSchema.nullable().optional(),
+    /** False switches the source off: no turn offers its tools; calls under way are refused. */
+    enabled: z.boolean().optional(),
     url: sourceUrl.optional(),
     /** MCP sources only. */
     access: accessOverrides.optional(),
@@ -314,6 +318,11 @@ export const toolSourceHealthSchema = z
     status: z.enum(["healthy", "unhealthy", "unknown"]),
     consecutiveFailures: z.number().int(),
     lastError: z.string().nullable(),
+    /**
+     * The last error's class (`timeout`, `unauthorized`, `http_status`, ...), without its text:
+     * what a screen shows (the text may quote the tenant's server).
+     */
+    lastErrorCode: z.string().nullable(),
     lastErrorAt: iso.nullable(),
     lastSuccessAt: iso.nullable(),
   })
@@ -328,6 +337,8 @@ export const toolSourceSchema = z
     description: z.string().nullable(),
     url: z.string(),
     priceMicros: microsSchema,
+    /** False: switched off by an owner or admin (no turn offers its tools). */
+    enabled: z.boolean(),
     /** The credential's header when one is set; its value is never returned. */
     credential: z.strictObject({ header: z.string() }).nullable(),
     /** MCP only: the tools an owner or admin marked read or write. */
@@ -391,3 +402,31 @@ export const openApiImportResultSchema = z
   })
   .meta({ id: "OpenApiImportResult" });
 export type OpenApiImportResult = z.output<typeof openApiImportResultSchema>;
+
+/**
+ * One of an end user's own tool calls, as the embed shows it (`GET
+ * /api/embed/sessions/:sessionId/tool-calls`): the tool and its source's name, how it ended,
+ * whether the end user approved it. No caller or approver ids (they are the end user's own), no
+ * bytes; the price is 0 when the app hides cost, as the session's spend is.
+ */
+export const endUserToolCallSchema = z
+  .strictObject({
+    id: z.string(),
+    toolName: z.string(),
+    /** Null once the source is deleted. */
+    sourceName: z.string().nullable(),
+    access: z.enum(TOOL_ACCESS),
+    /** A write the end user approved; false for a read. */
+    approved: z.boolean(),
+    status: z.enum(TOOL_CALL_STATUSES),
+    errorCode: z.string().nullable(),
+    durationMs: z.number().int(),
+    priceMicros: microsSchema,
+    createdAt: iso,
+  })
+  .meta({ id: "EndUserToolCall" });
+export type EndUserToolCall = z.output<typeof endUserToolCallSchema>;
+
+export const endUserToolCallListSchema = z
+  .strictObject({ items: z.array(endUserToolCallSchema), nextCursor: z.string().nullable() })
+  .meta({ id: "EndUserToolCallList" });

@@ -89,6 +89,14 @@ describe("the shop's tools in its embed", () => {
       // Both calls show as done on their cards (the read's and the approved write's).
       await expect.poll(() => assistant.locator('[data-state="output-available"]').count()).toBe(2);
       expect(await assistant.getByRole("button", { name: "Approve" }).count()).toBe(0);
+      // The chat lists what the assistant did for them: both calls, the refund approved by them.
+      const actions = assistant.getByTestId("actions-taken");
+      await actions.getByText("Actions taken (2)").waitFor({ timeout: 15_000 });
+      await actions.locator("summary").click();
+      await actions
+        .getByText(/request_refund \(Acme Shop orders\): done, approved by you/)
+        .waitFor();
+      await actions.getByText(/order_status \(Acme Shop orders\): done/).waitFor();
       expect(await sidewaysOverflow(page)).toBe(0);
       expect(await axeProblems(page, `tools, after the refund, ${label}`)).toEqual([]);
       expect(opened.errors).toEqual([]);

@@ -48,6 +48,8 @@ export interface SourceRow {
   description: string | null;
   url: string;
   price_micros: number;
+  /** 0: switched off by an owner or admin (migrations/0026): no turn offers its tools. */
+  enabled: number;
   credential_header: string | null;
   credential_sealed: string | null;
   access_overrides: string;
@@ -63,7 +65,7 @@ export interface SourceRow {
   updated_at: number;
 }
 
-export const SOURCE_COLUMNS = `id, org_id, kind, name, description, url, price_micros,
+export const SOURCE_COLUMNS = `id, org_id, kind, name, description, url, price_micros, enabled,
   credential_header, credential_sealed, access_overrides, tools, tools_listed_at, version,
   consecutive_failures, last_error, last_error_at, last_success_at, created_by, created_at,
   updated_at`;
@@ -112,6 +114,15 @@ export const sourceRef = (row: SourceRow): SourceRef => ({
   credentialSealed: row.credential_sealed,
 });
 
+/**
+ * The class of a source's last error (`timeout`, `unauthorized`, ...): the code its writers put
+ * before the message (`<code>: <message>`), what a screen may show without the message's text.
+ */
+export function errorClass(lastError: string | null): string | null {
+  const code = lastError === null ? null : /^([a-z_]{1,40}):/.exec(lastError)?.[1];
+  return code ?? (lastError === null ? null : "error");
+}
+
 /** A source as the API shows it: its credential's header, never its value. */
 export function toToolSource(row: SourceRow, unhealthyAfter: number): ToolSource {
   const status =
@@ -128,6 +139,7 @@ export function toToolSource(row: SourceRow, unhealthyAfter: number): ToolSource
     description: row.description,
     url: row.url,
     priceMicros: row.price_micros,
+    enabled: row.enabled === 1,
     credential: row.credential_header ? { header: row.credential_header } : null,
     access: JSON.parse(row.access_overrides) as Record<string, ToolAccess>,
     tools: toolsOf(row),
@@ -137,6 +149,7 @@ export function toToolSource(row: SourceRow, unhealthyAfter: number): ToolSource
       status,
       consecutiveFailures: row.consecutive_failures,
       lastError: row.last_error,
+      lastErrorCode: errorClass(row.last_error),
       lastErrorAt: row.last_error_at === null ? null : iso(row.last_error_at),
       lastSuccessAt: row.last_success_at === null ? null : iso(row.last_success_at),
     },
@@ -161,7 +174,7 @@ export function sourceById(db: D1Database, id: string): Promise<SourceRow | null
     .first<SourceRow>();
 }
 
-/** The org's sources among `ids` (a turn's profile names them). */
+/** The org's switched-on sources among `ids` (a turn's profile names them). */
 export async function sourcesOfOrg(
   db: D1Database,
   orgId: string,
@@ -171,7 +184,7 @@ export async function sourcesOfOrg(
   const { results } = await db
     .prepare(
       `SELECT ${SOURCE_COLUMNS} FROM tool_sources
-       WHERE org_id = ? AND id IN (SELECT value FROM json_each(?))`,
+       WHERE org_id = ? AND enabled = 1 AND id IN (SELECT value FROM json_each(?))`,
     )
     .bind(orgId, JSON.stringify([...new Set(ids)]))
     .all<SourceRow>();
@@ -277,6 +290,33 @@ export async function writeListedTools(
     if (written.meta.changes === 1) return;
   }
   throw new Error("The source's tools changed under five listings in a row");
+}
+
+/**
+ * What a listing of an MCP source leaves in D1, the same for every listing (registration, the
+ * refresh route, the source's listener after `list_changed` or a reopened stream): a listed
+ * source gets the new tools and a success (a tool the server no longer lists is gone from the
+ * source; a profile that switched it on keeps the name, shown as no longer listed, and a turn
+ * does not offer it); a failed one keeps its tools and counts a failure with its error.
+ */
+export async function recordListing(
+  db: D1Database,
+  id: string,
+  listed:
+    | { ok: true; tools: readonly ListedTool[]; truncated: boolean }
+    | { ok: false; code: string; message: string },
+  now = Date.now(),
+): Promise<void> {
+  if (listed.ok) {
+    await writeListedTools(db, id, listed.tools, listed.truncated, now);
+    await recordHealth(db, id, { ok: true, at: now });
+    return;
+  }
+  await recordHealth(db, id, {
+    ok: false,
+    at: now,
+    error: `${listed.code}: ${listed.message}`.slice(0, 300),
+  });
 }
 
 /** HTTP actions as stored tools. */
