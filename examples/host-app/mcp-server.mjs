@@ -72,7 +72,17 @@ const text = (value) => ({
   structuredContent: value,
 });
 
-/** The shop's MCP server for one request, acting for `shopper` only. */
+/** What a tool answers when the request names no shopper (Parley's listing, as the source). */
+const noShopper = {
+  isError: true,
+  content: [{ type: "text", text: "This request names no shopper" }],
+};
+
+/**
+ * The shop's MCP server for one request, acting for `shopper` only; `shopper` is null for Parley's
+ * own requests (`kind: "source"`: its listing of the tools, its stream), which may list the tools
+ * but never act on anyone's orders.
+ */
 function shopServer(orders, shopper) {
   const server = new McpServer({ name: "acme-shop", version: "1.0.0" });
   server.registerTool(
@@ -84,6 +94,7 @@ function shopServer(orders, shopper) {
       annotations: { readOnlyHint: true },
     },
     async ({ orderId }) => {
+      if (shopper === null) return noShopper;
       const order = orders.of(shopper).find((o) => o.id === orderId);
       if (!order) {
         return {
@@ -112,6 +123,7 @@ function shopServer(orders, shopper) {
       annotations: { readOnlyHint: false, destructiveHint: false },
     },
     async ({ orderId, reason }) => {
+      if (shopper === null) return noShopper;
       const order = orders.of(shopper).find((o) => o.id === orderId);
       if (!order) {
         return {
@@ -172,7 +184,9 @@ export function shopMcpHandler({ verify, orders, onCall }) {
       return;
     }
     onCall?.(claims, body);
-    const server = shopServer(orders, String(claims.sub));
+    // A shopper (`end_user`) or a member of the shop's org acts as its `sub`; Parley's own
+    // requests (`source`) name the source, no person.
+    const server = shopServer(orders, claims.kind === "source" ? null : String(claims.sub));
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

@@ -23,6 +23,7 @@ import { documents, knowledgeStorage, projectDocuments } from "./routes/document
 import { embed } from "./routes/embed.ts";
 import { endUserDocuments } from "./routes/end-user-documents.ts";
 import { endUserSessions } from "./routes/end-user-sessions.ts";
+import { endUserToolCalls } from "./routes/end-user-tool-calls.ts";
 import { erasure } from "./routes/erasure.ts";
 import { exportDownloads, meExports, orgExports } from "./routes/exports.ts";
 import { invitationPreview, invitations } from "./routes/invitation-links.ts";
@@ -37,7 +38,9 @@ import { profileVersions } from "./routes/profile-versions.ts";
 import { orgProfiles, profiles } from "./routes/profiles.ts";
 import { orgProjects, projects } from "./routes/projects.ts";
 import { orgSessions, sessions } from "./routes/sessions.ts";
-import { orgToolSources, sessionToolCalls, toolSources } from "./routes/tool-sources.ts";
+import { sessionToolCalls } from "./routes/tool-calls.ts";
+import { toolSourceImport } from "./routes/tool-source-import.ts";
+import { orgToolSources, toolSources } from "./routes/tool-sources.ts";
 import { webhooks } from "./routes/webhooks.ts";
 
 /** Largest JSON body any API route accepts. Project memory (16 KiB) is the largest legitimate one. */
@@ -79,7 +82,7 @@ export const app = new Hono<AppEnv>()
   )
   .use("/api/*", async (c, next) => (isUpload(c) ? limitBody(MAX_UPLOAD_BYTES)(c, next) : next()))
   .use("/api/webhooks/*", limitBody(MAX_WEBHOOK_BYTES))
-  // An OpenAPI document to import as HTTP actions (routes/tool-sources.ts) outgrows 64 KiB.
+  // An OpenAPI document to import as HTTP actions (routes/tool-source-import.ts) outgrows 64 KiB.
   .use("/api/tool-sources/:id/import-openapi", limitBody(MAX_OPENAPI_BYTES))
   // Every API route needs a verified caller, except these few public ones: a member's access
   // token, or an API key on the few routes that declare they take one (auth/api-keys.ts). The
@@ -148,6 +151,7 @@ export const app = new Hono<AppEnv>()
   .route("/api/apps", appEndUsers)
   .route("/api/embed", embed)
   .route("/api/embed", endUserSessions)
+  .route("/api/embed", endUserToolCalls)
   .route("/api/embed", endUserDocuments)
   .route("/api/orgs", orgApiKeys)
   .route("/api/orgs", orgModels)
@@ -163,6 +167,7 @@ export const app = new Hono<AppEnv>()
   .route("/api/sessions", sessionToolCalls)
   .route("/api/orgs", orgToolSources)
   .route("/api/tool-sources", toolSources)
+  .route("/api/tool-sources", toolSourceImport)
   .route("/api/connect-tickets", connectTickets)
   .route("/api/webhooks", webhooks)
   .route("/api/operator/models", operatorModels)

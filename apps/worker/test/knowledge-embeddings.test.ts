@@ -2,9 +2,13 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
 import { chunkSections } from "../src/knowledge/chunk.ts";
-import { bindingBackend, chargeEmbedding } from "../src/knowledge/embeddings.ts";
+import {
+  bindingBackend,
+  chargeEmbedding,
+  type EmbeddingSide,
+} from "../src/knowledge/embeddings.ts";
 import { markdownSections } from "../src/knowledge/extract.ts";
-import { type EmbeddingSide, KnowledgeStore } from "../src/knowledge/store.ts";
+import { KnowledgeStore } from "../src/knowledge/store.ts";
 import { knowledgeBase } from "./knowledge.ts";
 import { funded } from "./metering.ts";
 

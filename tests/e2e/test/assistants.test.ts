@@ -6,9 +6,8 @@ import {
   freshEmail,
   launchChromium,
   openContext,
-  signUp,
+  signUpWithProject,
   VIEWPORTS,
-  verifyEmailFromMailbox,
 } from "./browser.ts";
 
 /**
@@ -65,15 +64,8 @@ beforeAll(async () => {
   page = opened.page;
   errors = opened.errors;
   closeContext = () => opened.context.close();
-  await signUp(page, base, owner);
   // The sign-up grant pays the chats below: the address is confirmed from the mailbox first.
-  await verifyEmailFromMailbox(page, stack.mailbox, owner.email);
-  await page.goto(`${base}/projects`);
-  const form = page.getByRole("form", { name: "New project" });
-  await form.getByLabel("Name").fill("Radio guidance");
-  await form.getByRole("button", { name: "Create project" }).click();
-  await page.waitForURL(/\/projects\/[^/]+$/);
-  projectId = new URL(page.url()).pathname.split("/")[2] ?? "";
+  projectId = await signUpWithProject(page, stack, owner, "Radio guidance");
   orgId = (await apiGet<{ orgs: { id: string }[] }>("/api/me")).orgs[0]?.id ?? "";
 }, 240_000);
 

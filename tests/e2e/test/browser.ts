@@ -218,3 +218,24 @@ export async function verifyEmailFromMailbox(
   await page.getByRole("button", { name: "Confirm my address" }).click();
   await page.getByRole("heading", { name: "Email address confirmed" }).waitFor();
 }
+
+/**
+ * What most suites start from: an owner signed up through the page, their address confirmed from
+ * the mailbox (so the sign-up grant pays the chats that follow), and a first project made on the
+ * projects screen. Resolves on the project's page with its id.
+ */
+export async function signUpWithProject(
+  page: Page,
+  stack: { base: string; mailbox: string },
+  owner: { name: string; email: string; org?: string },
+  projectName: string,
+): Promise<string> {
+  await signUp(page, stack.base, owner);
+  await verifyEmailFromMailbox(page, stack.mailbox, owner.email);
+  await page.goto(`${stack.base}/projects`);
+  const form = page.getByRole("form", { name: "New project" });
+  await form.getByLabel("Name").fill(projectName);
+  await form.getByRole("button", { name: "Create project" }).click();
+  await page.waitForURL(/\/projects\/[^/]+$/);
+  return new URL(page.url()).pathname.split("/")[2] ?? "";
+}

@@ -6,9 +6,9 @@ import {
   launchChromium,
   openContext,
   signUp,
+  signUpWithProject,
   submitSignUp,
   VIEWPORTS,
-  verifyEmailFromMailbox,
 } from "./browser.ts";
 
 /**
@@ -75,15 +75,8 @@ beforeAll(async () => {
   errors = opened.errors;
   failures = opened.failures;
   closeContext = () => opened.context.close();
-  await signUp(page, base, owner);
   // The sign-up grant pays the chats below: the address is confirmed from the mailbox first.
-  await verifyEmailFromMailbox(page, stack.mailbox, owner.email);
-  await page.goto(`${base}/projects`);
-  const form = page.getByRole("form", { name: "New project" });
-  await form.getByLabel("Name").fill("Orbits");
-  await form.getByRole("button", { name: "Create project" }).click();
-  await page.waitForURL(/\/projects\/[^/]+$/);
-  projectId = new URL(page.url()).pathname.split("/")[2] ?? "";
+  projectId = await signUpWithProject(page, stack, owner, "Orbits");
 }, 240_000);
 
 afterEach(async (context) => {

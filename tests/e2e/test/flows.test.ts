@@ -6,10 +6,9 @@ import {
   launchChromium,
   openContext,
   type Scheme,
-  signUp,
+  signUpWithProject,
   submitSignUp,
   VIEWPORTS,
-  verifyEmailFromMailbox,
 } from "./browser.ts";
 
 /**
@@ -35,15 +34,8 @@ beforeAll(async () => {
   ownerPage = opened.page;
   ownerErrors = opened.errors;
   closeOwner = () => opened.context.close();
-  await signUp(ownerPage, base, owner);
   // The sign-up grant pays the chats below: the address is confirmed from the mailbox first.
-  await verifyEmailFromMailbox(ownerPage, stack.mailbox, owner.email);
-  await ownerPage.goto(`${base}/projects`);
-  const form = ownerPage.getByRole("form", { name: "New project" });
-  await form.getByLabel("Name").fill("Engines");
-  await form.getByRole("button", { name: "Create project" }).click();
-  await ownerPage.waitForURL(/\/projects\/[^/]+$/);
-  projectId = new URL(ownerPage.url()).pathname.split("/")[2] ?? "";
+  projectId = await signUpWithProject(ownerPage, stack, owner, "Engines");
 }, 240_000);
 
 afterEach(async (context) => {

@@ -10,9 +10,8 @@ import {
   openContext,
   type Scheme,
   sidewaysOverflow,
-  signUp,
+  signUpWithProject,
   VIEWPORTS,
-  verifyEmailFromMailbox,
 } from "./browser.ts";
 
 /**
@@ -148,15 +147,8 @@ beforeAll(async () => {
   base = stack.base;
 
   const { context, page } = await openContext(browser, VIEWPORTS.desktop, "light");
-  await signUp(page, base, owner);
-  // The sign-up grant pays for the session's turns below: the address is confirmed first.
-  await verifyEmailFromMailbox(page, stack.mailbox, owner.email);
-  await page.goto(`${base}/projects`);
-  const form = page.getByRole("form", { name: "New project" });
-  await form.getByLabel("Name").fill("Launch plan");
-  await form.getByRole("button", { name: "Create project" }).click();
-  await page.waitForURL(/\/projects\/[^/]+$/);
-  projectId = new URL(page.url()).pathname.split("/")[2] ?? "";
+  // The sign-up grant pays the chats below: the address is confirmed from the mailbox first.
+  projectId = await signUpWithProject(page, stack, owner, "Launch plan");
   const preview = page.getByRole("region", { name: "Onboarding preview chat" });
   await preview.getByRole("textbox", { name: "Message" }).fill("What does a launch need?");
   await preview.getByRole("textbox", { name: "Message" }).press("Enter");

@@ -1,6 +1,6 @@
 import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
-import { AppError, type ReplyVersion, titleFrom } from "@parley/shared";
-import { convertToModelMessages, type ToolSet, type UIMessage } from "ai";
+import { AppError } from "@parley/shared";
+import { convertToModelMessages, type ToolSet } from "ai";
 import { type ResolvedTurn, TurnResolver } from "../assistants/resolve.ts";
 import type { ProjectRow } from "../auth/access.ts";
 import { agentSettings } from "../env.ts";
@@ -11,18 +11,24 @@ import {
   newTurnId,
   refusedReply,
   replyVersions,
+  sessionTitle,
   shownMetadata,
 } from "./assistant-replies.ts";
+import {
+  type AssistantTurn,
+  assistantMetering,
+  assistantTurnTools,
+  firstCallEstimator,
+  stopCode,
+} from "./assistant-turn.ts";
 import type { AgentCaller } from "./caller.ts";
 import { CONTINUATION, ParleyChatAgent } from "./chat-agent.ts";
 import { contextWindow, estimateTokens } from "./context.ts";
 import type { FrameDecision } from "./frames.ts";
-import { MeteringMiddleware } from "./metering-middleware.ts";
+import type { MeteringMiddleware } from "./metering-middleware.ts";
 import { errorReply, stallNotice } from "./reply-endings.ts";
-import { revokeConnections } from "./revocation.ts";
 import { SessionAccess } from "./session-access.ts";
-import { assistantTools } from "./tools/project-tools.ts";
-import { sourceToolsOf, type TurnTools } from "./tools/turn-tool-set.ts";
+import type { TurnTools } from "./tools/turn-tool-set.ts";
 import {
   assistantTurnModel,
   chooseTurn,
@@ -35,40 +41,11 @@ import { streamTurn } from "./turn-stream.ts";
 
 export type { AssistantMetadata } from "./assistant-replies.ts";
 
-interface AssistantTurn {
-  caller: AgentCaller;
-  project: ProjectRow;
-  /**
-   * The server's id for this turn: every hold and usage record of it is keyed `<turnId>:<n>`.
-   * Never derived from the client's request id, which a client may reuse (after a clear, say).
-   */
-  turnId: string;
-  /** What the turn runs with: the model, its prices and limits, its system prompt (the seam). */
-  model: TurnModel;
-  /**
-   * The turn's metering: every call of the turn is reserved and settled by it. Its first call may
-   * be reserved already (at admission, alongside the SDK storing the message).
-   */
-  metering: MeteringMiddleware;
-  /** A regeneration: the replaced reply's versions, kept in the new reply (read at admission). */
-  versions?: ReplyVersion[];
-  /**
-   * The turn's tools, built at admission (a tool approval's continuation builds them anew): what
-   * the profile switched on, and what their schemas add to every prompt of the turn.
-   */
-  tools: TurnTools;
-  /** The session's project's documents: the tool, retrieval before the first call, citations. */
-  knowledge: TurnKnowledge;
-}
-
 /** A turn still marked busy after this long is taken as lost (the object was reset), not running. */
 const BUSY_STALE_MS = 10 * 60 * 1000;
 
 /** How often a busy session's last activity is written to D1. */
 const ACTIVITY_WRITE_MS = 60_000;
-
-/** Tool schemas and descriptions are sent with every call; this bounds what they add to a prompt. */
-const TOOL_PROMPT_TOKENS = 400;
 
 /**
  * One assistant session (name = session id), owned by the member who opened it, spending the org's
@@ -187,7 +164,10 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     tooling.catch(() => undefined);
     // The first call's hold does not wait for the membership check when the project is known from
     // an earlier turn: the two run side by side, and the hold is given back if the check fails.
-    const estimateFor = this.#firstCallEstimator(messages);
+    const estimateFor = firstCallEstimator(
+      messages,
+      agentSettings(this.env).assistant.contextTokens,
+    );
     const known = this.#project;
     let early: {
       model: TurnModel;
@@ -281,23 +261,14 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     model: TurnModel,
     tools: TurnTools,
   ): MeteringMiddleware {
-    const endUserLimits =
-      caller.kind === "end_user" ? this.#access.endUserLimits(caller) : undefined;
-    return new MeteringMiddleware({
+    return assistantMetering({
       ledger: this.meter,
+      sessionId: this.name,
+      caller,
       turnId,
-      payer: {
-        billable: true,
-        orgId: caller.orgId,
-        memberId: caller.userId,
-        projectId: caller.projectId,
-        sessionId: this.name,
-        ...(endUserLimits ? { endUserLimits } : {}),
-      },
-      prices: model.prices,
-      maxOutputTokens: model.maxOutputTokens,
-      toolPromptTokens: tools.promptTokens,
-      generationLookup: model.model.provider.type === "openrouter",
+      model,
+      tools,
+      endUserLimits: caller.kind === "end_user" ? this.#access.endUserLimits(caller) : undefined,
     });
   }
 
@@ -307,31 +278,12 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
   #project: ProjectRow | null = null;
 
   /**
-   * The prompt a first call over `messages` shows the model, in tokens (system prompt, window, tools),
-   * for a given model: the window is measured once, the project (and its prompt) may still change.
-   */
-  #firstCallEstimator(
-    messages: readonly UIMessage[],
-  ): (model: TurnModel, tools: TurnTools) => number {
-    const window = contextWindow(messages, agentSettings(this.env).assistant.contextTokens);
-    return (model, tools) =>
-      estimateTokens(model.system(window.omitted)) +
-      window.tokens +
-      tools.promptTokens +
-      (model.knowledgeRetrieval ? RETRIEVAL_PROMPT_TOKENS : 0);
-  }
-
-  /**
    * After a turn: the session's last activity, and its title from the first exchange when it has
    * none (one D1 write, after the reply, off the turn's path; at most once a minute).
    */
   protected override async onChatResponse(): Promise<void> {
     this.#busySince = null;
-    const first = this.messages.find((message) => message.role === "user");
-    const text =
-      first?.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ") ?? "";
-    // The same rules as a title typed at creation: no control or bidi characters, whole code points.
-    const title = titleFrom(text.replace(/\[\[[^\]]*\]\]/g, ""), 80);
+    const title = sessionTitle(this.messages);
     // Written once a minute at most: the sessions list orders by it, a turn a second need not.
     const now = Date.now();
     if (this.#activityWrittenAt !== null && now - this.#activityWrittenAt < ACTIVITY_WRITE_MS)
@@ -440,43 +392,15 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     return stream.response;
   }
 
-  /**
-   * The tools the turn's profile switched on (the resolver gives a model without tool calling
-   * none, an end user only the tool sources' and knowledge). The project's built-in tools are its
-   * org's members' (its memory, its balance): an end user never gets them, whatever a profile
-   * says. The tool sources' tools act for whoever chats, as them (tools/turn-tools.ts). The
-   * documents' search is added per turn (`TurnKnowledge`), as it needs the turn's project.
-   */
-  async #tools(caller: AgentCaller, names: readonly string[]): Promise<TurnTools> {
-    const fromSources = await sourceToolsOf(this.env, {
+  /** The tools the turn's profile switched on (assistant-turn.ts `assistantTurnTools`). */
+  #tools(caller: AgentCaller, names: readonly string[]): Promise<TurnTools> {
+    return assistantTurnTools(this.env, {
       caller,
       sessionId: this.name,
       names,
       meter: this.toolCalls,
-      ...(caller.kind === "end_user"
-        ? { endUserLimits: () => this.#access.endUserLimits(caller) }
-        : {}),
+      endUserLimits: () => this.#access.endUserLimits(caller),
+      forgetAccess: () => this.#access.forget(),
     });
-    if (caller.kind === "end_user" || names.length === 0) {
-      return { set: fromSources.set, promptTokens: TOOL_PROMPT_TOKENS + fromSources.promptTokens };
-    }
-    const all: ToolSet = assistantTools(this.env, caller, {
-      // This session knows at once; the project's other chats hear it by a push.
-      memoryChanged: () => {
-        this.#access.forget();
-        return revokeConnections(this.env, { projectId: caller.projectId, except: this.name });
-      },
-    });
-    const builtIn = Object.fromEntries(
-      names.flatMap((name) => (all[name] ? [[name, all[name]]] : [])),
-    );
-    return {
-      set: { ...builtIn, ...fromSources.set },
-      promptTokens: TOOL_PROMPT_TOKENS + fromSources.promptTokens,
-    };
   }
 }
-
-/** A call refused mid-turn stops the tool loop with the refusal's code. */
-const stopCode = (reason: string): "insufficient_credits" | "spend_limit" =>
-  reason === "spend_limit" ? "spend_limit" : "insufficient_credits";

@@ -1,4 +1,4 @@
-/** What an assistant reply carries and says: its metadata and its refusals. */
+/** What an assistant reply carries and says: its metadata and its refusals; the session's title. */
 import {
   noTokens,
   periodResetsAt,
@@ -6,7 +6,7 @@ import {
   type SpendLimitScope,
   scopePeriod,
 } from "@parley/billing";
-import type { AssistantReplyMetadata, ReplyVersion } from "@parley/shared";
+import { type AssistantReplyMetadata, type ReplyVersion, titleFrom } from "@parley/shared";
 import type { UIMessage } from "ai";
 import { errorReply, noticeReply } from "./reply-endings.ts";
 import { TurnRefusal } from "./turn-guard.ts";
@@ -148,4 +148,16 @@ export function shownMetadata<T extends AssistantMetadata>(metadata: T, showCost
   if (showCost) return metadata;
   const { priceMicros: _hidden, ...rest } = metadata;
   return rest as T;
+}
+
+/**
+ * The title a session without one gets from its first message, `[[...]]` markers left out; null
+ * when nothing visible is left.
+ */
+export function sessionTitle(messages: readonly UIMessage[]): string | null {
+  const first = messages.find((message) => message.role === "user");
+  const text =
+    first?.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ") ?? "";
+  // The same rules as a title typed at creation: no control or bidi characters, whole code points.
+  return titleFrom(text.replace(/\[\[[^\]]*\]\]/g, ""), 80);
 }

@@ -1,11 +1,7 @@
-import { AIChatAgent } from "@cloudflare/ai-chat";
-import type { StepPrices } from "@parley/billing";
 import { AppError, isAppError } from "@parley/shared";
 import type { Connection, ConnectionContext, WSMessage } from "agents";
 import type { UIMessage } from "ai";
-import { loadCatalogue, stepPricesFor } from "../assistants/catalogue.ts";
 import { agentSettings } from "../env.ts";
-import { ToolCallMeter } from "../tools/tool-meter.ts";
 import { type AgentCaller, readCaller } from "./caller.ts";
 import {
   CLOSE_ERASED,
@@ -17,7 +13,7 @@ import {
   closeCodeFor,
 } from "./connections.ts";
 import { decideFrame, type FrameDecision, type FramePolicy } from "./frames.ts";
-import { ensureLocalSchema } from "./local-schema.ts";
+import { MeteredChatAgent } from "./metered-chat-agent.ts";
 import { mergeLate, type ReplyEndingMetadata, ReplyEndings } from "./reply-endings.ts";
 import { isTransientStorageError, withRetry } from "./retry.ts";
 import {
@@ -27,7 +23,6 @@ import {
   ToolAnswers,
   TurnRefusal,
 } from "./turn-guard.ts";
-import { TurnMetering } from "./turn-metering.ts";
 
 export {
   CLOSE_ERASED,
@@ -44,41 +39,17 @@ export const CONTINUATION = "continuation";
  * What Parley's chat agents share on top of the SDK's `AIChatAgent`: the caller the Worker verified
  * (kept in each connection's state), a guard in front of the SDK's message handler (frame policy,
  * then the subclass's admission of a turn), usage that waits locally when the BillingAccount cannot
- * be reached, retried persistence, and erasure.
+ * be reached, retried persistence, and erasure. The chat's money (its metering, tool calls, lease
+ * and what a reset left open) is the base class's, `MeteredChatAgent` (metered-chat-agent.ts).
  */
-export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> {
+export abstract class ParleyChatAgent<Turn> extends MeteredChatAgent {
   /** Turns the guard admitted, by request id, for `onChatMessage` to pick up. */
   protected readonly admitted = new Map<string, Turn>();
-  /** This chat's money: holds, usage waiting to land, what a reset left open (turn-metering.ts). */
-  protected readonly meter: TurnMetering;
-  /**
-   * This chat's tool source calls: their holds and settlements, and who answered each approval
-   * (tools/tool-meter.ts). `sourceTools` takes it as its `meter`.
-   */
-  protected readonly toolCalls: ToolCallMeter;
-  protected erased = false;
   /** The open sockets in D1, for revocations to find (connections.ts). */
   readonly #registry: ConnectionRegistry;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
-    ensureLocalSchema(ctx.storage.sql);
-    this.meter = new TurnMetering({
-      sql: ctx.storage.sql,
-      env,
-      erased: () => this.erased,
-      transact: (fn) => ctx.storage.transactionSync(fn),
-      connected: () => ctx.getWebSockets().length > 0,
-      retryLater: (seconds) =>
-        this.schedule(seconds, "retryPendingUsage", undefined, { idempotent: true }),
-      wakeAt: (at, key) => this.schedule(at, "returnIdleLease", key, { idempotent: true }),
-    });
-    this.toolCalls = new ToolCallMeter({
-      sql: ctx.storage.sql,
-      env,
-      retryLater: (seconds) =>
-        this.schedule(seconds, "retryPendingUsage", undefined, { idempotent: true }),
-    });
     const agent = this;
     this.#registry = new ConnectionRegistry({
       env,
@@ -170,20 +141,6 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
     caller: AgentCaller,
     decision: Extract<FrameDecision, { kind: "forward" }>,
   ): Promise<Turn>;
-
-  protected counter(key: string): number {
-    return (this.ctx.storage.sql
-      .exec("SELECT value FROM parley_counters WHERE key = ?", key)
-      .toArray()[0]?.value ?? 0) as number;
-  }
-
-  protected setCounter(key: string, value: number): void {
-    this.ctx.storage.sql.exec(
-      "INSERT INTO parley_counters (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      key,
-      value,
-    );
-  }
 
   override async onConnect(connection: Connection, ctx: ConnectionContext): Promise<void> {
     const caller = readCaller(ctx.request);
@@ -332,61 +289,6 @@ export abstract class ParleyChatAgent<Turn> extends AIChatAgent<Cloudflare.Env> 
       }
     }
     await next(connection, decision.frame);
-  }
-
-  /**
-   * What a reset cut off, first thing: usage kept from landing is sent (a rare case: one RPC per
-   * row), and calls left open are closed, priced by the provider's generation record (or the
-   * estimate), or released if they never went out.
-   */
-  override async onStart(): Promise<void> {
-    if (this.meter.hasPending()) await this.meter.retryPending();
-    // Tool calls a reset cut off: charged once if they went out, their holds back if not.
-    await this.toolCalls.closeOpen().catch(() => undefined);
-    if (!this.meter.hasOpen()) return;
-    // Each open call at its own model's catalogue prices (an operator's model too, which the
-    // configured table does not list); a model gone from the catalogue at the default's.
-    const fallback = agentSettings(this.env).prices;
-    const catalogue = await loadCatalogue(this.env).catch(() => null);
-    const pricesFor = (model: string | null): StepPrices => {
-      const entry = model === null ? undefined : catalogue?.models.get(model);
-      if (entry) return stepPricesFor(entry, fallback.markupBps);
-      return model === null ? fallback : { ...fallback, model };
-    };
-    await this.meter.closeOpen(pricesFor).catch(() => undefined);
-  }
-
-  /** Scheduled (by name, `TurnMetering`'s `retryLater`): sends usage that could not land earlier. */
-  async retryPendingUsage(): Promise<void> {
-    await Promise.all([this.meter.retryPending(), this.toolCalls.settleClosed()]);
-  }
-
-  /** Scheduled (by name, the lease's idle check): returns the lease once the session idles. */
-  async returnIdleLease(): Promise<void> {
-    if (this.erased) return;
-    await this.meter.track(this.meter.lease.idleCheck());
-  }
-
-  /**
-   * The org's BillingAccount calls this when a spend limit changed: no call draws on the current
-   * lease any more; it is reported and returned, and the next call is admitted under the new limit.
-   * Not reachable by clients (no route or callable leads here).
-   */
-  async dropLease(): Promise<void> {
-    if (this.erased) return;
-    await Promise.all([
-      this.meter.track(this.meter.lease.returnLease()),
-      this.toolCalls.settleClosed(),
-    ]);
-  }
-
-  /**
-   * The org's BillingAccount calls this before it answers a read of the org's usage or balance:
-   * what this session drew and has not reported yet is reported now. Not reachable by clients.
-   */
-  async reportUsage(): Promise<void> {
-    if (this.erased) return;
-    await Promise.all([this.meter.track(this.meter.lease.flush()), this.toolCalls.settleClosed()]);
   }
 
   /** Transient SQLite errors while saving the transcript are retried; anything else is thrown. */

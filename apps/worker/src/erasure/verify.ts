@@ -3,10 +3,11 @@ import { stripeClient } from "../billing/stripe.ts";
 import { config } from "../env.ts";
 import { exportsReached } from "../exports/file.ts";
 import { knowledgeLeft } from "../knowledge/erasure.ts";
+import { ID_LIST, ORG_APP_TABLES, ORG_ASSISTANT_TABLES } from "./directory-step.ts";
 import type { ErasurePlan } from "./plan.ts";
 import { objectReach, personReach } from "./reach.ts";
 import { d1Source, type Finding, scanStore } from "./scan.ts";
-import { ID_LIST, ORG_APP_TABLES, ORG_ASSISTANT_TABLES, sharedChats } from "./steps.ts";
+import { sharedChats } from "./steps.ts";
 import { ORG_TOOL_TABLES } from "./tools-step.ts";
 
 export interface Verification {

@@ -1,8 +1,8 @@
 import type { DataExportKind } from "@parley/shared";
 import { iso } from "../db/pagination.ts";
+import { invitationsTo } from "../erasure/directory-step.ts";
 import { toErasureRequest } from "../erasure/file.ts";
 import type { ErasureRequestRow, StepName } from "../erasure/plan.ts";
-import { invitationsTo } from "../erasure/steps.ts";
 import { documentIds, documentItem } from "../knowledge/export.ts";
 import { authoredVersions } from "./assistant-sections.ts";
 import {

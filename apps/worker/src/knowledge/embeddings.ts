@@ -25,6 +25,18 @@ export interface EmbeddingBackend {
   remove(ids: string[]): Promise<void>;
 }
 
+/** The embedding side of indexing: the backend and who pays (null: FTS5 alone). */
+export interface EmbeddingSide {
+  backend: EmbeddingBackend;
+  /** The project's namespace in the vector index (vectors of other projects are never queried). */
+  namespace: string;
+  /** Runs an embedding call charged once per request id (`chargeEmbedding`). */
+  charge<T>(
+    input: { requestId: string; memberId: string; tokens: number },
+    run: () => Promise<T>,
+  ): Promise<T>;
+}
+
 /** Workers AI's BGE base model: 768 dimensions, English; the Vectorize index must match. */
 export const EMBEDDING_MODEL = "@cf/baai/bge-base-en-v1.5";
 /**
@@ -137,4 +149,42 @@ export async function chargeEmbedding<T>(
     if (!settled.ok) throw new Error(`the ledger refused the embedding's usage: ${settled.reason}`);
   }
   return value;
+}
+
+/**
+ * Embeds a slice's passages and stores their vectors, metered once per batch of a version: the
+ * batch's key is its first passage's place, so a slice run again after a reset charges nothing
+ * twice.
+ */
+export async function embedPassages(
+  documentId: string,
+  version: number,
+  memberId: string,
+  rows: readonly { id: number; seq: number; heading: string; body: string }[],
+  embedding: EmbeddingSide,
+): Promise<void> {
+  // Batches aligned on multiples of EMBED_BATCH, whatever the slice: a batch's key is stable.
+  const batches = new Map<number, (typeof rows)[number][]>();
+  for (const row of rows) {
+    const start = row.seq - (row.seq % EMBED_BATCH);
+    batches.set(start, [...(batches.get(start) ?? []), row]);
+  }
+  for (const [start, batch] of batches) {
+    const texts = batch.map((row) => `${row.heading}\n${row.body}`);
+    const request = {
+      requestId: `kb-embed:${documentId}:v${version}:${start}`,
+      memberId,
+      tokens: embeddingTokens(texts),
+    };
+    await embedding.charge(request, async () => {
+      const vectors = await embedding.backend.embed(texts);
+      await embedding.backend.upsert(
+        embedding.namespace,
+        batch.map((row, i) => ({
+          id: `${embedding.namespace}:${row.id}`,
+          values: vectors[i] ?? [],
+        })),
+      );
+    });
+  }
 }

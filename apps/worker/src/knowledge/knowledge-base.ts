@@ -1,8 +1,14 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Chunk } from "./chunk.ts";
-import { bindingBackend, chargeEmbedding, type EmbeddingBackend } from "./embeddings.ts";
+import {
+  bindingBackend,
+  chargeEmbedding,
+  type EmbeddingBackend,
+  type EmbeddingSide,
+} from "./embeddings.ts";
 import { readPassage } from "./passage.ts";
-import { type EmbeddingSide, type Hit, KnowledgeStore, SLICE_CHUNKS } from "./store.ts";
+import type { Hit } from "./search.ts";
+import { KnowledgeStore, SLICE_CHUNKS } from "./store.ts";
 
 /** Failed attempts of one indexing slice (the embedding service down) before its job fails. */
 const MAX_ATTEMPTS = 5;

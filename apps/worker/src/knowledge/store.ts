@@ -1,30 +1,19 @@
 import type { DocumentIndexing, Passage } from "@parley/shared";
-import {
-  BM25_WEIGHTS,
-  type Chunk,
-  FTS_TOKENIZE,
-  ftsQuery,
-  fuseRanks,
-  queryTerms,
-  quoteOf,
-} from "./chunk.ts";
-import { EMBED_BATCH, type EmbeddingBackend, embeddingTokens } from "./embeddings.ts";
-import { aboveFloor, ROWS_MATCHING_SQL } from "./relevance.ts";
+import { type Chunk, FTS_TOKENIZE } from "./chunk.ts";
+import { type EmbeddingSide, embedPassages } from "./embeddings.ts";
+import { chunkId, type Hit, hitsByRows, lexicalSearch, searchIndex } from "./search.ts";
 
 /**
  * A project's index in its KnowledgeBase's SQLite (docs/2026-12-06-knowledge.md, "Index"):
  * documents, their text, passages, a plain FTS5 table (its own content, so a deletion is a real
  * delete the index merges away, unlike the contentless and external-content modes), and the
  * indexing jobs. Logic only: the Durable Object (knowledge-base.ts) owns the alarm and the
- * bindings, and tests drive this class over a real object's storage.
+ * bindings, and tests drive this class over a real object's storage. Searching is `search.ts`;
+ * embedding a slice's passages is `embeddings.ts`.
  */
 
 /** Passages one alarm indexes before it hands over to the next alarm. */
 export const SLICE_CHUNKS = 200;
-/** BM25 over the FTS columns, weighted (chunk.ts `BM25_WEIGHTS`). */
-const BM25 = `bm25(kb_fts, ${BM25_WEIGHTS.map((w) => w.toFixed(1)).join(", ")})`;
-/** How many candidates each ranking contributes to a fused one. */
-const CANDIDATES = 50;
 /** Largest piece of a document's text one row holds (rows are limited to 2 MB). */
 const TEXT_PIECE_CHARS = 512 * 1024;
 
@@ -37,33 +26,6 @@ export interface StageInput {
   /** Who uploaded it: the embedding's usage is theirs in the ledger. */
   memberId: string;
 }
-
-export interface Hit {
-  chunkId: string;
-  documentId: string;
-  documentName: string;
-  version: number;
-  heading: string;
-  text: string;
-  quote: string;
-  start: number;
-  end: number;
-}
-
-/** The embedding side of indexing: the backend and who pays (null: FTS5 alone). */
-export interface EmbeddingSide {
-  backend: EmbeddingBackend;
-  /** The project's namespace in the vector index (vectors of other projects are never queried). */
-  namespace: string;
-  /** Runs an embedding call charged once per request id (embeddings.ts `chargeEmbedding`). */
-  charge<T>(
-    input: { requestId: string; memberId: string; tokens: number },
-    run: () => Promise<T>,
-  ): Promise<T>;
-}
-
-const chunkId = (row: number) => `c${row}`;
-const rowOf = (id: string) => Number(id.slice(1));
 
 export class KnowledgeStore {
   readonly #sql: SqlStorage;
@@ -253,7 +215,7 @@ export class KnowledgeStore {
       ),
     );
     if (embedding && rows.length > 0) {
-      await this.#embed(documentId, version, String(job.member_id), rows, embedding);
+      await embedPassages(documentId, version, String(job.member_id), rows, embedding);
     }
     this.#transaction(() => {
       for (const row of rows) {
@@ -281,39 +243,6 @@ export class KnowledgeStore {
     });
     if (rows.length < budget) return this.#finish(documentId, version, embedding);
     return true;
-  }
-
-  async #embed(
-    documentId: string,
-    version: number,
-    memberId: string,
-    rows: { id: number; seq: number; heading: string; body: string }[],
-    embedding: EmbeddingSide,
-  ): Promise<void> {
-    // Batches aligned on multiples of EMBED_BATCH, whatever the slice: a batch's key is stable.
-    const batches = new Map<number, typeof rows>();
-    for (const row of rows) {
-      const start = row.seq - (row.seq % EMBED_BATCH);
-      batches.set(start, [...(batches.get(start) ?? []), row]);
-    }
-    for (const [start, batch] of batches) {
-      const texts = batch.map((row) => `${row.heading}\n${row.body}`);
-      const request = {
-        requestId: `kb-embed:${documentId}:v${version}:${start}`,
-        memberId,
-        tokens: embeddingTokens(texts),
-      };
-      await embedding.charge(request, async () => {
-        const vectors = await embedding.backend.embed(texts);
-        await embedding.backend.upsert(
-          embedding.namespace,
-          batch.map((row, i) => ({
-            id: `${embedding.namespace}:${row.id}`,
-            values: vectors[i] ?? [],
-          })),
-        );
-      });
-    }
   }
 
   /** The version is indexed whole: it becomes the one searched, and the one before it goes. */
@@ -390,91 +319,24 @@ export class KnowledgeStore {
     return out;
   }
 
-  /**
-   * BM25 over the searched versions: the best `limit` passages, best first, each holding enough
-   * of the question's words (the relevance floor, relevance.ts): a greeting finds nothing.
-   */
+  /** BM25 alone over the searched versions (search.ts `lexicalSearch`). */
   lexical(query: string, limit: number): Hit[] {
-    const match = ftsQuery(query);
-    if (match === null) return [];
-    // The best rows by BM25 alone first: FTS5 ranks them without reading another table. Joins
-    // or snippet() in the ranking query ran for every matching row (a common word matches most
-    // of them). A few spare rows cover passages of a version not searched yet (a re-upload).
-    const ranked = this.#sql
-      .exec(
-        `SELECT rowid FROM kb_fts WHERE kb_fts MATCH ? ORDER BY ${BM25} LIMIT ?`,
-        match,
-        limit * 2 + 8,
-      )
-      .toArray()
-      .map((row) => Number(row.rowid));
-    const kept = aboveFloor(ranked, query, (phrase, rows) =>
-      this.#sql
-        .exec(ROWS_MATCHING_SQL, phrase, JSON.stringify(rows))
-        .toArray()
-        .map((row) => Number(row.rowid)),
-    );
-    return this.byRows(kept, queryTerms(query)).slice(0, limit);
+    return lexicalSearch(this.#sql, query, limit);
   }
 
   /** Passages by their chunk row ids, searched versions only, in the order given. */
   byRows(rows: readonly number[], terms: readonly string[]): Hit[] {
-    if (rows.length === 0) return [];
-    const found = this.#sql
-      .exec(
-        `SELECT c.id, c.document_id, c.version, c.heading, c.start, c."end", f.body, d.name
-         FROM kb_chunks c JOIN kb_fts f ON f.rowid = c.id
-         JOIN kb_documents d ON d.id = c.document_id AND d.active_version = c.version
-         WHERE c.id IN (SELECT value FROM json_each(?))`,
-        JSON.stringify(rows),
-      )
-      .toArray()
-      .map(toHit);
-    const byId = new Map(found.map((hit) => [hit.chunkId, hit]));
-    return rows.flatMap((row) => {
-      const hit = byId.get(chunkId(row));
-      return hit ? [{ ...hit, quote: quoteOf(hit.text, terms) }] : [];
-    });
+    return hitsByRows(this.#sql, rows, terms);
   }
 
-  /**
-   * The one retriever: BM25 alone, or BM25 and vector ranks fused (reciprocal rank fusion) where
-   * the embedding path is on. Answers at most `limit` passages; none when nothing matches.
-   */
-  async search(
+  /** The one retriever (search.ts `searchIndex`): at most `limit` passages, best first. */
+  search(
     query: string,
     limit: number,
     embedding: EmbeddingSide | null,
     memberId: string,
   ): Promise<Hit[]> {
-    if (!embedding) return this.lexical(query, limit);
-    const lexical = this.lexical(query, CANDIDATES);
-    let matches: { id: string; score: number }[];
-    try {
-      matches = await embedding.charge(
-        {
-          requestId: `kb-query:${crypto.randomUUID()}`,
-          memberId,
-          tokens: embeddingTokens([query]),
-        },
-        async () => {
-          const [vector] = await embedding.backend.embed([query]);
-          return vector ? embedding.backend.query(embedding.namespace, vector, CANDIDATES) : [];
-        },
-      );
-    } catch {
-      // No credits for the query's embedding, or the service is down: BM25 still answers.
-      return lexical.slice(0, limit);
-    }
-    const prefix = `${embedding.namespace}:`;
-    const rows = matches
-      .filter((m) => m.id.startsWith(prefix))
-      .map((m) => Number(m.id.slice(prefix.length)))
-      .filter(Number.isSafeInteger);
-    const semantic = this.byRows(rows, queryTerms(query));
-    return fuseRanks([lexical, semantic], (hit) => hit.chunkId)
-      .slice(0, limit)
-      .map((entry) => entry.item);
+    return searchIndex(this.#sql, query, limit, embedding, memberId);
   }
 
   /** A document's current text and passages (the searched version, else the newest staged). */
@@ -524,19 +386,3 @@ export class KnowledgeStore {
       .map((row) => `${namespace}:${Number(row.id)}`);
   }
 }
-
-function toHit(row: Record<string, SqlStorageValue>): Hit {
-  return {
-    chunkId: chunkId(Number(row.id)),
-    documentId: String(row.document_id),
-    documentName: String(row.name),
-    version: Number(row.version),
-    heading: String(row.heading),
-    text: String(row.body),
-    quote: "",
-    start: Number(row.start),
-    end: Number(row.end),
-  };
-}
-
-export { rowOf as chunkRow };

@@ -2,11 +2,8 @@ import {
   AppError,
   type CreateToolSource,
   createToolSourceSchema,
-  importOpenApiSchema,
   newId,
-  openApiImportResultSchema,
   pageQuerySchema,
-  toolCallListSchema,
   toolSourceListSchema,
   toolSourceSchema,
   updateToolSourceSchema,
@@ -14,29 +11,29 @@ import {
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { assistantChanged } from "../assistants/push.ts";
-import { orgAccess, requireRole, sessionAccess } from "../auth/access.ts";
+import { orgAccess, requireRole } from "../auth/access.ts";
 import { auditStatement } from "../db/audit.ts";
 import { cursorBound, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
 import { jsonBody, noBody, query } from "../http/validate.ts";
 import { sealCredential } from "../tools/credential.ts";
-import { importOpenApi } from "../tools/openapi-import.ts";
 import { toolSettings } from "../tools/settings.ts";
 import { type ListOutcome, sourceClient } from "../tools/source-client.ts";
 import {
-  CALL_COLUMNS,
-  type CallRow,
+  recordListing,
   SOURCE_COLUMNS,
   type SourceRow,
-  sourceById,
   sourceRef,
   storedActions,
-  toToolCall,
-  toToolSource,
-  writeListedTools,
 } from "../tools/sources-db.ts";
-import { checkSourceUrl, sourceAllowList } from "../tools/url-rule.ts";
+import {
+  refuseCredentialCarry,
+  refuseUrl,
+  reread,
+  shown,
+  sourceAccess,
+} from "./tool-source-access.ts";
 
 /**
  * An org's tool sources (docs/2026-12-06-tools.md): remote MCP servers and HTTP actions. Every
@@ -45,66 +42,17 @@ import { checkSourceUrl, sourceAllowList } from "../tools/url-rule.ts";
  * credential is stored sealed and never returned.
  */
 
-const refuseUrl = (url: string, env: Env) => {
-  const checked = checkSourceUrl(url, sourceAllowList(env));
-  if (!checked.ok) {
-    throw new AppError("invalid_request", `url: ${checked.reason}`, { field: "url" });
-  }
-};
-
-/** The source and the caller's role in its org; another org's source is 404. */
-async function sourceAccess(db: D1Database, userId: string, id: string) {
-  const row = await sourceById(db, id);
-  if (!row) throw new AppError("not_found", "Tool source not found");
-  const access = await orgAccess(db, userId, row.org_id).catch(() => {
-    throw new AppError("not_found", "Tool source not found");
-  });
-  return { row, access };
-}
-
-const shown = (env: Env, row: SourceRow) => toToolSource(row, toolSettings(env).unhealthyAfter);
-
-async function reread(db: D1Database, id: string): Promise<SourceRow> {
-  const row = await sourceById(db, id);
-  if (!row) throw new AppError("not_found", "Tool source not found");
-  return row;
-}
-
 /**
- * Lists an MCP source's tools now, as `userId`, and writes them. A server that cannot be reached
- * leaves the tools as they were; its error shows in the source's health.
+ * Lists an MCP source's tools now and records them (`recordListing`); the source's listener
+ * stays open for its `list_changed`. Acts as the source, never as the admin who asked.
  */
-async function listNow(env: Env, row: SourceRow, userId: string): Promise<void> {
+async function listNow(env: Env, row: SourceRow): Promise<void> {
   if (row.kind !== "mcp") return;
-  const settings = toolSettings(env);
   // Typed as the object's method says (the RPC stub's type loses the union's narrowing).
   const listed = (await sourceClient(env, row.id).listTools({
     source: sourceRef(row),
-    identity: {
-      subject: userId,
-      subjectKind: "member",
-      orgId: row.org_id,
-      appId: null,
-      sessionId: null,
-    },
-    timeoutMs: settings.timeoutMs,
-    maxResponseBytes: settings.responseMaxBytes,
   })) as ListOutcome;
-  if (listed.ok) {
-    await writeListedTools(env.DB, row.id, listed.tools, listed.truncated);
-    await env.DB.prepare(
-      "UPDATE tool_sources SET consecutive_failures = 0, last_success_at = ? WHERE id = ?",
-    )
-      .bind(Date.now(), row.id)
-      .run();
-  } else {
-    await env.DB.prepare(
-      `UPDATE tool_sources SET consecutive_failures = consecutive_failures + 1, last_error = ?,
-         last_error_at = ? WHERE id = ?`,
-    )
-      .bind(`${listed.code}: ${listed.message}`.slice(0, 300), Date.now(), row.id)
-      .run();
-  }
+  await recordListing(env.DB, row.id, listed);
 }
 
 /** Profiles (current versions) of the org that switch on a tool of this source. */
@@ -213,12 +161,15 @@ export const orgToolSources = new Hono<AppEnv>()
         });
       }
       const row = await reread(db, id);
-      await listNow(c.env, row, userId);
+      await listNow(c.env, row);
       return c.json(shown(c.env, await reread(db, id)), 201);
     },
   );
 
-/** One source (/api/tool-sources/:id), and a session's tool calls (/api/sessions/:id/tool-calls). */
+/**
+ * One source (/api/tool-sources/:id). Its OpenAPI import is tool-source-import.ts; a session's
+ * tool calls (/api/sessions/:id/tool-calls) are tool-calls.ts.
+ */
 export const toolSources = new Hono<AppEnv>()
   .get(
     "/:id",
@@ -258,7 +209,11 @@ export const toolSources = new Hono<AppEnv>()
         });
       }
       if (input.url !== undefined) refuseUrl(input.url, c.env);
-      const connection = input.url !== undefined || input.credential !== undefined;
+      refuseCredentialCarry(row, input);
+      // Switching a source off or on moves its version too: calls made under the older one
+      // (a turn built before the switch) are refused by its client object.
+      const connection =
+        input.url !== undefined || input.credential !== undefined || input.enabled !== undefined;
       const sealed =
         input.credential === undefined || input.credential === null
           ? null
@@ -276,6 +231,7 @@ export const toolSources = new Hono<AppEnv>()
                credential_sealed = CASE WHEN ?6 THEN ?8 ELSE credential_sealed END,
                access_overrides = coalesce(?9, access_overrides),
                tools = coalesce(?10, tools),
+               enabled = coalesce(?16, enabled),
                version = version + ?11,
                updated_at = ?12
              WHERE id = ?13 AND version = ?14
@@ -297,6 +253,7 @@ export const toolSources = new Hono<AppEnv>()
             row.id,
             row.version,
             row.org_id,
+            input.enabled === undefined ? null : input.enabled ? 1 : 0,
           ),
         auditStatement(
           db,
@@ -316,8 +273,8 @@ export const toolSources = new Hono<AppEnv>()
       }
       if (connection) await sourceClient(c.env, row.id).retire(row.version + 1);
       let updated = await reread(db, row.id);
-      if (connection && updated.kind === "mcp") {
-        await listNow(c.env, updated, userId);
+      if (connection && updated.kind === "mcp" && updated.enabled === 1) {
+        await listNow(c.env, updated);
         updated = await reread(db, row.id);
       }
       // Profiles naming its tools see the change at their next turn.
@@ -392,82 +349,7 @@ export const toolSources = new Hono<AppEnv>()
         throw new AppError("invalid_request", "An HTTP source's actions are written, not listed");
       }
       refuseUrl(row.url, c.env);
-      await listNow(c.env, row, userId);
+      await listNow(c.env, row);
       return c.json(shown(c.env, await reread(c.env.DB, row.id)));
     },
-  )
-
-  .post(
-    "/:id/import-openapi",
-    describeRoute({
-      tags: ["Tools"],
-      summary: "Replace an HTTP source's actions with an OpenAPI 3.x document's operations",
-      responses: { 200: json(openApiImportResultSchema), ...errors(400, 401, 403, 404, 409, 413) },
-    }),
-    // Its own body limit (MAX_OPENAPI_BYTES, app.ts): a real API's document outgrows 64 KiB.
-    jsonBody(importOpenApiSchema),
-    async (c) => {
-      const { userId } = c.get("caller");
-      const db = c.env.DB;
-      const { row, access } = await sourceAccess(db, userId, c.req.param("id"));
-      requireRole(access, "admin");
-      if (row.kind !== "http") {
-        throw new AppError("invalid_request", "Only an HTTP source takes an OpenAPI document");
-      }
-      const imported = importOpenApi(c.req.valid("json").document);
-      if ("error" in imported) {
-        throw new AppError("invalid_request", imported.error, { field: "document" });
-      }
-      const now = Date.now();
-      const results = await db.batch([
-        db
-          .prepare("UPDATE tool_sources SET tools = ?, updated_at = ? WHERE id = ? AND version = ?")
-          .bind(JSON.stringify(storedActions(imported.actions)), now, row.id, row.version),
-        auditStatement(
-          db,
-          {
-            orgId: row.org_id,
-            actorId: userId,
-            action: "tool_source.imported",
-            subjectType: "tool_source",
-            subjectId: row.id,
-            data: { actions: imported.actions.length, skipped: imported.skipped.length },
-          },
-          { now, afterChange: true },
-        ),
-      ]);
-      if (results[0]?.meta.changes !== 1) {
-        throw new AppError("conflict", "The source changed meanwhile; try again");
-      }
-      await assistantChanged(c.env, { orgId: row.org_id }).catch(() => undefined);
-      return c.json({
-        source: shown(c.env, await reread(db, row.id)),
-        imported: imported.actions.length,
-        skipped: imported.skipped,
-      });
-    },
   );
-
-/** A session's tool calls, newest first (under /api/sessions): its owner, or an admin. */
-export const sessionToolCalls = new Hono<AppEnv>().get(
-  "/:sessionId/tool-calls",
-  describeRoute({
-    tags: ["Tools"],
-    summary: "A session's tool calls, newest first (never their arguments or results)",
-    responses: { 200: json(toolCallListSchema), ...errors(400, 401, 404, 410) },
-  }),
-  query(pageQuerySchema),
-  async (c) => {
-    const db = c.env.DB;
-    const { session } = await sessionAccess(db, c.get("caller").userId, c.req.param("sessionId"));
-    const { cursor, limit } = c.req.valid("query");
-    const { results } = await db
-      .prepare(
-        `SELECT ${CALL_COLUMNS} FROM tool_calls WHERE session_id = ? AND id < ?
-         ORDER BY id DESC LIMIT ?`,
-      )
-      .bind(session.id, cursorBound(cursor), limit + 1)
-      .all<CallRow>();
-    return c.json(toPage(results, limit, (row) => row.id, toToolCall));
-  },
-);

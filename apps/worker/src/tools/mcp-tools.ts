@@ -1,4 +1,9 @@
-import { MAX_SOURCE_TOOLS, MAX_TOOL_SCHEMA_BYTES, SOURCE_TOOL_NAME } from "@parley/shared";
+import {
+  isReservedToolName,
+  MAX_SOURCE_TOOLS,
+  MAX_TOOL_SCHEMA_BYTES,
+  SOURCE_TOOL_NAME,
+} from "@parley/shared";
 import { ToolCallError } from "./call-error.ts";
 import { findCallError } from "./guarded-fetch.ts";
 
@@ -6,7 +11,8 @@ import { findCallError } from "./guarded-fetch.ts";
  * An MCP tool as Parley keeps it (D1 `tool_sources.tools`): what the server listed, bounded.
  * `readOnly` is the server's `annotations.readOnlyHint` (true: a read tool; anything else: write,
  * unless an owner or admin marks it). `usable` is false for a tool Parley cannot offer a model: a
- * name outside `SOURCE_TOOL_NAME`, or an input schema that is not a bounded object schema.
+ * name outside `SOURCE_TOOL_NAME` or reserved for a built-in tool (`update_project_memory`, ...:
+ * nothing shadows a built-in), or an input schema that is not a bounded object schema.
  */
 export interface ListedTool {
   name: string;
@@ -51,7 +57,7 @@ export function toListedTools(tools: readonly McpTool[]): {
           ? (schema as Record<string, unknown>)
           : { type: "object", properties: {} },
         readOnly: tool.annotations?.readOnlyHint === true,
-        usable: SOURCE_TOOL_NAME.test(name) && schemaOk,
+        usable: SOURCE_TOOL_NAME.test(name) && !isReservedToolName(name) && schemaOk,
       };
     }),
     truncated: tools.length > MAX_SOURCE_TOOLS,
