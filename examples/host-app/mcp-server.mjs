@@ -22,7 +22,7 @@ export const PARLEY_TOOL_TOKEN_TYPE = "parley-tool+jwt";
  * Verifies Parley's identity token for this server: signature by a key of Parley's JWKS (ES256
  * only), issuer, audience (this server's URL exactly as it was registered in Parley), expiry (with
  * a few seconds of clock skew), the token's type, **the org** (`org` must be the shop's own Parley
- * org id) and **the kind** of person (`end_user` or `member`). Resolves to the token's claims;
+ * org id) and **the kind** of caller (`end_user`, `member`, or `source` for Parley's own listing). Resolves to the token's claims;
  * rejects with the reason otherwise.
  *
  * The org is not optional: any Parley org can register any URL as a tool source, this one
@@ -52,7 +52,8 @@ export function parleyVerifier({ keys, issuer, audience, org }) {
       clockTolerance: 5,
     });
     if (payload.org !== org) throw new Error("token of another Parley org");
-    if (payload.kind !== "end_user" && payload.kind !== "member") {
+    // `source`: Parley's own requests (listing the tools, the list_changed stream), no person.
+    if (payload.kind !== "end_user" && payload.kind !== "member" && payload.kind !== "source") {
       throw new Error("token of an unknown kind");
     }
     return payload;
@@ -88,10 +89,11 @@ const text = (value) => ({
 });
 
 /**
- * What a tool answers when the token is not a shopper's: a member of the shop's Parley org (an
- * admin registering or refreshing the source, a teammate trying the profile) lists the tools but
- * has no orders. `sub` is a shopper's id only when `kind` is `end_user`: a member's `sub` is their
- * Parley user id, and a shopper's id chosen by the shop could be the same string.
+ * What a tool answers when the token is not a shopper's: a member of the shop's Parley org (a
+ * teammate trying the profile) sees the tools but has no orders, and Parley's own requests
+ * (`kind: "source"`: its listing of the tools, its stream) name the source, no person. `sub` is a
+ * shopper's id only when `kind` is `end_user`: a member's `sub` is their Parley user id, and a
+ * shopper's id chosen by the shop could be the same string.
  */
 const notAShopper = {
   isError: true,

@@ -23,6 +23,7 @@ import { documents, knowledgeStorage, projectDocuments } from "./routes/document
 import { embed } from "./routes/embed.ts";
 import { endUserDocuments } from "./routes/end-user-documents.ts";
 import { endUserSessions } from "./routes/end-user-sessions.ts";
+import { endUserToolCalls } from "./routes/end-user-tool-calls.ts";
 import { erasure } from "./routes/erasure.ts";
 import { exportDownloads, meExports, orgExports } from "./routes/exports.ts";
 import { invitationPreview, invitations } from "./routes/invitation-links.ts";
@@ -150,6 +151,7 @@ export const app = new Hono<AppEnv>()
   .route("/api/apps", appEndUsers)
   .route("/api/embed", embed)
   .route("/api/embed", endUserSessions)
+  .route("/api/embed", endUserToolCalls)
   .route("/api/embed", endUserDocuments)
   .route("/api/orgs", orgApiKeys)
   .route("/api/orgs", orgModels)

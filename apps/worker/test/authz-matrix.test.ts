@@ -883,6 +883,11 @@ const matrix: Row[] = [
     expect: everyone(401),
   },
   {
+    route: "GET /api/embed/sessions/:sessionId/tool-calls",
+    request: (w) => ({ path: `/api/embed/sessions/${w.sessionId}/tool-calls` }),
+    expect: everyone(401),
+  },
+  {
     route: "PATCH /api/embed/sessions/:sessionId",
     request: (w) => ({ path: `/api/embed/sessions/${w.sessionId}`, body: { title: "x" } }),
     expect: everyone(401),

@@ -118,9 +118,11 @@ describe("the example shop's MCP server behind Parley", () => {
     expect((refund.result as FramedResult).approvedBy).toEqual({ kind: "end_user", id: alice });
     // What the shop's server accepted named Alice by the shop's own id, never a Parley id.
     const log = (await seen()).filter((s) => s.server === "shop" && s.claims?.src === source.id);
-    // The listing at registration acted as the admin who registered the source.
-    const listing = log.filter((s) => s.claims?.kind === "member");
-    expect(listing.every((s) => s.claims?.sub === w.admin.id)).toBe(true);
+    // The listing (registration, the listener) and the connection's own requests acted as the
+    // source, never as the admin who registered it nor a shopper.
+    const own = log.filter((s) => s.claims && s.claims.kind !== "end_user");
+    expect(own.length).toBeGreaterThan(0);
+    expect(own.every((s) => s.claims?.kind === "source" && s.claims?.sub === source.id)).toBe(true);
     const accepted = log.filter((s) => s.claims?.kind === "end_user");
     expect(accepted.length).toBeGreaterThan(0);
     expect(new Set(accepted.map((s) => s.claims?.sub))).toEqual(
@@ -343,6 +345,47 @@ describe("the example shop's MCP server behind Parley", () => {
       .sign(key);
     expect((await post(odd)).status).toBe(401);
   });
+  it("the shop lists its tools for Parley's own token (kind source) but acts on no orders for it", async () => {
+    const mcpUrl = `${shop()}/org_x/mcp`;
+    const rpc = async (method: string, params: Record<string, unknown>) => {
+      const token = await signToolCallToken(config(env), {
+        subject: "tsrc_x",
+        subjectKind: "source",
+        orgId: "org_x",
+        appId: null,
+        sessionId: null,
+        sourceId: "tsrc_x",
+        tool: null,
+        audience: mcpUrl,
+      });
+      const res = await fetch(mcpUrl, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-06-18",
+          authorization: `Bearer ${token}`,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { result?: Record<string, unknown> };
+    };
+    const listed = await rpc("tools/list", {});
+    expect(((listed.result?.tools ?? []) as { name: string }[]).map((t) => t.name)).toEqual([
+      "order_status",
+      "request_refund",
+    ]);
+    const called = await rpc("tools/call", {
+      name: "order_status",
+      arguments: { orderId: "1001" },
+    });
+    expect(called.result).toMatchObject({
+      isError: true,
+      content: [{ type: "text", text: "Orders are a signed-in shopper's only" }],
+    });
+  });
+
   it("an MCP server's 401 or 403 is `unauthorized` however the SDKs carry it, a JSON-RPC error a tool error", () => {
     const codes = [
       new StreamableHTTPError(401, "Error POSTing to endpoint: Unauthorized"),

@@ -22,7 +22,10 @@ import { z } from "zod";
  * test has no port to fetch it from). `GET /__log` lists what each server received: the verified
  * claims (or why the token was refused) and whether the source's credential came along, never
  * the arguments. `DELETE /__log` forgets it. The lab's `POST /__tools {src, add?, remove?}`
- * changes one source's tool list at runtime (its live sessions say `tools/list_changed`).
+ * changes one source's tool list at runtime (its live sessions say `tools/list_changed`);
+ * `POST /__drop {src}` ends the GET streams of that source's sessions (as a server restarting its
+ * front end would). The lab also serves `/mcp-poll`: the same server without the GET stream
+ * (405), as a server that cannot push would answer.
  */
 
 export const ISSUER = "parley";
@@ -96,11 +99,14 @@ function anyOrgVerifier(audience: string): Verify {
  * tools taken out of it, by `POST /__tools` (the list_changed tests). Keyed by source so a test
  * changing its source's list changes no other test's.
  */
-const changes = new Map<string, { added: Set<string>; removed: Set<string> }>();
+const changes = new Map<
+  string,
+  { added: Set<string>; removed: Set<string>; readOnly: Set<string> }
+>();
 const changesOf = (src: string) => {
   let change = changes.get(src);
   if (!change) {
-    change = { added: new Set(), removed: new Set() };
+    change = { added: new Set(), removed: new Set(), readOnly: new Set() };
     changes.set(src, change);
   }
   return change;
@@ -125,8 +131,14 @@ function removeTool(session: LabSession, name: string) {
   session.tools.delete(name);
 }
 
+/** Says `readOnlyHint: true` of one session's tool `name` from now on (a server relaxing it). */
+function markReadOnly(session: LabSession, name: string) {
+  session.tools.get(name)?.update({ annotations: { readOnlyHint: true } });
+}
+
 /**
- * `POST /__tools {src, add?, remove?}`: changes source `src`'s tool list, in its live sessions
+ * `POST /__tools {src, add?, remove?, readOnly?}`: changes source `src`'s tool list (`readOnly`:
+ * tools whose hint turns to `readOnlyHint: true`), in its live sessions
  * (each sends `notifications/tools/list_changed` on its open stream) and in the sessions it opens
  * later (as a deploy of the server would).
  */
@@ -139,10 +151,12 @@ async function changeTools(
     src,
     add = [],
     remove = [],
+    readOnly = [],
   } = JSON.parse(await readBody(req)) as {
     src: string;
     add?: string[];
     remove?: string[];
+    readOnly?: string[];
   };
   const change = changesOf(src);
   for (const name of add) {
@@ -153,12 +167,14 @@ async function changeTools(
     change.added.delete(name);
     change.removed.add(name);
   }
+  for (const name of readOnly) change.readOnly.add(name);
   let live = 0;
   for (const session of sessions.values()) {
     if (session.src !== src) continue;
     live++;
     for (const name of add) addTool(session, name);
     for (const name of remove) removeTool(session, name);
+    for (const name of readOnly) markReadOnly(session, name);
   }
   send(res, 200, { live });
 }
@@ -239,6 +255,27 @@ interface LabSession {
   src: string | null;
   /** Every tool of the session by name, to take one out. */
   tools: Map<string, RegisteredTool>;
+  /** The session's open GET streams (the server-to-client stream). */
+  streams: Set<ServerResponse>;
+}
+
+/** `POST /__drop {src}`: ends the GET streams of source `src`'s sessions. */
+async function dropStreams(
+  req: IncomingMessage,
+  res: ServerResponse,
+  sessions: Map<string, LabSession>,
+) {
+  const { src } = JSON.parse(await readBody(req)) as { src: string };
+  let dropped = 0;
+  for (const session of sessions.values()) {
+    if (session.src !== src) continue;
+    for (const stream of session.streams) {
+      stream.end();
+      dropped++;
+    }
+    session.streams.clear();
+  }
+  send(res, 200, { dropped });
 }
 
 type Verify = (authorization: string | undefined) => Promise<JWTPayload>;
@@ -275,10 +312,11 @@ async function startLab(): Promise<{ url: string; server: Server }> {
       if (path === "/garbage") return send(res, 200, "{this is not json", "application/json");
       if (path === "/huge") return send(res, 200, `"${"x".repeat(3_000_000)}"`);
       if (path === "/__tools" && req.method === "POST") return changeTools(req, res, sessions);
-      if (path !== "/mcp") return send(res, 404, {});
+      if (path === "/__drop" && req.method === "POST") return dropStreams(req, res, sessions);
+      if (path !== "/mcp" && path !== "/mcp-poll") return send(res, 404, {});
       const raw = req.method === "POST" ? await readBody(req) : "";
       const body = raw === "" ? undefined : (JSON.parse(raw) as { method?: string });
-      const verify = anyOrgVerifier(`${url}/mcp`);
+      const verify = anyOrgVerifier(`${url}${path}`);
       const claims = await verified(req, res, verify, {
         server: "lab",
         path,
@@ -286,6 +324,7 @@ async function startLab(): Promise<{ url: string; server: Server }> {
         rpc: Array.isArray(body) ? "batch" : (body?.method ?? null),
       });
       if (!claims) return;
+      if (path === "/mcp-poll" && req.method === "GET") return send(res, 405, {});
       (req as IncomingMessage & { auth?: unknown }).auth = {
         token: "verified",
         clientId: "parley",
@@ -305,15 +344,21 @@ async function startLab(): Promise<{ url: string; server: Server }> {
         const tools = new Map<string, RegisteredTool>();
         const mcp = labServer(tools);
         const src = typeof claims.src === "string" ? claims.src : null;
-        const created: LabSession = { server: mcp, transport, src, tools };
+        const created: LabSession = { server: mcp, transport, src, tools, streams: new Set() };
         const change = src ? changes.get(src) : undefined;
         for (const name of change?.added ?? []) addTool(created, name);
         for (const name of change?.removed ?? []) removeTool(created, name);
+        for (const name of change?.readOnly ?? []) markReadOnly(created, name);
         transport.onclose = () => {
           if (transport.sessionId) sessions.delete(transport.sessionId);
         };
         await mcp.connect(transport);
         session = created;
+      }
+      if (req.method === "GET") {
+        const streams = session.streams;
+        streams.add(res);
+        res.on("close", () => streams.delete(res));
       }
       await session.transport.handleRequest(req, res, body);
     } catch (error) {

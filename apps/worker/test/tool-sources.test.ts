@@ -7,7 +7,7 @@ import { actions, httpSource, lab, labSource, register, seen, shareJwks, shop } 
 beforeAll(shareJwks);
 
 describe("registering tool sources", () => {
-  it("an MCP server is registered and its tools listed at once, as the registering admin", async () => {
+  it("an MCP server is registered and its tools listed at once, as the source (never the admin)", async () => {
     const w = await world();
     const source = await labSource(w.orgId, w.admin.token);
     expect(source).toMatchObject({ kind: "mcp", orgId: w.orgId, url: `${lab()}/mcp`, version: 1 });
@@ -18,13 +18,14 @@ describe("registering tool sources", () => {
     expect(source.tools.find((t) => t.name === "note")?.access).toBe("write");
     expect(source.tools.find((t) => t.name === "whoami")?.ref).toBe(`source:${source.id}:whoami`);
     expect(source.toolsListedAt).not.toBeNull();
-    // The listing carried an identity token naming the admin, for this source, without a tool.
+    // The listing carried an identity token naming the source itself (no person), without a
+    // tool (docs/2026-12-06-tool-list-listener.md).
     const listed = (await seen()).filter((s) => s.server === "lab" && s.claims?.src === source.id);
     expect(listed.length).toBeGreaterThan(0);
     for (const s of listed) {
       expect(s.claims).toMatchObject({
-        sub: w.admin.id,
-        kind: "member",
+        sub: source.id,
+        kind: "source",
         org: w.orgId,
         aud: source.url,
       });
@@ -216,10 +217,11 @@ describe("registering tool sources", () => {
 describe("listing and refreshing", () => {
   it("refresh lists the tools again; a tool the server adds shows up", async () => {
     const w = await world();
-    const source = await labSource(w.orgId, w.admin.token);
+    // The lab without the GET stream: nothing tells Parley the list changed (the listener
+    // re-lists such a server hourly), so only the refresh can see it now.
+    const source = await labSource(w.orgId, w.admin.token, { url: `${lab()}/mcp-poll` });
     expect(source.tools.map((t) => t.name)).not.toContain("added_by_deploy");
-    // The lab adds a tool for this source (as a deploy of the server would); Parley keeps no
-    // connection after listing, so only the refresh can see it.
+    // The lab adds a tool for this source (as a deploy of the server would).
     const added = await fetch(`${lab()}/__tools`, {
       method: "POST",
       body: JSON.stringify({ src: source.id, add: ["added_by_deploy"] }),

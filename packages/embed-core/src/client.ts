@@ -1,4 +1,4 @@
-import type { CitedPassage, LimitStatus, Page, Session } from "@parley/shared";
+import type { CitedPassage, EndUserToolCall, LimitStatus, Page, Session } from "@parley/shared";
 import { fail, networkError, type Result, readError } from "./errors.ts";
 import { createTokenManager, type EndUserRef, type GetToken, type TokenManager } from "./tokens.ts";
 
@@ -58,6 +58,8 @@ export interface EmbedClient {
   messages(sessionId: string): Promise<Result<unknown[]>>;
   /** The limits on the end user's calls in the session, for the warning before a hard stop. */
   limits(sessionId: string): Promise<Result<LimitStatus>>;
+  /** What the assistant did in the tenant's product for the end user in the session, newest first. */
+  toolCalls(sessionId: string): Promise<Result<Page<EndUserToolCall>>>;
   /**
    * A passage a reply cited (its sources), from a document of the app's projects: `version` is
    * the one the citation names (`gone` once the document was replaced).
@@ -140,6 +142,7 @@ export function createEmbedClient(options: EmbedClientOptions): EmbedClient {
       call("POST", "/api/embed/connect-tickets", { sessionId }, TICKET_TOKEN_MS),
     messages: (sessionId) => call("GET", `/agents/assistant-agent/${enc(sessionId)}/get-messages`),
     limits: (sessionId) => call("GET", `/api/embed/sessions/${enc(sessionId)}/limits`),
+    toolCalls: (sessionId) => call("GET", `/api/embed/sessions/${enc(sessionId)}/tool-calls`),
     passage: ({ documentId, chunkId, version }) =>
       call(
         "GET",

@@ -5,7 +5,7 @@
  * whose failures are values (`Result`, `EmbedError`). No React and no runtime dependency, so both
  * embeds share it at no size cost.
  */
-export type { LimitState, LimitStatus, Page, Session } from "@parley/shared";
+export type { EndUserToolCall, LimitState, LimitStatus, Page, Session } from "@parley/shared";
 export {
   type ConnectTicket,
   createEmbedClient,

@@ -39,6 +39,8 @@ interface World {
   limits?: unknown[];
   /** What get-messages answers (`transcript` by default). */
   messages?: unknown[];
+  /** What `/api/embed/sessions/:id/tool-calls` answers (none by default). */
+  toolCalls?: unknown[];
 }
 
 /** Parley and the host page behind `fetch`: the only thing the tests replace. */
@@ -87,6 +89,9 @@ function world(options: World = {}) {
     if (call.path === "/api/embed/connect-tickets")
       return json({ ticket: "ct_1", expiresAt: "2026-12-02T00:00:00Z" }, 201);
     if (call.path.endsWith("/get-messages")) return json(options.messages ?? transcript);
+    if (/^\/api\/embed\/sessions\/[^/]+\/tool-calls$/.test(call.path)) {
+      return json({ items: options.toolCalls ?? [], nextCursor: null });
+    }
     if (/^\/api\/embed\/sessions\/[^/]+\/limits$/.test(call.path)) {
       return json({ warningPct: 80, limits: options.limits ?? [] });
     }
@@ -341,7 +346,7 @@ describe("<parley-assistant> chat", () => {
 });
 
 describe("<parley-assistant> tool approvals", () => {
-  it("an approved call that ran names who approved it, as the web app's card does", async () => {
+  it("an approved call that ran names who approved it and the source that acted, as the web app's card does", async () => {
     const refund = {
       type: "tool-request_refund",
       toolCallId: "c1",
@@ -349,6 +354,8 @@ describe("<parley-assistant> tool approvals", () => {
       input: { orderId: "1001" },
       approval: { id: "ap1", approved: true },
       output: { approvedBy: { kind: "end_user", id: "eu_1" }, result: { ok: true } },
+      // As the stored transcript keeps a tool source's call: the title names its source.
+      title: "request_refund on Acme Shop",
     };
     const denied = {
       ...refund,
@@ -375,11 +382,69 @@ describe("<parley-assistant> tool approvals", () => {
       return found.length === 2 ? found : null;
     }, "the approval records");
     expect(cards.map((card) => card.getAttribute("aria-label"))).toEqual([
-      "Approved: request_refund",
-      "Denied: request_refund",
+      "Approved: request_refund on Acme Shop",
+      "Denied: request_refund on Acme Shop",
     ]);
-    expect(cards[0]?.textContent).toContain("Approved by Alice Shopper: request_refund (done)");
+    expect(cards[0]?.textContent).toContain(
+      "Approved by Alice Shopper: request_refund on Acme Shop (done)",
+    );
     expect(cards[1]?.textContent).toContain("Denied by Alice Shopper");
+  });
+});
+
+describe("<parley-assistant> actions taken", () => {
+  const call = (over: Record<string, unknown>) => ({
+    id: "tcl_1",
+    toolName: "order_status",
+    sourceName: "Acme Shop",
+    access: "read",
+    approved: false,
+    status: "ok",
+    errorCode: null,
+    durationMs: 40,
+    priceMicros: 5_000,
+    createdAt: "2026-12-06T10:00:00.000Z",
+    ...over,
+  });
+
+  it.each([
+    [false, "request_refund (Acme Shop): done, approved by you"],
+    [true, "request_refund (Acme Shop): done, approved by you, $0.0050"],
+  ])("lists the end user's tool calls in the chat (showCost %s)", async (showCost, first) => {
+    const network = world({
+      showCost,
+      sessions: [session("ses_1")],
+      toolCalls: [
+        call({ id: "tcl_2", toolName: "request_refund", access: "write", approved: true }),
+        call({ status: "timeout", priceMicros: 0 }),
+      ],
+    });
+    const root = shadow(place({ ...base, mode: "inline" }));
+    const list = await until(
+      () => root.querySelector('[data-testid="actions-taken"]'),
+      "the actions taken",
+    );
+    expect(list.querySelector("summary")?.textContent).toBe("Actions taken (2)");
+    expect([...list.querySelectorAll("li")].map((li) => li.textContent)).toEqual([
+      first,
+      "order_status (Acme Shop): timed out",
+    ]);
+    const asked = network.calls.find((c) => c.path === "/api/embed/sessions/ses_1/tool-calls");
+    expect(asked?.headers.authorization).toBe("Bearer eu-1");
+  });
+
+  it("shows nothing for a chat without tool calls", async () => {
+    const network = world({ sessions: [session("ses_1")] });
+    const root = shadow(place({ ...base, mode: "inline" }));
+    await until(
+      () => network.calls.find((c) => c.path.endsWith("/tool-calls")),
+      "the tool calls' request",
+    );
+    await until(
+      () => [...root.querySelectorAll("li")].find((li) => li.textContent?.includes("An assistant")),
+      "the transcript",
+    );
+    expect(root.querySelector('[data-testid="actions-taken"]')).toBeNull();
   });
 });
 

@@ -20,6 +20,7 @@ import {
 import type { UIMessage } from "ai";
 import { List, Plus } from "lucide-react";
 import { Component, type ReactNode, useCallback, useEffect, useRef, useState } from "react";
+import { ActionsTaken } from "./actions-taken.tsx";
 
 export interface PanelProps {
   client: EmbedClient;
@@ -212,7 +213,17 @@ function Connected({
       openSource={openSource}
       emptyState="How can I help?"
       approver={approver}
-      renderStatus={() => <LimitNotice limits={limits} showCost={showCost} />}
+      renderStatus={() => (
+        <>
+          <ActionsTaken
+            client={client}
+            sessionId={sessionId}
+            turnsEnded={turnsEnded}
+            showCost={showCost}
+          />
+          <LimitNotice limits={limits} showCost={showCost} />
+        </>
+      )}
       // A message the assistant's limits refused: one notice (the server's words, with the reset),
       // in place of the warning; the message is back in the box.
       renderRefusal={(refusal) =>

@@ -65,13 +65,14 @@ describe("the shop's tools in its embed", () => {
       await assistant.getByText("Dev model got tool result from order_status").waitFor();
       await assistant.getByText(/Tool call\s*order_status/).waitFor();
 
-      // A write: the card names the tool and shows its exact arguments; nothing ran yet.
+      // A write: the card names the tool and the source that will act, and shows its exact
+      // arguments; nothing ran yet.
       await box.fill(
         'It arrived broken, I want a refund. [[tool:request_refund {"orderId":"1001","reason":"Arrived broken"}]]',
       );
       await box.press("Enter");
       const card = assistant.getByRole("group", {
-        name: "The assistant wants to run request_refund.",
+        name: "The assistant wants to run request_refund on Acme Shop orders.",
       });
       await card.waitFor();
       const shown = (await card.textContent()) ?? "";
@@ -88,6 +89,14 @@ describe("the shop's tools in its embed", () => {
       // Both calls show as done on their cards (the read's and the approved write's).
       await expect.poll(() => assistant.locator('[data-state="output-available"]').count()).toBe(2);
       expect(await assistant.getByRole("button", { name: "Approve" }).count()).toBe(0);
+      // The chat lists what the assistant did for them: both calls, the refund approved by them.
+      const actions = assistant.getByTestId("actions-taken");
+      await actions.getByText("Actions taken (2)").waitFor({ timeout: 15_000 });
+      await actions.locator("summary").click();
+      await actions
+        .getByText(/request_refund \(Acme Shop orders\): done, approved by you/)
+        .waitFor();
+      await actions.getByText(/order_status \(Acme Shop orders\): done/).waitFor();
       expect(await sidewaysOverflow(page)).toBe(0);
       expect(await axeProblems(page, `tools, after the refund, ${label}`)).toEqual([]);
       expect(opened.errors).toEqual([]);

@@ -90,7 +90,11 @@ describe("api client", () => {
         : json(401, { error: { code: "unauthorized", message: "expired" } });
     });
     const client = createApiClient({ fetch: server.fetch });
-    await Promise.all([client.projects("o1"), client.projects("o2"), client.sessions("p1")]);
+    await Promise.all([
+      client.get("/api/orgs/o1/projects"),
+      client.get("/api/orgs/o2/projects"),
+      client.sessions("p1"),
+    ]);
     expect(refreshes).toBe(1);
   });
 

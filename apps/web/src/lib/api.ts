@@ -2,18 +2,10 @@ import type {
   AuthResult,
   BillingSummary,
   ErrorCode,
-  FormerMember,
-  Invitation,
-  InvitationPreview,
   LimitStatus,
   Login,
   Me,
-  Member,
-  Memory,
-  OrgSummary,
   Page,
-  Project,
-  Role,
   Session,
   BillingAlert as SharedBillingAlert,
   Signup,
@@ -325,14 +317,6 @@ export function createApiClient(options: ApiClientOptions = {}) {
     /** Ends every other sign-in of the account. */
     changePassword: (input: { currentPassword: string; newPassword: string }) =>
       request<void>("POST", "/api/me/password", input),
-    createOrg: (name: string) => request<OrgSummary>("POST", "/api/orgs", { name }),
-    projects: (orgId: string, cursor?: string) =>
-      request<Page<Project>>("GET", `/api/orgs/${enc(orgId)}/projects${queryString({ cursor })}`),
-    createProject: (orgId: string, input: { name: string; memory?: Memory }) =>
-      request<Project>("POST", `/api/orgs/${enc(orgId)}/projects`, input),
-    project: (projectId: string) => request<Project>("GET", `/api/projects/${enc(projectId)}`),
-    updateProject: (projectId: string, input: { name?: string; memory?: Memory }) =>
-      request<Project>("PATCH", `/api/projects/${enc(projectId)}`, input),
     sessions: (projectId: string, cursor?: string) =>
       request<Page<Session>>(
         "GET",
@@ -362,61 +346,6 @@ export function createApiClient(options: ApiClientOptions = {}) {
     /** The limits on the caller's calls in a session's project (the chat's warning). */
     sessionLimits: (sessionId: string) =>
       request<LimitStatus>("GET", `/api/sessions/${enc(sessionId)}/limits`),
-    members: (orgId: string, cursor?: string) =>
-      request<Page<Member>>("GET", `/api/orgs/${enc(orgId)}/members${queryString({ cursor })}`),
-    /** Who left the org (or was removed) and is not erased yet: owners and admins. */
-    formerMembers: (orgId: string, cursor?: string) =>
-      request<Page<FormerMember>>(
-        "GET",
-        `/api/orgs/${enc(orgId)}/former-members${queryString({ cursor })}`,
-      ),
-    updateMember: (orgId: string, userId: string, role: Role) =>
-      request<Member>("PATCH", `/api/orgs/${enc(orgId)}/members/${enc(userId)}`, { role }),
-    removeMember: (orgId: string, userId: string) =>
-      request<void>("DELETE", `/api/orgs/${enc(orgId)}/members/${enc(userId)}`),
-    /** Invites an email (with an account or not); the answer's `url` is the link to send. */
-    invite: (orgId: string, input: { email: string; role: Role }) =>
-      request<Invitation>("POST", `/api/orgs/${enc(orgId)}/invitations`, input),
-    invitations: (orgId: string, cursor?: string) =>
-      request<Page<Invitation>>(
-        "GET",
-        `/api/orgs/${enc(orgId)}/invitations${queryString({ cursor })}`,
-      ),
-    revokeInvitation: (orgId: string, invitationId: string) =>
-      request<Invitation>("DELETE", `/api/orgs/${enc(orgId)}/invitations/${enc(invitationId)}`),
-    /**
-     * What an invitation link invites to; needs no sign-in (the link's secret is the credential).
-     * The secret goes in the body, never in a path or query, which request logs keep.
-     */
-    async invitationPreview(secret: string): Promise<InvitationPreview> {
-      const response = await send(
-        "POST",
-        "/api/auth/invitations/preview",
-        { token: secret },
-        false,
-      );
-      if (!response.ok) throw await toApiError(response);
-      return (await response.json()) as InvitationPreview;
-    },
-    acceptInvitation: (secret: string) =>
-      request<{ orgId: string; role: Role }>("POST", "/api/invitations/accept", { token: secret }),
-    /**
-     * The org's sessions across its projects, newest first: a member gets their own, owners and
-     * admins everyone's (the erasure picker), optionally of one `project` or one `member`.
-     */
-    orgSessions: (
-      orgId: string,
-      filter: { cursor?: string; project?: string; member?: string; limit?: number } = {},
-    ) =>
-      request<Page<Session>>(
-        "GET",
-        `/api/orgs/${enc(orgId)}/sessions${queryString({
-          cursor: filter.cursor,
-          project: filter.project,
-          member: filter.member,
-          limit: filter.limit === undefined ? undefined : String(filter.limit),
-        })}`,
-      ),
     /** Files the erasure of the caller's own account; the refresh cookie is gone afterwards. */
     async deleteAccount(): Promise<ErasureRequest> {
       const result = await request<ErasureRequest>("DELETE", "/api/me", { confirm: true });

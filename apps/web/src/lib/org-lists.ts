@@ -2,7 +2,8 @@
 import type { Page } from "@parley/shared";
 import type { QueryKey } from "@tanstack/react-query";
 import { useEffect } from "react";
-import { api } from "./api.ts";
+import { membersApi } from "../features/members/members-api.ts";
+import { orgsApi } from "./orgs-api.ts";
 import { keys } from "./query.ts";
 import { usePaged } from "./use-paged.ts";
 
@@ -30,20 +31,24 @@ function useWholeList<T>(
 
 /** Members of the org: the same cache as the members screen. */
 export const useAllMembers = (orgId: string, enabled = true) =>
-  useWholeList(keys.members(orgId), (cursor) => api.members(orgId, cursor), enabled);
+  useWholeList(keys.members(orgId), (cursor) => membersApi.members(orgId, cursor), enabled);
 
 /** People who left the org and are not erased yet (owners and admins: the erasure picker). */
 export const useAllFormerMembers = (orgId: string, enabled = true) =>
-  useWholeList(keys.formerMembers(orgId), (cursor) => api.formerMembers(orgId, cursor), enabled);
+  useWholeList(
+    keys.formerMembers(orgId),
+    (cursor) => membersApi.formerMembers(orgId, cursor),
+    enabled,
+  );
 
 /** Projects of the org: the same cache as the projects screen. */
 export const useAllProjects = (orgId: string, enabled = true) =>
-  useWholeList(keys.projects(orgId), (cursor) => api.projects(orgId, cursor), enabled);
+  useWholeList(keys.projects(orgId), (cursor) => orgsApi.projects(orgId, cursor), enabled);
 
 /** Every member's sessions (owners and admins), across projects, newest first. */
 export const useAllSessions = (orgId: string, enabled = true) =>
   useWholeList(
     keys.orgSessions(orgId),
-    (cursor) => api.orgSessions(orgId, { ...(cursor ? { cursor } : {}), limit: 100 }),
+    (cursor) => orgsApi.orgSessions(orgId, { ...(cursor ? { cursor } : {}), limit: 100 }),
     enabled,
   );

@@ -1,6 +1,7 @@
 import type {
   CreateToolSourceInput,
   OpenApiImportResult,
+  ToolCall,
   ToolSource,
   UpdateToolSourceInput,
 } from "@parley/shared";
@@ -39,6 +40,12 @@ export function createToolsApi(client: ApiClient) {
         "POST",
         `/api/tool-sources/${enc(sourceId)}/import-openapi`,
         { document },
+      ),
+    /** A session's tool calls, newest first (its owner, or an admin). */
+    sessionCalls: (sessionId: string, cursor?: string) =>
+      client.call<{ items: ToolCall[]; nextCursor: string | null }>(
+        "GET",
+        `/api/sessions/${enc(sessionId)}/tool-calls${cursor ? `?cursor=${enc(cursor)}` : ""}`,
       ),
     remove: (sourceId: string) => client.call<void>("DELETE", `/api/tool-sources/${enc(sourceId)}`),
   };

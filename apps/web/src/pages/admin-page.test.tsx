@@ -1,7 +1,8 @@
 import type { OrgSummary } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { api, type ErasureRequest } from "../lib/api.ts";
+import { membersApi } from "../features/members/members-api.ts";
+import type { ErasureRequest } from "../lib/api.ts";
 import { dataRightsApi } from "../lib/data-rights-api.ts";
 import { renderInApp } from "../test/render.tsx";
 import AdminPage from "./admin-page.tsx";
@@ -32,7 +33,7 @@ describe("AdminPage", () => {
   it("tells a member who came by URL that erasure is for owners and admins, and asks the API nothing", async () => {
     session.org = { id: "org_1", name: "Acme", role: "member", createdAt: "x" };
     const list = vi.spyOn(dataRightsApi, "erasureRequests");
-    const members = vi.spyOn(api, "members");
+    const members = vi.spyOn(membersApi, "members");
     await renderInApp(<AdminPage />, { path: "/admin" });
     expect(
       await screen.findByText("Only owners and admins can file erasure requests"),
@@ -44,7 +45,7 @@ describe("AdminPage", () => {
   });
 
   it("shows the name of what was just filed in the request list", async () => {
-    vi.spyOn(api, "members").mockResolvedValue({
+    vi.spyOn(membersApi, "members").mockResolvedValue({
       items: [
         {
           userId: "u1",

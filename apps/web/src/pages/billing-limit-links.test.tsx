@@ -1,9 +1,11 @@
 import type { BillingSummary, LimitRule } from "@parley/shared";
 import { cleanup, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { membersApi } from "../features/members/members-api.ts";
 import { api } from "../lib/api.ts";
 import { billingApi } from "../lib/billing-api.ts";
 import { dataRightsApi } from "../lib/data-rights-api.ts";
+import { orgsApi } from "../lib/orgs-api.ts";
 import { renderInApp } from "../test/render.tsx";
 import BillingPage from "./billing-page.tsx";
 
@@ -68,7 +70,7 @@ beforeEach(() => {
   vi.spyOn(dataRightsApi, "orgExports").mockResolvedValue({ items: [], nextCursor: null });
   vi.spyOn(billingApi, "myLimits").mockResolvedValue({ warningPct: 80, limits: [] });
   vi.spyOn(billingApi, "limitRules").mockResolvedValue({ items: [] });
-  vi.spyOn(api, "members").mockResolvedValue({
+  vi.spyOn(membersApi, "members").mockResolvedValue({
     items: [
       {
         userId: "usr_me",
@@ -80,7 +82,7 @@ beforeEach(() => {
     ],
     nextCursor: null,
   } as never);
-  vi.spyOn(api, "projects").mockResolvedValue({
+  vi.spyOn(orgsApi, "projects").mockResolvedValue({
     items: [{ id: "prj_1", name: "Launch", orgId: "org_1" }],
     nextCursor: null,
   } as never);

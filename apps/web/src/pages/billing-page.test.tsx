@@ -1,10 +1,12 @@
 import type { BillingSummary, UsageReport } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { membersApi } from "../features/members/members-api.ts";
 import { api } from "../lib/api.ts";
 import { billingApi } from "../lib/billing-api.ts";
 import { dataRightsApi } from "../lib/data-rights-api.ts";
 import { knowledgeApi } from "../lib/knowledge-api.ts";
+import { orgsApi } from "../lib/orgs-api.ts";
 import { renderInApp } from "../test/render.tsx";
 import BillingPage from "./billing-page.tsx";
 
@@ -60,8 +62,8 @@ beforeEach(() => {
   vi.spyOn(dataRightsApi, "orgExports").mockResolvedValue({ items: [], nextCursor: null });
   vi.spyOn(billingApi, "myLimits").mockResolvedValue({ warningPct: 80, limits: [] });
   vi.spyOn(billingApi, "limitRules").mockResolvedValue({ items: [] });
-  vi.spyOn(api, "members").mockResolvedValue({ items: [], nextCursor: null });
-  vi.spyOn(api, "projects").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(membersApi, "members").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(orgsApi, "projects").mockResolvedValue({ items: [], nextCursor: null });
   vi.spyOn(knowledgeApi, "storage").mockResolvedValue({
     orgId: "org_1",
     usedBytes: 3 * 1024 * 1024,

@@ -4,7 +4,7 @@ import { ChevronLeft } from "lucide-react";
 import { Page } from "../components/page.tsx";
 import { ErrorNote, Loading } from "../components/ui/states.tsx";
 import { DocumentsPanel } from "../features/knowledge/documents-panel.tsx";
-import { api } from "../lib/api.ts";
+import { orgsApi } from "../lib/orgs-api.ts";
 import { keys } from "../lib/query.ts";
 import { canManage, useSession } from "../lib/session.tsx";
 
@@ -18,7 +18,7 @@ export default function DocumentsPage() {
   const { org } = useSession();
   const project = useQuery({
     queryKey: keys.project(projectId),
-    queryFn: () => api.project(projectId),
+    queryFn: () => orgsApi.project(projectId),
   });
   const back = (
     <Link

@@ -1,5 +1,6 @@
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { membersApi } from "../features/members/members-api.ts";
 import { ApiError, api } from "../lib/api.ts";
 import { renderInApp } from "../test/render.tsx";
 import InvitePage, { InviteScreen } from "./invite-page.tsx";
@@ -30,13 +31,13 @@ afterEach(() => {
 
 describe("the invitation page", () => {
   it("signs a visitor up on the invitation itself: the email locked, no org of their own, one click to join", async () => {
-    vi.spyOn(api, "invitationPreview").mockResolvedValue(preview);
+    vi.spyOn(membersApi, "invitationPreview").mockResolvedValue(preview);
     const signup = vi.spyOn(api, "signup").mockResolvedValue({
       accessToken: "t",
       user: { id: "u1", email: preview.email, name: "Newcomer" },
     } as never);
     const accept = vi
-      .spyOn(api, "acceptInvitation")
+      .spyOn(membersApi, "acceptInvitation")
       .mockResolvedValue({ orgId: "org_9", role: "admin" });
     const { router } = await renderInApp(<InviteScreen secret="inv_abc" />, {
       path: "/invite#inv_abc",
@@ -76,9 +77,9 @@ describe("the invitation page", () => {
       createdAt: "x",
       orgs: [],
     };
-    vi.spyOn(api, "invitationPreview").mockResolvedValue(preview);
+    vi.spyOn(membersApi, "invitationPreview").mockResolvedValue(preview);
     const accept = vi
-      .spyOn(api, "acceptInvitation")
+      .spyOn(membersApi, "acceptInvitation")
       .mockResolvedValue({ orgId: "org_9", role: "admin" });
     const { router } = await renderInApp(<InviteScreen secret="inv_abc" />, {
       path: "/invite#inv_abc",
@@ -90,7 +91,7 @@ describe("the invitation page", () => {
   });
 
   it("says a used or revoked link is over, and an unknown one is not valid", async () => {
-    vi.spyOn(api, "invitationPreview").mockRejectedValue(
+    vi.spyOn(membersApi, "invitationPreview").mockRejectedValue(
       new ApiError("gone", "This invitation was revoked", 410),
     );
     await renderInApp(<InviteScreen secret="inv_abc" />, { path: "/invite#inv_abc" });
@@ -98,7 +99,7 @@ describe("the invitation page", () => {
   });
 
   it("reads the secret from the link's fragment, and keeps it in the tab for the way back from sign-in", async () => {
-    const read = vi.spyOn(api, "invitationPreview").mockResolvedValue(preview);
+    const read = vi.spyOn(membersApi, "invitationPreview").mockResolvedValue(preview);
     await renderInApp(<InvitePage />, { path: "/invite#inv_frag" });
     await screen.findByRole("heading", { level: 1, name: "Join Acme" });
     expect(read).toHaveBeenCalledWith("inv_frag");
@@ -114,7 +115,7 @@ describe("the invitation page", () => {
   });
 
   it("moves a first-form link's secret out of the path, into the fragment", async () => {
-    vi.spyOn(api, "invitationPreview").mockResolvedValue(preview);
+    vi.spyOn(membersApi, "invitationPreview").mockResolvedValue(preview);
     const { router } = await renderInApp(<InvitePage />, { path: "/invite/inv_old" });
     await waitFor(() => expect(router.state.location.pathname).toBe("/invite"));
     expect(router.state.location.hash).toBe("inv_old");

@@ -9,6 +9,7 @@ import { Card, CardBody } from "../components/ui/card.tsx";
 import { Field, Input } from "../components/ui/input.tsx";
 import { ErrorNote, Loading } from "../components/ui/states.tsx";
 import { roleWords } from "../features/members/member-rules.ts";
+import { membersApi } from "../features/members/members-api.ts";
 import { api, isApiError } from "../lib/api.ts";
 import { useSession } from "../lib/session.tsx";
 
@@ -66,7 +67,7 @@ export function InviteScreen({ secret }: { secret: string }) {
   const [busy, setBusy] = useState(false);
   const preview = useQuery({
     queryKey: ["invitation", secret],
-    queryFn: () => api.invitationPreview(secret),
+    queryFn: () => membersApi.invitationPreview(secret),
     retry: false,
   });
   // Back here after signing up or in: the secret waits in this tab, not in the address.
@@ -76,7 +77,7 @@ export function InviteScreen({ secret }: { secret: string }) {
     setBusy(true);
     setError(null);
     try {
-      await joined(await api.acceptInvitation(secret));
+      await joined(await membersApi.acceptInvitation(secret));
     } catch (caught) {
       setError(caught);
     } finally {
@@ -208,7 +209,7 @@ function JoinForm({
       return;
     }
     try {
-      await onJoined(await api.acceptInvitation(secret));
+      await onJoined(await membersApi.acceptInvitation(secret));
     } catch (caught) {
       onJoinFailed(caught);
     }

@@ -2,7 +2,8 @@ import type { Member, OrgSummary } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { toast } from "sonner";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ApiError, api } from "../lib/api.ts";
+import { membersApi } from "../features/members/members-api.ts";
+import { ApiError } from "../lib/api.ts";
 import { renderInApp } from "../test/render.tsx";
 import MembersPage from "./members-page.tsx";
 
@@ -39,7 +40,7 @@ beforeEach(() => {
   reload = vi.fn(async () => {});
   session.reload = reload;
   session.org = { id: "org_1", name: "Acme", role: "owner", createdAt: "x" };
-  vi.spyOn(api, "invitations").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(membersApi, "invitations").mockResolvedValue({ items: [], nextCursor: null });
 });
 
 afterEach(() => {
@@ -48,10 +49,10 @@ afterEach(() => {
 });
 
 const listMembers = (...items: Member[]) =>
-  vi.spyOn(api, "members").mockResolvedValue({ items, nextCursor: null });
+  vi.spyOn(membersApi, "members").mockResolvedValue({ items, nextCursor: null });
 /** A first page with more behind it: another owner may be there, so the server decides. */
 const listFirstPage = (...items: Member[]) =>
-  vi.spyOn(api, "members").mockResolvedValue({ items, nextCursor: "more" });
+  vi.spyOn(membersApi, "members").mockResolvedValue({ items, nextCursor: "more" });
 
 describe("MembersPage", () => {
   it("scrolls the table inside its own box, not the page, on a phone", async () => {
@@ -97,7 +98,7 @@ describe("MembersPage", () => {
   it("asks before giving or taking away the owner role", async () => {
     listMembers(ada, bob, owner2);
     const update = vi
-      .spyOn(api, "updateMember")
+      .spyOn(membersApi, "updateMember")
       .mockImplementation(async (_org, userId, role) => ({ ...bob, userId, role }));
     await renderInApp(<MembersPage />, { path: "/members" });
     fireEvent.change(await screen.findByLabelText("Role of Bob Babbage"), {
@@ -119,7 +120,7 @@ describe("MembersPage", () => {
 
   it("removes a member only after a confirmation that names them", async () => {
     listMembers(ada, cy);
-    const remove = vi.spyOn(api, "removeMember").mockResolvedValue(undefined);
+    const remove = vi.spyOn(membersApi, "removeMember").mockResolvedValue(undefined);
     const success = vi.spyOn(toast, "success");
     await renderInApp(<MembersPage />, { path: "/members" });
     fireEvent.click(await screen.findByRole("button", { name: "Remove Cy Young" }));
@@ -153,7 +154,7 @@ describe("MembersPage", () => {
   it("changes a role with a select per row, and shows the server's last-owner refusal", async () => {
     listFirstPage(ada, bob);
     const update = vi
-      .spyOn(api, "updateMember")
+      .spyOn(membersApi, "updateMember")
       .mockResolvedValueOnce({ ...bob, role: "member" })
       .mockRejectedValueOnce(
         new ApiError(
@@ -185,7 +186,7 @@ describe("MembersPage", () => {
   it("reloads the signed-in person after changing their own role, so the shell updates", async () => {
     session.org = { id: "org_1", name: "Acme", role: "owner", createdAt: "x" };
     listMembers(ada, owner2);
-    vi.spyOn(api, "updateMember").mockResolvedValue({ ...ada, role: "admin" });
+    vi.spyOn(membersApi, "updateMember").mockResolvedValue({ ...ada, role: "admin" });
     await renderInApp(<MembersPage />, { path: "/members" });
     fireEvent.change(await screen.findByLabelText("Role of Ada Lovelace"), {
       target: { value: "admin" },
@@ -228,7 +229,7 @@ describe("MembersPage", () => {
   it("leaves only after a confirmation, and shows why the last owner cannot", async () => {
     listFirstPage(ada, cy);
     const remove = vi
-      .spyOn(api, "removeMember")
+      .spyOn(membersApi, "removeMember")
       .mockRejectedValueOnce(
         new ApiError(
           "conflict",
@@ -259,7 +260,7 @@ describe("MembersPage", () => {
 
   it("adds a member by email with a role: a link to send, whether or not they have an account", async () => {
     listMembers(ada);
-    const add = vi.spyOn(api, "invite").mockResolvedValue({
+    const add = vi.spyOn(membersApi, "invite").mockResolvedValue({
       id: "inv_2",
       orgId: "org_1",
       email: "eve@example.com",
@@ -302,14 +303,14 @@ describe("MembersPage", () => {
       expiresAt: "2026-12-09T00:00:00.000Z",
     };
     const invite = vi
-      .spyOn(api, "invite")
+      .spyOn(membersApi, "invite")
       .mockResolvedValue({ ...invitation, url: "https://parley.test/invite#inv_secret" });
     const list = vi
-      .spyOn(api, "invitations")
+      .spyOn(membersApi, "invitations")
       .mockResolvedValueOnce({ items: [], nextCursor: null })
       .mockResolvedValue({ items: [invitation], nextCursor: null });
     const revoke = vi
-      .spyOn(api, "revokeInvitation")
+      .spyOn(membersApi, "revokeInvitation")
       .mockResolvedValue({ ...invitation, status: "revoked" });
     await renderInApp(<MembersPage />, { path: "/members" });
     const form = await screen.findByRole("form", { name: "Add a member" });

@@ -23,7 +23,7 @@ import {
   rolesToChange,
   roleWords,
 } from "../features/members/member-rules.ts";
-import { api } from "../lib/api.ts";
+import { membersApi } from "../features/members/members-api.ts";
 import { keys } from "../lib/query.ts";
 import { canManage, useSession } from "../lib/session.tsx";
 import { useMediaQuery } from "../lib/use-media-query.ts";
@@ -46,7 +46,7 @@ export default function MembersPage() {
 function MembersOf({ org }: { org: OrgSummary }) {
   const manage = canManage(org);
   const { query, items, more, firstPageError } = usePaged(keys.members(org.id), (cursor) =>
-    api.members(org.id, cursor),
+    membersApi.members(org.id, cursor),
   );
   return (
     <Page
@@ -149,7 +149,7 @@ function MembersTable({
     setBusy({ userId: member.userId, role });
     setError(null);
     try {
-      await api.updateMember(org.id, member.userId, role);
+      await membersApi.updateMember(org.id, member.userId, role);
       toast.success(
         self
           ? `You are now ${roleWords[role].toLowerCase()} of ${org.name}.`
@@ -177,7 +177,7 @@ function MembersTable({
     setBusy({ userId: member.userId });
     setError(null);
     try {
-      await api.removeMember(org.id, member.userId);
+      await membersApi.removeMember(org.id, member.userId);
       toast.success(`${name} was removed from ${org.name}.`);
       await refresh();
     } catch (caught) {
@@ -198,7 +198,7 @@ function MembersTable({
     setBusy({ userId: member.userId });
     setError(null);
     try {
-      await api.removeMember(org.id, member.userId);
+      await membersApi.removeMember(org.id, member.userId);
       toast.success(`You left ${org.name}.`);
       await reload();
       await navigate({ to: "/projects" });

@@ -11,7 +11,7 @@ import { ProjectAssistant } from "../features/assistants/profile-choice.tsx";
 import { OnboardingChat } from "../features/chat/chats.tsx";
 import { NewChatButton, useMyChats } from "../features/chat/new-chat.tsx";
 import { MemoryEditor } from "../features/projects/memory-editor.tsx";
-import { api } from "../lib/api.ts";
+import { orgsApi } from "../lib/orgs-api.ts";
 import { keys } from "../lib/query.ts";
 import { canManage, useSession } from "../lib/session.tsx";
 
@@ -87,7 +87,7 @@ export default function ProjectPage() {
   const { org } = useSession();
   const project = useQuery({
     queryKey: keys.project(projectId),
-    queryFn: () => api.project(projectId),
+    queryFn: () => orgsApi.project(projectId),
   });
 
   if (project.isPending) {

@@ -1,7 +1,8 @@
 import type { Project } from "@parley/shared";
 import { cleanup, fireEvent, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ApiError, api } from "../lib/api.ts";
+import { ApiError } from "../lib/api.ts";
+import { orgsApi } from "../lib/orgs-api.ts";
 import { renderInApp } from "../test/render.tsx";
 import ProjectsPage from "./projects-page.tsx";
 
@@ -29,7 +30,7 @@ const project = (n: number): Project => ({
 describe("ProjectsPage paging", () => {
   it("loads the next page under the first until the list ends, and shows a page that failed", async () => {
     const projects = vi
-      .spyOn(api, "projects")
+      .spyOn(orgsApi, "projects")
       .mockResolvedValueOnce({ items: [project(1), project(2)], nextCursor: "c2" })
       .mockRejectedValueOnce(new ApiError("internal", "The server failed", 500))
       .mockResolvedValueOnce({ items: [project(3)], nextCursor: null });

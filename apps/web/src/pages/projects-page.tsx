@@ -9,7 +9,7 @@ import { Card, CardBody, CardHeader } from "../components/ui/card.tsx";
 import { Field, Input } from "../components/ui/input.tsx";
 import { EmptyState, ErrorNote, Loading } from "../components/ui/states.tsx";
 import { NewOrgForm } from "../features/orgs/new-org-form.tsx";
-import { api } from "../lib/api.ts";
+import { orgsApi } from "../lib/orgs-api.ts";
 import { keys } from "../lib/query.ts";
 import { useSession } from "../lib/session.tsx";
 import { usePaged } from "../lib/use-paged.ts";
@@ -39,7 +39,7 @@ export default function ProjectsPage() {
 
 function ProjectsOf({ orgId, orgName }: { orgId: string; orgName: string }) {
   const { query, items, more, firstPageError } = usePaged(keys.projects(orgId), (cursor) =>
-    api.projects(orgId, cursor),
+    orgsApi.projects(orgId, cursor),
   );
   return (
     <Page
@@ -95,7 +95,7 @@ function NewProject({ orgId }: { orgId: string }) {
     setBusy(true);
     setError(null);
     try {
-      const project = await api.createProject(orgId, { name });
+      const project = await orgsApi.createProject(orgId, { name });
       await queryClient.invalidateQueries({ queryKey: keys.projects(orgId) });
       await navigate({ to: "/projects/$projectId", params: { projectId: project.id } });
     } catch (caught) {

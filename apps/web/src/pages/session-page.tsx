@@ -13,6 +13,7 @@ import { ErrorNote, Loading } from "../components/ui/states.tsx";
 import { SessionModelPicker } from "../features/assistants/session-model-picker.tsx";
 import { AssistantChat } from "../features/chat/chats.tsx";
 import { useMyChats, useNewChat } from "../features/chat/new-chat.tsx";
+import { SessionToolCalls } from "../features/tools/session-tool-calls.tsx";
 import { api, errorMessage } from "../lib/api.ts";
 import { keys } from "../lib/query.ts";
 
@@ -212,6 +213,7 @@ export default function SessionPage() {
             {data ? untitled(data.title) : "Loading chat…"}
           </h1>
           {data ? <SessionModelPicker session={data} /> : null}
+          {data ? <SessionToolCalls sessionId={sessionId} orgId={data.orgId} /> : null}
           <p className="relative shrink-0 text-muted-foreground text-sm tabular-nums">
             <span className="hidden sm:inline">Spent so far </span>
             <span className="sr-only sm:hidden">Spent so far </span>

@@ -250,9 +250,12 @@ export interface ToolCallIdentity {
   /** The tool source's URL as registered: the token's audience. */
   audience: string;
   sourceId: string;
-  /** The end user's id in the tenant's product (their external id), or the member's user id. */
+  /**
+   * The end user's id in the tenant's product (their external id), the member's user id, or for
+   * the source's own requests (its listing, its stream) the source id: no person.
+   */
   subject: string;
-  subjectKind: "member" | "end_user";
+  subjectKind: "member" | "end_user" | "source";
   orgId: string;
   /** The end user's app; null for a member. */
   appId: string | null;

@@ -21,13 +21,19 @@ import { sealCredential } from "../tools/credential.ts";
 import { toolSettings } from "../tools/settings.ts";
 import { type ListOutcome, sourceClient } from "../tools/source-client.ts";
 import {
+  recordListing,
   SOURCE_COLUMNS,
   type SourceRow,
   sourceRef,
   storedActions,
-  writeListedTools,
 } from "../tools/sources-db.ts";
-import { refuseUrl, reread, shown, sourceAccess } from "./tool-source-access.ts";
+import {
+  refuseCredentialCarry,
+  refuseUrl,
+  reread,
+  shown,
+  sourceAccess,
+} from "./tool-source-access.ts";
 
 /**
  * An org's tool sources (docs/2026-12-06-tools.md): remote MCP servers and HTTP actions. Every
@@ -37,40 +43,16 @@ import { refuseUrl, reread, shown, sourceAccess } from "./tool-source-access.ts"
  */
 
 /**
- * Lists an MCP source's tools now, as `userId`, and writes them. A server that cannot be reached
- * leaves the tools as they were; its error shows in the source's health.
+ * Lists an MCP source's tools now and records them (`recordListing`); the source's listener
+ * stays open for its `list_changed`. Acts as the source, never as the admin who asked.
  */
-async function listNow(env: Env, row: SourceRow, userId: string): Promise<void> {
+async function listNow(env: Env, row: SourceRow): Promise<void> {
   if (row.kind !== "mcp") return;
-  const settings = toolSettings(env);
   // Typed as the object's method says (the RPC stub's type loses the union's narrowing).
   const listed = (await sourceClient(env, row.id).listTools({
     source: sourceRef(row),
-    identity: {
-      subject: userId,
-      subjectKind: "member",
-      orgId: row.org_id,
-      appId: null,
-      sessionId: null,
-    },
-    timeoutMs: settings.timeoutMs,
-    maxResponseBytes: settings.responseMaxBytes,
   })) as ListOutcome;
-  if (listed.ok) {
-    await writeListedTools(env.DB, row.id, listed.tools, listed.truncated);
-    await env.DB.prepare(
-      "UPDATE tool_sources SET consecutive_failures = 0, last_success_at = ? WHERE id = ?",
-    )
-      .bind(Date.now(), row.id)
-      .run();
-  } else {
-    await env.DB.prepare(
-      `UPDATE tool_sources SET consecutive_failures = consecutive_failures + 1, last_error = ?,
-         last_error_at = ? WHERE id = ?`,
-    )
-      .bind(`${listed.code}: ${listed.message}`.slice(0, 300), Date.now(), row.id)
-      .run();
-  }
+  await recordListing(env.DB, row.id, listed);
 }
 
 /** Profiles (current versions) of the org that switch on a tool of this source. */
@@ -179,7 +161,7 @@ export const orgToolSources = new Hono<AppEnv>()
         });
       }
       const row = await reread(db, id);
-      await listNow(c.env, row, userId);
+      await listNow(c.env, row);
       return c.json(shown(c.env, await reread(db, id)), 201);
     },
   );
@@ -227,7 +209,11 @@ export const toolSources = new Hono<AppEnv>()
         });
       }
       if (input.url !== undefined) refuseUrl(input.url, c.env);
-      const connection = input.url !== undefined || input.credential !== undefined;
+      refuseCredentialCarry(row, input);
+      // Switching a source off or on moves its version too: calls made under the older one
+      // (a turn built before the switch) are refused by its client object.
+      const connection =
+        input.url !== undefined || input.credential !== undefined || input.enabled !== undefined;
       const sealed =
         input.credential === undefined || input.credential === null
           ? null
@@ -245,6 +231,7 @@ export const toolSources = new Hono<AppEnv>()
                credential_sealed = CASE WHEN ?6 THEN ?8 ELSE credential_sealed END,
                access_overrides = coalesce(?9, access_overrides),
                tools = coalesce(?10, tools),
+               enabled = coalesce(?16, enabled),
                version = version + ?11,
                updated_at = ?12
              WHERE id = ?13 AND version = ?14
@@ -266,6 +253,7 @@ export const toolSources = new Hono<AppEnv>()
             row.id,
             row.version,
             row.org_id,
+            input.enabled === undefined ? null : input.enabled ? 1 : 0,
           ),
         auditStatement(
           db,
@@ -285,8 +273,8 @@ export const toolSources = new Hono<AppEnv>()
       }
       if (connection) await sourceClient(c.env, row.id).retire(row.version + 1);
       let updated = await reread(db, row.id);
-      if (connection && updated.kind === "mcp") {
-        await listNow(c.env, updated, userId);
+      if (connection && updated.kind === "mcp" && updated.enabled === 1) {
+        await listNow(c.env, updated);
         updated = await reread(db, row.id);
       }
       // Profiles naming its tools see the change at their next turn.
@@ -361,7 +349,7 @@ export const toolSources = new Hono<AppEnv>()
         throw new AppError("invalid_request", "An HTTP source's actions are written, not listed");
       }
       refuseUrl(row.url, c.env);
-      await listNow(c.env, row, userId);
+      await listNow(c.env, row);
       return c.json(shown(c.env, await reread(c.env.DB, row.id)));
     },
   );

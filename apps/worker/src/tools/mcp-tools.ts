@@ -1,5 +1,10 @@
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { MAX_SOURCE_TOOLS, MAX_TOOL_SCHEMA_BYTES, SOURCE_TOOL_NAME } from "@parley/shared";
+import {
+  isReservedToolName,
+  MAX_SOURCE_TOOLS,
+  MAX_TOOL_SCHEMA_BYTES,
+  SOURCE_TOOL_NAME,
+} from "@parley/shared";
 import { ToolCallError } from "./call-error.ts";
 import { findCallError } from "./guarded-fetch.ts";
 
@@ -7,7 +12,8 @@ import { findCallError } from "./guarded-fetch.ts";
  * An MCP tool as Parley keeps it (D1 `tool_sources.tools`): what the server listed, bounded.
  * `readOnly` is the server's `annotations.readOnlyHint` (true: a read tool; anything else: write,
  * unless an owner or admin marks it). `usable` is false for a tool Parley cannot offer a model: a
- * name outside `SOURCE_TOOL_NAME`, or an input schema that is not a bounded object schema.
+ * name outside `SOURCE_TOOL_NAME` or reserved for a built-in tool (`update_project_memory`, ...:
+ * nothing shadows a built-in), or an input schema that is not a bounded object schema.
  */
 export interface ListedTool {
   name: string;
@@ -52,7 +58,7 @@ export function toListedTools(tools: readonly McpTool[]): {
           ? (schema as Record<string, unknown>)
           : { type: "object", properties: {} },
         readOnly: tool.annotations?.readOnlyHint === true,
-        usable: SOURCE_TOOL_NAME.test(name) && schemaOk,
+        usable: SOURCE_TOOL_NAME.test(name) && !isReservedToolName(name) && schemaOk,
       };
     }),
     truncated: tools.length > MAX_SOURCE_TOOLS,
@@ -82,6 +88,19 @@ function httpStatusOf(error: unknown, depth = 0): number | null {
     return record.code;
   }
   return httpStatusOf(record.cause, depth + 1);
+}
+
+/**
+ * A failed `connect` of the agents SDK's MCP client as a call error. On a 401 the SDK leaves the
+ * connection `authenticating` (it expects an OAuth flow) and throws a plain "Failed to discover"
+ * error, which read as `malformed` (the probe of 2026-12-06): the connection's state says why.
+ * Both MCP connections (the calls' and the listener's) go through this.
+ */
+export function connectError(error: unknown, connectionState: string | undefined): ToolCallError {
+  if (connectionState === "authenticating") {
+    return new ToolCallError("unauthorized", "The MCP server refused Parley's identity token");
+  }
+  return mcpError(error);
 }
 
 /**

@@ -6,10 +6,12 @@ import { signToolCallToken, type ToolCallIdentity } from "../auth/tokens.ts";
 import { config } from "../env.ts";
 import { asToolCallError, isToolCallError, ToolCallError } from "./call-error.ts";
 import { openCredential } from "./credential.ts";
-import { guardedFetch, type WireCount } from "./guarded-fetch.ts";
+import { deadline, guardedFetch, type WireCount } from "./guarded-fetch.ts";
 import { callHttpAction } from "./http-actions.ts";
-import { type ListedTool, mcpError, toListedTools } from "./mcp-tools.ts";
-import { recordHealth, writeListedTools } from "./sources-db.ts";
+import { connectError, type ListedTool, mcpError } from "./mcp-tools.ts";
+import { toolSettings } from "./settings.ts";
+import { SourceListener } from "./source-listener.ts";
+import { recordHealth } from "./sources-db.ts";
 import { sourceAllowList } from "./url-rule.ts";
 
 /** What a call needs to know of its source: read by the caller from D1 with the source's tools. */
@@ -90,12 +92,30 @@ export class ToolSourceClient extends DurableObject<Env> {
   /** The version the live MCP connection was made under; null: none. */
   #connectedVersion: number | null = null;
   #connecting: Promise<void> | null = null;
+  /** The source the live connection was made for (its session's DELETE acts as it). */
+  #connectedSource: SourceRef | null = null;
   /** Calls under a version below this are refused (the source changed or went away). */
   #minVersion: number | null = null;
   /** Failed calls in a row as last written to D1; null: not known in this object's life. */
   #failures: number | null = null;
   #lastSuccessWrite = 0;
-  #listWatch: { dispose(): void } | null = null;
+  /** The source's listener: its own session and stream for `list_changed` (source-listener.ts). */
+  readonly listener = new SourceListener({
+    env: this.env,
+    storage: this.ctx.storage,
+    mcp: this.mcp,
+    jobs: {
+      push: (job) => this.lifecycle.jobs.push(job),
+      cancel: (id) => this.lifecycle.jobs.cancel(id),
+    },
+    headers: (source) => this.#headers(source, { ...sourceIdentity(source), tool: null }),
+    minVersion: async () => {
+      await this.lifecycle.start();
+      this.#minVersion ??= (await this.ctx.storage.get<number>("minVersion")) ?? 0;
+      return this.#minVersion;
+    },
+    waitUntil: (promise) => this.ctx.waitUntil(promise),
+  });
 
   /** The MCP connection's server id in the manager: this object's only one. */
   static readonly SERVER = "source";
@@ -130,6 +150,10 @@ export class ToolSourceClient extends DurableObject<Env> {
     );
     try {
       await this.#ready(request.source);
+      if (request.source.kind === "mcp") {
+        // Off the call's path: keeps the listener up (or starts it from the job).
+        this.ctx.waitUntil(this.listener.touch(request.source).catch(() => undefined));
+      }
       const value =
         request.source.kind === "mcp"
           ? await this.#callMcp(request, timer.signal, wire)
@@ -167,43 +191,25 @@ export class ToolSourceClient extends DurableObject<Env> {
     }
   }
 
-  /** Lists an MCP source's tools (registration, refresh on demand) as `actor`. */
-  async listTools(input: {
-    source: SourceRef;
-    identity: CallerIdentity;
-    timeoutMs: number;
-    maxResponseBytes: number;
-  }): Promise<ListOutcome> {
-    const timer = AbortSignal.timeout(input.timeoutMs);
-    const wire: WireCount = { requestBytes: 0, responseBytes: 0 };
-    let scoped: RequestScope | null = null;
+  /**
+   * Lists an MCP source's tools now (registration, the refresh route, a changed URL) on the
+   * listener's fresh session, which then stays open for `list_changed`. Acts as the source,
+   * never as the admin who asked. The caller records the outcome (`recordListing`).
+   */
+  async listTools(input: { source: SourceRef }): Promise<ListOutcome> {
     try {
       await this.#ready(input.source);
-      // A refresh asks the server again, on a fresh connection: the server may have changed.
-      await this.#dropConnection();
-      const scope: RequestScope = {
-        source: input.source,
-        identity: input.identity,
-        tool: null,
-        token: null,
-        signal: timer,
-        maxResponseBytes: input.maxResponseBytes,
-        wire,
-        failure: null,
-      };
-      scoped = scope;
-      await this.#scope.run(scope, () => this.#connect(input.source));
-      const listed = this.mcp.mcpConnections[ToolSourceClient.SERVER]?.tools ?? [];
-      // Calls connect again as the person they are for: this connection was the lister's.
-      await this.#dropConnection();
-      return { ok: true, ...toListedTools(listed) };
     } catch (caught) {
-      const error = timer.aborted
-        ? new ToolCallError("timeout", `The MCP server did not answer within ${input.timeoutMs} ms`)
-        : (scoped?.failure ?? mcpError(caught));
-      await this.#dropConnection();
+      const error = asToolCallError(caught);
       return { ok: false, code: error.code, message: error.message };
     }
+    return this.listener.list(input.source);
+  }
+
+  /** The object's Lifecycle jobs: the listener's (`listen`) is the only one. */
+  async onJob(context: { job: { fn: string } }) {
+    if (context.job.fn === "listen") return this.listener.run();
+    return undefined;
   }
 
   /**
@@ -216,12 +222,18 @@ export class ToolSourceClient extends DurableObject<Env> {
     this.#minVersion = Math.max(current, minVersion);
     await this.ctx.storage.put("minVersion", this.#minVersion);
     await this.#dropConnection();
+    // The listener's session ends too (DELETE); a changed source's listing starts it again.
+    await this.listener.stop();
   }
 
   /** An org erased whole: its sources' objects keep nothing. */
   async erase(): Promise<void> {
+    await this.lifecycle.start();
     await this.#dropConnection();
+    await this.listener.stop();
     await this.ctx.storage.deleteAll();
+    // deleteAll keeps the alarm: nothing is left for it to run (the job table went too).
+    await this.ctx.storage.deleteAlarm();
     this.#minVersion = Number.MAX_SAFE_INTEGER;
   }
 
@@ -282,16 +294,10 @@ export class ToolSourceClient extends DurableObject<Env> {
           } as never,
         })
         .catch((error: unknown) => {
-          // A 401 leaves the connection `authenticating` and `connect` throws a plain "Failed to
-          // discover" error, which read as `malformed` (the probe of 2026-12-06): its state says why.
-          if (
-            this.mcp.mcpConnections[ToolSourceClient.SERVER]?.connectionState === "authenticating"
-          )
-            throw new ToolCallError(
-              "unauthorized",
-              "The MCP server refused Parley's identity token",
-            );
-          throw error;
+          throw connectError(
+            error,
+            this.mcp.mcpConnections[ToolSourceClient.SERVER]?.connectionState,
+          );
         });
       const connection = this.mcp.mcpConnections[ToolSourceClient.SERVER];
       if (connection?.connectionState !== "ready") {
@@ -303,7 +309,7 @@ export class ToolSourceClient extends DurableObject<Env> {
         );
       }
       this.#connectedVersion = source.version;
-      this.#watchList(source);
+      this.#connectedSource = source;
     })();
     this.#connecting = connecting;
     try {
@@ -313,33 +319,12 @@ export class ToolSourceClient extends DurableObject<Env> {
     }
   }
 
-  /**
-   * The server said its tool list changed (`notifications/tools/list_changed`, on a connection
-   * that keeps a stream open for it): the SDK lists the tools again, and the new list is written
-   * to D1 for the org's profiles to see.
-   */
-  #watchList(source: SourceRef): void {
-    this.#listWatch?.dispose();
-    const connection = this.mcp.mcpConnections[ToolSourceClient.SERVER];
-    if (!connection) return;
-    let known = connection.tools;
-    this.#listWatch = connection.onListChanged(() => {
-      if (connection.tools === known) return;
-      known = connection.tools;
-      const { tools, truncated } = toListedTools(known);
-      this.ctx.waitUntil(
-        writeListedTools(this.env.DB, source.id, tools, truncated).catch(() => undefined),
-      );
-    });
-  }
-
   async #dropConnection(): Promise<void> {
-    this.#listWatch?.dispose();
-    this.#listWatch = null;
     this.#connectedVersion = null;
     if (this.mcp.mcpConnections[ToolSourceClient.SERVER]) {
       await this.mcp.closeConnection(ToolSourceClient.SERVER).catch(() => undefined);
     }
+    this.#connectedSource = null;
   }
 
   /**
@@ -347,33 +332,46 @@ export class ToolSourceClient extends DurableObject<Env> {
    * call's own for its `tools/call`), then the guarded fetch (URL rule, no redirects, size cap).
    */
   async #fetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+    if ((init.method ?? "GET").toUpperCase() === "GET") {
+      // The calls' connection opens no stream: the source's listener holds its one stream, as
+      // the source. (A stream opened here lived in a call's scope and re-listed as its caller.)
+      return new Response(null, { status: 405 });
+    }
     const scope = this.#scope.getStore();
-    if (!scope) {
-      // A request outside any call (a stream the SDK keeps open, reopened later): nobody to act
-      // as, so it is not sent.
+    const isCall =
+      typeof init.body === "string" && init.body.includes('"tools/call"') && !!scope?.token;
+    const source = scope?.source ?? this.#connectedSource;
+    if (
+      !source ||
+      (!scope && typeof init.body === "string" && init.body.includes('"tools/call"'))
+    ) {
+      // A call outside any call's scope: nobody to act as, so it is not sent.
       throw new ToolCallError("url_refused", "No call is in progress on this source");
     }
     const url = input instanceof Request ? input.url : input;
     const headers = new Headers(init.headers);
-    const isCall =
-      scope.token !== null && typeof init.body === "string" && init.body.includes('"tools/call"');
-    // The call's own token for its `tools/call`; the connection's requests (initialize, the
-    // list) name no tool.
+    // The call's own token for its `tools/call`, the person's; the connection's own requests
+    // (initialize, the list, the session's end with DELETE) act as the source, no person.
     const own = await this.#headers(
-      scope.source,
-      { ...scope.identity, tool: null },
-      isCall ? scope.token : null,
+      source,
+      isCall && scope
+        ? { ...scope.identity, tool: null }
+        : { ...sourceIdentity(source), tool: null },
+      isCall && scope ? scope.token : null,
     );
     for (const [name, value] of Object.entries(own)) headers.set(name, value);
+    const settings = toolSettings(this.env);
     return guardedFetch(
       url,
       { ...init, headers },
       {
         allowPrivate: sourceAllowList(this.env),
-        maxResponseBytes: scope.maxResponseBytes,
-        signal: scope.signal,
-        count: scope.wire,
+        maxResponseBytes: scope?.maxResponseBytes ?? settings.responseMaxBytes,
+        // Outside a call (the session's DELETE when the connection is dropped): briefly.
+        signal: scope?.signal ?? deadline(Math.min(settings.timeoutMs, 2_000)),
+        count: scope?.wire,
         onRefusal: (error) => {
+          if (!scope) return;
           scope.failure ??= error;
           scope.onRefusal?.(error);
         },
@@ -428,3 +426,15 @@ export class ToolSourceClient extends DurableObject<Env> {
 /** The client object of a source. */
 export const sourceClient = (env: Env, sourceId: string) =>
   env.TOOL_SOURCE.get(env.TOOL_SOURCE.idFromName(sourceId));
+
+/**
+ * The identity of a source's own requests (its listing, its stream, its sessions' start and end):
+ * `sub` the source id, `kind: "source"`, no app, session or tool. Never a person's.
+ */
+export const sourceIdentity = (source: SourceRef): CallerIdentity => ({
+  subject: source.id,
+  subjectKind: "source",
+  orgId: source.orgId,
+  appId: null,
+  sessionId: null,
+});

@@ -2,8 +2,10 @@ import type { Member, Project, Session } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { toast } from "sonner";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ApiError, api, type ErasureRequest } from "../../lib/api.ts";
+import { membersApi } from "../../features/members/members-api.ts";
+import { ApiError, type ErasureRequest } from "../../lib/api.ts";
 import { dataRightsApi } from "../../lib/data-rights-api.ts";
+import { orgsApi } from "../../lib/orgs-api.ts";
 import { keys } from "../../lib/query.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { ErasureForm } from "./erasure-form.tsx";
@@ -47,7 +49,7 @@ const session = (id: string, title: string | null, ownerLabel: string, projectId
   }) as Session;
 
 beforeEach(() => {
-  vi.spyOn(api, "members").mockResolvedValue({
+  vi.spyOn(membersApi, "members").mockResolvedValue({
     items: [
       member("u1", "Olive Owner", "owner"),
       member("u2", "Ada Lovelace", "member"),
@@ -55,12 +57,12 @@ beforeEach(() => {
     ],
     nextCursor: null,
   });
-  vi.spyOn(api, "formerMembers").mockResolvedValue({ items: [], nextCursor: null });
-  vi.spyOn(api, "projects").mockResolvedValue({
+  vi.spyOn(membersApi, "formerMembers").mockResolvedValue({ items: [], nextCursor: null });
+  vi.spyOn(orgsApi, "projects").mockResolvedValue({
     items: [project("prj_1", "Support bot"), project("prj_2", "Sales")],
     nextCursor: null,
   });
-  vi.spyOn(api, "orgSessions").mockResolvedValue({
+  vi.spyOn(orgsApi, "orgSessions").mockResolvedValue({
     items: [
       session("ses_1", "Refund policy", "Ada Lovelace", "prj_1"),
       session("ses_2", null, "Bob Babbage", "prj_2"),
@@ -127,7 +129,7 @@ describe("ErasureForm", () => {
   });
 
   it("finds a former member by name, marked as such, and erases them", async () => {
-    vi.spyOn(api, "formerMembers").mockResolvedValue({
+    vi.spyOn(membersApi, "formerMembers").mockResolvedValue({
       items: [
         {
           userId: "u9",

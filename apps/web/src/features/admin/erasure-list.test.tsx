@@ -1,7 +1,8 @@
 import type { Member } from "@parley/shared";
 import { act, cleanup, screen, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { api, type ErasureRequest, type ErasureStep } from "../../lib/api.ts";
+import { membersApi } from "../../features/members/members-api.ts";
+import type { ErasureRequest, ErasureStep } from "../../lib/api.ts";
 import { dataRightsApi } from "../../lib/data-rights-api.ts";
 import { keys } from "../../lib/query.ts";
 import { renderInApp } from "../../test/render.tsx";
@@ -31,7 +32,7 @@ const members: Member[] = [
 ];
 
 beforeEach(() => {
-  vi.spyOn(api, "members").mockResolvedValue({ items: members, nextCursor: null });
+  vi.spyOn(membersApi, "members").mockResolvedValue({ items: members, nextCursor: null });
 });
 
 const NAMES = ["agents", "d1", "ledger", "audit", "stripe", "verify"] as const;

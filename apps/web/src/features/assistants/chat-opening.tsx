@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { MessageSquare } from "lucide-react";
 import { api } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
+import { orgsApi } from "../../lib/orgs-api.ts";
 import { keys } from "../../lib/query.ts";
 
 /**
@@ -24,7 +25,7 @@ export function ChatOpening({
   const projectId = session.data?.projectId;
   const project = useQuery({
     queryKey: keys.project(projectId ?? ""),
-    queryFn: () => api.project(projectId ?? ""),
+    queryFn: () => orgsApi.project(projectId ?? ""),
     enabled: projectId !== undefined,
   });
   const profileId = project.data?.defaultProfileId ?? null;

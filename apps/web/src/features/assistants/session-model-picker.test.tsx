@@ -2,8 +2,9 @@ import type { OrgSummary } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { toast } from "sonner";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ApiError, api } from "../../lib/api.ts";
+import { ApiError } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
+import { orgsApi } from "../../lib/orgs-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { DEV, FAST, LARGE, profileOf, project, sessionOf } from "./fixtures.ts";
 import { SessionModelPicker } from "./session-model-picker.tsx";
@@ -28,7 +29,7 @@ beforeEach(() => {
     items: [DEV, FAST, LARGE],
     defaultModel: "parley/dev",
   });
-  vi.spyOn(api, "project").mockResolvedValue(project);
+  vi.spyOn(orgsApi, "project").mockResolvedValue(project);
   vi.spyOn(assistantsApi, "profile").mockResolvedValue(profileOf({ model: "parley/dev" }));
 });
 

@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
-import { api } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
+import { orgsApi } from "../../lib/orgs-api.ts";
 import { keys } from "../../lib/query.ts";
 
 /** The catalogue changes when the operator edits it: a minute is fresh enough for prices. */
@@ -37,7 +37,7 @@ export function useProjectModel(projectId: string | undefined): {
 } {
   const project = useQuery({
     queryKey: keys.project(projectId ?? ""),
-    queryFn: () => api.project(projectId ?? ""),
+    queryFn: () => orgsApi.project(projectId ?? ""),
     enabled: projectId !== undefined,
   });
   const profileId = project.data?.defaultProfileId ?? null;

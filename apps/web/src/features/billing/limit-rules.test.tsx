@@ -1,8 +1,9 @@
 import type { LimitRule, LimitState, Member, Project } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api } from "../../lib/api.ts";
+import { membersApi } from "../../features/members/members-api.ts";
 import { billingApi } from "../../lib/billing-api.ts";
+import { orgsApi } from "../../lib/orgs-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { ErasureForm } from "../admin/erasure-form.tsx";
 import { LimitRules } from "./limit-rules.tsx";
@@ -24,11 +25,11 @@ const rule = (over: Partial<LimitRule>): LimitRule => ({
 });
 
 function orgLists() {
-  vi.spyOn(api, "members").mockResolvedValue({
+  vi.spyOn(membersApi, "members").mockResolvedValue({
     items: [{ userId: "usr_ada", email: "ada@example.com", name: "Ada", role: "member" } as Member],
     nextCursor: null,
   });
-  vi.spyOn(api, "projects").mockResolvedValue({
+  vi.spyOn(orgsApi, "projects").mockResolvedValue({
     items: [{ id: "prj_1", name: "Docs" } as Project],
     nextCursor: null,
   });
@@ -118,13 +119,13 @@ describe("LimitRules", () => {
     const ada = { userId: "usr_ada", email: "ada@example.com", name: "Ada", role: "member" };
     const bo = { userId: "usr_bo", email: "bo@example.com", name: "Bo", role: "member" };
     const members = vi
-      .spyOn(api, "members")
+      .spyOn(membersApi, "members")
       .mockImplementation(async (_orgId, cursor) =>
         cursor === undefined
           ? { items: [ada as Member], nextCursor: "c1" }
           : { items: [bo as Member], nextCursor: null },
       );
-    vi.spyOn(api, "projects").mockResolvedValue({ items: [], nextCursor: null });
+    vi.spyOn(orgsApi, "projects").mockResolvedValue({ items: [], nextCursor: null });
     vi.spyOn(billingApi, "limitRules").mockResolvedValue({ items: [] });
     // Both on one screen, one cache: neither may read the other's shape of the members list.
     await renderInApp(

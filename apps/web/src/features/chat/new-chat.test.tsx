@@ -2,6 +2,7 @@ import type { OrgSummary, Session } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { api } from "../../lib/api.ts";
+import { orgsApi } from "../../lib/orgs-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { NewChatButton } from "./new-chat.tsx";
 
@@ -35,7 +36,7 @@ const session = (id: string, overrides: Partial<Session> = {}): Session => ({
 
 describe("New chat", () => {
   it("goes to the person's chat that is still empty instead of making another", async () => {
-    const list = vi.spyOn(api, "orgSessions").mockResolvedValue({
+    const list = vi.spyOn(orgsApi, "orgSessions").mockResolvedValue({
       items: [
         session("ses_used", { title: "Plans", lastActivityAt: "2026-12-01T11:00:00.000Z" }),
         session("ses_empty"),
@@ -53,7 +54,7 @@ describe("New chat", () => {
   });
 
   it("makes a new chat when every one of the person's chats has been used", async () => {
-    vi.spyOn(api, "orgSessions").mockResolvedValue({
+    vi.spyOn(orgsApi, "orgSessions").mockResolvedValue({
       items: [session("ses_used", { title: "Plans", spendMicros: 1_200 })],
       nextCursor: null,
     });

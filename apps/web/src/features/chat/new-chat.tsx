@@ -6,6 +6,7 @@ import { useState } from "react";
 import { toast } from "sonner";
 import { Button, type ButtonProps } from "../../components/ui/button.tsx";
 import { api, errorMessage } from "../../lib/api.ts";
+import { orgsApi } from "../../lib/orgs-api.ts";
 import { keys } from "../../lib/query.ts";
 import { useSession } from "../../lib/session.tsx";
 import { usePaged } from "../../lib/use-paged.ts";
@@ -37,7 +38,7 @@ export function useNewChat(projectId: string) {
     try {
       const mine =
         org && me
-          ? await api.orgSessions(org.id, { project: projectId, member: me.id })
+          ? await orgsApi.orgSessions(org.id, { project: projectId, member: me.id })
           : { items: [] };
       const session = mine.items.find(isUnused) ?? (await api.createSession(projectId));
       void queryClient.invalidateQueries({ queryKey: keys.sessions(projectId) });
@@ -81,7 +82,7 @@ export function useMyChats(orgId: string, projectId: string) {
   return usePaged(
     keys.sessions(projectId),
     (cursor) =>
-      api.orgSessions(orgId, {
+      orgsApi.orgSessions(orgId, {
         project: projectId,
         member: userId,
         ...(cursor === undefined ? {} : { cursor }),

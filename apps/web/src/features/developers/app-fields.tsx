@@ -1,8 +1,8 @@
 import { MAX_APP_ORIGINS } from "@parley/shared";
 import { useId } from "react";
 import { Input, Select, Textarea } from "../../components/ui/input.tsx";
-import { api } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
+import { orgsApi } from "../../lib/orgs-api.ts";
 import { keys } from "../../lib/query.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { type AppDraft, LIMIT_FIELDS } from "./app-draft.ts";
@@ -36,7 +36,7 @@ export function AppFields({
 }) {
   const id = useId();
   const set = (patch: Partial<AppDraft>) => onChange({ ...draft, ...patch });
-  const projects = usePaged(keys.projects(orgId), (cursor) => api.projects(orgId, cursor));
+  const projects = usePaged(keys.projects(orgId), (cursor) => orgsApi.projects(orgId, cursor));
   const profiles = usePaged(keys.profiles(orgId), (cursor) =>
     assistantsApi.profiles(orgId, cursor),
   );

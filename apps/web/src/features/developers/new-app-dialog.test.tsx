@@ -1,15 +1,16 @@
 import type { AssistantProfile, Project } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ApiError, api } from "../../lib/api.ts";
+import { ApiError } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
+import { orgsApi } from "../../lib/orgs-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { developersApi } from "./developers-api.ts";
 import { APP } from "./fixtures.ts";
 import { NewAppDialog } from "./new-app-dialog.tsx";
 
 beforeEach(() => {
-  vi.spyOn(api, "projects").mockResolvedValue({
+  vi.spyOn(orgsApi, "projects").mockResolvedValue({
     items: [{ id: "prj_1", name: "Support" } as Project, { id: "prj_2", name: "Docs" } as Project],
     nextCursor: null,
   });

@@ -7,10 +7,11 @@ import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { Field, Input, Select } from "../../components/ui/input.tsx";
 import { ErrorNote } from "../../components/ui/states.tsx";
-import { api, isApiError } from "../../lib/api.ts";
+import { isApiError } from "../../lib/api.ts";
 import { keys } from "../../lib/query.ts";
 import { InvitationLink } from "./invitations.tsx";
 import { rolesToGrant, roleWords } from "./member-rules.ts";
+import { membersApi } from "./members-api.ts";
 
 /**
  * Adds a person to the org by email, with the roles the caller may grant: an invitation is made and
@@ -44,7 +45,7 @@ export function AddMemberForm({
     setError(null);
     setInvited(null);
     try {
-      const invitation = await api.invite(orgId, { email, role });
+      const invitation = await membersApi.invite(orgId, { email, role });
       form.reset();
       setInvited(invitation);
       toast.success(

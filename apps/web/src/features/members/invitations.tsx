@@ -6,9 +6,9 @@ import { toast } from "sonner";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { ErrorNote } from "../../components/ui/states.tsx";
-import { api } from "../../lib/api.ts";
 import { keys } from "../../lib/query.ts";
 import { roleWords } from "./member-rules.ts";
+import { membersApi } from "./members-api.ts";
 
 const dateFormat = new Intl.DateTimeFormat("en-US", { dateStyle: "medium" });
 
@@ -53,7 +53,7 @@ export function PendingInvitations({ orgId }: { orgId: string }) {
   const [error, setError] = useState<unknown>(null);
   const query = useQuery({
     queryKey: keys.invitations(orgId),
-    queryFn: () => api.invitations(orgId),
+    queryFn: () => membersApi.invitations(orgId),
   });
   const pending = (query.data?.items ?? []).filter((item) => item.status === "pending");
   if (pending.length === 0 && !error) return null;
@@ -84,7 +84,7 @@ export function PendingInvitations({ orgId }: { orgId: string }) {
                 onClick={async () => {
                   setError(null);
                   try {
-                    await api.revokeInvitation(orgId, invitation.id);
+                    await membersApi.revokeInvitation(orgId, invitation.id);
                     await queryClient.invalidateQueries({ queryKey: keys.invitations(orgId) });
                   } catch (caught) {
                     setError(caught);

@@ -1,6 +1,7 @@
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ApiError, api } from "../../lib/api.ts";
+import { ApiError } from "../../lib/api.ts";
+import { orgsApi } from "../../lib/orgs-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { NewOrgForm } from "./new-org-form.tsx";
 
@@ -16,7 +17,7 @@ afterEach(() => {
 
 describe("NewOrgForm", () => {
   it("creates the organization, switches to it and reloads who the user is", async () => {
-    const create = vi.spyOn(api, "createOrg").mockResolvedValue({
+    const create = vi.spyOn(orgsApi, "createOrg").mockResolvedValue({
       id: "org_new",
       name: "Difference Engines",
       role: "owner",
@@ -32,7 +33,7 @@ describe("NewOrgForm", () => {
   });
 
   it("shows the server's refusal on the field and switches nowhere", async () => {
-    vi.spyOn(api, "createOrg").mockRejectedValue(
+    vi.spyOn(orgsApi, "createOrg").mockRejectedValue(
       new ApiError("invalid_request", "Name is too long", 400, "name"),
     );
     await renderInApp(<NewOrgForm />);

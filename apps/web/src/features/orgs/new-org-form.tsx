@@ -4,7 +4,7 @@ import { fieldError } from "../../components/field-error.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Field, Input } from "../../components/ui/input.tsx";
 import { ErrorNote } from "../../components/ui/states.tsx";
-import { api } from "../../lib/api.ts";
+import { orgsApi } from "../../lib/orgs-api.ts";
 import { useSession } from "../../lib/session.tsx";
 
 /**
@@ -23,7 +23,7 @@ export function NewOrgForm() {
     setBusy(true);
     setError(null);
     try {
-      const org = await api.createOrg(name);
+      const org = await orgsApi.createOrg(name);
       selectOrg(org.id);
       await reload();
       await navigate({ to: "/projects" });

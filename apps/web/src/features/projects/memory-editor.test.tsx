@@ -1,7 +1,8 @@
 import type { Project } from "@parley/shared";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ApiError, api } from "../../lib/api.ts";
+import { ApiError } from "../../lib/api.ts";
+import { orgsApi } from "../../lib/orgs-api.ts";
 import { MemoryEditor } from "./memory-editor.tsx";
 
 afterEach(() => {
@@ -30,7 +31,7 @@ function renderJson(onSaved: (project: Project) => void = () => {}) {
 
 describe("MemoryEditor", () => {
   it("does not send invalid JSON and says why", async () => {
-    const update = vi.spyOn(api, "updateProject");
+    const update = vi.spyOn(orgsApi, "updateProject");
     renderJson();
     fireEvent.change(editor(), { target: { value: '{"audience": ' } });
     fireEvent.click(screen.getByRole("button", { name: "Save memory" }));
@@ -42,7 +43,7 @@ describe("MemoryEditor", () => {
   it("saves a valid memory and reports it", async () => {
     const onSaved = vi.fn();
     const update = vi
-      .spyOn(api, "updateProject")
+      .spyOn(orgsApi, "updateProject")
       .mockImplementation(async (_id, input) => ({ ...project, memory: input.memory ?? {} }));
     renderJson(onSaved);
     fireEvent.change(editor(), { target: { value: '{"audience": "teams"}' } });
@@ -53,7 +54,7 @@ describe("MemoryEditor", () => {
   });
 
   it("explains payload_too_large from the server", async () => {
-    vi.spyOn(api, "updateProject").mockRejectedValue(
+    vi.spyOn(orgsApi, "updateProject").mockRejectedValue(
       new ApiError("payload_too_large", "memory: at most 16384 bytes", 413, "memory"),
     );
     render(<MemoryEditor project={project} onSaved={() => {}} />);
@@ -67,7 +68,7 @@ describe("MemoryEditor", () => {
 
   it("edits a flat memory as named facts: change, add, remove, and refuses a name given twice", async () => {
     const update = vi
-      .spyOn(api, "updateProject")
+      .spyOn(orgsApi, "updateProject")
       .mockImplementation(async (_id, input) => ({ ...project, memory: input.memory ?? {} }));
     render(<MemoryEditor project={project} onSaved={() => {}} />);
     expect((screen.getByLabelText("Name of fact 1") as HTMLInputElement).value).toBe("audience");

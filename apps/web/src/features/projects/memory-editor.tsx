@@ -4,8 +4,9 @@ import { useId, useRef, useState } from "react";
 import { toast } from "sonner";
 import { Button } from "../../components/ui/button.tsx";
 import { Input, Textarea } from "../../components/ui/input.tsx";
-import { api, errorMessage, isApiError } from "../../lib/api.ts";
+import { errorMessage, isApiError } from "../../lib/api.ts";
 import { formatMemory, type MemoryParse, parseMemory } from "../../lib/memory.ts";
+import { orgsApi } from "../../lib/orgs-api.ts";
 
 interface Fact {
   id: number;
@@ -105,7 +106,7 @@ export function MemoryEditor({
     setError(null);
     setBusy(true);
     try {
-      const updated = await api.updateProject(project.id, { memory: parsed.memory });
+      const updated = await orgsApi.updateProject(project.id, { memory: parsed.memory });
       setText(formatMemory(updated.memory));
       if (mode === "facts") setFacts(toFacts(updated.memory));
       setSaved(true);

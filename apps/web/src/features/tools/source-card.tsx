@@ -11,7 +11,8 @@ import { Dialog, DialogContent, DialogTrigger } from "../../components/ui/dialog
 import { Field, Textarea } from "../../components/ui/input.tsx";
 import { ErrorNote } from "../../components/ui/states.tsx";
 import { toolSourcesKey, toolsApi } from "../../lib/tools-api.ts";
-import { healthWords, parseJsonObject, priceWords } from "./source-words.ts";
+import { SourceEditorDialog } from "./source-editor.tsx";
+import { errorClassWords, healthWords, parseJsonObject, priceWords } from "./source-words.ts";
 
 const when = new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short" });
 
@@ -99,6 +100,7 @@ export function SourceCard({ source, canManage }: { source: ToolSource; canManag
         actions={
           canManage ? (
             <div className="flex flex-wrap gap-2">
+              <SourceEditorDialog source={source} />
               {source.kind === "mcp" ? (
                 <Button size="sm" onClick={() => void refresh()} disabled={busy !== null}>
                   <RefreshCw aria-hidden="true" />
@@ -124,17 +126,21 @@ export function SourceCard({ source, canManage }: { source: ToolSource; canManag
       <CardBody className="grid gap-4 pt-0">
         <div className="flex flex-wrap items-center gap-2 text-sm">
           <Badge>{source.kind === "mcp" ? "MCP server" : "HTTP actions"}</Badge>
+          {source.enabled ? null : <Badge tone="warning">Off</Badge>}
           <Badge tone={health.tone}>{health.label}</Badge>
           <Badge>{priceWords(source.priceMicros)}</Badge>
-          {source.credential ? <Badge>Sends {source.credential.header}</Badge> : null}
+          <Badge>
+            {source.credential ? `Credential set (${source.credential.header})` : "No credential"}
+          </Badge>
         </div>
-        {source.health.status === "unhealthy" && source.health.lastError ? (
+        {source.health.status === "unhealthy" && source.health.lastErrorCode ? (
+          // The class only: the error's text may quote the tenant's server.
           <p className="text-destructive text-sm">
             Last error
             {source.health.lastErrorAt
               ? ` (${when.format(new Date(source.health.lastErrorAt))})`
               : ""}
-            : {source.health.lastError}
+            : {errorClassWords(source.health.lastErrorCode)}
           </p>
         ) : null}
         <ErrorNote error={error} />

@@ -46,3 +46,20 @@ export function parseJsonObject(
     return { ok: false, message: `is not valid JSON (${(error as Error).message})` };
   }
 }
+
+/** Why calls of a source failed, from its error class (`timeout`, ...), never the error's text. */
+const ERROR_CLASSES: Record<string, string> = {
+  url_refused: "its URL is not allowed",
+  redirect: "it answered with a redirect",
+  timeout: "it took too long to answer",
+  too_large: "its answer was too large",
+  unreachable: "it could not be reached",
+  unauthorized: "it refused Parley's call (401 or 403)",
+  http_status: "it answered with an HTTP error",
+  malformed: "its answer could not be read",
+  tool_error: "the tool reported an error",
+  source_gone: "the source changed during the call",
+};
+
+export const errorClassWords = (code: string): string =>
+  ERROR_CLASSES[code] ? `${ERROR_CLASSES[code]} (${code})` : code;
