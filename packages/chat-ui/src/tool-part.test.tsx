@@ -79,6 +79,46 @@ describe("ToolPartView", () => {
     expect(classes(args)).not.toContain("overflow-auto");
   });
 
+  it("names the tool source that will act, on the card and on its record", () => {
+    const part = {
+      type: "tool-request_refund",
+      toolCallId: "call_7",
+      state: "approval-requested",
+      input: { orderId: "A-1" },
+      approval: { id: "appr_7" },
+      toolMetadata: { source: "Shop API", sourceId: "tsrc_1" },
+    } as unknown as AnyToolPart;
+    const { unmount } = render(<ToolPartView part={part} onRespond={() => {}} />);
+    expect(
+      screen.getByRole("group", { name: "The assistant wants to run request_refund on Shop API." }),
+    ).toBeTruthy();
+    unmount();
+    const done = {
+      ...part,
+      state: "output-available",
+      output: { ok: true },
+      approval: { id: "appr_7", approved: true },
+    } as unknown as AnyToolPart;
+    const { unmount: unmountDone } = render(
+      <ToolPartView part={done} onRespond={() => {}} approver="Ada" />,
+    );
+    expect(
+      screen.getByRole("region", { name: "Approved: request_refund on Shop API" }).textContent,
+    ).toContain("Approved by Ada: request_refund on Shop API");
+    unmountDone();
+    // As the stored transcript keeps it (a reload): the title, without toolMetadata.
+    const { toolMetadata: _dropped, ...stored } = part as unknown as Record<string, unknown>;
+    render(
+      <ToolPartView
+        part={{ ...stored, title: "request_refund on Shop API" } as unknown as AnyToolPart}
+        onRespond={() => {}}
+      />,
+    );
+    expect(
+      screen.getByRole("group", { name: "The assistant wants to run request_refund on Shop API." }),
+    ).toBeTruthy();
+  });
+
   it("cannot answer when the chat is closed", () => {
     render(<ToolPartView part={approvalPart} onRespond={() => {}} disabled />);
     expect((screen.getByRole("button", { name: "Approve" }) as HTMLButtonElement).disabled).toBe(

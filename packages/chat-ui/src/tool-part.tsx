@@ -2,7 +2,7 @@ import type { DynamicToolUIPart, ToolUIPart } from "ai";
 import { Ban, Check, CircleAlert, Hourglass, LoaderCircle, Wrench } from "lucide-react";
 import { type ReactNode, useState } from "react";
 import { cn } from "./cn.ts";
-import { toolNameOf } from "./tool-name.ts";
+import { toolNameOf, toolSourceOf } from "./tool-name.ts";
 import type { ApprovalResponder } from "./use-parley-chat.ts";
 
 /** A static or dynamic tool part of a message. */
@@ -115,6 +115,7 @@ export function ApprovalCard({
 }) {
   const [answered, setAnswered] = useState(false);
   const name = toolNameOf(part);
+  const source = toolSourceOf(part);
   const answer = (approved: boolean) => {
     setAnswered(true);
     onRespond({ id: approvalId, approved });
@@ -128,7 +129,9 @@ export function ApprovalCard({
       <legend className={APPROVAL_TITLE}>
         {name === "update_project_memory"
           ? "The assistant wants to update the project memory."
-          : `The assistant wants to run ${name}.`}
+          : source
+            ? `The assistant wants to run ${name} on ${source}.`
+            : `The assistant wants to run ${name}.`}
       </legend>
       {name === "update_project_memory" ? (
         <MemoryChange input={part.input} />
@@ -177,6 +180,7 @@ export function ToolPartView({
   approver?: string;
 }) {
   const name = toolNameOf(part);
+  const source = toolSourceOf(part);
   const approval = approvalOf(part);
   if (part.state === "approval-requested" && approval && approval.approved === undefined) {
     return (
@@ -199,7 +203,7 @@ export function ToolPartView({
   if (answer) {
     return (
       <section
-        aria-label={`${answer}: ${name}`}
+        aria-label={`${answer}: ${name}${source ? ` on ${source}` : ""}`}
         className="space-y-2 rounded-lg border border-border bg-muted px-3 py-2 text-muted-foreground text-sm"
       >
         <p className="flex items-start gap-2">
@@ -216,8 +220,9 @@ export function ToolPartView({
               "a change to the project memory"
             ) : (
               <code className="font-mono text-foreground">{name}</code>
-            )}{" "}
-            (<span data-state={part.state}>{toolStateLabel(part.state)}</span>)
+            )}
+            {source ? ` on ${source}` : ""} (
+            <span data-state={part.state}>{toolStateLabel(part.state)}</span>)
           </span>
         </p>
         {name === "update_project_memory" ? (
@@ -245,7 +250,8 @@ export function ToolPartView({
         {STATE_ICONS[part.state] ?? <Wrench aria-hidden="true" className="size-4" />}
       </span>
       <p className="min-w-0 [overflow-wrap:anywhere]">
-        Tool call <code className="font-mono text-foreground">{name}</code>:{" "}
+        Tool call <code className="font-mono text-foreground">{name}</code>
+        {source ? ` on ${source}` : ""}:{" "}
         <span data-state={part.state}>{toolStateLabel(part.state)}</span>
         {errorText ? <span className="block text-destructive">{errorText}</span> : null}
       </p>

@@ -418,7 +418,7 @@ describe("<parley-assistant> opening", () => {
 });
 
 describe("<parley-assistant> tool approvals", () => {
-  it("an approved call that ran names who approved it, as the web app's card does", async () => {
+  it("an approved call that ran names who approved it and the source that acted, as the web app's card does", async () => {
     const refund = {
       type: "tool-request_refund",
       toolCallId: "c1",
@@ -426,6 +426,8 @@ describe("<parley-assistant> tool approvals", () => {
       input: { orderId: "1001" },
       approval: { id: "ap1", approved: true },
       output: { approvedBy: { kind: "end_user", id: "eu_1" }, result: { ok: true } },
+      // As the stored transcript keeps a tool source's call: the title names its source.
+      title: "request_refund on Acme Shop",
     };
     const denied = {
       ...refund,
@@ -452,10 +454,12 @@ describe("<parley-assistant> tool approvals", () => {
       return found.length === 2 ? found : null;
     }, "the approval records");
     expect(cards.map((card) => card.getAttribute("aria-label"))).toEqual([
-      "Approved: request_refund",
-      "Denied: request_refund",
+      "Approved: request_refund on Acme Shop",
+      "Denied: request_refund on Acme Shop",
     ]);
-    expect(cards[0]?.textContent).toContain("Approved by Alice Shopper: request_refund (done)");
+    expect(cards[0]?.textContent).toContain(
+      "Approved by Alice Shopper: request_refund on Acme Shop (done)",
+    );
     expect(cards[1]?.textContent).toContain("Denied by Alice Shopper");
   });
 });

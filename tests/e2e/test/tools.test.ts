@@ -83,14 +83,15 @@ describe("the shop's tools in its embed", () => {
       // The turn is over (Send, not Stop): a message sent while a reply still streams is not sent.
       await assistant.getByRole("button", { name: "Send" }).waitFor();
 
-      // A write: the card names the tool and shows its exact arguments; nothing ran yet.
-      // A long reason (the outside probe's card was cut at 390 px): every word of it is readable.
+      // A write: the card names the tool and the source that will act, and shows its exact
+      // arguments; nothing ran yet. A long reason (the outside probe's card was cut at 390 px):
+      // every word of it is readable.
       await box.fill(
         `It arrived broken, I want a refund. [[tool:request_refund {"orderId":"1001","reason":"${REASON}"}]]`,
       );
       await box.press("Enter");
       const card = assistant.getByRole("group", {
-        name: "The assistant wants to run request_refund.",
+        name: "The assistant wants to run request_refund on Acme Shop orders.",
       });
       await card.waitFor();
       const shown = (await card.textContent()) ?? "";

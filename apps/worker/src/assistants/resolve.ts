@@ -1,5 +1,5 @@
 import type { StepPrices } from "@parley/billing";
-import { type ChatOpening, parseSourceToolRef } from "@parley/shared";
+import { type ChatOpening, parseSourceToolRef, withoutNameCollisions } from "@parley/shared";
 import { agentSettings } from "../env.ts";
 import { allowedFrom, modelProblem } from "./allowed.ts";
 import { loadCatalogue, stepPricesFor } from "./catalogue.ts";
@@ -189,10 +189,13 @@ export function turnTools(input: {
 }): string[] {
   const none = input.audience === "preview" || input.model?.capabilities.tools === false;
   if (none) return [];
+  // A profile saved before tool names were checked may name two tools the model would see under
+  // one name: the first keeps it (profile-rules.ts refuses such a profile now).
+  const tools = withoutNameCollisions(input.tools);
   if (input.callerKind === "end_user") {
-    return input.tools.filter((t) => END_USER_TOOLS.has(t) || isSourceTool(t));
+    return tools.filter((t) => END_USER_TOOLS.has(t) || isSourceTool(t));
   }
-  return [...input.tools];
+  return tools;
 }
 
 const isSourceTool = (name: string) => parseSourceToolRef(name) !== null;
