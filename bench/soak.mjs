@@ -1,8 +1,9 @@
 // Soak (issue 29): 40 sessions chatting for minutes, each reconnecting every 15 turns, on the
 // platform and on the bare AIChatAgent in the same run, in alternating slices so the machine's
-// noise hits both; workerd's resident memory (from /proc) read after each of an agent's slices, its
-// CPU over them, and its JS heap after a full GC through the inspector before the first turn and
-// at the end. Afterwards every transcript is read back and every org's ledger checked.
+// noise hits both; workerd's resident memory (from /proc) read after each of an agent's slices with
+// V8's heap size beside it (the rest is native memory), its CPU over them, and its JS heap after a
+// full GC through the inspector at the end (a snapshot, after every RSS reading). Afterwards every
+// transcript is read back and every org's ledger checked.
 import path from "node:path";
 import { connectChat } from "../packages/chat-client/src/index.ts";
 import { inspector } from "./inspector.mjs";
@@ -144,6 +145,21 @@ async function liveHeap(port) {
   }
 }
 
+/**
+ * V8's heap as it stands (`Runtime.getHeapUsage`: no collection, no snapshot): `size`, what the
+ * isolate has committed for its heap, part of the RSS; the rest of the RSS is native memory
+ * (SQLite, sockets, buffers: the runtime's allocator).
+ */
+async function v8Heap(port) {
+  const cdp = await inspector(port);
+  try {
+    const { usedSize, totalSize } = await cdp.call("Runtime.getHeapUsage");
+    return { used: usedSize, size: totalSize };
+  } finally {
+    cdp.close();
+  }
+}
+
 export const SIDES = [
   { kind: "bare", label: "bare AIChatAgent (baseline)", start: soakBare },
   { kind: "platform", label: "platform", start: soakPlatform },
@@ -182,13 +198,19 @@ export async function soakCompare({
       side.cpu = 0;
       side.activeMs = 0;
     }
-    // The heap before any turn, taken before the warm-up so what the snapshot itself allocates in
-    // workerd is not in the RSS figures, which start after it.
-    for (const side of sides) side.heap0 = await liveHeap(side.port);
+    // No heap snapshot before the last RSS reading: a snapshot makes workerd allocate hundreds of
+    // MiB of native memory (measured: 74 -> 463 MiB RSS for a 15 MiB heap), which its allocator
+    // keeps and hands back at its own pace, so every RSS reading after one measured the
+    // allocator's release, not the agent (docs/2026-12-06-soak-memory.md). V8's own figure before
+    // the first turn instead (it counts garbage not yet collected).
+    for (const side of sides) side.heap0 = (await v8Heap(side.port)).used;
     // Each side's RSS is read right after each of its own runs (the warm-up, then every slice), so
-    // every reading of both comes at the same moment of the agent's cycle.
+    // every reading of both comes at the same moment of the agent's cycle; with it V8's committed
+    // heap, to tell the heap's capacity from native memory.
     const read = async (side) => {
-      side.points.push({ x: side.load.totals.turns, y: await steadyRss(side.pid) });
+      const rss = await steadyRss(side.pid);
+      const { size } = await v8Heap(side.port);
+      side.points.push({ x: side.load.totals.turns, y: rss, v8: size });
     };
     for (const side of sides) {
       await side.load.run(warmUpMs);
@@ -205,7 +227,8 @@ export async function soakCompare({
         side.cpu += used.cpu;
         side.activeMs += used.seconds * 1000;
         await read(side);
-        // The heap at the end, right after the agent's own last slice too: an idle agent's objects
+        // The heap at the end, right after the agent's own last slice and its last RSS reading (a
+        // snapshot's native memory must not reach an RSS figure): an idle agent's objects
         // hibernate (workerd evicts an object 10 s after its last event), and their transcripts
         // leave its heap.
         if (i === slices - 1) side.heap1 = await liveHeap(side.port);
@@ -257,6 +280,8 @@ function summarizeSide(side) {
     peak: Math.max(...side.points.map((p) => p.y)),
     rssPerTurn: (last.y - first.y) / turns,
     rssSlope: slope(side.points),
+    v8PerTurn: (last.v8 - first.v8) / turns,
+    nativePerTurn: (last.y - last.v8 - (first.y - first.v8)) / turns,
     heap0: side.heap0,
     heap1: side.heap1,
     heapPerTurn: (side.heap1 - side.heap0) / last.x,
@@ -293,7 +318,7 @@ export function soakReport(result) {
   const ratio = (x, y) => (x === null || y === null || y <= 0 ? "-" : `${(x / y).toFixed(2)}x`);
   const rows = result.sides.map(
     (s) =>
-      `| ${s.label} | ${s.turns} | ${s.perSecond.toFixed(2)} | ${s.errors} | ${s.lost} | ${s.mismatches ?? "-"} | ${s.connects} | ${(s.cpuShare * 100).toFixed(0)}% | ${(s.cpuPerTurn * 1000).toFixed(1)} ms | ${mb(s.rss0)} | ${mb(s.rss1)} | ${mb(s.peak)} | ${kib(s.rssPerTurn)} | ${s.rssSlope === null ? "-" : kib(s.rssSlope)} | ${mb(s.heap0)} | ${mb(s.heap1)} | ${kib(s.heapPerTurn)} |`,
+      `| ${s.label} | ${s.turns} | ${s.perSecond.toFixed(2)} | ${s.errors} | ${s.lost} | ${s.mismatches ?? "-"} | ${s.connects} | ${(s.cpuShare * 100).toFixed(0)}% | ${(s.cpuPerTurn * 1000).toFixed(1)} ms | ${mb(s.rss0)} | ${mb(s.rss1)} | ${mb(s.peak)} | ${kib(s.rssPerTurn)} | ${s.rssSlope === null ? "-" : kib(s.rssSlope)} | ${kib(s.v8PerTurn)} | ${kib(s.nativePerTurn)} | ${mb(s.heap0)} | ${mb(s.heap1)} | ${kib(s.heapPerTurn)} |`,
   );
   const orgs = Math.ceil(result.sessions / PER_ORG);
   return [
@@ -311,22 +336,27 @@ export function soakReport(result) {
     "(the one running the Worker and its Durable Objects, not wrangler's proxy): its resident set",
     "(`/proc/<pid>/status`, the median of five readings) right after the agent's warm-up and after each",
     'of its slices; growth per turn from the first reading to the last ("slope": least squares over',
-    "all of them). The JS heap alive (a heap snapshot through the inspector, which collects garbage",
-    "first) before the first turn and after the agent's last slice, per turn of the whole run. Throughput and CPU",
+    "all of them), split into V8's committed heap (`Runtime.getHeapUsage`, read with each RSS) and the rest, native",
+    "memory. The JS heap alive at the end (a heap snapshot, which collects garbage first, after the agent's last",
+    "RSS reading: a snapshot leaves hundreds of MiB of native memory behind, so none is taken before) against V8's",
+    "heap in use before the first turn (garbage included: growth is a lower bound; `pnpm bench heap` compares",
+    "snapshots). Throughput and CPU",
     "(workerd's, from `/proc/<pid>/stat`) over the agent's own slices. Afterwards every transcript is",
     "read back (two messages per turn sent) and every org's ledger is checked. Targets: RSS growth per",
     "turn at most 1.2x the bare agent's, throughput at least 0.95x, 0 errors, 0 lost, exact ledgers.",
     `Started ${result.started}; load average (1/5/15 min) ${result.loadAtStart} at the start, ${result.loadAtEnd} at the end.`,
     "",
-    "| agent | turns | turns/s | errors | lost messages | orgs whose ledger does not add up | connects | workerd CPU (of one core) | workerd CPU per turn | RSS after warm-up | RSS at end | RSS peak | RSS growth per turn | RSS slope per turn | JS heap before the first turn | JS heap at end | JS heap growth per turn |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| agent | turns | turns/s | errors | lost messages | orgs whose ledger does not add up | connects | workerd CPU (of one core) | workerd CPU per turn | RSS after warm-up | RSS at end | RSS peak | RSS growth per turn | RSS slope per turn | of it, V8 heap size | of it, native | JS heap used before the first turn (V8, not collected) | JS heap alive at end | JS heap growth per turn (at least) |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...rows,
     "",
     "| platform / bare | ratio | target |",
     "| --- | --- | --- |",
     `| RSS growth per turn (first reading to last) | ${growth.text} | ${growth.met ? "met" : "MISSED"} (<= 1.2x) |`,
     `| RSS slope per turn | ${ratio(p.rssSlope, b.rssSlope)} | - |`,
-    `| JS heap growth per turn | ${ratio(p.heapPerTurn, b.heapPerTurn)} | - |`,
+    `| of it, V8 heap size per turn | ${ratio(p.v8PerTurn, b.v8PerTurn)} | - |`,
+    `| of it, native memory per turn | ${ratio(p.nativePerTurn, b.nativePerTurn)} | - |`,
+    `| JS heap growth per turn (at least) | ${ratio(p.heapPerTurn, b.heapPerTurn)} | - |`,
     `| workerd CPU per turn | ${ratio(p.cpuPerTurn, b.cpuPerTurn)} | - |`,
     `| throughput (turns/s) | ${throughput.toFixed(2)}x | ${throughput >= 0.95 ? "met" : "MISSED"} (>= 0.95x) |`,
     `| errors, lost, ledgers | ${clean ? "0, 0, exact" : "see above"} | ${clean ? "met" : "MISSED"} |`,

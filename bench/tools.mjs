@@ -32,7 +32,7 @@ let requests = 0;
 
 async function shopServer() {
   const handler = shopMcpHandler({
-    verify: async () => ({ sub: "shop-user-bench" }),
+    verify: async () => ({ sub: "shop-user-bench", kind: "end_user" }),
     orders: shopOrders(),
   });
   const server = createServer((req, res) => {
@@ -51,6 +51,7 @@ async function verifyCost() {
     keys: createLocalJWKSet({ keys: [jwk] }),
     issuer: "parley",
     audience: "http://shop/mcp",
+    org: "org_x",
   });
   const token = await new SignJWT({ kind: "end_user", org: "org_x" })
     .setProtectedHeader({ alg: "ES256", kid: "k", typ: "parley-tool+jwt" })

@@ -13,6 +13,7 @@ import { benchKnowledge } from "../bench/knowledge.mjs";
 import { benchLeases } from "../bench/leases.mjs";
 import { machine } from "../bench/lib.mjs";
 import { benchProfile } from "../bench/profile.mjs";
+import { benchProfileLoad } from "../bench/profile-load.mjs";
 import { benchSize } from "../bench/size.mjs";
 import { benchSoak } from "../bench/soak.mjs";
 import { benchStress } from "../bench/stress.mjs";
@@ -47,6 +48,22 @@ const numberArg = (flags, name, fallback) =>
 /** The first bare number among the arguments (minutes), else `fallback`. */
 const minutesArg = (flags, fallback) =>
   Number(flags.find((f) => /^\d+(\.\d+)?$/.test(f)) ?? fallback);
+// `pnpm bench profile-load [seconds] [bare] [sessions=N] [pause=S] [warm=S]`: a CPU profile under the
+// soak's load (its sessions, in slices with a pause for hibernation between them), per function
+// per turn, beside workerd's CPU per turn (a diagnostic, not a result).
+if (process.argv[2] === "profile-load") {
+  const flags = process.argv.slice(3);
+  console.log(
+    await benchProfileLoad({
+      seconds: minutesArg(flags, 60),
+      bare: flags.includes("bare"),
+      sessions: numberArg(flags, "sessions", 40),
+      pauseSeconds: numberArg(flags, "pause", 15),
+      warmUpSeconds: numberArg(flags, "warm", 20),
+    }),
+  );
+  process.exit(0);
+}
 // `pnpm bench heap [minutes] [bare] [sessions=N] [traced]`: heap snapshots of the Worker's isolate
 // before and after minutes of the soak's load, compared (a diagnostic: where the memory goes).
 if (process.argv[2] === "heap") {

@@ -15,6 +15,8 @@ export declare function parleyVerifier(options: {
   keys: JWTVerifyGetKey;
   issuer: string;
   audience: string;
+  /** The tenant's own Parley org id (`org_...`): a token of another org is refused. */
+  org: string;
 }): (authorization: string | undefined) => Promise<JWTPayload>;
 
 export declare function parleyKeys(parleyUrl: string): JWTVerifyGetKey;

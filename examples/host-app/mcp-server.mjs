@@ -21,13 +21,24 @@ export const PARLEY_TOOL_TOKEN_TYPE = "parley-tool+jwt";
 /**
  * Verifies Parley's identity token for this server: signature by a key of Parley's JWKS (ES256
  * only), issuer, audience (this server's URL exactly as it was registered in Parley), expiry (with
- * a few seconds of clock skew), the token's type, and the claims a call needs. Resolves to the
- * token's claims; rejects with the reason otherwise.
+ * a few seconds of clock skew), the token's type, **the org** (`org` must be the shop's own Parley
+ * org id) and **the kind** of caller (`end_user`, `member`, or `source` for Parley's own listing). Resolves to the token's claims;
+ * rejects with the reason otherwise.
+ *
+ * The org is not optional: any Parley org can register any URL as a tool source, this one
+ * included, and Parley then signs tokens with this server's URL as their audience for that org's
+ * own users, whose `sub` that org chooses. Only `org` says whose user `sub` is, so a verifier that
+ * does not pin it acts for another org's users as if they were the shop's (docs/2026-12-06-tools.md,
+ * "Verifying the org"). Pin it as a multi-tenant Entra ID application pins the tenant id.
  *
  * `keys` is a jose key getter: `createRemoteJWKSet(new URL("<parley>/.well-known/jwks.json"))` in
- * a real deployment (it caches the keys and refetches on an unknown `kid`).
+ * a real deployment (it caches the keys and refetches on an unknown `kid`). `org` is the shop's
+ * Parley org id (Settings, or `GET /api/orgs`), from the server's configuration.
  */
-export function parleyVerifier({ keys, issuer, audience }) {
+export function parleyVerifier({ keys, issuer, audience, org }) {
+  if (typeof org !== "string" || !org.startsWith("org_")) {
+    throw new Error("parleyVerifier needs the tenant's Parley org id (org_...) to pin");
+  }
   return async (authorization) => {
     const token = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(authorization ?? "")?.[1];
     if (!token) throw new Error("no bearer token");
@@ -40,6 +51,11 @@ export function parleyVerifier({ keys, issuer, audience }) {
       maxTokenAge: "120s",
       clockTolerance: 5,
     });
+    if (payload.org !== org) throw new Error("token of another Parley org");
+    // `source`: Parley's own requests (listing the tools, the list_changed stream), no person.
+    if (payload.kind !== "end_user" && payload.kind !== "member" && payload.kind !== "source") {
+      throw new Error("token of an unknown kind");
+    }
     return payload;
   };
 }
@@ -72,16 +88,20 @@ const text = (value) => ({
   structuredContent: value,
 });
 
-/** What a tool answers when the request names no shopper (Parley's listing, as the source). */
-const noShopper = {
+/**
+ * What a tool answers when the token is not a shopper's: a member of the shop's Parley org (a
+ * teammate trying the profile) sees the tools but has no orders, and Parley's own requests
+ * (`kind: "source"`: its listing of the tools, its stream) name the source, no person. `sub` is a
+ * shopper's id only when `kind` is `end_user`: a member's `sub` is their Parley user id, and a
+ * shopper's id chosen by the shop could be the same string.
+ */
+const notAShopper = {
   isError: true,
-  content: [{ type: "text", text: "This request names no shopper" }],
+  content: [{ type: "text", text: "Orders are a signed-in shopper's only" }],
 };
 
 /**
- * The shop's MCP server for one request, acting for `shopper` only; `shopper` is null for Parley's
- * own requests (`kind: "source"`: its listing of the tools, its stream), which may list the tools
- * but never act on anyone's orders.
+ * The shop's MCP server for one request, acting for `shopper` only (null: nobody's orders).
  */
 function shopServer(orders, shopper) {
   const server = new McpServer({ name: "acme-shop", version: "1.0.0" });
@@ -94,7 +114,7 @@ function shopServer(orders, shopper) {
       annotations: { readOnlyHint: true },
     },
     async ({ orderId }) => {
-      if (shopper === null) return noShopper;
+      if (shopper === null) return notAShopper;
       const order = orders.of(shopper).find((o) => o.id === orderId);
       if (!order) {
         return {
@@ -123,7 +143,7 @@ function shopServer(orders, shopper) {
       annotations: { readOnlyHint: false, destructiveHint: false },
     },
     async ({ orderId, reason }) => {
-      if (shopper === null) return noShopper;
+      if (shopper === null) return notAShopper;
       const order = orders.of(shopper).find((o) => o.id === orderId);
       if (!order) {
         return {
@@ -184,9 +204,8 @@ export function shopMcpHandler({ verify, orders, onCall }) {
       return;
     }
     onCall?.(claims, body);
-    // A shopper (`end_user`) or a member of the shop's org acts as its `sub`; Parley's own
-    // requests (`source`) name the source, no person.
-    const server = shopServer(orders, claims.kind === "source" ? null : String(claims.sub));
+    // A shopper's actions only for a shopper's token: `kind` separates them from the members.
+    const server = shopServer(orders, claims.kind === "end_user" ? String(claims.sub) : null);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

@@ -25,13 +25,27 @@ const MCP_URL = `http://127.0.0.1:${PORT}/mcp`;
 let config = null;
 
 // The shop's orders, as its MCP server serves them to Parley for the shopper who is chatting:
-// it verifies Parley's identity token against Parley's JWKS, and acts only as that shopper.
-const mcp = shopMcpHandler({
-  verify: parleyVerifier({
+// it verifies Parley's identity token against Parley's JWKS, pins the shop's own Parley org (any
+// org can register this URL; only `org` says whose user a token names), and acts only as that
+// shopper. A real deployment configures its org id (PARLEY_ORG_ID); the example learns it from its
+// own set-up (setup.mjs), which created the org, and refuses every token until then.
+let verify = null;
+function pinOrg(orgId) {
+  const configured = process.env.PARLEY_ORG_ID;
+  if (configured && configured !== orgId) {
+    console.warn(`[host-app] PARLEY_ORG_ID is ${configured}, the set-up's org is ${orgId}`);
+  }
+  verify = parleyVerifier({
     keys: parleyKeys(PARLEY),
     issuer: process.env.PARLEY_ISSUER ?? "parley",
     audience: MCP_URL,
-  }),
+    org: configured || orgId,
+  });
+}
+if (process.env.PARLEY_ORG_ID) pinOrg(process.env.PARLEY_ORG_ID);
+const mcp = shopMcpHandler({
+  verify: (authorization) =>
+    verify ? verify(authorization) : Promise.reject(new Error("the shop's org is not known yet")),
   orders: shopOrders(),
 });
 
@@ -214,5 +228,5 @@ const server = createServer(async (req, res) => {
   }
 });
 await new Promise((resolve) => server.listen(PORT, "127.0.0.1", resolve));
-config = await setUp({ parley: PARLEY, origin: ORIGIN, mcpUrl: MCP_URL });
+config = await setUp({ parley: PARLEY, origin: ORIGIN, mcpUrl: MCP_URL, onOrg: pinOrg });
 console.log(`[host-app] Acme Shop on ${ORIGIN} (app ${config.appId}, MCP server ${MCP_URL})`);

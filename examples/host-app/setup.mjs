@@ -101,9 +101,15 @@ async function hideCost(parley, kept) {
   return updated;
 }
 
-export async function setUp({ parley, origin, mcpUrl }) {
+/**
+ * Sets the shop up (or finds what it set up before). `onOrg` hears the shop's Parley org id as
+ * soon as it is known, before the MCP server is registered: the server's verifier pins it (a
+ * token of another org is refused), and registering lists the server's tools as the owner.
+ */
+export async function setUp({ parley, origin, mcpUrl, onOrg = () => {} }) {
   if (existsSync(file)) {
     let kept = JSON.parse(readFileSync(file, "utf8"));
+    if (kept.parley === parley && kept.origin === origin) onOrg(kept.orgId);
     if (kept.parley === parley && kept.origin === origin) {
       if (kept.showCost !== false) kept = await hideCost(parley, kept);
       if (kept.mcpUrl === mcpUrl) return kept;
@@ -131,6 +137,7 @@ export async function setUp({ parley, origin, mcpUrl }) {
   await confirmAddress(parley, email);
   const orgs = await call(parley, "GET", "/api/orgs", { token });
   const orgId = orgs.items[0].id;
+  onOrg(orgId);
   const project = await call(parley, "POST", `/api/orgs/${orgId}/projects`, {
     token,
     body: { name: "Shop assistant", memory: { shop: "Acme Shop", returns: "30 days" } },

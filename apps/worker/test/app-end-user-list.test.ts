@@ -1,5 +1,7 @@
+import { env } from "cloudflare:test";
 import type { EmbedMe, EmbedToken, EndUserWithUsage, Page } from "@parley/shared";
 import { describe, expect, it } from "vitest";
+import { exchange, hs256Token, secretApp } from "./apps.ts";
 import { asEndUser, endUserToken, mustOpen, openSession, openSocket, PAGE } from "./end-users.ts";
 import { api, BASE, errorCode, snapshot, world } from "./helpers.ts";
 import { funded, returnLeases } from "./metering.ts";
@@ -88,7 +90,7 @@ describe("the preview end user", () => {
     const minted = await preview(w.appId, w.owner.token);
     expect(minted.status).toBe(201);
     expect(minted.headers.get("cache-control")).toBe("no-store");
-    expect(minted.body.endUser.externalId).toBe(`parley-preview:${w.owner.id}`);
+    expect(minted.body.endUser.externalId).toBe(`parley:preview:${w.owner.id}`);
     // Again: the same end user, a new token.
     const again = await preview(w.appId, w.owner.token);
     expect(again.body.endUser.id).toBe(minted.body.endUser.id);
@@ -146,5 +148,71 @@ describe("the preview end user", () => {
     });
     expect(body.status).toBe(400);
     expect(await snapshot()).toEqual(before);
+  });
+
+  it("its id is Parley's own: no tenant's end user can take it, before or after it exists (probe finding 3)", async () => {
+    const w = await world();
+    const app = await secretApp(w);
+    const reserved = [
+      `parley:preview:${w.owner.id}`,
+      `parley-preview:${w.owner.id}`,
+      `PARLEY-Preview:${w.owner.id}`,
+      "parley:anything",
+    ];
+    const before = await snapshot();
+    for (const sub of reserved) {
+      // The API-key mint (before the owner opened the preview) ...
+      const minted = await api("POST", `/api/apps/${w.appId}/end-user-tokens`, {
+        token: w.apiKey.secret,
+        body: { sub, name: "Mallory" },
+      });
+      expect(minted.status, sub).toBe(400);
+      expect(errorCode(minted)).toBe("invalid_request");
+      expect(JSON.stringify(minted.body)).toMatch(/Parley keeps those for its own end users/);
+      // ... and the exchange of a token the app verified.
+      const exchanged = await exchange(app.id, await hs256Token(app.secret, { claims: { sub } }));
+      expect(exchanged.status, sub).toBe(400);
+      expect(errorCode(exchanged)).toBe("invalid_request");
+    }
+    expect(await snapshot()).toEqual(before);
+
+    // The owner's preview works, and is theirs alone.
+    const mine = await preview(w.appId, w.owner.token);
+    expect(mine.status).toBe(201);
+    const session = await api<{ id: string }>("POST", "/api/embed/sessions", {
+      token: mine.body.accessToken,
+      body: {},
+      headers: { origin: BASE },
+    });
+    expect(session.status).toBe(201);
+    // After it exists, the exchange still cannot reach it.
+    const after = await exchange(
+      app.id,
+      await hs256Token(app.secret, { claims: { sub: mine.body.endUser.externalId } }),
+    );
+    expect(after.status).toBe(400);
+    // An ordinary id is still fine.
+    expect(
+      (await exchange(app.id, await hs256Token(app.secret, { claims: { sub: "cust-9" } }))).status,
+    ).toBe(200);
+  });
+
+  it("never reuses a row a tenant made with the earlier preview id, before the reservation", async () => {
+    const w = await world();
+    // What a tenant could mint before 2026-12-06: the old preview id of the owner, as "Mallory".
+    const planted = "eu_planted0000000000000000";
+    await env.DB.prepare(
+      "INSERT INTO end_users (id, org_id, app_id, external_id, name, created_at, last_seen_at) VALUES (?, ?, ?, ?, 'Mallory', ?, ?)",
+    )
+      .bind(planted, w.orgId, w.appId, `parley-preview:${w.owner.id}`, Date.now(), Date.now())
+      .run();
+    const mine = await preview(w.appId, w.owner.token);
+    expect(mine.status).toBe(201);
+    expect(mine.body.endUser.id).not.toBe(planted);
+    expect(mine.body.endUser.externalId).toBe(`parley:preview:${w.owner.id}`);
+    const row = await env.DB.prepare("SELECT name FROM end_users WHERE id = ?")
+      .bind(mine.body.endUser.id)
+      .first<{ name: string }>();
+    expect(row?.name).toMatch(/\(preview\)$/);
   });
 });

@@ -873,6 +873,11 @@ const matrix: Row[] = [
     expect: everyone(401),
   },
   {
+    route: "GET /api/embed/projects/:projectId/opening",
+    request: (w) => ({ path: `/api/embed/projects/${w.projectId}/opening` }),
+    expect: everyone(401),
+  },
+  {
     route: "GET /api/embed/sessions/:sessionId",
     request: (w) => ({ path: `/api/embed/sessions/${w.sessionId}` }),
     expect: everyone(401),

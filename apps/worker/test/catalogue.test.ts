@@ -8,7 +8,7 @@ import type {
   Session,
 } from "@parley/shared";
 import { describe, expect, it } from "vitest";
-import { forgetCatalogue } from "../src/assistants/catalogue.ts";
+import { CATALOGUE_CACHE_MS, forgetCatalogue, loadCatalogue } from "../src/assistants/catalogue.ts";
 import { api, errorCode, profileIn, snapshot, type World, world } from "./helpers.ts";
 
 /**
@@ -218,6 +218,58 @@ describe("the model catalogue", () => {
     // Brought back by an upsert with retired: false.
     const back = await upsert({ ...entry(id), retired: false });
     expect(back.body).toMatchObject({ retired: false, retiredAt: null });
+  });
+});
+
+/** `env` whose D1 counts the reads of the operator's catalogue rows. */
+function countingCatalogueReads() {
+  const counted = { reads: 0 };
+  const db = new Proxy(env.DB, {
+    get(target, prop) {
+      if (prop === "prepare") {
+        return (sql: string) => {
+          if (sql.includes("FROM catalogue_models")) counted.reads++;
+          return target.prepare(sql);
+        };
+      }
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { counted, env: { ...env, DB: db } as typeof env };
+}
+
+describe("the catalogue's per-isolate copy", () => {
+  it("is read again once when it goes stale, however many turns find it stale together", async () => {
+    const { counted, env: countingEnv } = countingCatalogueReads();
+    forgetCatalogue();
+    await loadCatalogue(countingEnv);
+    expect(counted.reads).toBe(1);
+    const later = Date.now() + CATALOGUE_CACHE_MS;
+    const catalogues = await Promise.all(
+      Array.from({ length: 20 }, () => loadCatalogue(countingEnv, later)),
+    );
+    // One of them reads; the others keep the stale copy meanwhile.
+    expect(counted.reads).toBe(2);
+    for (const catalogue of catalogues) expect(catalogue.models.size).toBeGreaterThan(0);
+    await loadCatalogue(countingEnv, later + 1);
+    expect(counted.reads).toBe(2);
+    forgetCatalogue();
+  });
+
+  it("does not keep a read begun before the operator's write made it stale", async () => {
+    const { counted, env: countingEnv } = countingCatalogueReads();
+    forgetCatalogue();
+    await loadCatalogue(countingEnv);
+    const later = Date.now() + CATALOGUE_CACHE_MS;
+    const refreshing = loadCatalogue(countingEnv, later);
+    // The operator's write forgets the copy while that read is under way: what it brings back
+    // may predate the write, so the next caller reads again rather than keep it for 30 s.
+    forgetCatalogue();
+    await refreshing;
+    await loadCatalogue(countingEnv, later);
+    expect(counted.reads).toBe(3);
+    forgetCatalogue();
   });
 });
 

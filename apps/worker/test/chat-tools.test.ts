@@ -75,7 +75,7 @@ async function shopForApp(w: World): Promise<ToolSource> {
   const source = await register(w.orgId, w.admin.token, {
     kind: "mcp",
     name: `Acme Shop ${crypto.randomUUID().slice(0, 6)}`,
-    url: `${shop()}/mcp`,
+    url: `${shop()}/${w.orgId}/mcp`,
   });
   const profileId = await makeProfile(w, {
     instructions: "Help shoppers with their orders.",
@@ -232,6 +232,12 @@ describe("an end user in the embed and the shop's tools", () => {
     );
     const request = approvalAsked(asked.chunks);
     expect(request?.toolCallId).toBeTruthy();
+    // The card's data names the source that will act, not only the tool (never sent to the model).
+    expect(
+      asked.chunks.find(
+        (c) => c.type === "tool-input-available" && c.toolCallId === request?.toolCallId,
+      )?.toolMetadata,
+    ).toEqual({ source: source.name, sourceId: source.id });
     expect(await shopCalls(session.id, "request_refund")).toEqual([]);
 
     const continued = await answer(chat, request?.toolCallId as string, true);
@@ -270,6 +276,10 @@ describe("an end user in the embed and the shop's tools", () => {
     const toolParts = stored.flatMap((m) => m.parts.filter((p) => p.type.startsWith("tool-")));
     const refunds = toolParts.filter((p) => p.type === "tool-request_refund");
     expect(refunds.map((p) => p.state)).toEqual(["output-available", "output-denied"]);
+    // The stored parts name the source too (as the title: the agents SDK keeps no toolMetadata).
+    for (const part of refunds) {
+      expect((part as { title?: unknown }).title).toBe(`request_refund on ${source.name}`);
+    }
     expect(refunds[0]?.output).toMatchObject({
       approvedBy: { kind: "end_user", id: endUser.id },
       result: { orderId: "1001" },

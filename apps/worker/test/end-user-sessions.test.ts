@@ -40,7 +40,7 @@ describe("end users: sessions through the embed", () => {
       `/api/orgs/${w.orgId}/billing/usage?groupBy=member`,
       { token: w.owner.token },
     );
-    expect(JSON.stringify(usage.body)).toContain("Customer cust-1 (end user)");
+    expect(JSON.stringify(usage.body)).toContain("End user: Customer cust-1");
     // Their transcript, read as the embed does (bearer, from the page, with CORS).
     const stored = await asEndUser<unknown[]>(
       "GET",

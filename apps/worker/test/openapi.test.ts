@@ -702,6 +702,7 @@ describe("answers match the document", () => {
     );
     await call("GET", `/api/embed/sessions/${session.body.id}`, endUser, 200);
     await call("GET", `/api/embed/sessions/${session.body.id}/limits`, endUser, 200);
+    await call("GET", `/api/embed/projects/${w.projectId}/opening`, endUser, 200);
     await call("GET", `/api/embed/sessions/${session.body.id}/tool-calls`, endUser, 200);
     await call(
       "PATCH",

@@ -4,7 +4,13 @@ import type { AddressInfo } from "node:net";
 import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { parleyVerifier, shopMcpHandler, shopOrders } from "@parley/example-host-app/mcp-server";
-import { createLocalJWKSet, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  type JSONWebKeySet,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from "jose";
 import { z } from "zod";
 
 /**
@@ -70,6 +76,22 @@ async function listen(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+/**
+ * The lab and the action server serve every test's org at one URL, so they pin the org the token
+ * itself names (a test server's shortcut: a tenant's server pins its own org from configuration,
+ * as the shop below does from its URL).
+ */
+function anyOrgVerifier(audience: string): Verify {
+  return (authorization) => {
+    const token = /^Bearer (.+)$/.exec(authorization ?? "")?.[1] ?? "";
+    let org: unknown = null;
+    try {
+      org = decodeJwt(token).org;
+    } catch {}
+    return parleyVerifier({ keys, issuer: ISSUER, audience, org: String(org) })(authorization);
+  };
+}
+
 // ---- the lab MCP server ----
 
 /**
@@ -77,11 +99,14 @@ async function listen(server: Server): Promise<string> {
  * tools taken out of it, by `POST /__tools` (the list_changed tests). Keyed by source so a test
  * changing its source's list changes no other test's.
  */
-const changes = new Map<string, { added: Set<string>; removed: Set<string> }>();
+const changes = new Map<
+  string,
+  { added: Set<string>; removed: Set<string>; readOnly: Set<string> }
+>();
 const changesOf = (src: string) => {
   let change = changes.get(src);
   if (!change) {
-    change = { added: new Set(), removed: new Set() };
+    change = { added: new Set(), removed: new Set(), readOnly: new Set() };
     changes.set(src, change);
   }
   return change;
@@ -106,8 +131,14 @@ function removeTool(session: LabSession, name: string) {
   session.tools.delete(name);
 }
 
+/** Says `readOnlyHint: true` of one session's tool `name` from now on (a server relaxing it). */
+function markReadOnly(session: LabSession, name: string) {
+  session.tools.get(name)?.update({ annotations: { readOnlyHint: true } });
+}
+
 /**
- * `POST /__tools {src, add?, remove?}`: changes source `src`'s tool list, in its live sessions
+ * `POST /__tools {src, add?, remove?, readOnly?}`: changes source `src`'s tool list (`readOnly`:
+ * tools whose hint turns to `readOnlyHint: true`), in its live sessions
  * (each sends `notifications/tools/list_changed` on its open stream) and in the sessions it opens
  * later (as a deploy of the server would).
  */
@@ -120,10 +151,12 @@ async function changeTools(
     src,
     add = [],
     remove = [],
+    readOnly = [],
   } = JSON.parse(await readBody(req)) as {
     src: string;
     add?: string[];
     remove?: string[];
+    readOnly?: string[];
   };
   const change = changesOf(src);
   for (const name of add) {
@@ -134,12 +167,14 @@ async function changeTools(
     change.added.delete(name);
     change.removed.add(name);
   }
+  for (const name of readOnly) change.readOnly.add(name);
   let live = 0;
   for (const session of sessions.values()) {
     if (session.src !== src) continue;
     live++;
     for (const name of add) addTool(session, name);
     for (const name of remove) removeTool(session, name);
+    for (const name of readOnly) markReadOnly(session, name);
   }
   send(res, 200, { live });
 }
@@ -281,7 +316,7 @@ async function startLab(): Promise<{ url: string; server: Server }> {
       if (path !== "/mcp" && path !== "/mcp-poll") return send(res, 404, {});
       const raw = req.method === "POST" ? await readBody(req) : "";
       const body = raw === "" ? undefined : (JSON.parse(raw) as { method?: string });
-      const verify = parleyVerifier({ keys, issuer: ISSUER, audience: `${url}${path}` }) as Verify;
+      const verify = anyOrgVerifier(`${url}${path}`);
       const claims = await verified(req, res, verify, {
         server: "lab",
         path,
@@ -313,6 +348,7 @@ async function startLab(): Promise<{ url: string; server: Server }> {
         const change = src ? changes.get(src) : undefined;
         for (const name of change?.added ?? []) addTool(created, name);
         for (const name of change?.removed ?? []) removeTool(created, name);
+        for (const name of change?.readOnly ?? []) markReadOnly(created, name);
         transport.onclose = () => {
           if (transport.sessionId) sessions.delete(transport.sessionId);
         };
@@ -342,7 +378,7 @@ async function startHttpActions(): Promise<{ url: string; server: Server }> {
       const parsed = new URL(req.url ?? "/", "http://x");
       const path = parsed.pathname;
       if (await control(req, res, path)) return;
-      const verify = parleyVerifier({ keys, issuer: ISSUER, audience: `${url}/api` }) as Verify;
+      const verify = anyOrgVerifier(`${url}/api`);
       const claims = await verified(req, res, verify, {
         server: "http",
         path,
@@ -396,12 +432,20 @@ async function startShop(): Promise<{ url: string; server: Server }> {
       { id: "2001", status: "delivered", total: "$10.00", carrier: "UPS", refund: null },
     ],
   });
-  let handler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
+  // One shop per org, as each tenant runs its own: `/<org id>/mcp` is org `<org id>`'s shop, whose
+  // verifier pins that org (the example's `parleyVerifier`); the orders are shared by id.
+  const handlers = new Map<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>();
   const server = createServer(async (req, res) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (await control(req, res, path)) return;
-    if (path !== "/mcp" || !handler) return send(res, 404, {});
-    const verify = parleyVerifier({ keys, issuer: ISSUER, audience: `${url}/mcp` });
+    const org = /^\/(org_[A-Za-z0-9_-]+)\/mcp$/.exec(path)?.[1];
+    if (!org) return send(res, 404, {});
+    const verify = parleyVerifier({ keys, issuer: ISSUER, audience: `${url}${path}`, org });
+    let handler = handlers.get(org);
+    if (!handler) {
+      handler = shopMcpHandler({ verify, orders });
+      handlers.set(org, handler);
+    }
     // The example's own handler verifies again; the log records what this server accepted.
     const apiKey = (req.headers["x-api-key"] as string | undefined) ?? null;
     await verify(req.headers.authorization).then(
@@ -429,10 +473,6 @@ async function startShop(): Promise<{ url: string; server: Server }> {
     await handler(req, res);
   });
   url = await listen(server);
-  handler = shopMcpHandler({
-    verify: parleyVerifier({ keys, issuer: ISSUER, audience: `${url}/mcp` }),
-    orders,
-  });
   return { url, server };
 }
 

@@ -201,10 +201,14 @@ describe("registering tool sources", () => {
 
   it("two sources of an org cannot share a name (409)", async () => {
     const w = await world();
-    await register(w.orgId, w.admin.token, { kind: "mcp", name: "Shop", url: `${shop()}/mcp` });
+    await register(w.orgId, w.admin.token, {
+      kind: "mcp",
+      name: "Shop",
+      url: `${shop()}/${w.orgId}/mcp`,
+    });
     const again = await api("POST", `/api/orgs/${w.orgId}/tool-sources`, {
       token: w.admin.token,
-      body: { kind: "mcp", name: "Shop", url: `${shop()}/mcp` },
+      body: { kind: "mcp", name: "Shop", url: `${shop()}/${w.orgId}/mcp` },
     });
     expect(again.status).toBe(409);
   });

@@ -9,7 +9,7 @@ import type { ToolCallMeter } from "../src/tools/tool-meter.ts";
 import { sourceTools, type ToolCaller } from "../src/tools/turn-tools.ts";
 import { api } from "./helpers.ts";
 import { funded } from "./metering.ts";
-import { httpSource, labSource, seen, shareJwks } from "./tools.ts";
+import { actions, httpSource, labSource, seen, shareJwks } from "./tools.ts";
 
 beforeAll(shareJwks);
 
@@ -163,6 +163,16 @@ describe("sourceTools: read tools", () => {
     const hit = (await seen()).filter((s) => s.server === "http" && s.claims?.src === source.id);
     // The argument stayed one encoded path segment: it could not climb out of the action's path.
     expect(hit.at(-1)?.path).toBe("/api/orders/A%2F..%2F1");
+  });
+
+  it("an HTTP action whose server refuses Parley's token (401) is `unauthorized`", async () => {
+    const w = await funded();
+    // Registered at a base the action server does not take as its audience: it answers 401.
+    const source = await httpSource(w.orgId, w.admin.token, { url: `${actions()}/elsewhere` });
+    const { error } = await call(w, member(w), [ref(source, "order_status")], "order_status", {
+      orderId: "1",
+    });
+    expect(isToolCallError(error) && error.code).toBe("unauthorized");
   });
 
   it("a source of another org, a tool not listed, or an unusable name is never built", async () => {

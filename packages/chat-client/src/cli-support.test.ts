@@ -47,6 +47,21 @@ describe("output helpers", () => {
     expect(formatMetadata({ finishReason: "length" })).toBe("finishReason: length");
   });
 
+  it("names the reply's profile and model in words, not as JSON", () => {
+    const builtIn = formatMetadata({
+      profile: { id: null, version: 0 },
+      model: { id: "parley/dev", name: "Dev" },
+    });
+    expect(builtIn).toBe("profile: built-in · model: Dev (parley/dev)");
+    const tenant = formatMetadata({
+      profile: { id: "prof_1", version: 3, name: "Ledgy" },
+      model: { id: "parley/dev-fast", name: "parley/dev-fast" },
+    });
+    expect(tenant).toBe("profile: Ledgy v3 · model: parley/dev-fast");
+    expect(formatMetadata({ profile: { id: "prof_2", version: 1 } })).toBe("profile: prof_2 v1");
+    expect(`${builtIn}${tenant}`).not.toContain("{");
+  });
+
   it("prints a reply's cost and tokens as a person reads them, not as JSON", () => {
     const line = formatMetadata({
       turnId: "turn-1",

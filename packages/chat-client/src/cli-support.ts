@@ -165,9 +165,38 @@ export function formatMetadata(metadata: Record<string, unknown> | undefined): s
       parts.push(`${value} free turns left`);
       continue;
     }
+    if (key === "profile" || key === "model") {
+      const named = key === "profile" ? profileText(value) : modelText(value);
+      if (named !== undefined) {
+        parts.push(`${key}: ${named}`);
+        continue;
+      }
+    }
     parts.push(`${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`);
   }
   return parts.length === 0 ? undefined : parts.join(" · ");
+}
+
+/**
+ * The reply's profile (`{ id, version, name? }`, packages/shared replies.ts) as words: `built-in`
+ * for Parley's own (id null), else its name (or id) and version. Undefined for another shape.
+ */
+function profileText(value: unknown): string | undefined {
+  const profile = value as { id?: unknown; version?: unknown; name?: unknown } | null;
+  if (!profile || typeof profile !== "object") return undefined;
+  if (profile.id === null) return "built-in";
+  if (typeof profile.id !== "string") return undefined;
+  const name = typeof profile.name === "string" && profile.name !== "" ? profile.name : profile.id;
+  return typeof profile.version === "number" ? `${name} v${profile.version}` : name;
+}
+
+/** The reply's model (`{ id, name }`) as `Name (id)`, or its id alone. */
+function modelText(value: unknown): string | undefined {
+  const model = value as { id?: unknown; name?: unknown } | null;
+  if (!model || typeof model !== "object" || typeof model.id !== "string") return undefined;
+  return typeof model.name === "string" && model.name !== "" && model.name !== model.id
+    ? `${model.name} (${model.id})`
+    : model.id;
 }
 
 /** A platform error body's `code: message`, or the status. */

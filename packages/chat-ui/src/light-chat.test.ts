@@ -124,6 +124,22 @@ describe("applyChunk", () => {
     });
   });
 
+  it("keeps a tool source's name on its call's part through approval and output", () => {
+    const toolMetadata = { source: "Shop", sourceId: "tsrc_1" };
+    const { list } = reduce([
+      { type: "start", messageId: "r1" },
+      {
+        type: "tool-input-available",
+        toolCallId: "c1",
+        toolName: "request_refund",
+        input: { orderId: "A-1" },
+        toolMetadata,
+      },
+      { type: "tool-approval-request", approvalId: "ap1", toolCallId: "c1" },
+    ]);
+    expect(list[0]?.parts[0]).toMatchObject({ state: "approval-requested", toolMetadata });
+  });
+
   it("keeps data parts (replaced by id), drops transient ones, and records an error chunk", () => {
     const { list, turn } = reduce([
       { type: "start", messageId: "r1" },

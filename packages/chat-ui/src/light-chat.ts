@@ -104,6 +104,8 @@ export function applyChunk(
       toolCallId: c.toolCallId,
       ...(c.providerExecuted === undefined ? {} : { providerExecuted: c.providerExecuted }),
       ...(c.title === undefined ? {} : { title: c.title }),
+      // A tool source's call names its source here (the approval card shows which server acts).
+      ...(c.toolMetadata === undefined ? {} : { toolMetadata: c.toolMetadata }),
     };
   };
   const updateTool = (c: StreamChunk, change: Record<string, unknown>) => {

@@ -43,6 +43,82 @@ describe("ToolPartView", () => {
     expect(onRespond).toHaveBeenCalledExactlyOnceWith({ id: "appr_9", approved: false });
   });
 
+  it("fits a narrow panel: the title inside the card, long names and every argument wrapping, nothing scrolling sideways", () => {
+    const tool = `source:tsrc_${"x".repeat(40)}:request_refund_for_a_very_long_order`;
+    const reason = `Changed my mind, ${"the-size-is-wrong-".repeat(8)}`;
+    const part = {
+      type: "dynamic-tool",
+      toolName: tool,
+      toolCallId: "call_w",
+      state: "approval-requested",
+      input: { orderId: "1001", reason },
+      approval: { id: "appr_w" },
+    } as unknown as AnyToolPart;
+    render(<ToolPartView part={part} onRespond={() => undefined} />);
+    const card = screen.getByRole("group", { name: /wants to run/ });
+    const classes = (element: Element | null | undefined) =>
+      (element?.getAttribute("class") ?? "").split(/\s+/);
+    // A fieldset is as wide as its widest line unless told otherwise.
+    expect(classes(card)).toEqual(expect.arrayContaining(["min-w-0", "max-w-full"]));
+    // The title is laid out inside the box (a floated legend), breaking a long tool name.
+    const title = card.querySelector("legend");
+    expect(classes(title)).toEqual(
+      expect.arrayContaining(["float-left", "w-full", "[overflow-wrap:anywhere]"]),
+    );
+    expect(classes(card)).toContain("[&>legend+*]:clear-both");
+    // Every argument is there, wrapped: pre-wrap and breaking anywhere, scrolling only downwards.
+    const args = card.querySelector("pre");
+    expect(args?.textContent).toContain(reason);
+    expect(classes(args)).toEqual(
+      expect.arrayContaining([
+        "whitespace-pre-wrap",
+        "[overflow-wrap:anywhere]",
+        "overflow-y-auto",
+      ]),
+    );
+    expect(classes(args)).not.toContain("overflow-auto");
+  });
+
+  it("names the tool source that will act, on the card and on its record", () => {
+    const part = {
+      type: "tool-request_refund",
+      toolCallId: "call_7",
+      state: "approval-requested",
+      input: { orderId: "A-1" },
+      approval: { id: "appr_7" },
+      toolMetadata: { source: "Shop API", sourceId: "tsrc_1" },
+    } as unknown as AnyToolPart;
+    const { unmount } = render(<ToolPartView part={part} onRespond={() => {}} />);
+    expect(
+      screen.getByRole("group", { name: "The assistant wants to run request_refund on Shop API." }),
+    ).toBeTruthy();
+    unmount();
+    const done = {
+      ...part,
+      state: "output-available",
+      output: { ok: true },
+      approval: { id: "appr_7", approved: true },
+    } as unknown as AnyToolPart;
+    const { unmount: unmountDone } = render(
+      <ToolPartView part={done} onRespond={() => {}} approver="Ada" />,
+    );
+    expect(
+      screen.getByRole("region", { name: "Approved: request_refund on Shop API" }).textContent,
+    ).toContain("Approved by Ada: request_refund on Shop API");
+    unmountDone();
+    // As the stored transcript keeps it (a reload): the title, without toolMetadata.
+    const { toolMetadata: _dropped, ...stored } = part as unknown as Record<string, unknown>;
+    render(
+      <ToolPartView
+        part={{ ...stored, title: "request_refund on Shop API" } as unknown as AnyToolPart}
+        onRespond={() => {}}
+      />,
+    );
+    expect(
+      screen.getByRole("group", { name: "The assistant wants to run request_refund on Shop API." }),
+    ).toBeTruthy();
+  });
+
   it("cannot answer when the chat is closed", () => {
     render(<ToolPartView part={approvalPart} onRespond={() => {}} disabled />);
     expect((screen.getByRole("button", { name: "Approve" }) as HTMLButtonElement).disabled).toBe(

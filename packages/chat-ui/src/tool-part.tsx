@@ -2,7 +2,7 @@ import type { DynamicToolUIPart, ToolUIPart } from "ai";
 import { Ban, Check, CircleAlert, Hourglass, LoaderCircle, Wrench } from "lucide-react";
 import { type ReactNode, useState } from "react";
 import { cn } from "./cn.ts";
-import { toolNameOf } from "./tool-name.ts";
+import { toolNameOf, toolSourceOf } from "./tool-name.ts";
 import type { ApprovalResponder } from "./use-parley-chat.ts";
 
 /** A static or dynamic tool part of a message. */
@@ -87,6 +87,18 @@ function MemoryChange({ input }: { input: unknown }) {
 }
 
 /**
+ * The approval card's layout (exported for its test): it fits any width down to a phone's embed
+ * panel. Every argument a person approves is readable without sideways scrolling: the arguments
+ * wrap (pre-wrap keeps the JSON's indentation) and break anywhere a long value or tool name has no
+ * space; only a very long list scrolls, downwards.
+ */
+export const APPROVAL_CARD =
+  "min-w-0 max-w-full space-y-3 rounded-lg border border-warning bg-card p-3 text-card-foreground text-sm [&>legend+*]:clear-both";
+export const APPROVAL_TITLE = "float-left mb-3 w-full font-semibold [overflow-wrap:anywhere]";
+export const WRAPPED_ARGUMENTS =
+  "max-h-60 overflow-y-auto whitespace-pre-wrap rounded-md p-2 font-mono text-xs [overflow-wrap:anywhere]";
+
+/**
  * A pending approval: what the assistant wants to do and Approve / Deny. Each answers only this
  * call's approval id, once (the buttons disable on the first click while the answer travels).
  */
@@ -103,21 +115,28 @@ export function ApprovalCard({
 }) {
   const [answered, setAnswered] = useState(false);
   const name = toolNameOf(part);
+  const source = toolSourceOf(part);
   const answer = (approved: boolean) => {
     setAnswered(true);
     onRespond({ id: approvalId, approved });
   };
   return (
-    <fieldset className="space-y-3 rounded-lg border border-warning bg-card p-3 text-card-foreground text-sm">
-      <legend className="px-1 font-semibold">
+    // A fieldset is as wide as its widest line by default (min-width: min-content) and draws its
+    // legend across its border: in a narrow panel the card pushed past the chat and a wrapped title
+    // sat on the border. min-w-0 lets it shrink; a floated legend is laid out inside the box like
+    // any block (the group keeps its name), and what follows clears it.
+    <fieldset className={APPROVAL_CARD}>
+      <legend className={APPROVAL_TITLE}>
         {name === "update_project_memory"
           ? "The assistant wants to update the project memory."
-          : `The assistant wants to run ${name}.`}
+          : source
+            ? `The assistant wants to run ${name} on ${source}.`
+            : `The assistant wants to run ${name}.`}
       </legend>
       {name === "update_project_memory" ? (
         <MemoryChange input={part.input} />
       ) : (
-        <pre className="max-h-40 overflow-auto rounded-md bg-muted p-2 font-mono text-xs">
+        <pre className={cn(WRAPPED_ARGUMENTS, "bg-muted")}>
           {JSON.stringify(part.input ?? {}, null, 2)}
         </pre>
       )}
@@ -161,6 +180,7 @@ export function ToolPartView({
   approver?: string;
 }) {
   const name = toolNameOf(part);
+  const source = toolSourceOf(part);
   const approval = approvalOf(part);
   if (part.state === "approval-requested" && approval && approval.approved === undefined) {
     return (
@@ -183,14 +203,14 @@ export function ToolPartView({
   if (answer) {
     return (
       <section
-        aria-label={`${answer}: ${name}`}
+        aria-label={`${answer}: ${name}${source ? ` on ${source}` : ""}`}
         className="space-y-2 rounded-lg border border-border bg-muted px-3 py-2 text-muted-foreground text-sm"
       >
         <p className="flex items-start gap-2">
           <span className="mt-0.5 shrink-0">
             {STATE_ICONS[part.state] ?? <Wrench aria-hidden="true" className="size-4" />}
           </span>
-          <span className="min-w-0 break-words">
+          <span className="min-w-0 [overflow-wrap:anywhere]">
             <span className="font-medium text-foreground">
               {answer}
               {approver ? ` by ${approver}` : ""}
@@ -200,14 +220,15 @@ export function ToolPartView({
               "a change to the project memory"
             ) : (
               <code className="font-mono text-foreground">{name}</code>
-            )}{" "}
-            (<span data-state={part.state}>{toolStateLabel(part.state)}</span>)
+            )}
+            {source ? ` on ${source}` : ""} (
+            <span data-state={part.state}>{toolStateLabel(part.state)}</span>)
           </span>
         </p>
         {name === "update_project_memory" ? (
           <MemoryChange input={part.input} />
         ) : (
-          <pre className="max-h-40 overflow-auto rounded-md bg-background p-2 font-mono text-xs">
+          <pre className={cn(WRAPPED_ARGUMENTS, "bg-background")}>
             {JSON.stringify(part.input ?? {}, null, 2)}
           </pre>
         )}
@@ -228,8 +249,9 @@ export function ToolPartView({
       <span className="mt-0.5 shrink-0">
         {STATE_ICONS[part.state] ?? <Wrench aria-hidden="true" className="size-4" />}
       </span>
-      <p className="min-w-0 break-words">
-        Tool call <code className="font-mono text-foreground">{name}</code>:{" "}
+      <p className="min-w-0 [overflow-wrap:anywhere]">
+        Tool call <code className="font-mono text-foreground">{name}</code>
+        {source ? ` on ${source}` : ""}:{" "}
         <span data-state={part.state}>{toolStateLabel(part.state)}</span>
         {errorText ? <span className="block text-destructive">{errorText}</span> : null}
       </p>

@@ -1,4 +1,11 @@
-import type { CitedPassage, EndUserToolCall, LimitStatus, Page, Session } from "@parley/shared";
+import type {
+  ChatOpening,
+  CitedPassage,
+  EndUserToolCall,
+  LimitStatus,
+  Page,
+  Session,
+} from "@parley/shared";
 import { fail, networkError, type Result, readError } from "./errors.ts";
 import { createTokenManager, type EndUserRef, type GetToken, type TokenManager } from "./tokens.ts";
 
@@ -50,6 +57,11 @@ export interface EmbedClient {
   readonly host: string;
   readonly tokens: TokenManager;
   me(): Promise<Result<EmbedMe>>;
+  /**
+   * How a new chat in one of the app's projects opens: the welcome and suggested prompts of the
+   * profile the end user's chats there run (null and none: Parley's own words).
+   */
+  opening(projectId: string): Promise<Result<ChatOpening>>;
   sessions(options?: { limit?: number; cursor?: string }): Promise<Result<Page<Session>>>;
   createSession(input?: { projectId?: string; title?: string }): Promise<Result<Session>>;
   renameSession(sessionId: string, title: string): Promise<Result<Session>>;
@@ -133,6 +145,7 @@ export function createEmbedClient(options: EmbedClientOptions): EmbedClient {
     host: new URL(parleyUrl).host,
     tokens,
     me: () => call("GET", "/api/embed/me"),
+    opening: (projectId) => call("GET", `/api/embed/projects/${enc(projectId)}/opening`),
     sessions: (page = {}) =>
       call("GET", `/api/embed/sessions${query({ limit: page.limit, cursor: page.cursor })}`),
     createSession: (input = {}) => call("POST", "/api/embed/sessions", input),

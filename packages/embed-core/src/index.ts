@@ -5,7 +5,14 @@
  * whose failures are values (`Result`, `EmbedError`). No React and no runtime dependency, so both
  * embeds share it at no size cost.
  */
-export type { EndUserToolCall, LimitState, LimitStatus, Page, Session } from "@parley/shared";
+export type {
+  ChatOpening,
+  EndUserToolCall,
+  LimitState,
+  LimitStatus,
+  Page,
+  Session,
+} from "@parley/shared";
 export {
   type ConnectTicket,
   createEmbedClient,

@@ -61,7 +61,8 @@ export function ActionsTaken({
       </summary>
       <ul className="mt-1 grid gap-1">
         {calls.map((call) => (
-          <li key={call.id}>
+          // A tool's name can be long with no space to break at (the approval card's rule).
+          <li key={call.id} className="[overflow-wrap:anywhere]">
             <code>{call.toolName}</code>
             {call.sourceName ? ` (${call.sourceName})` : ""}: {ENDED[call.status]}
             {call.approved ? ", approved by you" : ""}

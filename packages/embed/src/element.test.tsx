@@ -41,6 +41,8 @@ interface World {
   messages?: unknown[];
   /** What `/api/embed/sessions/:id/tool-calls` answers (none by default). */
   toolCalls?: unknown[];
+  /** What `/api/embed/projects/prj_1/opening` answers (no profile by default); a number fails. */
+  opening?: { welcome: string | null; suggestions: string[] } | number;
 }
 
 /** Parley and the host page behind `fetch`: the only thing the tests replace. */
@@ -85,6 +87,15 @@ function world(options: World = {}) {
         items: options.sessions ?? [],
         nextCursor: options.olderSessions ? "next" : null,
       });
+    }
+    if (call.path === "/api/embed/projects/prj_1/opening") {
+      const opening = options.opening ?? { welcome: null, suggestions: [] };
+      return typeof opening === "number"
+        ? apiError(opening, "internal", "Something went wrong")
+        : json(opening);
+    }
+    if (call.path === "/api/embed/sessions" && call.method === "POST") {
+      return json({ ...session("ses_new"), title: null }, 201);
     }
     if (call.path === "/api/embed/connect-tickets")
       return json({ ticket: "ct_1", expiresAt: "2026-12-02T00:00:00Z" }, 201);
@@ -345,8 +356,69 @@ describe("<parley-assistant> chat", () => {
   });
 });
 
+describe("<parley-assistant> opening", () => {
+  const shop = {
+    welcome: "Hi! Ask me about your orders.",
+    suggestions: ["Where is my order?", "I want a refund"],
+  };
+  const suggestion = (root: ShadowRoot, text: string) =>
+    [...root.querySelectorAll<HTMLButtonElement>('ul[aria-label="Suggested prompts"] button')].find(
+      (b) => b.textContent === text,
+    );
+
+  it("shows the profile's welcome and suggestions before the first message; a suggestion starts the chat with it", async () => {
+    const network = world({ opening: shop });
+    const root = shadow(place({ ...base, mode: "inline" }));
+    await until(() => root.textContent?.includes("Hi! Ask me about your orders."), "the welcome");
+    expect(root.textContent).not.toContain("How can I help?");
+    const asked = network.calls.find((c) => c.path === "/api/embed/projects/prj_1/opening");
+    expect(asked?.headers.authorization).toBe("Bearer eu-1");
+    expect(suggestion(root, "I want a refund")).toBeTruthy();
+    suggestion(root, "Where is my order?")?.click();
+    const socket = await until(() => QuietSocket.sockets[0], "the new chat's socket");
+    const request = await until(
+      () =>
+        socket.sent
+          .map((data) => JSON.parse(data) as { type: string; init: { body: string } })
+          .find((frame) => frame.type === "cf_agent_use_chat_request"),
+      "the suggestion sent",
+    );
+    expect(request.init.body).toContain("Where is my order?");
+    expect(
+      network.calls.filter((c) => c.path === "/api/embed/sessions" && c.method === "POST"),
+    ).toHaveLength(1);
+  });
+
+  it("opens New chat with them too, read once for the project", async () => {
+    const network = world({ opening: shop, sessions: [session("ses_1")], messages: [] });
+    const root = shadow(place({ ...base, mode: "inline" }));
+    // An existing chat with no message yet opens with them.
+    await until(() => suggestion(root, "I want a refund"), "the empty chat's suggestions");
+    const newChat = [...root.querySelectorAll("button")].find((b) => b.textContent === "New chat");
+    newChat?.click();
+    await until(
+      () => root.querySelector("textarea") && suggestion(root, "Where is my order?"),
+      "New chat's opening",
+    );
+    expect(root.textContent).toContain("Hi! Ask me about your orders.");
+    expect(network.calls.filter((c) => c.path.endsWith("/opening"))).toHaveLength(1);
+  });
+
+  it("says Parley's own words for an app without a profile, or when the opening cannot be read", async () => {
+    for (const opening of [{ welcome: null, suggestions: [] }, 500]) {
+      world({ opening });
+      const root = shadow(place({ ...base, mode: "inline" }));
+      await until(() => root.textContent?.includes("How can I help?"), "Parley's words");
+      expect(root.querySelector('ul[aria-label="Suggested prompts"]')).toBeNull();
+      document.body.innerHTML = "";
+      vi.unstubAllGlobals();
+      vi.stubGlobal("WebSocket", QuietSocket);
+    }
+  });
+});
+
 describe("<parley-assistant> tool approvals", () => {
-  it("an approved call that ran names who approved it, as the web app's card does", async () => {
+  it("an approved call that ran names who approved it and the source that acted, as the web app's card does", async () => {
     const refund = {
       type: "tool-request_refund",
       toolCallId: "c1",
@@ -354,6 +426,8 @@ describe("<parley-assistant> tool approvals", () => {
       input: { orderId: "1001" },
       approval: { id: "ap1", approved: true },
       output: { approvedBy: { kind: "end_user", id: "eu_1" }, result: { ok: true } },
+      // As the stored transcript keeps a tool source's call: the title names its source.
+      title: "request_refund on Acme Shop",
     };
     const denied = {
       ...refund,
@@ -380,10 +454,12 @@ describe("<parley-assistant> tool approvals", () => {
       return found.length === 2 ? found : null;
     }, "the approval records");
     expect(cards.map((card) => card.getAttribute("aria-label"))).toEqual([
-      "Approved: request_refund",
-      "Denied: request_refund",
+      "Approved: request_refund on Acme Shop",
+      "Denied: request_refund on Acme Shop",
     ]);
-    expect(cards[0]?.textContent).toContain("Approved by Alice Shopper: request_refund (done)");
+    expect(cards[0]?.textContent).toContain(
+      "Approved by Alice Shopper: request_refund on Acme Shop (done)",
+    );
     expect(cards[1]?.textContent).toContain("Denied by Alice Shopper");
   });
 });

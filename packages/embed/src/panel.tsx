@@ -10,6 +10,7 @@ import {
   useLightChat,
 } from "@parley/chat-ui/light";
 import {
+  type ChatOpening,
   type EmbedClient,
   type EmbedError,
   type EmbedMe,
@@ -21,6 +22,7 @@ import type { UIMessage } from "ai";
 import { List, Plus } from "lucide-react";
 import { Component, type ReactNode, useCallback, useEffect, useRef, useState } from "react";
 import { ActionsTaken } from "./actions-taken.tsx";
+import { Opening, useOpening } from "./opening.tsx";
 
 export interface PanelProps {
   client: EmbedClient;
@@ -128,6 +130,7 @@ function Connected({
   firstMessage,
   onTurnEnd,
   approver,
+  opening,
 }: {
   client: EmbedClient;
   sessionId: string;
@@ -141,6 +144,8 @@ function Connected({
   /** Typed before the chat existed: sent once, as soon as the chat is connected. */
   firstMessage: string | null;
   onTurnEnd: () => void;
+  /** How the chat opens while it has no message (the profile's welcome and suggestions). */
+  opening: ChatOpening | null | undefined;
 }) {
   // A failed ticket or transcript throws its EmbedError into ChatBoundary.
   const connectTicket = useCallback(
@@ -211,7 +216,7 @@ function Connected({
       autoFocus={autoFocus}
       showCost={showCost}
       openSource={openSource}
-      emptyState="How can I help?"
+      emptyState={(send) => <Opening opening={opening} send={send} />}
       approver={approver}
       renderStatus={() => (
         <>
@@ -325,6 +330,10 @@ export default function Panel({ client, me, projectId, autoFocus, onError }: Pan
   };
 
   const onTurnEnd = useCallback(() => void reload(false), [reload]);
+  // The project of the chat shown (a new chat's: the page's, else the app's first), whose profile's
+  // welcome and suggestions open it.
+  const current = sessions?.find((s) => s.id === currentId);
+  const opening = useOpening(client, current?.projectId ?? projectId ?? me.app.projects[0]?.id);
 
   if (sessions === null) {
     return problem ? (
@@ -406,8 +415,11 @@ export default function Panel({ client, me, projectId, autoFocus, onError }: Pan
           </div>
         ) : currentId === null ? (
           <div className="flex h-full min-h-0 flex-col">
-            <div className="flex flex-1 items-center justify-center p-6 text-center text-muted-foreground text-sm">
-              How can I help?
+            <div className="flex min-h-0 flex-1 overflow-y-auto">
+              {/* Centred while it fits; scrolls from its top when it does not. */}
+              <div className="m-auto w-full">
+                <Opening opening={opening} send={(text) => void start(text)} />
+              </div>
             </div>
             <Composer
               busy={false}
@@ -426,7 +438,8 @@ export default function Panel({ client, me, projectId, autoFocus, onError }: Pan
               autoFocus={autoFocus}
               firstMessage={firstMessage}
               onTurnEnd={onTurnEnd}
-              approver={sessions.find((s) => s.id === currentId)?.ownerLabel}
+              approver={current?.ownerLabel}
+              opening={opening}
             />
           </ChatBoundary>
         )}

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { microsSchema } from "./billing.ts";
-import { externalIdSchema } from "./external-ids.ts";
+import { tenantExternalIdSchema } from "./external-ids.ts";
 import { humanText } from "./schemas.ts";
 
 /**
@@ -241,7 +241,7 @@ export type EmbedTokenRequest = z.infer<typeof embedTokenSchema>;
  * `sub` rules as the exchange's tokens, and an optional display name.
  */
 export const endUserTokenRequestSchema = z.strictObject({
-  sub: externalIdSchema,
+  sub: tenantExternalIdSchema,
   name: humanText({ min: 1, max: 100 }).optional(),
 });
 export type EndUserTokenRequest = z.infer<typeof endUserTokenRequestSchema>;
@@ -347,10 +347,3 @@ export const END_USER_USAGE_DAYS = 30;
 export interface EndUserWithUsage extends EndUser {
   usage: { requests: number; priceMicros: number };
 }
-
-/**
- * The external id of the end user an owner or admin chats as in the developers' area's preview
- * (`POST /api/apps/:appId/preview-token`): one per member, so their preview chats are their own,
- * and recognizable in the end-user list and usage.
- */
-export const previewExternalId = (userId: string): string => `parley-preview:${userId}`;

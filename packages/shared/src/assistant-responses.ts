@@ -192,3 +192,16 @@ export const orgPreviewProfileSchema = z
   .strictObject({ orgId: z.string(), profileId: z.string().nullable() })
   .meta({ id: "OrgPreviewProfile" });
 export type OrgPreviewProfile = z.output<typeof orgPreviewProfileSchema>;
+
+/**
+ * How an empty chat opens for someone who is not a member (the embed): the welcome and suggested
+ * prompts of the profile their chats run, and nothing else of it (never its instructions, model or
+ * sampling, which are the org's).
+ */
+export const chatOpeningSchema = z
+  .strictObject({
+    welcome: z.string().nullable().describe("The profile's welcome; null: Parley's own words"),
+    suggestions: z.array(z.string()).describe("Suggested prompts; a click sends one"),
+  })
+  .meta({ id: "ChatOpening" });
+export type ChatOpening = z.output<typeof chatOpeningSchema>;

@@ -191,6 +191,9 @@ export const BUILT_IN_TOOLS = [
 ] as const;
 export type BuiltInToolName = (typeof BUILT_IN_TOOLS)[number]["name"];
 
+/** The knowledge search's name (the worker's knowledge/tool.ts builds it; any audience). */
+export const SEARCH_KNOWLEDGE_TOOL = "search_knowledge";
+
 /** At most six suggested prompts. */
 export const MAX_SUGGESTIONS = 6;
 

@@ -23,6 +23,52 @@ export const MAX_EXTERNAL_ID_CHARS = 128;
 /** The message every refusal of an external id carries. */
 export const EXTERNAL_ID_RULE = `must be 1 to ${MAX_EXTERNAL_ID_CHARS} characters of one line of visible text, with no spaces at either end`;
 
+/**
+ * The prefixes of the external ids Parley makes for its own end users (the developers' area's
+ * preview, {@link previewExternalId}), compared case-insensitively. A tenant's id may not start
+ * with one (the exchange and the API-key mint answer 400 `invalid_request`): before 2026-12-06 a
+ * tenant's end user with `sub` "parley-preview:<member id>" was the same row as that member's
+ * preview end user (the security probe of 2026-12-06, finding 3). `parley-preview:` is the form
+ * the preview used until then; `parley:` is the namespace of every id Parley makes from now on.
+ */
+export const RESERVED_EXTERNAL_ID_PREFIXES = ["parley:", "parley-preview:"] as const;
+
+/**
+ * The external id of the end user an owner or admin chats as in the developers' area's preview
+ * (`POST /api/apps/:appId/preview-token`): one per member, so their preview chats are their own,
+ * and recognizable in the end-user list and usage. Its form, `parley:preview:<user id>`, is new
+ * on 2026-12-06 and reserved at once, so no row a tenant made (under any earlier rule) has it; the
+ * earlier form (`parley-preview:<user id>`) is never used again, since a tenant could have made it.
+ */
+export const previewExternalId = (userId: string): string => `parley:preview:${userId}`;
+
+/** Whether `value` is an id in Parley's own namespace (a preview end user's). */
+export const isReservedExternalId = (value: string): boolean => {
+  const lower = value.toLowerCase();
+  return RESERVED_EXTERNAL_ID_PREFIXES.some((prefix) => lower.startsWith(prefix));
+};
+
+/** The message the refusal of a reserved external id carries. */
+export const RESERVED_EXTERNAL_ID_RULE = `must not start with ${RESERVED_EXTERNAL_ID_PREFIXES.map((p) => `"${p}"`).join(" or ")}: Parley keeps those for its own end users (the app's preview)`;
+
+/**
+ * Why `value` is not an id a tenant may give one of its users, or null when it is one: the
+ * external-id rule plus the reserved prefixes. For every route that takes a tenant's id to make or
+ * find an end user by (the exchange, the API-key mint); the erasure keeps the plain rule, so a
+ * row made before the reservation can still be named and erased.
+ */
+export function tenantExternalIdProblem(value: unknown): string | null {
+  const problem = externalIdProblem(value);
+  if (problem !== null) return problem;
+  return isReservedExternalId(value as string) ? RESERVED_EXTERNAL_ID_RULE : null;
+}
+
+/** A tenant-supplied external id in a request body, as {@link tenantExternalIdProblem} says. */
+export const tenantExternalIdSchema = z.string().superRefine((value, ctx) => {
+  const problem = tenantExternalIdProblem(value);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
 /** Why `value` is not an external id, or null when it is one. */
 export function externalIdProblem(value: unknown): string | null {
   if (typeof value !== "string") return "must be a string";

@@ -5,6 +5,7 @@
  * from them, the conformance test checks real answers against them).
  */
 import { z } from "zod";
+import { BUILT_IN_TOOLS, SEARCH_KNOWLEDGE_TOOL } from "./assistants.ts";
 import { microsSchema } from "./billing.ts";
 import { jsonValueProblem } from "./json.ts";
 import { humanText } from "./schemas.ts";
@@ -26,6 +27,64 @@ export type HttpActionMethod = (typeof HTTP_ACTION_METHODS)[number];
  * listed MCP tool named otherwise is shown but cannot be switched on.
  */
 export const SOURCE_TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/**
+ * The name the model is given for a source's tool: its own name within the model's tool-name
+ * rules (`[A-Za-z0-9_-]`, at most 64 characters; `.` and anything else become `_`).
+ */
+export const modelToolName = (name: string): string =>
+  name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
+
+/**
+ * Names reserved for Parley's built-in tools (the project tools and the knowledge search): a
+ * source's tool whose model-facing name is one of them is never offered (an MCP tool is listed
+ * with `usable: false`, an HTTP action so named is refused), so nothing shadows a built-in.
+ */
+export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set<string>([
+  ...BUILT_IN_TOOLS.map((tool) => tool.name),
+  SEARCH_KNOWLEDGE_TOOL,
+]);
+
+/** Whether a source's tool named `name` would take a built-in's name. */
+export const isReservedToolName = (name: string): boolean =>
+  RESERVED_TOOL_NAMES.has(modelToolName(name));
+
+/**
+ * The first of a profile's tools the model could not be given under a name of its own: a
+ * source's tool whose model-facing name is reserved, or the same as an earlier source tool's
+ * (two sources both offering `search`). Null when every name is distinct. A profile naming one
+ * is refused (409, routes/profiles.ts); a turn leaves it out (`withoutNameCollisions`).
+ */
+export function toolNameCollision(
+  names: readonly string[],
+): { index: number; name: string; modelName: string; with: string } | null {
+  const taken = new Map<string, string>();
+  for (const [index, name] of names.entries()) {
+    const ref = parseSourceToolRef(name);
+    if (!ref) continue;
+    const modelName = modelToolName(ref.toolName);
+    if (RESERVED_TOOL_NAMES.has(modelName)) {
+      return { index, name, modelName, with: `the built-in tool ${modelName}` };
+    }
+    const earlier = taken.get(modelName);
+    if (earlier !== undefined) return { index, name, modelName, with: earlier };
+    taken.set(modelName, name);
+  }
+  return null;
+}
+
+/**
+ * A turn's tools without the source tools `toolNameCollision` would refuse (a profile saved
+ * before names were checked): the first to take a name keeps it, built-ins always do, so the
+ * prompt and the tool set name the same tools and nothing runs under another's name.
+ */
+export function withoutNameCollisions(names: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (const name of names) {
+    if (toolNameCollision([...kept, name]) === null) kept.push(name);
+  }
+  return kept;
+}
 
 /** How a profile names a source's tool: `source:<sourceId>:<toolName>`. */
 export const SOURCE_TOOL_REF = /^source:(tsrc_[0-9a-z]{26}):([A-Za-z0-9_.-]{1,64})$/;
@@ -64,14 +123,21 @@ export const toolInputSchemaSchema = z.record(z.string(), z.unknown()).superRefi
 });
 
 /**
- * An action's path on the source's origin: starts with `/`, `{name}` placeholders filled from the
+ * An action's path under the source's URL: starts with `/`, `{name}` placeholders filled from the
  * arguments (each encoded as one path segment), no query or fragment (arguments not in the path
- * go to the query of a GET or DELETE, and to the JSON body otherwise), no `..` segment.
+ * go to the query of a GET or DELETE, and to the JSON body otherwise), no `.` or `..` segment and
+ * no backslash. Nor a percent-encoded `.`, `/`, `\` or `%` (`%2e`, `%2F`, `%5c`, `%25`, any
+ * case): `new URL` turns `%2e%2e` into `..` and leaves the source's base path (the probe's
+ * `/%2e%2e/%2e%2e/admin/{id}`), servers may decode `%2f` and `%5c` into separators, and `%25`
+ * would smuggle any of them past one decoding. Written plainly they are refused or harmless.
  */
 export const actionPathSchema = z
   .string()
   .min(1)
   .max(500)
+  .refine((path) => !/%(?:2e|2f|5c|25)/i.test(path) && !path.includes("\\"), {
+    message: "must not percent-encode . / \\ or % (%2e, %2f, %5c, %25), nor contain a backslash",
+  })
   .regex(/^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/{}%]*$/, "must be a path such as /orders/{orderId}")
   .refine(
     (path) =>
@@ -87,7 +153,10 @@ export const actionPathSchema = z
 export const httpActionSchema = z.strictObject({
   name: z
     .string()
-    .regex(/^[a-z][a-z0-9_]{0,63}$/, "must be a tool name such as order_status (a-z, 0-9, _)"),
+    .regex(/^[a-z][a-z0-9_]{0,63}$/, "must be a tool name such as order_status (a-z, 0-9, _)")
+    .refine((name) => !isReservedToolName(name), {
+      message: "is the name of a Parley built-in tool: choose another",
+    }),
   description: humanText({ min: 1, max: 2000, multiline: true }),
   method: z.enum(HTTP_ACTION_METHODS),
   path: actionPathSchema,
@@ -221,7 +290,18 @@ export const sourceToolSchema = z
     /** What a profile's `tools` names to switch it on (`source:<sourceId>:<name>`). */
     ref: z.string(),
     description: z.string(),
+    /**
+     * What a call does: a write asks the person first. An MCP tool's is an owner's or admin's
+     * mark, else what Parley accepted of the server's hints (a later hint may make it stricter,
+     * never looser: docs/2026-12-06-tools.md).
+     */
     access: z.enum(TOOL_ACCESS),
+    /**
+     * MCP only (null for HTTP actions): what the server's `readOnlyHint` says now. `read` here
+     * with `access: write` is a tool the server relaxed after it was accepted as write: it still
+     * asks first until an owner or admin marks it read.
+     */
+    serverAccess: z.enum(TOOL_ACCESS).nullable(),
     inputSchema: z.record(z.string(), z.unknown()),
     /** HTTP actions only. */
     method: z.enum(HTTP_ACTION_METHODS).nullable(),

@@ -64,15 +64,30 @@ function lineItemRows(items: readonly LineItem[]): string {
     .join("\n");
 }
 
+/**
+ * The email the page starts with, as Stripe Checkout fills it: what the payer gave before, else
+ * the session's `customer_email`, else the email of the Customer the session names (Stripe takes
+ * only one of `customer` and `customer_email`). With none, a test address, so a test can pay at
+ * once (Stripe would leave the field empty for the payer).
+ */
+function prefilledEmail(session: CheckoutSession, customerEmail: string | null | undefined) {
+  return (
+    session.customer_details?.email ??
+    session.customer_email ??
+    customerEmail ??
+    "customer@example.com"
+  );
+}
+
 /** The open session's pay page. `error` is shown after a declined attempt. */
 export function payPage(
   session: CheckoutSession,
   items: readonly LineItem[],
-  options: { error?: string; card?: string } = {},
+  options: { error?: string; card?: string; customerEmail?: string | null } = {},
 ): string {
   if (session.mode === "setup") return setupPage(session, options);
   const total = formatAmount(session.amount_total ?? 0, session.currency ?? "usd");
-  const email = session.customer_details?.email ?? session.customer_email ?? "";
+  const email = prefilledEmail(session, options.customerEmail);
   // Relative to /pay/<id>, so the page also works behind a proxy that mounts it elsewhere.
   const action = encodeURIComponent(session.id);
   return page(
@@ -89,7 +104,7 @@ ${lineItemRows(items)}
 </table>
 <form method="post" action="${escapeHtml(action)}">
 <label for="email">Email</label>
-<input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(email || "customer@example.com")}">
+<input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(email)}">
 <button id="pay" type="submit" name="outcome" value="succeed">Pay</button>
 <fieldset>
 <legend>Other test outcomes</legend>
@@ -107,8 +122,11 @@ ${session.cancel_url === null ? "" : `<p><a id="cancel" href="${escapeHtml(`${ac
  * picks Stripe's test-card behaviour for later charges (README, "Test cards"). `card` refills the
  * field after an error.
  */
-function setupPage(session: CheckoutSession, options: { error?: string; card?: string }): string {
-  const email = session.customer_details?.email ?? session.customer_email ?? "";
+function setupPage(
+  session: CheckoutSession,
+  options: { error?: string; card?: string; customerEmail?: string | null },
+): string {
+  const email = prefilledEmail(session, options.customerEmail);
   const action = encodeURIComponent(session.id);
   return page(
     "Save a card",
@@ -117,7 +135,7 @@ ${options.error === undefined ? "" : `<p id="error" role="alert">${escapeHtml(op
 <p>Nothing is charged now.</p>
 <form method="post" action="${escapeHtml(action)}">
 <label for="email">Email</label>
-<input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(email || "customer@example.com")}">
+<input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(email)}">
 <label for="card">Card number</label>
 <input id="card" name="card" type="text" inputmode="numeric" autocomplete="cc-number" required value="${escapeHtml(options.card ?? "4242 4242 4242 4242")}">
 <button id="pay" type="submit">Save card</button>

@@ -464,10 +464,17 @@ async function handlePayPage(
     // Leaving the page does not end the session (Stripe keeps it open until it expires).
     return redirect(res, session.cancel_url ?? `/pay/${encodeURIComponent(session.id)}`);
   }
+  // The Customer the session names fills the email field when the session gives none (pages.ts).
+  const customerEmail =
+    session.customer === null ? null : (ctx.store.customer(session.customer)?.email ?? null);
   if (method === "GET") {
     if (session.status !== "open")
       return sendHtml(res, 200, closedPage(session, failed(ctx, session)));
-    return sendHtml(res, 200, payPage(session, ctx.store.lineItems(session.id) ?? []));
+    return sendHtml(
+      res,
+      200,
+      payPage(session, ctx.store.lineItems(session.id) ?? [], { customerEmail }),
+    );
   }
   if (method !== "POST")
     return sendHtml(res, 405, messagePage("Method not allowed", "Use GET or POST."));
@@ -495,7 +502,11 @@ async function handlePayPage(
       return sendHtml(
         res,
         error.status,
-        payPage(session, [], { error: error.message, ...(card === undefined ? {} : { card }) }),
+        payPage(session, [], {
+          error: error.message,
+          customerEmail,
+          ...(card === undefined ? {} : { card }),
+        }),
       );
     }
     return redirect(res, session.success_url === null ? `/pay/${session.id}` : successUrl(session));
@@ -520,7 +531,11 @@ async function handlePayPage(
   const result = ctx.store.pay(session.id, options);
   if (result.outcome === "declined") {
     const items = ctx.store.lineItems(session.id) ?? [];
-    return sendHtml(res, 402, payPage(session, items, { error: "Your card was declined." }));
+    return sendHtml(
+      res,
+      402,
+      payPage(session, items, { error: "Your card was declined.", customerEmail }),
+    );
   }
   return redirect(res, session.success_url === null ? `/pay/${session.id}` : successUrl(session));
 }

@@ -32,6 +32,28 @@ async function apiRequest(method: string, path: string): Promise<Response> {
   });
 }
 
+describe("Checkout's pay page fills in the email as Stripe does", () => {
+  const emailOn = async (url: string | null) => {
+    const page = await (await fetch(url ?? "")).text();
+    return /<input id="email"[^>]*value="([^"]*)"/.exec(page)?.[1];
+  };
+
+  it("the session's customer_email, else its Customer's email, else a test address", async () => {
+    const given = await stand.stripe.checkout.sessions.create(
+      topUpParams({ customer_email: "grace@example.com" }),
+    );
+    expect(await emailOn(given.url)).toBe("grace@example.com");
+    const ada = await createAda();
+    const named = await stand.stripe.checkout.sessions.create(topUpParams({ customer: ada.id }));
+    expect(await emailOn(named.url)).toBe("ada@example.com");
+    const bare = await stand.stripe.customers.create({ name: "No email" });
+    const noEmail = await stand.stripe.checkout.sessions.create(topUpParams({ customer: bare.id }));
+    expect(await emailOn(noEmail.url)).toBe("customer@example.com");
+    const none = await stand.stripe.checkout.sessions.create(topUpParams());
+    expect(await emailOn(none.url)).toBe("customer@example.com");
+  });
+});
+
 describe("POST /v1/customers/:id", () => {
   it("sets the fields sent, merges metadata, and emits customer.updated with previous_attributes", async () => {
     const ada = await createAda();

@@ -209,7 +209,7 @@ describe("the example host app", () => {
 
   it("their usage appears under the org's billing, grouped by end user", async () => {
     const { page, close } = await signInOwner();
-    await expect.poll(() => usageByMember(page)).toContain(`${endUser} (end user)`);
+    await expect.poll(() => usageByMember(page)).toContain(`End user: ${endUser}`);
     await close();
   });
 

@@ -39,6 +39,10 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/** A refund's reason long enough to have been cut at 390 px (the outside probe's). */
+const REASON =
+  "Changed my mind, the size is wrong and I would like to return it for a refund to my card";
+
 describe("the shop's tools in its embed", () => {
   for (const [label, viewport] of [
     ["desktop", VIEWPORTS.desktop],
@@ -56,28 +60,67 @@ describe("the shop's tools in its embed", () => {
       const launcher = assistant.getByRole("button", { name: "Open assistant" });
       if (label === "phone") await launcher.tap();
       else await launcher.click();
-      await assistant.getByRole("dialog", { name: "Acme Shop" }).waitFor();
+      const dialog = assistant.getByRole("dialog", { name: "Acme Shop" });
+      await dialog.waitFor();
       const box = page.getByRole("textbox", { name: "Message" });
+
+      // The app's profile opens the chat as a member's chat opens with it: its welcome and its
+      // suggested prompts (examples/host-app/setup.mjs), and a suggestion sends itself.
+      await assistant.getByText("Hi! Ask me about your orders.").waitFor();
+      const suggestions = assistant.getByRole("list", { name: "Suggested prompts" });
+      await suggestions.getByRole("button", { name: "I'd like a refund for order 1002" }).waitFor();
+      const suggestion = suggestions.getByRole("button", { name: "Where is order 1001?" });
+      if (label === "phone") await suggestion.tap();
+      else await suggestion.click();
+      await assistant.getByText("Dev model reply to: Where is order 1001?").waitFor();
+      await assistant.getByRole("button", { name: "Send" }).waitFor();
 
       // A read: it runs at once, and the reply reads its result.
       await box.fill('Where is order 1001? [[tool:order_status {"orderId":"1001"}]]');
       await box.press("Enter");
       await assistant.getByText("Dev model got tool result from order_status").waitFor();
       await assistant.getByText(/Tool call\s*order_status/).waitFor();
+      // The turn is over (Send, not Stop): a message sent while a reply still streams is not sent.
+      await assistant.getByRole("button", { name: "Send" }).waitFor();
 
-      // A write: the card names the tool and shows its exact arguments; nothing ran yet.
+      // A write: the card names the tool and the source that will act, and shows its exact
+      // arguments; nothing ran yet. A long reason (the outside probe's card was cut at 390 px):
+      // every word of it is readable.
       await box.fill(
-        'It arrived broken, I want a refund. [[tool:request_refund {"orderId":"1001","reason":"Arrived broken"}]]',
+        `It arrived broken, I want a refund. [[tool:request_refund {"orderId":"1001","reason":"${REASON}"}]]`,
       );
       await box.press("Enter");
       const card = assistant.getByRole("group", {
-        name: "The assistant wants to run request_refund.",
+        name: "The assistant wants to run request_refund on Acme Shop orders.",
       });
       await card.waitFor();
       const shown = (await card.textContent()) ?? "";
       expect(shown).toContain('"orderId": "1001"');
-      expect(shown).toContain('"reason": "Arrived broken"');
+      expect(shown).toContain(`"reason": "${REASON}"`);
       expect(await sidewaysOverflow(page)).toBe(0);
+      // The card fits inside the panel (its right border inside the panel's), and nothing inside
+      // the panel scrolls sideways: not the chat, not the arguments' box.
+      const panelBox = await dialog.boundingBox();
+      const cardBox = await card.boundingBox();
+      if (!panelBox || !cardBox) throw new Error("no layout");
+      expect(cardBox.x + cardBox.width).toBeLessThanOrEqual(panelBox.x + panelBox.width);
+      expect(
+        await card.locator("legend").evaluate((e) => e.getBoundingClientRect().right),
+      ).toBeLessThanOrEqual(cardBox.x + cardBox.width);
+      expect(
+        await dialog.evaluate((panel) =>
+          [panel, ...panel.querySelectorAll("*")]
+            // Boxes that clip (overflow not visible) with more inside than they show; not the
+            // 1 px screen-reader-only labels, which clip on purpose.
+            .filter(
+              (e) =>
+                e.clientWidth > 1 &&
+                e.scrollWidth > e.clientWidth + 1 &&
+                getComputedStyle(e).overflowX !== "visible",
+            )
+            .map((e) => `${e.tagName}.${e.className}`),
+        ),
+      ).toEqual([]);
       expect(await axeProblems(page, `tools, approval card, ${label}`)).toEqual([]);
 
       const approve = card.getByRole("button", { name: "Approve" });
@@ -98,6 +141,12 @@ describe("the shop's tools in its embed", () => {
       await actions.getByText(/order_status \(Acme Shop orders\): done/).waitFor();
       expect(await sidewaysOverflow(page)).toBe(0);
       expect(await axeProblems(page, `tools, after the refund, ${label}`)).toEqual([]);
+      // New chat opens with the profile's welcome and suggestions again.
+      const newChat = dialog.getByRole("button", { name: "New chat" });
+      if (label === "phone") await newChat.tap();
+      else await newChat.click();
+      await assistant.getByText("Hi! Ask me about your orders.").waitFor();
+      await suggestions.getByRole("button", { name: "Where is order 1001?" }).waitFor();
       expect(opened.errors).toEqual([]);
       await opened.context.close();
     }, 120_000);

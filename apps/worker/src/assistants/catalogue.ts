@@ -47,10 +47,21 @@ const varsOf = (env: Env): CatalogueVars => ({
   MODEL_CATALOGUE: env.MODEL_CATALOGUE,
 });
 
+/**
+ * When this isolate's copy began to be read again (a stale copy is served meanwhile), and how
+ * many `forgetCatalogue` calls there have been (a read begun before one is not kept).
+ */
+let refreshingSince: number | null = null;
+let epoch = 0;
+/** A refresh that has not finished in this long is taken as lost (its request was cut). */
+const REFRESH_TIMEOUT_MS = 5_000;
+
 /** Forgets the operator's entries this isolate read: the operator's routes call it after a write. */
 export function forgetCatalogue(): void {
   stored = null;
   merged = null;
+  refreshingSince = null;
+  epoch++;
 }
 
 function mergeCatalogue(vars: CatalogueVars, rows: readonly StoredRow[]): Catalogue {
@@ -82,10 +93,24 @@ function mergeCatalogue(vars: CatalogueVars, rows: readonly StoredRow[]): Catalo
 /** The catalogue, from this isolate's copy while it is fresh. */
 export async function loadCatalogue(env: Env, now = Date.now()): Promise<Catalogue> {
   const vars = varsOf(env);
-  if (!stored || now - stored.at >= CATALOGUE_CACHE_MS) {
-    const { results } = await env.DB.prepare(
-      "SELECT id, entry, retired_at, updated_at FROM catalogue_models ORDER BY id",
-    ).all<StoredRow>();
+  const refreshing = refreshingSince !== null && now - refreshingSince < REFRESH_TIMEOUT_MS;
+  // A stale copy is read again by one caller while the others keep using it: every object of
+  // the isolate asks, and each read D1 itself (under the soak's 40 sessions, 24 reads of the same
+  // rows at one expiry; docs/2026-12-06-soak-memory.md). Only plain data is shared: a promise of
+  // another request's I/O may not be awaited in workerd. With no copy at all, each caller reads.
+  if (!stored || (now - stored.at >= CATALOGUE_CACHE_MS && !refreshing)) {
+    const began = epoch;
+    if (stored) refreshingSince = now;
+    let results: StoredRow[];
+    try {
+      ({ results } = await env.DB.prepare(
+        "SELECT id, entry, retired_at, updated_at FROM catalogue_models ORDER BY id",
+      ).all<StoredRow>());
+    } finally {
+      if (began === epoch) refreshingSince = null;
+    }
+    // Read before the operator's write forgot the copy: used for this call, not kept.
+    if (began !== epoch) return mergeCatalogue(vars, results);
     stored = { at: now, rows: results };
   }
   const key = JSON.stringify(vars);

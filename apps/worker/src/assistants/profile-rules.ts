@@ -1,4 +1,4 @@
-import { AppError, TEMPERATURE_RANGE, TOP_P_RANGE } from "@parley/shared";
+import { AppError, TEMPERATURE_RANGE, TOP_P_RANGE, toolNameCollision } from "@parley/shared";
 import { allowedModels, modelProblem } from "./allowed.ts";
 import type { Catalogue } from "./catalogue.ts";
 import type { ProfileContent } from "./profiles-db.ts";
@@ -12,7 +12,8 @@ const refuse = (field: string, message: string) =>
  * the model is in the catalogue, live and allowed for the org (a free-preview one when the profile
  * runs an onboarding preview); temperature and top-p within the model's ranges; the reply length
  * within the model's maximum; every tool known to the registry. Throws `invalid_request` naming
- * the field.
+ * the field; `conflict` (409, naming the field) for a source's tool the model could not be given
+ * under a name of its own (a built-in's, or another switched-on source tool's: no shadowing).
  */
 export async function checkProfileContent(
   db: D1Database,
@@ -57,6 +58,14 @@ export async function checkProfileContent(
     throw refuse(
       `tools.${unknown}`,
       `no tool named ${content.tools[unknown]} in this organization`,
+    );
+  }
+  const collision = toolNameCollision(content.tools);
+  if (collision) {
+    throw new AppError(
+      "conflict",
+      `tools.${collision.index}: ${collision.name} would reach the model as ${collision.modelName}, the name of ${collision.with}; switch one of them off`,
+      { field: `tools.${collision.index}` },
     );
   }
 }

@@ -1,4 +1,4 @@
-import { BUILT_IN_TOOLS, parseSourceToolRef } from "@parley/shared";
+import { BUILT_IN_TOOLS, modelToolName, parseSourceToolRef } from "@parley/shared";
 import { SEARCH_KNOWLEDGE, SEARCH_KNOWLEDGE_DESCRIPTION } from "../knowledge/tool.ts";
 
 /**
@@ -47,10 +47,15 @@ const TOOL_PHRASES = new Map<string, string>([
   [SEARCH_KNOWLEDGE, SEARCH_KNOWLEDGE_DESCRIPTION],
 ]);
 
-/** A tool source's tool (`source:<id>:<name>`) in words: it acts in the organization's product. */
+/**
+ * A tool source's tool (`source:<id>:<name>`) in words, under the name the model calls it by
+ * (tools/turn-tools.ts gives it the same): it acts in the organization's product.
+ */
 function sourcePhrase(name: string): string {
   const ref = parseSourceToolRef(name);
-  return ref ? `${ref.toolName} (acts in the organization's product for this person)` : name;
+  return ref
+    ? `${modelToolName(ref.toolName)} (acts in the organization's product for this person)`
+    : name;
 }
 
 function persona(input: SystemPromptInput): string[] {

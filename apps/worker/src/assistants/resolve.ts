@@ -1,5 +1,5 @@
 import type { StepPrices } from "@parley/billing";
-import { parseSourceToolRef } from "@parley/shared";
+import { type ChatOpening, parseSourceToolRef, withoutNameCollisions } from "@parley/shared";
 import { agentSettings } from "../env.ts";
 import { allowedFrom, modelProblem } from "./allowed.ts";
 import { loadCatalogue, stepPricesFor } from "./catalogue.ts";
@@ -189,10 +189,13 @@ export function turnTools(input: {
 }): string[] {
   const none = input.audience === "preview" || input.model?.capabilities.tools === false;
   if (none) return [];
+  // A profile saved before tool names were checked may name two tools the model would see under
+  // one name: the first keeps it (profile-rules.ts refuses such a profile now).
+  const tools = withoutNameCollisions(input.tools);
   if (input.callerKind === "end_user") {
-    return input.tools.filter((t) => END_USER_TOOLS.has(t) || isSourceTool(t));
+    return tools.filter((t) => END_USER_TOOLS.has(t) || isSourceTool(t));
   }
-  return [...input.tools];
+  return tools;
 }
 
 const isSourceTool = (name: string) => parseSourceToolRef(name) !== null;
@@ -301,6 +304,25 @@ const missing = (): Resolution =>
 export async function resolveTurn(env: Env, ctx: TurnContext): Promise<Resolution> {
   const pointer = await readPointer(env.DB, ctx);
   return pointer ? fromPointer(env, ctx, pointer) : missing();
+}
+
+/**
+ * How an empty chat opens (the welcome and suggested prompts) for the profile a turn in this
+ * context would run: the same choice as `resolveTurn` (for an end user their app's profile, else
+ * the project's default), read the same way, and only those two fields of it: the embed shows
+ * them to people who must never see the instructions or the model. Without a profile: null and
+ * none (Parley's own words). Null for a project the org does not hold (or no longer).
+ */
+export async function resolveOpening(
+  env: Env,
+  ctx: Pick<TurnContext, "orgId" | "projectId" | "callerKind" | "appId">,
+): Promise<ChatOpening | null> {
+  const pointer = await readPointer(env.DB, { ...ctx, sessionId: null, audience: "assistant" });
+  if (!pointer) return null;
+  const content = pointer.profile
+    ? await profileContent(env.DB, pointer.profile.id, pointer.profile.version)
+    : null;
+  return { welcome: content?.welcome ?? null, suggestions: content?.suggestions ?? [] };
 }
 
 /**

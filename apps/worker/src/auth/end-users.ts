@@ -1,4 +1,10 @@
-import { AppError, type EmbedToken, externalIdProblem, newId } from "@parley/shared";
+import {
+  AppError,
+  type EmbedToken,
+  externalIdProblem,
+  newId,
+  tenantExternalIdProblem,
+} from "@parley/shared";
 import type { AppRecord } from "../db/apps.ts";
 import { config } from "../env.ts";
 import {
@@ -14,8 +20,13 @@ import {
  */
 
 export interface EndUserClaims {
-  /** The tenant's own id for the user: an external id (`externalIdProblem`) or a 400. */
+  /**
+   * The tenant's own id for the user: an external id a tenant may give (`tenantExternalIdProblem`:
+   * none of Parley's reserved prefixes) or a 400. Parley's own (`parley: true`) is the preview's.
+   */
   sub: unknown;
+  /** The id is Parley's own (the preview's, `previewExternalId`), never a tenant's. */
+  parley?: boolean;
   /** A display name; null or absent keeps the one stored. */
   name?: string | null;
   /** When the tenant's proof ends (ms): the token issued ends no later. Absent: the full 15 min. */
@@ -38,8 +49,9 @@ export async function mintEndUserToken(
 ): Promise<EmbedToken> {
   const { sub } = claims;
   // The one rule for external ids (packages/shared external-ids.ts): what is stored here, the
-  // erasure can name (docs/2026-12-06-end-user-ids.md).
-  const problem = externalIdProblem(sub);
+  // erasure can name (docs/2026-12-06-end-user-ids.md). A tenant's id may not take Parley's
+  // reserved namespace (the preview's end users): the probe of 2026-12-06, finding 3.
+  const problem = claims.parley === true ? externalIdProblem(sub) : tenantExternalIdProblem(sub);
   if (problem !== null || typeof sub !== "string") {
     throw new AppError("invalid_request", `sub: ${problem}`, { field: "sub" });
   }

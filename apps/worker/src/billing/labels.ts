@@ -24,8 +24,10 @@ const isPseudonym = (id: string) => id.startsWith("anon_");
  * Names for the ids of one page of billing data, from D1 in one query whatever the page's size
  * (the ids travel as JSON arrays, not one bound parameter each: D1 caps those at 100). Projects
  * and sessions are looked up in `orgId` only; members by id, as only this org's usage names them.
- * An end user of one of the org's apps (`eu_...`, in the member column) reads as their name, or
- * the tenant's id for them, marked "(end user)": usage groups by end user as by member.
+ * An end user of one of the org's apps (`eu_...`, in the member column) reads as "End user: " and
+ * their name, or the tenant's id for them: usage groups by end user as by member. The mark comes
+ * first: a tenant's id can be any text, a member's `usr_...` id or a member's name included, and
+ * "usr_... (end user)" read as a member (the security probe of 2026-12-06, finding 4).
  */
 export async function resolveLabels(
   db: D1Database,
@@ -41,7 +43,7 @@ export async function resolveLabels(
       .prepare(
         `SELECT 'member' AS kind, id, COALESCE(NULLIF(name, ''), email) AS label FROM users
            WHERE id IN (SELECT value FROM json_each(?1))
-         UNION ALL SELECT 'member', id, COALESCE(NULLIF(name, ''), external_id) || ' (end user)'
+         UNION ALL SELECT 'member', id, 'End user: ' || COALESCE(NULLIF(name, ''), external_id)
            FROM end_users WHERE org_id = ?4 AND id IN (SELECT value FROM json_each(?1))
          UNION ALL SELECT 'project', id, name FROM projects
            WHERE org_id = ?4 AND id IN (SELECT value FROM json_each(?2))

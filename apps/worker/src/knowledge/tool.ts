@@ -1,4 +1,4 @@
-import type { Citation, KnowledgeHit } from "@parley/shared";
+import { type Citation, type KnowledgeHit, SEARCH_KNOWLEDGE_TOOL } from "@parley/shared";
 import { tool, zodSchema } from "ai";
 import { z } from "zod";
 import { knowledgeBase } from "./ingest.ts";
@@ -14,7 +14,7 @@ import { knowledgeBase } from "./ingest.ts";
  */
 
 /** The tool's name, as profiles switch it on (assistants/tools.ts registers it). */
-export const SEARCH_KNOWLEDGE = "search_knowledge";
+export const SEARCH_KNOWLEDGE = SEARCH_KNOWLEDGE_TOOL;
 export const SEARCH_KNOWLEDGE_DESCRIPTION =
   "Search the project's documents (its knowledge) and answer from the passages found, citing them";
 /** Passages a search returns by default, and at most. */

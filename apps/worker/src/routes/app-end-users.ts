@@ -137,6 +137,7 @@ export const appEndUsers = new Hono<AppEnv>()
       return c.json(
         await mintEndUserToken(c.env, app, {
           sub: previewExternalId(userId),
+          parley: true,
           name: `${user?.name ?? "Member"} (preview)`,
         }),
         201,

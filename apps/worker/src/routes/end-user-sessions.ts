@@ -1,6 +1,8 @@
 import {
   AppError,
+  type ChatOpening,
   type ConnectTicket,
+  chatOpeningSchema,
   createEndUserSessionSchema,
   type EmbedMe,
   embedMeSchema,
@@ -16,6 +18,7 @@ import {
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { describeRoute } from "hono-openapi";
+import { resolveOpening } from "../assistants/resolve.ts";
 import { notFound } from "../auth/access.ts";
 import { issueConnectTicket } from "../auth/connect-tickets.ts";
 import { type EndUserPrincipal, endUserSessionAccess } from "../auth/end-user-access.ts";
@@ -138,6 +141,44 @@ export const endUserSessions = new Hono<EndUserEnv>()
           projects: (projects?.results ?? []) as { id: string; name: string }[],
         },
       } satisfies EmbedMe);
+    },
+  )
+
+  /**
+   * How a new chat in one of the app's projects opens: the welcome and suggested prompts of the
+   * profile the end user's chats there run (the app's, else the project's default; the resolver's
+   * own choice), and nothing else of the profile. A project the app does not list, another org's
+   * included, is 404 like a missing one.
+   */
+  .get(
+    "/projects/:projectId/opening",
+    describeRoute({
+      tags: ["Embed"],
+      summary: "How a new chat opens: the welcome and suggested prompts",
+      security: security.endUser,
+      responses: { 200: json(chatOpeningSchema), ...errors(401, 404) },
+    }),
+    requireEndUser,
+    async (c) => {
+      const who = c.get("endUser");
+      const projectId = c.req.param("projectId");
+      const listed = await c.env.DB.prepare(
+        `SELECT 1 AS listed FROM app_projects ap
+         JOIN projects p ON p.id = ap.project_id AND p.deleted_at IS NULL AND p.org_id = ?3
+         WHERE ap.app_id = ?1 AND ap.project_id = ?2`,
+      )
+        .bind(who.appId, projectId, who.orgId)
+        .first<{ listed: number }>();
+      const opening = listed
+        ? await resolveOpening(c.env, {
+            orgId: who.orgId,
+            projectId,
+            callerKind: "end_user",
+            appId: who.appId,
+          })
+        : null;
+      if (!opening) throw notFound("Project");
+      return c.json(opening satisfies ChatOpening);
     },
   )
 

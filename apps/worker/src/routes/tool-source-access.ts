@@ -17,6 +17,28 @@ export const refuseUrl = (url: string, env: Env) => {
   }
 };
 
+/**
+ * A sealed credential is bound to the origin it was entered for: a change of the source's URL to
+ * another origin (scheme, host or port) must say in the same request what the new host gets, a
+ * new `credential` or `credential: null`. Otherwise `invalid_request` on `credential`, before
+ * anything changes: an admin who never saw the credential (the owner set it) cannot point the
+ * source at a host of their choosing and have Parley send it there. A new path on the same origin
+ * keeps it (the same server).
+ */
+export function refuseCredentialCarry(
+  row: { url: string; credential_sealed: string | null },
+  input: { url?: string | undefined; credential?: unknown },
+): void {
+  if (input.url === undefined || input.credential !== undefined) return;
+  if (row.credential_sealed === null) return;
+  if (new URL(input.url).origin === new URL(row.url).origin) return;
+  throw new AppError(
+    "invalid_request",
+    "credential: the credential must be entered again for a new host (send credential, or credential: null to remove it, with the new url)",
+    { field: "credential" },
+  );
+}
+
 /** The source and the caller's role in its org; another org's source is 404. */
 export async function sourceAccess(db: D1Database, userId: string, id: string) {
   const row = await sourceById(db, id);

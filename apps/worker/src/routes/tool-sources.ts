@@ -27,7 +27,13 @@ import {
   sourceRef,
   storedActions,
 } from "../tools/sources-db.ts";
-import { refuseUrl, reread, shown, sourceAccess } from "./tool-source-access.ts";
+import {
+  refuseCredentialCarry,
+  refuseUrl,
+  reread,
+  shown,
+  sourceAccess,
+} from "./tool-source-access.ts";
 
 /**
  * An org's tool sources (docs/2026-12-06-tools.md): remote MCP servers and HTTP actions. Every
@@ -203,6 +209,7 @@ export const toolSources = new Hono<AppEnv>()
         });
       }
       if (input.url !== undefined) refuseUrl(input.url, c.env);
+      refuseCredentialCarry(row, input);
       // Switching a source off or on moves its version too: calls made under the older one
       // (a turn built before the switch) are refused by its client object.
       const connection =

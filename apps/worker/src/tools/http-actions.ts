@@ -9,9 +9,12 @@ const isPrimitive = (value: unknown): value is string | number | boolean =>
 
 /**
  * The request an HTTP action makes: its path on the source's URL with each `{name}` filled from
- * the arguments (one encoded path segment each: a value cannot add segments or leave the path),
- * the other arguments in the query of a GET or DELETE and as the JSON body otherwise. The URL is on
- * the source's origin whatever the arguments are (checked again here).
+ * the arguments (one encoded path segment each: a value cannot add segments; `.` and `..`, which
+ * `encodeURIComponent` leaves as they are, are refused), the other arguments in the query of a
+ * GET or DELETE and as the JSON body otherwise. The final URL, as `new URL` normalized it, must
+ * be on the source's origin and under its base path whatever the path and the arguments are
+ * (a stored path from before the path rule refused `%2e`, or anything the rule missed): else a
+ * tool error, and no request is sent.
  */
 export function actionRequest(
   sourceUrl: string,
@@ -25,10 +28,18 @@ export function actionRequest(
     if (!isPrimitive(value) || String(value) === "") {
       throw new ToolCallError("invalid_arguments", `The argument ${name} is needed in the path`);
     }
+    const text = String(value);
+    if (text === "." || text === "..") {
+      throw new ToolCallError("invalid_arguments", `The argument ${name} cannot be . or ..`);
+    }
     delete rest[name];
-    return encodeURIComponent(String(value));
+    return encodeURIComponent(text);
   });
-  const url = new URL(`${base.pathname.replace(/\/+$/, "")}${path}`, base.origin);
+  const basePath = base.pathname.replace(/\/+$/, "");
+  const url = new URL(`${basePath}${path}`, base.origin);
+  if (url.origin !== base.origin || !url.pathname.startsWith(`${basePath}/`)) {
+    throw new ToolCallError("url_refused", "The action's URL leaves the source's URL");
+  }
   let body: string | null = null;
   if (action.method === "GET" || action.method === "DELETE") {
     for (const [key, value] of Object.entries(rest)) {

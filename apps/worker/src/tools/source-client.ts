@@ -8,7 +8,7 @@ import { asToolCallError, isToolCallError, ToolCallError } from "./call-error.ts
 import { openCredential } from "./credential.ts";
 import { deadline, guardedFetch, type WireCount } from "./guarded-fetch.ts";
 import { callHttpAction } from "./http-actions.ts";
-import { type ListedTool, mcpError } from "./mcp-tools.ts";
+import { connectError, type ListedTool, mcpError } from "./mcp-tools.ts";
 import { toolSettings } from "./settings.ts";
 import { SourceListener } from "./source-listener.ts";
 import { recordHealth } from "./sources-db.ts";
@@ -285,13 +285,20 @@ export class ToolSourceClient extends DurableObject<Env> {
     const connecting = (async () => {
       await this.#dropConnection();
       // Not `registerServer`: nothing is persisted, a woken object connects again when asked.
-      await this.mcp.connect(source.url, {
-        reconnect: { id: ToolSourceClient.SERVER },
-        transport: {
-          type: "streamable-http",
-          fetch: (input: string | URL | Request, init?: RequestInit) => this.#fetch(input, init),
-        } as never,
-      });
+      await this.mcp
+        .connect(source.url, {
+          reconnect: { id: ToolSourceClient.SERVER },
+          transport: {
+            type: "streamable-http",
+            fetch: (input: string | URL | Request, init?: RequestInit) => this.#fetch(input, init),
+          } as never,
+        })
+        .catch((error: unknown) => {
+          throw connectError(
+            error,
+            this.mcp.mcpConnections[ToolSourceClient.SERVER]?.connectionState,
+          );
+        });
       const connection = this.mcp.mcpConnections[ToolSourceClient.SERVER];
       if (connection?.connectionState !== "ready") {
         throw new ToolCallError(

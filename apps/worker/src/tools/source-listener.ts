@@ -1,7 +1,7 @@
 import type { MCPClientManager } from "agents/mcp/client";
 import { asToolCallError, type ToolCallError } from "./call-error.ts";
 import { deadline, guardedFetch } from "./guarded-fetch.ts";
-import { mcpError, toListedTools } from "./mcp-tools.ts";
+import { connectError, mcpError, toListedTools } from "./mcp-tools.ts";
 import { toolSettings } from "./settings.ts";
 import type { ListOutcome, SourceRef } from "./source-client.ts";
 import { recordListing, sourceById, sourceRef } from "./sources-db.ts";
@@ -327,7 +327,11 @@ export class SourceListener {
       if (gen === this.#gen) this.#live = live;
       return { ok: true, ...listed };
     } catch (caught) {
-      const error = failure ?? asToolCallError(mcpError(caught));
+      const error =
+        failure ??
+        asToolCallError(
+          connectError(caught, this.host.mcp.mcpConnections[LISTENER]?.connectionState),
+        );
       await this.#close();
       return { ok: false, code: error.code, message: error.message };
     }

@@ -1,5 +1,7 @@
 import {
   type HttpAction,
+  isReservedToolName,
+  MAX_SOURCE_TOOLS,
   type SourceTool,
   sourceToolRef,
   type ToolAccess,
@@ -21,10 +23,18 @@ export interface StoredTool {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  /** MCP: the server's readOnlyHint. */
+  /** MCP: the server's readOnlyHint at the last listing. */
   readOnly?: boolean;
-  /** HTTP: as written. */
+  /**
+   * HTTP: as written. MCP: what Parley accepted from the server's hints (`writeListedTools`):
+   * read only when the first listing said so and no listing since said otherwise.
+   */
   access?: ToolAccess;
+  /**
+   * MCP: a tool the server no longer lists, kept (hidden) only so its accepted access is
+   * remembered: a server cannot drop a write tool and list it again as read to shed approvals.
+   */
+  gone?: true;
   method?: HttpAction["method"];
   path?: string;
   usable: boolean;
@@ -60,24 +70,37 @@ export const SOURCE_COLUMNS = `id, org_id, kind, name, description, url, price_m
   consecutive_failures, last_error, last_error_at, last_success_at, created_by, created_at,
   updated_at`;
 
-/** A source's tools, each with whether it reads or writes (write unless marked read). */
+/** What the server's hint says of an MCP tool now. */
+const hinted = (tool: StoredTool): ToolAccess => (tool.readOnly === true ? "read" : "write");
+
+/** What Parley accepted of an MCP tool's hints (a tool stored before `access` was kept: its hint). */
+const accepted = (tool: StoredTool): ToolAccess => tool.access ?? hinted(tool);
+
+/**
+ * A source's tools, each with whether it reads or writes (write unless marked read). For an MCP
+ * tool: an owner's or admin's mark, else what Parley accepted of the server's hints, which a
+ * later listing can make stricter but never looser (`writeListedTools`); `serverAccess` is what
+ * the server says now, so a difference can be shown.
+ */
 export function toolsOf(row: Pick<SourceRow, "id" | "kind" | "tools" | "access_overrides">) {
   const overrides = JSON.parse(row.access_overrides) as Record<string, ToolAccess>;
-  return (JSON.parse(row.tools) as StoredTool[]).map(
-    (tool): SourceTool => ({
-      name: tool.name,
-      ref: sourceToolRef(row.id, tool.name),
-      description: tool.description,
-      access:
-        row.kind === "http"
-          ? (tool.access ?? "write")
-          : (overrides[tool.name] ?? (tool.readOnly === true ? "read" : "write")),
-      inputSchema: tool.inputSchema,
-      method: tool.method ?? null,
-      path: tool.path ?? null,
-      usable: tool.usable,
-    }),
-  );
+  return (JSON.parse(row.tools) as StoredTool[])
+    .filter((tool) => tool.gone !== true)
+    .map(
+      (tool): SourceTool => ({
+        name: tool.name,
+        ref: sourceToolRef(row.id, tool.name),
+        description: tool.description,
+        access:
+          row.kind === "http" ? (tool.access ?? "write") : (overrides[tool.name] ?? accepted(tool)),
+        serverAccess: row.kind === "http" ? null : hinted(tool),
+        inputSchema: tool.inputSchema,
+        method: tool.method ?? null,
+        path: tool.path ?? null,
+        // A tool listed before built-in names were reserved is unusable too.
+        usable: tool.usable && !isReservedToolName(tool.name),
+      }),
+    );
 }
 
 /** What a call needs of its source (never its tools' list). */
@@ -206,7 +229,17 @@ export async function recordHealth(
     .run();
 }
 
-/** An MCP source's tools as just listed (registration, refresh, the server's list_changed). */
+/**
+ * An MCP source's tools as just listed: THE one place a listing is recorded (registration, the
+ * refresh route, the source's client object on the server's `list_changed`, any path to come).
+ * The server's hints may make a tool stricter at once but never looser: a tool Parley held as
+ * write stays write when the server now says `readOnlyHint: true` (an owner or admin may mark it
+ * read: `access` on the source); a tool hinted read that loses the hint becomes write. A tool
+ * seen for the first time is read only when hinted so. Tools the server stopped listing are
+ * remembered (hidden, at most `MAX_SOURCE_TOOLS`) with what was accepted, so dropping a write
+ * tool and listing it again as read does not shed its approvals. Written as a compare-and-swap
+ * on the stored list, so two listings at once cannot lose one's accepted access.
+ */
 export async function writeListedTools(
   db: D1Database,
   id: string,
@@ -214,19 +247,49 @@ export async function writeListedTools(
   _truncated: boolean,
   now = Date.now(),
 ): Promise<void> {
-  const stored: StoredTool[] = tools.map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-    readOnly: tool.readOnly,
-    usable: tool.usable,
-  }));
-  await db
-    .prepare(
-      "UPDATE tool_sources SET tools = ?, tools_listed_at = ?, updated_at = ? WHERE id = ? AND kind = 'mcp'",
-    )
-    .bind(JSON.stringify(stored), now, now, id)
-    .run();
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const current = await db
+      .prepare("SELECT tools FROM tool_sources WHERE id = ? AND kind = 'mcp'")
+      .bind(id)
+      .first<{ tools: string }>();
+    if (!current) return;
+    const known = new Map(
+      (JSON.parse(current.tools) as StoredTool[]).map((tool) => [tool.name, tool]),
+    );
+    const stored: StoredTool[] = tools.map((tool) => {
+      const before = known.get(tool.name);
+      const hint: ToolAccess = tool.readOnly ? "read" : "write";
+      return {
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        readOnly: tool.readOnly,
+        access: before && accepted(before) === "write" ? "write" : hint,
+        usable: tool.usable,
+      };
+    });
+    const listed = new Set(tools.map((tool) => tool.name));
+    const remembered: StoredTool[] = [...known.values()]
+      .filter((tool) => !listed.has(tool.name))
+      .slice(0, MAX_SOURCE_TOOLS)
+      .map((tool) => ({
+        name: tool.name,
+        description: "",
+        inputSchema: {},
+        access: accepted(tool),
+        usable: false,
+        gone: true,
+      }));
+    const written = await db
+      .prepare(
+        `UPDATE tool_sources SET tools = ?, tools_listed_at = ?, updated_at = ?
+         WHERE id = ? AND kind = 'mcp' AND tools = ?`,
+      )
+      .bind(JSON.stringify([...stored, ...remembered]), now, now, id, current.tools)
+      .run();
+    if (written.meta.changes === 1) return;
+  }
+  throw new Error("The source's tools changed under five listings in a row");
 }
 
 /**

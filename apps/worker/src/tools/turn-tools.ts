@@ -1,5 +1,11 @@
 import type { EndUserLimits } from "@parley/billing";
-import { BUILT_IN_TOOLS, newId, parseSourceToolRef, type SourceTool } from "@parley/shared";
+import {
+  modelToolName,
+  newId,
+  parseSourceToolRef,
+  RESERVED_TOOL_NAMES,
+  type SourceTool,
+} from "@parley/shared";
 import { jsonSchema, type ToolSet, tool } from "ai";
 import { z } from "zod";
 import { ToolCallError } from "./call-error.ts";
@@ -37,12 +43,6 @@ export interface SourceToolsInput {
   endUserLimits?: EndUserLimits;
 }
 
-/** Model-facing names already taken (the built-in tools'). */
-const BUILT_IN_NAMES = new Set<string>(BUILT_IN_TOOLS.map((t) => t.name));
-
-/** A name the model can call: `[A-Za-z0-9_-]`, at most 64 characters. */
-const modelName = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
-
 /**
  * The turn's tools from the org's tool sources: the ones its profile switched on
  * (`source:<sourceId>:<toolName>`), built as AI SDK tools. THE function the chat agents plug in
@@ -77,14 +77,16 @@ export async function sourceTools(env: Env, input: SourceToolsInput): Promise<To
   const byId = new Map(rows.map((row) => [row.id, row]));
   const settings = toolSettings(env);
   const turn = { calls: 0 };
-  const taken = new Set(BUILT_IN_NAMES);
+  // Built-in names are reserved, and a name two source tools would share goes to the first (the
+  // resolver already left such a profile's later one out; profiles saved now cannot name it):
+  // no tool ever runs under another's name, and the prompt names what the model is given.
+  const taken = new Set(RESERVED_TOOL_NAMES);
   const tools: ToolSet = {};
   for (const ref of refs) {
     const row = byId.get(ref.sourceId);
     const found = row ? toolsOf(row).find((t) => t.name === ref.toolName && t.usable) : undefined;
     if (!row || !found) continue;
-    let key = modelName(found.name);
-    if (taken.has(key)) key = modelName(`${found.name}_${row.id.slice(-6)}`);
+    const key = modelToolName(found.name);
     if (taken.has(key)) continue;
     taken.add(key);
     tools[key] = buildTool(env, input, { row, found, subject, settings, turn });
@@ -141,6 +143,12 @@ function buildTool(
   return tool({
     description: `${found.description}\n(From ${row.name}${write ? "; the person is asked to approve each call" : ""}.)`,
     inputSchema: inputSchemaOf(found.inputSchema),
+    // Neither is sent to the model. The AI SDK puts `metadata` on the call's stream parts
+    // (`toolMetadata`), so the approval card names the source that will act, not only the tool;
+    // the agents SDK (0.32) stores `title` on the transcript's part but drops `toolMetadata`, so
+    // the title says it too, for the stored transcript and a card rebuilt from it after a reload.
+    metadata: { source: row.name, sourceId: row.id },
+    title: `${modelToolName(found.name)} on ${row.name}`,
     ...(write ? { needsApproval: true } : {}),
     execute: async (args: Record<string, unknown>, options) => {
       if (turn.calls >= settings.callsPerTurn) {

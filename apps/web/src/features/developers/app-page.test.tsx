@@ -17,7 +17,7 @@ beforeEach(() => {
       {
         ...END_USER,
         id: "eu_2",
-        externalId: "parley-preview:usr_1",
+        externalId: "parley:preview:usr_1",
         name: "Owner (preview)",
         usage: { requests: 0, priceMicros: 0 },
       },
@@ -61,7 +61,7 @@ describe("the live preview", () => {
     const preview = vi.spyOn(developersApi, "previewToken").mockResolvedValue({
       accessToken: "eu.token",
       expiresIn: 900,
-      endUser: { id: "eu_9", externalId: "parley-preview:usr_1" },
+      endUser: { id: "eu_9", externalId: "parley:preview:usr_1" },
     });
     await renderInApp(<AppPreview app={APP} parleyUrl="https://parley.example" />);
     expect(document.querySelector("parley-assistant")).toBeNull();

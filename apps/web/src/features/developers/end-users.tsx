@@ -17,7 +17,8 @@ import { developersApi, devKeys } from "./developers-api.ts";
 
 const when = new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short" });
 
-const PREVIEW = "parley-preview:";
+// Parley's own preview end users: `parley:preview:` since 2026-12-06, `parley-preview:` before.
+const PREVIEW = ["parley:preview:", "parley-preview:"];
 
 /** Who an end user is, in the words the org knows them by. */
 const who = (endUser: EndUserWithUsage) => endUser.name ?? endUser.externalId;
@@ -90,7 +91,7 @@ export function EndUsers({ appId }: { appId: string }) {
                       <span className="grid min-w-0">
                         <span className="font-medium">
                           {who(endUser)}{" "}
-                          {endUser.externalId.startsWith(PREVIEW) ? (
+                          {PREVIEW.some((p) => endUser.externalId.startsWith(p)) ? (
                             <Badge tone="info">preview</Badge>
                           ) : null}
                         </span>

@@ -88,6 +88,13 @@ export function SourceCard({ source, canManage }: { source: ToolSource; canManag
           <span className="grid gap-1">
             <span className="break-all font-mono text-xs">{source.url}</span>
             {source.description ? <span>{source.description}</span> : null}
+            {/* What the tenant's server must pin (docs/2026-12-06-tools.md, "Verifying the org"):
+                any org can register this URL, only `org` says whose user `sub` is. */}
+            <span className="text-xs">
+              Verify on your server: <code>aud</code> {source.url}, <code>org</code>{" "}
+              <span className="font-mono">{source.orgId}</span>, <code>kind</code> end_user for a
+              user's own data
+            </span>
           </span>
         }
         actions={

@@ -26,6 +26,7 @@ function httpSource(overrides: Partial<ToolSource> = {}): ToolSource {
     ref: `source:${ID}:${name}`,
     description: `The ${name} action`,
     access,
+    serverAccess: null,
     inputSchema: { type: "object", properties: { orderId: { type: "string" } } },
     method,
     path,

@@ -22,6 +22,7 @@ function shopSource(overrides: Partial<ToolSource> = {}): ToolSource {
     ref: ref(name),
     description,
     access,
+    serverAccess: access,
     inputSchema: { type: "object", properties: {} },
     method: null,
     path: null,
