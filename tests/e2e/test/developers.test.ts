@@ -199,9 +199,9 @@ describe("the developers' area", () => {
         .toBe("2");
       await screenIsClean(page, `app page, ${viewport.width} px`);
       if (viewport === VIEWPORTS.phone) {
-        // The preview's end user (a long `parley-preview:` id) is listed too: still nothing sideways.
+        // The preview's end user (a long `parley:preview:` id) is listed too: still nothing sideways.
         await page
-          .getByText(/^parley-preview:/)
+          .getByText(/^parley:preview:/)
           .first()
           .waitFor();
         await screenIsClean(page, "app page with the preview's end user, 390 px");
