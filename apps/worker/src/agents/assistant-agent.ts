@@ -3,6 +3,7 @@ import { AppError } from "@parley/shared";
 import { convertToModelMessages, type ToolSet } from "ai";
 import { type ResolvedTurn, TurnResolver } from "../assistants/resolve.ts";
 import type { ProjectRow } from "../auth/access.ts";
+import { type BatchedRead, bothReads } from "../db/batched-read.ts";
 import { agentSettings } from "../env.ts";
 import { RETRIEVAL_PROMPT_TOKENS, TurnKnowledge } from "../knowledge/turn-knowledge.ts";
 import {
@@ -46,6 +47,8 @@ const BUSY_STALE_MS = 10 * 60 * 1000;
 
 /** How often a busy session's last activity is written to D1. */
 const ACTIVITY_WRITE_MS = 60_000;
+/** When it was last written (`parley_counters`, survives hibernation). */
+const ACTIVITY_COUNTER = "activity_written_at";
 
 /**
  * One assistant session (name = session id), owned by the member who opened it, spending the org's
@@ -74,11 +77,11 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
    * The caller's access, and what their turns resolve to (the profile version, the model), read
    * again now: at connect and at every push, off any turn's path, so the next turn reads no D1.
    */
-  protected async checkAccess(caller: AgentCaller): Promise<void> {
-    await Promise.all([
-      this.#access.read(caller),
-      this.#resolver.refresh(turnContext(caller, "assistant")),
-    ]);
+  protected accessCheck(caller: AgentCaller): BatchedRead<void> {
+    return bothReads(
+      this.#access.reading(caller),
+      this.#resolver.refreshing(turnContext(caller, "assistant")),
+    );
   }
 
   /** The caller's access as the turn needs it, kept between turns (session-access.ts). */
@@ -86,11 +89,13 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     db: this.env.DB,
     sessionId: () => this.name,
     cacheMs: agentSettings(this.env).authzCacheMs,
+    kept: this.kept,
   });
 
   /** What this session's turns run with, kept between turns (assistants/resolve.ts). */
   readonly #resolver = new TurnResolver(this.env, {
     maxAgeMs: agentSettings(this.env).authzCacheMs,
+    kept: this.kept,
   });
 
   /**
@@ -285,22 +290,28 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     this.#busySince = null;
     const title = sessionTitle(this.messages);
     // Written once a minute at most: the sessions list orders by it, a turn a second need not.
+    // When it was last written is kept in the object's SQLite: a session woken from hibernation
+    // (at a person's pace, nearly every turn) does not write again within the minute.
     const now = Date.now();
-    if (this.#activityWrittenAt !== null && now - this.#activityWrittenAt < ACTIVITY_WRITE_MS)
-      return;
-    this.#activityWrittenAt = now;
+    this.#activityWrittenAt ??= this.counter(ACTIVITY_COUNTER);
+    const last = this.#activityWrittenAt;
+    if (last > 0 && now >= last && now - last < ACTIVITY_WRITE_MS) return;
+    this.#wroteActivity(now);
     await this.env.DB.prepare(
       "UPDATE sessions SET updated_at = ?, title = COALESCE(title, ?) WHERE id = ?",
     )
       .bind(now, title, this.name)
       .run()
-      .catch(() => {
-        this.#activityWrittenAt = null;
-      });
+      .catch(() => this.#wroteActivity(0));
   }
 
-  /** When the session's last activity was last written to D1 (in memory: a reset writes again). */
-  #activityWrittenAt: number | null = null;
+  /** When the session's last activity was last written to D1 (0: never); loaded when first used. */
+  #activityWrittenAt: number | undefined;
+
+  #wroteActivity(at: number): void {
+    this.#activityWrittenAt = at;
+    this.setCounter(ACTIVITY_COUNTER, at);
+  }
 
   override async onChatMessage(
     _onFinish: unknown,

@@ -1,6 +1,7 @@
 import { AppError, isAppError } from "@parley/shared";
 import type { Connection, ConnectionContext, WSMessage } from "agents";
 import type { UIMessage } from "ai";
+import type { BatchedRead } from "../db/batched-read.ts";
 import { agentSettings } from "../env.ts";
 import { type AgentCaller, readCaller } from "./caller.ts";
 import {
@@ -62,7 +63,7 @@ export abstract class ParleyChatAgent<Turn> extends MeteredChatAgent {
       },
       connections: () => this.getConnections(),
       callerOf: (connection) => this.callerOf(connection),
-      checkAccess: (caller) => this.checkAccess(caller),
+      accessCheck: (caller) => this.accessCheck(caller),
       abortTurnsOf: (userId) => this.#abortTurnsOf(userId),
       forgetAccess: () => this.forgetAccess(),
     });
@@ -125,10 +126,11 @@ export abstract class ParleyChatAgent<Turn> extends MeteredChatAgent {
   protected abstract ownsCaller(caller: AgentCaller): boolean;
 
   /**
-   * Checks in D1 that the caller may still use this object (membership, ownership, not deleted),
-   * throwing an `AppError` when not. Asked when a revocation names the caller's sockets.
+   * The D1 check that the caller may still use this object (membership, ownership, not deleted):
+   * its `read` throws an `AppError` when not. Asked at connect (in one batch with the socket's
+   * registry row and its token's liveness) and when a revocation names the caller's sockets.
    */
-  protected abstract checkAccess(caller: AgentCaller): Promise<void>;
+  protected abstract accessCheck(caller: AgentCaller): BatchedRead<unknown>;
 
   /** The agent's URL segment, as the connection registry names it. */
   protected abstract readonly agentName: "onboarding-agent" | "assistant-agent";

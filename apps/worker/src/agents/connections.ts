@@ -1,7 +1,8 @@
 import { AppError, isAppError } from "@parley/shared";
 import type { Connection } from "agents";
-import { requireLiveEndUser } from "../auth/end-users.ts";
-import { requireLiveUser } from "../auth/middleware.ts";
+import { liveEndUserRead } from "../auth/end-users.ts";
+import { liveUserRead } from "../auth/middleware.ts";
+import { type BatchedRead, batchAnswers } from "../db/batched-read.ts";
 import type { AgentCaller } from "./caller.ts";
 
 /** Close code for a socket whose object was erased (4000-4999 are the application's). */
@@ -54,8 +55,11 @@ export interface RegistryHost {
   readonly name: string;
   connections(): Iterable<Connection>;
   callerOf(connection: Connection): AgentCaller | null;
-  /** Checks in D1 that the caller may still use the object, throwing an `AppError` when not. */
-  checkAccess(caller: AgentCaller): Promise<void>;
+  /**
+   * The D1 check that the caller may still use the object (its `read` throws an `AppError` when
+   * not), as a read the registry sends in one batch with the token's liveness.
+   */
+  accessCheck(caller: AgentCaller): BatchedRead<unknown>;
   /** The caller lost access: their turns in flight stop. */
   abortTurnsOf(userId: string): void;
   /** A push came: whatever the agent kept of anyone's access is stale. */
@@ -84,55 +88,91 @@ export class ConnectionRegistry {
    */
   async register(connection: Connection, caller: AgentCaller): Promise<void> {
     const { env, agentName, name } = this.#host;
-    try {
-      await env.DB.prepare(
-        `INSERT INTO agent_connections (agent, name, connection_id, user_id, org_id, family_id, expires_at)
+    const row = env.DB.prepare(
+      `INSERT INTO agent_connections (agent, name, connection_id, user_id, org_id, family_id, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      )
-        .bind(
-          agentName,
-          name,
-          connection.id,
-          caller.userId,
-          caller.orgId,
-          caller.familyId,
-          caller.expiresAt,
-        )
-        .run();
+    ).bind(
+      agentName,
+      name,
+      connection.id,
+      caller.userId,
+      caller.orgId,
+      caller.familyId,
+      caller.expiresAt,
+    );
+    // The row, then the token's liveness and the caller's access, in one batch: one round trip
+    // to D1 and one transaction, the write ordered before the reads.
+    const live = this.#liveness(caller);
+    const access = this.#host.accessCheck(caller);
+    let answers: D1Result[][];
+    try {
+      answers = await batchAnswers(env.DB, [live, access], [row]);
     } catch {
       connection.close(1011, "try again");
       return;
     }
-    await this.recheck(connection, caller);
+    await this.#judge(connection, caller, live, access, answers);
   }
 
   /** Closes the socket if its token or its caller's access is no longer good; true if it stays. */
   async recheck(connection: Connection, caller: AgentCaller): Promise<boolean> {
+    const live = this.#liveness(caller);
+    const access = this.#host.accessCheck(caller);
+    let answers: D1Result[][];
     try {
-      if (caller.kind === "end_user" && caller.appId !== null) {
+      answers = await batchAnswers(this.#host.env.DB, [live, access]);
+    } catch {
+      return true; // D1 unreachable: the per-turn checks still stand guard
+    }
+    return this.#judge(connection, caller, live, access, answers);
+  }
+
+  /** The token's liveness check for `caller`: a member's sign-in, or an end user and their app. */
+  #liveness(caller: AgentCaller): BatchedRead<void> {
+    const db = this.#host.env.DB;
+    if (caller.kind === "end_user" && caller.appId !== null) {
+      const read = liveEndUserRead(db, {
+        endUserId: caller.userId,
+        appId: caller.appId,
+        orgId: caller.orgId,
+      });
+      return {
+        statements: read.statements,
         // An end user gone, or their app deleted, is access lost for good (4403), not a token to
         // renew: a new token would be refused as well.
-        await requireLiveEndUser(this.#host.env.DB, {
-          endUserId: caller.userId,
-          appId: caller.appId,
-          orgId: caller.orgId,
-        }).catch((error: unknown) => {
-          throw isAppError(error) ? new AppError("forbidden", "This app's access ended") : error;
-        });
-      } else {
-        await requireLiveUser(this.#host.env.DB, {
-          userId: caller.userId,
-          familyId: caller.familyId,
-          version: caller.tokenVersion,
-        });
-      }
+        read: (answers) => {
+          try {
+            read.read(answers);
+          } catch (error) {
+            throw isAppError(error) ? new AppError("forbidden", "This app's access ended") : error;
+          }
+        },
+      };
+    }
+    return liveUserRead(db, {
+      userId: caller.userId,
+      familyId: caller.familyId,
+      version: caller.tokenVersion,
+    });
+  }
+
+  /** What the answers of `recheck`'s reads say for the socket; true if it stays. */
+  async #judge(
+    connection: Connection,
+    caller: AgentCaller,
+    live: BatchedRead<void>,
+    access: BatchedRead<unknown>,
+    [liveAnswers, accessAnswers]: D1Result[][],
+  ): Promise<boolean> {
+    try {
+      await live.read(liveAnswers ?? []);
     } catch (error) {
       if (!isAppError(error)) return true; // D1 unreachable: the per-turn checks still stand guard
       connection.close(closeCodeFor(error.code), error.code);
       return false;
     }
     try {
-      await this.#host.checkAccess(caller);
+      await access.read(accessAnswers ?? []);
       return true;
     } catch (error) {
       if (!isAppError(error)) return true;

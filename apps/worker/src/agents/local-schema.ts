@@ -9,7 +9,7 @@
  * brought up to date by the same function (`CREATE ... IF NOT EXISTS` with the current columns,
  * then the columns added since each table first shipped).
  */
-export const LOCAL_SCHEMA_VERSION = 4;
+export const LOCAL_SCHEMA_VERSION = 5;
 
 export function ensureLocalSchema(sql: SqlStorage): void {
   sql.exec(
@@ -82,6 +82,12 @@ function createTables(sql: SqlStorage): void {
     answered_by TEXT NOT NULL,
     answered_at INTEGER NOT NULL,
     used_at INTEGER
+  )`);
+  // What the agent keeps of D1 between turns, with when it was read (kept-rows.ts, 2026-12-06).
+  sql.exec(`CREATE TABLE IF NOT EXISTS parley_kept (
+    key TEXT PRIMARY KEY,
+    at INTEGER NOT NULL,
+    value TEXT NOT NULL
   )`);
   // Columns added after a table first shipped: present in a new table, added to an old one.
   addColumns(sql, "parley_pending_usage", ["parked_reason TEXT", "lease_id TEXT"]);

@@ -3,6 +3,7 @@ import type { StepPrices } from "@parley/billing";
 import { loadCatalogue, stepPricesFor } from "../assistants/catalogue.ts";
 import { agentSettings } from "../env.ts";
 import { ToolCallMeter } from "../tools/tool-meter.ts";
+import { KeptRows } from "./kept-rows.ts";
 import { ensureLocalSchema } from "./local-schema.ts";
 import { TurnMetering } from "./turn-metering.ts";
 
@@ -20,10 +21,13 @@ export abstract class MeteredChatAgent extends AIChatAgent<Cloudflare.Env> {
    */
   protected readonly toolCalls: ToolCallMeter;
   protected erased = false;
+  /** What the agent keeps of D1 between turns, across hibernation (kept-rows.ts). */
+  protected readonly kept: KeptRows;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     ensureLocalSchema(ctx.storage.sql);
+    this.kept = new KeptRows(ctx.storage.sql);
     this.meter = new TurnMetering({
       sql: ctx.storage.sql,
       env,

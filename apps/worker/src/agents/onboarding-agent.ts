@@ -2,9 +2,10 @@ import type { OnChatMessageOptions } from "@cloudflare/ai-chat";
 import { AppError, type OnboardingReplyMetadata } from "@parley/shared";
 import { convertToModelMessages, type UIMessage } from "ai";
 import { type ResolvedTurn, TurnResolver } from "../assistants/resolve.ts";
-import { type ProjectRow, projectAccess } from "../auth/access.ts";
+import { type ProjectRow, projectAccess, projectAccessRead } from "../auth/access.ts";
 import { keyedHash } from "../auth/keyed-hash.ts";
 import { billingAccount } from "../billing/account.ts";
+import { type BatchedRead, bothReads } from "../db/batched-read.ts";
 import { agentSettings } from "../env.ts";
 import { type Finding, scanStore, sqlSource } from "../erasure/scan.ts";
 import { scrubText } from "../erasure/scrub.ts";
@@ -59,16 +60,17 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
   }
 
   /** The caller's access; what the preview's turns resolve to is read again with it (a push). */
-  protected async checkAccess(caller: AgentCaller): Promise<void> {
-    await Promise.all([
-      projectAccess(this.env.DB, caller.userId, this.name),
-      this.#resolver.refresh(turnContext(caller, "preview")),
-    ]);
+  protected accessCheck(caller: AgentCaller): BatchedRead<void> {
+    return bothReads(
+      projectAccessRead(this.env.DB, caller.userId, this.name),
+      this.#resolver.refreshing(turnContext(caller, "preview")),
+    );
   }
 
   /** What the preview's turns run with, kept between turns (assistants/resolve.ts). */
   readonly #resolver = new TurnResolver(this.env, {
     maxAgeMs: agentSettings(this.env).authzCacheMs,
+    kept: this.kept,
   });
 
   /** A push (a profile's version, the preview's profile, the org's models): resolved again. */

@@ -1,12 +1,13 @@
 import { AppError, isEndUserId } from "@parley/shared";
 import { routeAgentRequest } from "agents";
 import type { Context } from "hono";
-import { projectAccess, sessionAccess } from "../auth/access.ts";
+import { projectAccessRead, sessionAccessRead } from "../auth/access.ts";
 import { redeemConnectTicket } from "../auth/connect-tickets.ts";
 import { endUserSessionAccess } from "../auth/end-user-access.ts";
-import { bearerToken, type LiveToken, requireLiveUser } from "../auth/middleware.ts";
+import { bearerToken, type LiveToken, liveUserRead } from "../auth/middleware.ts";
 import { verifyAccessToken, verifyEndUserAccessToken } from "../auth/tokens.ts";
 import { anyAppListsOrigin, preflightResponse } from "../db/apps.ts";
+import { type BatchedRead, batchAnswers, runRead } from "../db/batched-read.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errorResponse } from "../http/errors.ts";
@@ -23,58 +24,82 @@ export type PublicAgent = (typeof PUBLIC_AGENTS)[number];
 const isPublicAgent = (agent: string): agent is PublicAgent =>
   (PUBLIC_AGENTS as readonly string[]).includes(agent);
 
+/** What the caller's right to an object says: its org, project, session and their role. */
+type Rights = Pick<AgentCaller, "orgId" | "projectId" | "sessionId" | "role">;
+
 /**
- * Who may reach which agent object, for a token that is known to be good: any member of the
- * project's org for its onboarding chat; only the session's owner for an assistant session (admins
- * read it through the API, they do not drive it). A foreign or missing object is `not_found`.
+ * Who may reach which agent object: any member of the project's org for its onboarding chat; only
+ * the session's owner for an assistant session (admins read it through the API, they do not
+ * drive it). A foreign or missing object is `not_found`. A read that can share a `DB.batch`.
  */
+function rightsRead(
+  db: D1Database,
+  userId: string,
+  agent: PublicAgent,
+  name: string,
+): BatchedRead<Rights> {
+  if (agent === "onboarding-agent") {
+    const read = projectAccessRead(db, userId, name);
+    return {
+      statements: read.statements,
+      read: async (answers) => {
+        const { project, access } = await read.read(answers);
+        return { orgId: access.orgId, projectId: project.id, sessionId: null, role: access.role };
+      },
+    };
+  }
+  const read = sessionAccessRead(db, userId, name);
+  return {
+    statements: read.statements,
+    read: async (answers) => {
+      const { session, access } = await read.read(answers);
+      if (session.owner_id !== userId) throw new AppError("not_found", "Session not found");
+      return {
+        orgId: access.orgId,
+        projectId: session.project_id,
+        sessionId: session.id,
+        role: access.role,
+      };
+    },
+  };
+}
+
+const memberCaller = (token: LiveToken & { expiresAt: number }, rights: Rights): AgentCaller => ({
+  kind: "member",
+  appId: null,
+  userId: token.userId,
+  ...rights,
+  familyId: token.familyId,
+  tokenVersion: token.version,
+  expiresAt: token.expiresAt,
+});
+
+/** The caller of an agent object, for a token that is known to be good (`rightsRead`). */
 export async function agentCaller(
   db: D1Database,
   token: LiveToken & { expiresAt: number },
   agent: PublicAgent,
   name: string,
 ): Promise<AgentCaller> {
-  const { userId } = token;
-  const facts = {
-    kind: "member" as const,
-    appId: null,
-    familyId: token.familyId,
-    tokenVersion: token.version,
-    expiresAt: token.expiresAt,
-  };
-  if (agent === "onboarding-agent") {
-    const { project, access } = await projectAccess(db, userId, name);
-    return {
-      userId,
-      orgId: access.orgId,
-      projectId: project.id,
-      sessionId: null,
-      role: access.role,
-      ...facts,
-    };
-  }
-  const { session, access } = await sessionAccess(db, userId, name);
-  if (session.owner_id !== userId) throw new AppError("not_found", "Session not found");
-  return {
-    userId,
-    orgId: access.orgId,
-    projectId: session.project_id,
-    sessionId: session.id,
-    role: access.role,
-    ...facts,
-  };
+  return memberCaller(token, await runRead(db, rightsRead(db, token.userId, agent, name)));
 }
 
-/** A member's token, still good (as for the API), and their right to the object. */
-async function memberAgentCaller(
+/**
+ * A member's token, still good (as for the API), and their right to the object: both read in one
+ * `DB.batch` (one round trip: each connect and each transcript read asks).
+ */
+export async function memberAgentCaller(
   db: D1Database,
   token: LiveToken & { expiresAt: number },
   agent: PublicAgent,
   name: string,
 ): Promise<AgentCaller> {
   // As for the API: a token outliving its account, its sign-in or its rights opens nothing.
-  await requireLiveUser(db, token);
-  return agentCaller(db, token, agent, name);
+  const live = liveUserRead(db, token);
+  const rights = rightsRead(db, token.userId, agent, name);
+  const [liveAnswers = [], rightsAnswers = []] = await batchAnswers(db, [live, rights]);
+  await live.read(liveAnswers);
+  return memberCaller(token, await rights.read(rightsAnswers));
 }
 
 /**

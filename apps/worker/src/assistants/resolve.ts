@@ -1,5 +1,7 @@
 import type { StepPrices } from "@parley/billing";
 import { type ChatOpening, parseSourceToolRef, withoutNameCollisions } from "@parley/shared";
+import type { KeptRows } from "../agents/kept-rows.ts";
+import { type BatchedRead, firstRow, runRead } from "../db/batched-read.ts";
 import { agentSettings } from "../env.ts";
 import { allowedFrom, modelProblem } from "./allowed.ts";
 import { loadCatalogue, stepPricesFor } from "./catalogue.ts";
@@ -117,28 +119,38 @@ const POINTER_SQL = `SELECT
 FROM projects p JOIN organizations o ON o.id = p.org_id
 WHERE p.id = ?2 AND p.org_id = ?1 AND p.deleted_at IS NULL`;
 
-async function readPointer(db: D1Database, ctx: TurnContext): Promise<Pointer | null> {
+function readPointer(db: D1Database, ctx: TurnContext): Promise<Pointer | null> {
+  return runRead(db, pointerRead(db, ctx));
+}
+
+/** What `ctx` points at, as a read that can share a `DB.batch` (db/batched-read.ts). */
+function pointerRead(db: D1Database, ctx: TurnContext): BatchedRead<Pointer | null> {
   const kind = ctx.audience === "preview" ? "preview" : ctx.callerKind;
-  const row = await db
+  const statement = db
     .prepare(POINTER_SQL)
-    .bind(ctx.orgId, ctx.projectId, ctx.sessionId ?? "", ctx.appId ?? "", kind)
-    .first<{
-      session_model: string | null;
-      listed: string;
-      candidates: string;
-      versions: string;
-    }>();
-  if (!row) return null;
-  const versions = JSON.parse(row.versions) as Record<string, number>;
-  // The first candidate that still exists: a profile is never deleted while it runs somewhere,
-  // so a missing one is a race with that check, and the next in line is the right answer.
-  const id = (JSON.parse(row.candidates) as (string | null)[]).find(
-    (candidate) => candidate !== null && versions[candidate] !== undefined,
-  );
+    .bind(ctx.orgId, ctx.projectId, ctx.sessionId ?? "", ctx.appId ?? "", kind);
   return {
-    profile: id ? { id, version: versions[id] as number } : null,
-    sessionModel: ctx.callerKind === "member" ? row.session_model : null,
-    listed: JSON.parse(row.listed) as string[],
+    statements: [statement],
+    read([answer]) {
+      const row = firstRow<{
+        session_model: string | null;
+        listed: string;
+        candidates: string;
+        versions: string;
+      }>(answer);
+      if (!row) return null;
+      const versions = JSON.parse(row.versions) as Record<string, number>;
+      // The first candidate that still exists: a profile is never deleted while it runs somewhere,
+      // so a missing one is a race with that check, and the next in line is the right answer.
+      const id = (JSON.parse(row.candidates) as (string | null)[]).find(
+        (candidate) => candidate !== null && versions[candidate] !== undefined,
+      );
+      return {
+        profile: id ? { id, version: versions[id] as number } : null,
+        sessionModel: ctx.callerKind === "member" ? row.session_model : null,
+        listed: JSON.parse(row.listed) as string[],
+      };
+    },
   };
 }
 
@@ -336,26 +348,46 @@ export class TurnResolver {
   readonly #env: Env;
   readonly #maxAgeMs: number;
   readonly #pointers = new Map<string, { at: number; pointer: Pointer }>();
+  /** Where the pointers are kept across hibernation (agents/kept-rows.ts); else in memory only. */
+  readonly #rows: KeptRows | null;
 
-  constructor(env: Env, options: { maxAgeMs?: number } = {}) {
+  constructor(env: Env, options: { maxAgeMs?: number; kept?: KeptRows } = {}) {
     this.#env = env;
     this.#maxAgeMs = options.maxAgeMs ?? agentSettings(env).authzCacheMs;
+    this.#rows = options.kept ?? null;
+  }
+
+  /** What `key` pointed at when last read: in memory, or as kept before a hibernation. */
+  #kept(key: string): { at: number; pointer: Pointer } | undefined {
+    const kept = this.#pointers.get(key);
+    if (kept !== undefined || this.#rows === null) return kept;
+    const stored = this.#rows.get<Pointer>(`${ROW_PREFIX}${key}`);
+    if (stored === null) return undefined;
+    const loaded = { at: stored.at, pointer: stored.value };
+    this.#pointers.set(key, loaded);
+    return loaded;
+  }
+
+  #keep(key: string, pointer: Pointer | null): void {
+    if (pointer === null) {
+      this.#pointers.delete(key);
+      this.#rows?.delete(`${ROW_PREFIX}${key}`);
+      return;
+    }
+    const at = Date.now();
+    this.#pointers.set(key, { at, pointer });
+    this.#rows?.put(`${ROW_PREFIX}${key}`, at, pointer);
   }
 
   async resolve(ctx: TurnContext): Promise<Resolution> {
     const key = pointerKey(ctx);
-    const now = Date.now();
-    let kept = this.#pointers.get(key);
-    if (!kept || now - kept.at >= this.#maxAgeMs) {
-      const pointer = await readPointer(this.#env.DB, ctx);
-      if (!pointer) {
-        this.#pointers.delete(key);
-        return missing();
-      }
-      kept = { at: now, pointer };
-      this.#pointers.set(key, kept);
+    const kept = this.#kept(key);
+    if (kept && Date.now() - kept.at < this.#maxAgeMs) {
+      return fromPointer(this.#env, ctx, kept.pointer);
     }
-    return fromPointer(this.#env, ctx, kept.pointer);
+    const pointer = await readPointer(this.#env.DB, ctx);
+    this.#keep(key, pointer);
+    return pointer ? fromPointer(this.#env, ctx, pointer) : missing();
   }
 
   /**
@@ -364,15 +396,38 @@ export class TurnResolver {
    * next turn resolves without a D1 read.
    */
   async refresh(ctx: TurnContext): Promise<void> {
-    this.#pointers.delete(pointerKey(ctx));
-    await this.resolve({ ...ctx, requestedModel: undefined });
+    await runRead(this.#env.DB, this.refreshing(ctx));
+  }
+
+  /**
+   * `refresh` as a read that can share a `DB.batch` with others (the connect's checks, one round
+   * trip: agents/connections.ts).
+   */
+  refreshing(ctx: TurnContext): BatchedRead<void> {
+    const key = pointerKey(ctx);
+    this.#keep(key, null);
+    const read = pointerRead(this.#env.DB, ctx);
+    return {
+      statements: read.statements,
+      read: async (answers) => {
+        const pointer = await read.read(answers);
+        this.#keep(key, pointer);
+        if (!pointer) return;
+        // The catalogue and the profile version's content warm, as a turn would find them.
+        await fromPointer(this.#env, { ...ctx, requestedModel: undefined }, pointer);
+      },
+    };
   }
 
   /** Drops what was kept: the next turn reads D1 again. */
   forget(): void {
     this.#pointers.clear();
+    this.#rows?.deleteAll(ROW_PREFIX);
   }
 }
+
+/** Kept pointers' keys in `parley_kept` start with this. */
+const ROW_PREFIX = "pointer:";
 
 /** What a kept pointer is keyed by: everything of the context but a model named for one turn. */
 const pointerKey = (ctx: TurnContext) =>

@@ -1,5 +1,6 @@
 import { AppError, type Role } from "@parley/shared";
 import { APP_COLUMNS, type AppQueryRow, type AppRecord, toAppRecord } from "../db/apps.ts";
+import { type BatchedRead, firstRow, runRead } from "../db/batched-read.ts";
 import type { OrgAccess } from "../http/context.ts";
 
 /**
@@ -70,22 +71,36 @@ export async function projectAccess(
   userId: string,
   projectId: string,
 ): Promise<{ project: ProjectRow; access: OrgAccess }> {
-  const row = await db
+  return runRead(db, projectAccessRead(db, userId, projectId));
+}
+
+/** `projectAccess` as a read that can share a `DB.batch` with others (db/batched-read.ts). */
+export function projectAccessRead(
+  db: D1Database,
+  userId: string,
+  projectId: string,
+): BatchedRead<{ project: ProjectRow; access: OrgAccess }> {
+  const statement = db
     .prepare(
       `SELECT p.*, m.role AS role FROM projects p
        JOIN memberships m ON m.org_id = p.org_id AND m.user_id = ?
        WHERE p.id = ?`,
     )
-    .bind(userId, projectId)
-    .first<ProjectRow & { role: Role }>();
-  if (!row) {
-    if (await tombstoned(db, userId, projectId))
-      throw new AppError("gone", "This project was erased");
-    throw notFound("Project");
-  }
-  if (row.deleted_at !== null) throw new AppError("gone", "This project was deleted");
-  const { role, ...project } = row;
-  return { project, access: { orgId: project.org_id, role } };
+    .bind(userId, projectId);
+  return {
+    statements: [statement],
+    async read([answer]) {
+      const row = firstRow<ProjectRow & { role: Role }>(answer);
+      if (!row) {
+        if (await tombstoned(db, userId, projectId))
+          throw new AppError("gone", "This project was erased");
+        throw notFound("Project");
+      }
+      if (row.deleted_at !== null) throw new AppError("gone", "This project was deleted");
+      const { role, ...project } = row;
+      return { project, access: { orgId: project.org_id, role } };
+    },
+  };
 }
 
 export interface SessionRow {
@@ -109,9 +124,34 @@ export async function sessionAccess(
   db: D1Database,
   userId: string,
   sessionId: string,
-): Promise<{ session: SessionRow; access: OrgAccess; project: ProjectRow }> {
+): Promise<SessionWithAccess> {
+  return runRead(db, sessionAccessRead(db, userId, sessionId));
+}
+
+export interface SessionWithAccess {
+  session: SessionRow;
+  access: OrgAccess;
+  project: ProjectRow;
+}
+
+type SessionAccessRow = SessionRow & {
+  role: Role;
+  project_name: string;
+  project_memory: string;
+  project_created_by: string | null;
+  project_created_at: number;
+  project_updated_at: number;
+  project_deleted_at: number | null;
+};
+
+/** `sessionAccess` as a read that can share a `DB.batch` with others (db/batched-read.ts). */
+export function sessionAccessRead(
+  db: D1Database,
+  userId: string,
+  sessionId: string,
+): BatchedRead<SessionWithAccess> {
   // One query for the session, the caller's role and the project (an agent turn needs all three).
-  const row = await db
+  const statement = db
     .prepare(
       `SELECT s.*, m.role AS role, p.name AS project_name, p.memory AS project_memory,
          p.created_by AS project_created_by, p.created_at AS project_created_at,
@@ -121,18 +161,19 @@ export async function sessionAccess(
        JOIN projects p ON p.id = s.project_id
        WHERE s.id = ?`,
     )
-    .bind(userId, sessionId)
-    .first<
-      SessionRow & {
-        role: Role;
-        project_name: string;
-        project_memory: string;
-        project_created_by: string | null;
-        project_created_at: number;
-        project_updated_at: number;
-        project_deleted_at: number | null;
-      }
-    >();
+    .bind(userId, sessionId);
+  return {
+    statements: [statement],
+    read: ([answer]) => sessionAccessOf(db, userId, sessionId, firstRow<SessionAccessRow>(answer)),
+  };
+}
+
+async function sessionAccessOf(
+  db: D1Database,
+  userId: string,
+  sessionId: string,
+  row: SessionAccessRow | null,
+): Promise<SessionWithAccess> {
   if (!row) {
     if (await tombstoned(db, userId, sessionId))
       throw new AppError("gone", "This session was erased");

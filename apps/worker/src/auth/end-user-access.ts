@@ -1,5 +1,6 @@
 import type { EndUserLimits } from "@parley/billing";
 import { AppError } from "@parley/shared";
+import { type BatchedRead, firstRow, runRead } from "../db/batched-read.ts";
 import type { ProjectRow, SessionRow } from "./access.ts";
 
 /**
@@ -41,7 +42,29 @@ export async function endUserSessionAccess(
   who: EndUserPrincipal,
   sessionId: string,
 ): Promise<EndUserSessionAccess> {
-  const row = await db
+  return runRead(db, endUserSessionAccessRead(db, who, sessionId));
+}
+
+type EndUserSessionRow = SessionRow & {
+  app_id: string;
+  project_name: string;
+  project_memory: string;
+  project_created_by: string | null;
+  project_created_at: number;
+  project_updated_at: number;
+  end_user_daily_limit_micros: number | null;
+  end_user_monthly_limit_micros: number | null;
+  end_user_weekly_limit_micros: number | null;
+  show_cost: number;
+};
+
+/** `endUserSessionAccess` as a read that can share a `DB.batch` (db/batched-read.ts). */
+export function endUserSessionAccessRead(
+  db: D1Database,
+  who: EndUserPrincipal,
+  sessionId: string,
+): BatchedRead<EndUserSessionAccess> {
+  const statement = db
     .prepare(
       `SELECT s.*, p.name AS project_name, p.memory AS project_memory,
          p.created_by AS project_created_by, p.created_at AS project_created_at,
@@ -55,21 +78,14 @@ export async function endUserSessionAccess(
          AND s.deleted_at IS NULL
          AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.subject_id IN (s.id, ?2))`,
     )
-    .bind(sessionId, who.endUserId, who.appId, who.orgId)
-    .first<
-      SessionRow & {
-        app_id: string;
-        project_name: string;
-        project_memory: string;
-        project_created_by: string | null;
-        project_created_at: number;
-        project_updated_at: number;
-        end_user_daily_limit_micros: number | null;
-        end_user_monthly_limit_micros: number | null;
-        end_user_weekly_limit_micros: number | null;
-        show_cost: number;
-      }
-    >();
+    .bind(sessionId, who.endUserId, who.appId, who.orgId);
+  return {
+    statements: [statement],
+    read: ([answer]) => endUserSessionAccessOf(firstRow<EndUserSessionRow>(answer)),
+  };
+}
+
+function endUserSessionAccessOf(row: EndUserSessionRow | null): EndUserSessionAccess {
   if (!row) throw notFound();
   const project: ProjectRow = {
     id: row.project_id,

@@ -6,6 +6,7 @@ import {
   tenantExternalIdProblem,
 } from "@parley/shared";
 import type { AppRecord } from "../db/apps.ts";
+import { type BatchedRead, firstRow, runRead } from "../db/batched-read.ts";
 import { config } from "../env.ts";
 import {
   END_USER_TOKEN_TTL_SECONDS,
@@ -90,15 +91,28 @@ export async function requireLiveEndUser(
   db: D1Database,
   token: Pick<VerifiedEndUserToken, "endUserId" | "appId" | "orgId">,
 ): Promise<void> {
-  const row = await db
-    .prepare(
-      `SELECT 1 AS ok FROM end_users e JOIN apps a ON a.id = e.app_id AND a.deleted_at IS NULL
+  await runRead(db, liveEndUserRead(db, token));
+}
+
+/** `requireLiveEndUser` as a read that can share a `DB.batch` (db/batched-read.ts). */
+export function liveEndUserRead(
+  db: D1Database,
+  token: Pick<VerifiedEndUserToken, "endUserId" | "appId" | "orgId">,
+): BatchedRead<void> {
+  return {
+    statements: [
+      db
+        .prepare(
+          `SELECT 1 AS ok FROM end_users e JOIN apps a ON a.id = e.app_id AND a.deleted_at IS NULL
        WHERE e.id = ?1 AND e.app_id = ?2 AND e.org_id = ?3
          AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.subject_id IN (?1, ?3))`,
-    )
-    .bind(token.endUserId, token.appId, token.orgId)
-    .first<{ ok: number }>();
-  if (!row) throw new AppError("unauthorized", "Invalid or expired access token");
+        )
+        .bind(token.endUserId, token.appId, token.orgId),
+    ],
+    read([answer]) {
+      if (!firstRow(answer)) throw new AppError("unauthorized", "Invalid or expired access token");
+    },
+  };
 }
 
 /** Verifies an end-user access token and checks that its end user and app still exist. */

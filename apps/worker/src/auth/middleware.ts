@@ -1,5 +1,6 @@
 import { AppError } from "@parley/shared";
 import { createMiddleware } from "hono/factory";
+import { type BatchedRead, firstRow, runRead } from "../db/batched-read.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { type VerifiedAccessToken, verifyAccessToken } from "./tokens.ts";
@@ -25,18 +26,29 @@ export type LiveToken = Pick<VerifiedAccessToken, "userId" | "familyId" | "versi
  * agents route, a connect ticket, an agent re-checking its sockets) asks this, in one D1 read.
  */
 export async function requireLiveUser(db: D1Database, token: LiveToken): Promise<void> {
-  const row = await db
-    .prepare(
-      `SELECT u.token_version AS version,
+  await runRead(db, liveUserRead(db, token));
+}
+
+/** `requireLiveUser` as a read that can share a `DB.batch` with others (db/batched-read.ts). */
+export function liveUserRead(db: D1Database, token: LiveToken): BatchedRead<void> {
+  return {
+    statements: [
+      db
+        .prepare(
+          `SELECT u.token_version AS version,
          EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.family_id = ?2 AND r.revoked_at IS NOT NULL) AS revoked
        FROM users u
        WHERE u.id = ?1 AND NOT EXISTS (SELECT 1 FROM tombstones WHERE subject_id = ?1)`,
-    )
-    .bind(token.userId, token.familyId)
-    .first<{ version: number; revoked: number }>();
-  if (!row || row.revoked === 1 || row.version > token.version) {
-    throw new AppError("unauthorized", "Invalid or expired access token");
-  }
+        )
+        .bind(token.userId, token.familyId),
+    ],
+    read([answer]) {
+      const row = firstRow<{ version: number; revoked: number }>(answer);
+      if (!row || row.revoked === 1 || row.version > token.version) {
+        throw new AppError("unauthorized", "Invalid or expired access token");
+      }
+    },
+  };
 }
 
 /** Verifies the access token and sets `caller`; a token no longer good is refused like a bad one. */
