@@ -1,6 +1,7 @@
 import type { UIMessageChunk } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { coalesceDeltas, PAUSE_WINDOWS } from "./coalesce.ts";
+import { coalesceDeltas, deltaCoalescer, PAUSE_WINDOWS, stagedStream } from "./coalesce.ts";
+import { endOfReply, endOfReplyStage } from "./reply-endings.ts";
 
 const text = (delta: string, id = "t1"): UIMessageChunk => ({ type: "text-delta", id, delta });
 
@@ -143,5 +144,55 @@ describe("coalesceDeltas over a steady stream", () => {
     ]);
     await writer.close();
     await reading;
+  });
+});
+
+describe("stagedStream: coalescing and the reply's end in one stream stage", () => {
+  it("gives what the two stages piped one after the other gave, a pause's flush included", async () => {
+    const script: (UIMessageChunk | number)[] = [
+      { type: "start" },
+      { type: "start-step" },
+      { type: "text-start", id: "t1" },
+      text("a"),
+      text("b"),
+      text("c"),
+      // A pause: what waits goes out from the coalescer's timer, through the second stage.
+      40 * PAUSE_WINDOWS + 30,
+      text("d"),
+      { type: "text-end", id: "t1" },
+      { type: "finish-step" },
+      // A refused call: its empty step is left out.
+      { type: "start-step" },
+      { type: "finish-step" },
+      { type: "finish" },
+    ];
+    const metadata = () => ({ priceMicros: 7 });
+    const collect = async (stream: TransformStream<UIMessageChunk, UIMessageChunk>) => {
+      const out: UIMessageChunk[] = [];
+      const reading = (async () => {
+        for await (const chunk of stream.readable) out.push(chunk);
+      })();
+      const writer = stream.writable.getWriter();
+      for (const step of script) {
+        if (typeof step === "number") await new Promise((r) => setTimeout(r, step));
+        else await writer.write(step);
+      }
+      await writer.close();
+      await reading;
+      return out;
+    };
+    const two = coalesceDeltas(40);
+    const piped = {
+      writable: two.writable,
+      readable: two.readable.pipeThrough(endOfReply(metadata)),
+    } as TransformStream<UIMessageChunk, UIMessageChunk>;
+    const one = stagedStream(
+      (emit) => deltaCoalescer(40, emit),
+      (emit) => endOfReplyStage(metadata, emit),
+    );
+    const [expected, got] = [await collect(piped), await collect(one)];
+    expect(got).toEqual(expected);
+    expect(got.map((chunk) => chunk.type)).toContain("message-metadata");
+    expect(got.filter((chunk) => chunk.type === "start-step")).toHaveLength(1);
   });
 });

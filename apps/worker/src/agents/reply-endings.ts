@@ -13,6 +13,7 @@ import {
   type UIMessageChunk,
 } from "ai";
 import { isToolCallError } from "../tools/call-error.ts";
+import { type ChunkSink, type ChunkStage, stagedStream } from "./coalesce.ts";
 
 /**
  * What a stopped or failed reply's metadata gets: `now` when the SDK stores it, `later` (if any)
@@ -123,14 +124,19 @@ export function announceFailure(
 export function endOfReply(
   metadata: () => object,
 ): TransformStream<UIMessageChunk, UIMessageChunk> {
+  return stagedStream((emit) => endOfReplyStage(metadata, emit));
+}
+
+/** `endOfReply` as a stage sending to `emit` (coalesce.ts `stagedStream`). */
+export function endOfReplyStage(metadata: () => object, emit: ChunkSink): ChunkStage {
   let step: UIMessageChunk | null = null;
-  return new TransformStream<UIMessageChunk, UIMessageChunk>({
-    transform(chunk, controller) {
+  return {
+    push(chunk) {
       if (step) {
         const held = step;
         step = null;
         if (chunk.type === "finish-step") return;
-        controller.enqueue(held);
+        emit(held);
       }
       if (chunk.type === "start-step") {
         // Held until the next chunk says whether the step made a call.
@@ -138,14 +144,18 @@ export function endOfReply(
         return;
       }
       if (chunk.type === "finish") {
-        controller.enqueue({ type: "message-metadata", messageMetadata: metadata() });
+        emit({ type: "message-metadata", messageMetadata: metadata() });
       }
-      controller.enqueue(chunk);
+      emit(chunk);
     },
-    flush(controller) {
-      if (step) controller.enqueue(step);
+    end() {
+      if (step) emit(step);
+      step = null;
     },
-  });
+    cancel() {
+      step = null;
+    },
+  };
 }
 
 /**

@@ -11,10 +11,10 @@ import {
   type ToolSet,
   wrapLanguageModel,
 } from "ai";
-import { coalesceDeltas } from "./coalesce.ts";
+import { deltaCoalescer, stagedStream } from "./coalesce.ts";
 import type { MeteringMiddleware } from "./metering-middleware.ts";
 import { languageModel } from "./model.ts";
-import { announceFailure, endOfReply, modelFailure, replyEnding } from "./reply-endings.ts";
+import { announceFailure, endOfReplyStage, modelFailure, replyEnding } from "./reply-endings.ts";
 import type { TurnModel } from "./turn-model.ts";
 
 export interface TurnStreamInput<Metadata extends object> {
@@ -76,8 +76,13 @@ export function streamTurn<Metadata extends object>(input: TurnStreamInput<Metad
       // to try again; anything else stays generic.
       onError: (error) => modelFailure(error, input.fallbackErrorText).message,
     })
-    .pipeThrough(coalesceDeltas(input.coalesceMs))
-    .pipeThrough(endOfReply(input.completed));
+    // Coalescing and the reply's last touches, as one stream stage (coalesce.ts `stagedStream`).
+    .pipeThrough(
+      stagedStream(
+        (emit) => deltaCoalescer(input.coalesceMs, emit),
+        (emit) => endOfReplyStage(input.completed, emit),
+      ),
+    );
   return {
     response: createUIMessageStreamResponse({ stream }),
     ending: () => replyEnding(abortSignal, failure),
