@@ -83,8 +83,9 @@ export class ConnectionRegistry {
    * Enters the socket in the registry, then checks the caller's access again. The order matters: a
    * revocation deletes the right first and reads the registry second, this writes the registry
    * first and reads the right second, so whichever comes last sees the other, and no socket
-   * authorized just before a removal outlives it. A socket that cannot be registered is closed (the
-   * client reconnects): an unregistered socket could not be revoked.
+   * authorized just before a removal outlives it. Row and checks go in one `DB.batch` (one round
+   * trip, one transaction, the write first). A socket whose batch fails is closed (the client
+   * reconnects): it may not be registered, and an unregistered socket could not be revoked.
    */
   async register(connection: Connection, caller: AgentCaller): Promise<void> {
     const { env, agentName, name } = this.#host;
