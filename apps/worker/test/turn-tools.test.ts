@@ -473,7 +473,9 @@ describe("priced calls are charged once", () => {
   it("a paid call cut off by a reset is settled once on restart", async () => {
     const w = await funded(1_000_000);
     const lab = await labSource(w.orgId, w.admin.token, { priceMicros: 4000 });
-    // The call goes out, then the object is reset before it answers.
+    // The call goes out, then the object is reset before it answers (started first, so no start
+    // closes the call inside the window).
+    await agent(w.sessionId).reportUsage();
     await runInDurableObject(agent(w.sessionId), async (instance, state) => {
       const meter = (instance as unknown as { toolCalls: ToolCallMeter }).toolCalls;
       const tools = await sourceTools(env, {
