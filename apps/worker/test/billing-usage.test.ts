@@ -202,6 +202,23 @@ describe("usage API", () => {
       "tool:tsrc_orders:order_status",
       "Acme Shop orders · order_status",
     ]);
+    // The ledger names its usage entries the same way (its memo is the usage key).
+    const ledger = await api<{ items: { kind: string; memo: string; memoLabel: string }[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing/ledger`,
+      { token: w.owner.token },
+    );
+    expect(ledger.status).toBe(200);
+    const usage = ledger.body.items.filter((entry) => entry.kind === "usage");
+    expect(usage.map((entry) => [entry.memo, entry.memoLabel]).sort()).toEqual([
+      ["parley/dev-large", "Parley Dev Large"],
+      ["tool:tsrc_gone:lookup", "Removed tool source · lookup"],
+      ["tool:tsrc_orders:order_status", "Acme Shop orders · order_status"],
+    ]);
+    // Other entries' memos are words already, kept as they are.
+    for (const entry of ledger.body.items.filter((e) => e.kind !== "usage")) {
+      expect(entry.memoLabel).toBe(entry.memo);
+    }
   });
 
   it("validates the window and grouping", async () => {

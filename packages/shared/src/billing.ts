@@ -246,6 +246,11 @@ export interface LedgerEntry {
   balanceAfterMicros: number;
   reference: string | null;
   memo: string | null;
+  /**
+   * The memo in words: a usage entry's memo is the key its usage is filed under (a model id, or
+   * `tool:<sourceId>:<tool>`), named here as usage by model names it; other memos as they are.
+   */
+  memoLabel: string | null;
   createdAt: string;
   /** The grant this entry funded, or (a negative adjustment) expired; null otherwise. */
   grantId: string | null;

@@ -287,6 +287,12 @@ export const ledgerEntrySchema = z
     balanceAfterMicros: microsSchema,
     reference: z.string().nullable(),
     memo: z.string().nullable(),
+    memoLabel: z
+      .string()
+      .nullable()
+      .describe(
+        "The memo in words: for usage, the model's display name or '<tool source> · <tool>' (the memo is the key usage is filed under, a model id or tool:<sourceId>:<tool>); other memos as they are",
+      ),
     createdAt: iso,
     grantId: z.string().nullable(),
     grantSource: grantSourceSchema.nullable(),
