@@ -62,6 +62,8 @@ export {
   readCitations,
   type SourcePassage,
 } from "./reply-sources.tsx";
+/** A message as a sentence (the API's messages end without a full stop). */
+export { sentence } from "./sentence.ts";
 /** The person's chats: New chat, search, rename in place, delete after the app's confirmation. */
 export {
   type SessionLinkProps,

@@ -84,13 +84,16 @@ describe("a reply's sources", () => {
       <ChatView
         chat={fakeChat({ messages: [reply("a1", "Tuesdays.", { citations: [SHIPPING] })] })}
         label="Chat"
-        openSource={() => Promise.reject(new Error("Version 2 was replaced."))}
+        openSource={() =>
+          // As the API words it: a clause, no full stop of its own.
+          Promise.reject(new Error("Version 2 was replaced: the document is at version 3"))
+        }
       />,
     );
     fireEvent.click(screen.getByRole("button", { name: /Shipping/ }));
     const dialog = await screen.findByRole("dialog");
     expect((await within(dialog).findByRole("alert")).textContent).toMatch(
-      /Version 2 was replaced\. The quote this reply used:/,
+      /Version 2 was replaced: the document is at version 3\. The quote this reply used:/,
     );
     expect(within(dialog).getByTestId("source-passage").textContent).toBe(SHIPPING.quote);
   });

@@ -1,5 +1,6 @@
 import { FileText, X } from "lucide-react";
 import { useEffect, useId, useRef, useState } from "react";
+import { sentence } from "./sentence.ts";
 
 /**
  * A reply's sources (issue 31): the passages of the project's documents it was given, as the
@@ -211,7 +212,7 @@ function SourceDialog({
           ) : null}
           {loaded.kind === "failed" ? (
             <p role="alert" className="mb-2 text-destructive text-xs">
-              {loaded.message} The quote this reply used:
+              {sentence(loaded.message)} The quote this reply used:
             </p>
           ) : null}
           <blockquote
