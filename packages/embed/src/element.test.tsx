@@ -418,7 +418,7 @@ describe("<parley-assistant> opening", () => {
 });
 
 describe("<parley-assistant> tool approvals", () => {
-  it("an approved call that ran names who approved it and the source that acted, as the web app's card does", async () => {
+  it("an approved call that ran says the end user approved it ('by you', not the org's label for them) and names the source that acted", async () => {
     const refund = {
       type: "tool-request_refund",
       toolCallId: "c1",
@@ -437,7 +437,8 @@ describe("<parley-assistant> tool approvals", () => {
       output: undefined,
     };
     world({
-      sessions: [{ ...session("ses_1"), ownerLabel: "Alice Shopper" }],
+      // The org's label for the end user: never shown to them as someone else.
+      sessions: [{ ...session("ses_1"), ownerLabel: "End user: Alice Shopper" }],
       messages: [
         transcript[0],
         { id: "a1", role: "assistant", parts: [refund, { type: "text", text: "Done." }] },
@@ -457,10 +458,9 @@ describe("<parley-assistant> tool approvals", () => {
       "Approved: request_refund on Acme Shop",
       "Denied: request_refund on Acme Shop",
     ]);
-    expect(cards[0]?.textContent).toContain(
-      "Approved by Alice Shopper: request_refund on Acme Shop (done)",
-    );
-    expect(cards[1]?.textContent).toContain("Denied by Alice Shopper");
+    expect(cards[0]?.textContent).toContain("Approved by you: request_refund on Acme Shop (done)");
+    expect(cards[1]?.textContent).toContain("Denied by you");
+    expect(root.textContent).not.toContain("End user: Alice");
   });
 });
 

@@ -137,8 +137,9 @@ function Connected({
   showCost: boolean;
   autoFocus: boolean;
   /**
-   * Who answers the chat's tool approvals: the session's owner as the session record names them
-   * (`ownerLabel`, the same label the web app's card shows), for the record an answer leaves.
+   * Who answered the chat's tool approvals, for the record an answer leaves: in the embed always
+   * the person reading (an end user sees only their own chats), so "you", as "Actions taken"
+   * says; the session's `ownerLabel` is the org's name for them ("End user: Alice").
    */
   approver: string | undefined;
   /** Typed before the chat existed: sent once, as soon as the chat is connected. */
@@ -438,7 +439,7 @@ export default function Panel({ client, me, projectId, autoFocus, onError }: Pan
               autoFocus={autoFocus}
               firstMessage={firstMessage}
               onTurnEnd={onTurnEnd}
-              approver={current?.ownerLabel}
+              approver="you"
               opening={opening}
             />
           </ChatBoundary>
