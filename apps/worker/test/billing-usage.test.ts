@@ -238,6 +238,36 @@ describe("usage API", () => {
   });
 });
 
+describe("refusals state the rule a value broke", () => {
+  it("a page size, a checkout amount and a webhook URL each name their rule", async () => {
+    const w = await world();
+    const page = await api("GET", `/api/orgs/${w.orgId}/billing/ledger?limit=-1`, {
+      token: w.owner.token,
+    });
+    expect(page.status).toBe(400);
+    expect(JSON.stringify(page.body)).toContain("must be a whole number from 1 to 100");
+    // Past JavaScript's largest safe integer: the top-up range, not "<=9007199254740991".
+    for (const amountMicros of [1e30, 4_990_000, 1_000_010_000]) {
+      const checkout = await api("POST", `/api/orgs/${w.orgId}/billing/checkout`, {
+        token: w.owner.token,
+        body: { amountMicros },
+      });
+      expect(checkout.status, String(amountMicros)).toBe(400);
+      expect((checkout.body as { error: { message: string } }).error.message).toBe(
+        "amountMicros: must be from 5000000 to 1000000000 micro-dollars ($5 to $1,000)",
+      );
+    }
+    const webhook = await api("PATCH", `/api/orgs/${w.orgId}/billing/settings`, {
+      token: w.owner.token,
+      body: { alertWebhookUrl: "ftp://hooks.example.com/parley" },
+    });
+    expect(webhook.status).toBe(400);
+    expect((webhook.body as { error: { message: string } }).error.message).toMatch(
+      /^alertWebhookUrl: must be an https:\/\/ URL/,
+    );
+  });
+});
+
 describe("balance and settings", () => {
   it("a new organization starts with the sign-up grant once its owner's address is verified", async () => {
     const email = `grant-${Date.now()}@example.test`;

@@ -9,6 +9,7 @@ import { BUILT_IN_TOOLS, SEARCH_KNOWLEDGE_TOOL } from "./assistants.ts";
 import { microsSchema } from "./billing.ts";
 import { jsonValueProblem } from "./json.ts";
 import { humanText } from "./schemas.ts";
+import { webUrlSchema } from "./urls.ts";
 
 /** A tool reads (runs when the model calls it) or writes (runs only once the person approves). */
 export const TOOL_ACCESS = ["read", "write"] as const;
@@ -202,10 +203,9 @@ export const toolCredentialSchema = z.strictObject({
 export type ToolCredential = z.output<typeof toolCredentialSchema>;
 
 /** Where a source is: an http(s) URL without user name, password or fragment. */
-const sourceUrl = z
-  .url({ protocol: /^https?$/ })
-  .max(500)
-  .refine((url) => !url.includes("#"), { message: "must not contain a fragment" });
+const sourceUrl = webUrlSchema(500).refine((url) => !url.includes("#"), {
+  message: "must not contain a fragment",
+});
 
 /** Per MCP tool name, how an owner or admin marked it (over the server's `readOnlyHint`). */
 const accessOverrides = z
