@@ -51,6 +51,24 @@ afterEach(() => {
   localStorage.clear();
 });
 
+/** A page showing a resource of `org_a`, then (on click) one of an org the person is not in. */
+function Shown() {
+  const [orgId, setOrgId] = useState("org_a");
+  useResourceOrg(orgId);
+  const { org, selectOrg } = useSession();
+  return (
+    <>
+      <p>working in {org?.name ?? "…"}</p>
+      <button type="button" onClick={() => selectOrg("org_b")}>
+        pick B
+      </button>
+      <button type="button" onClick={() => setOrgId("org_elsewhere")}>
+        show another org's
+      </button>
+    </>
+  );
+}
+
 describe("the header follows the org of the resource a page shows", () => {
   it("an app of org A opened while working in org B switches the header to A", async () => {
     vi.spyOn(developersApi, "app").mockResolvedValue({ ...APP, orgId: "org_a" });
@@ -81,22 +99,6 @@ describe("the header follows the org of the resource a page shows", () => {
   });
 
   it("switches once per resource org: a switch the person makes afterwards holds", async () => {
-    function Shown() {
-      const [orgId, setOrgId] = useState("org_a");
-      useResourceOrg(orgId);
-      const { org, selectOrg } = useSession();
-      return (
-        <>
-          <p>working in {org?.name ?? "…"}</p>
-          <button type="button" onClick={() => selectOrg("org_b")}>
-            pick B
-          </button>
-          <button type="button" onClick={() => setOrgId("org_elsewhere")}>
-            show another org's
-          </button>
-        </>
-      );
-    }
     await renderInApp(
       <SessionProvider>
         <Shown />
