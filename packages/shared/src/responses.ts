@@ -224,7 +224,10 @@ export const billingSettingsResultSchema = z
     memberDailyLimitMicros: microsSchema.nullable(),
     lowBalanceMicros: microsSchema.nullable(),
     runwayAlertDays: z.number().int().nullable(),
-    alertWebhookUrl: z.string().nullable(),
+    alertWebhookUrl: z
+      .string()
+      .nullable()
+      .describe("Owners and admins only: null for members (the URL may be its own credential)"),
     limitWarningPct: z
       .number()
       .int()

@@ -33,6 +33,14 @@ function toAppError(err: unknown): AppError {
   return new AppError("internal", "Something went wrong on our side", { cause: err });
 }
 
+/**
+ * Why a background job (indexing, a data export) stopped, in words stored for the people who read
+ * its state: an `AppError`'s message, which is written for them, or `fallback`. Any other error's
+ * text (a binding's, SQLite's, a fetch's) can name internals: it goes to the log, never here.
+ */
+export const shownReason = (cause: unknown, fallback: string): string =>
+  cause instanceof AppError ? cause.message : fallback;
+
 /** Turns a zod failure into `invalid_request` naming the first offending field. */
 export function invalidRequest(error: z.ZodError, prefix?: string): AppError {
   const issue = error.issues[0];

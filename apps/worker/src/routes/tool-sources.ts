@@ -18,7 +18,6 @@ import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
 import { jsonBody, noBody, query } from "../http/validate.ts";
 import { sealCredential } from "../tools/credential.ts";
-import { toolSettings } from "../tools/settings.ts";
 import { type ListOutcome, sourceClient } from "../tools/source-client.ts";
 import {
   recordListing,
@@ -87,7 +86,7 @@ export const orgToolSources = new Hono<AppEnv>()
           results,
           limit,
           (row) => row.id,
-          (row) => shown(c.env, row),
+          (row) => shown(c.env, row, access.role),
         ),
       );
     },
@@ -162,7 +161,7 @@ export const orgToolSources = new Hono<AppEnv>()
       }
       const row = await reread(db, id);
       await listNow(c.env, row);
-      return c.json(shown(c.env, await reread(db, id)), 201);
+      return c.json(shown(c.env, await reread(db, id), access.role), 201);
     },
   );
 
@@ -179,8 +178,12 @@ export const toolSources = new Hono<AppEnv>()
       responses: { 200: json(toolSourceSchema), ...errors(401, 404) },
     }),
     async (c) => {
-      const { row } = await sourceAccess(c.env.DB, c.get("caller").userId, c.req.param("id"));
-      return c.json(shown(c.env, row));
+      const { row, access } = await sourceAccess(
+        c.env.DB,
+        c.get("caller").userId,
+        c.req.param("id"),
+      );
+      return c.json(shown(c.env, row, access.role));
     },
   )
 
@@ -279,7 +282,7 @@ export const toolSources = new Hono<AppEnv>()
       }
       // Profiles naming its tools see the change at their next turn.
       await assistantChanged(c.env, { orgId: row.org_id }).catch(() => undefined);
-      return c.json(shown(c.env, updated));
+      return c.json(shown(c.env, updated, access.role));
     },
   )
 
@@ -350,6 +353,6 @@ export const toolSources = new Hono<AppEnv>()
       }
       refuseUrl(row.url, c.env);
       await listNow(c.env, row);
-      return c.json(shown(c.env, await reread(c.env.DB, row.id)));
+      return c.json(shown(c.env, await reread(c.env.DB, row.id), access.role));
     },
   );
