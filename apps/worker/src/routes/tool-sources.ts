@@ -13,7 +13,7 @@ import { describeRoute } from "hono-openapi";
 import { assistantChanged } from "../assistants/push.ts";
 import { orgAccess, requireRole } from "../auth/access.ts";
 import { auditStatement } from "../db/audit.ts";
-import { cursorBound, toPage } from "../db/pagination.ts";
+import { idPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
 import { jsonBody, noBody, query } from "../http/validate.ts";
@@ -73,22 +73,17 @@ export const orgToolSources = new Hono<AppEnv>()
     async (c) => {
       const db = c.env.DB;
       const access = await orgAccess(db, c.get("caller").userId, c.req.param("orgId"));
-      const { cursor, limit } = c.req.valid("query");
-      const { results } = await db
-        .prepare(
-          `SELECT ${SOURCE_COLUMNS} FROM tool_sources WHERE org_id = ? AND id < ?
-           ORDER BY id DESC LIMIT ?`,
-        )
-        .bind(access.orgId, cursorBound(cursor), limit + 1)
-        .all<SourceRow>();
-      return c.json(
-        toPage(
-          results,
-          limit,
-          (row) => row.id,
-          (row) => shown(c.env, row, access.role),
-        ),
+      const page = await idPage(
+        db,
+        {
+          select: `SELECT ${SOURCE_COLUMNS} FROM tool_sources`,
+          where: "org_id = ?",
+          binds: [access.orgId],
+        },
+        c.req.valid("query"),
+        (row: SourceRow) => shown(c.env, row, access.role),
       );
+      return c.json(page);
     },
   )
 
