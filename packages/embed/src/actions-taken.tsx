@@ -1,3 +1,4 @@
+import { formatMicros } from "@parley/chat-ui/format";
 import type { EmbedClient, EndUserToolCall } from "@parley/embed-core";
 import { useEffect, useState } from "react";
 
@@ -66,9 +67,7 @@ export function ActionsTaken({
             <code>{call.toolName}</code>
             {call.sourceName ? ` (${call.sourceName})` : ""}: {ENDED[call.status]}
             {call.approved ? ", approved by you" : ""}
-            {showCost && call.priceMicros > 0
-              ? `, $${(call.priceMicros / 1_000_000).toFixed(4)}`
-              : ""}
+            {showCost && call.priceMicros > 0 ? `, ${formatMicros(call.priceMicros)}` : ""}
           </li>
         ))}
       </ul>

@@ -481,7 +481,7 @@ describe("<parley-assistant> actions taken", () => {
 
   it.each([
     [false, "request_refund (Acme Shop): done, approved by you"],
-    [true, "request_refund (Acme Shop): done, approved by you, $0.0050"],
+    [true, "request_refund (Acme Shop): done, approved by you, $0.005"],
   ])("lists the end user's tool calls in the chat (showCost %s)", async (showCost, first) => {
     const network = world({
       showCost,
@@ -569,6 +569,20 @@ describe("<parley-assistant> limit warning", () => {
       expect(asked?.headers.authorization).toBe("Bearer eu-1");
     },
   );
+
+  it("shows a sub-cent limit with the web app's money rule, not rounded to $0.00", async () => {
+    world({
+      showCost: true,
+      sessions: [session("ses_1")],
+      limits: [limit({ limitMicros: 5_000, spentMicros: 4_600 })],
+    });
+    const root = shadow(place({ ...base, mode: "inline" }));
+    const warning = await until(
+      () => root.querySelector('[data-testid="limit-warning"]'),
+      "the limit warning",
+    );
+    expect(warning.textContent).toContain("($0.0046 of $0.005)");
+  });
 
   it("says nothing while no limit is past the share", async () => {
     const network = world({ sessions: [session("ses_1")], limits: [limit({ warning: false })] });

@@ -9,7 +9,7 @@ import {
   type UpdateApp,
   updateAppSchema,
 } from "@parley/shared";
-import { formatMicros, parseDollars } from "../../lib/money.ts";
+import { dollarsInput, parseDollars } from "../../lib/money.ts";
 import { checkWith, type Refusal } from "./form-check.ts";
 
 /**
@@ -79,9 +79,6 @@ export const emptyApp = (projectIds: string[] = []): AppDraft => ({
   showCost: false,
 });
 
-const dollars = (micros: number | null) =>
-  micros === null ? "" : formatMicros(micros, { precise: true }).replace(/^\$/, "");
-
 /** The form of a saved app. */
 export function draftOf(app: App): AppDraft {
   return {
@@ -89,9 +86,9 @@ export function draftOf(app: App): AppDraft {
     origins: app.allowedOrigins.join("\n"),
     projectIds: [...app.projectIds],
     profileId: app.profileId ?? "",
-    daily: dollars(app.endUserDailyLimitMicros),
-    weekly: dollars(app.endUserWeeklyLimitMicros),
-    monthly: dollars(app.endUserMonthlyLimitMicros),
+    daily: dollarsInput(app.endUserDailyLimitMicros),
+    weekly: dollarsInput(app.endUserWeeklyLimitMicros),
+    monthly: dollarsInput(app.endUserMonthlyLimitMicros),
     showCost: app.showCost,
   };
 }

@@ -5,6 +5,7 @@ import type {
   UpdateToolSourceInput,
 } from "@parley/shared";
 import { isApiError } from "../../lib/api.ts";
+import { dollarsInput } from "../../lib/money.ts";
 import { dollarsToMicros, parseJsonObject } from "./source-words.ts";
 
 /**
@@ -65,7 +66,7 @@ export const blankAction = (): ActionDraft => ({
 export function formOf(source: ToolSource): SourceForm {
   return {
     url: source.url,
-    price: dollarsText(source.priceMicros),
+    price: dollarsInput(source.priceMicros),
     enabled: source.enabled,
     credential: "keep",
     header: source.credential?.header ?? "",
@@ -91,15 +92,6 @@ export function formOf(source: ToolSource): SourceForm {
           )
         : {},
   };
-}
-
-/** Micro-dollars as the dollars a person types ("0.0025"), exactly. */
-export function dollarsText(micros: number): string {
-  const whole = Math.floor(micros / 1_000_000);
-  const fraction = String(micros % 1_000_000)
-    .padStart(6, "0")
-    .replace(/0+$/, "");
-  return fraction ? `${whole}.${fraction}` : String(whole);
 }
 
 type Action = NonNullable<UpdateToolSourceInput["actions"]>[number];
