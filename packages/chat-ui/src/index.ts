@@ -70,6 +70,8 @@ export {
   type SessionSidebarProps,
   type SessionSummary,
 } from "./session-sidebar.tsx";
+/** An empty chat's suggested prompts (a profile's), the web app's and the embed's. */
+export { SuggestedPrompts } from "./suggested-prompts.tsx";
 /** Tool-call cards with their state, and the Approve / Deny card for a pending call. */
 export {
   type AnyToolPart,
