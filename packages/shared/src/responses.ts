@@ -74,6 +74,12 @@ export const errorBodySchema = z
       code: z.enum(Object.keys(errorStatus) as [keyof typeof errorStatus]),
       message: z.string(),
       field: z.string().optional(),
+      issues: z
+        .array(z.strictObject({ field: z.string(), message: z.string() }))
+        .optional()
+        .describe(
+          "Every problem of a refused input, when it had more than one (the first is field)",
+        ),
     }),
   })
   .meta({ id: "Error" });

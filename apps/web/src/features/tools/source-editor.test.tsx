@@ -160,6 +160,20 @@ describe("the source editor's form", () => {
     expect(errorsOfApi(refusal("actions.1.path"))).toEqual({
       "actions.1.path": "actions.1.path: bad",
     });
+    // Several problems at once: each at its control.
+    expect(
+      errorsOfApi(
+        new ApiError("invalid_request", "url: bad", 400, "url", [
+          { field: "url", message: "url: bad" },
+          { field: "priceMicros", message: "priceMicros: too big" },
+          { field: "actions.0.path", message: "actions.0.path: has .." },
+        ]),
+      ),
+    ).toEqual({
+      url: "url: bad",
+      price: "priceMicros: too big",
+      "actions.0.path": "actions.0.path: has ..",
+    });
     expect(errorsOfApi(new ApiError("conflict", "The source changed meanwhile", 409))).toEqual({
       form: "The source changed meanwhile",
     });
