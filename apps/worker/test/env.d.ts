@@ -12,6 +12,7 @@ declare global {
       TEST_TOOL_LAB_URL: string;
       TEST_TOOL_HTTP_URL: string;
       TEST_SHOP_URL: string;
+      TEST_TOOL_V2_URL: string;
     }
   }
 }

@@ -33,6 +33,8 @@ declare module "vitest" {
     toolLabUrl: string;
     toolHttpUrl: string;
     shopUrl: string;
+    /** The official SDK v2 servers (test/tool-servers-v2.ts), a path per mode. */
+    toolV2Url: string;
   }
 }
 
@@ -148,6 +150,7 @@ export default async function setup(project: TestProject) {
   project.provide("toolLabUrl", tools.labUrl);
   project.provide("toolHttpUrl", tools.httpUrl);
   project.provide("shopUrl", tools.shopUrl);
+  project.provide("toolV2Url", tools.v2Url);
 
   return async () => {
     await Promise.all([

@@ -12,6 +12,7 @@ import {
   type JWTVerifyGetKey,
 } from "jose";
 import { z } from "zod";
+import { startV2ToolServers } from "./tool-servers-v2.ts";
 
 /**
  * The tool servers of the workerd tests (issue 30), on loopback ports, started by the global
@@ -32,8 +33,8 @@ export const ISSUER = "parley";
 let jwks: JSONWebKeySet = { keys: [] };
 const keys: JWTVerifyGetKey = (...args) => createLocalJWKSet(jwks)(...args);
 
-interface Seen {
-  server: "lab" | "http" | "shop";
+export interface Seen {
+  server: "lab" | "http" | "shop" | "v2";
   path: string;
   method: string;
   rpc: string | null;
@@ -43,19 +44,33 @@ interface Seen {
 }
 const log: Seen[] = [];
 
-function send(res: ServerResponse, status: number, body: unknown, type = "application/json") {
+/** Adds one request to the shared log (`GET /__log` on any server reads it). */
+export const record = (entry: Seen) => {
+  log.push(entry);
+};
+
+export function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  type = "application/json",
+) {
   res.writeHead(status, { "content-type": type });
   res.end(typeof body === "string" ? body : JSON.stringify(body));
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+export async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString();
 }
 
 /** The control routes every server answers. */
-async function control(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+export async function control(
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): Promise<boolean> {
   if (path === "/__jwks" && req.method === "PUT") {
     jwks = JSON.parse(await readBody(req)) as JSONWebKeySet;
     send(res, 200, {});
@@ -71,7 +86,7 @@ async function control(req: IncomingMessage, res: ServerResponse, path: string):
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function listen(server: Server): Promise<string> {
+export async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
@@ -81,7 +96,7 @@ async function listen(server: Server): Promise<string> {
  * itself names (a test server's shortcut: a tenant's server pins its own org from configuration,
  * as the shop below does from its URL).
  */
-function anyOrgVerifier(audience: string): Verify {
+export function anyOrgVerifier(audience: string): Verify {
   return (authorization) => {
     const token = /^Bearer (.+)$/.exec(authorization ?? "")?.[1] ?? "";
     let org: unknown = null;
@@ -278,9 +293,9 @@ async function dropStreams(
   send(res, 200, { dropped });
 }
 
-type Verify = (authorization: string | undefined) => Promise<JWTPayload>;
+export type Verify = (authorization: string | undefined) => Promise<JWTPayload>;
 
-async function verified(
+export async function verified(
   req: IncomingMessage,
   res: ServerResponse,
   verify: Verify,
@@ -477,7 +492,12 @@ async function startShop(): Promise<{ url: string; server: Server }> {
 }
 
 export async function startToolServers() {
-  const [lab, http, shop] = await Promise.all([startLab(), startHttpActions(), startShop()]);
+  const [lab, http, shop, v2] = await Promise.all([
+    startLab(),
+    startHttpActions(),
+    startShop(),
+    startV2ToolServers(),
+  ]);
   const close = (server: Server) =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();
@@ -487,6 +507,8 @@ export async function startToolServers() {
     labUrl: lab.url,
     httpUrl: http.url,
     shopUrl: shop.url,
-    close: () => Promise.all([close(lab.server), close(http.server), close(shop.server)]),
+    v2Url: v2.url,
+    close: () =>
+      Promise.all([close(lab.server), close(http.server), close(shop.server), close(v2.server)]),
   };
 }

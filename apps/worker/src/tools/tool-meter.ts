@@ -189,8 +189,11 @@ export class ToolCallMeter {
    * path: its settlement (charged its price if it went out, its hold given back if not), its D1
    * record and its row's removal come with the next `settleClosed`, which takes every closed call
    * at once (the turn's end, a report the account asks for, the durable schedule armed here, the
-   * object's start). A reset in between leaves the row `closing` for the start to settle; the
-   * ledger settles a request id once, so nothing is charged twice. Resolves to what was charged
+   * object's start). A reset in between leaves the row `closing` for the start to settle, as it
+   * ended; the ledger settles a request id once, so nothing is charged twice. The note is durable
+   * before the answer leaves the object (the output gate holds the model's next request until
+   * then): a reset that loses it had shown the answer to no one, and the start closes the call as
+   * stopped by the reset, charged since it went out. Resolves to what was charged
    * once it is settled (a failed settlement waits for a later round), or null at once when
    * someone else closed it.
    */
