@@ -319,13 +319,30 @@ describe("balance and settings", () => {
       const res = await api("PATCH", path, { token: w.admin.token, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
-    const summary = await api("GET", `/api/orgs/${w.orgId}/billing`, { token: w.member.token });
+    const summary = await api("GET", `/api/orgs/${w.orgId}/billing`, { token: w.admin.token });
     expect(summary.body).toMatchObject({
       orgMonthlyLimitMicros: 50_000_000,
       alertWebhookUrl: "https://hooks.example.test/parley",
       runwayAlertDays: 14,
       forecast: { windowDays: 7, spentMicros: 0, daysLeft: null },
     });
+  });
+
+  it("a member reads the limits but not the alert webhook's URL (it may be its own credential)", async () => {
+    const w = await world();
+    const url = "https://hooks.example.test/services/T0/B0/secret-part";
+    await api("PATCH", `/api/orgs/${w.orgId}/billing/settings`, {
+      token: w.owner.token,
+      body: { alertWebhookUrl: url, orgMonthlyLimitMicros: 9_000_000 },
+    });
+    const asMember = await api("GET", `/api/orgs/${w.orgId}/billing`, { token: w.member.token });
+    expect(asMember.body).toMatchObject({
+      orgMonthlyLimitMicros: 9_000_000,
+      alertWebhookUrl: null,
+    });
+    expect(JSON.stringify(asMember.body)).not.toContain("secret-part");
+    const asAdmin = await api("GET", `/api/orgs/${w.orgId}/billing`, { token: w.admin.token });
+    expect(asAdmin.body).toMatchObject({ alertWebhookUrl: url });
   });
 });
 

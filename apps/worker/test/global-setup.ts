@@ -35,6 +35,10 @@ declare module "vitest" {
     shopUrl: string;
     /** The official SDK v2 servers (test/tool-servers-v2.ts), a path per mode. */
     toolV2Url: string;
+    /** A second lab that `POST /__flaky {up}` on the lab stops and starts. */
+    toolFlakyUrl: string;
+    /** A loopback port nothing listens on. */
+    toolDownUrl: string;
   }
 }
 
@@ -151,6 +155,8 @@ export default async function setup(project: TestProject) {
   project.provide("toolHttpUrl", tools.httpUrl);
   project.provide("shopUrl", tools.shopUrl);
   project.provide("toolV2Url", tools.v2Url);
+  project.provide("toolFlakyUrl", tools.flakyUrl);
+  project.provide("toolDownUrl", tools.downUrl);
 
   return async () => {
     await Promise.all([

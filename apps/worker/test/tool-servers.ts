@@ -26,7 +26,9 @@ import { startV2ToolServers } from "./tool-servers-v2.ts";
  * changes one source's tool list at runtime (its live sessions say `tools/list_changed`);
  * `POST /__drop {src}` ends the GET streams of that source's sessions (as a server restarting its
  * front end would). The lab also serves `/mcp-poll`: the same server without the GET stream
- * (405), as a server that cannot push would answer.
+ * (405), as a server that cannot push would answer. A second lab (`flakyUrl`) stops and starts
+ * at `POST /__flaky {up}` on the first; `downUrl` is a port nothing listens on. The action
+ * server's `/api/status/<code>` answers that status.
  */
 
 export const ISSUER = "parley";
@@ -328,6 +330,7 @@ async function startLab(): Promise<{ url: string; server: Server }> {
       if (path === "/huge") return send(res, 200, `"${"x".repeat(3_000_000)}"`);
       if (path === "/__tools" && req.method === "POST") return changeTools(req, res, sessions);
       if (path === "/__drop" && req.method === "POST") return dropStreams(req, res, sessions);
+      if (path === "/__flaky" && req.method === "POST") return flakyControl(req, res);
       if (path !== "/mcp" && path !== "/mcp-poll") return send(res, 404, {});
       const raw = req.method === "POST" ? await readBody(req) : "";
       const body = raw === "" ? undefined : (JSON.parse(raw) as { method?: string });
@@ -422,6 +425,9 @@ async function startHttpActions(): Promise<{ url: string; server: Server }> {
         return send(res, 200, { text: "y".repeat(Number(parsed.searchParams.get("bytes") ?? 0)) });
       }
       if (path === "/api/malformed") return send(res, 200, "{oops", "application/json");
+      // Any status, as Cloudflare's edge answers one (521: the origin refused the connection).
+      const status = /^\/api\/status\/(\d{3})$/.exec(path);
+      if (status) return send(res, Number(status[1]), `error code: ${status[1]}`, "text/plain");
       if (path === "/api/redirect") {
         res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data" }).end();
         return;
@@ -491,13 +497,45 @@ async function startShop(): Promise<{ url: string; server: Server }> {
   return { url, server };
 }
 
+/**
+ * A second lab that can be switched off and on again at its port (`POST /__flaky {up}` on the
+ * main lab): a tool server that stops while Parley holds a connection to it, then refuses.
+ */
+let flaky: ((up: boolean) => Promise<void>) | null = null;
+
+/** A loopback port nothing listens on: every connection is refused. */
+async function closedPort(): Promise<string> {
+  const server = createServer();
+  const url = await listen(server);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return url;
+}
+
+async function flakyControl(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { up } = JSON.parse(await readBody(req)) as { up: boolean };
+  await flaky?.(up);
+  send(res, 200, { up });
+}
+
 export async function startToolServers() {
-  const [lab, http, shop, v2] = await Promise.all([
+  const [lab, http, shop, v2, second, down] = await Promise.all([
     startLab(),
     startHttpActions(),
     startShop(),
     startV2ToolServers(),
+    startLab(),
+    closedPort(),
   ]);
+  const port = Number(new URL(second.url).port);
+  flaky = async (up) => {
+    if (up === second.server.listening) return;
+    if (up) {
+      await new Promise<void>((resolve) => second.server.listen(port, "127.0.0.1", resolve));
+    } else {
+      second.server.closeAllConnections();
+      await new Promise<void>((resolve) => second.server.close(() => resolve()));
+    }
+  };
   const close = (server: Server) =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();
@@ -508,7 +546,15 @@ export async function startToolServers() {
     httpUrl: http.url,
     shopUrl: shop.url,
     v2Url: v2.url,
+    flakyUrl: second.url,
+    downUrl: down,
     close: () =>
-      Promise.all([close(lab.server), close(http.server), close(shop.server), close(v2.server)]),
+      Promise.all([
+        close(lab.server),
+        close(http.server),
+        close(shop.server),
+        close(v2.server),
+        second.server.listening ? close(second.server) : undefined,
+      ]),
   };
 }

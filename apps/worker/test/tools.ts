@@ -8,6 +8,15 @@ export const lab = () => env.TEST_TOOL_LAB_URL;
 export const actions = () => env.TEST_TOOL_HTTP_URL;
 export const shop = () => env.TEST_SHOP_URL;
 export const v2 = () => env.TEST_TOOL_V2_URL;
+/** A second lab that `setFlaky(false)` stops (connections refused) and `setFlaky(true)` starts. */
+export const flaky = () => env.TEST_TOOL_FLAKY_URL;
+/** A loopback port nothing listens on: every connection is refused. */
+export const down = () => env.TEST_TOOL_DOWN_URL;
+
+export async function setFlaky(up: boolean): Promise<void> {
+  const res = await fetch(`${lab()}/__flaky`, { method: "POST", body: JSON.stringify({ up }) });
+  if (!res.ok) throw new Error(`flaky: ${res.status}`);
+}
 
 /** Puts the Worker's JWKS on the tool servers (they verify Parley's tokens with it). */
 export async function shareJwks(): Promise<void> {

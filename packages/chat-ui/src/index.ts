@@ -16,9 +16,10 @@ export { ChatView, type ChatViewProps } from "./chat-view.tsx";
 export { cn } from "./cn.ts";
 /** The message box: Enter sends, Shift+Enter new line, Esc stops; disabled with a reason. */
 export { Composer } from "./composer.tsx";
-/** Integer micro-dollars as dollars, sub-cent amounts kept ($0.0042), and the typed-amount parser. */
+/** Integer micro-dollars as dollars (one rule: format.ts), as typed in a field, and parsed back. */
 export {
   type DollarsError,
+  dollarsInput,
   formatMicros,
   MICROS_PER_DOLLAR,
   type ParsedDollars,
@@ -71,6 +72,8 @@ export {
   type SessionSidebarProps,
   type SessionSummary,
 } from "./session-sidebar.tsx";
+/** An empty chat's suggested prompts (a profile's), the web app's and the embed's. */
+export { SuggestedPrompts } from "./suggested-prompts.tsx";
 /** Tool-call cards with their state, and the Approve / Deny card for a pending call. */
 export {
   type AnyToolPart,

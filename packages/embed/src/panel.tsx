@@ -1,4 +1,6 @@
 // The light entry: the chat's views and a chat client without the AI SDK (first open stays small).
+
+import { formatMicros } from "@parley/chat-ui/format";
 import {
   ChatView,
   type CitationView,
@@ -98,7 +100,8 @@ export function LimitNotice({ limits, showCost }: { limits: LimitState[]; showCo
     .sort((a, b) => b.spentMicros / b.limitMicros - a.spentMicros / a.limitMicros)[0];
   if (!shown) return null;
   const pct = Math.min(100, Math.floor((shown.spentMicros * 100) / shown.limitMicros));
-  const dollars = (micros: number) => `$${(micros / 1_000_000).toFixed(2)}`;
+  // As the web chat's warning says it (features/billing/limit-warning.tsx): every micro-dollar.
+  const dollars = (micros: number) => formatMicros(micros, { precise: true });
   const amounts = showCost
     ? ` (${dollars(shown.spentMicros)} of ${dollars(shown.limitMicros)})`
     : "";

@@ -317,6 +317,7 @@ export const toolSourceHealthSchema = z
     /** `unhealthy` after TOOL_SOURCE_UNHEALTHY_AFTER failed calls in a row; `unknown`: no call yet. */
     status: z.enum(["healthy", "unhealthy", "unknown"]),
     consecutiveFailures: z.number().int(),
+    /** The last error's text: owners and admins only (null for members, who get its class). */
     lastError: z.string().nullable(),
     /**
      * The last error's class (`timeout`, `unauthorized`, `http_status`, ...), without its text:

@@ -108,7 +108,7 @@ const screens = (): Screen[] => [
     tab: "API keys",
   },
   { name: "app", path: `/developers/apps/${appId}`, heading: /^Storefront$/, signedIn: true },
-  { name: "admin", path: "/admin", heading: /^Admin|^Erasure/, signedIn: true },
+  { name: "admin", path: "/admin", heading: /^Data and privacy|^Erasure/, signedIn: true },
   { name: "account", path: "/account", heading: /^Account$/, signedIn: true },
   { name: "new-org", path: "/orgs/new", heading: /^New organization$/, signedIn: true },
 ];

@@ -13,7 +13,7 @@ import {
 } from "@parley/shared";
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
-import { orgAccess, requireRole } from "../auth/access.ts";
+import { atLeast, orgAccess, requireRole } from "../auth/access.ts";
 import { billingAccount, openBillingAccount } from "../billing/account.ts";
 import { usageModelLabels } from "../billing/usage-model-labels.ts";
 import { checkWebhookUrl } from "../billing/webhook-url.ts";
@@ -49,6 +49,9 @@ export const billing = new Hono<AppEnv>()
         heldMicros: account.heldMicros,
         postedMicros: account.postedMicros,
         ...account.settings,
+        // The webhook's URL is often its own credential (a chat service's incoming hook): only
+        // owners and admins, who set it, read it back (members get null).
+        alertWebhookUrl: atLeast(access.role, "admin") ? account.settings.alertWebhookUrl : null,
         forecast: account.forecast,
         grants: account.grants,
       } satisfies BillingSummary);

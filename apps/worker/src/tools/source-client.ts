@@ -376,6 +376,9 @@ export class ToolSourceClient extends DurableObject<Env> {
         // Outside a call (the session's DELETE when the connection is dropped): briefly.
         signal: scope?.signal ?? deadline(Math.min(settings.timeoutMs, 2_000)),
         count: scope?.wire,
+        // Only the call's own `tools/call` may make the server act: a call whose connection
+        // could not be made (its `initialize` refused, unauthorized, unreadable) never went out.
+        acts: isCall,
         onRefusal: (error) => {
           if (!scope) return;
           scope.failure ??= error;
