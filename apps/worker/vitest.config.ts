@@ -58,6 +58,9 @@ export default defineConfig({
                   inject("toolLabUrl"),
                   inject("toolHttpUrl"),
                   inject("shopUrl"),
+                  inject("toolV2Url"),
+                  inject("toolFlakyUrl"),
+                  inject("toolDownUrl"),
                 ]
                   .map((url) => new URL(url).host)
                   .join(","),
@@ -66,6 +69,9 @@ export default defineConfig({
                 TEST_TOOL_LAB_URL: inject("toolLabUrl"),
                 TEST_TOOL_HTTP_URL: inject("toolHttpUrl"),
                 TEST_SHOP_URL: inject("shopUrl"),
+                TEST_TOOL_V2_URL: inject("toolV2Url"),
+                TEST_TOOL_FLAKY_URL: inject("toolFlakyUrl"),
+                TEST_TOOL_DOWN_URL: inject("toolDownUrl"),
                 TEST_MIGRATIONS: await readD1Migrations(
                   path.join(import.meta.dirname, "migrations"),
                 ),

@@ -202,6 +202,23 @@ describe("usage API", () => {
       "tool:tsrc_orders:order_status",
       "Acme Shop orders · order_status",
     ]);
+    // The ledger names its usage entries the same way (its memo is the usage key).
+    const ledger = await api<{ items: { kind: string; memo: string; memoLabel: string }[] }>(
+      "GET",
+      `/api/orgs/${w.orgId}/billing/ledger`,
+      { token: w.owner.token },
+    );
+    expect(ledger.status).toBe(200);
+    const usage = ledger.body.items.filter((entry) => entry.kind === "usage");
+    expect(usage.map((entry) => [entry.memo, entry.memoLabel]).sort()).toEqual([
+      ["parley/dev-large", "Parley Dev Large"],
+      ["tool:tsrc_gone:lookup", "Removed tool source · lookup"],
+      ["tool:tsrc_orders:order_status", "Acme Shop orders · order_status"],
+    ]);
+    // Other entries' memos are words already, kept as they are.
+    for (const entry of ledger.body.items.filter((e) => e.kind !== "usage")) {
+      expect(entry.memoLabel).toBe(entry.memo);
+    }
   });
 
   it("validates the window and grouping", async () => {
@@ -218,6 +235,36 @@ describe("usage API", () => {
       expect(res.status, q).toBe(400);
       expect(errorCode(res)).toBe("invalid_request");
     }
+  });
+});
+
+describe("refusals state the rule a value broke", () => {
+  it("a page size, a checkout amount and a webhook URL each name their rule", async () => {
+    const w = await world();
+    const page = await api("GET", `/api/orgs/${w.orgId}/billing/ledger?limit=-1`, {
+      token: w.owner.token,
+    });
+    expect(page.status).toBe(400);
+    expect(JSON.stringify(page.body)).toContain("must be a whole number from 1 to 100");
+    // Past JavaScript's largest safe integer: the top-up range, not "<=9007199254740991".
+    for (const amountMicros of [1e30, 4_990_000, 1_000_010_000]) {
+      const checkout = await api("POST", `/api/orgs/${w.orgId}/billing/checkout`, {
+        token: w.owner.token,
+        body: { amountMicros },
+      });
+      expect(checkout.status, String(amountMicros)).toBe(400);
+      expect((checkout.body as { error: { message: string } }).error.message).toBe(
+        "amountMicros: must be from 5000000 to 1000000000 micro-dollars ($5 to $1,000)",
+      );
+    }
+    const webhook = await api("PATCH", `/api/orgs/${w.orgId}/billing/settings`, {
+      token: w.owner.token,
+      body: { alertWebhookUrl: "ftp://hooks.example.com/parley" },
+    });
+    expect(webhook.status).toBe(400);
+    expect((webhook.body as { error: { message: string } }).error.message).toMatch(
+      /^alertWebhookUrl: must be an https:\/\/ URL/,
+    );
   });
 });
 
@@ -272,13 +319,30 @@ describe("balance and settings", () => {
       const res = await api("PATCH", path, { token: w.admin.token, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
-    const summary = await api("GET", `/api/orgs/${w.orgId}/billing`, { token: w.member.token });
+    const summary = await api("GET", `/api/orgs/${w.orgId}/billing`, { token: w.admin.token });
     expect(summary.body).toMatchObject({
       orgMonthlyLimitMicros: 50_000_000,
       alertWebhookUrl: "https://hooks.example.test/parley",
       runwayAlertDays: 14,
       forecast: { windowDays: 7, spentMicros: 0, daysLeft: null },
     });
+  });
+
+  it("a member reads the limits but not the alert webhook's URL (it may be its own credential)", async () => {
+    const w = await world();
+    const url = "https://hooks.example.test/services/T0/B0/secret-part";
+    await api("PATCH", `/api/orgs/${w.orgId}/billing/settings`, {
+      token: w.owner.token,
+      body: { alertWebhookUrl: url, orgMonthlyLimitMicros: 9_000_000 },
+    });
+    const asMember = await api("GET", `/api/orgs/${w.orgId}/billing`, { token: w.member.token });
+    expect(asMember.body).toMatchObject({
+      orgMonthlyLimitMicros: 9_000_000,
+      alertWebhookUrl: null,
+    });
+    expect(JSON.stringify(asMember.body)).not.toContain("secret-part");
+    const asAdmin = await api("GET", `/api/orgs/${w.orgId}/billing`, { token: w.admin.token });
+    expect(asAdmin.body).toMatchObject({ alertWebhookUrl: url });
   });
 });
 

@@ -23,10 +23,24 @@ const refOf = (source: ToolSource, name: string) =>
 
 type Chunk = Record<string, unknown>;
 
-/** Sends the person's answer to a waiting tool call; the continuation's chunks once it is done. */
-async function answer(chat: ChatSocket, toolCallId: string, approved: boolean): Promise<Chunk[]> {
+/**
+ * Sends the person's answer to a waiting tool call; the continuation's chunks once it is done.
+ * `documented` sends the frame exactly as the contract documents it (no `autoContinue`, which the
+ * web app's and the embed's clients add): the server continues either way.
+ */
+async function answer(
+  chat: ChatSocket,
+  toolCallId: string,
+  approved: boolean,
+  form: "documented" | "client" = "client",
+): Promise<Chunk[]> {
   const start = chat.frames.length;
-  chat.send({ type: "cf_agent_tool_approval", toolCallId, approved, autoContinue: true });
+  chat.send({
+    type: "cf_agent_tool_approval",
+    toolCallId,
+    approved,
+    ...(form === "client" ? { autoContinue: true } : {}),
+  });
   await chat.waitFor(
     (f) =>
       (f.type === "cf_agent_use_chat_response" && f.done === true) || f.type === "parley_error",
@@ -240,7 +254,8 @@ describe("an end user in the embed and the shop's tools", () => {
     ).toEqual({ source: source.name, sourceId: source.id });
     expect(await shopCalls(session.id, "request_refund")).toEqual([]);
 
-    const continued = await answer(chat, request?.toolCallId as string, true);
+    // The answer exactly as the contract documents it: the call runs, on the server, once.
+    const continued = await answer(chat, request?.toolCallId as string, true, "documented");
     const ran = continued.find((c) => c.type === "tool-output-available") as
       | { output: { result: Record<string, unknown>; approvedBy: unknown } }
       | undefined;
@@ -253,12 +268,7 @@ describe("an end user in the embed and the shop's tools", () => {
 
     // The same approval again: refused, nothing runs again.
     const before = chat.frames.length;
-    chat.send({
-      type: "cf_agent_tool_approval",
-      toolCallId: request?.toolCallId,
-      approved: true,
-      autoContinue: true,
-    });
+    chat.send({ type: "cf_agent_tool_approval", toolCallId: request?.toolCallId, approved: true });
     const refused = await chat.waitFor((f) => f.type === "parley_error", 5_000, before);
     expect((refused.error as { code: string }).code).toBe("conflict");
     expect(await shopCalls(session.id, "request_refund")).toHaveLength(1);
@@ -268,7 +278,9 @@ describe("an end user in the embed and the shop's tools", () => {
       `Refund 1002 ${INSTANT} [[tool:request_refund {"orderId":"1002","reason":"Changed my mind"}]]`,
     );
     const second = approvalAsked(again.chunks);
-    await answer(chat, second?.toolCallId as string, false);
+    const denied = await answer(chat, second?.toolCallId as string, false, "documented");
+    // The denial continued the reply too (the model was told), and nothing ran.
+    expect(denied.some((c) => c.type === "finish")).toBe(true);
     expect(await shopCalls(session.id, "request_refund")).toHaveLength(1);
 
     // The transcript records what ran, with what result, approved by whom.

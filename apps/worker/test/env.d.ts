@@ -12,6 +12,9 @@ declare global {
       TEST_TOOL_LAB_URL: string;
       TEST_TOOL_HTTP_URL: string;
       TEST_SHOP_URL: string;
+      TEST_TOOL_V2_URL: string;
+      TEST_TOOL_FLAKY_URL: string;
+      TEST_TOOL_DOWN_URL: string;
     }
   }
 }

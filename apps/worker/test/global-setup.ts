@@ -33,6 +33,12 @@ declare module "vitest" {
     toolLabUrl: string;
     toolHttpUrl: string;
     shopUrl: string;
+    /** The official SDK v2 servers (test/tool-servers-v2.ts), a path per mode. */
+    toolV2Url: string;
+    /** A second lab that `POST /__flaky {up}` on the lab stops and starts. */
+    toolFlakyUrl: string;
+    /** A loopback port nothing listens on. */
+    toolDownUrl: string;
   }
 }
 
@@ -148,6 +154,9 @@ export default async function setup(project: TestProject) {
   project.provide("toolLabUrl", tools.labUrl);
   project.provide("toolHttpUrl", tools.httpUrl);
   project.provide("shopUrl", tools.shopUrl);
+  project.provide("toolV2Url", tools.v2Url);
+  project.provide("toolFlakyUrl", tools.flakyUrl);
+  project.provide("toolDownUrl", tools.downUrl);
 
   return async () => {
     await Promise.all([

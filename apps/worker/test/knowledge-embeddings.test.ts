@@ -1,4 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
+import { AppError } from "@parley/shared";
 import { describe, expect, it } from "vitest";
 import { billingAccount } from "../src/billing/account.ts";
 import { chunkSections } from "../src/knowledge/chunk.ts";
@@ -222,5 +223,36 @@ describe("embeddings are paid for before they are made", () => {
     expect(outcome.indexed).toBe(0);
     expect(calls.embed).toBe(0);
     expect(outcome.stillSearches).toEqual([]);
+  });
+});
+
+describe("a job that cannot go on", () => {
+  it("says why in words every member may read: an AppError's message, never a raw error's text", async () => {
+    const w = await funded(0);
+    const outcome = await runInDurableObject(knowledgeBase(w.projectId), async (_i, state) => {
+      const store = new KnowledgeStore(state.storage.sql, (fn) =>
+        state.storage.transactionSync(fn),
+      );
+      const stage = (documentId: string) =>
+        store.stage({
+          documentId,
+          version: 1,
+          name: "help.md",
+          text: DOC,
+          chunks: chunkSections(markdownSections(DOC)),
+          memberId: w.owner.id,
+        });
+      stage("doc_f1");
+      store.failJob(
+        new Error("D1_ERROR: vectorize-internal.cf-int:7443 refused (stack at /srv/x)"),
+      );
+      stage("doc_f2");
+      store.failJob(new AppError("insufficient_credits", "The organization has no credits left"));
+      return store.indexing(["doc_f1", "doc_f2"]);
+    });
+    expect(outcome.doc_f1?.status).toBe("failed");
+    expect(outcome.doc_f1?.error).toMatch(/^Indexing failed/);
+    expect(JSON.stringify(outcome)).not.toMatch(/D1_ERROR|cf-int|\/srv/);
+    expect(outcome.doc_f2?.error).toBe("The organization has no credits left");
   });
 });

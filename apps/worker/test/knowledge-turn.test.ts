@@ -3,7 +3,7 @@ import { NOTHING_FOUND, NOTHING_RETRIEVED } from "../src/knowledge/tool.ts";
 import { mustConnect, settled } from "./chat.ts";
 import { asEndUser, endUserToken, mustOpen, openSession } from "./end-users.ts";
 import { api, errorCode, project, type World } from "./helpers.ts";
-import { indexed, uploadText } from "./knowledge.ts";
+import { indexed, search, uploadText } from "./knowledge.ts";
 import { funded } from "./metering.ts";
 import {
   INSTANT,
@@ -244,6 +244,40 @@ describe("the relevance floor", () => {
       expect.objectContaining({ documentId: doc.id, version: 1, heading: "Policies › Returns" }),
     ]);
     expect(systemOf((await requestsWith(asked))[0])).toContain("within 14 days of delivery");
+    chat.close();
+  });
+});
+
+describe("the relevance floor on a long message", () => {
+  it("a ticket request sharing two common words with the Gettysburg Address cites nothing; a question about it still does", async () => {
+    const w = await funded();
+    await knowledgeProfile(w, { tools: [], knowledgeRetrieval: true });
+    // Public domain (Abraham Lincoln, 1863).
+    const doc = await uploadText(
+      w.owner.token,
+      w.projectId,
+      "gettysburg.md",
+      "# The Gettysburg Address\n\n## The address\n\nFour score and seven years ago our fathers brought forth on this continent, a new nation, conceived in Liberty, and dedicated to the proposition that all men are created equal.\n\nBut, in a larger sense, we can not dedicate -- we can not consecrate -- we can not hallow -- this ground. The world will little note, nor long remember what we say here, but it can never forget what they did here.",
+    );
+    await indexed(w.owner.token, doc.id);
+    // "create" (of create_ticket) and "notes" are the address's "created" and "note" to the
+    // stemmer: two of the message's ten search words, which the floor of two let through.
+    const ticket =
+      'Please open a ticket [[tool:create_ticket {"subject":"Sync issue","body":"Notes not syncing"}]]';
+    expect(await search(w.member.token, w.projectId, ticket)).toEqual([]);
+    expect(
+      (await search(w.member.token, w.projectId, "who was created equal in the new nation")).map(
+        (hit) => hit.documentId,
+      ),
+    ).toEqual([doc.id]);
+
+    const chat = await mustConnect(agentPath(w.sessionId), w.member.token);
+    await settled(agentPath(w.sessionId));
+    const marker = unique();
+    const asked = await chat.turn(`${marker} ${ticket.replace("[[tool:", "[tool:")} ${INSTANT}`);
+    expect(asked.error).toBeNull();
+    expect(asked.metadata.citations).toBeUndefined();
+    expect(systemOf((await requestsWith(marker))[0])).toContain(NOTHING_RETRIEVED);
     chat.close();
   });
 });

@@ -51,7 +51,9 @@ describe("uploading each format", () => {
     const w = await world();
     const html = `<!doctype html><html><head><title>x</title><style>.zebrastyle{}</style></head>
       <body><script>var zebrascript = 1;</script><h1>Plans</h1><p>The Team plan costs 12&nbsp;dollars &amp; includes SSO.</p>
-      <h2>Limits</h2><p>Each workspace holds 40 projects.</p></body></html>`;
+      <nav><a href="/">Home</a> <a href="/zebranav">Pricing</a></nav>
+      <h2>Limits</h2><p>Each workspace holds 40 projects.</p>
+      <footer><p>© Acme · <a href="/privacy">zebrafooter privacy</a></p></footer></body></html>`;
     const doc = await uploadText(w.owner.token, w.projectId, "plans.html", html, "text/html");
     await indexed(w.owner.token, doc.id);
     const content = await api<{ text: string; passages: { heading: string }[] }>(
@@ -62,6 +64,8 @@ describe("uploading each format", () => {
     expect(content.body.text).toContain("The Team plan costs 12 dollars & includes SSO.");
     expect(content.body.text).not.toContain("zebrascript");
     expect(content.body.text).not.toContain("zebrastyle");
+    // The site's chrome is no part of the page's text (nor of a cited passage).
+    expect(content.body.text).not.toMatch(/zebrafooter|Home|©/);
     expect(content.body.passages.map((p) => p.heading)).toEqual(["Plans", "Plans › Limits"]);
     expect(await search(w.owner.token, w.projectId, "zebrascript")).toEqual([]);
     const [hit] = await search(w.owner.token, w.projectId, "how many projects per workspace");

@@ -1,5 +1,10 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  InsufficientScopeError,
+  SdkErrorCode,
+  SdkHttpError,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
 import { newId, type ToolSource } from "@parley/shared";
 import type { ToolSet } from "ai";
 import { importJWK, type JWK, SignJWT } from "jose";
@@ -387,14 +392,29 @@ describe("the example shop's MCP server behind Parley", () => {
   });
 
   it("an MCP server's 401 or 403 is `unauthorized` however the SDKs carry it, a JSON-RPC error a tool error", () => {
+    // What the agents SDK's MCP client (the MCP SDK's v2 client) throws.
+    const http = (status: number) =>
+      new SdkHttpError(
+        SdkErrorCode.ClientHttpNotImplemented,
+        `Error POSTing to endpoint (${status})`,
+        {
+          status,
+          statusText: "",
+          text: "",
+        },
+      );
     const codes = [
-      new StreamableHTTPError(401, "Error POSTing to endpoint: Unauthorized"),
-      new StreamableHTTPError(403, "Error POSTing to endpoint: Forbidden"),
-      new Error("wrapped", { cause: new StreamableHTTPError(403, "Forbidden") }),
-      new StreamableHTTPError(500, "Error POSTing to endpoint: boom"),
+      http(401),
+      http(403),
+      new Error("wrapped", { cause: http(403) }),
+      new UnauthorizedError("Unauthorized"),
+      new InsufficientScopeError({ requiredScope: "orders:write" }),
+      http(500),
       Object.assign(new Error("MCP error -32001: Unauthorized"), { code: -32001 }),
     ].map((error) => mcpError(error).code);
     expect(codes).toEqual([
+      "unauthorized",
+      "unauthorized",
       "unauthorized",
       "unauthorized",
       "unauthorized",

@@ -12,6 +12,7 @@ import {
   type JWTVerifyGetKey,
 } from "jose";
 import { z } from "zod";
+import { startV2ToolServers } from "./tool-servers-v2.ts";
 
 /**
  * The tool servers of the workerd tests (issue 30), on loopback ports, started by the global
@@ -25,15 +26,17 @@ import { z } from "zod";
  * changes one source's tool list at runtime (its live sessions say `tools/list_changed`);
  * `POST /__drop {src}` ends the GET streams of that source's sessions (as a server restarting its
  * front end would). The lab also serves `/mcp-poll`: the same server without the GET stream
- * (405), as a server that cannot push would answer.
+ * (405), as a server that cannot push would answer. A second lab (`flakyUrl`) stops and starts
+ * at `POST /__flaky {up}` on the first; `downUrl` is a port nothing listens on. The action
+ * server's `/api/status/<code>` answers that status.
  */
 
 export const ISSUER = "parley";
 let jwks: JSONWebKeySet = { keys: [] };
 const keys: JWTVerifyGetKey = (...args) => createLocalJWKSet(jwks)(...args);
 
-interface Seen {
-  server: "lab" | "http" | "shop";
+export interface Seen {
+  server: "lab" | "http" | "shop" | "v2";
   path: string;
   method: string;
   rpc: string | null;
@@ -43,19 +46,33 @@ interface Seen {
 }
 const log: Seen[] = [];
 
-function send(res: ServerResponse, status: number, body: unknown, type = "application/json") {
+/** Adds one request to the shared log (`GET /__log` on any server reads it). */
+export const record = (entry: Seen) => {
+  log.push(entry);
+};
+
+export function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  type = "application/json",
+) {
   res.writeHead(status, { "content-type": type });
   res.end(typeof body === "string" ? body : JSON.stringify(body));
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+export async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString();
 }
 
 /** The control routes every server answers. */
-async function control(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+export async function control(
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): Promise<boolean> {
   if (path === "/__jwks" && req.method === "PUT") {
     jwks = JSON.parse(await readBody(req)) as JSONWebKeySet;
     send(res, 200, {});
@@ -71,7 +88,7 @@ async function control(req: IncomingMessage, res: ServerResponse, path: string):
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function listen(server: Server): Promise<string> {
+export async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
@@ -81,7 +98,7 @@ async function listen(server: Server): Promise<string> {
  * itself names (a test server's shortcut: a tenant's server pins its own org from configuration,
  * as the shop below does from its URL).
  */
-function anyOrgVerifier(audience: string): Verify {
+export function anyOrgVerifier(audience: string): Verify {
   return (authorization) => {
     const token = /^Bearer (.+)$/.exec(authorization ?? "")?.[1] ?? "";
     let org: unknown = null;
@@ -278,9 +295,9 @@ async function dropStreams(
   send(res, 200, { dropped });
 }
 
-type Verify = (authorization: string | undefined) => Promise<JWTPayload>;
+export type Verify = (authorization: string | undefined) => Promise<JWTPayload>;
 
-async function verified(
+export async function verified(
   req: IncomingMessage,
   res: ServerResponse,
   verify: Verify,
@@ -313,6 +330,7 @@ async function startLab(): Promise<{ url: string; server: Server }> {
       if (path === "/huge") return send(res, 200, `"${"x".repeat(3_000_000)}"`);
       if (path === "/__tools" && req.method === "POST") return changeTools(req, res, sessions);
       if (path === "/__drop" && req.method === "POST") return dropStreams(req, res, sessions);
+      if (path === "/__flaky" && req.method === "POST") return flakyControl(req, res);
       if (path !== "/mcp" && path !== "/mcp-poll") return send(res, 404, {});
       const raw = req.method === "POST" ? await readBody(req) : "";
       const body = raw === "" ? undefined : (JSON.parse(raw) as { method?: string });
@@ -407,6 +425,9 @@ async function startHttpActions(): Promise<{ url: string; server: Server }> {
         return send(res, 200, { text: "y".repeat(Number(parsed.searchParams.get("bytes") ?? 0)) });
       }
       if (path === "/api/malformed") return send(res, 200, "{oops", "application/json");
+      // Any status, as Cloudflare's edge answers one (521: the origin refused the connection).
+      const status = /^\/api\/status\/(\d{3})$/.exec(path);
+      if (status) return send(res, Number(status[1]), `error code: ${status[1]}`, "text/plain");
       if (path === "/api/redirect") {
         res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data" }).end();
         return;
@@ -476,8 +497,45 @@ async function startShop(): Promise<{ url: string; server: Server }> {
   return { url, server };
 }
 
+/**
+ * A second lab that can be switched off and on again at its port (`POST /__flaky {up}` on the
+ * main lab): a tool server that stops while Parley holds a connection to it, then refuses.
+ */
+let flaky: ((up: boolean) => Promise<void>) | null = null;
+
+/** A loopback port nothing listens on: every connection is refused. */
+async function closedPort(): Promise<string> {
+  const server = createServer();
+  const url = await listen(server);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return url;
+}
+
+async function flakyControl(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { up } = JSON.parse(await readBody(req)) as { up: boolean };
+  await flaky?.(up);
+  send(res, 200, { up });
+}
+
 export async function startToolServers() {
-  const [lab, http, shop] = await Promise.all([startLab(), startHttpActions(), startShop()]);
+  const [lab, http, shop, v2, second, down] = await Promise.all([
+    startLab(),
+    startHttpActions(),
+    startShop(),
+    startV2ToolServers(),
+    startLab(),
+    closedPort(),
+  ]);
+  const port = Number(new URL(second.url).port);
+  flaky = async (up) => {
+    if (up === second.server.listening) return;
+    if (up) {
+      await new Promise<void>((resolve) => second.server.listen(port, "127.0.0.1", resolve));
+    } else {
+      second.server.closeAllConnections();
+      await new Promise<void>((resolve) => second.server.close(() => resolve()));
+    }
+  };
   const close = (server: Server) =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();
@@ -487,6 +545,16 @@ export async function startToolServers() {
     labUrl: lab.url,
     httpUrl: http.url,
     shopUrl: shop.url,
-    close: () => Promise.all([close(lab.server), close(http.server), close(shop.server)]),
+    v2Url: v2.url,
+    flakyUrl: second.url,
+    downUrl: down,
+    close: () =>
+      Promise.all([
+        close(lab.server),
+        close(http.server),
+        close(shop.server),
+        close(v2.server),
+        second.server.listening ? close(second.server) : undefined,
+      ]),
   };
 }

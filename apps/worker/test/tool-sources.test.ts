@@ -267,6 +267,31 @@ describe("listing and refreshing", () => {
     expect((await seen()).some((s) => s.path.includes("meta-data"))).toBe(false);
   });
 
+  it("the last error's text is for owners and admins; a member sees its class only", async () => {
+    const w = await world();
+    const source = await register(w.orgId, w.admin.token, {
+      kind: "mcp",
+      name: "Garbage",
+      url: `${lab()}/garbage`,
+    });
+    expect(source.health.lastError).not.toBeNull();
+    const code = source.health.lastErrorCode;
+    expect(code).not.toBeNull();
+    const asMember = await api<ToolSource>("GET", `/api/tool-sources/${source.id}`, {
+      token: w.member.token,
+    });
+    expect(asMember.body.health).toMatchObject({ lastError: null, lastErrorCode: code });
+    const listed = await api<{ items: ToolSource[] }>("GET", `/api/orgs/${w.orgId}/tool-sources`, {
+      token: w.member.token,
+    });
+    expect(listed.body.items[0]?.health).toMatchObject({ lastError: null, lastErrorCode: code });
+    // The owner reads the text back, as the admin who registered it did.
+    const asOwner = await api<ToolSource>("GET", `/api/tool-sources/${source.id}`, {
+      token: w.owner.token,
+    });
+    expect(asOwner.body.health.lastError).toBe(source.health.lastError);
+  });
+
   it("an HTTP source is not refreshed (400) and an MCP source takes no actions (400)", async () => {
     const w = await world();
     const http = await httpSource(w.orgId, w.admin.token);

@@ -7,18 +7,28 @@ import { api, BASE } from "./helpers.ts";
 export const lab = () => env.TEST_TOOL_LAB_URL;
 export const actions = () => env.TEST_TOOL_HTTP_URL;
 export const shop = () => env.TEST_SHOP_URL;
+export const v2 = () => env.TEST_TOOL_V2_URL;
+/** A second lab that `setFlaky(false)` stops (connections refused) and `setFlaky(true)` starts. */
+export const flaky = () => env.TEST_TOOL_FLAKY_URL;
+/** A loopback port nothing listens on: every connection is refused. */
+export const down = () => env.TEST_TOOL_DOWN_URL;
+
+export async function setFlaky(up: boolean): Promise<void> {
+  const res = await fetch(`${lab()}/__flaky`, { method: "POST", body: JSON.stringify({ up }) });
+  if (!res.ok) throw new Error(`flaky: ${res.status}`);
+}
 
 /** Puts the Worker's JWKS on the tool servers (they verify Parley's tokens with it). */
 export async function shareJwks(): Promise<void> {
   const jwks = await (await SELF.fetch(`${BASE}/.well-known/jwks.json`)).text();
-  for (const url of [lab(), actions(), shop()]) {
+  for (const url of [lab(), actions(), shop(), v2()]) {
     const res = await fetch(`${url}/__jwks`, { method: "PUT", body: jwks });
     if (!res.ok) throw new Error(`jwks to ${url}: ${res.status}`);
   }
 }
 
 export interface Seen {
-  server: "lab" | "http" | "shop";
+  server: "lab" | "http" | "shop" | "v2";
   path: string;
   method: string;
   rpc: string | null;

@@ -239,3 +239,43 @@ describe("bad input on every write route", () => {
     }
   });
 });
+
+describe("a refusal names every problem of the input at once", () => {
+  it("a new app with three bad fields: the first in field and message, all three in issues", async () => {
+    const w = await world();
+    const before = await snapshot();
+    const res = await api<{
+      error: { code: string; field?: string; issues?: { field: string; message: string }[] };
+    }>("POST", `/api/orgs/${w.orgId}/apps`, {
+      token: w.owner.token,
+      body: {
+        name: "",
+        allowedOrigins: ["https://ok.example", "not an origin"],
+        projectIds: [],
+        verification: { type: "secret", issuer: "i", audience: "a" },
+        endUserDailyLimitMicros: -5,
+      },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("invalid_request");
+    const fields = (res.body.error.issues ?? []).map((issue) => issue.field);
+    expect(fields).toEqual(
+      expect.arrayContaining(["name", "allowedOrigins.1", "projectIds", "endUserDailyLimitMicros"]),
+    );
+    expect(res.body.error.field).toBe(fields[0]);
+    for (const issue of res.body.error.issues ?? []) expect(issue.message).not.toBe("");
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("one problem: field and message only, no issues list", async () => {
+    const w = await world();
+    const res = await api<{ error: { field?: string; issues?: unknown } }>(
+      "POST",
+      `/api/orgs/${w.orgId}/projects`,
+      { token: w.owner.token, body: { name: "" } },
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.error.field).toBe("name");
+    expect(res.body.error.issues).toBeUndefined();
+  });
+});

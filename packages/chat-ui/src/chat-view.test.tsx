@@ -105,6 +105,21 @@ describe("ChatView reply footer", () => {
     expect(bubble?.textContent).toContain("Cost $0.0042");
   });
 
+  it("shows a reply's whole cost with its tool calls' part named", () => {
+    const chat = fakeChat({
+      messages: [
+        userMessage("u1", "hi"),
+        reply("a1", "Done", { finish: "completed", priceMicros: 1_260, toolPriceMicros: 1_000 }),
+        userMessage("u2", "again"),
+        reply("a2", "Done", { finish: "completed", priceMicros: 70, toolPriceMicros: 0 }),
+      ],
+    });
+    render(<ChatView chat={chat} label="Chat" />);
+    expect(items()[1]?.textContent).toContain("Cost $0.00126 (tool calls $0.001)");
+    expect(items()[3]?.textContent).toContain("Cost $0.00007");
+    expect(items()[3]?.textContent).not.toContain("tool calls");
+  });
+
   it("marks a reply stopped in this tab even before the server says so", () => {
     const chat = fakeChat({
       messages: [userMessage("u1", "hi"), reply("a1", "Partial")],

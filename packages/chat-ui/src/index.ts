@@ -16,9 +16,10 @@ export { ChatView, type ChatViewProps } from "./chat-view.tsx";
 export { cn } from "./cn.ts";
 /** The message box: Enter sends, Shift+Enter new line, Esc stops; disabled with a reason. */
 export { Composer } from "./composer.tsx";
-/** Integer micro-dollars as dollars, sub-cent amounts kept ($0.0042), and the typed-amount parser. */
+/** Integer micro-dollars as dollars (one rule: format.ts), as typed in a field, and parsed back. */
 export {
   type DollarsError,
+  dollarsInput,
   formatMicros,
   MICROS_PER_DOLLAR,
   type ParsedDollars,
@@ -62,6 +63,8 @@ export {
   readCitations,
   type SourcePassage,
 } from "./reply-sources.tsx";
+/** A message as a sentence (the API's messages end without a full stop). */
+export { sentence } from "./sentence.ts";
 /** The person's chats: New chat, search, rename in place, delete after the app's confirmation. */
 export {
   type SessionLinkProps,
@@ -69,6 +72,8 @@ export {
   type SessionSidebarProps,
   type SessionSummary,
 } from "./session-sidebar.tsx";
+/** An empty chat's suggested prompts (a profile's), the web app's and the embed's. */
+export { SuggestedPrompts } from "./suggested-prompts.tsx";
 /** Tool-call cards with their state, and the Approve / Deny card for a pending call. */
 export {
   type AnyToolPart,

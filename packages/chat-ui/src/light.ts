@@ -22,5 +22,6 @@ export {
   SessionSidebar,
   type SessionSummary,
 } from "./session-sidebar.tsx";
+export { SuggestedPrompts } from "./suggested-prompts.tsx";
 export { type LightChatState, type UseLightChatOptions, useLightChat } from "./use-light-chat.ts";
 export type { ParleyChatState } from "./use-parley-chat.ts";

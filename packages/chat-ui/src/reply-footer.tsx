@@ -50,7 +50,11 @@ function Figures({ meta, showCost }: { meta: AssistantMeta; showCost: boolean })
   // of them unless the app shows cost (no support chat shows its customers either).
   if (!showCost) return null;
   const figures: string[] = [];
-  if (meta.priceMicros !== undefined) figures.push(`Cost ${formatMicros(meta.priceMicros)}`);
+  if (meta.priceMicros !== undefined) {
+    // The cost is the whole reply's, its tool calls' charges included; their part is named.
+    const tools = meta.toolPriceMicros ? ` (tool calls ${formatMicros(meta.toolPriceMicros)})` : "";
+    figures.push(`Cost ${formatMicros(meta.priceMicros)}${tools}`);
+  }
   if (meta.tokens) {
     const tokens = meta.tokens.promptTokens + meta.tokens.completionTokens;
     figures.push(`${tokens.toLocaleString("en-US")} tokens`);

@@ -6,6 +6,7 @@ describe("readAssistantMeta", () => {
     expect(
       readAssistantMeta({
         priceMicros: 4200,
+        toolPriceMicros: 1000,
         steps: 2,
         finish: "failed",
         error: { message: "Model unavailable" },
@@ -13,6 +14,7 @@ describe("readAssistantMeta", () => {
       }),
     ).toEqual({
       priceMicros: 4200,
+      toolPriceMicros: 1000,
       steps: 2,
       finish: "failed",
       error: "Model unavailable",

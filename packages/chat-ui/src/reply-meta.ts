@@ -21,7 +21,10 @@ export interface AssistantMeta {
   reason?: string;
   /** The failure's message, when the server gave one with `finish: "failed"`. */
   error?: string;
+  /** Everything the reply cost: its model calls and its tool calls. */
   priceMicros?: number;
+  /** What its tool calls were charged (part of `priceMicros`). */
+  toolPriceMicros?: number;
   steps?: number;
   tokens?: {
     promptTokens: number;
@@ -67,6 +70,8 @@ export function readAssistantMeta(metadata: unknown): AssistantMeta {
   if (error !== undefined) result.error = error;
   const price = integer(meta.priceMicros);
   if (price !== undefined) result.priceMicros = price;
+  const toolPrice = integer(meta.toolPriceMicros);
+  if (toolPrice !== undefined) result.toolPriceMicros = toolPrice;
   const steps = integer(meta.steps);
   if (steps !== undefined) result.steps = steps;
   const tokens = record(meta.tokens);

@@ -79,18 +79,66 @@ describe("a reply's sources", () => {
     expect(document.activeElement).toBe(buttons[0]);
   });
 
+  it("shows a Markdown passage as reading text: no raw marks, no HTML footer, nothing injected", async () => {
+    const markdown = [
+      "## Returns",
+      "",
+      "Items may be **returned** within 45 days,",
+      "with the [receipt](https://shop.example/receipt).",
+      "",
+      "```html",
+      "<b>kept</b>",
+      "```",
+      '<footer><a href="/privacy">Privacy</a> · © Acme</footer>',
+      '<img src=x onerror="window.injected = true">',
+    ].join("\n");
+    render(
+      <ChatView
+        chat={fakeChat({
+          messages: [
+            reply("a1", "Within 45 days.", {
+              citations: [
+                {
+                  ...RETURNS,
+                  quote: "Items may be **returned** within 45 days, with the receipt.",
+                },
+              ],
+            }),
+          ],
+        })}
+        label="Chat"
+        openSource={async (citation) => ({ ...citation, text: markdown })}
+      />,
+    );
+    fireEvent.click(screen.getByRole("button", { name: /Returns/ }));
+    const dialog = await screen.findByRole("dialog");
+    const passage = within(dialog).getByTestId("source-passage");
+    await waitFor(() => expect(passage.textContent).toContain("Returns\n\nItems may be returned"));
+    expect(passage.textContent).toBe(
+      "Returns\n\nItems may be returned within 45 days,\nwith the receipt.\n\n<b>kept</b>",
+    );
+    expect(dialog.querySelector("mark")?.textContent).toBe(
+      "Items may be returned within 45 days,\nwith the receipt.",
+    );
+    expect(passage.querySelector("img, a, b, footer")).toBeNull();
+    expect((window as { injected?: boolean }).injected).toBeUndefined();
+  });
+
   it("keeps the reply's own quote when the passage cannot be opened (a replaced version)", async () => {
     render(
       <ChatView
         chat={fakeChat({ messages: [reply("a1", "Tuesdays.", { citations: [SHIPPING] })] })}
         label="Chat"
-        openSource={() => Promise.reject(new Error("Version 2 was replaced."))}
+        openSource={() =>
+          // As the API words it: a clause, no full stop of its own.
+          Promise.reject(new Error("Version 2 was replaced: the document is at version 3"))
+        }
       />,
     );
     fireEvent.click(screen.getByRole("button", { name: /Shipping/ }));
     const dialog = await screen.findByRole("dialog");
     expect((await within(dialog).findByRole("alert")).textContent).toMatch(
-      /Version 2 was replaced\. The quote this reply used:/,
+      /Version 2 was replaced: the document is at version 3\. The quote this reply used:/,
     );
     expect(within(dialog).getByTestId("source-passage").textContent).toBe(SHIPPING.quote);
   });

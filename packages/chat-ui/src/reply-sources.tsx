@@ -1,5 +1,7 @@
 import { FileText, X } from "lucide-react";
 import { useEffect, useId, useRef, useState } from "react";
+import { findQuote, passageText } from "./passage-text.ts";
+import { sentence } from "./sentence.ts";
 
 /**
  * A reply's sources (issue 31): the passages of the project's documents it was given, as the
@@ -211,7 +213,7 @@ function SourceDialog({
           ) : null}
           {loaded.kind === "failed" ? (
             <p role="alert" className="mb-2 text-destructive text-xs">
-              {loaded.message} The quote this reply used:
+              {sentence(loaded.message)} The quote this reply used:
             </p>
           ) : null}
           <blockquote
@@ -234,18 +236,21 @@ const fromQuote = (citation: CitationView): SourcePassage => ({
   text: citation.quote,
 });
 
-/** The passage with the reply's quote marked where it appears (a cut quote ends in "…"). */
+/**
+ * The passage as reading text (passage-text.ts: no raw Markdown marks, no HTML, code as written),
+ * with the reply's quote marked where it appears (a cut quote ends in "…").
+ */
 function Marked({ text, quote }: { text: string; quote: string }) {
-  const needle = quote.replace(/^…|…$/g, "").trim();
-  const at = needle === "" ? -1 : text.indexOf(needle);
-  if (at < 0) return <>{text}</>;
+  const readable = passageText(text);
+  const at = findQuote(readable, quote);
+  if (!at) return <>{readable}</>;
   return (
     <>
-      {text.slice(0, at)}
+      {readable.slice(0, at.start)}
       <mark className="rounded-sm bg-warning/25 text-inherit">
-        {text.slice(at, at + needle.length)}
+        {readable.slice(at.start, at.end)}
       </mark>
-      {text.slice(at + needle.length)}
+      {readable.slice(at.end)}
     </>
   );
 }

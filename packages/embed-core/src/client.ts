@@ -70,8 +70,14 @@ export interface EmbedClient {
   messages(sessionId: string): Promise<Result<unknown[]>>;
   /** The limits on the end user's calls in the session, for the warning before a hard stop. */
   limits(sessionId: string): Promise<Result<LimitStatus>>;
-  /** What the assistant did in the tenant's product for the end user in the session, newest first. */
-  toolCalls(sessionId: string): Promise<Result<Page<EndUserToolCall>>>;
+  /**
+   * What the assistant did in the tenant's product for the end user in the session, newest first,
+   * a page at a time (`cursor`: the previous page's `nextCursor`).
+   */
+  toolCalls(
+    sessionId: string,
+    page?: { limit?: number; cursor?: string },
+  ): Promise<Result<Page<EndUserToolCall>>>;
   /**
    * A passage a reply cited (its sources), from a document of the app's projects: `version` is
    * the one the citation names (`gone` once the document was replaced).
@@ -155,7 +161,11 @@ export function createEmbedClient(options: EmbedClientOptions): EmbedClient {
       call("POST", "/api/embed/connect-tickets", { sessionId }, TICKET_TOKEN_MS),
     messages: (sessionId) => call("GET", `/agents/assistant-agent/${enc(sessionId)}/get-messages`),
     limits: (sessionId) => call("GET", `/api/embed/sessions/${enc(sessionId)}/limits`),
-    toolCalls: (sessionId) => call("GET", `/api/embed/sessions/${enc(sessionId)}/tool-calls`),
+    toolCalls: (sessionId, page = {}) =>
+      call(
+        "GET",
+        `/api/embed/sessions/${enc(sessionId)}/tool-calls${query({ limit: page.limit, cursor: page.cursor })}`,
+      ),
     passage: ({ documentId, chunkId, version }) =>
       call(
         "GET",

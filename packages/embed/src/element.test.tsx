@@ -41,6 +41,8 @@ interface World {
   messages?: unknown[];
   /** What `/api/embed/sessions/:id/tool-calls` answers (none by default). */
   toolCalls?: unknown[];
+  /** The page after `toolCalls` (its cursor: `tcl_older`); none by default. */
+  olderToolCalls?: unknown[];
   /** What `/api/embed/projects/prj_1/opening` answers (no profile by default); a number fails. */
   opening?: { welcome: string | null; suggestions: string[] } | number;
 }
@@ -100,8 +102,14 @@ function world(options: World = {}) {
     if (call.path === "/api/embed/connect-tickets")
       return json({ ticket: "ct_1", expiresAt: "2026-12-02T00:00:00Z" }, 201);
     if (call.path.endsWith("/get-messages")) return json(options.messages ?? transcript);
-    if (/^\/api\/embed\/sessions\/[^/]+\/tool-calls$/.test(call.path)) {
-      return json({ items: options.toolCalls ?? [], nextCursor: null });
+    if (/^\/api\/embed\/sessions\/[^/]+\/tool-calls(\?|$)/.test(call.path)) {
+      if (call.path.includes("cursor=tcl_older")) {
+        return json({ items: options.olderToolCalls ?? [], nextCursor: null });
+      }
+      return json({
+        items: options.toolCalls ?? [],
+        nextCursor: options.olderToolCalls ? "tcl_older" : null,
+      });
     }
     if (/^\/api\/embed\/sessions\/[^/]+\/limits$/.test(call.path)) {
       return json({ warningPct: 80, limits: options.limits ?? [] });
@@ -418,7 +426,7 @@ describe("<parley-assistant> opening", () => {
 });
 
 describe("<parley-assistant> tool approvals", () => {
-  it("an approved call that ran names who approved it and the source that acted, as the web app's card does", async () => {
+  it("an approved call that ran says the end user approved it ('by you', not the org's label for them) and names the source that acted", async () => {
     const refund = {
       type: "tool-request_refund",
       toolCallId: "c1",
@@ -437,7 +445,8 @@ describe("<parley-assistant> tool approvals", () => {
       output: undefined,
     };
     world({
-      sessions: [{ ...session("ses_1"), ownerLabel: "Alice Shopper" }],
+      // The org's label for the end user: never shown to them as someone else.
+      sessions: [{ ...session("ses_1"), ownerLabel: "End user: Alice Shopper" }],
       messages: [
         transcript[0],
         { id: "a1", role: "assistant", parts: [refund, { type: "text", text: "Done." }] },
@@ -457,10 +466,9 @@ describe("<parley-assistant> tool approvals", () => {
       "Approved: request_refund on Acme Shop",
       "Denied: request_refund on Acme Shop",
     ]);
-    expect(cards[0]?.textContent).toContain(
-      "Approved by Alice Shopper: request_refund on Acme Shop (done)",
-    );
-    expect(cards[1]?.textContent).toContain("Denied by Alice Shopper");
+    expect(cards[0]?.textContent).toContain("Approved by you: request_refund on Acme Shop (done)");
+    expect(cards[1]?.textContent).toContain("Denied by you");
+    expect(root.textContent).not.toContain("End user: Alice");
   });
 });
 
@@ -481,7 +489,7 @@ describe("<parley-assistant> actions taken", () => {
 
   it.each([
     [false, "request_refund (Acme Shop): done, approved by you"],
-    [true, "request_refund (Acme Shop): done, approved by you, $0.0050"],
+    [true, "request_refund (Acme Shop): done, approved by you, $0.005"],
   ])("lists the end user's tool calls in the chat (showCost %s)", async (showCost, first) => {
     const network = world({
       showCost,
@@ -502,7 +510,40 @@ describe("<parley-assistant> actions taken", () => {
       "order_status (Acme Shop): timed out",
     ]);
     const asked = network.calls.find((c) => c.path === "/api/embed/sessions/ses_1/tool-calls");
+    expect(list.querySelector("button")).toBeNull();
     expect(asked?.headers.authorization).toBe("Bearer eu-1");
+  });
+
+  it("reads the older calls with 'Show more', past the first page", async () => {
+    const network = world({
+      sessions: [session("ses_1")],
+      toolCalls: [
+        call({ id: "tcl_3", toolName: "newest" }),
+        call({ id: "tcl_2", toolName: "middle" }),
+      ],
+      olderToolCalls: [call({ id: "tcl_1", toolName: "oldest" })],
+    });
+    const root = shadow(place({ ...base, mode: "inline" }));
+    const list = await until(
+      () => root.querySelector('[data-testid="actions-taken"]'),
+      "the actions taken",
+    );
+    const names = () => [...list.querySelectorAll("li code")].map((code) => code.textContent);
+    expect(names()).toEqual(["newest", "middle"]);
+    expect(list.querySelector("summary")?.textContent).toBe("Actions taken (2+)");
+    const more = await until(
+      () => [...list.querySelectorAll("button")].find((b) => b.textContent === "Show more"),
+      "Show more",
+    );
+    more.click();
+    await until(() => (names().length === 3 ? true : null), "the older page");
+    expect(names()).toEqual(["newest", "middle", "oldest"]);
+    expect(list.querySelector("summary")?.textContent).toBe("Actions taken (3)");
+    expect([...list.querySelectorAll("button")].some((b) => b.textContent === "Show more")).toBe(
+      false,
+    );
+    const older = network.calls.find((c) => c.path.includes("/tool-calls?cursor=tcl_older"));
+    expect(older?.headers.authorization).toBe("Bearer eu-1");
   });
 
   it("shows nothing for a chat without tool calls", async () => {
@@ -569,6 +610,20 @@ describe("<parley-assistant> limit warning", () => {
       expect(asked?.headers.authorization).toBe("Bearer eu-1");
     },
   );
+
+  it("shows a sub-cent limit with the web app's money rule, not rounded to $0.00", async () => {
+    world({
+      showCost: true,
+      sessions: [session("ses_1")],
+      limits: [limit({ limitMicros: 5_000, spentMicros: 4_600 })],
+    });
+    const root = shadow(place({ ...base, mode: "inline" }));
+    const warning = await until(
+      () => root.querySelector('[data-testid="limit-warning"]'),
+      "the limit warning",
+    );
+    expect(warning.textContent).toContain("($0.0046 of $0.005)");
+  });
 
   it("says nothing while no limit is past the share", async () => {
     const network = world({ sessions: [session("ses_1")], limits: [limit({ warning: false })] });

@@ -1,5 +1,5 @@
+import { SuggestedPrompts } from "@parley/chat-ui/light";
 import type { ChatOpening, EmbedClient } from "@parley/embed-core";
-import { MessageSquare } from "lucide-react";
 import { useEffect, useState } from "react";
 
 /**
@@ -46,25 +46,7 @@ export function Opening({
       <p className="max-w-full whitespace-pre-line text-pretty text-foreground text-sm [overflow-wrap:anywhere]">
         {opening?.welcome ?? "How can I help?"}
       </p>
-      {suggestions.length > 0 ? (
-        <ul aria-label="Suggested prompts" className="grid w-full gap-2">
-          {suggestions.map((text) => (
-            <li key={text}>
-              <button
-                type="button"
-                onClick={() => send(text)}
-                className="flex w-full items-start gap-2 rounded-lg border border-border bg-background px-3 py-2 text-left text-foreground text-sm outline-none transition-colors [overflow-wrap:anywhere] hover:bg-accent focus-visible:ring-2 focus-visible:ring-ring"
-              >
-                <MessageSquare
-                  aria-hidden="true"
-                  className="mt-0.5 size-4 shrink-0 text-muted-foreground"
-                />
-                <span className="min-w-0">{text}</span>
-              </button>
-            </li>
-          ))}
-        </ul>
-      ) : null}
+      <SuggestedPrompts suggestions={suggestions} send={send} />
     </div>
   );
 }

@@ -1,4 +1,6 @@
 // The light entry: the chat's views and a chat client without the AI SDK (first open stays small).
+
+import { formatMicros } from "@parley/chat-ui/format";
 import {
   ChatView,
   type CitationView,
@@ -98,7 +100,8 @@ export function LimitNotice({ limits, showCost }: { limits: LimitState[]; showCo
     .sort((a, b) => b.spentMicros / b.limitMicros - a.spentMicros / a.limitMicros)[0];
   if (!shown) return null;
   const pct = Math.min(100, Math.floor((shown.spentMicros * 100) / shown.limitMicros));
-  const dollars = (micros: number) => `$${(micros / 1_000_000).toFixed(2)}`;
+  // As the web chat's warning says it (features/billing/limit-warning.tsx): every micro-dollar.
+  const dollars = (micros: number) => formatMicros(micros, { precise: true });
   const amounts = showCost
     ? ` (${dollars(shown.spentMicros)} of ${dollars(shown.limitMicros)})`
     : "";
@@ -137,8 +140,9 @@ function Connected({
   showCost: boolean;
   autoFocus: boolean;
   /**
-   * Who answers the chat's tool approvals: the session's owner as the session record names them
-   * (`ownerLabel`, the same label the web app's card shows), for the record an answer leaves.
+   * Who answered the chat's tool approvals, for the record an answer leaves: in the embed always
+   * the person reading (an end user sees only their own chats), so "you", as "Actions taken"
+   * says; the session's `ownerLabel` is the org's name for them ("End user: Alice").
    */
   approver: string | undefined;
   /** Typed before the chat existed: sent once, as soon as the chat is connected. */
@@ -438,7 +442,7 @@ export default function Panel({ client, me, projectId, autoFocus, onError }: Pan
               autoFocus={autoFocus}
               firstMessage={firstMessage}
               onTurnEnd={onTurnEnd}
-              approver={current?.ownerLabel}
+              approver="you"
               opening={opening}
             />
           </ChatBoundary>

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { microsSchema } from "./billing.ts";
 import { tenantExternalIdSchema } from "./external-ids.ts";
 import { humanText } from "./schemas.ts";
+import { webUrlSchema } from "./urls.ts";
 
 /**
  * Apps (embeds) of an org and the end-user token exchange (issue 15; design in
@@ -179,7 +180,7 @@ export const tokenVerificationSchema = z.discriminatedUnion("type", [
     type: z.literal("jwks"),
     alg: z.enum(TOKEN_ALGORITHMS),
     // Where it may point (https, a public host) is checked by the Worker, which knows its settings.
-    url: z.url({ protocol: /^https?$/ }).max(2000),
+    url: webUrlSchema(2000),
     ...tokenRules,
   }),
 ]);

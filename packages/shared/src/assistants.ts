@@ -5,7 +5,9 @@
  * assistant-responses.ts.
  */
 import { z } from "zod";
+import { queryInteger } from "./pagination.ts";
 import { humanText } from "./schemas.ts";
+import { webUrlSchema } from "./urls.ts";
 
 /** Where a catalogue model is served from. */
 export const MODEL_PROVIDERS = ["openrouter", "openai-compatible"] as const;
@@ -70,10 +72,7 @@ export const catalogueEntrySchema = z
       z.strictObject({
         type: z.literal("openai-compatible"),
         /** Null: the platform's MODEL_BASE_URL (the dev model offline). */
-        baseUrl: z
-          .url({ protocol: /^https?$/ })
-          .max(500)
-          .nullable(),
+        baseUrl: webUrlSchema(500, "must be an http:// or https:// URL").nullable(),
         /** Null: the endpoint takes no key. */
         apiKeySecret: apiKeySecretNameSchema.nullable(),
       }),
@@ -283,5 +282,6 @@ export type PromptAudience = (typeof PROMPT_AUDIENCES)[number];
 export const promptPreviewQuerySchema = z.strictObject({
   projectId: z.string().min(1).max(100),
   audience: z.enum(PROMPT_AUDIENCES).default("member"),
-  version: z.coerce.number().int().min(1).optional(),
+  // Digits only, like every query integer (`z.coerce` read "0x10" as 16), its rule in its message.
+  version: queryInteger(1, Number.MAX_SAFE_INTEGER).optional(),
 });

@@ -1,20 +1,44 @@
 import { z } from "zod";
 import { pageQuerySchema } from "./pagination.ts";
+import { webUrlSchema } from "./urls.ts";
 
 /** Integer micro-dollars (1 USD = 1,000,000). A float never reaches a balance. */
-export const microsSchema = z.number().int().safe();
+export const microsSchema = z.number().int("must be a whole number of micro-dollars").safe();
+
+/** Dollars as a person reads them, for a rule's message: 5000000 is "$5", 1500000 "$1.50". */
+const dollarsOf = (micros: number) =>
+  `$${(micros / 1_000_000).toLocaleString("en-US", { maximumFractionDigits: 6 })}`;
+
+/** The words of a range of micro-dollars, in both units: a field's rule, for its message. */
+export const microsRangeRule = (min: number, max: number) =>
+  `must be from ${min} to ${max} micro-dollars (${dollarsOf(min)} to ${dollarsOf(max)})`;
+
+/**
+ * Integer micro-dollars from `min` to `max`, one message stating that rule whichever bound a value
+ * breaks (`1e30` read "<=9007199254740991", JavaScript's largest safe integer, not the field's rule).
+ */
+export const microsInRange = (min: number, max: number) => {
+  const rule = microsRangeRule(min, max);
+  // The bounds before `int`: zod's `int` refuses an unsafe integer too, with its own words, and
+  // the first problem is the one a refusal names.
+  return z.number().min(min, rule).max(max, rule).int("must be a whole number of micro-dollars");
+};
 
 export const checkoutSchema = z.strictObject({
-  amountMicros: microsSchema
-    .positive()
+  // Its range is the Worker's setting (CHECKOUT_MIN_MICROS, CHECKOUT_MAX_MICROS), checked by the
+  // route and stated in its message; here only its form, so no bound of this schema answers first.
+  // Not `int()`: zod's refuses an integer past 2^53 with its own words before the route's range.
+  amountMicros: z
+    .number()
+    .refine(Number.isInteger, "must be a whole number of micro-dollars")
     .refine(
-      (value) => value % 10_000 === 0,
+      (value) => !Number.isSafeInteger(value) || value % 10_000 === 0,
       "must be a whole number of cents (a multiple of 10000)",
     ),
 });
 export type Checkout = z.infer<typeof checkoutSchema>;
 
-const limit = microsSchema.positive().nullable();
+const limit = microsInRange(1, Number.MAX_SAFE_INTEGER).nullable();
 
 /** Spend controls and alert settings of an org; `null` removes a limit. */
 export const billingSettingsSchema = z
@@ -26,11 +50,7 @@ export const billingSettingsSchema = z
     runwayAlertDays: z.number().int().min(1).max(365).nullable().optional(),
     /** Warn in the chat at this share of a spend limit (default 80); null: no warning. */
     limitWarningPct: z.number().int().min(1).max(99).nullable().optional(),
-    alertWebhookUrl: z
-      .url({ protocol: /^https?$/ })
-      .max(2000)
-      .nullable()
-      .optional(),
+    alertWebhookUrl: webUrlSchema(2000).nullable().optional(),
   })
   .refine((value) => Object.keys(value).length > 0, "at least one setting is required");
 export type BillingSettingsPatch = z.infer<typeof billingSettingsSchema>;
@@ -125,7 +145,7 @@ export interface Grant {
 
 /** A platform operator's promotion grant (`POST /api/operator/orgs/:orgId/grants`). */
 export const operatorGrantSchema = z.strictObject({
-  amountMicros: microsSchema.positive().max(1_000_000_000_000),
+  amountMicros: microsInRange(1, 1_000_000_000_000),
   /** ISO 8601; must be in the future. Absent or null: never expires. */
   expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
   priority: z.number().int().min(0).max(100).optional(),
@@ -141,7 +161,7 @@ export type OperatorGrant = z.infer<typeof operatorGrantSchema>;
 
 /** An org's monthly allowance (`PUT /api/operator/orgs/:orgId/allowance`); 0 turns it off. */
 export const allowanceSchema = z.strictObject({
-  amountMicros: microsSchema.min(0).max(1_000_000_000_000),
+  amountMicros: microsInRange(0, 1_000_000_000_000),
   /** The UTC day of the month it renews on, at 00:00 (1 to 28: every month has it). */
   billingDay: z.number().int().min(1).max(28),
 });
@@ -161,9 +181,9 @@ const wholeCents = (schema: z.ZodNumber) =>
 export const autoTopUpSettingsSchema = z
   .strictObject({
     enabled: z.boolean(),
-    thresholdMicros: wholeCents(microsSchema.positive().max(1_000_000_000_000)),
-    amountMicros: wholeCents(microsSchema.min(1_000_000).max(10_000_000_000)),
-    monthlyCapMicros: wholeCents(microsSchema.positive().max(100_000_000_000)),
+    thresholdMicros: wholeCents(microsInRange(1, 1_000_000_000_000)),
+    amountMicros: wholeCents(microsInRange(1_000_000, 10_000_000_000)),
+    monthlyCapMicros: wholeCents(microsInRange(1, 100_000_000_000)),
   })
   .refine((value) => value.monthlyCapMicros >= value.amountMicros, {
     message: "must be at least amountMicros",
@@ -246,6 +266,11 @@ export interface LedgerEntry {
   balanceAfterMicros: number;
   reference: string | null;
   memo: string | null;
+  /**
+   * The memo in words: a usage entry's memo is the key its usage is filed under (a model id, or
+   * `tool:<sourceId>:<tool>`), named here as usage by model names it; other memos as they are.
+   */
+  memoLabel: string | null;
   createdAt: string;
   /** The grant this entry funded, or (a negative adjustment) expired; null otherwise. */
   grantId: string | null;

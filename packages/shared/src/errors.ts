@@ -19,9 +19,19 @@ export const errorStatus = {
 export type ErrorCode = keyof typeof errorStatus;
 export type ErrorStatus = (typeof errorStatus)[ErrorCode];
 
-/** The JSON body of every error response. `field` names the offending input when there is one. */
+/** One problem of a refused input: the field it is about (dotted path) and why. */
+export interface FieldIssue {
+  field: string;
+  message: string;
+}
+
+/**
+ * The JSON body of every error response. `field` names the offending input when there is one;
+ * `issues`, when the input had several problems, names each (the first is `field` and `message`),
+ * so a form shows them all at once instead of one per attempt.
+ */
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string; field?: string };
+  error: { code: ErrorCode; message: string; field?: string; issues?: FieldIssue[] };
 }
 
 /**
@@ -31,12 +41,18 @@ export interface ErrorBody {
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly field: string | undefined;
+  readonly issues: FieldIssue[] | undefined;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; field?: string }) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown; field?: string | undefined; issues?: FieldIssue[] },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "AppError";
     this.code = code;
     this.field = options?.field;
+    this.issues = options?.issues;
   }
 
   get status(): ErrorStatus {
@@ -49,6 +65,7 @@ export class AppError extends Error {
         code: this.code,
         message: this.message,
         ...(this.field === undefined ? {} : { field: this.field }),
+        ...(this.issues === undefined ? {} : { issues: this.issues }),
       },
     };
   }

@@ -17,3 +17,4 @@ export * from "./schemas.ts";
 export * from "./sessions.ts";
 export * from "./stripe-review.ts";
 export * from "./tool-sources.ts";
+export * from "./urls.ts";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { queryInteger } from "./pagination.ts";
 import { pageSchemaOf } from "./responses.ts";
 import { humanText } from "./schemas.ts";
 
@@ -195,12 +196,7 @@ export type KnowledgeStorage = z.infer<typeof knowledgeStorageSchema>;
 /** `GET /api/projects/:projectId/knowledge/search?q=&limit=`: what the assistant's tool finds. */
 export const knowledgeSearchQuerySchema = z.strictObject({
   q: z.string().min(1).max(1000),
-  limit: z
-    .string()
-    .regex(/^\d+$/, "must be a whole number")
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(20))
-    .default(5),
+  limit: queryInteger(1, 20).default(5),
 });
 
 /** A passage found: its citation and its whole text. */

@@ -9,15 +9,24 @@ export interface Page<T> {
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 50;
 
+/**
+ * A whole number in a query string, from `min` to `max`: decimal digits only (`z.coerce.number()`
+ * read "0x10" as 16 and "1e2" as 100), and one message stating the rule whatever breaks it ("-1"
+ * read "must be a whole number", which it is).
+ */
+export function queryInteger(min: number, max: number) {
+  const rule = `must be a whole number from ${min} to ${max}`;
+  return z
+    .string()
+    .regex(/^\d+$/, rule)
+    .transform(Number)
+    .pipe(z.number().int(rule).min(min, rule).max(max, rule));
+}
+
 function pageQuery(max: number, fallback: number) {
   return z.strictObject({
     cursor: z.string().min(1).max(200).optional(),
-    limit: z
-      .string()
-      .regex(/^\d+$/, "must be a whole number")
-      .transform(Number)
-      .pipe(z.number().int().min(1).max(max))
-      .default(fallback),
+    limit: queryInteger(1, max).default(fallback),
   });
 }
 

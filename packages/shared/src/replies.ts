@@ -48,11 +48,17 @@ export interface ReplyMetadata {
 export interface AssistantReplyMetadata extends ReplyMetadata {
   tokens?: ReplyTokens;
   /**
-   * What this reply cost the org, exactly what was settled for its model calls (absent when the
-   * end user's app hides cost).
+   * What this reply cost the org: exactly what was settled for its model calls plus what its
+   * tool source calls are charged, a tool approval's continuation included (absent when the end
+   * user's app hides cost).
    */
   priceMicros?: number;
-  /** How many model calls were settled for this reply. */
+  /**
+   * What this reply's tool source calls are charged, part of `priceMicros` (absent on replies
+   * stored before 2026-12-06, or when the end user's app hides cost).
+   */
+  toolPriceMicros?: number;
+  /** How many model calls were settled for this reply (a continuation's included). */
   steps?: number;
   /**
    * A regenerated reply's earlier versions, oldest first (at most three), so the person can

@@ -74,6 +74,12 @@ export const errorBodySchema = z
       code: z.enum(Object.keys(errorStatus) as [keyof typeof errorStatus]),
       message: z.string(),
       field: z.string().optional(),
+      issues: z
+        .array(z.strictObject({ field: z.string(), message: z.string() }))
+        .optional()
+        .describe(
+          "Every problem of a refused input, when it had more than one (the first is field)",
+        ),
     }),
   })
   .meta({ id: "Error" });
@@ -224,7 +230,10 @@ export const billingSettingsResultSchema = z
     memberDailyLimitMicros: microsSchema.nullable(),
     lowBalanceMicros: microsSchema.nullable(),
     runwayAlertDays: z.number().int().nullable(),
-    alertWebhookUrl: z.string().nullable(),
+    alertWebhookUrl: z
+      .string()
+      .nullable()
+      .describe("Owners and admins only: null for members (the URL may be its own credential)"),
     limitWarningPct: z
       .number()
       .int()
@@ -287,6 +296,12 @@ export const ledgerEntrySchema = z
     balanceAfterMicros: microsSchema,
     reference: z.string().nullable(),
     memo: z.string().nullable(),
+    memoLabel: z
+      .string()
+      .nullable()
+      .describe(
+        "The memo in words: for usage, the model's display name or '<tool source> · <tool>' (the memo is the key usage is filed under, a model id or tool:<sourceId>:<tool>); other memos as they are",
+      ),
     createdAt: iso,
     grantId: z.string().nullable(),
     grantSource: grantSourceSchema.nullable(),

@@ -9,6 +9,7 @@ import { BUILT_IN_TOOLS, SEARCH_KNOWLEDGE_TOOL } from "./assistants.ts";
 import { microsSchema } from "./billing.ts";
 import { jsonValueProblem } from "./json.ts";
 import { humanText } from "./schemas.ts";
+import { webUrlSchema } from "./urls.ts";
 
 /** A tool reads (runs when the model calls it) or writes (runs only once the person approves). */
 export const TOOL_ACCESS = ["read", "write"] as const;
@@ -202,10 +203,9 @@ export const toolCredentialSchema = z.strictObject({
 export type ToolCredential = z.output<typeof toolCredentialSchema>;
 
 /** Where a source is: an http(s) URL without user name, password or fragment. */
-const sourceUrl = z
-  .url({ protocol: /^https?$/ })
-  .max(500)
-  .refine((url) => !url.includes("#"), { message: "must not contain a fragment" });
+const sourceUrl = webUrlSchema(500).refine((url) => !url.includes("#"), {
+  message: "must not contain a fragment",
+});
 
 /** Per MCP tool name, how an owner or admin marked it (over the server's `readOnlyHint`). */
 const accessOverrides = z
@@ -317,6 +317,7 @@ export const toolSourceHealthSchema = z
     /** `unhealthy` after TOOL_SOURCE_UNHEALTHY_AFTER failed calls in a row; `unknown`: no call yet. */
     status: z.enum(["healthy", "unhealthy", "unknown"]),
     consecutiveFailures: z.number().int(),
+    /** The last error's text: owners and admins only (null for members, who get its class). */
     lastError: z.string().nullable(),
     /**
      * The last error's class (`timeout`, `unauthorized`, `http_status`, ...), without its text:

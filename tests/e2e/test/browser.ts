@@ -124,6 +124,36 @@ export async function sidewaysOverflow(page: Page): Promise<number> {
   return page.evaluate((viewport) => document.documentElement.scrollWidth - viewport, width);
 }
 
+/**
+ * Amounts of money (`$0.0042`, `-$1.20`) drawn where a person cannot see them without scrolling
+ * sideways: past the right edge of the box that scrolls them (a table's) or of the viewport. A
+ * page can have no sideways overflow and still hide its money column inside a table that scrolls
+ * (Billing's spend at 390 px): `sidewaysOverflow` does not see that, this does.
+ */
+export async function moneyOffScreen(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const money = /^[+-]?\$\d[\d,]*(\.\d+)?$/;
+    const hidden: string[] = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const text = node.textContent?.trim() ?? "";
+      const element = node.parentElement;
+      if (!money.test(text) || !element || element.closest("svg")) continue;
+      const box = element.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) continue;
+      let right = window.innerWidth;
+      for (let up = element.parentElement; up; up = up.parentElement) {
+        const overflow = getComputedStyle(up).overflowX;
+        if (overflow === "auto" || overflow === "scroll" || overflow === "hidden") {
+          right = Math.min(right, up.getBoundingClientRect().right);
+        }
+      }
+      if (box.right > right + 1) hidden.push(text);
+    }
+    return hidden;
+  });
+}
+
 /** A unique address whose local part differs (the sign-up grant ignores `+tags`). */
 export const freshEmail = (who: string): string =>
   `${who}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}@example.com`;

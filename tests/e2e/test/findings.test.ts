@@ -527,7 +527,7 @@ describe("navigation and the shell", () => {
     await bob.page.getByRole("button", { name: /^Organization: / }).click();
     await bob.page.getByRole("menuitem", { name: /Trajectory Analysis/ }).click();
     const bobNav = bob.page.getByRole("navigation", { name: "Main" });
-    await bobNav.getByRole("link", { name: "Admin" }).waitFor();
+    await bobNav.getByRole("link", { name: "Data & privacy" }).waitFor();
 
     // Bob's chat in the owner's project is his: the owner's "Your chats" does not list it.
     await bob.page.goto(`${base}/projects/${projectId}`);
@@ -555,7 +555,7 @@ describe("navigation and the shell", () => {
       .toBe("member");
     await bobNav.getByRole("link", { name: "Billing" }).click();
     await bob.page.waitForURL((url) => url.pathname === "/billing");
-    await expect.poll(() => bobNav.getByRole("link", { name: "Admin" }).count()).toBe(0);
+    await expect.poll(() => bobNav.getByRole("link", { name: "Data & privacy" }).count()).toBe(0);
     await bob.page.goto(`${base}/admin`);
     await bob.page.getByText("Only owners and admins can file erasure requests").waitFor();
     expect(await bob.page.getByRole("form", { name: "File an erasure request" }).count()).toBe(0);

@@ -7,6 +7,7 @@ import {
   axeProblems,
   freshEmail,
   launchChromium,
+  moneyOffScreen,
   openContext,
   type Scheme,
   sidewaysOverflow,
@@ -107,7 +108,7 @@ const screens = (): Screen[] => [
     tab: "API keys",
   },
   { name: "app", path: `/developers/apps/${appId}`, heading: /^Storefront$/, signedIn: true },
-  { name: "admin", path: "/admin", heading: /^Admin|^Erasure/, signedIn: true },
+  { name: "admin", path: "/admin", heading: /^Data and privacy|^Erasure/, signedIn: true },
   { name: "account", path: "/account", heading: /^Account$/, signedIn: true },
   { name: "new-org", path: "/orgs/new", heading: /^New organization$/, signedIn: true },
 ];
@@ -227,6 +228,10 @@ describe("every screen, at both sizes, light and dark", () => {
           ).toBe(scheme === "dark");
           const overflow = await sidewaysOverflow(page);
           if (overflow > 0) problems.push(`${screen.name}: scrolls ${overflow}px sideways`);
+          // Every amount on screen without scrolling a table sideways (a phone included).
+          for (const amount of await moneyOffScreen(page)) {
+            problems.push(`${screen.name}: ${amount} is off the side of its box`);
+          }
           problems.push(...(await axeProblems(page, screen.name)));
           titles.add(await page.title());
           const shot = `${screen.name}-${size}-${scheme}`;

@@ -411,8 +411,8 @@ describe("the web app in Chromium", () => {
   });
 
   it("files an erasure request for the session, picked from a list, and sees it complete", async () => {
-    await mainNav().getByRole("link", { name: "Admin" }).click();
-    await page.getByRole("heading", { level: 1, name: /^Erasure in / }).waitFor();
+    await mainNav().getByRole("link", { name: "Data & privacy" }).click();
+    await page.getByRole("heading", { level: 1, name: /^Data and privacy in / }).waitFor();
     const requests = page.getByRole("region", { name: "Erasure requests" });
     await requests.getByText("No erasure requests yet.").waitFor();
     await screenshot("admin");

@@ -28,11 +28,16 @@ describe("the main navigation", () => {
       expect(screen.getByRole("link", { name: "Developers" }).getAttribute("href")).toBe(
         "/developers",
       );
+      // Erasure and the org's export under one name that says what they are (was "Admin").
+      expect(links()).not.toContain("Admin");
+      expect(screen.getByRole("link", { name: "Data & privacy" }).getAttribute("href")).toBe(
+        "/admin",
+      );
       cleanup();
     }
     session.org = orgAs("member");
     await renderInApp(<NavLinks />);
     expect(links()).not.toContain("Developers");
-    expect(links()).not.toContain("Admin");
+    expect(links()).not.toContain("Data & privacy");
   });
 });

@@ -20,7 +20,8 @@ const NAV = [
   { to: "/members", label: "Members", manage: false },
   { to: "/assistants", label: "Assistants", manage: false },
   { to: "/developers", label: "Developers", manage: true },
-  { to: "/admin", label: "Admin", manage: true },
+  // The org's data rights (erasure, the org's export): owners' and admins' (pages/admin-page.tsx).
+  { to: "/admin", label: "Data & privacy", manage: true },
 ] as const;
 
 const navLink =

@@ -86,18 +86,29 @@ export const queryString = (params: Record<string, string | undefined>): string 
 /** Codes of the public contract, plus `network` when no answer came back at all. */
 export type ApiErrorCode = ErrorCode | "network";
 
-/** Every failed call. `message` is safe to show; `field` names the offending input when known. */
+/**
+ * Every failed call. `message` is safe to show; `field` names the offending input when known, and
+ * `issues` every problem of it when there were several (the first is `field`).
+ */
 export class ApiError extends Error {
   readonly code: ApiErrorCode;
   readonly status: number;
   readonly field: string | undefined;
+  readonly issues: { field: string; message: string }[];
 
-  constructor(code: ApiErrorCode, message: string, status: number, field?: string) {
+  constructor(
+    code: ApiErrorCode,
+    message: string,
+    status: number,
+    field?: string,
+    issues: { field: string; message: string }[] = [],
+  ) {
     super(message);
     this.name = "ApiError";
     this.code = code;
     this.status = status;
     this.field = field;
+    this.issues = issues;
   }
 }
 
@@ -110,7 +121,7 @@ export function errorMessage(error: unknown): string {
 }
 
 interface ErrorEnvelope {
-  error?: { code?: unknown; message?: unknown; field?: unknown };
+  error?: { code?: unknown; message?: unknown; field?: unknown; issues?: unknown };
 }
 
 async function toApiError(response: Response): Promise<ApiError> {
@@ -125,7 +136,14 @@ async function toApiError(response: Response): Promise<ApiError> {
   const message =
     typeof error?.message === "string" ? error.message : `Request failed (${response.status})`;
   const field = typeof error?.field === "string" ? error.field : undefined;
-  return new ApiError(code, message, response.status, field);
+  const issues = Array.isArray(error?.issues)
+    ? error.issues.flatMap((issue: { field?: unknown; message?: unknown }) =>
+        typeof issue?.field === "string" && typeof issue.message === "string"
+          ? [{ field: issue.field, message: issue.message }]
+          : [],
+      )
+    : [];
+  return new ApiError(code, message, response.status, field, issues);
 }
 
 function fallbackCode(response: Response): ErrorCode {

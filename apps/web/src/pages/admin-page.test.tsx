@@ -44,6 +44,28 @@ describe("AdminPage", () => {
     expect(members).not.toHaveBeenCalled();
   });
 
+  it("holds the org's data rights: erasure for owners and admins, the org's export for owners", async () => {
+    vi.spyOn(membersApi, "members").mockResolvedValue({ items: [], nextCursor: null });
+    vi.spyOn(dataRightsApi, "erasureRequests").mockResolvedValue({ items: [], nextCursor: null });
+    const exports = vi
+      .spyOn(dataRightsApi, "orgExports")
+      .mockResolvedValue({ items: [], nextCursor: null });
+    await renderInApp(<AdminPage />, { path: "/admin" });
+    expect(
+      await screen.findByRole("heading", { level: 1, name: "Data and privacy in Acme" }),
+    ).toBeTruthy();
+    expect(screen.getByRole("form", { name: "File an erasure request" })).toBeTruthy();
+    expect(await screen.findByRole("heading", { name: "Export organization data" })).toBeTruthy();
+    expect(exports).toHaveBeenCalledWith("org_1");
+    cleanup();
+    exports.mockClear();
+    session.org = { id: "org_1", name: "Acme", role: "admin", createdAt: "x" };
+    await renderInApp(<AdminPage />, { path: "/admin" });
+    await screen.findByRole("form", { name: "File an erasure request" });
+    expect(screen.queryByRole("heading", { name: "Export organization data" })).toBeNull();
+    expect(exports).not.toHaveBeenCalled();
+  });
+
   it("shows the name of what was just filed in the request list", async () => {
     vi.spyOn(membersApi, "members").mockResolvedValue({
       items: [

@@ -197,17 +197,6 @@ describe("BillingPage", () => {
     expect(screen.getByRole("tab", { name: "Settings" }).getAttribute("aria-selected")).toBe(
       "true",
     );
-    // An owner exports the org's data from the settings.
-    expect(await screen.findByRole("heading", { name: "Export organization data" })).toBeTruthy();
-  });
-
-  it("offers the org's data export to owners only", async () => {
-    session.role = "admin";
-    vi.spyOn(api, "billing").mockResolvedValue(summary());
-    await renderInApp(<BillingPage />, { path: "/billing#limits" });
-    await screen.findByLabelText("Monthly limit for the organization (USD)");
-    expect(screen.queryByRole("heading", { name: "Export organization data" })).toBeNull();
-    expect(dataRightsApi.orgExports).not.toHaveBeenCalled();
   });
 
   it("shows a member the limits read-only and calls no endpoint the worker keeps for admins", async () => {

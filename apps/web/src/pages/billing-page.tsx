@@ -23,10 +23,8 @@ import { MyLimits } from "../features/billing/my-limits.tsx";
 import { PaymentsTable } from "../features/billing/payments-table.tsx";
 import { TopUpDialog } from "../features/billing/top-up.tsx";
 import { UsagePanel } from "../features/billing/usage-panel.tsx";
-import { DataExportCard } from "../features/exports/data-export-card.tsx";
 import { api } from "../lib/api.ts";
 import { billingApi } from "../lib/billing-api.ts";
-import { dataRightsApi } from "../lib/data-rights-api.ts";
 import { formatMicros } from "../lib/money.ts";
 import { keys } from "../lib/query.ts";
 import { canManage as canManageOrg, useSession } from "../lib/session.tsx";
@@ -313,17 +311,6 @@ export default function BillingPage() {
                   <div className="grid min-w-0 content-start gap-6 lg:col-span-2">
                     <AutoTopUpCard orgId={orgId} cardReturnedAt={cardReturnedAt} />
                     <AlertsList orgId={orgId} webhookSet={data.alertWebhookUrl !== null} />
-                    {org?.role === "owner" ? (
-                      <DataExportCard
-                        id="org-export-title"
-                        title="Export organization data"
-                        description="Members, projects, every session with its transcript, apps, usage, the ledger and the audit trail, as one JSON file. Owners only; the link is good for 24 hours."
-                        startLabel="Export organization data"
-                        queryKey={keys.orgExports(orgId)}
-                        list={() => dataRightsApi.orgExports(orgId)}
-                        start={() => dataRightsApi.startOrgExport(orgId)}
-                      />
-                    ) : null}
                   </div>
                 </div>
               </TabsContent>

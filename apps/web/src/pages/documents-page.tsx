@@ -6,6 +6,7 @@ import { ErrorNote, Loading } from "../components/ui/states.tsx";
 import { DocumentsPanel } from "../features/knowledge/documents-panel.tsx";
 import { orgsApi } from "../lib/orgs-api.ts";
 import { keys } from "../lib/query.ts";
+import { useResourceOrg } from "../lib/resource-org.ts";
 import { canManage, useSession } from "../lib/session.tsx";
 
 /**
@@ -20,6 +21,7 @@ export default function DocumentsPage() {
     queryKey: keys.project(projectId),
     queryFn: () => orgsApi.project(projectId),
   });
+  useResourceOrg(project.data?.orgId);
   const back = (
     <Link
       to="/projects/$projectId"

@@ -1,3 +1,4 @@
+import { sentence } from "@parley/chat-ui";
 import type { InvitationPreview } from "@parley/shared";
 import { useQuery } from "@tanstack/react-query";
 import { Link, useLocation, useNavigate } from "@tanstack/react-router";
@@ -112,7 +113,7 @@ export function InviteScreen({ secret }: { secret: string }) {
             ) : preview.isError ? (
               <p role="alert">
                 {isApiError(preview.error) && preview.error.code === "gone"
-                  ? `${preview.error.message}. Ask whoever invited you for a new link.`
+                  ? `${sentence(preview.error.message)} Ask whoever invited you for a new link.`
                   : "This invitation link is not valid. Ask whoever invited you for a new one."}
               </p>
             ) : invitation ? (

@@ -12,6 +12,7 @@ import { errorMessage } from "../lib/api.ts";
 import { assistantsApi } from "../lib/assistants-api.ts";
 import { useAllProjects } from "../lib/org-lists.ts";
 import { keys } from "../lib/query.ts";
+import { useResourceOrg } from "../lib/resource-org.ts";
 import { canManage as canManageOrg, useSession } from "../lib/session.tsx";
 
 const when = new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short" });
@@ -39,6 +40,7 @@ export default function ProfilePage() {
     queryFn: () => assistantsApi.profile(profileId),
   });
   const orgId = profile.data?.orgId;
+  useResourceOrg(orgId);
   const allowed = useAllowedModels(orgId);
   const catalogue = useCatalogue();
   const projects = useAllProjects(orgId ?? "", orgId !== undefined);

@@ -13,6 +13,7 @@ import { NewChatButton, useMyChats } from "../features/chat/new-chat.tsx";
 import { MemoryEditor } from "../features/projects/memory-editor.tsx";
 import { orgsApi } from "../lib/orgs-api.ts";
 import { keys } from "../lib/query.ts";
+import { useResourceOrg } from "../lib/resource-org.ts";
 import { canManage, useSession } from "../lib/session.tsx";
 
 /** The documents page, its own chunk, loaded here (router.tsx says why). */
@@ -89,6 +90,7 @@ export default function ProjectPage() {
     queryKey: keys.project(projectId),
     queryFn: () => orgsApi.project(projectId),
   });
+  useResourceOrg(project.data?.orgId);
 
   if (project.isPending) {
     return (

@@ -16,6 +16,7 @@ import { useMyChats, useNewChat } from "../features/chat/new-chat.tsx";
 import { SessionToolCalls } from "../features/tools/session-tool-calls.tsx";
 import { api, errorMessage } from "../lib/api.ts";
 import { keys } from "../lib/query.ts";
+import { useResourceOrg } from "../lib/resource-org.ts";
 
 const untitled = (title: string | null) => title ?? "Untitled session";
 
@@ -120,6 +121,7 @@ export default function SessionPage() {
     queryFn: () => api.session(sessionId),
   });
   useDocumentTitle(session.data ? untitled(session.data.title) : "Chat");
+  useResourceOrg(session.data?.orgId);
 
   const projectId = session.data?.projectId;
   const later = useRef<number | undefined>(undefined);

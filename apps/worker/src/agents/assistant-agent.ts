@@ -9,8 +9,10 @@ import { RETRIEVAL_PROMPT_TOKENS, TurnKnowledge } from "../knowledge/turn-knowle
 import {
   type AssistantMetadata,
   billingRefusal,
+  continuedFigures,
   newTurnId,
   refusedReply,
+  replyFigures,
   replyVersions,
   sessionTitle,
   shownMetadata,
@@ -229,6 +231,9 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     // The reply a regeneration replaces, as stored, before the SDK drops it.
     const versions =
       decision.trigger === "regenerate-message" ? replyVersions(this.messages.at(-1)) : [];
+    // A tool approval's continuation goes on writing the reply that asked: its figures so far.
+    const continues =
+      decision.approval && !decision.trigger ? continuedFigures(this.messages.at(-1)) : null;
     return {
       caller,
       project,
@@ -237,6 +242,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       metering,
       tools,
       ...(versions.length > 0 ? { versions } : {}),
+      ...(continues ? { continues } : {}),
       knowledge: new TurnKnowledge(this.env, {
         orgId: caller.orgId,
         projectId: project.id,
@@ -339,7 +345,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
         turn.tools.promptTokens +
         retrieval,
     );
-    if (!first.ok) return refusedReply(first, model.ranWith);
+    if (!first.ok) return refusedReply(first, model.ranWith, turn.continues ?? null);
     // Retrieval before the first call, when the profile asks: the passages follow the prompt.
     const system = model.knowledgeRetrieval
       ? await knowledge.withRetrieval(model.system(window.omitted), window.messages)
@@ -377,11 +383,12 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
             }
           : {}),
       } satisfies AssistantMetadata,
-      // Every call is settled by the time the reply ends: its cost is exactly what was settled.
+      // Every model call is settled and every tool call closed by the time the reply ends: its
+      // cost is exactly what was settled, and what its tool calls are charged.
       completed: (): AssistantMetadata =>
         this.#shown({
           finish: "completed",
-          ...metering.totals,
+          ...replyFigures(metering.totals, turn.tools.charges.micros, turn.continues ?? null),
           ...(metering.refusal ? { code: stopCode(metering.refusal.reason) } : {}),
           ...knowledge.metadata(),
         }),
@@ -397,7 +404,13 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
       if (!stopped) return null;
       // The passages it was given before it stopped are its sources too.
       const ending = { ...stopped, ...knowledge.metadata() };
-      const later = metering.settled().then((settled) => this.#shown({ ...ending, ...settled }));
+      const later = Promise.all([metering.settled(), turn.tools.charges.settled()]).then(
+        ([settled, toolMicros]) =>
+          this.#shown({
+            ...ending,
+            ...replyFigures(settled, toolMicros, turn.continues ?? null),
+          }),
+      );
       return { now: this.#shown(ending), later };
     });
     return stream.response;

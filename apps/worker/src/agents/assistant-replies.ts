@@ -1,10 +1,12 @@
 /** What an assistant reply carries and says: its metadata and its refusals; the session's title. */
 import {
+  addTokens,
   noTokens,
   periodResetsAt,
   type ReserveResult,
   type SpendLimitScope,
   scopePeriod,
+  type TokenUsage,
 } from "@parley/billing";
 import { type AssistantReplyMetadata, type ReplyVersion, titleFrom } from "@parley/shared";
 import type { UIMessage } from "ai";
@@ -24,13 +26,73 @@ import { TurnRefusal } from "./turn-guard.ts";
  * - `code`: why the reply stopped short or failed: the org could not afford the (next) model call
  *   (`insufficient_credits`, `spend_limit`), the member lost access (`access_ended`), the model
  *   failed (`model_error`, `model_stalled`), or one of our own error codes a tool raised.
- * - `tokens`, `priceMicros`, `steps`: the model calls settled for this reply, summed: what it cost
- *   the org is the provider's cost plus markup, exactly what was settled (for a stopped or failed
- *   reply, what the provider charged for the cut calls).
+ * - `tokens`, `priceMicros`, `steps`: everything the reply cost, summed: every model call settled
+ *   for it (the provider's cost plus markup, exactly what was settled; for a stopped or failed
+ *   reply, what the provider charged for the cut calls) and, in `priceMicros`, what its tool
+ *   source calls are charged, also given alone as `toolPriceMicros` (0 included). A reply a
+ *   tool approval continued (the SDK goes on writing the same message) counts both turns: the
+ *   continuation adds its own to the figures the reply had (`continuedFigures`). The sum equals
+ *   what billing's activity lists for the reply's turns (`replyFigures`).
  * - `versions`: a regenerated reply's earlier versions, oldest first, at most
  *   `MAX_REPLY_VERSIONS`, with the first chunk.
  */
 export type AssistantMetadata = AssistantReplyMetadata;
+
+/** What a reply cost and used, as its metadata gives it (`AssistantMetadata`'s figures). */
+export interface ReplyFigures {
+  tokens: TokenUsage;
+  /** Model calls and tool calls together. */
+  priceMicros: number;
+  steps: number;
+  /**
+   * What the reply's tool source calls are charged (part of `priceMicros`). Always written, 0
+   * included: metadata merges key by key, so a value left out would keep an older one.
+   */
+  toolPriceMicros: number;
+}
+
+const count = (value: unknown): number =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : 0;
+
+/**
+ * The figures of the reply a tool approval's continuation goes on writing, as stored (server
+ * written) before the continuation: its own are added to them. Null when the last message is not
+ * an assistant reply. A reply whose price was hidden (an app that hides cost) gives 0 for it: the
+ * continued reply hides it again.
+ */
+export function continuedFigures(reply: UIMessage | undefined): ReplyFigures | null {
+  if (reply?.role !== "assistant") return null;
+  const meta = (reply.metadata ?? {}) as Record<string, unknown>;
+  const tokens = (meta.tokens ?? {}) as Record<string, unknown>;
+  return {
+    tokens: {
+      promptTokens: count(tokens.promptTokens),
+      completionTokens: count(tokens.completionTokens),
+      cachedPromptTokens: count(tokens.cachedPromptTokens),
+      reasoningTokens: count(tokens.reasoningTokens),
+    },
+    priceMicros: count(meta.priceMicros),
+    steps: count(meta.steps),
+    toolPriceMicros: count(meta.toolPriceMicros),
+  };
+}
+
+/**
+ * A reply's figures: its turn's settled model calls (`settled`), what its tool calls are charged
+ * (`toolMicros`), and the figures it had before a tool approval continued it (`before`).
+ */
+export function replyFigures(
+  settled: { tokens: TokenUsage; priceMicros: number; steps: number },
+  toolMicros: number,
+  before: ReplyFigures | null,
+): ReplyFigures {
+  return {
+    tokens: before ? addTokens(before.tokens, settled.tokens) : { ...settled.tokens },
+    priceMicros: (before?.priceMicros ?? 0) + settled.priceMicros + toolMicros,
+    steps: (before?.steps ?? 0) + settled.steps,
+    toolPriceMicros: (before?.toolPriceMicros ?? 0) + toolMicros,
+  };
+}
 
 /** How many earlier versions of a reply a regenerated one keeps (each is a whole reply). */
 export const MAX_REPLY_VERSIONS = 3;
@@ -51,9 +113,15 @@ export function replyVersions(replaced: UIMessage | undefined): ReplyVersion[] {
 /** A fresh id for a turn's holds and usage: made here, so no client value can collide with it. */
 export const newTurnId = () => `turn-${crypto.randomUUID()}`;
 
+/**
+ * The reply when billing refuses a turn's first call: no call is made. A tool approval's
+ * continuation refused keeps the figures of the reply it continues (`before`): the notice is
+ * written into that same message.
+ */
 export function refusedReply(
   result: Exclude<ReserveResult, { ok: true }>,
   ranWith: Pick<AssistantMetadata, "profile" | "model">,
+  before: ReplyFigures | null = null,
 ): Response {
   // A conflict means a hold id was reused: a bug, never the org's balance. No call is made.
   if (result.reason === "conflict") {
@@ -68,9 +136,7 @@ export function refusedReply(
     ...ranWith,
     finish: "completed",
     code,
-    tokens: noTokens(),
-    priceMicros: 0,
-    steps: 0,
+    ...(before ?? { tokens: noTokens(), priceMicros: 0, steps: 0, toolPriceMicros: 0 }),
   } satisfies AssistantMetadata);
 }
 
@@ -146,7 +212,7 @@ export function limitText(limit: SpendLimitScope): string {
  */
 export function shownMetadata<T extends AssistantMetadata>(metadata: T, showCost: boolean): T {
   if (showCost) return metadata;
-  const { priceMicros: _hidden, ...rest } = metadata;
+  const { priceMicros: _hidden, toolPriceMicros: _tools, ...rest } = metadata;
   return rest as T;
 }
 

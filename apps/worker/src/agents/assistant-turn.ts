@@ -4,6 +4,7 @@ import type { ToolSet, UIMessage } from "ai";
 import type { ProjectRow } from "../auth/access.ts";
 import { RETRIEVAL_PROMPT_TOKENS, type TurnKnowledge } from "../knowledge/turn-knowledge.ts";
 import type { ToolCallMeter } from "../tools/tool-meter.ts";
+import type { ReplyFigures } from "./assistant-replies.ts";
 import type { AgentCaller } from "./caller.ts";
 import { contextWindow, estimateTokens } from "./context.ts";
 import { type CallLedger, MeteringMiddleware } from "./metering-middleware.ts";
@@ -42,6 +43,11 @@ export interface AssistantTurn {
   tools: TurnTools;
   /** The session's project's documents: the tool, retrieval before the first call, citations. */
   knowledge: TurnKnowledge;
+  /**
+   * A tool approval's continuation: the figures of the reply it goes on writing (the SDK
+   * continues the same message), which its own are added to.
+   */
+  continues?: ReplyFigures;
 }
 
 /** Tool schemas and descriptions are sent with every call; this bounds what they add to a prompt. */
@@ -122,7 +128,11 @@ export async function assistantTurnTools(
     ...(caller.kind === "end_user" ? { endUserLimits: input.endUserLimits } : {}),
   });
   if (caller.kind === "end_user" || names.length === 0) {
-    return { set: fromSources.set, promptTokens: TOOL_PROMPT_TOKENS + fromSources.promptTokens };
+    return {
+      set: fromSources.set,
+      promptTokens: TOOL_PROMPT_TOKENS + fromSources.promptTokens,
+      charges: fromSources.charges,
+    };
   }
   const all: ToolSet = assistantTools(env, caller, {
     // This session knows at once; the project's other chats hear it by a push.
@@ -137,6 +147,7 @@ export async function assistantTurnTools(
   return {
     set: { ...builtIn, ...fromSources.set },
     promptTokens: TOOL_PROMPT_TOKENS + fromSources.promptTokens,
+    charges: fromSources.charges,
   };
 }
 

@@ -181,6 +181,47 @@ describe("decideFrame, second probe (issue 12)", () => {
   });
 });
 
+describe("decideFrame, a tool approval as the contract documents it", () => {
+  const waiting: UIMessage[] = [
+    {
+      id: "r",
+      role: "assistant",
+      parts: [
+        {
+          type: "tool-request_refund",
+          toolCallId: "call-1",
+          state: "approval-requested",
+          input: {},
+          approval: { id: "call-1" },
+        } as unknown as UIMessage["parts"][number],
+      ],
+    },
+  ];
+  const withTools = { ...policy, toolApprovals: true };
+
+  it.each([
+    ["without autoContinue", {}],
+    ["with autoContinue false", { autoContinue: false }],
+    ["with extra fields", { autoContinue: true, clientTools: [{ name: "x" }] }],
+  ])("forwards an answer %s as one the server continues, and nothing else", (_, extra) => {
+    for (const approved of [true, false]) {
+      const sent = { type: "cf_agent_tool_approval", toolCallId: "call-1", approved, ...extra };
+      const decision = decideFrame(JSON.stringify(sent), waiting, withTools);
+      expect(decision).toMatchObject({
+        kind: "forward",
+        approval: { toolCallId: "call-1", approved },
+      });
+      if (decision.kind !== "forward") continue;
+      expect(JSON.parse(decision.frame)).toEqual({
+        type: "cf_agent_tool_approval",
+        toolCallId: "call-1",
+        approved,
+        autoContinue: true,
+      });
+    }
+  });
+});
+
 describe("decideFrame, a model named in the chat body (issue 29)", () => {
   const naming = (model: unknown, trigger = "submit-message") =>
     request("req-3", {

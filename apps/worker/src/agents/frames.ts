@@ -247,9 +247,18 @@ export function decideFrame(
       if (!awaitsApproval(transcript, frame.toolCallId)) {
         return refuse("conflict", "This tool call is not waiting for an answer");
       }
+      // Parley runs every tool on the server, so an answer always continues the reply there: the
+      // frame forwarded asks the SDK to continue whatever the client sent. Without `autoContinue`
+      // the SDK records the answer and waits for a client-side continuation that never comes,
+      // and the call is stranded (answered, never run; a resend is refused as not waiting).
       return {
         kind: "forward",
-        frame: raw,
+        frame: JSON.stringify({
+          type: FrameType.toolApproval,
+          toolCallId: frame.toolCallId,
+          approved: frame.approved,
+          autoContinue: true,
+        }),
         approval: { toolCallId: frame.toolCallId, approved: frame.approved },
       };
     }

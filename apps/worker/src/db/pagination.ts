@@ -39,6 +39,27 @@ export function cursorBound(cursor: string | undefined): string {
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
 /**
+ * One page of a list keyed by time-sortable ids, newest first (`toPage` over `cursorBound`): the
+ * query every such list repeated, written once. `select` is the query up to its filter
+ * (`SELECT ... FROM t [JOIN ...]`), `where` the filter with anonymous `?` parameters bound from
+ * `binds` in order (never `?N`: the key and the limit are bound after them), `id` the key column
+ * (`t.id` when the query joins). The row's `id` must be that key.
+ */
+export async function idPage<Row extends { id: string }, Item>(
+  db: D1Database,
+  query: { select: string; where: string; binds: readonly unknown[]; id?: string },
+  page: { cursor?: string | undefined; limit: number },
+  map: (row: Row) => Item,
+): Promise<Page<Item>> {
+  const id = query.id ?? "id";
+  const { results } = await db
+    .prepare(`${query.select} WHERE ${query.where} AND ${id} < ? ORDER BY ${id} DESC LIMIT ?`)
+    .bind(...query.binds, cursorBound(page.cursor), page.limit + 1)
+    .all<Row>();
+  return toPage(results, page.limit, (row) => row.id, map);
+}
+
+/**
  * The previous page's last row, from a `nextCursor` of the form `<time>.<key>` (alerts: fired at
  * and key; activity: created at and request id), or a 400.
  */

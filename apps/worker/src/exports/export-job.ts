@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from "@parley/shared";
 import { sha256Base64Url, toBase64Url } from "../auth/encoding.ts";
+import { shownReason } from "../http/errors.ts";
 import { type ExportRow, planUnits, readUnit, type Unit } from "./sections.ts";
 
 /** Units one alarm runs before it hands over to the next alarm (bounds one invocation's work). */
@@ -230,8 +231,18 @@ export class DataExport extends DurableObject<Env> {
   async #retry(row: ExportRow, error: unknown): Promise<ExportRow["status"]> {
     const attempts = Number(this.#meta("attempts") ?? 0) + 1;
     this.#setMeta("attempts", String(attempts));
-    const message = error instanceof Error ? error.message : "unknown error";
-    if (attempts >= MAX_ATTEMPTS) return this.#fail(row, `a store could not be read: ${message}`);
+    if (attempts >= MAX_ATTEMPTS) {
+      // The requester reads `error`: the cause's own text (it may name internals) is logged.
+      console.error(
+        JSON.stringify({
+          level: "error",
+          source: "export",
+          event: "export_failed",
+          error: error instanceof Error ? `${error.name}: ${error.message}` : "non-error thrown",
+        }),
+      );
+      return this.#fail(row, shownReason(error, "a store could not be read; ask for a new export"));
+    }
     const retryAt = Date.now() + 1000 * 2 ** attempts;
     this.#setMeta("retryAt", String(retryAt));
     await this.ctx.storage.setAlarm(retryAt);

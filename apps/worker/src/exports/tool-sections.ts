@@ -27,7 +27,10 @@ export async function readToolSection(env: Env, row: ExportRow, section: string)
       `SELECT ${SOURCE_COLUMNS} FROM tool_sources WHERE org_id = ? ORDER BY id`,
       row.org_id,
     );
-    return sources.map((source) => toToolSource(source, toolSettings(env).unhealthyAfter));
+    // Only an org's archive has this section, and only its owners ask for one.
+    return sources.map((source) =>
+      toToolSource(source, toolSettings(env).unhealthyAfter, { errorText: true }),
+    );
   }
   const calls =
     row.kind === "org"

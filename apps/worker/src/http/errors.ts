@@ -33,19 +33,41 @@ function toAppError(err: unknown): AppError {
   return new AppError("internal", "Something went wrong on our side", { cause: err });
 }
 
-/** Turns a zod failure into `invalid_request` naming the first offending field. */
+/**
+ * Why a background job (indexing, a data export) stopped, in words stored for the people who read
+ * its state: an `AppError`'s message, which is written for them, or `fallback`. Any other error's
+ * text (a binding's, SQLite's, a fetch's) can name internals: it goes to the log, never here.
+ */
+export const shownReason = (cause: unknown, fallback: string): string =>
+  cause instanceof AppError ? cause.message : fallback;
+
+/** One zod issue as the API names it: the dotted path (an unknown key's own) and why. */
+function describeIssue(issue: z.core.$ZodIssue, prefix: string | undefined) {
+  const path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
+  if (issue.code === "unrecognized_keys") {
+    return {
+      field: [path, issue.keys[0]].filter(Boolean).join("."),
+      detail: `unknown field ${issue.keys.join(", ")}`,
+    };
+  }
+  return { field: path, detail: issue.message };
+}
+
+/**
+ * Turns a zod failure into `invalid_request` naming the first offending field, and, when there
+ * are more, every one in `issues` (a form shows them all at once: the outside probe's "New app"
+ * showed one refusal per attempt). Issues without a field are left to the message.
+ */
 export function invalidRequest(error: z.ZodError, prefix?: string): AppError {
-  const issue = error.issues[0];
-  const path = [prefix, ...(issue?.path ?? []).map(String)].filter(Boolean).join(".");
-  const detail =
-    issue?.code === "unrecognized_keys" ? `unknown field ${issue.keys.join(", ")}` : issue?.message;
-  const field =
-    issue?.code === "unrecognized_keys" ? [path, issue.keys[0]].filter(Boolean).join(".") : path;
+  const described = error.issues.map((issue) => describeIssue(issue, prefix));
+  const first = described[0];
+  const field = first?.field ?? "";
+  const issues = described
+    .filter((issue) => issue.field !== "")
+    .map((issue) => ({ field: issue.field, message: issue.detail }));
   return new AppError(
     "invalid_request",
-    field ? `${field}: ${detail}` : (detail ?? "Invalid request"),
-    {
-      field: field || undefined,
-    },
+    field ? `${field}: ${first?.detail}` : (first?.detail ?? "Invalid request"),
+    { field: field || undefined, ...(issues.length > 1 ? { issues } : {}) },
   );
 }

@@ -2,14 +2,31 @@ import type { Extracted, Section } from "./chunk.ts";
 
 /**
  * HTML to text with Workers' own streaming parser (HTMLRewriter, lol-html): the text of the page
- * without scripts, styles, templates or anything hidden from a reader (`<head>`, `<noscript>`,
- * `<svg>`); `<h1>`..`<h6>` cut sections as Markdown headings do; block elements end lines so
+ * without scripts, styles, templates, anything hidden from a reader (`<head>`, `<noscript>`,
+ * `<svg>`) or the site's chrome (`<nav>`, `<footer>`); `<h1>`..`<h6>` cut sections as Markdown headings do; block elements end lines so
  * words of two paragraphs never run together.
  */
 
-const SKIPPED = ["script", "style", "noscript", "template", "head", "svg", "iframe", "object"];
+/**
+ * Never text of the page: hidden or executable parts, and its chrome (the site's navigation and
+ * footer, on every page of a site alike: links, copyright, cookie notes). Indexed, the chrome
+ * matched every question about "privacy" or "contact" and showed up in cited passages.
+ */
+const SKIPPED = [
+  "script",
+  "style",
+  "noscript",
+  "template",
+  "head",
+  "svg",
+  "iframe",
+  "object",
+  "nav",
+  "footer",
+];
+/** Elements that end lines. None of them is SKIPPED: lol-html keeps one end-tag handler per element, so a second would replace the skip's. */
 const BLOCKS =
-  "p, div, section, article, header, footer, main, nav, aside, li, ul, ol, dl, dt, dd, tr, table, blockquote, pre, br, hr, figure, figcaption, form";
+  "p, div, section, article, header, main, aside, li, ul, ol, dl, dt, dd, tr, table, blockquote, pre, br, hr, figure, figcaption, form";
 
 const ENTITIES: Record<string, string> = {
   amp: "&",

@@ -156,7 +156,18 @@ export class KnowledgeBase extends DurableObject<Env> {
       } catch (error) {
         const attempts = store.attemptFailed();
         if (attempts >= MAX_ATTEMPTS) {
-          store.failJob(error instanceof Error ? error.message : "indexing failed");
+          // The cause for the operator (a binding's or SQLite's message, never document text);
+          // the document says why in words (store.ts `indexingFailure`).
+          console.error(
+            JSON.stringify({
+              level: "error",
+              source: "knowledge",
+              event: "indexing_failed",
+              error:
+                error instanceof Error ? `${error.name}: ${error.message}` : "non-error thrown",
+            }),
+          );
+          store.failJob(error);
         } else {
           await this.ctx.storage.setAlarm(Date.now() + 1000 * 2 ** attempts);
           return;

@@ -42,6 +42,28 @@ describe("the relevance floor", () => {
     expect(search("can gift cards be refunded").kept).toEqual([3]);
   });
 
+  it("asks a long message for a third of its words: two common ones are not a match", () => {
+    expect([1, 2, 3, 4, 6, 7, 9, 10, 30].map(requiredTerms)).toEqual([1, 2, 2, 2, 2, 3, 3, 4, 10]);
+    // The Gettysburg Address (public domain) and a message asking for a ticket with a tool call:
+    // ten search words, two of which ("created", "note") the address holds.
+    const address = index([
+      "Four score and seven years ago our fathers brought forth on this continent, a new nation, conceived in Liberty, and dedicated to the proposition that all men are created equal.",
+      "The world will little note, nor long remember what we say here, but it can never forget what they did here. We can not dedicate, we can not consecrate this ground; all men are created equal.",
+    ]);
+    const ticket =
+      'Please open a ticket [[tool:create_ticket {"subject":"Sync issue","body":"Notes not syncing"}]]';
+    expect(queryTerms(ticket)).toHaveLength(10);
+    expect(address(ticket).ranked).toEqual([2, 1]);
+    expect(address(ticket).kept).toEqual([]);
+    // A question about the address still finds it.
+    expect(address("what did the world note and remember").kept).toEqual([2]);
+  });
+
+  it("stopwords are no search words ('not' in a message never matches 'can not')", () => {
+    expect(queryTerms("Please Notes not")).toEqual(["notes"]);
+    expect(queryTerms("why is it not syncing after all these hours")).toEqual(["syncing", "hours"]);
+  });
+
   it("asks a one-word question for its one word", () => {
     expect(requiredTerms(1)).toBe(1);
     expect(search("refunds?").kept).toEqual([3]);

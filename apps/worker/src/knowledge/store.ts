@@ -1,4 +1,5 @@
 import type { DocumentIndexing, Passage } from "@parley/shared";
+import { shownReason } from "../http/errors.ts";
 import { type Chunk, FTS_TOKENIZE } from "./chunk.ts";
 import { type EmbeddingSide, embedPassages } from "./embeddings.ts";
 import { chunkId, type Hit, hitsByRows, lexicalSearch, searchIndex } from "./search.ts";
@@ -273,8 +274,12 @@ export class KnowledgeStore {
     return this.hasWork();
   }
 
-  /** A job that cannot go on: the document keeps the version it had, and says why. */
-  failJob(error: string): void {
+  /**
+   * A job that cannot go on: the document keeps the version it had, and says why in words every
+   * member of the project reads (`indexingFailure`), never the raw error's text.
+   */
+  failJob(cause: unknown): void {
+    const error = indexingFailure(cause);
     const job = this.#sql
       .exec("SELECT document_id, version FROM kb_jobs ORDER BY rowid LIMIT 1")
       .toArray()[0];
@@ -386,3 +391,10 @@ export class KnowledgeStore {
       .map((row) => `${namespace}:${Number(row.id)}`);
   }
 }
+
+/** Why indexing stopped, as a document's `indexing.error` says it to every member. */
+export const indexingFailure = (cause: unknown): string =>
+  shownReason(
+    cause,
+    "Indexing failed after several attempts. Upload the document again, or try later.",
+  );

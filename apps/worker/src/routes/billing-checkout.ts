@@ -2,6 +2,7 @@ import {
   AppError,
   checkoutSchema,
   checkoutSessionSchema,
+  microsRangeRule,
   portalSessionSchema,
 } from "@parley/shared";
 import { type Context, Hono } from "hono";
@@ -43,7 +44,7 @@ export const billingCheckout = new Hono<AppEnv>()
       if (amountMicros < cfg.checkoutMinMicros || amountMicros > cfg.checkoutMaxMicros) {
         throw new AppError(
           "invalid_request",
-          `amountMicros: must be between ${cfg.checkoutMinMicros} and ${cfg.checkoutMaxMicros}`,
+          `amountMicros: ${microsRangeRule(cfg.checkoutMinMicros, cfg.checkoutMaxMicros)}`,
           { field: "amountMicros" },
         );
       }

@@ -13,8 +13,9 @@ import {
 } from "@parley/shared";
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
-import { orgAccess, requireRole } from "../auth/access.ts";
+import { atLeast, orgAccess, requireRole } from "../auth/access.ts";
 import { billingAccount, openBillingAccount } from "../billing/account.ts";
+import { usageModelLabels } from "../billing/usage-model-labels.ts";
 import { checkWebhookUrl } from "../billing/webhook-url.ts";
 import { auditStatement } from "../db/audit.ts";
 import { iso, keysetCursor } from "../db/pagination.ts";
@@ -48,6 +49,9 @@ export const billing = new Hono<AppEnv>()
         heldMicros: account.heldMicros,
         postedMicros: account.postedMicros,
         ...account.settings,
+        // The webhook's URL is often its own credential (a chat service's incoming hook): only
+        // owners and admins, who set it, read it back (members get null).
+        alertWebhookUrl: atLeast(access.role, "admin") ? account.settings.alertWebhookUrl : null,
         forecast: account.forecast,
         grants: account.grants,
       } satisfies BillingSummary);
@@ -119,6 +123,10 @@ export const billing = new Hono<AppEnv>()
       }
       const rows = await billingAccount(c.env, access.orgId).entries(before, limit + 1);
       const page = rows.slice(0, limit);
+      // A usage entry's memo is its usage key: named as usage by model and activity name it.
+      const label = page.some((entry) => entry.kind === "usage" && entry.memo)
+        ? await usageModelLabels(c.env, access.orgId)
+        : null;
       return c.json({
         items: page.map(
           (entry): LedgerEntry => ({
@@ -128,6 +136,8 @@ export const billing = new Hono<AppEnv>()
             balanceAfterMicros: entry.balanceAfterMicros,
             reference: entry.reference,
             memo: entry.memo,
+            memoLabel:
+              entry.kind === "usage" && entry.memo && label ? label(entry.memo) : entry.memo,
             createdAt: iso(entry.createdAt),
             grantId: entry.grantId,
             grantSource: entry.grantSource,

@@ -8,7 +8,7 @@ import {
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { endUserSessionAccess } from "../auth/end-user-access.ts";
-import { cursorBound, iso, toPage } from "../db/pagination.ts";
+import { idPage, iso } from "../db/pagination.ts";
 import { errors, json, security } from "../http/openapi.ts";
 import { query } from "../http/validate.ts";
 import { type EndUserEnv, requireEndUser } from "./end-user-sessions.ts";
@@ -47,36 +47,32 @@ export const endUserToolCalls = new Hono<EndUserEnv>().get(
   async (c) => {
     const who = c.get("endUser");
     const { session } = await endUserSessionAccess(c.env.DB, who, c.req.param("sessionId"));
-    const { cursor, limit } = c.req.valid("query");
-    const { results } = await c.env.DB.prepare(
-      `SELECT t.id, t.tool_name, s.name AS source_name, t.access, t.approved_by, t.status,
-         t.error_code, t.duration_ms, t.price_micros, t.created_at
-       FROM tool_calls t LEFT JOIN tool_sources s ON s.id = t.source_id AND s.org_id = t.org_id
-       WHERE t.session_id = ?1 AND t.org_id = ?2 AND t.caller_kind = 'end_user'
-         AND t.caller_id = ?3 AND t.id < ?4
-       ORDER BY t.id DESC LIMIT ?5`,
-    )
-      .bind(session.id, who.orgId, who.endUserId, cursorBound(cursor), limit + 1)
-      .all<Row & { created_at: number }>();
-    return c.json(
-      toPage(
-        results,
-        limit,
-        (row) => row.id,
-        (row): EndUserToolCall => ({
-          id: row.id,
-          toolName: row.tool_name,
-          sourceName: row.source_name,
-          access: row.access,
-          approved: row.approved_by !== null,
-          status: row.status,
-          errorCode: row.error_code,
-          durationMs: row.duration_ms,
-          // As the session's spend: an app that hides cost shows its end users no price.
-          priceMicros: who.showCost ? row.price_micros : 0,
-          createdAt: iso(row.created_at),
-        }),
-      ),
+    const page = await idPage(
+      c.env.DB,
+      {
+        select: `SELECT t.id, t.tool_name, s.name AS source_name, t.access, t.approved_by, t.status,
+           t.error_code, t.duration_ms, t.price_micros, t.created_at
+         FROM tool_calls t LEFT JOIN tool_sources s ON s.id = t.source_id AND s.org_id = t.org_id`,
+        where:
+          "t.session_id = ? AND t.org_id = ? AND t.caller_kind = 'end_user' AND t.caller_id = ?",
+        binds: [session.id, who.orgId, who.endUserId],
+        id: "t.id",
+      },
+      c.req.valid("query"),
+      (row: Row & { created_at: number }): EndUserToolCall => ({
+        id: row.id,
+        toolName: row.tool_name,
+        sourceName: row.source_name,
+        access: row.access,
+        approved: row.approved_by !== null,
+        status: row.status,
+        errorCode: row.error_code,
+        durationMs: row.duration_ms,
+        // As the session's spend: an app that hides cost shows its end users no price.
+        priceMicros: who.showCost ? row.price_micros : 0,
+        createdAt: iso(row.created_at),
+      }),
     );
+    return c.json(page);
   },
 );

@@ -2,7 +2,7 @@ import { pageQuerySchema, toolCallListSchema } from "@parley/shared";
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { sessionAccess } from "../auth/access.ts";
-import { cursorBound, toPage } from "../db/pagination.ts";
+import { idPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json } from "../http/openapi.ts";
 import { query } from "../http/validate.ts";
@@ -20,14 +20,16 @@ export const sessionToolCalls = new Hono<AppEnv>().get(
   async (c) => {
     const db = c.env.DB;
     const { session } = await sessionAccess(db, c.get("caller").userId, c.req.param("sessionId"));
-    const { cursor, limit } = c.req.valid("query");
-    const { results } = await db
-      .prepare(
-        `SELECT ${CALL_COLUMNS} FROM tool_calls WHERE session_id = ? AND id < ?
-         ORDER BY id DESC LIMIT ?`,
-      )
-      .bind(session.id, cursorBound(cursor), limit + 1)
-      .all<CallRow>();
-    return c.json(toPage(results, limit, (row) => row.id, toToolCall));
+    const page = await idPage(
+      db,
+      {
+        select: `SELECT ${CALL_COLUMNS} FROM tool_calls`,
+        where: "session_id = ?",
+        binds: [session.id],
+      },
+      c.req.valid("query"),
+      (row: CallRow) => toToolCall(row),
+    );
+    return c.json(page);
   },
 );

@@ -1,5 +1,5 @@
-import { AppError } from "@parley/shared";
-import { orgAccess } from "../auth/access.ts";
+import { AppError, type Role } from "@parley/shared";
+import { atLeast, orgAccess } from "../auth/access.ts";
 import { toolSettings } from "../tools/settings.ts";
 import { type SourceRow, sourceById, toToolSource } from "../tools/sources-db.ts";
 import { checkSourceUrl, sourceAllowList } from "../tools/url-rule.ts";
@@ -49,9 +49,12 @@ export async function sourceAccess(db: D1Database, userId: string, id: string) {
   return { row, access };
 }
 
-/** A source as the API shows it (health from its failures; never its credential). */
-export const shown = (env: Env, row: SourceRow) =>
-  toToolSource(row, toolSettings(env).unhealthyAfter);
+/**
+ * A source as the API shows it to a caller of `role` (health from its failures; never its
+ * credential): the last error's text only to owners and admins, members get its class.
+ */
+export const shown = (env: Env, row: SourceRow, role: Role) =>
+  toToolSource(row, toolSettings(env).unhealthyAfter, { errorText: atLeast(role, "admin") });
 
 /** The source as stored now (after a write); 404 when it is gone. */
 export async function reread(db: D1Database, id: string): Promise<SourceRow> {

@@ -59,7 +59,7 @@ export const toolSourceImport = new Hono<AppEnv>().post(
     }
     await assistantChanged(c.env, { orgId: row.org_id }).catch(() => undefined);
     return c.json({
-      source: shown(c.env, await reread(db, row.id)),
+      source: shown(c.env, await reread(db, row.id), access.role),
       imported: imported.actions.length,
       skipped: imported.skipped,
     });

@@ -13,12 +13,11 @@ import { describeRoute } from "hono-openapi";
 import { assistantChanged } from "../assistants/push.ts";
 import { orgAccess, requireRole } from "../auth/access.ts";
 import { auditStatement } from "../db/audit.ts";
-import { cursorBound, toPage } from "../db/pagination.ts";
+import { idPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
 import { jsonBody, noBody, query } from "../http/validate.ts";
 import { sealCredential } from "../tools/credential.ts";
-import { toolSettings } from "../tools/settings.ts";
 import { type ListOutcome, sourceClient } from "../tools/source-client.ts";
 import {
   recordListing,
@@ -74,22 +73,17 @@ export const orgToolSources = new Hono<AppEnv>()
     async (c) => {
       const db = c.env.DB;
       const access = await orgAccess(db, c.get("caller").userId, c.req.param("orgId"));
-      const { cursor, limit } = c.req.valid("query");
-      const { results } = await db
-        .prepare(
-          `SELECT ${SOURCE_COLUMNS} FROM tool_sources WHERE org_id = ? AND id < ?
-           ORDER BY id DESC LIMIT ?`,
-        )
-        .bind(access.orgId, cursorBound(cursor), limit + 1)
-        .all<SourceRow>();
-      return c.json(
-        toPage(
-          results,
-          limit,
-          (row) => row.id,
-          (row) => shown(c.env, row),
-        ),
+      const page = await idPage(
+        db,
+        {
+          select: `SELECT ${SOURCE_COLUMNS} FROM tool_sources`,
+          where: "org_id = ?",
+          binds: [access.orgId],
+        },
+        c.req.valid("query"),
+        (row: SourceRow) => shown(c.env, row, access.role),
       );
+      return c.json(page);
     },
   )
 
@@ -162,7 +156,7 @@ export const orgToolSources = new Hono<AppEnv>()
       }
       const row = await reread(db, id);
       await listNow(c.env, row);
-      return c.json(shown(c.env, await reread(db, id)), 201);
+      return c.json(shown(c.env, await reread(db, id), access.role), 201);
     },
   );
 
@@ -179,8 +173,12 @@ export const toolSources = new Hono<AppEnv>()
       responses: { 200: json(toolSourceSchema), ...errors(401, 404) },
     }),
     async (c) => {
-      const { row } = await sourceAccess(c.env.DB, c.get("caller").userId, c.req.param("id"));
-      return c.json(shown(c.env, row));
+      const { row, access } = await sourceAccess(
+        c.env.DB,
+        c.get("caller").userId,
+        c.req.param("id"),
+      );
+      return c.json(shown(c.env, row, access.role));
     },
   )
 
@@ -279,7 +277,7 @@ export const toolSources = new Hono<AppEnv>()
       }
       // Profiles naming its tools see the change at their next turn.
       await assistantChanged(c.env, { orgId: row.org_id }).catch(() => undefined);
-      return c.json(shown(c.env, updated));
+      return c.json(shown(c.env, updated, access.role));
     },
   )
 
@@ -350,6 +348,6 @@ export const toolSources = new Hono<AppEnv>()
       }
       refuseUrl(row.url, c.env);
       await listNow(c.env, row);
-      return c.json(shown(c.env, await reread(c.env.DB, row.id)));
+      return c.json(shown(c.env, await reread(c.env.DB, row.id), access.role));
     },
   );

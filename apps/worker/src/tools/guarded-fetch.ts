@@ -5,7 +5,13 @@ import { checkSourceUrl } from "./url-rule.ts";
 export interface WireCount {
   requestBytes: number;
   responseBytes: number;
-  /** Whether a request was handed to the network (then the server may have acted on it). */
+  /**
+   * Whether the call's request may have reached the tenant's server (then the server may have
+   * acted on it, and a priced call is charged): set as the request is handed to the network, and
+   * taken back when the network says it never got there (no connection made, or Cloudflare's
+   * edge answering that the origin could not be reached). See docs/2026-12-06-tools.md, "Which
+   * failed calls are charged".
+   */
   wentOut?: boolean;
 }
 
@@ -19,7 +25,23 @@ export interface GuardOptions {
   count?: WireCount | undefined;
   /** Hears each refusal, the ones raised while the body is read included (size). */
   onRefusal?: ((error: ToolCallError) => void) | undefined;
+  /**
+   * Whether this request is the call's own, the one that may make the server act (the HTTP
+   * action's request; an MCP call's `tools/call`, not the connection's `initialize`): only it
+   * sets `count.wentOut`. Default true.
+   */
+  acts?: boolean;
 }
+
+/**
+ * Statuses Cloudflare's edge answers when it could not reach the origin, so the request never
+ * got there: 521 (connection refused), 522 (the TCP connection timed out), 523 (origin
+ * unreachable), 525 (TLS handshake failed), 526 (invalid certificate), 530 (with a 1xxx error:
+ * the origin's name did not resolve, among others). A Worker's fetch in production gets these
+ * as responses where workerd (pnpm dev, the tests) throws. 520 and 524 are not here: the
+ * connection was made, and the request may have been read.
+ */
+const EDGE_NOT_REACHED = new Set([521, 522, 523, 525, 526, 530]);
 
 const encoder = new TextEncoder();
 
@@ -56,19 +78,39 @@ async function guarded(input: string | URL, init: RequestInit, options: GuardOpt
   if (!checked.ok) {
     throw new ToolCallError("url_refused", `The tool source's URL ${checked.reason}`);
   }
-  if (options.count) {
-    options.count.requestBytes += bodyBytes(init.body);
-    options.count.wentOut = true;
+  const count = options.count;
+  const sentBefore = count?.wentOut;
+  if (count) {
+    count.requestBytes += bodyBytes(init.body);
+    if (options.acts !== false) count.wentOut = true;
   }
+  /** The request never reached the server: `wentOut` as it was before it. */
+  const notSent = () => {
+    if (count && options.acts !== false) count.wentOut = sentBefore;
+  };
   const signal = combine(init.signal ?? undefined, options.signal);
   let response: Response;
   try {
     response = await fetch(url, { ...init, redirect: "manual", ...(signal ? { signal } : {}) });
   } catch (error) {
+    // Stopped or timed out while in flight: the request may have reached the server.
     if (signal?.aborted) throw abortReason(signal);
+    // The runtime gave no response at all: the connection was refused, the name did not resolve
+    // or the TLS handshake failed (workerd's "Network connection lost." / "internal error"), so
+    // the server got nothing to act on. Cloudflare's edge answers a connection lost after the
+    // request was sent with a response (520, 524), which is charged.
+    notSent();
     throw new ToolCallError("unreachable", "The tool's server could not be reached", {
       cause: error,
     });
+  }
+  if (EDGE_NOT_REACHED.has(response.status)) {
+    await response.body?.cancel().catch(() => undefined);
+    notSent();
+    throw new ToolCallError(
+      "unreachable",
+      `The tool's server could not be reached (${response.status})`,
+    );
   }
   if (response.status >= 300 && response.status < 400) {
     await response.body?.cancel().catch(() => undefined);

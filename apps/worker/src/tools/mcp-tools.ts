@@ -1,4 +1,8 @@
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  InsufficientScopeError,
+  SdkHttpError,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
 import {
   isReservedToolName,
   MAX_SOURCE_TOOLS,
@@ -66,12 +70,18 @@ export function toListedTools(tools: readonly McpTool[]): {
 }
 
 /**
- * The HTTP status a failure of the MCP client carries: `status` or `data.status`, or the code of
- * the MCP SDK's `StreamableHTTPError` (its `code` is the HTTP status: a 401 there read as a
- * JSON-RPC error, `tool_error`), or a cause's (the agents SDK wraps the transport's errors).
+ * The HTTP status a failure of the MCP client carries. The agents SDK's client is the MCP SDK's
+ * v2 client (`@modelcontextprotocol/client`, not the 1.x `@modelcontextprotocol/sdk` the test
+ * servers are built with): its `SdkHttpError` carries the status (`status`, `data.status`; its
+ * `code` is a string such as `CLIENT_HTTP_AUTHENTICATION`), a 401 without an auth provider is
+ * its `UnauthorizedError`, and a 403 whose `WWW-Authenticate` says `insufficient_scope` its
+ * `InsufficientScopeError`, neither with a status (both read `malformed` before). A cause's
+ * status counts too (the agents SDK wraps the transport's errors).
  */
 function httpStatusOf(error: unknown, depth = 0): number | null {
   if (!error || typeof error !== "object" || depth > 4) return null;
+  if (InsufficientScopeError.isInstance(error)) return 403;
+  if (UnauthorizedError.isInstance(error)) return 401;
   const record = error as {
     code?: unknown;
     status?: unknown;
@@ -80,14 +90,37 @@ function httpStatusOf(error: unknown, depth = 0): number | null {
   };
   if (typeof record.status === "number") return record.status;
   if (typeof record.data?.status === "number") return record.data.status;
-  if (
-    error instanceof StreamableHTTPError &&
-    typeof record.code === "number" &&
-    record.code >= 100
-  ) {
+  if (SdkHttpError.isInstance(error) && typeof record.code === "number" && record.code >= 100) {
     return record.code;
   }
   return httpStatusOf(record.cause, depth + 1);
+}
+
+/**
+ * A 401 or 403 answer as the error it means: the server refused Parley's identity token (or the
+ * static credential). Read off the response by the MCP connections' own `fetch`, since the agents
+ * SDK's `connect` keeps none of the client's errors when it fails (the connection is only
+ * `failed`, or `authenticating` for some 401s), which read `malformed` (a v2 server's 403, its
+ * 401 to the version probe).
+ */
+export function refusalOfStatus(status: number): ToolCallError | null {
+  return status === 401 || status === 403
+    ? new ToolCallError(
+        "unauthorized",
+        `The tool's server refused Parley's identity token (${status})`,
+      )
+    : null;
+}
+
+/** The JSON-RPC method of a request body the MCP client sends (null: not one, or a batch). */
+export function rpcMethodOf(body: BodyInit | null | undefined): string | null {
+  if (typeof body !== "string") return null;
+  try {
+    const parsed = JSON.parse(body) as { method?: unknown } | null;
+    return typeof parsed?.method === "string" ? parsed.method : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -8,7 +8,13 @@ import { asToolCallError, isToolCallError, ToolCallError } from "./call-error.ts
 import { openCredential } from "./credential.ts";
 import { deadline, guardedFetch, type WireCount } from "./guarded-fetch.ts";
 import { callHttpAction } from "./http-actions.ts";
-import { connectError, type ListedTool, mcpError } from "./mcp-tools.ts";
+import {
+  connectError,
+  type ListedTool,
+  mcpError,
+  refusalOfStatus,
+  rpcMethodOf,
+} from "./mcp-tools.ts";
 import { toolSettings } from "./settings.ts";
 import { SourceListener } from "./source-listener.ts";
 import { recordHealth } from "./sources-db.ts";
@@ -332,19 +338,19 @@ export class ToolSourceClient extends DurableObject<Env> {
    * call's own for its `tools/call`), then the guarded fetch (URL rule, no redirects, size cap).
    */
   async #fetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
-    if ((init.method ?? "GET").toUpperCase() === "GET") {
+    const rpc = rpcMethodOf(init.body);
+    if ((init.method ?? "GET").toUpperCase() === "GET" || rpc === "subscriptions/listen") {
       // The calls' connection opens no stream: the source's listener holds its one stream, as
       // the source. (A stream opened here lived in a call's scope and re-listed as its caller.)
+      // 2025's GET and 2026-07-28's `subscriptions/listen` (which the v2 client opens after a
+      // modern connect for `listChanged`) alike: a 405 is the "no stream" both SDKs expect, and
+      // the v2 client's connect goes on without its subscription.
       return new Response(null, { status: 405 });
     }
     const scope = this.#scope.getStore();
-    const isCall =
-      typeof init.body === "string" && init.body.includes('"tools/call"') && !!scope?.token;
+    const isCall = rpc === "tools/call" && !!scope?.token;
     const source = scope?.source ?? this.#connectedSource;
-    if (
-      !source ||
-      (!scope && typeof init.body === "string" && init.body.includes('"tools/call"'))
-    ) {
+    if (!source || (!scope && rpc === "tools/call")) {
       // A call outside any call's scope: nobody to act as, so it is not sent.
       throw new ToolCallError("url_refused", "No call is in progress on this source");
     }
@@ -361,7 +367,7 @@ export class ToolSourceClient extends DurableObject<Env> {
     );
     for (const [name, value] of Object.entries(own)) headers.set(name, value);
     const settings = toolSettings(this.env);
-    return guardedFetch(
+    const response = await guardedFetch(
       url,
       { ...init, headers },
       {
@@ -370,6 +376,9 @@ export class ToolSourceClient extends DurableObject<Env> {
         // Outside a call (the session's DELETE when the connection is dropped): briefly.
         signal: scope?.signal ?? deadline(Math.min(settings.timeoutMs, 2_000)),
         count: scope?.wire,
+        // Only the call's own `tools/call` may make the server act: a call whose connection
+        // could not be made (its `initialize` refused, unauthorized, unreadable) never went out.
+        acts: isCall,
         onRefusal: (error) => {
           if (!scope) return;
           scope.failure ??= error;
@@ -377,6 +386,10 @@ export class ToolSourceClient extends DurableObject<Env> {
         },
       },
     );
+    // A 401 or 403 is the call's error whatever the SDK makes of it (its connect keeps none).
+    const refused = refusalOfStatus(response.status);
+    if (refused && scope) scope.failure ??= refused;
+    return response;
   }
 
   /** `Authorization: Bearer <identity token>` and the static credential, if any. */

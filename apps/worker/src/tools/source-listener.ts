@@ -1,7 +1,13 @@
 import type { MCPClientManager } from "agents/mcp/client";
-import { asToolCallError, type ToolCallError } from "./call-error.ts";
+import { asToolCallError, ToolCallError } from "./call-error.ts";
 import { deadline, guardedFetch } from "./guarded-fetch.ts";
-import { connectError, mcpError, toListedTools } from "./mcp-tools.ts";
+import {
+  connectError,
+  mcpError,
+  refusalOfStatus,
+  rpcMethodOf,
+  toListedTools,
+} from "./mcp-tools.ts";
 import { toolSettings } from "./settings.ts";
 import type { ListOutcome, SourceRef } from "./source-client.ts";
 import { recordListing, sourceById, sourceRef } from "./sources-db.ts";
@@ -251,11 +257,28 @@ export class SourceListener {
     const live = { source, openedAt: Date.now(), stream: "failed" as StreamOutcome };
     const fetcher = async (input: string | URL | Request, init: RequestInit = {}) => {
       const url = input instanceof Request ? input.url : input;
-      const stream = (init.method ?? "GET").toUpperCase() === "GET";
+      const method = (init.method ?? "GET").toUpperCase();
+      // The change channel: 2025's standalone GET stream, or 2026-07-28's `subscriptions/listen`
+      // (a POST whose answer is the stream; the v2 client opens it after a modern connect).
+      const stream =
+        method === "GET" ||
+        (method === "POST" && rpcMethodOf(init.body) === "subscriptions/listen");
       const headers = new Headers(init.headers);
       for (const [name, value] of Object.entries(await this.host.headers(source))) {
         headers.set(name, value);
       }
+      // A stream lives until closed (the transport's own signal ends it), but its answer must
+      // come within the call timeout; every other request has the call timeout whole.
+      const opening = new AbortController();
+      const openTimer = stream
+        ? setTimeout(
+            () =>
+              opening.abort(
+                new ToolCallError("timeout", "The tool's server did not open its stream in time"),
+              ),
+            settings.timeoutMs,
+          )
+        : undefined;
       try {
         const response = await guardedFetch(
           url,
@@ -265,20 +288,22 @@ export class SourceListener {
             // The stream's whole life is bounded (what the SDK's event parser may buffer
             // included): past it the stream errors, and the job reopens a fresh one.
             maxResponseBytes: stream ? settings.listenStreamMaxBytes : settings.responseMaxBytes,
-            // A stream lives until closed (the transport's own signal ends it); every other
-            // request has the call timeout.
-            signal: stream ? undefined : deadline(settings.timeoutMs),
+            signal: stream ? opening.signal : deadline(settings.timeoutMs),
             onRefusal: (error) => {
               if (!stream) failure ??= error;
             },
           },
         );
-        if (stream)
+        if (!stream) failure ??= refusalOfStatus(response.status);
+        if (method === "GET") {
           streamAnswered(response.ok ? "open" : response.status === 405 ? "none" : "failed");
+        }
         return response;
       } catch (error) {
-        if (stream) streamAnswered("failed");
+        if (method === "GET") streamAnswered("failed");
         throw error;
+      } finally {
+        clearTimeout(openTimer);
       }
     };
     try {
@@ -315,15 +340,32 @@ export class SourceListener {
         throw mcpError(connection?.connectionError ?? new Error("not connected"));
       }
       const listed = toListedTools(connection.tools);
-      // The SDK opens the GET right after `initialize`: its answer has usually come by now.
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      live.stream = await Promise.race([
-        streamAnswer,
-        new Promise<StreamOutcome>((resolve) => {
-          timer = setTimeout(() => resolve("failed"), settings.timeoutMs);
-        }),
-      ]);
-      clearTimeout(timer);
+      const client = connection.client;
+      if (client.getProtocolEra() === "modern") {
+        // 2026-07-28 (the v2 SDK's `createMcpHandler`): no session and no GET; the v2 client
+        // opened `subscriptions/listen` for `listChanged` during connect (the server acknowledged
+        // it) unless the server offers no `tools.listChanged`: then there is nothing to hold.
+        const subscription = client.autoOpenedSubscription;
+        live.stream = subscription ? "open" : "none";
+        void subscription?.closed.then((cause) => {
+          if (cause !== "local") this.host.waitUntil(this.#dropped(gen));
+        });
+      } else if (!connection.sessionId) {
+        // A 2025 server without sessions (the SDK's stateless mode: a server per request) has
+        // nothing that could write to a stream of ours, though the v2 SDK's transport answers
+        // the GET with one that stays open and silent: not held, polled like a 405.
+        live.stream = "none";
+      } else {
+        // The SDK opens the GET right after `initialize`: its answer has usually come by now.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        live.stream = await Promise.race([
+          streamAnswer,
+          new Promise<StreamOutcome>((resolve) => {
+            timer = setTimeout(() => resolve("failed"), settings.timeoutMs);
+          }),
+        ]);
+        clearTimeout(timer);
+      }
       if (gen === this.#gen) this.#live = live;
       return { ok: true, ...listed };
     } catch (caught) {
@@ -358,7 +400,8 @@ export class SourceListener {
   /** The stream ended (the server closed it, a cap, the network): the job reopens it. */
   #dropped(gen: number): Promise<void> {
     return this.#exclusive(async () => {
-      if (gen !== this.#gen || !this.#live) return;
+      // Once per stream (the SDK's reconnection and a subscription's end may both report it).
+      if (gen !== this.#gen || !this.#live || this.#live.stream === "failed") return;
       const lived = Date.now() - this.#live.openedAt;
       this.#live.stream = "failed";
       const state = await this.#read();

@@ -123,8 +123,17 @@ export function errorClass(lastError: string | null): string | null {
   return code ?? (lastError === null ? null : "error");
 }
 
-/** A source as the API shows it: its credential's header, never its value. */
-export function toToolSource(row: SourceRow, unhealthyAfter: number): ToolSource {
+/**
+ * A source as the API shows it: its credential's header, never its value. `errorText`: whether
+ * the reader may see the last error's text (owners and admins, who fix the source) or only its
+ * class (`lastErrorCode`): the text can quote the tenant's server (a stack, an internal host, a
+ * body it answered), which is theirs to see, not every member's.
+ */
+export function toToolSource(
+  row: SourceRow,
+  unhealthyAfter: number,
+  { errorText }: { errorText: boolean },
+): ToolSource {
   const status =
     row.consecutive_failures >= unhealthyAfter
       ? "unhealthy"
@@ -148,7 +157,7 @@ export function toToolSource(row: SourceRow, unhealthyAfter: number): ToolSource
     health: {
       status,
       consecutiveFailures: row.consecutive_failures,
-      lastError: row.last_error,
+      lastError: errorText ? row.last_error : null,
       lastErrorCode: errorClass(row.last_error),
       lastErrorAt: row.last_error_at === null ? null : iso(row.last_error_at),
       lastSuccessAt: row.last_success_at === null ? null : iso(row.last_success_at),

@@ -60,8 +60,6 @@ export class ToolCallMeter {
   readonly inFlight = new Set<Promise<unknown>>();
   /** The settlement the calls closed since the last one wait for (resolved by `settleClosed`). */
   #waiting: { promise: Promise<void>; resolve: () => void } | null = null;
-  /** The `close` of each call waiting for its settlement, told what it was charged. */
-  readonly #waiters = new Map<string, (charged: number) => void>();
   /** The settlement running now: one at a time, each takes every closed call. */
   #settling: Promise<void> | null = null;
   /** The durable backstop is scheduled (`retryLater`); cleared when a settlement starts. */
@@ -189,28 +187,34 @@ export class ToolCallMeter {
    * path: its settlement (charged its price if it went out, its hold given back if not), its D1
    * record and its row's removal come with the next `settleClosed`, which takes every closed call
    * at once (the turn's end, a report the account asks for, the durable schedule armed here, the
-   * object's start). A reset in between leaves the row `closing` for the start to settle; the
-   * ledger settles a request id once, so nothing is charged twice. Resolves to what was charged
-   * once it is settled (a failed settlement waits for a later round), or null at once when
-   * someone else closed it.
+   * object's start). A reset in between leaves the row `closing` for the start to settle, as it
+   * ended; the ledger settles a request id once, so nothing is charged twice. The note is durable
+   * before the answer leaves the object (the output gate holds the model's next request until
+   * then): a reset that loses it had shown the answer to no one, and the start closes the call as
+   * stopped by the reset, charged since it went out.
+   *
+   * Returns what the call is charged, decided here and settled as it is by the round (the reply's
+   * metadata counts it: `ToolCharges`), or null when someone else closed it.
    */
-  close(callId: string, outcome: CallOutcome): Promise<number | null> {
-    if (!this.#claim(callId, outcome)) return Promise.resolve(null);
-    return new Promise<number | null>((resolve) => {
-      this.#waiters.set(callId, resolve);
-      void this.#nextSettlement();
-    });
+  close(callId: string, outcome: CallOutcome): number | null {
+    const charged = this.#claim(callId, outcome);
+    if (charged === null) return null;
+    void this.#nextSettlement();
+    return charged;
   }
 
-  /** Claims an open call's row for its end, noting how it ended (`closing`); false if not open. */
-  #claim(callId: string, outcome: CallOutcome): boolean {
+  /**
+   * Claims an open call's row for its end, noting how it ended (`closing`): what it is charged
+   * (its price if its request may have reached the server, else 0), or null if not open.
+   */
+  #claim(callId: string, outcome: CallOutcome): number | null {
     const row = this.#sql
       .exec(
-        "SELECT status, record FROM parley_tool_calls WHERE call_id = ? AND status IN ('reserved', 'sent')",
+        "SELECT status, price_micros, record FROM parley_tool_calls WHERE call_id = ? AND status IN ('reserved', 'sent')",
         callId,
       )
       .toArray()[0];
-    if (!row) return false;
+    if (!row) return null;
     const ended: CallOutcome = {
       ...outcome,
       wentOut: row.status === "sent" && outcome.wentOut !== false,
@@ -221,7 +225,7 @@ export class ToolCallMeter {
       JSON.stringify(record),
       callId,
     );
-    return true;
+    return ended.wentOut ? (row.price_micros as number) : 0;
   }
 
   /** The settlement a call closed now waits for; arms the durable schedule once per round. */
@@ -296,8 +300,6 @@ export class ToolCallMeter {
     }
     for (const call of done) {
       this.#sql.exec("DELETE FROM parley_tool_calls WHERE call_id = ?", call.callId);
-      this.#waiters.get(call.callId)?.(call.charged);
-      this.#waiters.delete(call.callId);
     }
   }
 

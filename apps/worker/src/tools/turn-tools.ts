@@ -13,7 +13,8 @@ import { frameResult, mcpResultValue } from "./result-frame.ts";
 import { toolSettings } from "./settings.ts";
 import { type SourceCallOutcome, sourceClient } from "./source-client.ts";
 import { type SourceRow, sourceRef, sourcesOfOrg, toolsOf } from "./sources-db.ts";
-import type { Answerer, ToolCallMeter } from "./tool-meter.ts";
+import type { ToolCharges } from "./tool-charges.ts";
+import type { Answerer, CallOutcome, ToolCallMeter } from "./tool-meter.ts";
 
 /** The person a turn's tools act for (the session's caller, as the Worker verified it). */
 export interface ToolCaller {
@@ -41,6 +42,8 @@ export interface SourceToolsInput {
   meter: ToolCallMeter;
   /** An end user's app limits: a priced call counts against them, as a model call does. */
   endUserLimits?: EndUserLimits;
+  /** What the turn's calls are charged, for its reply's metadata (one per turn). */
+  charges?: ToolCharges;
 }
 
 /**
@@ -190,6 +193,7 @@ async function runCall(
   },
 ) {
   const { row, found, settings } = call;
+  const startedAt = Date.now();
   const callId = newId("toolCall");
   const opened = await input.meter.open({
     record: {
@@ -238,35 +242,46 @@ async function runCall(
     maxResponseBytes: settings.responseMaxBytes,
   });
   const stopped = stopOf(call.options.abortSignal);
+  const close = (outcome: CallOutcome) => input.meter.close(callId, outcome);
   // Typed as the object's method says (the RPC stub's type loses the union's narrowing).
-  const outcome = (await Promise.race([pending, stopped.promise]).finally(stopped.dispose)) as
-    | SourceCallOutcome
-    | "stopped";
+  const outcome = (await Promise.race([pending, stopped.promise])
+    .catch((error: unknown) => {
+      // The source's client object never throws: its RPC failed (the object was reset or
+      // overloaded), and whether the request went out is unknown. Closed now as the server may
+      // have acted (charged, as a reset mid-call is), not left open until this object restarts.
+      const charged = close({ ...LOST, durationMs: Date.now() - startedAt });
+      input.charges?.add(charged ?? 0);
+      throw new ToolCallError("unreachable", "The tool's server could not be reached", {
+        cause: error,
+      });
+    })
+    .finally(stopped.dispose)) as SourceCallOutcome | "stopped";
   if (outcome === "stopped") {
     // The person stopped the reply: the reply ends now, and the call is closed once its answer
-    // (or its timeout) comes: charged once if it went out, recorded as stopped.
+    // (or its timeout) comes: charged once if it went out, recorded as stopped. The reply's
+    // settled figures wait for it (`ToolCharges.later`).
     const started = Date.now();
-    void pending
-      .then(
-        (late) =>
-          input.meter.close(callId, {
-            status: "aborted",
-            errorCode: "aborted",
-            durationMs: late.durationMs,
-            requestBytes: late.wire.requestBytes,
-            responseBytes: late.wire.responseBytes,
-            wentOut: late.wire.wentOut === true,
-          }),
-        () =>
-          input.meter.close(callId, {
-            status: "aborted",
-            errorCode: "aborted",
-            durationMs: Date.now() - started,
-            requestBytes: 0,
-            responseBytes: 0,
-          }),
-      )
-      .catch(() => undefined);
+    const late = pending.then(
+      (answer) =>
+        close({
+          status: "aborted",
+          errorCode: "aborted",
+          durationMs: answer.durationMs,
+          requestBytes: answer.wire.requestBytes,
+          responseBytes: answer.wire.responseBytes,
+          wentOut: answer.wire.wentOut === true,
+        }),
+      () =>
+        close({
+          status: "aborted",
+          errorCode: "aborted",
+          durationMs: Date.now() - started,
+          requestBytes: 0,
+          responseBytes: 0,
+        }),
+    );
+    input.charges?.later(late);
+    void late.catch(() => undefined);
     throw new ToolCallError("aborted", "The call was stopped");
   }
   let value: unknown;
@@ -286,17 +301,16 @@ async function runCall(
   } else {
     failure = new ToolCallError(outcome.code, outcome.message);
   }
-  // Settled and recorded off the reply's path (tracked: erasure and tests wait for it).
-  void input.meter
-    .close(callId, {
-      status: failure ? failure.status : "ok",
-      errorCode: failure ? failure.code : null,
-      durationMs: outcome.durationMs,
-      requestBytes: outcome.wire.requestBytes,
-      responseBytes: outcome.wire.responseBytes,
-      wentOut: outcome.wire.wentOut === true,
-    })
-    .catch(() => undefined);
+  // Closed here (one local write); settled and recorded off the reply's path, in a round.
+  const charged = close({
+    status: failure ? failure.status : "ok",
+    errorCode: failure ? failure.code : null,
+    durationMs: outcome.durationMs,
+    requestBytes: outcome.wire.requestBytes,
+    responseBytes: outcome.wire.responseBytes,
+    wentOut: outcome.wire.wentOut === true,
+  });
+  input.charges?.add(charged ?? 0);
   if (failure) throw failure;
   return frameResult({
     source: row.name,
@@ -307,6 +321,14 @@ async function runCall(
     approvedBy: call.approvedBy,
   });
 }
+
+/** How a call whose client object's RPC failed is recorded (its request may have gone out). */
+const LOST = {
+  status: "failed",
+  errorCode: "unreachable",
+  requestBytes: 0,
+  responseBytes: 0,
+} as const;
 
 /** A promise that resolves "stopped" when the turn is aborted, and its listener's removal. */
 function stopOf(signal: AbortSignal | undefined): {

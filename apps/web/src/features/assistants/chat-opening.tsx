@@ -1,5 +1,5 @@
+import { SuggestedPrompts } from "@parley/chat-ui";
 import { useQuery } from "@tanstack/react-query";
-import { MessageSquare } from "lucide-react";
 import { api } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
 import { orgsApi } from "../../lib/orgs-api.ts";
@@ -47,32 +47,7 @@ export function ChatOpening({
           credits; each one shows what it cost.
         </p>
       </div>
-      {suggestions.length > 0 ? (
-        <ul
-          aria-label="Suggested prompts"
-          className={
-            suggestions.length > 1
-              ? "grid w-full max-w-xl gap-2 sm:grid-cols-2"
-              : "grid w-full max-w-xs gap-2"
-          }
-        >
-          {suggestions.map((text) => (
-            <li key={text}>
-              <button
-                type="button"
-                onClick={() => send(text)}
-                className="flex h-full w-full items-start gap-2 rounded-lg border border-border bg-card px-3 py-2.5 text-left text-foreground text-sm shadow-xs outline-none transition-colors hover:bg-accent focus-visible:ring-2 focus-visible:ring-ring"
-              >
-                <MessageSquare
-                  aria-hidden="true"
-                  className="mt-0.5 size-4 shrink-0 text-muted-foreground"
-                />
-                <span>{text}</span>
-              </button>
-            </li>
-          ))}
-        </ul>
-      ) : null}
+      <SuggestedPrompts suggestions={suggestions} send={send} wide />
     </div>
   );
 }

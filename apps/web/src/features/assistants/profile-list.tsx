@@ -111,13 +111,28 @@ export function NewProfileDialog({
               Model
             </span>
             <SelectMenu value={chosen} onValueChange={setModel}>
-              <SelectMenuTrigger aria-labelledby={`${id}-model`}>
+              <SelectMenuTrigger
+                aria-labelledby={`${id}-model`}
+                aria-describedby={`${id}-model-hint`}
+              >
                 <SelectMenuValue>{modelName(models, chosen)}</SelectMenuValue>
               </SelectMenuTrigger>
               <SelectMenuContent>
                 <ModelItems models={models} />
               </SelectMenuContent>
             </SelectMenu>
+            <p id={`${id}-model-hint`} className="text-muted-foreground text-xs">
+              Only the models this organization allows are listed. Allow more under{" "}
+              <Link
+                to="/assistants"
+                hash="models"
+                className="prose-link"
+                onClick={() => setOpen(false)}
+              >
+                Assistants → Models
+              </Link>
+              .
+            </p>
           </div>
           <ErrorNote error={error} />
           <div className="flex justify-end gap-2">

@@ -10,13 +10,11 @@ import { useConfirm } from "../../components/ui/confirm.tsx";
 import { Field, Input } from "../../components/ui/input.tsx";
 import { ErrorNote, Loading } from "../../components/ui/states.tsx";
 import { billingApi } from "../../lib/billing-api.ts";
-import { formatMicros, MICROS_PER_DOLLAR, parseDollars } from "../../lib/money.ts";
+import { dollarsInput, formatMicros, MICROS_PER_DOLLAR, parseDollars } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
 import { when } from "./words.ts";
 
 type Values = { enabled: boolean; threshold: string; amount: string; cap: string };
-
-const dollars = (micros: number): string => String(micros / MICROS_PER_DOLLAR);
 
 const POLL_MS = 1_500;
 const POLL_FOR_MS = 60_000;
@@ -26,9 +24,9 @@ export function valuesOf(state: AutoTopUp): Values {
   const saved = state.amountMicros > 0;
   return {
     enabled: state.enabled,
-    threshold: saved ? dollars(state.thresholdMicros) : "5",
-    amount: saved ? dollars(state.amountMicros) : "20",
-    cap: saved ? dollars(state.monthlyCapMicros) : "100",
+    threshold: saved ? dollarsInput(state.thresholdMicros) : "5",
+    amount: saved ? dollarsInput(state.amountMicros) : "20",
+    cap: saved ? dollarsInput(state.monthlyCapMicros) : "100",
   };
 }
 

@@ -5,9 +5,9 @@ import {
   tableFeatures,
   useTable,
 } from "@tanstack/react-table";
+import { useWideTable } from "../../components/ui/figure-cards.tsx";
 import { num, Table, TBody, Td, THead, Th, Tr } from "../../components/ui/table.tsx";
 import { cn } from "../../lib/cn.ts";
-import { useMediaQuery } from "../../lib/use-media-query.ts";
 
 /**
  * The billing tables' features: none beyond the core row model. Paging is the server's (keyset
@@ -20,9 +20,6 @@ export type BillingTableFeatures = typeof billingTableFeatures;
 
 export const billingColumns = <T extends RowData>() =>
   createColumnHelper<BillingTableFeatures, T>();
-
-/** Narrower than this, a row is a card of labelled values: every figure on screen, no sideways scroll. */
-const WIDE = "(min-width: 40rem)";
 
 /**
  * A TanStack Table (v9: `useTable({ features, columns, data })`) drawn with the design system's
@@ -47,7 +44,8 @@ export function DataTable<T extends RowData>({
     data,
     getRowId: (row) => rowKey(row),
   });
-  const wide = useMediaQuery(WIDE);
+  // Narrower, a row is a card of labelled values: every figure on screen, no sideways scroll.
+  const wide = useWideTable();
   if (!wide) {
     return (
       <ul aria-label={caption} className="grid gap-2">

@@ -48,6 +48,7 @@ describe("grant labels", () => {
       balanceAfterMicros: 0,
       reference: null,
       memo: null,
+      memoLabel: null,
       createdAt: "2026-12-01T00:00:00.000Z",
       grantId: null,
       grantSource: null,

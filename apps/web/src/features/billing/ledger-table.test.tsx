@@ -22,6 +22,7 @@ const entry = (
   balanceAfterMicros: after,
   reference: null,
   memo: null,
+  memoLabel: null,
   createdAt: "2026-12-01T10:00:00.000Z",
   grantId: null,
   grantSource: null,
@@ -48,6 +49,24 @@ describe("LedgerTable", () => {
     ]);
     expect(rows[0]?.textContent).toMatch(/Usage.*-\$0\.0011/);
     expect(rows[2]?.textContent).toMatch(/Grant.*Free credits.*\+\$5\.00/);
+  });
+
+  it("describes a usage entry by its model's or tool's name, never its usage key", async () => {
+    vi.spyOn(billingApi, "ledger").mockResolvedValue({
+      items: [
+        {
+          ...entry("2", "usage", -1_000, 4_999_000),
+          memo: "tool:tsrc_1:create_ticket",
+          memoLabel: "Notes backend · create_ticket",
+        },
+        { ...entry("1", "topup", 5_000_000, 5_000_000), memo: "Top-up", memoLabel: "Top-up" },
+      ],
+      nextCursor: null,
+    });
+    await renderInApp(<LedgerTable orgId="org_1" />);
+    const table = await screen.findByRole("table", { name: "Ledger entries, newest first" });
+    expect(within(table).getByText("Notes backend · create_ticket")).toBeTruthy();
+    expect(table.textContent).not.toContain("tool:tsrc_1");
   });
 
   it("loads older entries with More entries", async () => {

@@ -21,11 +21,11 @@ const KINDS: Record<
   adjustment: { label: "Adjustment", tone: "warning" },
 };
 
-/** What a ledger row was for, in words; the memo when the entry has one. */
+/** What a ledger row was for, in words; the memo (named: a model's or tool's name) when it has one. */
 function description(entry: LedgerEntry): string {
   const grant = grantEventLabel(entry);
   if (grant && entry.grantEvent === "expired") return grant;
-  if (entry.memo) return entry.memo;
+  if (entry.memo) return entry.memoLabel ?? entry.memo;
   if (grant) return grant;
   switch (entry.kind) {
     case "topup":

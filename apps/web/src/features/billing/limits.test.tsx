@@ -5,7 +5,7 @@ import type { BillingSettings } from "../../lib/api.ts";
 import { billingApi } from "../../lib/billing-api.ts";
 import { keys } from "../../lib/query.ts";
 import { renderInApp } from "../../test/render.tsx";
-import { formFromSettings, limitsPatch, microsToDollarsInput } from "./limits.ts";
+import { formFromSettings, limitsPatch } from "./limits.ts";
 import { LimitsForm } from "./limits-form.tsx";
 import { limitsSentence } from "./words.ts";
 
@@ -22,17 +22,6 @@ const none: BillingSettings = {
   alertWebhookUrl: null,
   limitWarningPct: 80,
 };
-
-describe("microsToDollarsInput", () => {
-  it("shows whole dollars, cents, and sub-cent limits exactly", () => {
-    expect(microsToDollarsInput(null)).toBe("");
-    expect(microsToDollarsInput(50_000_000)).toBe("50");
-    expect(microsToDollarsInput(12_500_000)).toBe("12.50");
-    expect(microsToDollarsInput(70_000)).toBe("0.07");
-    expect(microsToDollarsInput(5_000)).toBe("0.005");
-    expect(microsToDollarsInput(1_234_500)).toBe("1.2345");
-  });
-});
 
 describe("limitsPatch", () => {
   it("takes the forecast alert as whole days from 1 to 365, empty removing it", () => {

@@ -1,6 +1,6 @@
 import type { BillingSettingsPatch } from "@parley/shared";
 import type { BillingSettings } from "../../lib/api.ts";
-import { MICROS_PER_DOLLAR, parseDollars } from "../../lib/money.ts";
+import { dollarsInput, parseDollars } from "../../lib/money.ts";
 
 export type LimitField = "orgMonthlyLimitMicros" | "memberDailyLimitMicros" | "lowBalanceMicros";
 
@@ -10,17 +10,6 @@ export const LIMIT_FIELDS: readonly LimitField[] = [
   "lowBalanceMicros",
 ];
 
-/** The form's text for a limit: dollars without a trailing `.00`, empty when there is none. */
-export function microsToDollarsInput(micros: number | null): string {
-  if (micros === null) return "";
-  const whole = Math.trunc(micros / MICROS_PER_DOLLAR);
-  const fraction = micros % MICROS_PER_DOLLAR;
-  if (fraction === 0) return String(whole);
-  // Cents when the amount is whole cents, otherwise every micro (a limit like 0.005).
-  const digits = String(fraction).padStart(6, "0");
-  return `${whole}.${fraction % 10_000 === 0 ? digits.slice(0, 2) : digits.replace(/0+$/, "")}`;
-}
-
 export type LimitsValues = Record<LimitField, string> & {
   runwayAlertDays: string;
   limitWarningPct: string;
@@ -28,9 +17,9 @@ export type LimitsValues = Record<LimitField, string> & {
 };
 
 export const formFromSettings = (settings: BillingSettings): LimitsValues => ({
-  orgMonthlyLimitMicros: microsToDollarsInput(settings.orgMonthlyLimitMicros),
-  memberDailyLimitMicros: microsToDollarsInput(settings.memberDailyLimitMicros),
-  lowBalanceMicros: microsToDollarsInput(settings.lowBalanceMicros),
+  orgMonthlyLimitMicros: dollarsInput(settings.orgMonthlyLimitMicros),
+  memberDailyLimitMicros: dollarsInput(settings.memberDailyLimitMicros),
+  lowBalanceMicros: dollarsInput(settings.lowBalanceMicros),
   runwayAlertDays: settings.runwayAlertDays === null ? "" : String(settings.runwayAlertDays),
   limitWarningPct: settings.limitWarningPct === null ? "" : String(settings.limitWarningPct),
   alertWebhookUrl: settings.alertWebhookUrl ?? "",

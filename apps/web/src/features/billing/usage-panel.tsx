@@ -2,6 +2,7 @@ import type { UsageGroupBy } from "@parley/shared";
 import { useQuery } from "@tanstack/react-query";
 import { lazy, Suspense, useState } from "react";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
+import { FigureCards, useWideTable } from "../../components/ui/figure-cards.tsx";
 import { Field, Select } from "../../components/ui/input.tsx";
 import { EmptyState, ErrorNote, Loading, Skeleton } from "../../components/ui/states.tsx";
 import { num, Table, TBody, Td, TFoot, THead, Th, Tr } from "../../components/ui/table.tsx";
@@ -34,6 +35,7 @@ export function UsagePanel({ orgId, canManage }: { orgId: string; canManage: boo
   const period =
     from || to ? `${from || "the start"} to ${to || "today"} (UTC)` : "the last 30 days";
   const report = usage.data;
+  const wide = useWideTable();
 
   return (
     <Card aria-labelledby="usage-title">
@@ -75,48 +77,80 @@ export function UsagePanel({ orgId, canManage }: { orgId: string; canManage: boo
                 groupBy={groupBy}
               />
             </Suspense>
-            <Table>
-              <caption className="sr-only">Spend by {label.toLowerCase()}</caption>
-              <THead>
-                <tr>
-                  <Th scope="col">{label}</Th>
-                  <Th scope="col" className={num}>
-                    Requests
-                  </Th>
-                  <Th scope="col" className={num}>
-                    Tokens
-                  </Th>
-                  <Th scope="col" className={num}>
-                    Spend
-                  </Th>
-                </tr>
-              </THead>
-              <TBody>
-                {tableRows(report.items, groupBy).map((item, index) => (
-                  <Tr key={`${item.key ?? "none"}:${String(index)}`}>
-                    <Td className="min-w-40 break-words">{groupName(item, groupBy)}</Td>
-                    <Td className={num}>{count(item.requests)}</Td>
-                    <Td className={num}>{count(item.promptTokens + item.completionTokens)}</Td>
-                    <Td className={num}>{formatMicros(item.priceMicros, { precise: true })}</Td>
-                  </Tr>
-                ))}
-              </TBody>
-              <TFoot>
-                <tr>
-                  <Th scope="row">Total</Th>
-                  <Td className={num}>{count(report.totals.requests)}</Td>
-                  <Td className={num}>
-                    {count(report.totals.promptTokens + report.totals.completionTokens)}
-                  </Td>
-                  <Td className={num}>
-                    {formatMicros(report.totals.priceMicros, { precise: true })}
-                  </Td>
-                </tr>
-              </TFoot>
-            </Table>
+            {wide ? (
+              <Table>
+                <caption className="sr-only">Spend by {label.toLowerCase()}</caption>
+                <THead>
+                  <tr>
+                    <Th scope="col">{label}</Th>
+                    <Th scope="col" className={num}>
+                      Requests
+                    </Th>
+                    <Th scope="col" className={num}>
+                      Tokens
+                    </Th>
+                    <Th scope="col" className={num}>
+                      Spend
+                    </Th>
+                  </tr>
+                </THead>
+                <TBody>
+                  {tableRows(report.items, groupBy).map((item, index) => (
+                    <Tr key={`${item.key ?? "none"}:${String(index)}`}>
+                      <Td className="min-w-40 break-words">{groupName(item, groupBy)}</Td>
+                      <Td className={num}>{count(item.requests)}</Td>
+                      <Td className={num}>{count(item.promptTokens + item.completionTokens)}</Td>
+                      <Td className={num}>{formatMicros(item.priceMicros, { precise: true })}</Td>
+                    </Tr>
+                  ))}
+                </TBody>
+                <TFoot>
+                  <tr>
+                    <Th scope="row">Total</Th>
+                    <Td className={num}>{count(report.totals.requests)}</Td>
+                    <Td className={num}>
+                      {count(report.totals.promptTokens + report.totals.completionTokens)}
+                    </Td>
+                    <Td className={num}>
+                      {formatMicros(report.totals.priceMicros, { precise: true })}
+                    </Td>
+                  </tr>
+                </TFoot>
+              </Table>
+            ) : (
+              <FigureCards
+                label={`Spend by ${label.toLowerCase()}`}
+                cards={[
+                  ...tableRows(report.items, groupBy).map((item, index) => ({
+                    key: `${item.key ?? "none"}:${String(index)}`,
+                    title: <span className="font-medium">{groupName(item, groupBy)}</span>,
+                    figures: figuresOf(item),
+                  })),
+                  {
+                    key: "total",
+                    title: <span className="font-medium">Total</span>,
+                    figures: figuresOf(report.totals),
+                  },
+                ]}
+              />
+            )}
           </>
         )}
       </CardBody>
     </Card>
   );
+}
+
+/** A row's figures for its card on a phone: the spend first, then what it was made of. */
+function figuresOf(item: {
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  priceMicros: number;
+}) {
+  return [
+    { label: "Spend", value: formatMicros(item.priceMicros, { precise: true }) },
+    { label: "Requests", value: count(item.requests) },
+    { label: "Tokens", value: count(item.promptTokens + item.completionTokens) },
+  ];
 }

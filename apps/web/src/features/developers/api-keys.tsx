@@ -17,7 +17,14 @@ import { usePaged } from "../../lib/use-paged.ts";
 import { SecretOnce } from "./copy-block.tsx";
 import { developersApi, devKeys } from "./developers-api.ts";
 import { FieldMessage, fieldProps } from "./field-message.tsx";
-import { checkWith, type Refusal, refusalAt, refusalOf } from "./form-check.ts";
+import {
+  checkWith,
+  problemsOf,
+  type Refusal,
+  refusalAt,
+  refusalOf,
+  refusalOfProblems,
+} from "./form-check.ts";
 import { RefusalNote } from "./refusal-note.tsx";
 
 const day = new Intl.DateTimeFormat("en-US", { dateStyle: "medium" });
@@ -50,11 +57,10 @@ export function keyInput(
   };
   const refusal = checkWith(createApiKeySchema, body);
   if (refusal) {
-    return {
-      ok: false,
-      refusal:
-        refusal.field === "scopes" ? { field: "scopes", message: "choose at least one" } : refusal,
-    };
+    const problems = problemsOf(refusal).map((problem) =>
+      problem.field === "scopes" ? { field: "scopes", message: "choose at least one" } : problem,
+    );
+    return { ok: false, refusal: refusalOfProblems(problems) ?? refusal };
   }
   const parsed = createApiKeySchema.parse(body);
   if (parsed.expiresAt != null && parsed.expiresAt <= now) {

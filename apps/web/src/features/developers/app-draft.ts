@@ -9,8 +9,14 @@ import {
   type UpdateApp,
   updateAppSchema,
 } from "@parley/shared";
-import { formatMicros, parseDollars } from "../../lib/money.ts";
-import { checkWith, type Refusal } from "./form-check.ts";
+import { dollarsInput, parseDollars } from "../../lib/money.ts";
+import {
+  checkWith,
+  type Problem,
+  problemsOf,
+  type Refusal,
+  refusalOfProblems,
+} from "./form-check.ts";
 
 /**
  * An app's form as typed (strings, as the controls hold them) and its conversion to the API's
@@ -79,9 +85,6 @@ export const emptyApp = (projectIds: string[] = []): AppDraft => ({
   showCost: false,
 });
 
-const dollars = (micros: number | null) =>
-  micros === null ? "" : formatMicros(micros, { precise: true }).replace(/^\$/, "");
-
 /** The form of a saved app. */
 export function draftOf(app: App): AppDraft {
   return {
@@ -89,9 +92,9 @@ export function draftOf(app: App): AppDraft {
     origins: app.allowedOrigins.join("\n"),
     projectIds: [...app.projectIds],
     profileId: app.profileId ?? "",
-    daily: dollars(app.endUserDailyLimitMicros),
-    weekly: dollars(app.endUserWeeklyLimitMicros),
-    monthly: dollars(app.endUserMonthlyLimitMicros),
+    daily: dollarsInput(app.endUserDailyLimitMicros),
+    weekly: dollarsInput(app.endUserWeeklyLimitMicros),
+    monthly: dollarsInput(app.endUserMonthlyLimitMicros),
     showCost: app.showCost,
   };
 }
@@ -117,30 +120,31 @@ const lines = (text: string) =>
 
 type Converted<T> = { ok: true; value: T } | { ok: false; refusal: Refusal };
 
-function limitsOf(draft: AppDraft): Converted<Record<string, number | null>> {
-  const out: Record<string, number | null> = {};
+/**
+ * The limits as micro-dollars, and the problem of each one that is not an amount (that limit is
+ * null in `value` then, so the rest of the form is still checked: every problem at once).
+ */
+function limitsOf(draft: AppDraft): { value: Record<string, number | null>; problems: Problem[] } {
+  const value: Record<string, number | null> = {};
+  const problems: Problem[] = [];
   for (const [key, field] of LIMIT_FIELDS) {
     const text = draft[key].trim();
-    if (text === "") {
-      out[field] = null;
+    value[field] = null;
+    if (text === "") continue;
+    const parsed = parseDollars(text);
+    if (parsed.ok) {
+      value[field] = parsed.micros;
       continue;
     }
-    const parsed = parseDollars(text);
-    if (!parsed.ok) {
-      return {
-        ok: false,
-        refusal: {
-          field,
-          message:
-            parsed.error === "precision"
-              ? "must be whole micro-dollars: at most 6 decimals"
-              : "must be an amount in dollars, like 5 or 2.50 (empty: no limit)",
-        },
-      };
-    }
-    out[field] = parsed.micros;
+    problems.push({
+      field,
+      message:
+        parsed.error === "precision"
+          ? "must be whole micro-dollars: at most 6 decimals"
+          : "must be an amount in dollars, like 5 or 2.50 (empty: no limit)",
+    });
   }
-  return { ok: true, value: out };
+  return { value, problems };
 }
 
 /** The `verification` body; a JWK that is not JSON is refused at `verification.jwk`. */
@@ -167,32 +171,50 @@ export function verificationOf(draft: VerificationDraft): Converted<unknown> {
   return { ok: true, value: { type: "public_key", alg: draft.alg, jwk, ...rules } };
 }
 
-/** A new app's body, or why the API would refuse it. */
+/**
+ * The form's own problems, then the schema's for the rest of the body (none under a field the
+ * form already refused: its stand-in value would only repeat it), as one refusal.
+ */
+function allProblems(own: Problem[], schemaRefusal: Refusal | null): Refusal | null {
+  const covered = (field: string | null) =>
+    own.some(
+      (p) =>
+        p.field !== null &&
+        field !== null &&
+        (field === p.field || field.startsWith(`${p.field}.`)),
+    );
+  return refusalOfProblems([
+    ...own,
+    ...problemsOf(schemaRefusal).filter((problem) => !covered(problem.field)),
+  ]);
+}
+
+/** A new app's body, or every reason the API would refuse it. */
 export function createInput(
   draft: AppDraft,
   verification: VerificationDraft,
 ): Converted<CreateApp> {
   const limits = limitsOf(draft);
-  if (!limits.ok) return limits;
   const v = verificationOf(verification);
-  if (!v.ok) return v;
+  // A JWK that is not JSON: the rest of the verification (issuer, audience, ...) is still checked.
+  const rest = verificationOf({ ...verification, type: "secret" });
   const body = {
     name: draft.name.trim(),
     allowedOrigins: lines(draft.origins),
     projectIds: draft.projectIds,
-    verification: v.value,
+    verification: v.ok ? v.value : rest.ok ? rest.value : null,
     ...limits.value,
     showCost: draft.showCost,
     profileId: draft.profileId === "" ? null : draft.profileId,
   };
-  const refusal = checkWith(createAppSchema, body);
+  const own = [...limits.problems, ...(v.ok ? [] : problemsOf(v.refusal))];
+  const refusal = allProblems(own, checkWith(createAppSchema, body));
   return refusal ? { ok: false, refusal } : { ok: true, value: body as CreateApp };
 }
 
 /** The fields that changed from `app`, or why the API would refuse them; null: nothing changed. */
 export function updateInput(app: App, draft: AppDraft): Converted<UpdateApp | null> {
   const limits = limitsOf(draft);
-  if (!limits.ok) return limits;
   const body: Record<string, unknown> = {};
   const name = draft.name.trim();
   if (name !== app.name) body.name = name;
@@ -205,8 +227,10 @@ export function updateInput(app: App, draft: AppDraft): Converted<UpdateApp | nu
     if (limits.value[field] !== app[field]) body[field] = limits.value[field];
   }
   if (draft.showCost !== app.showCost) body.showCost = draft.showCost;
-  if (Object.keys(body).length === 0) return { ok: true, value: null };
-  const refusal = checkWith(updateAppSchema, body);
+  if (Object.keys(body).length === 0 && limits.problems.length === 0) {
+    return { ok: true, value: null };
+  }
+  const refusal = allProblems(limits.problems, checkWith(updateAppSchema, body));
   return refusal ? { ok: false, refusal } : { ok: true, value: body as UpdateApp };
 }
 

@@ -7,16 +7,21 @@ import { keys } from "../../lib/query.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { type AppDraft, LIMIT_FIELDS } from "./app-draft.ts";
 import { FieldMessage, fieldProps } from "./field-message.tsx";
-import { type Refusal, refusalAt } from "./form-check.ts";
+import { problemsOf, type Refusal, refusalAt } from "./form-check.ts";
 
 const LIMIT_LABELS = { daily: "Per day", weekly: "Per week", monthly: "Per month" } as const;
 
-/** "Line 2: must use https" for a refusal of one origin (`allowedOrigins.1`). */
+/**
+ * "Line 2: must use https" for a refusal of one origin (`allowedOrigins.1`), each refused line
+ * when several are ("Line 2: ... Line 4: ...").
+ */
 function originsMessage(refusal: Refusal | null): string | null {
-  const message = refusalAt(refusal, "allowedOrigins");
-  if (!message) return null;
-  const index = /^allowedOrigins\.(\d+)$/.exec(refusal?.field ?? "")?.[1];
-  return index === undefined ? message : `Line ${Number(index) + 1}: ${message}`;
+  const messages = problemsOf(refusal).flatMap((problem) => {
+    if (problem.field === "allowedOrigins") return [problem.message];
+    const index = /^allowedOrigins\.(\d+)$/.exec(problem.field ?? "")?.[1];
+    return index === undefined ? [] : [`Line ${Number(index) + 1}: ${problem.message}`];
+  });
+  return messages.length === 0 ? null : messages.join(". ");
 }
 
 /**

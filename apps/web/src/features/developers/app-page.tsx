@@ -3,6 +3,8 @@ import { Link, useParams } from "@tanstack/react-router";
 import { ArrowLeft } from "lucide-react";
 import { Page } from "../../components/page.tsx";
 import { ErrorNote, Loading, Notice } from "../../components/ui/states.tsx";
+import { isApiError } from "../../lib/api.ts";
+import { useResourceOrg } from "../../lib/resource-org.ts";
 import { canManage, useSession } from "../../lib/session.tsx";
 import { AppPreview } from "./app-preview.tsx";
 import { AppSettings } from "./app-settings.tsx";
@@ -17,13 +19,17 @@ import { VerificationCard } from "./verification-card.tsx";
  */
 export default function AppPage() {
   const { appId } = useParams({ from: "/app/developers/apps/$appId" });
-  const { org } = useSession();
-  const manage = canManage(org);
+  const { me } = useSession();
+  // Asked whatever the current org: the app may be another org's of the person's (a link), where
+  // their role is not the current org's. The API refuses anyone but its org's owners and admins.
   const app = useQuery({
     queryKey: devKeys.app(appId),
     queryFn: () => developersApi.app(appId),
-    enabled: manage,
   });
+  useResourceOrg(app.data?.orgId);
+  const appOrg = me?.orgs.find((candidate) => candidate.id === app.data?.orgId) ?? null;
+  const manage =
+    !(isApiError(app.error) && app.error.code === "forbidden") && (!app.data || canManage(appOrg));
   const parleyUrl = window.location.origin;
   const back = (
     <Link to="/developers" className="prose-link inline-flex items-center gap-1 text-sm">

@@ -8,6 +8,7 @@ import { Badge } from "../../components/ui/badge.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { useConfirm } from "../../components/ui/confirm.tsx";
+import { FigureCards, useWideTable } from "../../components/ui/figure-cards.tsx";
 import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
 import { num, Table, TBody, Td, THead, Th, Tr } from "../../components/ui/table.tsx";
 import { errorMessage } from "../../lib/api.ts";
@@ -53,6 +54,21 @@ export function EndUsers({ appId }: { appId: string }) {
       toast.error(errorMessage(caught));
     }
   };
+  const eraseAction = (endUser: EndUserWithUsage) =>
+    erasing.has(endUser.id) ? (
+      <Badge tone="warning">Erasing</Badge>
+    ) : (
+      <Button
+        size="sm"
+        variant="ghost"
+        aria-label={`Erase ${who(endUser)}`}
+        onClick={() => void erase(endUser)}
+      >
+        Erase
+      </Button>
+    );
+  // Narrower, each end user is a card: the cost column was off the side of a phone.
+  const wide = useWideTable();
   return (
     <Card aria-labelledby={`${id}-title`}>
       <CardHeader
@@ -71,60 +87,78 @@ export function EndUsers({ appId }: { appId: string }) {
           </EmptyState>
         ) : (
           <>
-            <Table>
-              <caption className="sr-only">End users of this app</caption>
-              <THead>
-                <Tr>
-                  <Th>End user</Th>
-                  <Th>Last seen</Th>
-                  <Th className={num}>Calls</Th>
-                  <Th className={num}>Cost</Th>
-                  <Th>
-                    <span className="sr-only">Actions</span>
-                  </Th>
-                </Tr>
-              </THead>
-              <TBody>
-                {items.map((endUser) => (
-                  <Tr key={endUser.id}>
-                    <Td>
-                      <span className="grid min-w-0">
-                        <span className="font-medium">
-                          {who(endUser)}{" "}
-                          {PREVIEW.some((p) => endUser.externalId.startsWith(p)) ? (
-                            <Badge tone="info">preview</Badge>
-                          ) : null}
-                        </span>
-                        <span className="break-all text-muted-foreground text-xs">
-                          {endUser.externalId}
-                        </span>
-                      </span>
-                    </Td>
-                    <Td className="whitespace-nowrap">
-                      {when.format(new Date(endUser.lastSeenAt))}
-                    </Td>
-                    <Td className={num}>{endUser.usage.requests}</Td>
-                    <Td className={num}>
-                      {formatMicros(endUser.usage.priceMicros, { precise: true })}
-                    </Td>
-                    <Td className="text-right">
-                      {erasing.has(endUser.id) ? (
-                        <Badge tone="warning">Erasing</Badge>
-                      ) : (
-                        <Button
-                          size="sm"
-                          variant="ghost"
-                          aria-label={`Erase ${who(endUser)}`}
-                          onClick={() => void erase(endUser)}
-                        >
-                          Erase
-                        </Button>
-                      )}
-                    </Td>
+            {wide ? (
+              <Table>
+                <caption className="sr-only">End users of this app</caption>
+                <THead>
+                  <Tr>
+                    <Th>End user</Th>
+                    <Th>Last seen</Th>
+                    <Th className={num}>Calls</Th>
+                    <Th className={num}>Cost</Th>
+                    <Th>
+                      <span className="sr-only">Actions</span>
+                    </Th>
                   </Tr>
-                ))}
-              </TBody>
-            </Table>
+                </THead>
+                <TBody>
+                  {items.map((endUser) => (
+                    <Tr key={endUser.id}>
+                      <Td>
+                        <span className="grid min-w-0">
+                          <span className="font-medium">
+                            {who(endUser)}{" "}
+                            {PREVIEW.some((p) => endUser.externalId.startsWith(p)) ? (
+                              <Badge tone="info">preview</Badge>
+                            ) : null}
+                          </span>
+                          <span className="break-all text-muted-foreground text-xs">
+                            {endUser.externalId}
+                          </span>
+                        </span>
+                      </Td>
+                      <Td className="whitespace-nowrap">
+                        {when.format(new Date(endUser.lastSeenAt))}
+                      </Td>
+                      <Td className={num}>{endUser.usage.requests}</Td>
+                      <Td className={num}>
+                        {formatMicros(endUser.usage.priceMicros, { precise: true })}
+                      </Td>
+                      <Td className="text-right">{eraseAction(endUser)}</Td>
+                    </Tr>
+                  ))}
+                </TBody>
+              </Table>
+            ) : (
+              <FigureCards
+                label="End users of this app"
+                cards={items.map((endUser) => ({
+                  key: endUser.id,
+                  title: (
+                    <span className="grid min-w-0">
+                      <span className="font-medium">
+                        {who(endUser)}{" "}
+                        {PREVIEW.some((p) => endUser.externalId.startsWith(p)) ? (
+                          <Badge tone="info">preview</Badge>
+                        ) : null}
+                      </span>
+                      <span className="break-all text-muted-foreground text-xs">
+                        {endUser.externalId}
+                      </span>
+                    </span>
+                  ),
+                  figures: [
+                    {
+                      label: "Cost",
+                      value: formatMicros(endUser.usage.priceMicros, { precise: true }),
+                    },
+                    { label: "Calls", value: endUser.usage.requests },
+                    { label: "Last seen", value: when.format(new Date(endUser.lastSeenAt)) },
+                  ],
+                  action: eraseAction(endUser),
+                }))}
+              />
+            )}
             <LoadMore more={more} label="More end users" />
           </>
         )}

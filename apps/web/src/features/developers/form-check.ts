@@ -54,48 +54,80 @@ interface Schema {
       };
 }
 
-/**
- * A refusal of a form, by field: the first problem the API's own zod schema (from
- * `@parley/shared`, run in the browser before sending) finds, or the API's answer when it still
- * refuses (a project of another org, a JWKS URL on a private host, 409s). `field` is the API's
- * dotted path (`allowedOrigins.1`, `verification.jwk.crv`), so a form shows either under the
- * control that holds that field.
- */
-export interface Refusal {
+/** One problem of a form: the API's dotted field (null: the whole request) and why. */
+export interface Problem {
   field: string | null;
   message: string;
 }
 
-/** The first problem `schema` finds in `input`, named as the Worker names it (http/errors.ts). */
+/**
+ * A refusal of a form, by field: every problem the API's own zod schema (from `@parley/shared`,
+ * run in the browser before sending) finds, or the API's answer when it still refuses (a project
+ * of another org, a JWKS URL on a private host, 409s), which names each problem too
+ * (`error.issues`). `field` and `message` are the first; `problems`, when there are several, all
+ * of them, so the form shows each under its control at once (the outside probe's "New app"
+ * showed one per attempt). `field` is the API's dotted path (`allowedOrigins.1`,
+ * `verification.jwk.crv`), so a form shows either under the control that holds that field.
+ */
+export interface Refusal extends Problem {
+  problems?: Problem[];
+}
+
+/** Every problem of a refusal (one without `problems` is its own). */
+export const problemsOf = (refusal: Refusal | null): Problem[] =>
+  refusal === null ? [] : (refusal.problems ?? [refusal]);
+
+/** One refusal of several problems (null: none). */
+export function refusalOfProblems(problems: readonly Problem[]): Refusal | null {
+  const [first] = problems;
+  if (!first) return null;
+  return problems.length > 1 ? { ...first, problems: [...problems] } : first;
+}
+
+/** Every problem `schema` finds in `input`, named as the Worker names them (http/errors.ts). */
 export function checkWith(schema: Schema, input: unknown): Refusal | null {
   const result = schema.safeParse(input);
   if (result.success) return null;
-  const issue = result.error.issues[0];
-  if (!issue) return { field: null, message: "Check the form" };
-  const path = issue.path.map(String).join(".");
-  if (issue.code === "unrecognized_keys") {
-    return {
-      field: [path, issue.keys?.[0]].filter(Boolean).join(".") || null,
-      message: "is unknown",
-    };
-  }
-  return { field: path || null, message: wording(issue) };
+  const problems = result.error.issues.map((issue): Problem => {
+    const path = issue.path.map(String).join(".");
+    if (issue.code === "unrecognized_keys") {
+      return {
+        field: [path, issue.keys?.[0]].filter(Boolean).join(".") || null,
+        message: "is unknown",
+      };
+    }
+    return { field: path || null, message: wording(issue) };
+  });
+  // One problem per field: a field's first is what to fix first.
+  const seen = new Set<string | null>();
+  return (
+    refusalOfProblems(
+      problems.filter((problem) => !seen.has(problem.field) && seen.add(problem.field)),
+    ) ?? { field: null, message: "Check the form" }
+  );
 }
 
-/** What the API's refusal says, without the field name it starts with (the form shows where). */
+/** A problem without the field name its message starts with (the form shows where). */
+const bare = (field: string | null, message: string): Problem => ({
+  field,
+  message: field && message.startsWith(`${field}: `) ? message.slice(field.length + 2) : message,
+});
+
+/** What the API's refusal says: each problem it names, without the field name it starts with. */
 export function refusalOf(error: unknown): Refusal {
   if (!isApiError(error))
     return { field: null, message: "Something went wrong. Please try again." };
-  const field = error.field ?? null;
-  const message =
-    field && error.message.startsWith(`${field}: `)
-      ? error.message.slice(field.length + 2)
-      : error.message;
-  return { field, message };
+  const first = bare(error.field ?? null, error.message);
+  const rest = error.issues
+    .filter((issue) => issue.field !== first.field)
+    .map((issue) => bare(issue.field, issue.message));
+  return refusalOfProblems([first, ...rest]) ?? first;
 }
 
-/** The refusal if it is about `field` or something inside it (`allowedOrigins` covers `.1`). */
+/** The refusal's problem about `field` or something inside it (`allowedOrigins` covers `.1`). */
 export function refusalAt(refusal: Refusal | null, field: string): string | null {
-  if (!refusal?.field) return null;
-  return refusal.field === field || refusal.field.startsWith(`${field}.`) ? refusal.message : null;
+  const problem = problemsOf(refusal).find(
+    (p) => p.field !== null && (p.field === field || p.field.startsWith(`${field}.`)),
+  );
+  return problem?.message ?? null;
 }

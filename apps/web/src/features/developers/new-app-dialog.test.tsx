@@ -54,6 +54,57 @@ describe("NewAppDialog", () => {
     expect(create).not.toHaveBeenCalled();
   });
 
+  it("shows every problem of the form at once, each under its field, without sending", async () => {
+    const create = vi.spyOn(developersApi, "createApp");
+    const { dialog, type } = await openDialog();
+    type("Name", "");
+    type("Allowed origins", "https://shop.example.com/a\nhttps://ok.example.com\nftp://x");
+    fireEvent.click(within(dialog).getByRole("checkbox", { name: "Support" }));
+    type("Per day", "lots");
+    fireEvent.click(within(dialog).getByRole("button", { name: "Create app" }));
+    const invalid = (label: string) =>
+      within(dialog).getByLabelText(label).getAttribute("aria-invalid");
+    await waitFor(() => expect(invalid("Name")).toBe("true"));
+    expect(invalid("Allowed origins")).toBe("true");
+    expect(invalid("Per day")).toBe("true");
+    const alert = within(dialog).getByRole("alert");
+    expect(alert.textContent).toMatch(/things to fix/);
+    const items = within(alert)
+      .getAllByRole("listitem")
+      .map((li) => li.textContent);
+    expect(items).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^the name /),
+        expect.stringMatching(/^allowed origin on line 1 /),
+        expect.stringMatching(/^allowed origin on line 3 /),
+        expect.stringMatching(/project/),
+        expect.stringMatching(/^the daily limit must be an amount/),
+      ]),
+    );
+    const origins = within(dialog).getByLabelText("Allowed origins");
+    const problem = document.getElementById(origins.getAttribute("aria-describedby") ?? "");
+    expect(problem?.textContent).toMatch(/^Line 1: .*Line 3: /);
+    expect(create).not.toHaveBeenCalled();
+  });
+
+  it("shows every problem the API names at once (its issues), each under its field", async () => {
+    vi.spyOn(developersApi, "createApp").mockRejectedValue(
+      new ApiError("invalid_request", "name: already taken", 400, "name", [
+        { field: "name", message: "name: already taken" },
+        { field: "verification.url", message: "verification.url: must be https on a public host" },
+      ]),
+    );
+    const { dialog, type } = await openDialog();
+    fireEvent.click(within(dialog).getByRole("radio", { name: /Your JWKS URL/ }));
+    type("JWKS URL", "https://10.0.0.1/jwks.json");
+    fireEvent.click(within(dialog).getByRole("button", { name: "Create app" }));
+    const url = within(dialog).getByLabelText("JWKS URL");
+    await waitFor(() => expect(url.getAttribute("aria-invalid")).toBe("true"));
+    expect(within(dialog).getByLabelText("Name").getAttribute("aria-invalid")).toBe("true");
+    expect(within(dialog).getByText("Already taken")).toBeTruthy();
+    expect(within(dialog).getByText("Must be https on a public host")).toBeTruthy();
+  });
+
   it("shows the API's refusal under the field it names (a JWKS URL on a private host)", async () => {
     vi.spyOn(developersApi, "createApp").mockRejectedValue(
       new ApiError(

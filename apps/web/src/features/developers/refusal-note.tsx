@@ -1,23 +1,40 @@
-import { NO_PROJECT, type Refusal } from "./form-check.ts";
+import { NO_PROJECT, type Problem, problemsOf, type Refusal } from "./form-check.ts";
 
 /**
- * The form's refusal, announced: under its field when it names one the form shows (the field
- * says why), here in full otherwise (a refusal about the whole request, a conflict).
+ * The form's refusal, announced: each problem in one alert (a form shows them under their
+ * fields too; a problem about the whole request, or a conflict, only here), so a person fixes
+ * everything in one go rather than one refusal per attempt.
  */
 export function RefusalNote({ refusal }: { refusal: Refusal | null }) {
-  if (!refusal) return null;
+  const problems = problemsOf(refusal);
+  if (problems.length === 0) return null;
+  const sentences = problems.map(sentence);
   return (
-    <p
+    <div
       role="alert"
       className="rounded-md border border-destructive/40 bg-destructive/10 px-3 py-2 text-destructive text-sm"
     >
-      {refusal.message === NO_PROJECT
-        ? `Not saved: ${NO_PROJECT}.`
-        : refusal.field
-          ? `Not saved: ${fieldWords(refusal.field)} ${refusal.message}.`.replace(/\.\.$/, ".")
-          : refusal.message}
-    </p>
+      {sentences.length === 1 ? (
+        <p>{sentences[0]}</p>
+      ) : (
+        <>
+          <p>Not saved: {sentences.length} things to fix.</p>
+          <ul className="mt-1 list-disc pl-5">
+            {sentences.map((text) => (
+              <li key={text}>{text.replace(/^Not saved: /, "")}</li>
+            ))}
+          </ul>
+        </>
+      )}
+    </div>
   );
+}
+
+/** One problem as a sentence ("Not saved: the name is required."). */
+function sentence(problem: Problem): string {
+  if (problem.message === NO_PROJECT) return `Not saved: ${NO_PROJECT}.`;
+  if (!problem.field) return problem.message;
+  return `Not saved: ${fieldWords(problem.field)} ${problem.message}.`.replace(/\.\.$/, ".");
 }
 
 const WORDS: [RegExp, string][] = [

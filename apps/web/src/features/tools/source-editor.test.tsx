@@ -6,7 +6,7 @@ import { toolsApi } from "../../lib/tools-api.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { callLines } from "./session-tool-calls.tsx";
 import { SourceEditorDialog } from "./source-editor.tsx";
-import { blankAction, dollarsText, errorsOfApi, formOf, patchOf } from "./source-form.ts";
+import { blankAction, errorsOfApi, formOf, patchOf } from "./source-form.ts";
 
 afterEach(() => {
   cleanup();
@@ -160,20 +160,23 @@ describe("the source editor's form", () => {
     expect(errorsOfApi(refusal("actions.1.path"))).toEqual({
       "actions.1.path": "actions.1.path: bad",
     });
+    // Several problems at once: each at its control.
+    expect(
+      errorsOfApi(
+        new ApiError("invalid_request", "url: bad", 400, "url", [
+          { field: "url", message: "url: bad" },
+          { field: "priceMicros", message: "priceMicros: too big" },
+          { field: "actions.0.path", message: "actions.0.path: has .." },
+        ]),
+      ),
+    ).toEqual({
+      url: "url: bad",
+      price: "priceMicros: too big",
+      "actions.0.path": "actions.0.path: has ..",
+    });
     expect(errorsOfApi(new ApiError("conflict", "The source changed meanwhile", 409))).toEqual({
       form: "The source changed meanwhile",
     });
-  });
-
-  it("writes micro-dollars as the dollars typed, exactly", () => {
-    expect([0, 1, 2_500, 1_000_000, 100_000_000, 1_234_567].map(dollarsText)).toEqual([
-      "0",
-      "0.000001",
-      "0.0025",
-      "1",
-      "100",
-      "1.234567",
-    ]);
   });
 });
 

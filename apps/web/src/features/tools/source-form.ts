@@ -5,6 +5,7 @@ import type {
   UpdateToolSourceInput,
 } from "@parley/shared";
 import { isApiError } from "../../lib/api.ts";
+import { dollarsInput } from "../../lib/money.ts";
 import { dollarsToMicros, parseJsonObject } from "./source-words.ts";
 
 /**
@@ -65,7 +66,7 @@ export const blankAction = (): ActionDraft => ({
 export function formOf(source: ToolSource): SourceForm {
   return {
     url: source.url,
-    price: dollarsText(source.priceMicros),
+    price: dollarsInput(source.priceMicros),
     enabled: source.enabled,
     credential: "keep",
     header: source.credential?.header ?? "",
@@ -91,15 +92,6 @@ export function formOf(source: ToolSource): SourceForm {
           )
         : {},
   };
-}
-
-/** Micro-dollars as the dollars a person types ("0.0025"), exactly. */
-export function dollarsText(micros: number): string {
-  const whole = Math.floor(micros / 1_000_000);
-  const fraction = String(micros % 1_000_000)
-    .padStart(6, "0")
-    .replace(/0+$/, "");
-  return fraction ? `${whole}.${fraction}` : String(whole);
 }
 
 type Action = NonNullable<UpdateToolSourceInput["actions"]>[number];
@@ -198,12 +190,23 @@ export function errorsOfApi(error: unknown): FormErrors {
     error instanceof Error ? error.message : "Something went wrong. Please try again.";
   const field = isApiError(error) ? error.field : undefined;
   if (!field) return { form: message };
-  if (field === "priceMicros") return { price: message };
-  if (field === "credential.header") return { header: message };
-  if (field.startsWith("credential")) return { secret: message };
+  // Every problem the API names (`issues`, when several), each at its control; the first wins a
+  // control two problems share.
+  const issues = isApiError(error) && error.issues.length > 0 ? error.issues : [{ field, message }];
+  const errors: FormErrors = {};
+  for (const issue of [...issues].reverse())
+    Object.assign(errors, { [controlOf(issue.field)]: issue.message });
+  return errors;
+}
+
+/** The form's control for an API field (`form`: the note under the whole form). */
+function controlOf(field: string): string {
+  if (field === "priceMicros") return "price";
+  if (field === "credential.header") return "header";
+  if (field.startsWith("credential")) return "secret";
   const action = /^actions\.(\d+)\.(\w+)/.exec(field);
-  if (action) return { [`actions.${action[1]}.${action[2]}`]: message };
-  if (field === "url") return { url: message };
-  if (field.startsWith("access")) return { access: message };
-  return { form: message };
+  if (action) return `actions.${action[1]}.${action[2]}`;
+  if (field === "url") return "url";
+  if (field.startsWith("access")) return "access";
+  return "form";
 }

@@ -1,4 +1,5 @@
 import type { ToolSource } from "@parley/shared";
+import { formatMicros, parseDollars } from "../../lib/money.ts";
 
 /** A source's health in words and a badge tone: what an admin needs to see at a glance. */
 export function healthWords(health: ToolSource["health"]): {
@@ -13,20 +14,16 @@ export function healthWords(health: ToolSource["health"]): {
   return { label: "Not called yet", tone: "neutral" };
 }
 
-/** A price per call in dollars ("Free", "$0.0025 a call"). */
+/** A price per call in dollars ("Free", "$0.0025 a call"): every micro-dollar of it. */
 export function priceWords(micros: number): string {
-  if (micros === 0) return "Free";
-  const dollars = micros / 1_000_000;
-  return `$${dollars.toLocaleString("en-US", { maximumFractionDigits: 6 })} a call`;
+  return micros === 0 ? "Free" : `${formatMicros(micros, { precise: true })} a call`;
 }
 
-/** A price typed in dollars ("0.01") as micro-dollars, or null when it is not one. */
+/** A price typed in dollars ("0.01") as micro-dollars (empty: free), or null when it is not one. */
 export function dollarsToMicros(text: string): number | null {
-  const trimmed = text.trim();
-  if (trimmed === "") return 0;
-  if (!/^\d+(\.\d{1,6})?$/.test(trimmed)) return null;
-  const [whole = "0", fraction = ""] = trimmed.split(".");
-  return Number(whole) * 1_000_000 + Number(fraction.padEnd(6, "0"));
+  if (text.trim() === "") return 0;
+  const parsed = parseDollars(text);
+  return parsed.ok ? parsed.micros : null;
 }
 
 /**

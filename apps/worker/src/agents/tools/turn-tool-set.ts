@@ -1,5 +1,6 @@
 import type { EndUserLimits } from "@parley/billing";
 import type { ToolSet } from "ai";
+import { ToolCharges } from "../../tools/tool-charges.ts";
 import type { ToolCallMeter } from "../../tools/tool-meter.ts";
 import { type SourceToolsInput, sourceTools } from "../../tools/turn-tools.ts";
 import type { AgentCaller } from "../caller.ts";
@@ -10,6 +11,8 @@ export interface TurnTools {
   set: ToolSet;
   /** Tokens the tools add to a prompt (the first call's hold is sized with them). */
   promptTokens: number;
+  /** What the turn's tool source calls are charged: its reply's `toolPriceMicros`. */
+  charges: ToolCharges;
 }
 
 /**
@@ -34,6 +37,7 @@ export async function sourceToolsOf(
 ): Promise<TurnTools> {
   const { caller } = input;
   const limits = input.endUserLimits;
+  const charges = new ToolCharges();
   const toolInput: SourceToolsInput = {
     orgId: caller.orgId,
     projectId: caller.projectId,
@@ -41,6 +45,7 @@ export async function sourceToolsOf(
     caller: { kind: caller.kind, userId: caller.userId, appId: caller.appId },
     profileTools: input.names,
     meter: input.meter,
+    charges,
   };
   // A getter, read by each priced call when it is held (a spread would read it now).
   if (limits) Object.defineProperty(toolInput, "endUserLimits", { get: limits, enumerable: true });
@@ -50,7 +55,7 @@ export async function sourceToolsOf(
     if ((error as { code?: unknown }).code === "source_gone") return {} as ToolSet;
     throw error;
   });
-  return { set, promptTokens: promptTokensOf(set) };
+  return { set, promptTokens: promptTokensOf(set), charges };
 }
 
 /** What a tool set's names, descriptions and argument schemas weigh in a prompt, in tokens. */
