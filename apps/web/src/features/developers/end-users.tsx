@@ -24,6 +24,21 @@ const PREVIEW = ["parley:preview:", "parley-preview:"];
 /** Who an end user is, in the words the org knows them by. */
 const who = (endUser: EndUserWithUsage) => endUser.name ?? endUser.externalId;
 
+/** An end user's name, a preview badge for the app page's own preview, and their external id. */
+function endUserTitle(endUser: EndUserWithUsage) {
+  return (
+    <span className="grid min-w-0">
+      <span className="font-medium">
+        {who(endUser)}{" "}
+        {PREVIEW.some((p) => endUser.externalId.startsWith(p)) ? (
+          <Badge tone="info">preview</Badge>
+        ) : null}
+      </span>
+      <span className="break-all text-muted-foreground text-xs">{endUser.externalId}</span>
+    </span>
+  );
+}
+
 /**
  * The app's end users with their last 30 days of usage, newest first. An owner or admin erases
  * one (their chats, their row, their name in the ledger), as the tenant's server can with its key.
@@ -104,19 +119,7 @@ export function EndUsers({ appId }: { appId: string }) {
                 <TBody>
                   {items.map((endUser) => (
                     <Tr key={endUser.id}>
-                      <Td>
-                        <span className="grid min-w-0">
-                          <span className="font-medium">
-                            {who(endUser)}{" "}
-                            {PREVIEW.some((p) => endUser.externalId.startsWith(p)) ? (
-                              <Badge tone="info">preview</Badge>
-                            ) : null}
-                          </span>
-                          <span className="break-all text-muted-foreground text-xs">
-                            {endUser.externalId}
-                          </span>
-                        </span>
-                      </Td>
+                      <Td>{endUserTitle(endUser)}</Td>
                       <Td className="whitespace-nowrap">
                         {when.format(new Date(endUser.lastSeenAt))}
                       </Td>
@@ -134,19 +137,7 @@ export function EndUsers({ appId }: { appId: string }) {
                 label="End users of this app"
                 cards={items.map((endUser) => ({
                   key: endUser.id,
-                  title: (
-                    <span className="grid min-w-0">
-                      <span className="font-medium">
-                        {who(endUser)}{" "}
-                        {PREVIEW.some((p) => endUser.externalId.startsWith(p)) ? (
-                          <Badge tone="info">preview</Badge>
-                        ) : null}
-                      </span>
-                      <span className="break-all text-muted-foreground text-xs">
-                        {endUser.externalId}
-                      </span>
-                    </span>
-                  ),
+                  title: endUserTitle(endUser),
                   figures: [
                     {
                       label: "Cost",
