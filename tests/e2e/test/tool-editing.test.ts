@@ -185,7 +185,8 @@ describe("editing a tool source, and a chat's tool calls", () => {
       const call = calls.getByRole("listitem").filter({ hasText: "order_status" });
       // The record lands a moment after the call (the list reads again while open).
       await call.waitFor({ timeout: 20_000 });
-      expect(await call.textContent()).toContain("from Acme Shop orders");
+      // Polled, not read once: a read while the org's lists load would not be the list's answer.
+      await expect.poll(() => call.textContent()).toContain("from Acme Shop orders");
       expect(await call.textContent()).toMatch(/\d+ ms|\d+\.\d s/);
       expect(await call.textContent()).toContain("free");
       expect(await sidewaysOverflow(page)).toBe(0);

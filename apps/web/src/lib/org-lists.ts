@@ -13,20 +13,30 @@ import { usePaged } from "./use-paged.ts";
  */
 export const AUTO_PAGES = 20;
 
-/** Every page of a list, loaded one after another, for a picker (the filter runs over all). */
-function useWholeList<T>(
+/**
+ * Every page of a list, loaded one after another, for a picker (the filter runs over all) or a
+ * lookup of names. `whole.loading` stays true until every page it loads by itself has answered:
+ * a name looked up before then may be missing though it exists (a "former member" who is on
+ * page two). `whole.error` is the first failure, of the first page or a later one.
+ */
+export function useWholeList<T>(
   key: QueryKey,
   load: (cursor?: string) => Promise<Page<T>>,
-  enabled: boolean,
+  enabled = true,
 ) {
   const paged = usePaged(key, load, { enabled });
   const pages = paged.query.data?.pages.length ?? 0;
   const { hasNextPage, isFetchingNextPage, isFetchNextPageError, fetchNextPage } = paged.query;
-  const auto = hasNextPage && !isFetchingNextPage && !isFetchNextPageError && pages < AUTO_PAGES;
+  const more = hasNextPage && !isFetchNextPageError && pages < AUTO_PAGES;
+  const auto = more && !isFetchingNextPage;
   useEffect(() => {
     if (auto) void fetchNextPage();
   }, [auto, fetchNextPage]);
-  return paged;
+  const whole = {
+    loading: paged.query.isPending || more,
+    error: paged.firstPageError ?? paged.more.error,
+  };
+  return { ...paged, whole };
 }
 
 /** Members of the org: the same cache as the members screen. */

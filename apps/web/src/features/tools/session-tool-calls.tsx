@@ -7,7 +7,7 @@ import { Badge } from "../../components/ui/badge.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Dialog, DialogContent, DialogTrigger } from "../../components/ui/dialog.tsx";
 import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
-import { useAllMembers } from "../../lib/org-lists.ts";
+import { useAllMembers, useWholeList } from "../../lib/org-lists.ts";
 import { useSession } from "../../lib/session.tsx";
 import { toolSourcesKey, toolsApi } from "../../lib/tools-api.ts";
 import { usePaged } from "../../lib/use-paged.ts";
@@ -105,11 +105,22 @@ function CallList({ sessionId, orgId }: { sessionId: string; orgId: string }) {
     (cursor) => toolsApi.sessionCalls(sessionId, cursor),
     { refetchInterval: 3_000 },
   );
-  const sources = usePaged(toolSourcesKey(orgId), (cursor) => toolsApi.sources(orgId, cursor));
+  const sources = useWholeList(toolSourcesKey(orgId), (cursor) => toolsApi.sources(orgId, cursor));
   const members = useAllMembers(orgId);
-  if (calls.query.isPending) return <Loading label="Loading tool calls…" />;
-  if (calls.firstPageError) {
-    return <ErrorNote error={calls.firstPageError} retry={() => void calls.query.refetch()} />;
+  // A call names its source and approver from the org's lists: shown before those answered, it
+  // would say "a deleted source" or "a former member" of one that exists. So nothing shows until
+  // all three have answered, and a failure of any is said as one.
+  const error = calls.firstPageError ?? sources.whole.error ?? members.whole.error;
+  if (error) {
+    const retry = () => {
+      if (calls.firstPageError) void calls.query.refetch();
+      if (sources.whole.error) void sources.query.refetch();
+      if (members.whole.error) void members.query.refetch();
+    };
+    return <ErrorNote error={error} retry={retry} />;
+  }
+  if (calls.query.isPending || sources.whole.loading || members.whole.loading) {
+    return <Loading label="Loading tool calls…" />;
   }
   if (calls.items.length === 0) {
     return (
