@@ -139,6 +139,42 @@ describe("ErasureList", () => {
     expect(list).toHaveBeenCalledTimes(2);
   });
 
+  it("names who filed a request only once every page of members answered, never a former member first", async () => {
+    vi.spyOn(dataRightsApi, "erasureRequests").mockResolvedValue({
+      items: [request("erasure_1", "completed", 6)],
+      nextCursor: null,
+    });
+    let answerSecondPage: (page: { items: Member[]; nextCursor: null }) => void = () => {};
+    const secondPage = new Promise<{ items: Member[]; nextCursor: null }>((resolve) => {
+      answerSecondPage = resolve;
+    });
+    // Bob (who filed it) is on the members' second page, which answers late.
+    vi.spyOn(membersApi, "members").mockImplementation((_orgId, cursor) =>
+      cursor ? secondPage : Promise.resolve({ items: members.slice(0, 1), nextCursor: "u1" }),
+    );
+    // Every text the list showed at any moment: a flash a later render replaced is caught too.
+    const shown: string[] = [];
+    const observer = new MutationObserver(() => shown.push(document.body.textContent ?? ""));
+    observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+    try {
+      const { queryClient } = await renderInApp(<ErasureList orgId="org_1" meId="u1" />);
+      await vi.waitFor(() =>
+        expect(queryClient.getQueryState([...keys.erasures("org_1"), "pages"])?.status).toBe(
+          "success",
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(screen.getByRole("status").textContent).toContain("Loading erasure requests…");
+
+      answerSecondPage({ items: members.slice(1), nextCursor: null });
+      const item = await screen.findByRole("listitem", { name: "Erased member" });
+      expect(item.textContent).toMatch(/by Bob Babbage/);
+      expect(shown.some((text) => text.includes("a former member"))).toBe(false);
+    } finally {
+      observer.disconnect();
+    }
+  });
+
   it("says when there is nothing yet", async () => {
     vi.spyOn(dataRightsApi, "erasureRequests").mockResolvedValue({ items: [], nextCursor: null });
     await renderInApp(<ErasureList orgId="org_1" meId="u1" />);

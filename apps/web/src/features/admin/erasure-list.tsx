@@ -58,6 +58,13 @@ export function ErasureList({ orgId, meId }: { orgId: string; meId: string | und
       : userId === meId
         ? "you"
         : (names.get(userId) ?? "a former member");
+  // Who filed each request is named from the members: shown before every page of them answered,
+  // a member on a later page would read "a former member". The list waits for both.
+  const loadError = firstPageError ?? members.whole.error;
+  const retry = () => {
+    if (firstPageError) void query.refetch();
+    if (members.whole.error) void members.query.refetch();
+  };
 
   return (
     <Card aria-labelledby="erasure-requests-title" className="min-w-0 self-start">
@@ -67,10 +74,10 @@ export function ErasureList({ orgId, meId }: { orgId: string; meId: string | und
         description="Newest first. Names show only in the tab that filed the request: Parley keeps a hash of the subject, not who or what it was."
       />
       <CardBody className="grid gap-3">
-        {query.isPending ? (
+        {loadError ? (
+          <ErrorNote error={loadError} retry={retry} />
+        ) : query.isPending || members.whole.loading ? (
           <Loading label="Loading erasure requests…" />
-        ) : firstPageError ? (
-          <ErrorNote error={firstPageError} retry={() => void query.refetch()} />
         ) : items.length === 0 ? (
           <EmptyState icon={<Eraser />} title="No erasure requests yet.">
             A request you file shows here with each store it clears.
