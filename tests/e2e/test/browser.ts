@@ -6,6 +6,7 @@ import {
   chromium,
   type Locator,
   type Page,
+  type WebSocket,
 } from "playwright-core";
 import { CHROMIUM } from "./global-setup.ts";
 
@@ -35,14 +36,116 @@ export const VIEWPORTS = {
 export type Scheme = "light" | "dark";
 
 /**
+ * How many chat replies the page's sockets have seen end, as a function to read it. A reply's
+ * stream always ends with the agents SDK's `cf_agent_use_chat_response` frame marked `done` (a
+ * reply, a failed one, one that stops to ask for an approval, the approved call's continuation,
+ * a regenerated reply), after the frame with the reply's metadata (its cost). A test that reads a
+ * reply whole, or sends the next message, waits for this count to grow past what it was before
+ * the send. Send showing again is no such sign: it shows before the reply has started, and the
+ * chat has been seen to show it for a moment mid-stream on a loaded machine (a message "sent"
+ * then is only kept back, and a read then sees half a reply).
+ *
+ * Counts the sockets the page opens from now on (Playwright reports no earlier one): call it
+ * before the page opens its chat. A reply that ends while the page reloads is seen by neither
+ * socket: across a reload, wait for the reply's text instead.
+ */
+export function countReplyEnds(page: Page): () => number {
+  let ended = 0;
+  page.on("websocket", (socket) =>
+    socket.on("framereceived", ({ payload }) => {
+      if (typeof payload !== "string" || !payload.includes('"done":true')) return;
+      const frame = JSON.parse(payload) as { type?: unknown; done?: unknown };
+      if (frame.type === "cf_agent_use_chat_response" && frame.done === true) ended += 1;
+    }),
+  );
+  return () => ended;
+}
+
+/**
+ * Resolves once `more` replies have ended (`countReplyEnds`) since `replyEnds()` read `before`.
+ * A slow reply on a loaded machine takes its time: a minute by default. A plain loop, not
+ * `expect.poll`, so a suite's `beforeAll` can wait too.
+ */
+export async function repliesEnded(
+  replyEnds: () => number,
+  before: number,
+  more = 1,
+  timeout = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeout;
+  while (replyEnds() < before + more) {
+    if (Date.now() > deadline) {
+      throw new Error(`${replyEnds() - before} of ${more} replies ended within ${timeout} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * Resolves once a socket the page opens to a URL matching `url` has received its first frame:
+ * the agent accepted the connection (the relay and the agent answered its handshake). Until then
+ * the socket is still connecting, and a change of rights made meanwhile refuses the handshake
+ * (which Chromium logs as an error) instead of closing an open chat. Call it before the page
+ * opens the socket.
+ */
+export function socketAccepted(page: Page, url: RegExp, timeoutMs = 30_000): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      page.off("websocket", watch);
+      reject(new Error(`no socket to ${url} answered within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const watch = (socket: WebSocket) => {
+      if (!url.test(socket.url())) return;
+      socket.once("framereceived", () => {
+        clearTimeout(timer);
+        page.off("websocket", watch);
+        resolve();
+      });
+    };
+    page.on("websocket", watch);
+  });
+}
+
+/**
+ * Clicks `button` and resolves once the API answered the `method` request to a path matching
+ * `path` (throws unless it answered 2xx). A save the next step relies on must have landed first:
+ * Chromium aborts a request still in flight when the page reloads or leaves, and the absence of an
+ * error message proves nothing (it is absent before the answer too). Listens before it clicks, so
+ * an answer that comes at once is not missed.
+ */
+export async function clickAndAwaitApi(
+  page: Page,
+  button: Locator,
+  method: string,
+  path: RegExp,
+): Promise<void> {
+  const answered = page.waitForResponse(
+    (response) =>
+      response.request().method() === method && path.test(new URL(response.url()).pathname),
+  );
+  await button.click();
+  const response = await answered;
+  if (!response.ok()) {
+    throw new Error(`${method} ${response.url()}: ${response.status()} ${await response.text()}`);
+  }
+}
+
+/**
  * A browser context at a viewport and color scheme, its theme choice set to that scheme (as the
- * person would in the account menu), collecting what the page logs as errors.
+ * person would in the account menu), collecting what the page logs as errors and counting the
+ * chat replies it sees end (`countReplyEnds`).
  */
 export async function openContext(
   browser: Browser,
   viewport: { width: number; height: number },
   scheme: Scheme,
-): Promise<{ context: BrowserContext; page: Page; errors: string[]; failures: string[] }> {
+): Promise<{
+  context: BrowserContext;
+  page: Page;
+  errors: string[];
+  failures: string[];
+  replyEnds: () => number;
+}> {
   const context = await browser.newContext({
     viewport,
     colorScheme: scheme,
@@ -58,6 +161,7 @@ export async function openContext(
     }
   }, scheme);
   const page = await context.newPage();
+  const replyEnds = countReplyEnds(page);
   const errors: string[] = [];
   const failures: string[] = [];
   page.on("console", (message) => {
@@ -70,7 +174,7 @@ export async function openContext(
       failures.push(`${response.status()} ${response.request().method()} ${response.url()}`);
     }
   });
-  return { context, page, errors, failures };
+  return { context, page, errors, failures, replyEnds };
 }
 
 const axeSource = readFileSync(
