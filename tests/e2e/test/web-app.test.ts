@@ -5,7 +5,13 @@ import { devReply } from "@parley/dev-model/reply";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
-import { launchChromium, verifyEmailFromMailbox } from "./browser.ts";
+import {
+  clickAndAwaitApi,
+  countReplyEnds,
+  launchChromium,
+  repliesEnded,
+  verifyEmailFromMailbox,
+} from "./browser.ts";
 
 /**
  * The web app in a real browser (Debian's chromium through playwright-core) against the whole
@@ -30,6 +36,8 @@ let base = "";
 const log = () => stack?.log() ?? "";
 let browser: Browser | undefined;
 let page: Page;
+/** How many chat replies the page has seen end (browser.ts `countReplyEnds`). */
+let replyEnds: () => number = () => 0;
 /** Every WebSocket URL the page opened: each carries a connect ticket, none a bearer token. */
 const socketUrls: string[] = [];
 /** What the browser refused under the app's Content-Security-Policy: nothing, on every screen. */
@@ -72,6 +80,27 @@ async function costOf(reply: Locator): Promise<string> {
   return /Cost (\$[\d.,]+)/.exec((await figures.textContent()) ?? "")?.[1] ?? "";
 }
 
+/** What the session's header says the chat on screen has cost so far ("$0.000116"). */
+async function spentSoFar(): Promise<string> {
+  const text =
+    (await page
+      .locator("p")
+      .filter({ hasText: /Spent so far/ })
+      .textContent()) ?? "";
+  return /(\$[\d.,]+)$/.exec(text.trim())?.[1] ?? text;
+}
+
+/** Saves the billing page's "Limits and alerts" form and waits until the API has saved it. */
+async function saveLimits(form: Locator): Promise<void> {
+  await clickAndAwaitApi(
+    page,
+    form.getByRole("button", { name: "Save settings" }),
+    "PATCH",
+    /\/billing\/settings$/,
+  );
+  expect(await form.getByRole("alert").count()).toBe(0);
+}
+
 beforeAll(async () => {
   await mkdir(screenshots, { recursive: true });
   const starting = startDevStack({ timeoutMs: 150_000 });
@@ -82,6 +111,7 @@ beforeAll(async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   context.setDefaultTimeout(UI_TIMEOUT);
   page = await context.newPage();
+  replyEnds = countReplyEnds(page);
   page.on("websocket", (ws) => socketUrls.push(ws.url()));
   page.on("console", (message) => {
     if (/Content.Security.Policy|Refused to/i.test(message.text()))
@@ -192,6 +222,21 @@ describe("the web app in Chromium", () => {
   });
 
   it("tops up $20 through the Stripe stand-in's Checkout page and sees the balance rise", async () => {
+    // A chat reports its calls to the org's account when a read of usage or balance asks, and a
+    // read waits for that at most 2 s: on a loaded machine the billing page's one read can come
+    // before the reply's calls are in, and the balance it shows misses them for good (the page
+    // reads it once). The session's spend, read afresh each time (a reload), says when the
+    // account has the reply's cost; every read after that has it.
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          await page.getByRole("heading", { level: 1, name: sessionTitle }).waitFor();
+          return spentSoFar();
+        },
+        { timeout: UI_TIMEOUT * 2, interval: 1_000 },
+      )
+      .toBe(turnCost);
     await mainNav().getByRole("link", { name: "Billing" }).click();
     await page.getByRole("heading", { level: 1, name: /^Billing/ }).waitFor();
     // What is available and what the chat just used still holds make the whole balance.
@@ -326,8 +371,8 @@ describe("the web app in Chromium", () => {
     await page.getByRole("tab", { name: "Settings" }).click();
     const form = page.getByRole("form", { name: "Limits and alerts" });
     await form.getByLabel("Monthly limit for the organization (USD)").fill("0.005");
-    await form.getByRole("button", { name: "Save settings" }).click();
-    await expect.poll(() => form.getByRole("alert").count()).toBe(0);
+    // Saved before the reload: Chromium aborts a save still in flight when the page reloads.
+    await saveLimits(form);
     await page.reload();
     await page.getByRole("tab", { name: "Settings" }).click();
     await expect
@@ -342,8 +387,7 @@ describe("the web app in Chromium", () => {
     // Below what the month has already spent: the next reply is stopped before the model runs.
     const settings = page.getByRole("form", { name: "Limits and alerts" });
     await settings.getByLabel("Monthly limit for the organization (USD)").fill("0.0001");
-    await settings.getByRole("button", { name: "Save settings" }).click();
-    await expect.poll(() => settings.getByRole("alert").count()).toBe(0);
+    await saveLimits(settings);
     await page.goto(`${base}/sessions/${sessionId}`);
     const chat = page.getByRole("region", { name: "Assistant chat" });
     await composerOf(chat).fill("One more idea, please");
@@ -359,8 +403,9 @@ describe("the web app in Chromium", () => {
     await page.goto(`${base}/billing#settings`);
     const lift = page.getByRole("form", { name: "Limits and alerts" });
     await lift.getByLabel("Monthly limit for the organization (USD)").fill("");
-    await lift.getByRole("button", { name: "Save settings" }).click();
-    await expect.poll(() => lift.getByRole("alert").count()).toBe(0);
+    // Lifted before the next case leaves the page (it would abort the save, and its project's
+    // limit would be stopped by this one instead).
+    await saveLimits(lift);
   });
 
   it("sets a weekly limit on the project: the chat warns of it, then stops a reply naming it", async () => {
@@ -455,13 +500,18 @@ describe("the web app in Chromium", () => {
     await page.waitForURL(/\/sessions\/[^/]+$/);
     const chat = page.getByRole("region", { name: "Assistant chat" });
     const text = "Summarize the plan in one line";
+    const ended = replyEnds();
     await composerOf(chat).fill(text);
     await chat.getByRole("button", { name: "Send" }).click();
     const replies = repliesOf(chat);
+    await repliesEnded(replyEnds, ended);
     await expect.poll(() => replies.last().textContent()).toContain(devReply(text));
     await costOf(replies.last());
     await chat.getByRole("button", { name: "Regenerate" }).click();
-    // The reply is answered again in place: still one reply, and a settled cost under it.
+    // The reply is answered again in place: still one reply, and a settled cost under it. Waited
+    // for by its stream's end, not Send (shown until the regeneration starts) nor the text and
+    // cost (the new reply's are the old one's).
+    await repliesEnded(replyEnds, ended, 2);
     await chat.getByRole("button", { name: "Send" }).waitFor();
     await expect.poll(() => replies.count()).toBe(1);
     await expect.poll(() => replies.last().textContent()).toContain(devReply(text));
