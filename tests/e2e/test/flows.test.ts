@@ -5,9 +5,11 @@ import {
   freshEmail,
   launchChromium,
   openContext,
+  repliesEnded,
   type Scheme,
   sidewaysOverflow,
   signUpWithProject,
+  socketAccepted,
   submitSignUp,
   VIEWPORTS,
 } from "./browser.ts";
@@ -24,6 +26,8 @@ const owner = { name: "Ada Lovelace", email: freshEmail("ada"), org: "Analytical
 let projectId = "";
 let ownerPage: Page;
 let ownerErrors: string[] = [];
+/** How many chat replies the owner's page has seen end (browser.ts `countReplyEnds`). */
+let ownerReplyEnds: () => number = () => 0;
 let closeOwner: () => Promise<void> = async () => undefined;
 
 beforeAll(async () => {
@@ -34,6 +38,7 @@ beforeAll(async () => {
   const opened = await openContext(browser, VIEWPORTS.desktop, "light");
   ownerPage = opened.page;
   ownerErrors = opened.errors;
+  ownerReplyEnds = opened.replyEnds;
   closeOwner = () => opened.context.close();
   // The sign-up grant pays the chats below: the address is confirmed from the mailbox first.
   projectId = await signUpWithProject(ownerPage, stack, owner, "Engines");
@@ -92,6 +97,25 @@ async function newChat(page: Page): Promise<Locator> {
 const transcript = (page: Page): Locator =>
   page.locator('ol[aria-label="Assistant chat messages"] > li');
 
+/**
+ * Stops the reply in flight with `press` (a click or tap on Stop, or Esc in the composer) and
+ * waits until the last reply says "Stopped". Pressed only while Stop shows, and again while it
+ * still shows: on a loaded machine the chat has been seen to show Send for a moment mid-stream
+ * (packages/chat-ui's busy state), and a press in that moment does nothing.
+ */
+async function stopReply(page: Page, press: () => Promise<void>): Promise<void> {
+  const stop = page.getByRole("button", { name: "Stop", exact: true });
+  await expect
+    .poll(
+      async () => {
+        if (await stop.isVisible()) await press().catch(() => undefined);
+        return transcript(page).last().getByText("Stopped").count();
+      },
+      { timeout: 20_000 },
+    )
+    .toBe(1);
+}
+
 describe("Stop only stops", () => {
   for (const [size, viewport] of Object.entries(VIEWPORTS)) {
     it(`${size}: with the next question typed, Stop ends the reply and sends nothing; the draft stays`, async () => {
@@ -106,10 +130,10 @@ describe("Stop only stops", () => {
         await page.getByText(/Dev model reply to/).waitFor();
         await box.fill("And my next question");
         const stop = page.getByRole("button", { name: "Stop", exact: true });
-        if (size === "phone") await stop.tap();
-        else await stop.click();
+        await stopReply(page, () =>
+          size === "phone" ? stop.tap({ timeout: 2_000 }) : stop.click({ timeout: 2_000 }),
+        );
         await page.getByRole("button", { name: "Send" }).waitFor();
-        await transcript(page).last().getByText("Stopped").waitFor();
         // Nothing more goes out: two messages (the question and its stopped reply), the draft kept.
         await page.waitForTimeout(1500);
         expect(await transcript(page).count()).toBe(2);
@@ -119,11 +143,13 @@ describe("Stop only stops", () => {
         await box.press("Enter");
         await page.getByText(/Dev model reply to: Slow again/).waitFor();
         await box.fill("Not yet");
+        // Pressed while the reply is seen streaming (Stop showing), as the case is about.
+        await stop.waitFor();
         await box.press("Enter");
         await page.getByText(/Your message is kept/).waitFor();
         expect(await box.inputValue()).toBe("Not yet");
         // Esc stops, and only stops.
-        await box.press("Escape");
+        await stopReply(page, () => box.press("Escape"));
         await page.getByRole("button", { name: "Send" }).waitFor();
         await page.waitForTimeout(1500);
         expect(await transcript(page).count()).toBe(4);
@@ -309,12 +335,16 @@ describe("a removed member", () => {
         await page.getByLabel("Name", { exact: true }).fill(`Removed ${size}`);
         await page.getByLabel("Password").fill("correct horse battery");
         await submitSignUp(page, page.getByRole("button", { name: /^Join / }), errors);
-        // On the project's page, its preview chat connected: the removal closes its socket.
+        // On the project's page, its preview chat connected: the removal closes its socket. Its
+        // first frame says the agent took it; before that the composer shows while the socket
+        // still connects, and a removal then refuses the handshake (an error in the console).
+        const accepted = socketAccepted(page, /\/agents\/onboarding-agent\//);
         await page.goto(`${base}/projects/${projectId}`);
         await page
           .getByRole("region", { name: "Onboarding preview chat" })
           .getByRole("textbox", { name: "Message" })
           .waitFor();
+        await accepted;
         const members = (await call(ownerPage, "GET", `/api/orgs/${orgId}/members`)) as {
           items: { userId: string; name: string }[];
         };
@@ -344,22 +374,31 @@ describe("a removed member", () => {
 describe("numbers a person can read", () => {
   it("one balance figure, an approval's record, a regenerated reply's earlier version, a low-balance alert at once", async () => {
     const page = ownerPage;
-    // An approval leaves a record of what was approved and by whom.
+    // An approval leaves a record of what was approved and by whom. Each step below waits for
+    // the end of the reply it started (its stream's last frame): a message sent while the
+    // approved call's continuation streams is only kept back, and Send or Regenerate showing
+    // is no sign of an end (both show before a reply starts).
+    const ended = ownerReplyEnds();
     const box = await newChat(page);
     await box.fill('Remember the tone [[tool:update_project_memory {"set":{"tone":"dry"}}]]');
     await box.press("Enter");
+    await repliesEnded(ownerReplyEnds, ended);
     await page.getByRole("button", { name: "Approve" }).click();
     const record = page.getByRole("region", { name: "Approved: update_project_memory" });
     await record.waitFor();
     expect(await record.textContent()).toContain(`Approved by ${owner.name}`);
     expect(await record.textContent()).toContain("Set tone");
+    await repliesEnded(ownerReplyEnds, ended, 2);
     await page.getByRole("button", { name: "Send" }).waitFor();
     // A regenerated reply keeps the earlier one, also after a reload.
     await box.fill("Say something");
     await box.press("Enter");
+    await repliesEnded(ownerReplyEnds, ended, 3);
     await page.getByRole("button", { name: "Regenerate" }).waitFor();
     const first = (await transcript(page).last().textContent()) ?? "";
+    expect(first).toContain("Dev model reply to: Say something");
     await page.getByRole("button", { name: "Regenerate" }).click();
+    await repliesEnded(ownerReplyEnds, ended, 4);
     await page.getByRole("button", { name: "Send" }).waitFor();
     await page.reload();
     const versions = page.getByRole("group", { name: "Versions of this reply" });
