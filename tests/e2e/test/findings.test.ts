@@ -2,9 +2,11 @@ import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type DevStack, startDevStack } from "../../../scripts/lib/dev-stack.mjs";
 import {
+  clickAndAwaitApi,
   freshEmail,
   launchChromium,
   openContext,
+  repliesEnded,
   sidewaysOverflow,
   signUp,
   signUpWithProject,
@@ -24,6 +26,8 @@ let base = "";
 let page: Page;
 let errors: string[] = [];
 let failures: string[] = [];
+/** How many chat replies the owner's page has seen end (browser.ts `countReplyEnds`). */
+let replyEnds: () => number = () => 0;
 let closeContext: () => Promise<void> = async () => undefined;
 const owner = {
   name: "Katherine Johnson",
@@ -40,9 +44,16 @@ const replies = (): Locator =>
     .getByRole("listitem")
     .filter({ has: page.getByText("Assistant said:") });
 
+/**
+ * Sends a message and resolves once its reply has ended (its stream's last frame), so what
+ * follows reads the whole reply: Send alone shows before the reply starts, and has been seen for
+ * a moment mid-stream on a loaded machine.
+ */
 async function send(text: string): Promise<void> {
+  const before = replyEnds();
   await composer().fill(text);
   await composer().press("Enter");
+  await repliesEnded(replyEnds, before);
   await page.getByRole("button", { name: "Send" }).waitFor();
 }
 
@@ -75,6 +86,7 @@ beforeAll(async () => {
   page = opened.page;
   errors = opened.errors;
   failures = opened.failures;
+  replyEnds = opened.replyEnds;
   closeContext = () => opened.context.close();
   // The sign-up grant pays the chats below: the address is confirmed from the mailbox first.
   projectId = await signUpWithProject(page, stack, owner, "Orbits");
@@ -110,7 +122,20 @@ describe("the chat", () => {
 
   it("shows the session's real spend, not $0.00", async () => {
     const spend = page.getByText(/^Spent so far/).locator("..");
-    await expect.poll(async () => (await spend.textContent()) ?? "").toMatch(/\$0\.0*[1-9]/);
+    // The page reads the session once as the turn ends, and that read waits for the chat to
+    // report its calls at most 2 s: on a loaded machine it can miss them. A fresh load reads again.
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          await page
+            .getByRole("heading", { level: 1, name: "Plan the transfer orbit to the Moon" })
+            .waitFor();
+          return (await spend.textContent()) ?? "";
+        },
+        { timeout: 30_000, interval: 1_000 },
+      )
+      .toMatch(/\$0\.0*[1-9]/);
   });
 
   it("renders a reply's markdown as elements, with a copy button on its code", async () => {
@@ -135,9 +160,11 @@ describe("the chat", () => {
   });
 
   it("shows 'Thinking…' between Send and the first token", async () => {
+    const before = replyEnds();
     await composer().fill("Take your time [[latency:1500]]");
     await composer().press("Enter");
     await chat().getByRole("status").filter({ hasText: "Thinking…" }).waitFor();
+    await repliesEnded(replyEnds, before);
     await page.getByRole("button", { name: "Send" }).waitFor();
     expect(await chat().getByText("Thinking…").count()).toBe(0);
   });
@@ -251,15 +278,22 @@ describe("the chat", () => {
     await card.getByRole("button", { name: "Approve" }).waitFor();
     expect(await card.getByRole("button", { name: "Deny" }).count()).toBe(1);
     await expect.poll(() => inView(card.getByRole("button", { name: "Approve" }))).toBe(true);
+    const before = replyEnds();
     await card.getByRole("button", { name: "Approve" }).click();
+    // The approved call runs in the reply's continuation: its end, not Send (shown all along).
+    await repliesEnded(replyEnds, before);
     await page.getByRole("button", { name: "Send" }).waitFor();
     await expect.poll(() => card.getByRole("button", { name: "Approve" }).count()).toBe(0);
-    const project = await page.request.get(`${base}/api/projects/${projectId}`, {
-      headers: { authorization: `Bearer ${await accessToken()}` },
-    });
-    expect(((await project.json()) as { memory: Record<string, unknown> }).memory).toEqual({
-      tone: "dry",
-    });
+    // Read until the write shows: the API answers from the project's row, not from the chat.
+    const token = await accessToken();
+    await expect
+      .poll(async () => {
+        const project = await page.request.get(`${base}/api/projects/${projectId}`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        return ((await project.json()) as { memory: Record<string, unknown> }).memory;
+      })
+      .toEqual({ tone: "dry" });
   });
 
   it("renames and deletes a chat from the sidebar, the delete behind a confirmation", async () => {
@@ -545,11 +579,17 @@ describe("navigation and the shell", () => {
 
     // Demoted while he is on a page: his next navigation shows the member's view.
     await page.getByRole("combobox", { name: "Role of Bob Bobson" }).selectOption("member");
-    // Asked first (2026-12-06: any change of someone's role applies at once).
-    await page
-      .getByRole("alertdialog", { name: "Make Bob Bobson a member?" })
-      .getByRole("button", { name: "Change role" })
-      .click();
+    // Asked first (2026-12-06: any change of someone's role applies at once). Waited for until
+    // the API has changed it: the select shows the new role while the change is still on its way,
+    // and Bob's next navigation reads his role from the API.
+    await clickAndAwaitApi(
+      page,
+      page
+        .getByRole("alertdialog", { name: "Make Bob Bobson a member?" })
+        .getByRole("button", { name: "Change role" }),
+      "PATCH",
+      /^\/api\/orgs\/[^/]+\/members\/[^/]+$/,
+    );
     await expect
       .poll(() => page.getByRole("combobox", { name: "Role of Bob Bobson" }).inputValue())
       .toBe("member");
@@ -615,8 +655,8 @@ describe("navigation and the shell", () => {
     expect(cleo.errors).toEqual([]);
     await cleo.context.close();
     // Reading, signing up through and accepting the link left its secret in no request log
-    // (the log does list each request: the accept is in it).
-    expect(stack?.log()).toContain("/api/invitations/accept");
+    // (the log does list each request: the accept is in it, once wrangler has printed it).
+    await expect.poll(() => stack?.log()).toContain("/api/invitations/accept");
     expect(stack?.log()).not.toContain(secret.slice(4));
 
     // The owner sees Cleo among the members, as an admin, and no longer as pending.
