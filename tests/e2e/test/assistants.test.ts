@@ -6,6 +6,7 @@ import {
   freshEmail,
   launchChromium,
   openContext,
+  repliesEnded,
   signUpWithProject,
   VIEWPORTS,
 } from "./browser.ts";
@@ -27,6 +28,8 @@ let browser: Browser | undefined;
 let base = "";
 let page: Page;
 let errors: string[] = [];
+/** How many chat replies the owner's page has seen end (browser.ts `countReplyEnds`). */
+let replyEnds: () => number = () => 0;
 let closeContext: () => Promise<void> = async () => undefined;
 const owner = { name: "Hedy Lamarr", email: freshEmail("hedy"), org: "Frequency Hopping" };
 let orgId = "";
@@ -47,12 +50,35 @@ async function accessToken(): Promise<string> {
   return ((await res.json()) as { accessToken: string }).accessToken;
 }
 
-async function apiGet<T>(path: string): Promise<T> {
+/** A GET as the owner (with `token`, or a fresh one: each refresh rotates the cookie). */
+async function apiGet<T>(path: string, token?: string): Promise<T> {
   const res = await page.request.get(`${base}${path}`, {
-    headers: { authorization: `Bearer ${await accessToken()}` },
+    headers: { authorization: `Bearer ${token ?? (await accessToken())}` },
   });
   expect(res.status()).toBe(200);
   return (await res.json()) as T;
+}
+
+type Activity = { items: { model: string; modelLabel: string }[] };
+
+/**
+ * The org's billing activity once it lists the newest call. A chat reports its calls to the
+ * account when a read asks, and a read waits for that at most 2 s: on a loaded machine one read
+ * can miss the last call, so it is read again until the call is there.
+ */
+async function activityWithCall(): Promise<Activity> {
+  const token = await accessToken();
+  let activity: Activity = { items: [] };
+  await expect
+    .poll(
+      async () => {
+        activity = await apiGet<Activity>(`/api/orgs/${orgId}/billing/activity`, token);
+        return activity.items.length;
+      },
+      { timeout: 30_000, interval: 500 },
+    )
+    .toBeGreaterThan(0);
+  return activity;
 }
 
 beforeAll(async () => {
@@ -63,6 +89,7 @@ beforeAll(async () => {
   const opened = await openContext(browser, VIEWPORTS.desktop, "light");
   page = opened.page;
   errors = opened.errors;
+  replyEnds = opened.replyEnds;
   closeContext = () => opened.context.close();
   // The sign-up grant pays the chats below: the address is confirmed from the mailbox first.
   projectId = await signUpWithProject(page, stack, owner, "Radio guidance");
@@ -193,16 +220,17 @@ describe("assistants in the web app", () => {
   });
 
   it("sends a suggested prompt, and billing by model names the call's model by its display name", async () => {
+    const before = replyEnds();
     await chat().getByRole("button", { name: "How does frequency hopping work?" }).click();
+    await repliesEnded(replyEnds, before);
     await page.getByRole("button", { name: "Send" }).waitFor();
     await replies().first().getByRole("button", { name: "Copy" }).waitFor();
+    // The call is in the account before the billing page reads it (which it does once).
+    const activity = await activityWithCall();
     await page.getByRole("link", { name: "Billing" }).click();
     await page.getByLabel("Group by").selectOption("model");
     const byModel = page.getByRole("table", { name: "Spend by model" });
     await byModel.waitFor();
-    const activity = await apiGet<{ items: { model: string; modelLabel: string }[] }>(
-      `/api/orgs/${orgId}/billing/activity`,
-    );
     const call = activity.items[0];
     expect(call).toBeDefined();
     // The catalogue lists every model the dev stack serves: a display name, never the id.
@@ -218,14 +246,12 @@ describe("assistants in the web app", () => {
   it("runs the reply on the picked model and the profile: named on the reply, cut to its max output, billed under it", async () => {
     await page.goto(`${base}/sessions/${sessionId}`);
     const reply = replies().first();
-    await reply.getByText("Parley Dev Fast").waitFor({ timeout: 5_000 });
+    await reply.getByText("Parley Dev Fast").waitFor();
     expect(await reply.textContent()).toContain("Radio support v4");
     // The profile's max output (8 tokens) cut the dev model's reply.
     const words = ((await reply.locator("p").first().textContent()) ?? "").trim().split(/\s+/);
     expect(words.length).toBeLessThanOrEqual(8);
-    const activity = await apiGet<{ items: { model: string; modelLabel: string }[] }>(
-      `/api/orgs/${orgId}/billing/activity`,
-    );
+    const activity = await activityWithCall();
     expect(activity.items[0]).toMatchObject({
       model: "parley/dev-fast",
       modelLabel: "Parley Dev Fast",

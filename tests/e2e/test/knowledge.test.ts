@@ -8,6 +8,7 @@ import {
   axeProblems,
   launchChromium,
   openContext,
+  repliesEnded,
   sidewaysOverflow,
   VIEWPORTS,
 } from "./browser.ts";
@@ -108,7 +109,11 @@ describe("knowledge in the app and the embed", () => {
     })) as { id: string };
     await asOwner("PATCH", `/api/projects/${state.projectId}`, { defaultProfileId: profile.id });
 
-    const { context, page, errors } = await openContext(browser, VIEWPORTS.desktop, "light");
+    const { context, page, errors, replyEnds } = await openContext(
+      browser,
+      VIEWPORTS.desktop,
+      "light",
+    );
     await page.goto(`${stack.base}/signin`);
     await page.getByLabel("Email").fill(state.owner.email);
     await page.getByLabel("Password").fill(state.owner.password);
@@ -136,9 +141,12 @@ describe("knowledge in the app and the embed", () => {
     await page.getByRole("button", { name: "New chat" }).first().click();
     await page.waitForURL((url) => url.pathname.startsWith("/sessions/"));
     const box = page.getByRole("textbox", { name: "Message" });
+    const before = replyEnds();
     await box.fill(QUESTION);
     await box.press("Enter");
     await page.getByText(REPLY).waitFor();
+    // Ended before the reload below, so what shows after it is the stored reply, not a resumed one.
+    await repliesEnded(replyEnds, before);
     await openCitedPassage(page, "session, desktop", page);
     // The sources are stored with the reply: they are there after a reload.
     await page.reload();
@@ -186,9 +194,11 @@ describe("knowledge in the app and the embed", () => {
       await assistant.getByRole("button", { name: "Open assistant" }).click();
       await assistant.getByRole("dialog", { name: "Acme Shop" }).waitFor();
       const box = page.getByRole("textbox", { name: "Message" });
+      const before = opened.replyEnds();
       await box.fill(QUESTION);
       await box.press("Enter");
       await assistant.getByText(REPLY).waitFor();
+      await repliesEnded(opened.replyEnds, before);
       await assistant.getByRole("button", { name: "Send" }).waitFor();
       await openCitedPassage(assistant, `embed, ${viewport.width} px`, page);
       expect(await axeProblems(page, `embed, ${viewport.width} px`)).toEqual([]);

@@ -9,6 +9,7 @@ import {
   launchChromium,
   moneyOffScreen,
   openContext,
+  repliesEnded,
   type Scheme,
   sidewaysOverflow,
   signUpWithProject,
@@ -132,11 +133,17 @@ async function signIn(page: Page): Promise<void> {
   await page.waitForURL((url) => url.pathname === "/projects");
 }
 
-async function send(page: Page, text: string): Promise<void> {
+/**
+ * Sends a message and resolves once its reply has ended (`replyEnds`, its stream's last frame):
+ * Send alone shows before the reply starts, and the next message sent while a reply streams is
+ * only kept back.
+ */
+async function send(page: Page, replyEnds: () => number, text: string): Promise<void> {
+  const before = replyEnds();
   const box = page.getByRole("textbox", { name: "Message" });
   await box.fill(text);
   await box.press("Enter");
-  // The turn is over when Send is back (Stop shows while a reply streams).
+  await repliesEnded(replyEnds, before);
   await page.getByRole("button", { name: "Send" }).waitFor();
 }
 
@@ -147,7 +154,7 @@ beforeAll(async () => {
   stack = await starting;
   base = stack.base;
 
-  const { context, page } = await openContext(browser, VIEWPORTS.desktop, "light");
+  const { context, page, replyEnds } = await openContext(browser, VIEWPORTS.desktop, "light");
   // The sign-up grant pays the chats below: the address is confirmed from the mailbox first.
   projectId = await signUpWithProject(page, stack, owner, "Launch plan");
   const preview = page.getByRole("region", { name: "Onboarding preview chat" });
@@ -157,9 +164,9 @@ beforeAll(async () => {
   await page.getByRole("button", { name: "New chat" }).first().click();
   await page.waitForURL(/\/sessions\/[^/]+$/);
   sessionId = new URL(page.url()).pathname.split("/")[2] ?? "";
-  await send(page, "Show me the plan as a table [[markdown]]");
-  for (let turn = 1; turn <= 5; turn++) await send(page, `Follow-up question ${turn}`);
-  await send(page, "Think it over first [[reasoning]]");
+  await send(page, replyEnds, "Show me the plan as a table [[markdown]]");
+  for (let turn = 1; turn <= 5; turn++) await send(page, replyEnds, `Follow-up question ${turn}`);
+  await send(page, replyEnds, "Think it over first [[reasoning]]");
   // An assistant profile with a second version, so the editor shows its history.
   await page.goto(`${base}/assistants`);
   await page.getByRole("button", { name: "New profile" }).click();

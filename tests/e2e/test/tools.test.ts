@@ -6,6 +6,7 @@ import {
   axeProblems,
   launchChromium,
   openContext,
+  repliesEnded,
   sidewaysOverflow,
   VIEWPORTS,
 } from "./browser.ts";
@@ -70,9 +71,14 @@ describe("the shop's tools in its embed", () => {
       const suggestions = assistant.getByRole("list", { name: "Suggested prompts" });
       await suggestions.getByRole("button", { name: "I'd like a refund for order 1002" }).waitFor();
       const suggestion = suggestions.getByRole("button", { name: "Where is order 1001?" });
+      // Each message below goes once the reply before it has ended (its stream's last frame): a
+      // message sent while a reply still streams is only kept back, and Send is no sign of the
+      // end (it has been seen for a moment mid-stream on a loaded machine).
+      const ended = opened.replyEnds();
       if (label === "phone") await suggestion.tap();
       else await suggestion.click();
       await assistant.getByText("Dev model reply to: Where is order 1001?").waitFor();
+      await repliesEnded(opened.replyEnds, ended);
       await assistant.getByRole("button", { name: "Send" }).waitFor();
 
       // A read: it runs at once, and the reply reads its result.
@@ -80,7 +86,7 @@ describe("the shop's tools in its embed", () => {
       await box.press("Enter");
       await assistant.getByText("Dev model got tool result from order_status").waitFor();
       await assistant.getByText(/Tool call\s*order_status/).waitFor();
-      // The turn is over (Send, not Stop): a message sent while a reply still streams is not sent.
+      await repliesEnded(opened.replyEnds, ended, 2);
       await assistant.getByRole("button", { name: "Send" }).waitFor();
 
       // A write: the card names the tool and the source that will act, and shows its exact
@@ -126,8 +132,10 @@ describe("the shop's tools in its embed", () => {
       const approve = card.getByRole("button", { name: "Approve" });
       if (label === "phone") await approve.tap();
       else await approve.click();
-      // It ran once, as the shopper: the record says approved, the reply reads the refund.
+      // It ran once, as the shopper: the record says approved, the reply reads the refund. The
+      // approval's reply ended when it asked; the approved call's continuation ends next.
       await assistant.getByText("Dev model got tool result from request_refund").waitFor();
+      await repliesEnded(opened.replyEnds, ended, 4);
       // Both calls show as done on their cards (the read's and the approved write's).
       await expect.poll(() => assistant.locator('[data-state="output-available"]').count()).toBe(2);
       expect(await assistant.getByRole("button", { name: "Approve" }).count()).toBe(0);
@@ -189,12 +197,28 @@ describe("the shop's tools in its embed", () => {
 
       // Billing activity with the shoppers' tool calls: a tool call, named by its source and tool
       // (never the raw `tool:<sourceId>:<tool>` usage key), and nothing sideways at 390 px.
-      await page.goto(`${stack.base}/billing#activity`);
-      await page
-        .getByText("Acme Shop orders · order_status")
-        .filter({ visible: true })
-        .first()
-        .waitFor();
+      // The shoppers' chats report their calls to the org's account when a read asks, and a read
+      // waits for that at most 2 s: on a loaded machine the page's one read can miss them. Each
+      // look is a fresh load of the page.
+      const toolCall = page.getByText("Acme Shop orders · order_status").filter({ visible: true });
+      await expect
+        .poll(
+          async () => {
+            await page.goto(`${stack?.base}/billing#activity`);
+            const activity = page.getByRole("region", { name: "Activity" });
+            const calls = "Model and tool calls, newest first";
+            // Loaded: its calls (a table, or a list on a phone), or none yet.
+            await activity
+              .getByRole("table", { name: calls })
+              .or(activity.getByRole("list", { name: calls }))
+              .or(activity.getByText("No activity yet"))
+              .first()
+              .waitFor();
+            return toolCall.count();
+          },
+          { timeout: 60_000, interval: 1_000 },
+        )
+        .toBeGreaterThan(0);
       expect(await page.getByText(/tool:tsrc_/).count()).toBe(0);
       expect(await sidewaysOverflow(page)).toBe(0);
       expect(await axeProblems(page, `billing activity with tool calls, ${label}`)).toEqual([]);
