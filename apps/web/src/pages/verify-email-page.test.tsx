@@ -4,11 +4,16 @@ import { mailApi } from "../lib/mail-api.ts";
 import { renderInApp } from "../test/render.tsx";
 import VerifyEmailPage from "./verify-email-page.tsx";
 
-const session = vi.hoisted(() => ({ me: null, reload: vi.fn(async () => {}) }));
+const session = vi.hoisted(() => ({
+  me: null as { id: string } | null | undefined,
+  reload: vi.fn(async () => {}),
+}));
 vi.mock("../lib/session.tsx", () => ({ useSession: () => session }));
 
 afterEach(() => {
   cleanup();
+  session.me = null;
+  session.reload.mockClear();
   vi.restoreAllMocks();
   window.history.replaceState(null, "", "/");
 });
@@ -35,5 +40,18 @@ describe("the verification page", () => {
     cleanup();
     // An invitee, or a person who had the grant already: confirmed, and no credits promised.
     expect(await confirmWith({ changed: false, signupGrant: false })).not.toContain("credits");
+  });
+
+  it("reads who they are again when the page's own read had not answered yet, not only when signed in", async () => {
+    // Opened from the mail, the page's read of who is signed in is still under way (me
+    // undefined) when they click: that read left before the address was confirmed.
+    session.me = undefined;
+    await confirmWith({ changed: false, signupGrant: true });
+    expect(session.reload).toHaveBeenCalledTimes(1);
+  });
+
+  it("does not read again for a visitor known to be signed out", async () => {
+    await confirmWith({ changed: false, signupGrant: false });
+    expect(session.reload).not.toHaveBeenCalled();
   });
 });

@@ -28,7 +28,10 @@ export default function VerifyEmailPage() {
     setError(null);
     try {
       setDone(await mailApi.verifyEmail(secret));
-      if (me) await reload();
+      // Read who they are again unless known to be signed out: a read still under way from the
+      // page's load (me undefined) left before the address was confirmed, and its answer would
+      // keep asking them to confirm it.
+      if (me !== null) await reload();
     } catch (caught) {
       setError(caught);
     } finally {
