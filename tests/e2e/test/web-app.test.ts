@@ -506,7 +506,7 @@ describe("the web app in Chromium", () => {
     const replies = repliesOf(chat);
     await repliesEnded(replyEnds, ended);
     await expect.poll(() => replies.last().textContent()).toContain(devReply(text));
-    await costOf(replies.last());
+    const firstCost = await costOf(replies.last());
     await chat.getByRole("button", { name: "Regenerate" }).click();
     // The reply is answered again in place: still one reply, and a settled cost under it. Waited
     // for by its stream's end, not Send (shown until the regeneration starts) nor the text and
@@ -516,6 +516,26 @@ describe("the web app in Chromium", () => {
     await expect.poll(() => replies.count()).toBe(1);
     await expect.poll(() => replies.last().textContent()).toContain(devReply(text));
     await costOf(replies.last());
+    // The picture shows the chat's spend with both replies in: read afresh until the account has
+    // the regenerated reply's calls (the page's own read at the reply's end may come before them).
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          await page
+            .getByRole("group", { name: "Versions of this reply" })
+            .getByText("2 / 2")
+            .waitFor();
+          return micros(await spentSoFar());
+        },
+        { timeout: UI_TIMEOUT * 2, interval: 1_000 },
+      )
+      .toBeGreaterThan(micros(firstCost));
+    // Pictured settled: the model picker read, the markdown renderer loaded, no focus ring.
+    await page.getByRole("combobox", { name: /^Model: / }).waitFor();
+    await costOf(replies.last());
+    await page.waitForLoadState("networkidle").catch(() => undefined);
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
     await screenshot("assistant-regenerate");
   });
 
