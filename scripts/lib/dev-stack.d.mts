@@ -16,7 +16,9 @@ export interface DevStack {
 
 /**
  * Starts the platform as `pnpm dev` does (`pnpm dev --example` with `example`), on free ports with
- * temporary state; resolves when healthy.
+ * temporary state; resolves when healthy. A port taken by another process before its service bound
+ * it starts the stack again on fresh ports (up to three times, within `timeoutMs`); a stack that
+ * exits before it is healthy otherwise fails at once.
  */
 export function startDevStack(options?: {
   timeoutMs?: number;

@@ -34,11 +34,34 @@ async function freePorts(count) {
   return ports;
 }
 
+/** A service could not bind its port: another process took it after `freePorts` let it go. */
+class PortTaken extends Error {}
+
+/** How many times a stack is started on fresh ports when one of its ports was taken meanwhile. */
+const PORT_ATTEMPTS = 3;
+
 /**
  * @param {{ timeoutMs?: number, example?: boolean }} [options] `example`: the example host app too
  * (`pnpm dev --example`), on its own free port, its set-up kept in the state directory.
+ *
+ * A free port is free when `freePorts` closes its listener, not when a service binds it later: on a
+ * busy machine (the worker tests' workerd starting beside the browser tests) another process can
+ * take it in between, and wrangler exits with "Address already in use". The stack is then started
+ * again on fresh ports, within the same time limit.
  */
 export async function startDevStack({ timeoutMs = 150_000, example = false } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce({ deadline, example });
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt >= PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** One start of the stack on fresh free ports, healthy by `deadline` (epoch ms). */
+async function startOnce({ deadline, example }) {
   const state = await mkdtemp(path.join(tmpdir(), "parley-dev-state-"));
   const [port, modelPort, standinPort, examplePort, mailboxPort] = await freePorts(5);
   const base = `http://127.0.0.1:${port}`;
@@ -83,8 +106,16 @@ export async function startDevStack({ timeoutMs = 150_000, example = false } = {
     }
     await rm(state, { recursive: true, force: true });
   };
-  const deadline = Date.now() + timeoutMs;
   for (;;) {
+    // Exited before it was healthy (scripts/dev.mjs stops every service when one exits): waiting
+    // out the deadline would tell nothing more.
+    if (child.exitCode !== null || child.signalCode !== null) {
+      await stop();
+      if (/EADDRINUSE|Address already in use/.test(log)) {
+        throw new PortTaken(`a port of the stack was taken\n${log.slice(-3000)}`);
+      }
+      throw new Error(`pnpm dev exited before it was healthy\n${log.slice(-3000)}`);
+    }
     try {
       if (
         (await fetch(`${base}/api/health`)).ok &&
