@@ -1,4 +1,4 @@
-import { changeEmailSchema, changePasswordSchema, type Me } from "@parley/shared";
+import { changeEmailSchema, changePasswordSchema, type Me, updateMeSchema } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError, api } from "../../lib/api.ts";
@@ -149,6 +149,18 @@ describe("the account forms", () => {
     });
     fireEvent.click(within(form).getByRole("button", { name: "Change password" }));
     await waitFor(() => expect(describedText(current)).toBe("The current password is not right."));
+    expect(within(form).queryByRole("alert")).toBeNull();
+  });
+
+  it("says the API's refusal of a name at the name", async () => {
+    answerEvery(400, refusedBody(updateMeSchema, { name: "Ada\u200F" }));
+    await renderInApp(<ProfileForm me={me} onSaved={async () => {}} />);
+    const form = screen.getByRole("form", { name: "Profile" });
+    const name = within(form).getByLabelText("Name");
+    fireEvent.change(name, { target: { value: "Ada\u200F" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Save profile" }));
+    await waitFor(() => expect(name.getAttribute("aria-invalid")).toBe("true"));
+    expect(describedText(name)).toMatch(/^Must not contain bidirectional control characters .*\.$/);
     expect(within(form).queryByRole("alert")).toBeNull();
   });
 });

@@ -1,5 +1,6 @@
 import { type CatalogueModel, TEMPERATURE_RANGE, TOP_P_RANGE } from "@parley/shared";
 import { formatMicros } from "../../lib/money.ts";
+import { asSentence, problemsOf, refusalOf } from "../../lib/refusal.ts";
 
 /**
  * How a model reads to a person: its price per million tokens in dollars (exact: the catalogue's
@@ -69,3 +70,10 @@ export function refusalWords(message: string, models: readonly CatalogueModel[] 
   }
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
+
+/** Every problem of a refusal as sentences, models named by their names (`refusalWords`). */
+export const modelRefusalSentences = (
+  error: unknown,
+  models: readonly CatalogueModel[] = [],
+): string[] =>
+  problemsOf(refusalOf(error)).map((problem) => asSentence(refusalWords(problem.message, models)));
