@@ -185,17 +185,25 @@ export function defaultFieldWords(field: string): string {
 
 /**
  * A problem as a sentence of its own, for the form's alert: its field named in words
- * ("The invitation is required."), unless the message is a sentence already (it starts with a
- * capital: "An account with this email already exists.").
+ * ("The invitation is required."), unless the message is a sentence already: it starts with a
+ * capital ("An account with this email already exists.") or names the field itself ("from must
+ * be before to").
  */
 export function problemSentence(
   problem: Problem,
   words: (field: string) => string = defaultFieldWords,
 ): string {
-  if (problem.field === null || /^[A-Z]/.test(problem.message)) return asSentence(problem.message);
-  return asSentence(`${words(problem.field)} ${problem.message}`);
+  const { field, message } = problem;
+  const last = field?.split(".").at(-1)?.toLowerCase();
+  const named = last !== undefined && message.toLowerCase().startsWith(`${last} `);
+  if (field === null || named || /^[A-Z]/.test(message)) return asSentence(message);
+  return asSentence(`${words(field)} ${message}`);
 }
 
 /** Every problem of a thrown value as sentences, for a toast or a form without fields. */
 export const refusalSentences = (error: unknown, words?: (field: string) => string): string[] =>
   problemsOf(refusalOf(error)).map((problem) => problemSentence(problem, words));
+
+/** Every problem of a thrown value in one text, sentence after sentence (a toast). */
+export const refusalText = (error: unknown, words?: (field: string) => string): string =>
+  refusalSentences(error, words).join(" ");

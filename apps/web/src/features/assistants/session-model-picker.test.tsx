@@ -105,7 +105,7 @@ describe("SessionModelPicker", () => {
       key: "Enter",
     });
     await waitFor(() =>
-      expect(said).toHaveBeenCalledWith("Parley Dev Fast is not allowed in this organization"),
+      expect(said).toHaveBeenCalledWith("Parley Dev Fast is not allowed in this organization."),
     );
     expect(screen.getByRole("combobox", { name: /^Model: Parley Dev Model$/ })).toBeTruthy();
   });

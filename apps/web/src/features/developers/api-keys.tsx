@@ -13,8 +13,7 @@ import { Dialog, DialogContent, DialogTrigger } from "../../components/ui/dialog
 import { Input } from "../../components/ui/input.tsx";
 import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
 import { Table, TBody, Td, THead, Th, Tr } from "../../components/ui/table.tsx";
-import { errorMessage } from "../../lib/api.ts";
-import { problemsOf, type Refusal, refusalOfProblems } from "../../lib/refusal.ts";
+import { problemsOf, type Refusal, refusalOfProblems, refusalText } from "../../lib/refusal.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { SecretOnce } from "./copy-block.tsx";
 import { developersApi, devKeys } from "./developers-api.ts";
@@ -299,7 +298,7 @@ export function ApiKeys({ orgId }: { orgId: string }) {
                                 queryKey: devKeys.apiKeys(orgId),
                               });
                             } catch (caught) {
-                              toast.error(errorMessage(caught));
+                              toast.error(refusalText(caught));
                             }
                           }}
                         >

@@ -7,7 +7,7 @@ import { RefusalNote, useRefusal } from "../../components/refusal.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { useConfirm } from "../../components/ui/confirm.tsx";
-import { errorMessage } from "../../lib/api.ts";
+import { refusalText } from "../../lib/refusal.ts";
 import { type AppDraft, draftOf, updateInput } from "./app-draft.ts";
 import { APP_FIELDS, AppFields } from "./app-fields.tsx";
 import { developersApi, devKeys } from "./developers-api.ts";
@@ -79,7 +79,7 @@ export function AppSettings({ app }: { app: App }) {
                   toast.success(`${app.name} deleted`);
                   await navigate({ to: "/developers" });
                 } catch (caught) {
-                  toast.error(errorMessage(caught));
+                  toast.error(refusalText(caught));
                 }
               }}
             >
