@@ -7,6 +7,7 @@ import {
   api,
   apiKeyFor,
   embedApp,
+  errorCode,
   org,
   person,
   profileIn,
@@ -208,5 +209,29 @@ describe("id-keyed lists, page by page", () => {
     await embedApp(w.otherOrgId, w.otherProjectId);
     const path = `/api/orgs/${w.orgId}/apps`;
     expect(await pages(reader(w.admin.token), path, 2)).toEqual(newestFirst(ids, 2));
+  });
+
+  it("a cursor none of them handed out is a 400 on query.cursor (lists test/adversarial.test.ts does not try)", async () => {
+    const w = await world();
+    const token = (await endUserToken(w, "bad-cursor")).accessToken;
+    const asOwner = (path: string) => api("GET", path, { token: w.owner.token });
+    const lists = [
+      ["/api/me/exports", asOwner],
+      [`/api/orgs/${w.orgId}/exports`, asOwner],
+      [`/api/orgs/${w.orgId}/profiles`, asOwner],
+      [`/api/projects/${w.projectId}/documents`, asOwner],
+      ["/api/embed/sessions", (path: string) => asEndUser("GET", path, token)],
+    ] as const;
+    for (const [path, read] of lists) {
+      for (const cursor of ["garbage", "usr_short", `prj_${"0".repeat(26)}x`]) {
+        const res = await read(`${path}?cursor=${cursor}`);
+        const field = (res.body as { error?: { field?: string } } | null)?.error?.field;
+        expect([res.status, errorCode(res), field], `${path} ${cursor}`).toEqual([
+          400,
+          "invalid_request",
+          "query.cursor",
+        ]);
+      }
+    }
   });
 });
