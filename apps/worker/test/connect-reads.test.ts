@@ -1,7 +1,6 @@
 import { env } from "cloudflare:test";
 import type { Connection } from "agents";
 import { describe, expect, it } from "vitest";
-import type { AgentCaller } from "../src/agents/caller.ts";
 import { ConnectionRegistry } from "../src/agents/connections.ts";
 import { endUserAgentCaller, memberAgentCaller } from "../src/agents/routing.ts";
 import { SessionAccess } from "../src/agents/session-access.ts";
