@@ -12,7 +12,14 @@ import { assistantsApi } from "../../lib/assistants-api.ts";
 import { cn } from "../../lib/cn.ts";
 import { keys } from "../../lib/query.ts";
 import { useMediaQuery } from "../../lib/use-media-query.ts";
-import { capabilityWords, perMTok, refusalWords, tokensExact, tokensShort } from "./model-words.ts";
+import {
+  capabilityWords,
+  LOCAL_MODEL_NOTE,
+  perMTok,
+  refusalWords,
+  tokensExact,
+  tokensShort,
+} from "./model-words.ts";
 import { useAllowedModels, useCatalogue } from "./use-models.ts";
 
 /** Every figure of a model that a person compares, as label and value. */
@@ -53,6 +60,7 @@ function ModelBadges({ model, defaultModel }: { model: CatalogueModel; defaultMo
           Free preview
         </Badge>
       ) : null}
+      {model.servedLocally ? <Badge title={LOCAL_MODEL_NOTE}>Local dev model</Badge> : null}
     </>
   );
 }
