@@ -50,6 +50,27 @@ describe("AllowedModels (owners and admins)", () => {
     expect(screen.getByText("2 of 3 allowed")).toBeTruthy();
   });
 
+  it("marks a model the local dev model answers (offline), so its name does not pass for the real one", async () => {
+    const mini = {
+      ...DEV,
+      id: "openai/gpt-4o-mini",
+      displayName: "OpenAI: GPT-4o-mini",
+      freePreview: false,
+      servedLocally: true,
+    };
+    vi.spyOn(assistantsApi, "catalogue").mockResolvedValue({
+      items: [DEV, mini],
+      defaultModel: "parley/dev",
+    });
+    await renderInApp(<AllowedModels orgId="org_1" canManage />);
+    await screen.findByRole("table");
+    const row = (name: string) =>
+      screen.getByRole("checkbox", { name }).closest("tr") as HTMLElement;
+    const badge = within(row("OpenAI: GPT-4o-mini")).getByText("Local dev model");
+    expect(badge.getAttribute("title")).toMatch(/local dev model answers in this model's place/);
+    expect(within(row("Parley Dev Model")).queryByText("Local dev model")).toBeNull();
+  });
+
   it("saves the checked models in the catalogue's order", async () => {
     const put = vi.spyOn(assistantsApi, "setAllowedModels").mockResolvedValue({
       orgId: "org_1",

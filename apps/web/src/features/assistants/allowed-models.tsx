@@ -13,6 +13,7 @@ import { keys } from "../../lib/query.ts";
 import { useMediaQuery } from "../../lib/use-media-query.ts";
 import {
   capabilityWords,
+  LOCAL_MODEL_NOTE,
   modelRefusalSentences,
   perMTok,
   tokensExact,
@@ -58,6 +59,7 @@ function ModelBadges({ model, defaultModel }: { model: CatalogueModel; defaultMo
           Free preview
         </Badge>
       ) : null}
+      {model.servedLocally ? <Badge title={LOCAL_MODEL_NOTE}>Local dev model</Badge> : null}
     </>
   );
 }

@@ -15,6 +15,13 @@ export const perMTok = (micros: number): string => formatMicros(micros, { precis
 export const inOut = (model: Pick<CatalogueModel, "prices">): string =>
   `${perMTok(model.prices.promptMicrosPerMTok)} in · ${perMTok(model.prices.completionMicrosPerMTok)} out`;
 
+/**
+ * What a model served on the platform's own machine is (`servedLocally`: under `pnpm dev` offline,
+ * the dev model answers every model without an endpoint of its own, whatever its name).
+ */
+export const LOCAL_MODEL_NOTE =
+  "This platform runs offline: the local dev model answers in this model's place, at its prices.";
+
 const compact = new Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 });
 
 /** "128K", "1M": a token count at a glance (the exact figure goes in a title). */
