@@ -21,22 +21,27 @@ export const REQUIRED_SECRETS = [
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
+/** Whether `url` names this machine (a loopback host); false for anything unparsable. */
+export function isLoopbackUrl(url: string): boolean {
+  try {
+    return LOOPBACK.has(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The required secrets `env` lacks: unset or empty. `OPENROUTER_API_KEY` may be empty only while
  * the model is on this machine (`MODEL_BASE_URL` on a loopback host: the dev model needs no key).
  */
 export function missingSecrets(env: Env): string[] {
   const vars = env as unknown as Record<string, unknown>;
-  let modelHost = "";
-  try {
-    modelHost = new URL(String(vars.MODEL_BASE_URL ?? "")).hostname;
-  } catch {
-    // no model URL: a key is needed
-  }
+  // No model URL, or one elsewhere: a key is needed.
+  const modelHere = isLoopbackUrl(String(vars.MODEL_BASE_URL ?? ""));
   return REQUIRED_SECRETS.filter((name) => {
     const value = vars[name];
     if (typeof value !== "string") return true;
-    return value === "" && !(name === "OPENROUTER_API_KEY" && LOOPBACK.has(modelHost));
+    return value === "" && !(name === "OPENROUTER_API_KEY" && modelHere);
   });
 }
 

@@ -9,6 +9,7 @@ import type {
 } from "@parley/shared";
 import { describe, expect, it } from "vitest";
 import { CATALOGUE_CACHE_MS, forgetCatalogue, loadCatalogue } from "../src/assistants/catalogue.ts";
+import { servedLocally } from "../src/assistants/catalogue-model.ts";
 import { api, errorCode, profileIn, snapshot, type World, world } from "./helpers.ts";
 
 /**
@@ -92,6 +93,40 @@ describe("the model catalogue", () => {
     // Neither its endpoint nor its key's secret is a member's business.
     expect(local?.provider).toBe("openai-compatible");
     expect(JSON.stringify(res.body)).not.toContain("apiKeySecret");
+  });
+
+  it("says which models this machine answers: offline, the dev model answers every model without an endpoint of its own", async () => {
+    const w = await world();
+    const remote = uniqueModel();
+    const added = await upsert(
+      entry(remote, {
+        provider: {
+          type: "openai-compatible",
+          baseUrl: "https://models.example.com/v1",
+          apiKeySecret: null,
+        },
+      }),
+    );
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    const res = await api<CatalogueModelList>("GET", "/api/models", { token: w.member.token });
+    const served = (id: string) => res.body.items.find((m) => m.id === id)?.servedLocally;
+    // The tests' MODEL_BASE_URL is the dev model on loopback, as under `pnpm dev` offline: an
+    // OpenRouter model's name does not make it the real one, and the picker is told so.
+    expect(served("openai/gpt-4o-mini")).toBe(true);
+    expect(served("parley/dev")).toBe(true);
+    expect(served(remote)).toBe(false);
+    // The org's list, which the chat's picker reads, says it too.
+    const list = await api<AllowedModelList>("GET", `/api/orgs/${w.orgId}/models`, {
+      token: w.member.token,
+    });
+    expect(list.body.items.map((m) => m.servedLocally)).toEqual([true]);
+    // Deployed, with OpenRouter's URL, nothing is served locally.
+    const catalogue = await loadCatalogue(env);
+    const deployed = { ...env, MODEL_BASE_URL: "https://openrouter.ai/api/v1" } as Env;
+    const mini = catalogue.models.get("openai/gpt-4o-mini");
+    expect(mini && servedLocally(deployed, mini)).toBe(false);
+    const remoteModel = catalogue.models.get(remote);
+    expect(remoteModel && servedLocally(env, remoteModel)).toBe(false);
   });
 
   it("the operator adds a model with OpenRouter's published prices, converted exactly", async () => {

@@ -1,13 +1,13 @@
 import { env } from "cloudflare:test";
 import type { Connection } from "agents";
 import { describe, expect, it } from "vitest";
-import type { AgentCaller } from "../src/agents/caller.ts";
 import { ConnectionRegistry } from "../src/agents/connections.ts";
-import { memberAgentCaller } from "../src/agents/routing.ts";
+import { endUserAgentCaller, memberAgentCaller } from "../src/agents/routing.ts";
 import { SessionAccess } from "../src/agents/session-access.ts";
-import { verifyAccessToken } from "../src/auth/tokens.ts";
+import { verifyAccessToken, verifyEndUserAccessToken } from "../src/auth/tokens.ts";
 import { config } from "../src/env.ts";
 import { countingDb, memberCaller } from "./d1-count.ts";
+import { endUserToken, openSession } from "./end-users.ts";
 import { type World, world } from "./helpers.ts";
 
 /**
@@ -115,5 +115,37 @@ describe("a socket's connect reads D1 in one round trip on each side", () => {
     await expect(
       memberAgentCaller(db, token, "assistant-agent", w.sessionId),
     ).rejects.toMatchObject({ code: "unauthorized" });
+  });
+
+  it("the Worker checks an end user's standing and right to the session in one batch", async () => {
+    const w = await world();
+    const { accessToken } = await endUserToken(w, "batched");
+    const { id: sessionId } = await openSession(accessToken);
+    const who = await verifyEndUserAccessToken(config(env), accessToken);
+    const { db, calls } = countingDb(env.DB);
+    const caller = await endUserAgentCaller(db, who, "assistant-agent", sessionId);
+    // The end user's row, app and erasures, and the session with its org: one call.
+    expect(calls).toEqual(["batch:2"]);
+    expect(caller).toMatchObject({
+      kind: "end_user",
+      userId: who.endUserId,
+      appId: w.appId,
+      orgId: w.orgId,
+      projectId: w.projectId,
+      sessionId,
+    });
+    // A member's session in the same org is another's: not found, as before.
+    await expect(endUserAgentCaller(db, who, "assistant-agent", w.sessionId)).rejects.toMatchObject(
+      { code: "not_found" },
+    );
+    // An end user whose erasure is filed has no standing: unauthorized before the session's answer.
+    await env.DB.prepare(
+      "INSERT INTO tombstones (subject_id, subject_type, org_id, request_id, erased_at) VALUES (?, 'end_user', ?, 'ers_test', ?)",
+    )
+      .bind(who.endUserId, w.orgId, Date.now())
+      .run();
+    await expect(endUserAgentCaller(db, who, "assistant-agent", sessionId)).rejects.toMatchObject({
+      code: "unauthorized",
+    });
   });
 });

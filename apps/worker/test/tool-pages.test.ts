@@ -3,6 +3,7 @@ import { type EndUserToolCall, newId, type ToolCall, type ToolSource } from "@pa
 import { describe, expect, it } from "vitest";
 import { asEndUser, endUserToken, openSession } from "./end-users.ts";
 import { api, type World, world } from "./helpers.ts";
+import { type Page, pages } from "./pages.ts";
 
 /**
  * The tool lists page as every id-keyed list does (db/pagination.ts `idPage`): newest first,
@@ -10,8 +11,6 @@ import { api, type World, world } from "./helpers.ts";
  * see. The sources, a member's session's calls and an end user's calls (the embed's "Actions
  * taken", which pages with "Show more").
  */
-
-type Page<T> = { items: T[]; nextCursor: string | null };
 
 async function source(w: World, name: string, at: number): Promise<string> {
   const id = newId("toolSource", at);
@@ -39,23 +38,6 @@ async function call(
     .bind(id, w.orgId, `tool_${at}`, sessionId, caller.kind, caller.id, at)
     .run();
   return id;
-}
-
-/** Every page of `path`, `limit` at a time, as the reader pages it. */
-async function pages<T extends { id: string }>(
-  read: (path: string) => Promise<{ status: number; body: Page<T> }>,
-  path: string,
-  limit: number,
-): Promise<string[][]> {
-  const out: string[][] = [];
-  let cursor: string | null = null;
-  do {
-    const res = await read(`${path}?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`);
-    expect(res.status).toBe(200);
-    out.push(res.body.items.map((item) => item.id));
-    cursor = res.body.nextCursor;
-  } while (cursor !== null && out.length < 10);
-  return out;
 }
 
 describe("tool lists, page by page", () => {

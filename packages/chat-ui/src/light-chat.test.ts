@@ -457,6 +457,47 @@ describe("LightChat", () => {
     expect(h.state().busy).toBe(true);
   });
 
+  it("stays busy when the probe's answer replays an earlier failed turn while a message is on its way", async () => {
+    // The socket's probe is answered after a message sent right away, and names the last turn
+    // that failed: its replayed error must not end the reply just asked for.
+    const h = await harness([user("m0", "Hi"), reply("r0", "Hello")]);
+    h.chat.send("Try again");
+    const id = String(h.socket().ofType("cf_agent_use_chat_request")[0]?.id);
+    const busy: boolean[] = [];
+    const unsubscribe = h.chat.subscribe(() => busy.push(h.state().busy));
+    h.socket().frame({ type: "cf_agent_stream_resuming", id: "req_failed" });
+    expect(h.socket().ofType("cf_agent_stream_resume_ack")).toEqual([
+      { type: "cf_agent_stream_resume_ack", id: "req_failed" },
+    ]);
+    h.socket().done("req_failed", { error: true, body: "The model failed" });
+    h.stream(id, textReply("r1", "Here it is."));
+    h.socket().done(id);
+    unsubscribe();
+    expect(busy.slice(0, -1)).not.toContain(false);
+    expect(busy.at(-1)).toBe(false);
+    expect(h.state().status).toBe("ready");
+    expect(h.state().error).toBeUndefined();
+    expect(h.state().messages.map((m) => m.id)).toEqual(["m0", "r0", "id2", "r1"]);
+  });
+
+  it("follows another request's stream once the reply in flight has ended", async () => {
+    const h = await harness();
+    h.chat.send("Hi");
+    const id = String(h.socket().ofType("cf_agent_use_chat_request")[0]?.id);
+    // Another tab's turn starts streaming before this one's reply has ended.
+    h.stream("req_other", [{ type: "start", messageId: "r9" }]);
+    h.stream(id, textReply("r1", "Mine."));
+    h.socket().done(id);
+    expect(h.state().busy).toBe(true);
+    h.stream("req_other", [
+      { type: "text-start", id: "b" },
+      { type: "text-delta", id: "b", delta: "Theirs." },
+    ]);
+    h.socket().done("req_other");
+    expect(h.state().busy).toBe(false);
+    expect(h.state().status).toBe("ready");
+  });
+
   it("a stream error ends the turn with an error; a refusal and a final close are shown", async () => {
     const h = await harness();
     h.chat.send("Hi");
@@ -587,6 +628,31 @@ describe("LightChat", () => {
       { state: "output-available", output: { saved: true } },
       { type: "text", text: "Saved." },
     ]);
+  });
+
+  it("ends busy when the server refuses an approval (no continuation is coming)", async () => {
+    const asked: UIMessage = {
+      id: "r1",
+      role: "assistant",
+      parts: [
+        {
+          type: "tool-remember",
+          toolCallId: "c1",
+          state: "approval-requested",
+          input: { fact: "tea" },
+          approval: { id: "ap1" },
+        },
+      ],
+    };
+    const h = await harness([user("m0", "Remember tea"), asked]);
+    h.chat.respondToApproval({ id: "ap1", approved: true });
+    expect(h.state().busy).toBe(true);
+    h.socket().frame({
+      type: "parley_error",
+      error: { code: "conflict", message: "This tool call is already being answered" },
+    });
+    expect(h.state().busy).toBe(false);
+    expect(h.state().refusal?.code).toBe("conflict");
   });
 
   it("keeps an approved call's approval once it ran, through the frames the server sends for it", async () => {

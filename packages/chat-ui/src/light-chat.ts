@@ -610,6 +610,11 @@ export class LightChat {
       case "parley_error": {
         this.#refusal = readParleyError(data);
         if (this.#refusal?.requestId) this.#takeBack(this.#refusal.requestId);
+        else if (this.#awaitingContinuation) {
+          // The approval was refused (answered already, no credit): no continuation is coming.
+          this.#awaitingContinuation = false;
+          if (this.#active === null && this.#status === "submitted") this.#status = "ready";
+        }
         this.#changed();
         return;
       }
@@ -623,8 +628,7 @@ export class LightChat {
         this.#send({ type: "cf_agent_stream_resume_ack", id });
         if (!this.#turns.has(id)) this.#turns.set(id, newTurn(this.#awaitingContinuation));
         this.#awaitingContinuation = false;
-        this.#active = id;
-        this.#status = "streaming";
+        this.#follow(id);
         this.#changed();
         return;
       }
@@ -687,9 +691,10 @@ export class LightChat {
       // Not ours and never announced: another tab's turn (or a continuation) shown as it streams.
       turn = newTurn(frame.continuation === true || this.#awaitingContinuation);
       this.#turns.set(id, turn);
+      // Streaming live on this socket: it needs no ack.
+      this.#acked.add(id);
       this.#awaitingContinuation = false;
-      this.#active = id;
-      this.#status = "streaming";
+      this.#follow(id);
     }
     if (frame.error === true) {
       this.#finish(id, str(frame.body) || "Stream error");
@@ -736,6 +741,27 @@ export class LightChat {
     this.#returnedDraft = { text, seq: (this.#returnedDraft?.seq ?? 0) + 1 };
   }
 
+  /**
+   * Whether request `id` is the reply in flight on this socket: announced (or sent) here and not
+   * ended. One interrupted by a dropped socket is not, until the next socket's resume names it.
+   */
+  #inFlight(id: string | null): id is string {
+    return id !== null && this.#turns.has(id) && this.#acked.has(id);
+  }
+
+  /**
+   * Another request's stream shows up (a resumed or replayed one, another tab's): it becomes the
+   * reply in flight, unless one already is. The probe a socket sends when it opens is answered
+   * after a message sent right away, and may name the last turn that failed: its replayed error
+   * took the place of the reply just asked for, which then streamed with Send showing and ended
+   * marked failed.
+   */
+  #follow(id: string): void {
+    if (this.#active !== id && this.#inFlight(this.#active)) return;
+    this.#active = id;
+    this.#status = "streaming";
+  }
+
   #finish(id: string, errorText: string | null): void {
     this.#asked.delete(id);
     // A refusal says what happened; the request's own error frame is not a failed reply.
@@ -743,9 +769,11 @@ export class LightChat {
     this.#turns.delete(id);
     this.#recovering = false;
     if (this.#active === id) {
-      this.#active = null;
-      this.#status = errorText === null ? "ready" : "error";
-      this.#error = errorText === null ? undefined : new Error(errorText);
+      // A stream that showed up meanwhile (`#follow`) is the reply in flight now.
+      const next = [...this.#turns.keys()].find((other) => this.#inFlight(other));
+      this.#active = next ?? null;
+      this.#status = next === undefined ? (errorText === null ? "ready" : "error") : "streaming";
+      this.#error = next === undefined && errorText !== null ? new Error(errorText) : undefined;
     }
     this.#changed();
   }

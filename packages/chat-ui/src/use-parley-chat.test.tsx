@@ -28,6 +28,9 @@ vi.mock("@cloudflare/ai-chat/react", () => ({
 
 const { useParleyChat } = await import("./use-parley-chat.ts");
 
+/** What `send` hands the SDK: the whole user message (see `send` for why not `{ text }`). */
+const asked = (text: string) => ({ role: "user", parts: [{ type: "text", text }] });
+
 const user = (id: string): UIMessage => ({ id, role: "user", parts: [{ type: "text", text: id }] });
 const assistant = (id: string): UIMessage => ({
   id,
@@ -45,6 +48,7 @@ beforeEach(() => {
     error: undefined,
     isStreaming: false,
     isRecovering: false,
+    isToolContinuation: false,
     setMessages: vi.fn(),
     sendMessage: vi.fn(() => Promise.resolve()),
     stop: vi.fn(() => Promise.resolve()),
@@ -96,12 +100,21 @@ describe("useParleyChat", () => {
     });
     expect(hook.result.current.refusal).toEqual({ code: "rate_limited", message: "Slow down" });
     act(() => hook.result.current.send("  again "));
-    expect(sdk.chat.sendMessage).toHaveBeenCalledExactlyOnceWith({ text: "again" });
+    expect(sdk.chat.sendMessage).toHaveBeenCalledExactlyOnceWith(asked("again"));
     expect(hook.result.current.refusal).toBeNull();
   });
 
-  it("takes a refused message back out of the transcript, into the composer, once the SDK's turn ends", () => {
-    sdk.chat = { ...sdk.chat, messages: [user("u1"), assistant("a1")] };
+  it("takes a refused message back out of the transcript, into the composer, once the SDK's turn ends", async () => {
+    // The SDK's promise for a request settles when the request has ended.
+    let endRequest: () => void = () => undefined;
+    const request = new Promise<void>((resolve) => {
+      endRequest = resolve;
+    });
+    sdk.chat = {
+      ...sdk.chat,
+      messages: [user("u1"), assistant("a1")],
+      sendMessage: vi.fn(() => request),
+    };
     const { hook } = setup();
     act(() => hook.result.current.send("over the limit"));
     // The SDK shows the message at once; the server refuses it (storing nothing) and ends the turn.
@@ -126,6 +139,8 @@ describe("useParleyChat", () => {
     expect(sdk.chat.setMessages).not.toHaveBeenCalled();
     sdk.chat = { ...sdk.chat, status: "error", error: new Error("Daily limit") };
     hook.rerender();
+    expect(sdk.chat.setMessages).not.toHaveBeenCalled();
+    await act(async () => endRequest());
     expect(sdk.chat.setMessages).toHaveBeenCalledExactlyOnceWith([user("u1"), assistant("a1")]);
     expect(sdk.chat.clearError).toHaveBeenCalledOnce();
     expect(hook.result.current.returnedDraft).toEqual({ text: "over the limit", seq: 1 });
@@ -211,7 +226,7 @@ describe("useParleyChat", () => {
     });
     act(() => hook.result.current.send("typed right away"));
     await act(async () => answer([user("u1"), assistant("a1")]));
-    expect(sdk.chat.sendMessage).toHaveBeenCalledExactlyOnceWith({ text: "typed right away" });
+    expect(sdk.chat.sendMessage).toHaveBeenCalledExactlyOnceWith(asked("typed right away"));
     expect(sdk.chat.setMessages).not.toHaveBeenCalled();
   });
 

@@ -48,7 +48,11 @@ export interface ParleyChatState {
   refusal: ParleyError | null;
   /** The socket was closed for good (access lost, chat erased): nothing more can be sent. */
   lost: boolean;
-  /** A reply is on its way (submitted, streaming, streamed by the server, or recovering). */
+  /**
+   * A reply is on its way: from Send (or Regenerate, or an approval) until it has ended
+   * (completed, stopped, failed, or its socket dropped); also a reply streamed by the server for
+   * another tab, resumed after a reload, or being recovered. Never false in the middle of one.
+   */
   busy: boolean;
   /** Ids of assistant replies the person stopped in this tab (the server may not say so yet). */
   stoppedIds: ReadonlySet<string>;
@@ -162,15 +166,35 @@ export function useParleyChat({
   /** A refusal of this tab's request arrived; the SDK's turn ends after it, then it is undone. */
   const takeBack = useRef(false);
   const [returnedDraft, setReturnedDraft] = useState<ReturnedDraft | null>(null);
-
-  const { setMessages } = chat;
   /**
-   * Counts sends and regenerates: a transcript reloaded after `resume_none` replaces the client's
-   * messages only if nothing was sent meanwhile (a message typed right after the socket opened
-   * would otherwise vanish, and its reply stream with it).
+   * A send or regeneration of this tab is on its way: from the key press until the AI SDK's
+   * promise for that request settles, which it does only once the request has ended (completed,
+   * failed, stopped, or cut by a dropped socket). The SDK's `status` cannot say this: its resume
+   * requests share it, and one that ends while this request streams (the server's answer to the
+   * probe a socket sends when it opens, arriving after a message sent right away; the replay of
+   * an earlier failed turn) sets it to "ready" or "error" mid-reply. Stop then gave way to Send
+   * for a moment, and an Enter in that moment sent a message the server refused.
+   */
+  const [asking, setAsking] = useState(false);
+  /**
+   * Counts sends and regenerates: only the latest one's end clears `asking`, and a transcript
+   * reloaded after `resume_none` replaces the client's messages only if nothing was sent meanwhile
+   * (a message typed right after the socket opened would otherwise vanish, and its reply stream
+   * with it).
    */
   const sends = useRef(0);
   const busyRef = useRef(false);
+  const ask = useCallback((request: () => Promise<void>) => {
+    const seq = ++sends.current;
+    busyRef.current = true;
+    setAsking(true);
+    const done = () => {
+      if (sends.current === seq) setAsking(false);
+    };
+    request().then(done, done);
+  }, []);
+
+  const { setMessages } = chat;
   messagesRef.current = chat.messages;
   useEffect(() => {
     const onMessage = (event: MessageEvent) => {
@@ -220,11 +244,17 @@ export function useParleyChat({
     setStoppedIds((ids) => new Set(ids).add(reply.id));
   }, [messages]);
 
+  // Not the SDK's `status` alone: another request of the SDK's (the resume probe a socket sends
+  // when it opens, a tool continuation) sets it to "ready" or "error" when it ends, whatever
+  // this tab's own request is doing. See `ask` and docs/2026-12-06-busy-state.md.
   const busy =
-    chat.status === "submitted" ||
-    chat.status === "streaming" ||
-    chat.isStreaming ||
-    chat.isRecovering;
+    !lost &&
+    (asking ||
+      chat.status === "submitted" ||
+      chat.status === "streaming" ||
+      chat.isStreaming ||
+      chat.isRecovering ||
+      chat.isToolContinuation);
   busyRef.current = busy;
 
   // Once the refused request has ended on the SDK's side: its message comes back out of the
@@ -256,13 +286,14 @@ export function useParleyChat({
       if (trimmed === "" || busy || lost) return;
       stopPendingAfter.current = null;
       setRefusal(null);
-      sends.current += 1;
-      busyRef.current = true;
       lastAsked.current = { trigger: "submit", text: trimmed };
       takeBack.current = false;
-      void chat.sendMessage({ text: trimmed });
+      // A whole message rather than `{ text }`: the SDK then adds it and turns "submitted" within
+      // this key press, so Stop, the message and "Thinking…" show in one render with the cleared
+      // box (`{ text }` waits a microtask for files first, a render showing the box empty and Send).
+      ask(() => chat.sendMessage({ role: "user", parts: [{ type: "text", text: trimmed }] }));
     },
-    [busy, lost, chat.sendMessage],
+    [busy, lost, ask, chat.sendMessage],
   );
 
   const stop = useCallback(() => {
@@ -286,12 +317,10 @@ export function useParleyChat({
     }
     stopPendingAfter.current = null;
     setRefusal(null);
-    sends.current += 1;
-    busyRef.current = true;
     lastAsked.current = { trigger: "regenerate" };
     takeBack.current = false;
-    void chat.regenerate();
-  }, [busy, lost, messages, chat.regenerate]);
+    ask(() => chat.regenerate());
+  }, [busy, lost, messages, ask, chat.regenerate]);
 
   const respondToApproval = useCallback<ApprovalResponder>(
     (response) => void chat.addToolApprovalResponse(response),

@@ -50,6 +50,11 @@ export const catalogueModelSchema = z
     temperature: range.nullable().describe("The temperatures it takes; null: 0 to 2"),
     topP: range.nullable().describe("The top-p values it takes; null: 0 to 1"),
     prices: modelPricesSchema,
+    servedLocally: z
+      .boolean()
+      .describe(
+        "Answered by a model server on the platform's own machine: offline (`pnpm dev` without an OpenRouter key) the local dev model answers every model that has no endpoint of its own, whatever its name",
+      ),
   })
   .meta({ id: "CatalogueModel" });
 export type CatalogueModel = z.output<typeof catalogueModelSchema>;

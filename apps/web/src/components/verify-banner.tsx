@@ -1,6 +1,6 @@
 import { useState } from "react";
-import { errorMessage } from "../lib/api.ts";
 import { mailApi } from "../lib/mail-api.ts";
+import { refusalText } from "../lib/refusal.ts";
 import { useSession } from "../lib/session.tsx";
 import { Button } from "./ui/button.tsx";
 import { Email } from "./ui/email.tsx";
@@ -21,7 +21,7 @@ export function VerifyBanner() {
       await mailApi.resendVerification();
       setState("sent");
     } catch (caught) {
-      setState({ error: errorMessage(caught) });
+      setState({ error: refusalText(caught) });
     }
   }
 

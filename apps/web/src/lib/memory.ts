@@ -1,4 +1,5 @@
 import { MAX_MEMORY_BYTES, type Memory, memoryBytes, memorySchema } from "@parley/shared";
+import { asSentence, problemWords } from "./refusal.ts";
 
 export type MemoryParse = { ok: true; memory: Memory } | { ok: false; error: string };
 
@@ -20,9 +21,11 @@ export function parseMemory(text: string): MemoryParse {
   }
   const parsed = memorySchema.safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? ` at ${issue.path.join(".")}` : "";
-    return { ok: false, error: `Memory is not accepted${where}: ${issue?.message ?? "invalid"}` };
+    // Every problem at once, each a sentence, in the words the API's refusal would use.
+    const error = parsed.error.issues
+      .map((issue) => memoryProblem(issue.path.join("."), problemWords(issue.message)))
+      .join(" ");
+    return { ok: false, error };
   }
   const bytes = memoryBytes(parsed.data);
   if (bytes > MAX_MEMORY_BYTES) {
@@ -33,5 +36,9 @@ export function parseMemory(text: string): MemoryParse {
   }
   return { ok: true, memory: parsed.data };
 }
+
+/** One problem of a memory as a sentence: where in it (`at plans.team`), and why. */
+export const memoryProblem = (where: string, message: string): string =>
+  asSentence(`Memory is not accepted${where ? ` at ${where}` : ""}: ${message}`);
 
 export const formatMemory = (memory: Memory): string => JSON.stringify(memory, null, 2);

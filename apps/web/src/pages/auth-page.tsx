@@ -1,9 +1,10 @@
 import { Link, useSearch } from "@tanstack/react-router";
-import { type FormEvent, useEffect, useState } from "react";
+import { type FormEvent, useEffect, useId, useState } from "react";
 import { useDocumentTitle } from "../components/page.tsx";
+import { fieldProps, ProblemField, RefusalNote, useRefusal } from "../components/refusal.tsx";
 import { Button } from "../components/ui/button.tsx";
-import { Field, Input } from "../components/ui/input.tsx";
-import { ErrorNote, Notice } from "../components/ui/states.tsx";
+import { Input } from "../components/ui/input.tsx";
+import { Notice } from "../components/ui/states.tsx";
 import { api } from "../lib/api.ts";
 import { clearFlash, peekFlash } from "../lib/flash.ts";
 import { safeNext } from "../lib/next-path.ts";
@@ -17,7 +18,8 @@ function AuthForm({ mode }: { mode: "signin" | "signup" }) {
   const next = safeNext(search.next);
   const [flash] = useState(peekFlash);
   useEffect(clearFlash, []);
-  const [error, setError] = useState<unknown>(null);
+  const id = useId();
+  const { refusal, refuse, clear, form: formRef, at } = useRefusal();
   const [busy, setBusy] = useState(false);
   const signup = mode === "signup";
   useDocumentTitle(signup ? "Create your account" : "Sign in");
@@ -27,7 +29,7 @@ function AuthForm({ mode }: { mode: "signin" | "signup" }) {
     const form = new FormData(event.currentTarget);
     const text = (name: string) => String(form.get(name) ?? "");
     setBusy(true);
-    setError(null);
+    clear();
     try {
       if (signup) {
         const orgName = text("orgName").trim();
@@ -43,7 +45,7 @@ function AuthForm({ mode }: { mode: "signin" | "signup" }) {
       // Signed in: the auth layout sends them on (to `next`, else the projects; router.tsx ToApp).
       await reload();
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
       setBusy(false);
     }
   }
@@ -72,38 +74,69 @@ function AuthForm({ mode }: { mode: "signin" | "signup" }) {
         </Notice>
       ) : null}
       <form
+        ref={formRef}
         onSubmit={onSubmit}
         className="grid gap-4 rounded-xl border border-border bg-card p-6 shadow-xs"
         aria-label={signup ? "Sign up" : "Sign in"}
       >
         {signup ? (
-          <Field label="Name">
-            <Input name="name" autoComplete="name" required maxLength={100} />
-          </Field>
+          <ProblemField label="Name" id={`${id}-name`} message={at("name")}>
+            <Input
+              name="name"
+              autoComplete="name"
+              required
+              maxLength={100}
+              {...fieldProps(`${id}-name`, at("name"))}
+            />
+          </ProblemField>
         ) : null}
-        <Field label="Email">
-          <Input name="email" type="email" autoComplete="email" required />
-        </Field>
-        <Field label="Password" {...(signup ? { hint: "At least 10 characters." } : {})}>
+        <ProblemField label="Email" id={`${id}-email`} message={at("email")}>
+          <Input
+            name="email"
+            type="email"
+            autoComplete="email"
+            required
+            {...fieldProps(`${id}-email`, at("email"))}
+          />
+        </ProblemField>
+        <ProblemField
+          label="Password"
+          id={`${id}-password`}
+          message={at("password")}
+          {...(signup ? { hint: "At least 10 characters." } : {})}
+        >
           <Input
             name="password"
             type="password"
             autoComplete={signup ? "new-password" : "current-password"}
             required
             minLength={signup ? 10 : 1}
+            {...fieldProps(`${id}-password`, at("password"))}
           />
-        </Field>
+        </ProblemField>
         {signup ? null : (
           <Link to="/forgot-password" className="prose-link justify-self-start text-sm">
             Forgot your password?
           </Link>
         )}
         {signup ? (
-          <Field label="Organization name (optional)">
-            <Input name="orgName" autoComplete="organization" maxLength={100} />
-          </Field>
+          <ProblemField
+            label="Organization name (optional)"
+            id={`${id}-org`}
+            message={at("orgName")}
+          >
+            <Input
+              name="orgName"
+              autoComplete="organization"
+              maxLength={100}
+              {...fieldProps(`${id}-org`, at("orgName"))}
+            />
+          </ProblemField>
         ) : null}
-        <ErrorNote error={error} />
+        <RefusalNote
+          refusal={refusal}
+          fields={signup ? ["name", "email", "password", "orgName"] : ["email", "password"]}
+        />
         <Button type="submit" variant="primary" disabled={busy} className="w-full">
           {busy ? "Please wait…" : signup ? "Sign up" : "Sign in"}
         </Button>

@@ -23,10 +23,11 @@ import { MyLimits } from "../features/billing/my-limits.tsx";
 import { PaymentsTable } from "../features/billing/payments-table.tsx";
 import { TopUpDialog } from "../features/billing/top-up.tsx";
 import { UsagePanel } from "../features/billing/usage-panel.tsx";
-import { api } from "../lib/api.ts";
+import { api, isApiError } from "../lib/api.ts";
 import { billingApi } from "../lib/billing-api.ts";
 import { formatMicros } from "../lib/money.ts";
 import { keys } from "../lib/query.ts";
+import { refusalText } from "../lib/refusal.ts";
 import { canManage as canManageOrg, useSession } from "../lib/session.tsx";
 
 type Tab = "overview" | "activity" | "ledger" | "settings";
@@ -212,7 +213,8 @@ export default function BillingPage() {
       window.location.assign(url);
     } catch (caught) {
       const { toast } = await import("sonner");
-      toast.error(caught instanceof Error ? caught.message : "Could not open the billing portal.");
+      // The API's words, every problem; anything else thrown may name internals.
+      toast.error(isApiError(caught) ? refusalText(caught) : "Could not open the billing portal.");
     }
   };
 

@@ -1,7 +1,9 @@
-import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import { signupSchema } from "@parley/shared";
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { membersApi } from "../features/members/members-api.ts";
 import { ApiError, api } from "../lib/api.ts";
+import { answerEvery, describedText, refusedBody } from "../test/refusal.ts";
 import { renderInApp } from "../test/render.tsx";
 import InvitePage, { InviteScreen } from "./invite-page.tsx";
 
@@ -67,6 +69,41 @@ describe("the invitation page", () => {
     expect(screen.getByRole("link", { name: "Sign in to join" }).getAttribute("href")).toBe(
       "/signin?next=%2Finvite",
     );
+  });
+
+  it("shows every problem of a refused sign-up at its field, the link's own in the alert", async () => {
+    vi.spyOn(membersApi, "invitationPreview").mockResolvedValue(preview);
+    const accept = vi.spyOn(membersApi, "acceptInvitation");
+    const refused = refusedBody(signupSchema, {
+      email: preview.email,
+      name: " ",
+      password: "long enough \uD800",
+      invitation: "inv_abc",
+    });
+    answerEvery(400, {
+      error: {
+        ...refused.error,
+        issues: [
+          ...(refused.error.issues ?? []),
+          { field: "invitation", message: "Too big: expected string to have <=200 characters" },
+        ],
+      },
+    });
+    await renderInApp(<InviteScreen secret="inv_abc" />, { path: "/invite#inv_abc" });
+    const form = await screen.findByRole("form", { name: "Join Acme" });
+    const name = within(form).getByLabelText("Name");
+    const password = within(form).getByLabelText(/^Password/);
+    fireEvent.change(name, { target: { value: " " } });
+    fireEvent.change(password, { target: { value: "long enough \uD800" } });
+    fireEvent.submit(form);
+    await waitFor(() => expect(describedText(name)).toBe("Is required."));
+    expect(describedText(password)).toBe(
+      "Must be valid Unicode text (it has an unpaired surrogate).",
+    );
+    expect(within(form).getByRole("alert").textContent).toBe(
+      "The invitation must be at most 200 characters.",
+    );
+    expect(accept).not.toHaveBeenCalled();
   });
 
   it("lets the invited person join, then opens the org's projects", async () => {

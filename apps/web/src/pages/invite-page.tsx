@@ -3,12 +3,13 @@ import type { InvitationPreview } from "@parley/shared";
 import { useQuery } from "@tanstack/react-query";
 import { Link, useLocation, useNavigate } from "@tanstack/react-router";
 import { Lock } from "lucide-react";
-import { type FormEvent, useEffect, useState } from "react";
+import { type FormEvent, useEffect, useId, useState } from "react";
 import { Page } from "../components/page.tsx";
+import { fieldProps, ProblemField, RefusalNote, useRefusal } from "../components/refusal.tsx";
 import { Button } from "../components/ui/button.tsx";
 import { Card, CardBody } from "../components/ui/card.tsx";
 import { Email } from "../components/ui/email.tsx";
-import { Field, Input } from "../components/ui/input.tsx";
+import { Input } from "../components/ui/input.tsx";
 import { ErrorNote, Loading } from "../components/ui/states.tsx";
 import { roleWords } from "../features/members/member-rules.ts";
 import { membersApi } from "../features/members/members-api.ts";
@@ -189,7 +190,8 @@ function JoinForm({
   /** The account was made but the invitation not taken. */
   onJoinFailed: (error: unknown) => void;
 }) {
-  const [error, setError] = useState<unknown>(null);
+  const id = useId();
+  const { refusal, refuse, clear, form: formRef, at } = useRefusal();
   const [busy, setBusy] = useState(false);
   const label = `Join ${invitation.orgName}`;
 
@@ -197,7 +199,7 @@ function JoinForm({
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     setBusy(true);
-    setError(null);
+    clear();
     try {
       await api.signup({
         email: invitation.email,
@@ -206,7 +208,7 @@ function JoinForm({
         invitation: secret,
       });
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
       setBusy(false);
       return;
     }
@@ -218,11 +220,22 @@ function JoinForm({
   }
 
   return (
-    <form onSubmit={onSubmit} aria-label={label} className="grid gap-4">
-      <Field label="Name">
-        <Input name="name" autoComplete="name" required maxLength={100} />
-      </Field>
-      <Field label="Email" hint="The invitation is for this address.">
+    <form ref={formRef} onSubmit={onSubmit} aria-label={label} className="grid gap-4">
+      <ProblemField label="Name" id={`${id}-name`} message={at("name")}>
+        <Input
+          name="name"
+          autoComplete="name"
+          required
+          maxLength={100}
+          {...fieldProps(`${id}-name`, at("name"))}
+        />
+      </ProblemField>
+      <ProblemField
+        label="Email"
+        hint="The invitation is for this address."
+        id={`${id}-email`}
+        message={at("email")}
+      >
         <span className="relative block">
           <Input
             name="email"
@@ -231,23 +244,30 @@ function JoinForm({
             value={invitation.email}
             readOnly
             className="bg-muted pr-9 text-muted-foreground"
+            {...fieldProps(`${id}-email`, at("email"))}
           />
           <Lock
             aria-hidden="true"
             className="-translate-y-1/2 pointer-events-none absolute top-1/2 right-3 size-4 text-muted-foreground"
           />
         </span>
-      </Field>
-      <Field label="Password" hint="At least 10 characters.">
+      </ProblemField>
+      <ProblemField
+        label="Password"
+        hint="At least 10 characters."
+        id={`${id}-password`}
+        message={at("password")}
+      >
         <Input
           name="password"
           type="password"
           autoComplete="new-password"
           required
           minLength={10}
+          {...fieldProps(`${id}-password`, at("password"))}
         />
-      </Field>
-      <ErrorNote error={error} />
+      </ProblemField>
+      <RefusalNote refusal={refusal} fields={["name", "email", "password"]} />
       <Button
         type="submit"
         variant="primary"

@@ -1,9 +1,10 @@
-import type { Member, OrgSummary } from "@parley/shared";
+import { createInvitationSchema, type Member, type OrgSummary } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { toast } from "sonner";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { membersApi } from "../features/members/members-api.ts";
 import { ApiError } from "../lib/api.ts";
+import { answerEvery, describedText, refusedBody } from "../test/refusal.ts";
 import { renderInApp } from "../test/render.tsx";
 import MembersPage from "./members-page.tsx";
 
@@ -296,6 +297,22 @@ describe("MembersPage", () => {
     expect(
       ((await within(form).findByLabelText("Invitation link")) as HTMLInputElement).value,
     ).toBe("https://parley.test/invite#inv_eve");
+  });
+
+  it("shows both problems of a refused invitation, each at its field", async () => {
+    listMembers(ada);
+    answerEvery(400, refusedBody(createInvitationSchema, { email: "eve@", role: "boss" }));
+    await renderInApp(<MembersPage />, { path: "/members" });
+    const form = await screen.findByRole("form", { name: "Add a member" });
+    const email = within(form).getByLabelText("Email");
+    const role = within(form).getByLabelText("Role");
+    fireEvent.change(email, { target: { value: "eve@example.com" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Add member" }));
+    await waitFor(() => expect(describedText(email)).toBe("Must be a valid email address."));
+    expect(email.getAttribute("aria-invalid")).toBe("true");
+    expect(role.getAttribute("aria-invalid")).toBe("true");
+    expect(describedText(role)).toBe("Must be owner, admin or member.");
+    expect(within(form).queryByRole("alert")).toBeNull();
   });
 
   it("invites an email that has no account yet, shows the link once, and lists it as pending", async () => {

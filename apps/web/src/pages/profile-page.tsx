@@ -8,10 +8,10 @@ import { useConfirm } from "../components/ui/confirm.tsx";
 import { ErrorNote, Loading } from "../components/ui/states.tsx";
 import { ProfileEditor } from "../features/assistants/profile-editor.tsx";
 import { useAllowedModels, useCatalogue } from "../features/assistants/use-models.ts";
-import { errorMessage } from "../lib/api.ts";
 import { assistantsApi } from "../lib/assistants-api.ts";
 import { useAllProjects } from "../lib/org-lists.ts";
 import { keys } from "../lib/query.ts";
+import { refusalText } from "../lib/refusal.ts";
 import { useResourceOrg } from "../lib/resource-org.ts";
 import { canManage as canManageOrg, useSession } from "../lib/session.tsx";
 
@@ -104,7 +104,7 @@ export default function ProfilePage() {
       toast.success(`Deleted “${data.name}”.`);
       await navigate({ to: "/assistants" });
     } catch (error) {
-      toast.error(errorMessage(error));
+      toast.error(refusalText(error));
     }
   }
 

@@ -1,8 +1,9 @@
-import type { Project } from "@parley/shared";
-import { cleanup, fireEvent, screen } from "@testing-library/react";
+import { createProjectSchema, type Project } from "@parley/shared";
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../lib/api.ts";
 import { orgsApi } from "../lib/orgs-api.ts";
+import { answerEvery, describedText, refusedBody } from "../test/refusal.ts";
 import { renderInApp } from "../test/render.tsx";
 import ProjectsPage from "./projects-page.tsx";
 
@@ -48,5 +49,32 @@ describe("ProjectsPage paging", () => {
       ["org_1", "c2"],
       ["org_1", "c2"],
     ]);
+  });
+});
+
+describe("the new project form", () => {
+  it("shows the name's problem at the name and what has no field in the alert", async () => {
+    vi.spyOn(orgsApi, "projects").mockResolvedValue({ items: [], nextCursor: null });
+    const refused = refusedBody(createProjectSchema, { name: "\u0301Docs" });
+    // A second problem the form has no field for goes to its alert, worded as a sentence.
+    answerEvery(400, {
+      error: {
+        ...refused.error,
+        issues: [
+          { field: "name", message: refused.error.message.replace(/^name: /, "") },
+          { field: "memory", message: "must be at most 16384 bytes of JSON" },
+        ],
+      },
+    });
+    await renderInApp(<ProjectsPage />, { path: "/projects" });
+    const form = await screen.findByRole("form", { name: "New project" });
+    const name = within(form).getByLabelText("Name");
+    fireEvent.change(name, { target: { value: "\u0301Docs" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Create project" }));
+    await waitFor(() => expect(describedText(name)).toBe("Must not start with a combining mark."));
+    expect(name.getAttribute("aria-invalid")).toBe("true");
+    expect((await within(form).findByRole("alert")).textContent).toBe(
+      "The memory must be at most 16384 bytes of JSON.",
+    );
   });
 });

@@ -1,12 +1,13 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { Link, useNavigate } from "@tanstack/react-router";
 import { FolderKanban, Plus } from "lucide-react";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useId, useState } from "react";
 import { LoadMore } from "../components/load-more.tsx";
 import { Page } from "../components/page.tsx";
+import { fieldProps, ProblemField, RefusalNote, useRefusal } from "../components/refusal.tsx";
 import { Button } from "../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../components/ui/card.tsx";
-import { Field, Input } from "../components/ui/input.tsx";
+import { Input } from "../components/ui/input.tsx";
 import { EmptyState, ErrorNote, Loading } from "../components/ui/states.tsx";
 import { NewOrgForm } from "../features/orgs/new-org-form.tsx";
 import { orgsApi } from "../lib/orgs-api.ts";
@@ -86,20 +87,21 @@ function ProjectsOf({ orgId, orgName }: { orgId: string; orgName: string }) {
 function NewProject({ orgId }: { orgId: string }) {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
-  const [error, setError] = useState<unknown>(null);
+  const id = useId();
+  const { refusal, refuse, clear, form, at } = useRefusal();
   const [busy, setBusy] = useState(false);
 
   async function onCreate(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const name = String(new FormData(event.currentTarget).get("name") ?? "").trim();
     setBusy(true);
-    setError(null);
+    clear();
     try {
       const project = await orgsApi.createProject(orgId, { name });
       await queryClient.invalidateQueries({ queryKey: keys.projects(orgId) });
       await navigate({ to: "/projects/$projectId", params: { projectId: project.id } });
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
       setBusy(false);
     }
   }
@@ -108,11 +110,17 @@ function NewProject({ orgId }: { orgId: string }) {
     <Card aria-labelledby="new-project" className="h-fit">
       <CardHeader id="new-project" title="New project" />
       <CardBody>
-        <form onSubmit={onCreate} className="grid gap-4" aria-label="New project">
-          <Field label="Name">
-            <Input name="name" required maxLength={100} placeholder="e.g. Customer onboarding" />
-          </Field>
-          <ErrorNote error={error} />
+        <form ref={form} onSubmit={onCreate} className="grid gap-4" aria-label="New project">
+          <ProblemField label="Name" id={`${id}-name`} message={at("name")}>
+            <Input
+              name="name"
+              required
+              maxLength={100}
+              placeholder="e.g. Customer onboarding"
+              {...fieldProps(`${id}-name`, at("name"))}
+            />
+          </ProblemField>
+          <RefusalNote refusal={refusal} fields={["name"]} />
           <Button type="submit" variant="primary" disabled={busy}>
             <Plus aria-hidden="true" />
             {busy ? "Creating…" : "Create project"}

@@ -1,10 +1,11 @@
 import { Link, useNavigate } from "@tanstack/react-router";
-import { type FormEvent, type ReactNode, useState } from "react";
+import { type FormEvent, type ReactNode, useId, useState } from "react";
 import { useDocumentTitle } from "../components/page.tsx";
+import { fieldProps, ProblemField, RefusalNote, useRefusal } from "../components/refusal.tsx";
 import { Button } from "../components/ui/button.tsx";
 import { Field, Input } from "../components/ui/input.tsx";
-import { ErrorNote, Notice } from "../components/ui/states.tsx";
-import { ApiError, isApiError } from "../lib/api.ts";
+import { Notice } from "../components/ui/states.tsx";
+import { isApiError } from "../lib/api.ts";
 import { setFlash } from "../lib/flash.ts";
 import { mailApi } from "../lib/mail-api.ts";
 import { useSession } from "../lib/session.tsx";
@@ -44,7 +45,8 @@ const formBox = "grid gap-4 rounded-xl border border-border bg-card p-6 shadow-x
 
 /** `/forgot-password`: a reset link by mail. The answer is the same for every address. */
 export function ForgotPasswordPage() {
-  const [error, setError] = useState<unknown>(null);
+  const id = useId();
+  const { refusal, refuse, clear, form, at } = useRefusal();
   const [busy, setBusy] = useState(false);
   const [sentTo, setSentTo] = useState<string | null>(null);
   useDocumentTitle("Forgot your password");
@@ -53,12 +55,12 @@ export function ForgotPasswordPage() {
     event.preventDefault();
     const email = String(new FormData(event.currentTarget).get("email") ?? "").trim();
     setBusy(true);
-    setError(null);
+    clear();
     try {
       await mailApi.requestPasswordReset(email);
       setSentTo(email);
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
     } finally {
       setBusy(false);
     }
@@ -79,11 +81,18 @@ export function ForgotPasswordPage() {
           on its way. Check your mail, spam folder included.
         </Notice>
       ) : null}
-      <form onSubmit={onSubmit} className={formBox} aria-label="Reset password">
-        <Field label="Email">
-          <Input name="email" type="email" autoComplete="email" required maxLength={254} />
-        </Field>
-        <ErrorNote error={error} />
+      <form ref={form} onSubmit={onSubmit} className={formBox} aria-label="Reset password">
+        <ProblemField label="Email" id={`${id}-email`} message={at("email")}>
+          <Input
+            name="email"
+            type="email"
+            autoComplete="email"
+            required
+            maxLength={254}
+            {...fieldProps(`${id}-email`, at("email"))}
+          />
+        </ProblemField>
+        <RefusalNote refusal={refusal} fields={["email"]} />
         <Button type="submit" variant="primary" disabled={busy} className="w-full">
           {busy ? "Please wait…" : sentTo ? "Send another link" : "Send me a link"}
         </Button>
@@ -103,17 +112,18 @@ export function ResetPasswordPage() {
   const [secret] = useState(takeLinkSecret);
   const { me, signOut } = useSession();
   const navigate = useNavigate();
-  const [error, setError] = useState<unknown>(null);
+  const id = useId();
+  const { refusal, refuse, refuseWith, clear, form, at } = useRefusal();
+  const [gone, setGone] = useState(false);
   const [busy, setBusy] = useState(false);
-  const gone = isApiError(error) && error.code === "gone";
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const data = new FormData(event.currentTarget);
     const password = String(data.get("password") ?? "");
-    setError(null);
+    clear();
     if (password !== String(data.get("confirm") ?? "")) {
-      setError(new ApiError("invalid_request", "The two passwords are not the same", 400));
+      refuseWith({ field: null, message: "The two passwords are not the same" });
       return;
     }
     setBusy(true);
@@ -124,7 +134,8 @@ export function ResetPasswordPage() {
       setFlash("password-reset");
       await navigate({ to: "/signin", replace: true });
     } catch (caught) {
-      setError(caught);
+      setGone(isApiError(caught) && caught.code === "gone");
+      refuse(caught);
       setBusy(false);
     }
   }
@@ -132,11 +143,16 @@ export function ResetPasswordPage() {
   return (
     <MailLinkScreen title="Choose a new password">
       {secret ? (
-        <form onSubmit={onSubmit} className={formBox} aria-label="Set a new password">
+        <form ref={form} onSubmit={onSubmit} className={formBox} aria-label="Set a new password">
           <p className="text-muted-foreground text-sm">
             Setting it signs you out everywhere, this browser included.
           </p>
-          <Field label="New password" hint="At least 10 characters.">
+          <ProblemField
+            label="New password"
+            hint="At least 10 characters."
+            id={`${id}-password`}
+            message={at("password")}
+          >
             <Input
               name="password"
               type="password"
@@ -144,8 +160,9 @@ export function ResetPasswordPage() {
               required
               minLength={10}
               maxLength={256}
+              {...fieldProps(`${id}-password`, at("password"))}
             />
-          </Field>
+          </ProblemField>
           <Field label="The same password again">
             <Input
               name="confirm"
@@ -156,7 +173,7 @@ export function ResetPasswordPage() {
               maxLength={256}
             />
           </Field>
-          <ErrorNote error={error} />
+          <RefusalNote refusal={refusal} fields={["password"]} />
           <Button type="submit" variant="primary" disabled={busy || gone} className="w-full">
             {busy ? "Please wait…" : "Set the new password"}
           </Button>

@@ -14,8 +14,9 @@ import { SessionModelPicker } from "../features/assistants/session-model-picker.
 import { AssistantChat } from "../features/chat/chats.tsx";
 import { useMyChats, useNewChat } from "../features/chat/new-chat.tsx";
 import { SessionToolCalls } from "../features/tools/session-tool-calls.tsx";
-import { api, errorMessage } from "../lib/api.ts";
+import { api } from "../lib/api.ts";
 import { keys } from "../lib/query.ts";
+import { refusalText } from "../lib/refusal.ts";
 import { useResourceOrg } from "../lib/resource-org.ts";
 
 const untitled = (title: string | null) => title ?? "Untitled session";
@@ -74,7 +75,7 @@ function Sidebar({
           queryClient.setQueryData(keys.session(id), updated);
           refresh();
         } catch (error) {
-          toast.error(errorMessage(error));
+          toast.error(refusalText(error));
         }
       }}
       confirmDelete={(session) =>
@@ -95,7 +96,7 @@ function Sidebar({
         try {
           await api.deleteSession(id);
         } catch (error) {
-          toast.error(errorMessage(error));
+          toast.error(refusalText(error));
           return;
         }
         toast.success("Chat deleted.");

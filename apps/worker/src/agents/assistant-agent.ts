@@ -324,6 +324,7 @@ export class AssistantAgent extends ParleyChatAgent<AssistantTurn> {
     options?: OnChatMessageOptions,
   ): Promise<Response | undefined> {
     const requestId = options?.requestId ?? crypto.randomUUID();
+    this.stopIfStoppedEarly(requestId);
     const turn =
       this.admitted.get(requestId) ??
       (options?.continuation ? this.admitted.get(CONTINUATION) : undefined);

@@ -18,6 +18,7 @@ import { MeteredChatAgent } from "./metered-chat-agent.ts";
 import { mergeLate, type ReplyEndingMetadata, ReplyEndings } from "./reply-endings.ts";
 import { isTransientStorageError, withRetry } from "./retry.ts";
 import {
+  EarlyStops,
   type Refusal,
   RequestAuthors,
   refusalFrames,
@@ -88,6 +89,18 @@ export abstract class ParleyChatAgent<Turn> extends MeteredChatAgent {
 
   /** Who sent each recent chat request, in a shared chat (turn-guard.ts). */
   readonly #requestAuthors = new RequestAuthors();
+
+  /** Stops pressed before their turn started (turn-guard.ts). */
+  readonly #earlyStops = new EarlyStops();
+
+  /**
+   * Called first thing in a turn (`onChatMessage`): a Stop that came while its message was being
+   * admitted or stored aborts it now, before any model call, through the turn's own signal (the
+   * SDK has made it by then), so it ends as any stopped reply does.
+   */
+  protected stopIfStoppedEarly(requestId: string): void {
+    if (this.#earlyStops.started(requestId)) this.abortRequest(requestId, "stopped");
+  }
 
   /** How the reply in flight ended, merged into it when the SDK stores it (reply-endings.ts). */
   readonly #endings = new ReplyEndings();
@@ -244,8 +257,10 @@ export abstract class ParleyChatAgent<Turn> extends MeteredChatAgent {
       this.refuse(connection, other);
       return;
     }
+    if (decision.cancel) this.#earlyStops.cancel(decision.cancel.requestId);
     if (decision.trigger || decision.approval) {
       const requestId = decision.requestId;
+      if (requestId) this.#earlyStops.expect(requestId);
       const toolCallId = decision.approval?.toolCallId;
       // Checked and marked before the first await: two answers in the same tick admit one.
       if (toolCallId !== undefined && !this.#answers.claim(toolCallId, this.messages)) {
@@ -269,6 +284,7 @@ export abstract class ParleyChatAgent<Turn> extends MeteredChatAgent {
         if (requestId && this.sharedChat) this.#requestAuthors.note(requestId, caller.userId);
       } catch (error) {
         if (toolCallId !== undefined) this.#answers.release(toolCallId);
+        if (requestId) this.#earlyStops.forget(requestId);
         const appError = isAppError(error)
           ? error
           : new AppError("internal", "Could not start the turn", { cause: error });

@@ -2,7 +2,7 @@ import { createOpenAICompatible, type OpenAICompatibleProvider } from "@ai-sdk/o
 import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { createOpenRouter, type OpenRouterProvider } from "@openrouter/ai-sdk-provider";
 import { usableDollars } from "@parley/billing";
-import type { CatalogueModel } from "../assistants/catalogue-model.ts";
+import { type CatalogueModel, modelEndpoint } from "../assistants/catalogue-model.ts";
 
 const clients = new WeakMap<object, OpenRouterProvider>();
 /** OpenAI-compatible clients per `env`, by endpoint and key secret (one per catalogue entry's). */
@@ -42,7 +42,7 @@ export function languageModel(env: Env, model: CatalogueModel): LanguageModelV4 
   if (provider.type === "openrouter") {
     return modelClient(env).chat(model.id, { usage: { include: true } });
   }
-  const baseURL = provider.baseUrl ?? env.MODEL_BASE_URL;
+  const baseURL = modelEndpoint(env, model);
   const key = JSON.stringify([baseURL, provider.apiKeySecret]);
   let byEntry = compatibles.get(env);
   if (!byEntry) {

@@ -124,6 +124,7 @@ export class OnboardingAgent extends ParleyChatAgent<OnboardingTurn> {
     options?: OnChatMessageOptions,
   ): Promise<Response | undefined> {
     const requestId = options?.requestId ?? crypto.randomUUID();
+    this.stopIfStoppedEarly(requestId);
     const turn = this.admitted.get(requestId);
     this.admitted.delete(requestId);
     // A turn the guard did not admit (an SDK recovery re-run after an eviction, say) gets no model

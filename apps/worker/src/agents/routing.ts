@@ -3,11 +3,11 @@ import { routeAgentRequest } from "agents";
 import type { Context } from "hono";
 import { projectAccessRead, sessionAccessRead } from "../auth/access.ts";
 import { redeemConnectTicket } from "../auth/connect-tickets.ts";
-import { endUserSessionAccess } from "../auth/end-user-access.ts";
+import { endUserSessionAccessRead } from "../auth/end-user-access.ts";
 import { bearerToken, type LiveToken, liveUserRead } from "../auth/middleware.ts";
 import { verifyAccessToken, verifyEndUserAccessToken } from "../auth/tokens.ts";
 import { anyAppListsOrigin, preflightResponse } from "../db/apps.ts";
-import { type BatchedRead, batchAnswers, runRead } from "../db/batched-read.ts";
+import { type BatchedRead, batchAnswers, firstRow, runRead } from "../db/batched-read.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errorResponse } from "../http/errors.ts";
@@ -103,34 +103,51 @@ export async function memberAgentCaller(
 }
 
 /**
+ * The end user's standing now, as `requireLiveEndUser` reads it for the API: their row, their app
+ * not deleted, no erasure of them or their org filed. A ticket issued a moment before any of those
+ * changed opens nothing (docs/2026-12-06-bearer-links.md).
+ */
+function endUserStandingRead(
+  db: D1Database,
+  who: { endUserId: string; appId: string },
+): BatchedRead<void> {
+  const statement = db
+    .prepare(
+      `SELECT e.org_id FROM end_users e JOIN apps a ON a.id = e.app_id AND a.deleted_at IS NULL
+       WHERE e.id = ?1 AND e.app_id = ?2
+         AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.subject_id IN (?1, e.org_id))`,
+    )
+    .bind(who.endUserId, who.appId);
+  return {
+    statements: [statement],
+    read: async ([answer]) => {
+      if (!firstRow(answer)) throw new AppError("unauthorized", "Invalid or expired access token");
+    },
+  };
+}
+
+/**
  * An end user (docs/2026-12-02-apps-and-end-users.md) reaches only their own assistant sessions,
  * opened through their app, in a project the app lists, while the app and they live; the
- * onboarding chat and every other session are `not_found`.
+ * onboarding chat and every other session are `not_found`. Their standing and their right to the
+ * session are read in one `DB.batch`; a standing lost is `unauthorized` before anything else.
  */
-async function endUserAgentCaller(
+export async function endUserAgentCaller(
   db: D1Database,
   who: { endUserId: string; appId: string; expiresAt: number },
   agent: PublicAgent,
   name: string,
 ): Promise<AgentCaller> {
   if (agent !== "assistant-agent") throw new AppError("not_found", "Project not found");
-  // The end user's standing now, as `requireLiveEndUser` reads it for the API: their row, their
-  // app not deleted, no erasure of them or their org filed. A ticket issued a moment before any
-  // of those changed opens nothing (docs/2026-12-06-bearer-links.md).
-  const owner = await db
-    .prepare(
-      `SELECT e.org_id FROM end_users e JOIN apps a ON a.id = e.app_id AND a.deleted_at IS NULL
-       WHERE e.id = ?1 AND e.app_id = ?2
-         AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.subject_id IN (?1, e.org_id))`,
-    )
-    .bind(who.endUserId, who.appId)
-    .first<{ org_id: string }>();
-  if (!owner) throw new AppError("unauthorized", "Invalid or expired access token");
-  const { session } = await endUserSessionAccess(
+  const standing = endUserStandingRead(db, who);
+  const access = endUserSessionAccessRead(
     db,
-    { endUserId: who.endUserId, appId: who.appId, orgId: owner.org_id },
+    { endUserId: who.endUserId, appId: who.appId, orgId: null },
     name,
   );
+  const [standingAnswers = [], accessAnswers = []] = await batchAnswers(db, [standing, access]);
+  await standing.read(standingAnswers);
+  const { session } = await access.read(accessAnswers);
   return {
     kind: "end_user",
     appId: who.appId,

@@ -147,3 +147,45 @@ export class ToolAnswers {
     for (const id of this.#answering) if (!waiting.has(id)) this.#answering.delete(id);
   }
 }
+
+/** At most this many chat requests waiting for their turn to start are remembered. */
+const WAITING_REQUESTS = 64;
+
+/**
+ * Stops that arrive before their turn starts. The SDK makes a request's abort signal only when its
+ * turn starts (after the guard's admission, which may wait on D1 or the org's account, and after
+ * the SDK stores the message), and a cancel for a request it has not seen yet does nothing: the
+ * reply then ran, and was charged, after the person pressed Stop. The guard notes each chat request
+ * it lets through and each cancel for one still waiting; the turn, once started, stops itself
+ * (`started`) before any model call.
+ */
+export class EarlyStops {
+  readonly #waiting = new Set<string>();
+  readonly #stopped = new Set<string>();
+
+  /** A chat request on its way to its turn. */
+  expect(requestId: string): void {
+    this.#waiting.add(requestId);
+    for (const oldest of this.#waiting) {
+      if (this.#waiting.size <= WAITING_REQUESTS) break;
+      this.forget(oldest);
+    }
+  }
+
+  /** A cancel: remembered when its request has not started yet (otherwise the SDK has it). */
+  cancel(requestId: string): void {
+    if (this.#waiting.has(requestId)) this.#stopped.add(requestId);
+  }
+
+  /** The request's turn starts: whether it was stopped on its way. */
+  started(requestId: string): boolean {
+    this.#waiting.delete(requestId);
+    return this.#stopped.delete(requestId);
+  }
+
+  /** The request will not start (refused). */
+  forget(requestId: string): void {
+    this.#waiting.delete(requestId);
+    this.#stopped.delete(requestId);
+  }
+}

@@ -1,5 +1,6 @@
 import type { ModelPrice, OpenRouterPricing } from "@parley/billing";
 import type { ModelProvider } from "@parley/shared";
+import { isLoopbackUrl } from "../env.ts";
 
 /** A sampling parameter's allowed values. */
 export interface Range {
@@ -46,3 +47,19 @@ export interface CatalogueModel {
 }
 
 export type ProviderType = ModelProvider;
+
+/** Where a catalogue entry's calls go: `MODEL_BASE_URL`, or its own OpenAI-compatible endpoint. */
+export function modelEndpoint(env: Env, model: CatalogueModel): string {
+  const { provider } = model;
+  return provider.type === "openrouter"
+    ? env.MODEL_BASE_URL
+    : (provider.baseUrl ?? env.MODEL_BASE_URL);
+}
+
+/**
+ * Whether a model is answered on the platform's own machine: under `pnpm dev` offline every entry
+ * without an endpoint of its own goes to the local dev model, which answers any model id, so the
+ * pickers say so rather than let "GPT-4o mini" pass for the real one.
+ */
+export const servedLocally = (env: Env, model: CatalogueModel): boolean =>
+  isLoopbackUrl(modelEndpoint(env, model));

@@ -8,7 +8,7 @@ import {
 import { iso } from "../db/pagination.ts";
 import { agentSettings } from "../env.ts";
 import { type CatalogueVars, catalogueModelOf, configCatalogue } from "./catalogue-config.ts";
-import type { CatalogueModel } from "./catalogue-model.ts";
+import { type CatalogueModel, servedLocally } from "./catalogue-model.ts";
 
 /**
  * The platform's model catalogue (docs/2026-12-06-assistant-profiles.md): the configured entries
@@ -163,6 +163,7 @@ export function toCatalogueModel(env: Env, model: CatalogueModel): CatalogueMode
     temperature: model.temperature,
     topP: model.topP,
     prices: pricesOf(model.price, agentSettings(env).prices.markupBps),
+    servedLocally: servedLocally(env, model),
   };
 }
 

@@ -58,10 +58,14 @@ type EndUserSessionRow = SessionRow & {
   show_cost: number;
 };
 
-/** `endUserSessionAccess` as a read that can share a `DB.batch` (db/batched-read.ts). */
+/**
+ * `endUserSessionAccess` as a read that can share a `DB.batch` (db/batched-read.ts). An `orgId` of
+ * null stands for the end user's own org, read in the same statement: the connect path checks
+ * their standing and their session in one round trip, before it knows the org.
+ */
 export function endUserSessionAccessRead(
   db: D1Database,
-  who: EndUserPrincipal,
+  who: Omit<EndUserPrincipal, "orgId"> & { orgId: string | null },
   sessionId: string,
 ): BatchedRead<EndUserSessionAccess> {
   const statement = db
@@ -74,7 +78,8 @@ export function endUserSessionAccessRead(
        JOIN apps a ON a.id = s.app_id AND a.deleted_at IS NULL
        JOIN app_projects ap ON ap.app_id = a.id AND ap.project_id = s.project_id
        JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
-       WHERE s.id = ?1 AND s.owner_id = ?2 AND s.app_id = ?3 AND s.org_id = ?4
+       WHERE s.id = ?1 AND s.owner_id = ?2 AND s.app_id = ?3
+         AND s.org_id = COALESCE(?4, (SELECT e.org_id FROM end_users e WHERE e.id = ?2))
          AND s.deleted_at IS NULL
          AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.subject_id IN (s.id, ?2))`,
     )

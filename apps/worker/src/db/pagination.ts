@@ -38,25 +38,52 @@ export function cursorBound(cursor: string | undefined): string {
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** The query of an `idPage` list: see there. */
+export interface IdQuery {
+  select: string;
+  where: string;
+  binds: readonly unknown[];
+  id?: string;
+}
+
 /**
  * One page of a list keyed by time-sortable ids, newest first (`toPage` over `cursorBound`): the
  * query every such list repeated, written once. `select` is the query up to its filter
- * (`SELECT ... FROM t [JOIN ...]`), `where` the filter with anonymous `?` parameters bound from
- * `binds` in order (never `?N`: the key and the limit are bound after them), `id` the key column
- * (`t.id` when the query joins). The row's `id` must be that key.
+ * (`SELECT ... FROM t [JOIN ...]`), `where` the filter (one condition: it is parenthesized before
+ * the key's is added, so a top-level OR stays inside it). `binds` are the values of the parameters
+ * of both, in SQLite's order: `?`, or `?N` from 1 to `binds.length` where one value is used twice
+ * (`(?2 IS NULL OR project_id = ?2)`) or the select has its own; the key and the limit are bound
+ * as `?<n+1>` and `?<n+2>` after them, whichever style the query uses. `id` is the key column
+ * (`t.id` when the query joins); the row's `id` must be that key: select it as `id` where the
+ * row names it otherwise. Without `map` the page holds the rows themselves, for a list that shows
+ * a whole page at once (one call to another service for all of its items).
  */
-export async function idPage<Row extends { id: string }, Item>(
+export function idPage<Row extends { id: string }>(
   db: D1Database,
-  query: { select: string; where: string; binds: readonly unknown[]; id?: string },
+  query: IdQuery,
+  page: { cursor?: string | undefined; limit: number },
+): Promise<Page<Row>>;
+export function idPage<Row extends { id: string }, Item>(
+  db: D1Database,
+  query: IdQuery,
   page: { cursor?: string | undefined; limit: number },
   map: (row: Row) => Item,
-): Promise<Page<Item>> {
+): Promise<Page<Item>>;
+export async function idPage<Row extends { id: string }, Item>(
+  db: D1Database,
+  query: IdQuery,
+  page: { cursor?: string | undefined; limit: number },
+  map?: (row: Row) => Item,
+): Promise<Page<Row | Item>> {
   const id = query.id ?? "id";
+  const key = query.binds.length + 1;
   const { results } = await db
-    .prepare(`${query.select} WHERE ${query.where} AND ${id} < ? ORDER BY ${id} DESC LIMIT ?`)
+    .prepare(
+      `${query.select} WHERE (${query.where}) AND ${id} < ?${key} ORDER BY ${id} DESC LIMIT ?${key + 1}`,
+    )
     .bind(...query.binds, cursorBound(page.cursor), page.limit + 1)
     .all<Row>();
-  return toPage(results, page.limit, (row) => row.id, map);
+  return toPage<Row, Row | Item>(results, page.limit, (row) => row.id, map ?? ((row) => row));
 }
 
 /**

@@ -56,7 +56,8 @@ function describeIssue(issue: z.core.$ZodIssue, prefix: string | undefined) {
 /**
  * Turns a zod failure into `invalid_request` naming the first offending field, and, when there
  * are more, every one in `issues` (a form shows them all at once: the outside probe's "New app"
- * showed one refusal per attempt). Issues without a field are left to the message.
+ * showed one refusal per attempt). A problem without a field (the body's own rule) is left to the
+ * message; the ones with a field are still listed when there are several problems.
  */
 export function invalidRequest(error: z.ZodError, prefix?: string): AppError {
   const described = error.issues.map((issue) => describeIssue(issue, prefix));
@@ -68,6 +69,11 @@ export function invalidRequest(error: z.ZodError, prefix?: string): AppError {
   return new AppError(
     "invalid_request",
     field ? `${field}: ${first?.detail}` : (first?.detail ?? "Invalid request"),
-    { field: field || undefined, ...(issues.length > 1 ? { issues } : {}) },
+    {
+      field: field || undefined,
+      // Several problems: every one with a field is listed, even one alone when the first (the
+      // message's) has none, or a form would never hear of it.
+      ...(described.length > 1 && issues.length > 0 ? { issues } : {}),
+    },
   );
 }

@@ -15,7 +15,7 @@ import { describeRoute } from "hono-openapi";
 import { notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { issueApiKey } from "../auth/api-keys.ts";
 import { auditStatement } from "../db/audit.ts";
-import { cursorBound, iso, toPage } from "../db/pagination.ts";
+import { idPage, iso } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
 import { jsonBody, query } from "../http/validate.ts";
@@ -72,13 +72,13 @@ export const orgApiKeys = new Hono<AppEnv>()
     async (c) => {
       const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
       requireRole(access, "admin");
-      const { cursor, limit } = c.req.valid("query");
-      const { results } = await c.env.DB.prepare(
-        `SELECT ${COLUMNS} FROM api_keys WHERE org_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
-      )
-        .bind(access.orgId, cursorBound(cursor), limit + 1)
-        .all<ApiKeyRow>();
-      return c.json(toPage(results, limit, (row) => row.id, toApiKey));
+      const page = await idPage(
+        c.env.DB,
+        { select: `SELECT ${COLUMNS} FROM api_keys`, where: "org_id = ?", binds: [access.orgId] },
+        c.req.valid("query"),
+        toApiKey,
+      );
+      return c.json(page);
     },
   )
 

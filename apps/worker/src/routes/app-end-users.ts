@@ -18,7 +18,7 @@ import { mintEndUserToken } from "../auth/end-users.ts";
 import { billingAccount } from "../billing/account.ts";
 import { usageGroups } from "../billing/billing-account.ts";
 import { type AppRecord, lookupApp } from "../db/apps.ts";
-import { cursorBound, iso, toPage } from "../db/pagination.ts";
+import { idPage, iso } from "../db/pagination.ts";
 import { config } from "../env.ts";
 import { fileErasure, toErasureRequest } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
@@ -72,16 +72,18 @@ export const appEndUsers = new Hono<AppEnv>()
     query(pageQuerySchema),
     async (c) => {
       const { app } = await appAccess(c.env.DB, c.get("caller").userId, c.req.param("appId"));
-      const { cursor, limit } = c.req.valid("query");
-      const { results } = await c.env.DB.prepare(
-        `SELECT id, app_id, external_id, name, created_at, last_seen_at FROM end_users
-         WHERE app_id = ?1 AND org_id = ?2 AND id < ?3 ORDER BY id DESC LIMIT ?4`,
-      )
-        .bind(app.id, app.org_id, cursorBound(cursor), limit + 1)
-        .all<EndUserRow>();
+      const page = await idPage<EndUserRow>(
+        c.env.DB,
+        {
+          select: "SELECT id, app_id, external_id, name, created_at, last_seen_at FROM end_users",
+          where: "app_id = ? AND org_id = ?",
+          binds: [app.id, app.org_id],
+        },
+        c.req.valid("query"),
+      );
       const to = Date.now() + 1;
       const usage = new Map(
-        results.length === 0
+        page.items.length === 0
           ? []
           : usageGroups(
               await billingAccount(c.env, app.org_id).usage({
@@ -91,25 +93,21 @@ export const appEndUsers = new Hono<AppEnv>()
               }),
             ).map((group) => [group.key, group]),
       );
-      return c.json(
-        toPage(
-          results,
-          limit,
-          (row) => row.id,
-          (row): EndUserWithUsage => {
-            const used = usage.get(row.id);
-            return {
-              id: row.id,
-              appId: row.app_id,
-              externalId: row.external_id,
-              name: row.name,
-              createdAt: iso(row.created_at),
-              lastSeenAt: iso(row.last_seen_at),
-              usage: { requests: used?.requests ?? 0, priceMicros: used?.priceMicros ?? 0 },
-            };
-          },
-        ),
-      );
+      return c.json({
+        ...page,
+        items: page.items.map((row): EndUserWithUsage => {
+          const used = usage.get(row.id);
+          return {
+            id: row.id,
+            appId: row.app_id,
+            externalId: row.external_id,
+            name: row.name,
+            createdAt: iso(row.created_at),
+            lastSeenAt: iso(row.last_seen_at),
+            usage: { requests: used?.requests ?? 0, priceMicros: used?.priceMicros ?? 0 },
+          };
+        }),
+      });
     },
   )
 

@@ -30,7 +30,7 @@ import {
   toSecretInfo,
 } from "../db/apps.ts";
 import { auditStatement } from "../db/audit.ts";
-import { cursorBound, toPage } from "../db/pagination.ts";
+import { idPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
 import { jsonBody, query } from "../http/validate.ts";
@@ -66,21 +66,19 @@ export const orgApps = new Hono<AppEnv>()
     async (c) => {
       const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
       requireRole(access, "admin");
-      const { cursor, limit } = c.req.valid("query");
-      const { results } = await c.env.DB.prepare(
-        `SELECT ${APP_COLUMNS} FROM apps a
-       WHERE a.org_id = ?2 AND a.deleted_at IS NULL AND a.id < ?3 ORDER BY a.id DESC LIMIT ?4`,
-      )
-        .bind(Date.now(), access.orgId, cursorBound(cursor), limit + 1)
-        .all<AppQueryRow>();
-      return c.json(
-        toPage(
-          results,
-          limit,
-          (row) => row.id,
-          (row) => toApp(toAppRecord(row)),
-        ),
+      // APP_COLUMNS reads the time as ?1 (its secrets not yet expired).
+      const page = await idPage(
+        c.env.DB,
+        {
+          select: `SELECT ${APP_COLUMNS} FROM apps a`,
+          where: "a.org_id = ?2 AND a.deleted_at IS NULL",
+          binds: [Date.now(), access.orgId],
+          id: "a.id",
+        },
+        c.req.valid("query"),
+        (row: AppQueryRow) => toApp(toAppRecord(row)),
       );
+      return c.json(page);
     },
   )
 

@@ -17,7 +17,7 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { notFound, orgAccess, projectAccess, requireRole } from "../auth/access.ts";
 import { auditStatement } from "../db/audit.ts";
-import { cursorBound, toPage } from "../db/pagination.ts";
+import { idPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
 import { query } from "../http/validate.ts";
@@ -98,17 +98,14 @@ export const projectDocuments = new Hono<AppEnv>()
         c.get("caller").userId,
         c.req.param("projectId"),
       );
-      const { cursor, limit } = c.req.valid("query");
-      const { results } = await c.env.DB.prepare(
-        "SELECT * FROM knowledge_documents WHERE project_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
-      )
-        .bind(project.id, cursorBound(cursor), limit + 1)
-        .all<DocumentRow>();
-      const page = toPage(
-        results,
-        limit,
-        (row) => row.id,
-        (row) => row,
+      const page = await idPage<DocumentRow>(
+        c.env.DB,
+        {
+          select: "SELECT * FROM knowledge_documents",
+          where: "project_id = ?",
+          binds: [project.id],
+        },
+        c.req.valid("query"),
       );
       return c.json({ ...page, items: await withIndexing(c.env, project.id, page.items) });
     },

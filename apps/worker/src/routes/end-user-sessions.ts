@@ -24,14 +24,19 @@ import { issueConnectTicket } from "../auth/connect-tickets.ts";
 import { type EndUserPrincipal, endUserSessionAccess } from "../auth/end-user-access.ts";
 import { bearerToken } from "../auth/middleware.ts";
 import { verifyEndUserAccessToken } from "../auth/tokens.ts";
-import { cursorBound, iso } from "../db/pagination.ts";
+import { idPage, iso } from "../db/pagination.ts";
 import { config } from "../env.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json, security } from "../http/openapi.ts";
 import { isPlatformOrigin } from "../http/same-origin.ts";
 import { jsonBody, query } from "../http/validate.ts";
 import { limitStatus } from "./billing-limits.ts";
-import { type SessionRowOut, sessionListPage, sessionPage } from "./sessions.ts";
+import {
+  SESSION_LIST_SELECT,
+  type SessionRowOut,
+  sessionListPage,
+  sessionPage,
+} from "./sessions.ts";
 
 /**
  * What an end user does through the embed (docs/2026-12-02-apps-and-end-users.md), under
@@ -195,16 +200,17 @@ export const endUserSessions = new Hono<EndUserEnv>()
     query(pageQuerySchema),
     async (c) => {
       const who = c.get("endUser");
-      const { cursor, limit } = c.req.valid("query");
-      const { results } = await c.env.DB.prepare(
-        `SELECT s.id, s.project_id, s.org_id, s.owner_id, s.title, s.created_at, s.updated_at, s.model
-       FROM sessions s JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
-       WHERE s.app_id = ?1 AND s.owner_id = ?2 AND s.deleted_at IS NULL AND s.id < ?3
-       ORDER BY s.id DESC LIMIT ?4`,
-      )
-        .bind(who.appId, who.endUserId, cursorBound(cursor), limit + 1)
-        .all<SessionRowOut>();
-      const page = await sessionListPage(c.env, who.orgId, results, limit);
+      const rows = await idPage<SessionRowOut>(
+        c.env.DB,
+        {
+          select: SESSION_LIST_SELECT,
+          where: "s.app_id = ? AND s.owner_id = ? AND s.deleted_at IS NULL",
+          binds: [who.appId, who.endUserId],
+          id: "s.id",
+        },
+        c.req.valid("query"),
+      );
+      const page = await sessionListPage(c.env, who.orgId, rows);
       return c.json({
         ...page,
         items: page.items.map((item) => shownSession(item, who.showCost)),

@@ -10,7 +10,7 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { atLeast, notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { isFormerMember } from "../db/former-members.ts";
-import { cursorBound, toPage } from "../db/pagination.ts";
+import { idPage } from "../db/pagination.ts";
 import { earlierRequest, fileErasure, retryErasure, toErasureRequest } from "../erasure/file.ts";
 import type { ErasurePlan, ErasureRequestRow } from "../erasure/plan.ts";
 import type { AppEnv } from "../http/context.ts";
@@ -194,15 +194,18 @@ export const erasure = new Hono<AppEnv>()
     async (c) => {
       const { userId } = c.get("caller");
       const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
-      const { cursor, limit } = c.req.valid("query");
       const everyone = atLeast(access.role, "admin");
-      const { results } = await c.env.DB.prepare(
-        `SELECT * FROM erasure_requests WHERE org_id = ?1 AND id < ?2 AND (?3 OR requested_by = ?4)
-       ORDER BY id DESC LIMIT ?5`,
-      )
-        .bind(access.orgId, cursorBound(cursor), everyone ? 1 : 0, userId, limit + 1)
-        .all<ErasureRequestRow>();
-      return c.json(toPage(results, limit, (row) => row.id, toErasureRequest));
+      const page = await idPage(
+        c.env.DB,
+        {
+          select: "SELECT * FROM erasure_requests",
+          where: "org_id = ? AND (? OR requested_by = ?)",
+          binds: [access.orgId, everyone ? 1 : 0, userId],
+        },
+        c.req.valid("query"),
+        toErasureRequest,
+      );
+      return c.json(page);
     },
   )
 

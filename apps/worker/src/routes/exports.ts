@@ -1,10 +1,16 @@
-import { AppError, dataExportPageSchema, dataExportSchema, pageQuerySchema } from "@parley/shared";
+import {
+  AppError,
+  dataExportPageSchema,
+  dataExportSchema,
+  type PageQuery,
+  pageQuerySchema,
+} from "@parley/shared";
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { constantTimeEqual, sha256Base64Url } from "../auth/encoding.ts";
 import { auditStatement } from "../db/audit.ts";
-import { cursorBound } from "../db/pagination.ts";
+import { idPage } from "../db/pagination.ts";
 import {
   downloadable,
   exportJob,
@@ -27,20 +33,21 @@ import { noBody, query } from "../http/validate.ts";
  * download link (its secret seen only by whoever asked) good for 24 hours.
  */
 
+/** A page of the exports `filter` picks, newest first, each with the link `base` gives it. */
 async function page(
   env: Env,
-  sql: string,
-  bindings: unknown[],
-  limit: number,
+  filter: { where: string; binds: unknown[] },
+  at: PageQuery,
   base: (row: ExportRow) => string | null,
 ) {
-  const { results } = await env.DB.prepare(sql)
-    .bind(...bindings, limit + 1)
-    .all<ExportRow>();
-  const rows = results.slice(0, limit);
+  const rows = await idPage<ExportRow>(
+    env.DB,
+    { select: "SELECT * FROM data_exports", ...filter },
+    at,
+  );
   return {
-    items: await Promise.all(rows.map((row) => toDataExport(env, row, base(row)))),
-    nextCursor: results.length > limit ? (rows.at(-1)?.id ?? null) : null,
+    ...rows,
+    items: await Promise.all(rows.items.map((row) => toDataExport(env, row, base(row)))),
   };
 }
 
@@ -75,15 +82,12 @@ export const meExports = new Hono<AppEnv>()
     query(pageQuerySchema),
     async (c) => {
       const { userId } = c.get("caller");
-      const { cursor, limit } = c.req.valid("query");
       const base = publicBase(c, "Data export links");
       return c.json(
         await page(
           c.env,
-          `SELECT * FROM data_exports WHERE kind = 'account' AND subject_user_id = ? AND id < ?
-         ORDER BY id DESC LIMIT ?`,
-          [userId, cursorBound(cursor)],
-          limit,
+          { where: "kind = 'account' AND subject_user_id = ?", binds: [userId] },
+          c.req.valid("query"),
           () => base,
         ),
       );
@@ -142,15 +146,12 @@ export const orgExports = new Hono<AppEnv>()
       const { userId } = c.get("caller");
       const access = await orgAccess(c.env.DB, userId, c.req.param("orgId"));
       requireRole(access, "owner");
-      const { cursor, limit } = c.req.valid("query");
       const base = publicBase(c, "Data export links");
       return c.json(
         await page(
           c.env,
-          `SELECT * FROM data_exports WHERE kind = 'org' AND org_id = ? AND id < ?
-         ORDER BY id DESC LIMIT ?`,
-          [access.orgId, cursorBound(cursor)],
-          limit,
+          { where: "kind = 'org' AND org_id = ?", binds: [access.orgId] },
+          c.req.valid("query"),
           // Another owner's link is theirs.
           (row) => (row.requested_by === userId ? base : null),
         ),

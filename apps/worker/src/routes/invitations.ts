@@ -17,7 +17,7 @@ import { notFound, orgAccess, requireRole } from "../auth/access.ts";
 import { sha256Base64Url, toBase64Url } from "../auth/encoding.ts";
 import { normalizedEmail } from "../auth/keyed-hash.ts";
 import { auditStatement } from "../db/audit.ts";
-import { cursorBound, iso, toPage } from "../db/pagination.ts";
+import { idPage, iso } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { errors, json } from "../http/openapi.ts";
 import { publicBase } from "../http/public-base.ts";
@@ -310,22 +310,18 @@ export const orgInvitations = new Hono<AppEnv>()
       const db = c.env.DB;
       const access = await orgAccess(db, c.get("caller").userId, c.req.param("orgId"));
       requireRole(access, "admin");
-      const { cursor, limit } = c.req.valid("query");
-      const { results } = await db
-        .prepare(
-          `SELECT ${COLUMNS} FROM invitations WHERE org_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
-        )
-        .bind(access.orgId, cursorBound(cursor), limit + 1)
-        .all<InvitationRow>();
       const now = Date.now();
-      return c.json(
-        toPage(
-          results,
-          limit,
-          (row) => row.id,
-          (row) => toInvitation(row, now),
-        ),
+      const page = await idPage(
+        db,
+        {
+          select: `SELECT ${COLUMNS} FROM invitations`,
+          where: "org_id = ?",
+          binds: [access.orgId],
+        },
+        c.req.valid("query"),
+        (row: InvitationRow) => toInvitation(row, now),
       );
+      return c.json(page);
     },
   )
 

@@ -25,7 +25,7 @@ import { openBillingAccount } from "../billing/account.ts";
 import { auditStatement } from "../db/audit.ts";
 import { formerMembers } from "../db/former-members.ts";
 import { createOrgStatements } from "../db/orgs.ts";
-import { cursorBound, iso, toPage } from "../db/pagination.ts";
+import { cursorBound, idPage, iso, toPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
 import { jsonBody, query } from "../http/validate.ts";
@@ -37,6 +37,9 @@ interface OrgRow {
   role: Role;
   created_at: number;
 }
+
+/** A member's row (`m` memberships joined to `u` users). */
+const MEMBER_COLUMNS = "m.user_id, u.email, u.name, m.role, m.created_at";
 
 interface MemberRow {
   user_id: string;
@@ -70,7 +73,7 @@ const keepsAnOwner = `(role <> 'owner' OR (SELECT COUNT(*) FROM memberships WHER
 async function memberRow(db: D1Database, orgId: string, userId: string): Promise<MemberRow> {
   const row = await db
     .prepare(
-      `SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m
+      `SELECT ${MEMBER_COLUMNS} FROM memberships m
        JOIN users u ON u.id = m.user_id WHERE m.org_id = ? AND m.user_id = ?`,
     )
     .bind(orgId, userId)
@@ -90,15 +93,19 @@ export const orgs = new Hono<AppEnv>()
     }),
     query(pageQuerySchema),
     async (c) => {
-      const { cursor, limit } = c.req.valid("query");
-      const { results } = await c.env.DB.prepare(
-        `SELECT o.id, o.name, m.role, o.created_at FROM memberships m
-       JOIN organizations o ON o.id = m.org_id
-       WHERE m.user_id = ? AND o.id < ? ORDER BY o.id DESC LIMIT ?`,
-      )
-        .bind(c.get("caller").userId, cursorBound(cursor), limit + 1)
-        .all<OrgRow>();
-      return c.json(toPage(results, limit, (row) => row.id, toOrg));
+      const page = await idPage(
+        c.env.DB,
+        {
+          select: `SELECT o.id, o.name, m.role, o.created_at FROM memberships m
+            JOIN organizations o ON o.id = m.org_id`,
+          where: "m.user_id = ?",
+          binds: [c.get("caller").userId],
+          id: "o.id",
+        },
+        c.req.valid("query"),
+        toOrg,
+      );
+      return c.json(page);
     },
   )
 
@@ -160,15 +167,20 @@ export const orgs = new Hono<AppEnv>()
     query(pageQuerySchema),
     async (c) => {
       const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
-      const { cursor, limit } = c.req.valid("query");
-      const { results } = await c.env.DB.prepare(
-        `SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM memberships m
-       JOIN users u ON u.id = m.user_id
-       WHERE m.org_id = ? AND m.user_id < ? ORDER BY m.user_id DESC LIMIT ?`,
-      )
-        .bind(access.orgId, cursorBound(cursor), limit + 1)
-        .all<MemberRow>();
-      return c.json(toPage(results, limit, (row) => row.user_id, toMember));
+      // Keyed by the member's user id: selected again as `id`, the key `idPage` reads.
+      const page = await idPage(
+        c.env.DB,
+        {
+          select: `SELECT m.user_id AS id, ${MEMBER_COLUMNS} FROM memberships m
+            JOIN users u ON u.id = m.user_id`,
+          where: "m.org_id = ?",
+          binds: [access.orgId],
+          id: "m.user_id",
+        },
+        c.req.valid("query"),
+        (row: MemberRow & { id: string }) => toMember(row),
+      );
+      return c.json(page);
     },
   )
 

@@ -31,7 +31,7 @@ import { builtInToolNames } from "../assistants/tools.ts";
 import { orgAccess, requireRole } from "../auth/access.ts";
 import { resolveLabels } from "../billing/labels.ts";
 import { auditStatement } from "../db/audit.ts";
-import { cursorBound, toPage } from "../db/pagination.ts";
+import { idPage } from "../db/pagination.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
 import { jsonBody, query } from "../http/validate.ts";
@@ -70,29 +70,28 @@ export const orgProfiles = new Hono<AppEnv>()
     async (c) => {
       const db = c.env.DB;
       const access = await orgAccess(db, c.get("caller").userId, c.req.param("orgId"));
-      const { cursor, limit } = c.req.valid("query");
-      const { results } = await db
-        .prepare(
-          `SELECT ${PROFILE_SELECT} WHERE p.org_id = ? AND p.id < ? ORDER BY p.id DESC LIMIT ?`,
-        )
-        .bind(access.orgId, cursorBound(cursor), limit + 1)
-        .all<ProfileRow>();
-      const page = results.slice(0, limit);
+      // The key is the profile's id (`profile_id` of its version): selected again as `id`.
+      const page = await idPage<ProfileRow & { id: string }>(
+        db,
+        {
+          select: `SELECT p.id, ${PROFILE_SELECT}`,
+          where: "p.org_id = ?",
+          binds: [access.orgId],
+          id: "p.id",
+        },
+        c.req.valid("query"),
+      );
       const [uses, labels] = await Promise.all([
         profileUses(
           db,
-          page.map((row) => row.profile_id),
+          page.items.map((row) => row.profile_id),
         ),
-        resolveLabels(db, access.orgId, { members: page.map((row) => row.author_id) }),
+        resolveLabels(db, access.orgId, { members: page.items.map((row) => row.author_id) }),
       ]);
-      return c.json(
-        toPage(
-          results,
-          limit,
-          (row) => row.profile_id,
-          (row) => toProfile(row, useOf(uses, row.profile_id), labels),
-        ),
-      );
+      return c.json({
+        ...page,
+        items: page.items.map((row) => toProfile(row, useOf(uses, row.profile_id), labels)),
+      });
     },
   )
 

@@ -28,7 +28,7 @@ import {
   requireRole,
 } from "../auth/access.ts";
 import { auditStatement } from "../db/audit.ts";
-import { cursorBound, iso, toPage } from "../db/pagination.ts";
+import { idPage, iso } from "../db/pagination.ts";
 import { fileErasure } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json } from "../http/openapi.ts";
@@ -70,14 +70,17 @@ export const orgProjects = new Hono<AppEnv>()
     query(pageQuerySchema),
     async (c) => {
       const access = await orgAccess(c.env.DB, c.get("caller").userId, c.req.param("orgId"));
-      const { cursor, limit } = c.req.valid("query");
-      const { results } = await c.env.DB.prepare(
-        `SELECT * FROM projects WHERE org_id = ? AND deleted_at IS NULL AND id < ?
-       ORDER BY id DESC LIMIT ?`,
-      )
-        .bind(access.orgId, cursorBound(cursor), limit + 1)
-        .all<ProjectRow>();
-      return c.json(toPage(results, limit, (row) => row.id, toProject));
+      const page = await idPage(
+        c.env.DB,
+        {
+          select: "SELECT * FROM projects",
+          where: "org_id = ? AND deleted_at IS NULL",
+          binds: [access.orgId],
+        },
+        c.req.valid("query"),
+        toProject,
+      );
+      return c.json(page);
     },
   )
 
@@ -297,15 +300,17 @@ export const projects = new Hono<AppEnv>()
     async (c) => {
       const { userId } = c.get("caller");
       const { project, access } = await projectAccess(c.env.DB, userId, c.req.param("projectId"));
-      const { cursor, limit } = c.req.valid("query");
       const everyone = atLeast(access.role, "admin");
-      const { results } = await c.env.DB.prepare(
-        `SELECT * FROM sessions WHERE project_id = ?1 AND deleted_at IS NULL AND id < ?2
-       AND (?3 OR owner_id = ?4) ORDER BY id DESC LIMIT ?5`,
-      )
-        .bind(project.id, cursorBound(cursor), everyone ? 1 : 0, userId, limit + 1)
-        .all<SessionRowOut>();
-      return c.json(await sessionListPage(c.env, project.org_id, results, limit));
+      const page = await idPage<SessionRowOut>(
+        c.env.DB,
+        {
+          select: "SELECT * FROM sessions",
+          where: "project_id = ? AND deleted_at IS NULL AND (? OR owner_id = ?)",
+          binds: [project.id, everyone ? 1 : 0, userId],
+        },
+        c.req.valid("query"),
+      );
+      return c.json(await sessionListPage(c.env, project.org_id, page));
     },
   )
 

@@ -1,6 +1,7 @@
 import {
   AppError,
   orgSessionsQuerySchema,
+  type Page,
   type Session,
   sessionPageSchema,
   sessionSchema,
@@ -15,7 +16,7 @@ import { acceptApiKey, orgCaller } from "../auth/api-keys.ts";
 import { billingAccount } from "../billing/account.ts";
 import { resolveLabels } from "../billing/labels.ts";
 import { auditStatement } from "../db/audit.ts";
-import { cursorBound, iso, toPage } from "../db/pagination.ts";
+import { idPage, iso } from "../db/pagination.ts";
 import { fileErasure } from "../erasure/file.ts";
 import type { AppEnv } from "../http/context.ts";
 import { empty, errors, json, security } from "../http/openapi.ts";
@@ -67,25 +68,19 @@ export async function sessionPage(
   return rows.map((row) => toSession(row, spend[row.id] ?? 0, labels.member(row.owner_id)));
 }
 
-/**
- * A page of a session list: `rows` as read (one more than `limit` when there is a next page),
- * each shown as `sessionPage` shows it, with the cursor of the next page.
- */
+/** A page of session rows (`idPage`) as the API shows them (`sessionPage`), with its cursor. */
 export async function sessionListPage(
   env: Env,
   orgId: string,
-  rows: SessionRowOut[],
-  limit: number,
-) {
-  const items = await sessionPage(env, orgId, rows.slice(0, limit));
-  const byId = new Map(items.map((item) => [item.id, item]));
-  return toPage(
-    rows,
-    limit,
-    (row) => row.id,
-    (row) => byId.get(row.id) as Session,
-  );
+  page: Page<SessionRowOut>,
+): Promise<Page<Session>> {
+  return { items: await sessionPage(env, orgId, page.items), nextCursor: page.nextCursor };
 }
+
+/** A session list's query up to its filter (`idPage`, key `s.id`): sessions of live projects. */
+export const SESSION_LIST_SELECT = `SELECT s.id, s.project_id, s.org_id, s.owner_id, s.title,
+    s.created_at, s.updated_at, s.model
+  FROM sessions s JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL`;
 
 /**
  * The sessions of an org, across its projects, newest first (routes under /api/orgs): a member
@@ -113,16 +108,18 @@ export const orgSessions = new Hono<AppEnv>().get(
       }
       owner = who.userId;
     }
-    const { results } = await c.env.DB.prepare(
-      `SELECT s.id, s.project_id, s.org_id, s.owner_id, s.title, s.created_at, s.updated_at, s.model
-       FROM sessions s JOIN projects p ON p.id = s.project_id AND p.deleted_at IS NULL
-       WHERE s.org_id = ?1 AND s.deleted_at IS NULL AND s.id < ?2
-         AND (?3 IS NULL OR s.project_id = ?3) AND (?4 IS NULL OR s.owner_id = ?4)
-       ORDER BY s.id DESC LIMIT ?5`,
-    )
-      .bind(who.orgId, cursorBound(q.cursor), q.project ?? null, owner ?? null, q.limit + 1)
-      .all<SessionRowOut>();
-    return c.json(await sessionListPage(c.env, who.orgId, results, q.limit));
+    const page = await idPage<SessionRowOut>(
+      c.env.DB,
+      {
+        select: SESSION_LIST_SELECT,
+        where: `s.org_id = ?1 AND s.deleted_at IS NULL
+          AND (?2 IS NULL OR s.project_id = ?2) AND (?3 IS NULL OR s.owner_id = ?3)`,
+        binds: [who.orgId, q.project ?? null, owner ?? null],
+        id: "s.id",
+      },
+      q,
+    );
+    return c.json(await sessionListPage(c.env, who.orgId, page));
   },
 );
 

@@ -1,6 +1,6 @@
 import type { ReactNode } from "react";
-import { errorMessage } from "../../lib/api.ts";
 import { cn } from "../../lib/cn.ts";
+import { refusalSentences } from "../../lib/refusal.ts";
 import { Button } from "./button.tsx";
 
 /** A grey placeholder block while something loads (announced once by `Loading`). */
@@ -47,15 +47,38 @@ export function EmptyState({
   );
 }
 
-/** A failed load or action, in words, with a retry when one makes sense. */
+/**
+ * A failed load or action, in words, with a retry when one makes sense: every problem the API
+ * named, each a sentence (a form shows those of its fields under them: `RefusalNote`).
+ */
 export function ErrorNote({ error, retry }: { error: unknown; retry?: () => void }) {
   if (error === null || error === undefined) return null;
+  return <ProblemNote sentences={refusalSentences(error)} retry={retry} />;
+}
+
+/** The box of `ErrorNote` and `RefusalNote`: one alert, a sentence a line. */
+export function ProblemNote({
+  sentences,
+  retry,
+}: {
+  sentences: readonly string[];
+  retry?: (() => void) | undefined;
+}) {
+  if (sentences.length === 0) return null;
   return (
     <div
       role="alert"
       className="flex flex-wrap items-center justify-between gap-3 rounded-md border border-destructive/40 bg-destructive/10 px-3 py-2 text-destructive text-sm"
     >
-      <span>{errorMessage(error)}</span>
+      {sentences.length === 1 ? (
+        <span>{sentences[0]}</span>
+      ) : (
+        <ul className="grid list-disc gap-1 pl-5">
+          {sentences.map((text) => (
+            <li key={text}>{text}</li>
+          ))}
+        </ul>
+      )}
       {retry ? (
         <Button size="sm" onClick={retry}>
           Try again

@@ -1,13 +1,14 @@
 import type { Me } from "@parley/shared";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useId, useState } from "react";
 import { toast } from "sonner";
+import { fieldProps, ProblemField, RefusalNote, useRefusal } from "../../components/refusal.tsx";
 import { Badge } from "../../components/ui/badge.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { Email } from "../../components/ui/email.tsx";
-import { Field, Input } from "../../components/ui/input.tsx";
-import { ErrorNote, Notice } from "../../components/ui/states.tsx";
-import { ApiError, api } from "../../lib/api.ts";
+import { Input } from "../../components/ui/input.tsx";
+import { Notice } from "../../components/ui/states.tsx";
+import { api } from "../../lib/api.ts";
 import { mailApi } from "../../lib/mail-api.ts";
 
 /**
@@ -15,7 +16,8 @@ import { mailApi } from "../../lib/mail-api.ts";
  * through `EmailForm`: a new one proves itself by a link first.
  */
 export function ProfileForm({ me, onSaved }: { me: Me; onSaved: () => Promise<void> }) {
-  const [error, setError] = useState<unknown>(null);
+  const id = useId();
+  const { refusal, refuse, clear, form, at } = useRefusal();
   const [busy, setBusy] = useState(false);
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
@@ -23,13 +25,13 @@ export function ProfileForm({ me, onSaved }: { me: Me; onSaved: () => Promise<vo
     const data = new FormData(event.currentTarget);
     const name = String(data.get("name") ?? "").trim();
     setBusy(true);
-    setError(null);
+    clear();
     try {
       await api.updateMe({ name });
       await onSaved();
       toast.success("Profile saved.");
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
     } finally {
       setBusy(false);
     }
@@ -39,10 +41,16 @@ export function ProfileForm({ me, onSaved }: { me: Me; onSaved: () => Promise<vo
     <Card aria-labelledby="profile-title">
       <CardHeader id="profile-title" title="Profile" />
       <CardBody>
-        <form onSubmit={onSubmit} className="grid gap-4" aria-label="Profile">
-          <Field label="Name">
-            <Input name="name" required maxLength={100} defaultValue={me.name} />
-          </Field>
+        <form ref={form} onSubmit={onSubmit} className="grid gap-4" aria-label="Profile">
+          <ProblemField label="Name" id={`${id}-name`} message={at("name")}>
+            <Input
+              name="name"
+              required
+              maxLength={100}
+              defaultValue={me.name}
+              {...fieldProps(`${id}-name`, at("name"))}
+            />
+          </ProblemField>
           <div className="grid gap-1.5 text-sm">
             <span className="font-medium">Email</span>
             <span className="flex min-w-0 flex-wrap items-center gap-2">
@@ -52,7 +60,7 @@ export function ProfileForm({ me, onSaved }: { me: Me; onSaved: () => Promise<vo
               </Badge>
             </span>
           </div>
-          <ErrorNote error={error} />
+          <RefusalNote refusal={refusal} fields={["name"]} />
           <Button type="submit" variant="primary" disabled={busy} className="justify-self-start">
             {busy ? "Saving…" : "Save profile"}
           </Button>
@@ -67,27 +75,28 @@ export function ProfileForm({ me, onSaved }: { me: Me; onSaved: () => Promise<vo
  * link is used. The answer is the same whether or not another account has the address.
  */
 export function EmailForm({ me }: { me: Me }) {
-  const [error, setError] = useState<unknown>(null);
+  const id = useId();
+  const { refusal, refuse, refuseWith, clear, form, at } = useRefusal();
   const [busy, setBusy] = useState(false);
   const [sentTo, setSentTo] = useState<string | null>(null);
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const form = event.currentTarget;
-    const data = new FormData(form);
+    const element = event.currentTarget;
+    const data = new FormData(element);
     const newEmail = String(data.get("newEmail") ?? "").trim();
-    setError(null);
+    clear();
     if (newEmail.toLowerCase() === me.email) {
-      setError(new ApiError("invalid_request", "This is your address already", 400, "newEmail"));
+      refuseWith({ field: "newEmail", message: "This is your address already" });
       return;
     }
     setBusy(true);
     try {
       await mailApi.changeEmail({ newEmail, password: String(data.get("password") ?? "") });
-      form.reset();
+      element.reset();
       setSentTo(newEmail);
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
     } finally {
       setBusy(false);
     }
@@ -107,20 +116,28 @@ export function EmailForm({ me }: { me: Me }) {
             for 24 hours.
           </Notice>
         ) : null}
-        <form onSubmit={onSubmit} className="grid gap-4" aria-label="Change email">
-          <Field label="New email">
-            <Input name="newEmail" type="email" required maxLength={254} autoComplete="email" />
-          </Field>
-          <Field label="Current password">
+        <form ref={form} onSubmit={onSubmit} className="grid gap-4" aria-label="Change email">
+          <ProblemField label="New email" id={`${id}-email`} message={at("newEmail")}>
+            <Input
+              name="newEmail"
+              type="email"
+              required
+              maxLength={254}
+              autoComplete="email"
+              {...fieldProps(`${id}-email`, at("newEmail"))}
+            />
+          </ProblemField>
+          <ProblemField label="Current password" id={`${id}-password`} message={at("password")}>
             <Input
               name="password"
               type="password"
               required
               maxLength={256}
               autoComplete="current-password"
+              {...fieldProps(`${id}-password`, at("password"))}
             />
-          </Field>
-          <ErrorNote error={error} />
+          </ProblemField>
+          <RefusalNote refusal={refusal} fields={["newEmail", "password"]} />
           <Button type="submit" disabled={busy} className="justify-self-start">
             {busy ? "Sending…" : "Send the link"}
           </Button>
@@ -132,24 +149,25 @@ export function EmailForm({ me }: { me: Me }) {
 
 /** A new password, after the current one; every other sign-in of the account ends. */
 export function PasswordForm() {
-  const [error, setError] = useState<unknown>(null);
+  const id = useId();
+  const { refusal, refuse, clear, form, at } = useRefusal();
   const [busy, setBusy] = useState(false);
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const form = event.currentTarget;
-    const data = new FormData(form);
+    const element = event.currentTarget;
+    const data = new FormData(element);
     setBusy(true);
-    setError(null);
+    clear();
     try {
       await api.changePassword({
         currentPassword: String(data.get("currentPassword") ?? ""),
         newPassword: String(data.get("newPassword") ?? ""),
       });
-      form.reset();
+      element.reset();
       toast.success("Password changed. You were signed out everywhere else.");
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
     } finally {
       setBusy(false);
     }
@@ -163,16 +181,21 @@ export function PasswordForm() {
         description="Changing it signs you out on every other device."
       />
       <CardBody>
-        <form onSubmit={onSubmit} className="grid gap-4" aria-label="Change password">
-          <Field label="Current password">
+        <form ref={form} onSubmit={onSubmit} className="grid gap-4" aria-label="Change password">
+          <ProblemField
+            label="Current password"
+            id={`${id}-current`}
+            message={at("currentPassword")}
+          >
             <Input
               name="currentPassword"
               type="password"
               required
               autoComplete="current-password"
+              {...fieldProps(`${id}-current`, at("currentPassword"))}
             />
-          </Field>
-          <Field label="New password">
+          </ProblemField>
+          <ProblemField label="New password" id={`${id}-new`} message={at("newPassword")}>
             <Input
               name="newPassword"
               type="password"
@@ -180,9 +203,10 @@ export function PasswordForm() {
               minLength={10}
               maxLength={256}
               autoComplete="new-password"
+              {...fieldProps(`${id}-new`, at("newPassword"))}
             />
-          </Field>
-          <ErrorNote error={error} />
+          </ProblemField>
+          <RefusalNote refusal={refusal} fields={["currentPassword", "newPassword"]} />
           <Button type="submit" disabled={busy} className="justify-self-start">
             {busy ? "Changing…" : "Change password"}
           </Button>

@@ -1,4 +1,4 @@
-import type { Member, Project, Session } from "@parley/shared";
+import { erasureRequestSchema, type Member, type Project, type Session } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { toast } from "sonner";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -7,6 +7,7 @@ import { ApiError, type ErasureRequest } from "../../lib/api.ts";
 import { dataRightsApi } from "../../lib/data-rights-api.ts";
 import { orgsApi } from "../../lib/orgs-api.ts";
 import { keys } from "../../lib/query.ts";
+import { answerEvery, describedText, refusedBody } from "../../test/refusal.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { ErasureForm } from "./erasure-form.tsx";
 
@@ -164,7 +165,7 @@ describe("ErasureForm", () => {
     await renderInApp(<ErasureForm orgId="org_1" orgName="Acme" actorRole="owner" />);
     await waitFor(() => expect(target().disabled).toBe(false));
     submit();
-    expect((await screen.findByRole("alert")).textContent).toBe("Choose the member to erase");
+    await waitFor(() => expect(describedText(target())).toMatch(/^Choose the member to erase\. /));
     expect(target().getAttribute("aria-invalid")).toBe("true");
     fireEvent.change(target(), { target: { value: "u3" } });
     submit();
@@ -230,5 +231,26 @@ describe("ErasureForm", () => {
     submit();
     await confirmTyping("Olive Owner", "Erase member");
     expect((await screen.findByRole("alert")).textContent).toMatch(/last owner/);
+  });
+
+  it("shows every problem of the API's refusal at its field", async () => {
+    // Two fields refused at once: the reason, and the subject the picker chose.
+    const refused = refusedBody(erasureRequestSchema, {
+      subject: { type: "member", id: "" },
+      reason: "Asked by \u202Eemail",
+    });
+    answerEvery(400, refused);
+    await renderInApp(<ErasureForm orgId="org_1" orgName="Acme" actorRole="owner" />);
+    await waitFor(() => expect(target().disabled).toBe(false));
+    fireEvent.change(target(), { target: { value: "u3" } });
+    const reason = within(form()).getByLabelText("Reason (optional)");
+    fireEvent.change(reason, { target: { value: "Asked by \u202Eemail" } });
+    submit();
+    await confirmTyping("Bob Babbage", "Erase member");
+    await waitFor(() => expect(target().getAttribute("aria-invalid")).toBe("true"));
+    expect(describedText(target())).toMatch(/^Is required\. /);
+    expect(reason.getAttribute("aria-invalid")).toBe("true");
+    expect(describedText(reason)).toMatch(/^Must not contain bidirectional control characters/);
+    expect(within(form()).queryByRole("alert")).toBeNull();
   });
 });

@@ -4,6 +4,13 @@ import { Eraser } from "lucide-react";
 import { type FormEvent, useId, useState } from "react";
 import { toast } from "sonner";
 import { LoadMore } from "../../components/load-more.tsx";
+import {
+  FieldMessage,
+  fieldProps,
+  ProblemField,
+  RefusalNote,
+  useRefusal,
+} from "../../components/refusal.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { useConfirm } from "../../components/ui/confirm.tsx";
@@ -17,6 +24,7 @@ import {
   useAllSessions,
 } from "../../lib/org-lists.ts";
 import { keys } from "../../lib/query.ts";
+import { type Problem, problemsOf, refusalOfProblems } from "../../lib/refusal.ts";
 import { memberName } from "../members/member-rules.ts";
 import { useErasureLabels } from "./erasure-labels.ts";
 import { SUBJECT_TYPES, type SubjectType } from "./erasure-words.ts";
@@ -146,12 +154,14 @@ export function ErasureForm({
   const [targetId, setTargetId] = useState("");
   const [search, setSearch] = useState("");
   const [reason, setReason] = useState("");
-  const [invalid, setInvalid] = useState<{ field: "target" | "reason"; message: string } | null>(
-    null,
-  );
-  const [error, setError] = useState<unknown>(null);
+  const { refusal, refuse, refuseWith, clear, form, at } = useRefusal();
   const [busy, setBusy] = useState(false);
-  const ids = { hint: useId(), error: useId(), target: useId() };
+  const ids = { hint: useId(), target: useId(), reason: useId(), type: useId() };
+  // The API's names: `subject.id` is what the picker chooses, `subject.type` the radio buttons.
+  const targetProblem =
+    at("subject.id") ??
+    problemsOf(refusal).find((problem) => problem.field === "subject")?.message ??
+    null;
 
   const members = useAllMembers(orgId, type === "member");
   const formerMembers = useAllFormerMembers(orgId, type === "member");
@@ -183,24 +193,26 @@ export function ErasureForm({
     setType(next);
     setTargetId("");
     setSearch("");
-    setInvalid(null);
-    setError(null);
+    clear();
   }
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    setError(null);
     const target = targets.find((candidate) => candidate.id === targetId);
-    if (!target) {
-      setInvalid({ field: "target", message: `Choose the ${noun.one} to erase` });
-      return;
-    }
     const why = reason.trim();
-    if (why.length > REASON_MAX) {
-      setInvalid({ field: "reason", message: `The reason is at most ${REASON_MAX} characters` });
+    // Every problem at once: the one to choose, and a reason too long.
+    const problems: Problem[] = [
+      ...(target ? [] : [{ field: "subject.id", message: `Choose the ${noun.one} to erase` }]),
+      ...(why.length > REASON_MAX
+        ? [{ field: "reason", message: `The reason is at most ${REASON_MAX} characters` }]
+        : []),
+    ];
+    const refused = refusalOfProblems(problems);
+    if (refused || !target) {
+      refuseWith(refused);
       return;
     }
-    setInvalid(null);
+    clear();
     if (!(await confirm({ ...confirmation(type, target, orgName), destructive: true }))) return;
     setBusy(true);
     try {
@@ -220,14 +232,11 @@ export function ErasureForm({
         queryClient.invalidateQueries({ queryKey: keys.orgSessions(orgId) }),
       ]);
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
     } finally {
       setBusy(false);
     }
   }
-
-  const invalidProps = (field: "target" | "reason") =>
-    invalid?.field === field ? { "aria-invalid": true as const } : {};
 
   return (
     <Card className="h-fit min-w-0">
@@ -238,12 +247,13 @@ export function ErasureForm({
       />
       <CardBody>
         <form
+          ref={form}
           onSubmit={onSubmit}
           aria-labelledby="erasure-form-title"
           className="grid gap-4"
           noValidate
         >
-          <fieldset className="grid gap-2 text-sm">
+          <fieldset className="grid gap-2 text-sm" {...fieldProps(ids.type, at("subject.type"))}>
             <legend className="mb-1.5 font-medium">Subject type</legend>
             <div className="flex flex-wrap gap-x-5 gap-y-2">
               {SUBJECT_TYPES.map((option) => (
@@ -260,6 +270,7 @@ export function ErasureForm({
                 </label>
               ))}
             </div>
+            <FieldMessage id={ids.type} message={at("subject.type")} />
           </fieldset>
           <Field label={`Search ${noun.many}`}>
             <Input
@@ -280,10 +291,9 @@ export function ErasureForm({
               disabled={loading}
               onChange={(event) => {
                 setTargetId(event.target.value);
-                if (invalid?.field === "target") setInvalid(null);
+                if (targetProblem) clear();
               }}
-              aria-describedby={invalid?.field === "target" ? `${ids.error} ${ids.hint}` : ids.hint}
-              {...invalidProps("target")}
+              {...fieldProps(ids.target, targetProblem, ids.hint)}
             >
               <option value="">
                 {loading
@@ -313,11 +323,7 @@ export function ErasureForm({
                 </optgroup>
               ) : null}
             </Select>
-            {invalid?.field === "target" ? (
-              <span id={ids.error} role="alert" className="text-destructive text-xs">
-                {invalid.message}
-              </span>
-            ) : null}
+            <FieldMessage id={ids.target} message={targetProblem} />
             <span id={ids.hint} className="text-muted-foreground text-xs">
               {hints[type]}
               {type === "member" && actorRole !== "owner"
@@ -331,22 +337,17 @@ export function ErasureForm({
             <span className="font-medium">Legal basis</span>
             <span className="text-muted-foreground">{LEGAL_BASIS}</span>
           </div>
-          <Field label="Reason (optional)">
+          <ProblemField label="Reason (optional)" id={ids.reason} message={at("reason")}>
             <Textarea
               value={reason}
               onChange={(event) => setReason(event.target.value)}
               rows={2}
               maxLength={REASON_MAX}
               placeholder="Asked by email on 1 December"
-              {...invalidProps("reason")}
+              {...fieldProps(ids.reason, at("reason"))}
             />
-          </Field>
-          {invalid?.field === "reason" ? (
-            <span role="alert" className="text-destructive text-xs">
-              {invalid.message}
-            </span>
-          ) : null}
-          <ErrorNote error={error} />
+          </ProblemField>
+          <RefusalNote refusal={refusal} fields={["subject", "reason"]} />
           <Button type="submit" variant="destructive" disabled={busy || loading}>
             <Eraser aria-hidden="true" />
             {busy ? "Filing…" : "File erasure request"}

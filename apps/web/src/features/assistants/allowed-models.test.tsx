@@ -2,6 +2,7 @@ import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/re
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
+import { answerEvery } from "../../test/refusal.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { AllowedModels } from "./allowed-models.tsx";
 import { DEV, FAST, LARGE } from "./fixtures.ts";
@@ -49,6 +50,27 @@ describe("AllowedModels (owners and admins)", () => {
     expect(screen.getByText("2 of 3 allowed")).toBeTruthy();
   });
 
+  it("marks a model the local dev model answers (offline), so its name does not pass for the real one", async () => {
+    const mini = {
+      ...DEV,
+      id: "openai/gpt-4o-mini",
+      displayName: "OpenAI: GPT-4o-mini",
+      freePreview: false,
+      servedLocally: true,
+    };
+    vi.spyOn(assistantsApi, "catalogue").mockResolvedValue({
+      items: [DEV, mini],
+      defaultModel: "parley/dev",
+    });
+    await renderInApp(<AllowedModels orgId="org_1" canManage />);
+    await screen.findByRole("table");
+    const row = (name: string) =>
+      screen.getByRole("checkbox", { name }).closest("tr") as HTMLElement;
+    const badge = within(row("OpenAI: GPT-4o-mini")).getByText("Local dev model");
+    expect(badge.getAttribute("title")).toMatch(/local dev model answers in this model's place/);
+    expect(within(row("Parley Dev Model")).queryByText("Local dev model")).toBeNull();
+  });
+
   it("saves the checked models in the catalogue's order", async () => {
     const put = vi.spyOn(assistantsApi, "setAllowedModels").mockResolvedValue({
       orgId: "org_1",
@@ -86,10 +108,37 @@ describe("AllowedModels (owners and admins)", () => {
     fireEvent.click(box("Parley Dev Large"));
     fireEvent.click(screen.getByRole("button", { name: "Save allowed models" }));
     expect((await screen.findByRole("alert")).textContent).toBe(
-      "Parley Dev Large is the model of a profile a project or app runs: choose another model there first",
+      "Parley Dev Large is the model of a profile a project or app runs: choose another model there first.",
     );
     // Nothing changed: the box stays as the person left it, to fix and try again.
     expect(box("Parley Dev Large").checked).toBe(false);
+  });
+
+  it("says every model the API refuses, each by its name", async () => {
+    answerEvery(400, {
+      error: {
+        code: "invalid_request",
+        message: "models.0: parley/dev-large is not in the catalogue any more",
+        field: "models.0",
+        issues: [
+          { field: "models.0", message: "parley/dev-large is not in the catalogue any more" },
+          { field: "models.1", message: "parley/dev-fast is not in the catalogue any more" },
+        ],
+      },
+    });
+    await renderInApp(<AllowedModels orgId="org_1" canManage />);
+    await screen.findByRole("table");
+    fireEvent.click(box("Parley Dev Large"));
+    fireEvent.click(screen.getByRole("button", { name: "Save allowed models" }));
+    const alert = await screen.findByRole("alert");
+    expect(
+      within(alert)
+        .getAllByRole("listitem")
+        .map((item) => item.textContent),
+    ).toEqual([
+      "Parley Dev Large is not in the catalogue any more.",
+      "Parley Dev Fast is not in the catalogue any more.",
+    ]);
   });
 
   it("asks for at least one model", async () => {

@@ -5,14 +5,20 @@ import { toast } from "sonner";
 import { Badge } from "../../components/ui/badge.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
-import { ErrorNote, Loading } from "../../components/ui/states.tsx";
+import { ErrorNote, Loading, ProblemNote } from "../../components/ui/states.tsx";
 import { num, Table, TBody, Td, THead, Th, Tr } from "../../components/ui/table.tsx";
-import { ApiError, isApiError } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
 import { cn } from "../../lib/cn.ts";
 import { keys } from "../../lib/query.ts";
 import { useMediaQuery } from "../../lib/use-media-query.ts";
-import { capabilityWords, perMTok, refusalWords, tokensExact, tokensShort } from "./model-words.ts";
+import {
+  capabilityWords,
+  LOCAL_MODEL_NOTE,
+  modelRefusalSentences,
+  perMTok,
+  tokensExact,
+  tokensShort,
+} from "./model-words.ts";
 import { useAllowedModels, useCatalogue } from "./use-models.ts";
 
 /** Every figure of a model that a person compares, as label and value. */
@@ -53,6 +59,7 @@ function ModelBadges({ model, defaultModel }: { model: CatalogueModel; defaultMo
           Free preview
         </Badge>
       ) : null}
+      {model.servedLocally ? <Badge title={LOCAL_MODEL_NOTE}>Local dev model</Badge> : null}
     </>
   );
 }
@@ -245,18 +252,8 @@ export function AllowedModels({ orgId, canManage }: { orgId: string; canManage: 
             }
           >
             {error ? (
-              <ErrorNote
-                error={
-                  isApiError(error)
-                    ? new ApiError(
-                        error.code,
-                        refusalWords(error.message, models),
-                        error.status,
-                        error.field,
-                      )
-                    : error
-                }
-              />
+              // Every problem of the refusal (the list is the one control), models by name.
+              <ProblemNote sentences={modelRefusalSentences(error, models)} />
             ) : null}
             <div className="flex flex-wrap items-center gap-2">
               <Button

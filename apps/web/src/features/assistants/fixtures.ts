@@ -26,6 +26,7 @@ export function catalogueModel(overrides: Partial<CatalogueModel> = {}): Catalog
       cacheWriteMicrosPerMTok: null,
       requestMicros: 0,
     },
+    servedLocally: false,
     ...overrides,
   };
 }

@@ -4,7 +4,8 @@ import { SelectMenuItem } from "../../components/ui/select-menu.tsx";
 import { inOut, tokensShort } from "./model-words.ts";
 
 /**
- * The line under a model's name: what it costs per million tokens in and out, its context. Each
+ * The line under a model's name: what it costs per million tokens in and out, its context, and
+ * whether the local dev model answers for it (`servedLocally`). Each
  * phrase keeps together, so a narrow list breaks the line between them, never inside a price.
  */
 export function modelDetail(model: CatalogueModel, lead?: string): ReactNode {
@@ -12,6 +13,8 @@ export function modelDetail(model: CatalogueModel, lead?: string): ReactNode {
     ...(lead ? [lead] : []),
     `${inOut(model)} per 1M tokens`,
     `${tokensShort(model.contextWindow)} context`,
+    // Offline, a name such as "GPT-4o mini" must not pass for the real model.
+    ...(model.servedLocally ? ["answered by the local dev model"] : []),
   ];
   return (
     <span className="flex flex-wrap gap-x-1">

@@ -1,5 +1,6 @@
 import { type CatalogueModel, TEMPERATURE_RANGE, TOP_P_RANGE } from "@parley/shared";
 import { formatMicros } from "../../lib/money.ts";
+import { asSentence, problemsOf, refusalOf } from "../../lib/refusal.ts";
 
 /**
  * How a model reads to a person: its price per million tokens in dollars (exact: the catalogue's
@@ -13,6 +14,13 @@ export const perMTok = (micros: number): string => formatMicros(micros, { precis
 /** "$0.18 in · $0.72 out": input and output per million tokens, the figures people compare. */
 export const inOut = (model: Pick<CatalogueModel, "prices">): string =>
   `${perMTok(model.prices.promptMicrosPerMTok)} in · ${perMTok(model.prices.completionMicrosPerMTok)} out`;
+
+/**
+ * What a model served on the platform's own machine is (`servedLocally`: under `pnpm dev` offline,
+ * the dev model answers every model without an endpoint of its own, whatever its name).
+ */
+export const LOCAL_MODEL_NOTE =
+  "This platform runs offline: the local dev model answers in this model's place, at its prices.";
 
 const compact = new Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 });
 
@@ -69,3 +77,10 @@ export function refusalWords(message: string, models: readonly CatalogueModel[] 
   }
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
+
+/** Every problem of a refusal as sentences, models named by their names (`refusalWords`). */
+export const modelRefusalSentences = (
+  error: unknown,
+  models: readonly CatalogueModel[] = [],
+): string[] =>
+  problemsOf(refusalOf(error)).map((problem) => asSentence(refusalWords(problem.message, models)));

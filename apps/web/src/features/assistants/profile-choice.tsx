@@ -6,9 +6,9 @@ import { toast } from "sonner";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { Select } from "../../components/ui/input.tsx";
 import { ErrorNote, Loading } from "../../components/ui/states.tsx";
-import { errorMessage } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
 import { keys } from "../../lib/query.ts";
+import { refusalText } from "../../lib/refusal.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { modelName } from "./model-words.ts";
 import { useCatalogue } from "./use-models.ts";
@@ -146,7 +146,7 @@ export function ProjectAssistant({ project, canManage }: { project: Project; can
         toast.success("Assistant saved: the next reply follows it.");
       },
       (error) => {
-        toast.error(errorMessage(error));
+        toast.error(refusalText(error));
       },
     );
   const orgPreviewName = profiles.items.find(
@@ -238,7 +238,7 @@ export function OrgPreviewProfile({ orgId, canManage }: { orgId: string; canMana
                   toast.success("Preview profile saved.");
                 },
                 (error) => {
-                  toast.error(errorMessage(error));
+                  toast.error(refusalText(error));
                 },
               )
             }

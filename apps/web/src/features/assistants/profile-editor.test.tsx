@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
 import { toolsApi } from "../../lib/tools-api.ts";
+import { answerEvery } from "../../test/refusal.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { DEV, FAST, LARGE, profileOf, project, versionOf } from "./fixtures.ts";
 import { ProfileEditor } from "./profile-editor.tsx";
@@ -101,8 +102,8 @@ describe("ProfileEditor: validation", () => {
     fireEvent.change(screen.getByLabelText("Temperature"), { target: { value: "1.5" } });
     fireEvent.change(screen.getByLabelText("Max output tokens"), { target: { value: "50000" } });
     fireEvent.click(save());
-    expect(await screen.findByText("Must be between 0 and 1 for Parley Dev Large")).toBeTruthy();
-    expect(screen.getByText("At most 32,000 for Parley Dev Large")).toBeTruthy();
+    expect(await screen.findByText("Must be between 0 and 1 for Parley Dev Large.")).toBeTruthy();
+    expect(screen.getByText("At most 32,000 for Parley Dev Large.")).toBeTruthy();
     expect(screen.getByText("2 fields need attention.")).toBeTruthy();
     expect(update).not.toHaveBeenCalled();
     // Within range for Dev Model (0 to 2): the same value goes once the model allows it.
@@ -125,7 +126,7 @@ describe("ProfileEditor: validation", () => {
     expect(screen.getByText("6 of 6")).toBeTruthy();
     fireEvent.change(screen.getByLabelText("Name"), { target: { value: "   " } });
     fireEvent.click(save());
-    expect(await screen.findByText("Give the profile a name")).toBeTruthy();
+    expect(await screen.findByText("Give the profile a name.")).toBeTruthy();
     expect(screen.getByLabelText("Name").getAttribute("aria-invalid")).toBe("true");
     expect(update).not.toHaveBeenCalled();
   });
@@ -202,9 +203,30 @@ describe("ProfileEditor: saving", () => {
     fireEvent.click(save());
     expect(
       await screen.findByText(
-        "Parley Dev Fast is not allowed in this organization (owners and admins choose its models)",
+        "Parley Dev Fast is not allowed in this organization (owners and admins choose its models).",
       ),
     ).toBeTruthy();
+  });
+
+  it("shows every problem the API names, each under its field", async () => {
+    answerEvery(400, {
+      error: {
+        code: "invalid_request",
+        message: "temperature: Too big: expected number to be <=2",
+        field: "temperature",
+        issues: [
+          { field: "temperature", message: "Too big: expected number to be <=2" },
+          { field: "welcome", message: "Too big: expected string to have <=1000 characters" },
+        ],
+      },
+    });
+    await renderEditor();
+    fireEvent.change(screen.getByLabelText("Welcome message"), { target: { value: "Hello" } });
+    fireEvent.click(save());
+    expect(await screen.findByText("Must be at most 2.")).toBeTruthy();
+    expect(screen.getByText("Must be at most 1000 characters.")).toBeTruthy();
+    expect(screen.getByLabelText("Welcome message").getAttribute("aria-invalid")).toBe("true");
+    expect(screen.getByText("2 fields need attention.")).toBeTruthy();
   });
 
   it("says a concurrent save was refused (409) and keeps the edits", async () => {

@@ -2,13 +2,21 @@ import type { AssistantProfile, CatalogueModel, Project } from "@parley/shared";
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useId, useState } from "react";
 import { toast } from "sonner";
+import { RefusalNote } from "../../components/refusal.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { Input } from "../../components/ui/input.tsx";
-import { ErrorNote, Notice } from "../../components/ui/states.tsx";
-import { isApiError } from "../../lib/api.ts";
+import { Notice } from "../../components/ui/states.tsx";
 import { assistantsApi } from "../../lib/assistants-api.ts";
 import { keys } from "../../lib/query.ts";
+import {
+  asSentence,
+  type Problem,
+  problemsOf,
+  type Refusal,
+  refusalOf,
+  refusalOfProblems,
+} from "../../lib/refusal.ts";
 import { SourceToolsField } from "../tools/source-tools-field.tsx";
 import { ConversationFields, ToolsField } from "./conversation-fields.tsx";
 import { InstructionsField } from "./instructions-field.tsx";
@@ -46,6 +54,12 @@ function refusalField(field: string | undefined): DraftField | null {
   return known.includes(head) ? (head as DraftField) : null;
 }
 
+/** Errors by field as sentences: the checks and the API write clauses ("Give the profile a name"). */
+const asSentences = (errors: DraftErrors): DraftErrors =>
+  Object.fromEntries(
+    Object.entries(errors).map(([field, message]) => [field, message && asSentence(message)]),
+  );
+
 /**
  * The profile editor: name and instructions, model and sampling, how a chat opens, knowledge
  * retrieval, tools; beside them the whole prompt and the version history. Saving sends only what
@@ -74,7 +88,7 @@ export function ProfileEditor({
   const [based, setBased] = useState<AssistantProfile>(profile);
   const [draft, setDraft] = useState<ProfileDraft>(() => draftOf(profile));
   const [errors, setErrors] = useState<DraftErrors>({});
-  const [failure, setFailure] = useState<unknown>(null);
+  const [failure, setFailure] = useState<Refusal | null>(null);
   const [busy, setBusy] = useState(false);
   const dirty = isDirty(based, draft);
   const readOnly = !canManage;
@@ -121,7 +135,7 @@ export function ProfileEditor({
     const model = models.find((candidate) => candidate.id === draft.model);
     const checked = checkDraft(draft, model);
     if (!checked.ok) {
-      setErrors(checked.errors);
+      setErrors(asSentences(checked.errors));
       return;
     }
     const changes = changesOf(based, checked.content);
@@ -142,9 +156,19 @@ export function ProfileEditor({
       load(updated);
       toast.success(`Saved as version ${updated.version}.`);
     } catch (error) {
-      const field = isApiError(error) ? refusalField(error.field) : null;
-      if (isApiError(error) && field) setErrors({ [field]: refusalWords(error.message, names) });
-      else setFailure(error);
+      // Every problem the API names: each under its field when the editor has it, the rest
+      // (a version conflict, a field it has not) in the alert, each a sentence of its own
+      // (`refusalWords` names models by name and starts with a capital).
+      const atFields: DraftErrors = {};
+      const rest: Problem[] = [];
+      for (const problem of problemsOf(refusalOf(error))) {
+        const field = refusalField(problem.field ?? undefined);
+        const words = refusalWords(problem.message, names);
+        if (field && atFields[field] === undefined) atFields[field] = asSentence(words);
+        else rest.push({ ...problem, message: words });
+      }
+      setErrors(atFields);
+      setFailure(refusalOfProblems(rest));
     } finally {
       setBusy(false);
     }
@@ -306,7 +330,7 @@ export function ProfileEditor({
             </div>
             {failure ? (
               <div className="pt-2">
-                <ErrorNote error={failure} />
+                <RefusalNote refusal={failure} />
               </div>
             ) : null}
           </div>

@@ -4,6 +4,7 @@ import { Link, useNavigate } from "@tanstack/react-router";
 import { Bot, Plus } from "lucide-react";
 import { useId, useState } from "react";
 import { LoadMore } from "../../components/load-more.tsx";
+import { FieldMessage, fieldProps, RefusalNote, useRefusal } from "../../components/refusal.tsx";
 import { Badge } from "../../components/ui/badge.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
@@ -20,7 +21,7 @@ import { assistantsApi } from "../../lib/assistants-api.ts";
 import { keys } from "../../lib/query.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { ModelItems } from "./model-select.tsx";
-import { modelName } from "./model-words.ts";
+import { modelName, refusalWords } from "./model-words.ts";
 
 const when = new Intl.DateTimeFormat("en-US", { dateStyle: "medium" });
 
@@ -50,15 +51,17 @@ export function NewProfileDialog({
   const [open, setOpen] = useState(false);
   const [name, setName] = useState("");
   const [model, setModel] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { refusal, refuse, clear, form, at } = useRefusal();
   const [busy, setBusy] = useState(false);
   const chosen = model ?? models[0]?.id ?? "";
+  // The API names a refused model by its id: said with its name.
+  const modelProblem = at("model") && refusalWords(at("model") ?? "", models);
   return (
     <Dialog
       open={open}
       onOpenChange={(next) => {
         setOpen(next);
-        setError(null);
+        clear();
       }}
     >
       <DialogTrigger asChild>
@@ -72,11 +75,12 @@ export function NewProfileDialog({
         description="Give it a name and a model; its instructions, welcome and tools come next."
       >
         <form
+          ref={form}
           className="grid gap-4"
           onSubmit={async (event) => {
             event.preventDefault();
             setBusy(true);
-            setError(null);
+            clear();
             try {
               const created = await assistantsApi.createProfile(orgId, { name, model: chosen });
               queryClient.setQueryData(keys.profile(created.id), created);
@@ -87,7 +91,7 @@ export function NewProfileDialog({
                 params: { profileId: created.id },
               });
             } catch (caught) {
-              setError(caught);
+              refuse(caught);
             } finally {
               setBusy(false);
             }
@@ -104,7 +108,9 @@ export function NewProfileDialog({
               placeholder="Support assistant"
               value={name}
               onChange={(event) => setName(event.target.value)}
+              {...fieldProps(`${id}-name`, at("name"))}
             />
+            <FieldMessage id={`${id}-name`} message={at("name")} />
           </div>
           <div className="grid gap-1.5">
             <span id={`${id}-model`} className="font-medium text-sm">
@@ -113,7 +119,7 @@ export function NewProfileDialog({
             <SelectMenu value={chosen} onValueChange={setModel}>
               <SelectMenuTrigger
                 aria-labelledby={`${id}-model`}
-                aria-describedby={`${id}-model-hint`}
+                {...fieldProps(`${id}-model`, modelProblem, `${id}-model-hint`)}
               >
                 <SelectMenuValue>{modelName(models, chosen)}</SelectMenuValue>
               </SelectMenuTrigger>
@@ -121,6 +127,7 @@ export function NewProfileDialog({
                 <ModelItems models={models} />
               </SelectMenuContent>
             </SelectMenu>
+            <FieldMessage id={`${id}-model`} message={modelProblem} />
             <p id={`${id}-model-hint`} className="text-muted-foreground text-xs">
               Only the models this organization allows are listed. Allow more under{" "}
               <Link
@@ -134,7 +141,7 @@ export function NewProfileDialog({
               .
             </p>
           </div>
-          <ErrorNote error={error} />
+          <RefusalNote refusal={refusal} fields={["name", "model"]} />
           <div className="flex justify-end gap-2">
             <Button onClick={() => setOpen(false)}>Cancel</Button>
             <Button type="submit" variant="primary" disabled={busy || name.trim() === ""}>

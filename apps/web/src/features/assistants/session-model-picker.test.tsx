@@ -47,6 +47,21 @@ async function openPicker(name: RegExp) {
 }
 
 describe("SessionModelPicker", () => {
+  it("says which models the local dev model answers (offline), beside their prices", async () => {
+    vi.spyOn(assistantsApi, "allowedModels").mockResolvedValue({
+      orgId: "org_1",
+      items: [DEV, { ...FAST, servedLocally: true }],
+      chosen: true,
+    });
+    await renderInApp(<SessionModelPicker session={sessionOf({ model: "parley/dev-fast" })} />);
+    const list = await openPicker(/^Model: Parley Dev Fast$/);
+    const options = within(list).getAllByRole("option");
+    expect(options.map((option) => option.textContent).slice(1)).toEqual([
+      "Parley Dev Model$1.20 in · $2.40 out per 1M tokens · 128K context",
+      "Parley Dev Fast$0.12 in · $0.48 out per 1M tokens · 128K context · answered by the local dev model",
+    ]);
+  });
+
   it("names the session's model and lists the allowed ones with prices per million tokens", async () => {
     await renderInApp(<SessionModelPicker session={sessionOf({ model: "parley/dev-fast" })} />);
     const list = await openPicker(/^Model: Parley Dev Fast$/);
@@ -105,7 +120,7 @@ describe("SessionModelPicker", () => {
       key: "Enter",
     });
     await waitFor(() =>
-      expect(said).toHaveBeenCalledWith("Parley Dev Fast is not allowed in this organization"),
+      expect(said).toHaveBeenCalledWith("Parley Dev Fast is not allowed in this organization."),
     );
     expect(screen.getByRole("combobox", { name: /^Model: Parley Dev Model$/ })).toBeTruthy();
   });

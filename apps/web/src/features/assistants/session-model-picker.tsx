@@ -12,12 +12,11 @@ import {
   SelectMenuTrigger,
   SelectMenuValue,
 } from "../../components/ui/select-menu.tsx";
-import { errorMessage } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
 import { keys } from "../../lib/query.ts";
 import { useSession } from "../../lib/session.tsx";
 import { ModelItems, modelDetail } from "./model-select.tsx";
-import { modelName, refusalWords, shortName } from "./model-words.ts";
+import { modelName, modelRefusalSentences, shortName } from "./model-words.ts";
 import { useAllowedModels, useCatalogue, useProjectModel } from "./use-models.ts";
 
 /** The option for "no pick": the session follows its project's profile. */
@@ -47,7 +46,7 @@ export function SessionModelPicker({ session }: { session: Session }) {
         `Replies in this chat now use ${next ? modelName(names, next) : "the profile's model"}.`,
       );
     },
-    onError: (error) => toast.error(refusalWords(errorMessage(error), names)),
+    onError: (error) => toast.error(modelRefusalSentences(error, names).join(" ")),
   });
 
   const chosen = pick.isPending ? pick.variables : session.model;

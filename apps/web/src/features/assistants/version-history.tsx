@@ -11,9 +11,9 @@ import { useConfirm } from "../../components/ui/confirm.tsx";
 import { Dialog, DialogContent } from "../../components/ui/dialog.tsx";
 import { Field, Select } from "../../components/ui/input.tsx";
 import { ErrorNote, Loading } from "../../components/ui/states.tsx";
-import { errorMessage } from "../../lib/api.ts";
 import { assistantsApi } from "../../lib/assistants-api.ts";
 import { keys } from "../../lib/query.ts";
+import { refusalText } from "../../lib/refusal.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { modelName } from "./model-words.ts";
 import { VersionDiff } from "./version-diff.tsx";
@@ -66,7 +66,7 @@ export function VersionHistory({
       onRestored(updated);
       toast.success(`Restored version ${version.version} as version ${updated.version}.`);
     } catch (error) {
-      toast.error(errorMessage(error));
+      toast.error(refusalText(error));
     } finally {
       setBusy(false);
     }

@@ -1,7 +1,8 @@
-import type { AutoTopUp } from "@parley/shared";
+import { type AutoTopUp, autoTopUpSettingsSchema } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { billingApi } from "../../lib/billing-api.ts";
+import { answerEvery, describedText, refusedBody } from "../../test/refusal.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { AutoTopUpCard, autoTopUpInput } from "./auto-top-up.tsx";
 
@@ -45,15 +46,26 @@ describe("autoTopUpInput", () => {
   });
 
   it("names the field to fix", () => {
-    expect(autoTopUpInput({ ...values, threshold: "" })).toMatchObject({ field: "threshold" });
+    expect(autoTopUpInput({ ...values, threshold: "" })).toMatchObject({
+      field: "thresholdMicros",
+    });
     expect(autoTopUpInput({ ...values, amount: "20.005" })).toMatchObject({
-      field: "amount",
+      field: "amountMicros",
       message: expect.stringMatching(/whole cents/),
     });
-    expect(autoTopUpInput({ ...values, amount: "0.50" })).toMatchObject({ field: "amount" });
+    expect(autoTopUpInput({ ...values, amount: "0.50" })).toMatchObject({
+      field: "amountMicros",
+    });
     expect(autoTopUpInput({ ...values, cap: "10" })).toMatchObject({
-      field: "cap",
+      field: "monthlyCapMicros",
       message: expect.stringMatching(/at least the amount/),
+    });
+  });
+
+  it("names every box to fix at once", () => {
+    expect(autoTopUpInput({ ...values, threshold: "", cap: "ten" })).toMatchObject({
+      ok: false,
+      problems: [{ field: "thresholdMicros" }, { field: "monthlyCapMicros" }],
     });
   });
 });
@@ -118,8 +130,33 @@ describe("AutoTopUpCard", () => {
       target: { value: "10" },
     });
     fireEvent.click(screen.getByRole("button", { name: "Save automatic top-up" }));
-    expect((await screen.findByRole("alert")).textContent).toMatch(/at least the amount/);
+    const cap = screen.getByLabelText("At most per month (USD)");
+    await waitFor(() => expect(describedText(cap)).toMatch(/at least the amount\.$/));
+    expect(cap.getAttribute("aria-invalid")).toBe("true");
     expect(set).not.toHaveBeenCalled();
+  });
+
+  it("shows every problem of the API's refusal at its box", async () => {
+    vi.spyOn(billingApi, "autoTopUp").mockResolvedValue(state({ card: CARD }));
+    answerEvery(
+      400,
+      refusedBody(autoTopUpSettingsSchema, {
+        enabled: true,
+        thresholdMicros: 0,
+        amountMicros: 20_000_000,
+        monthlyCapMicros: 10_000_000,
+      }),
+    );
+    await renderInApp(<AutoTopUpCard orgId="org_1" />);
+    const threshold = await screen.findByLabelText("When the balance falls below (USD)");
+    const cap = screen.getByLabelText("At most per month (USD)");
+    fireEvent.click(screen.getByRole("button", { name: "Save automatic top-up" }));
+    await waitFor(() => expect(threshold.getAttribute("aria-invalid")).toBe("true"));
+    expect(describedText(threshold)).toMatch(/^Must be .*\.$/);
+    expect(cap.getAttribute("aria-invalid")).toBe("true");
+    expect(describedText(cap)).toBe("Must be at least amountMicros.");
+    expect(screen.getByLabelText("Add (USD)").getAttribute("aria-invalid")).toBeNull();
+    expect(screen.queryByRole("alert")).toBeNull();
   });
 
   it("says it is paused, and why", async () => {

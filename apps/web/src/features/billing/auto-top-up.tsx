@@ -3,15 +3,23 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { CreditCard } from "lucide-react";
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { toast } from "sonner";
+import {
+  FieldMessage,
+  fieldProps,
+  ProblemField,
+  RefusalNote,
+  useRefusal,
+} from "../../components/refusal.tsx";
 import { Badge } from "../../components/ui/badge.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { useConfirm } from "../../components/ui/confirm.tsx";
-import { Field, Input } from "../../components/ui/input.tsx";
+import { Input } from "../../components/ui/input.tsx";
 import { ErrorNote, Loading } from "../../components/ui/states.tsx";
 import { billingApi } from "../../lib/billing-api.ts";
 import { dollarsInput, formatMicros, MICROS_PER_DOLLAR, parseDollars } from "../../lib/money.ts";
 import { keys } from "../../lib/query.ts";
+import { type Problem, type Refusal, refusalOfProblems } from "../../lib/refusal.ts";
 import { when } from "./words.ts";
 
 type Values = { enabled: boolean; threshold: string; amount: string; cap: string };
@@ -30,41 +38,56 @@ export function valuesOf(state: AutoTopUp): Values {
   };
 }
 
-type Checked =
-  | { ok: true; settings: AutoTopUpSettingsInput }
-  | { ok: false; field: "threshold" | "amount" | "cap"; message: string };
+/** The dollar boxes, by the API's name of what each holds (its refusals name these). */
+const BOXES = [
+  { key: "threshold", field: "thresholdMicros", label: "When the balance falls below (USD)" },
+  { key: "amount", field: "amountMicros", label: "Add (USD)" },
+  { key: "cap", field: "monthlyCapMicros", label: "At most per month (USD)" },
+] as const;
 
-/** The settings to send, or the first field a person must fix and why (the worker checks again). */
+type Checked = { ok: true; settings: AutoTopUpSettingsInput } | ({ ok: false } & Refusal);
+
+/**
+ * The settings to send, or every box a person must fix and why (the first is `field` and
+ * `message`, named as the API names them; the worker checks again).
+ */
 export function autoTopUpInput(values: Values): Checked {
-  const read = (field: "threshold" | "amount" | "cap", label: string) => {
-    const parsed = parseDollars(values[field]);
+  const problems: Problem[] = [];
+  const read = (key: "threshold" | "amount" | "cap", field: string, label: string) => {
+    const parsed = parseDollars(values[key]);
     if (!parsed.ok || parsed.micros <= 0) {
-      return { ok: false as const, field, message: `Enter ${label} in dollars, like 20.` };
+      problems.push({ field, message: `Enter ${label} in dollars, like 20.` });
+      return null;
     }
     if (parsed.micros % 10_000 !== 0) {
-      return { ok: false as const, field, message: "Amounts are in whole cents, like 20.50." };
+      problems.push({ field, message: "Amounts are in whole cents, like 20.50." });
+      return null;
     }
-    return { ok: true as const, micros: parsed.micros };
+    return parsed.micros;
   };
-  const threshold = read("threshold", "the balance to top up below");
-  if (!threshold.ok) return threshold;
-  const amount = read("amount", "the amount to add");
-  if (!amount.ok) return amount;
-  if (amount.micros < MICROS_PER_DOLLAR) {
-    return { ok: false, field: "amount", message: "The smallest automatic top-up is $1.00." };
+  const threshold = read("threshold", "thresholdMicros", "the balance to top up below");
+  const amount = read("amount", "amountMicros", "the amount to add");
+  if (amount !== null && amount < MICROS_PER_DOLLAR) {
+    problems.push({ field: "amountMicros", message: "The smallest automatic top-up is $1.00." });
   }
-  const cap = read("cap", "the monthly cap");
-  if (!cap.ok) return cap;
-  if (cap.micros < amount.micros) {
-    return { ok: false, field: "cap", message: "The monthly cap must be at least the amount." };
+  const cap = read("cap", "monthlyCapMicros", "the monthly cap");
+  if (cap !== null && amount !== null && cap < amount) {
+    problems.push({
+      field: "monthlyCapMicros",
+      message: "The monthly cap must be at least the amount.",
+    });
+  }
+  const refusal = refusalOfProblems(problems);
+  if (refusal || threshold === null || amount === null || cap === null) {
+    return { ok: false, ...(refusal ?? { field: null, message: "Check the amounts." }) };
   }
   return {
     ok: true,
     settings: {
       enabled: values.enabled,
-      thresholdMicros: threshold.micros,
-      amountMicros: amount.micros,
-      monthlyCapMicros: cap.micros,
+      thresholdMicros: threshold,
+      amountMicros: amount,
+      monthlyCapMicros: cap,
     },
   };
 }
@@ -155,8 +178,7 @@ function AutoTopUpForm({
   const queryClient = useQueryClient();
   const confirm = useConfirm();
   const [values, setValues] = useState<Values>(() => valuesOf(state));
-  const [invalid, setInvalid] = useState<Extract<Checked, { ok: false }> | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { refusal, refuse, refuseWith, clear, form, at } = useRefusal();
   const [busy, setBusy] = useState<"save" | "card" | "remove" | null>(null);
   const { card, paused } = state;
 
@@ -167,12 +189,12 @@ function AutoTopUpForm({
   };
 
   async function run(kind: "save" | "card" | "remove", work: () => Promise<void>) {
-    setError(null);
+    clear();
     setBusy(kind);
     try {
       await work();
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
     } finally {
       setBusy(null);
     }
@@ -182,11 +204,9 @@ function AutoTopUpForm({
     event.preventDefault();
     const checked = autoTopUpInput(values);
     if (!checked.ok) {
-      setInvalid(checked);
-      document.getElementById(`auto-top-up-${checked.field}`)?.focus();
+      refuseWith(checked);
       return;
     }
-    setInvalid(null);
     void run("save", async () => {
       saved(await billingApi.setAutoTopUp(orgId, checked.settings));
       toast.success(
@@ -214,12 +234,6 @@ function AutoTopUpForm({
       toast.success("Card removed.");
     });
   };
-
-  const fields = [
-    { field: "threshold", label: "When the balance falls below (USD)" },
-    { field: "amount", label: "Add (USD)" },
-    { field: "cap", label: "At most per month (USD)" },
-  ] as const;
 
   return (
     <Card aria-labelledby="auto-top-up-title">
@@ -267,6 +281,7 @@ function AutoTopUpForm({
           </span>
         </div>
         <form
+          ref={form}
           aria-labelledby="auto-top-up-title"
           onSubmit={onSubmit}
           noValidate
@@ -275,6 +290,7 @@ function AutoTopUpForm({
           <label className="inline-flex items-center gap-2 text-sm">
             <input
               type="checkbox"
+              {...fieldProps("auto-top-up-enabled", at("enabled"))}
               checked={values.enabled}
               disabled={card === null}
               onChange={(event) => setValues({ ...values, enabled: event.target.checked })}
@@ -285,27 +301,21 @@ function AutoTopUpForm({
               <span className="text-muted-foreground text-xs">(save a card first)</span>
             ) : null}
           </label>
+          <FieldMessage id="auto-top-up-enabled" message={at("enabled")} />
           <div className="grid grid-cols-1 items-end gap-4 sm:grid-cols-3">
-            {fields.map(({ field, label }) => {
-              const isInvalid = invalid?.field === field;
-              const id = `auto-top-up-${field}`;
+            {BOXES.map(({ key, field, label }) => {
+              const id = `auto-top-up-${key}`;
               return (
-                <Field key={field} label={label}>
+                <ProblemField key={key} label={label} id={id} message={at(field)}>
                   <Input
                     id={id}
-                    value={values[field]}
+                    value={values[key]}
                     inputMode="decimal"
                     autoComplete="off"
-                    aria-invalid={isInvalid}
-                    aria-describedby={isInvalid ? `${id}-error` : undefined}
-                    onChange={(event) => setValues({ ...values, [field]: event.target.value })}
+                    {...fieldProps(id, at(field))}
+                    onChange={(event) => setValues({ ...values, [key]: event.target.value })}
                   />
-                  {isInvalid ? (
-                    <span id={`${id}-error`} role="alert" className="text-destructive text-xs">
-                      {invalid.message}
-                    </span>
-                  ) : null}
-                </Field>
+                </ProblemField>
               );
             })}
           </div>
@@ -313,7 +323,7 @@ function AutoTopUpForm({
             {formatMicros(state.monthChargedMicros)} charged automatically this month (UTC). Credits
             arrive when Stripe confirms the payment.
           </p>
-          <ErrorNote error={error} />
+          <RefusalNote refusal={refusal} fields={["enabled", ...BOXES.map(({ field }) => field)]} />
           <div>
             <Button type="submit" variant="primary" disabled={busy !== null}>
               {busy === "save" ? "Saving…" : "Save automatic top-up"}

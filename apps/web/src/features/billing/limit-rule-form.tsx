@@ -1,9 +1,10 @@
 import type { LimitPeriod, LimitRuleInput } from "@parley/shared";
 import { type FormEvent, type ReactNode, useState } from "react";
+import { fieldProps, ProblemField, RefusalNote, useRefusal } from "../../components/refusal.tsx";
 import { Button } from "../../components/ui/button.tsx";
-import { Field, Input, Select } from "../../components/ui/input.tsx";
-import { ErrorNote } from "../../components/ui/states.tsx";
+import { Input, Select } from "../../components/ui/input.tsx";
 import { parseDollars } from "../../lib/money.ts";
+import { type Problem, refusalOfProblems } from "../../lib/refusal.ts";
 import { PER } from "./limit-words.ts";
 
 /** The dollars of a limit as integer micros, or why not. */
@@ -23,8 +24,9 @@ export function limitAmount(
 
 /**
  * A period and an amount, submitted as one limit (`{ period, amountMicros }`); `before` holds
- * what else the form asks (whose limit). Validation happens here; `save` does the call and
- * throws what the server said.
+ * what else the form asks (whose limit: its problem, from `validate`, is said in the form's
+ * alert). Validation happens here, every problem at once; `save` does the call and throws what
+ * the server said, each of its problems shown at the period or the amount, or in the alert.
  */
 export function LimitRuleForm({
   idPrefix,
@@ -45,42 +47,44 @@ export function LimitRuleForm({
 }) {
   const [period, setPeriod] = useState<LimitPeriod>(initialPeriod);
   const [amount, setAmount] = useState("");
-  const [invalid, setInvalid] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { refusal, refuse, refuseWith, clear, form, at } = useRefusal();
   const [busy, setBusy] = useState(false);
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    setError(null);
     const other = validate?.() ?? null;
     const parsed = limitAmount(amount);
-    if (other !== null || !parsed.ok) {
-      setInvalid(other ?? (parsed.ok ? "" : parsed.message));
-      document.getElementById(`${idPrefix}-amount`)?.focus();
+    const problems: Problem[] = [
+      ...(other === null ? [] : [{ field: null, message: other }]),
+      ...(parsed.ok ? [] : [{ field: "amountMicros", message: parsed.message }]),
+    ];
+    const refused = refusalOfProblems(problems);
+    if (refused || !parsed.ok) {
+      refuseWith(refused);
       return;
     }
-    setInvalid(null);
-    if (!parsed.ok) return;
+    clear();
     setBusy(true);
     try {
       await save({ period, amountMicros: parsed.micros });
       setAmount("");
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
     } finally {
       setBusy(false);
     }
   }
 
   return (
-    <form onSubmit={onSubmit} noValidate className="grid gap-3">
+    <form ref={form} onSubmit={onSubmit} noValidate className="grid gap-3">
       <div className="grid grid-cols-1 gap-3 sm:grid-cols-3">
         {before}
-        <Field label="Period">
+        <ProblemField label="Period" id={`${idPrefix}-period`} message={at("period")}>
           <Select
             id={`${idPrefix}-period`}
             value={period}
             onChange={(event) => setPeriod(event.target.value as LimitPeriod)}
+            {...fieldProps(`${idPrefix}-period`, at("period"))}
           >
             {(["day", "week", "month"] as const).map((value) => (
               <option key={value} value={value}>
@@ -88,26 +92,20 @@ export function LimitRuleForm({
               </option>
             ))}
           </Select>
-        </Field>
-        <Field label="Amount (USD)">
+        </ProblemField>
+        <ProblemField label="Amount (USD)" id={`${idPrefix}-amount`} message={at("amountMicros")}>
           <Input
             id={`${idPrefix}-amount`}
             value={amount}
             inputMode="decimal"
             autoComplete="off"
             placeholder="50"
-            aria-invalid={invalid !== null}
-            aria-describedby={invalid ? `${idPrefix}-amount-error` : undefined}
             onChange={(event) => setAmount(event.target.value)}
+            {...fieldProps(`${idPrefix}-amount`, at("amountMicros"))}
           />
-        </Field>
+        </ProblemField>
       </div>
-      {invalid ? (
-        <span id={`${idPrefix}-amount-error`} role="alert" className="text-destructive text-xs">
-          {invalid}
-        </span>
-      ) : null}
-      <ErrorNote error={error} />
+      <RefusalNote refusal={refusal} fields={["period", "amountMicros"]} />
       <div>
         <Button type="submit" variant="primary" disabled={busy}>
           {busy ? "Saving…" : submitLabel}

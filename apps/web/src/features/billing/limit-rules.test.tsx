@@ -1,9 +1,16 @@
-import type { LimitRule, LimitState, Member, Project } from "@parley/shared";
+import {
+  type LimitRule,
+  type LimitState,
+  limitRuleSchema,
+  type Member,
+  type Project,
+} from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { membersApi } from "../../features/members/members-api.ts";
 import { billingApi } from "../../lib/billing-api.ts";
 import { orgsApi } from "../../lib/orgs-api.ts";
+import { answerEvery, describedText, refusedBody } from "../../test/refusal.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { ErasureForm } from "../admin/erasure-form.tsx";
 import { LimitRules } from "./limit-rules.tsx";
@@ -109,9 +116,12 @@ describe("LimitRules", () => {
       "Choose a member or project for the limit.",
     );
     fireEvent.change(screen.getByLabelText("On"), { target: { value: "member:usr_ada" } });
-    fireEvent.change(screen.getByLabelText("Amount (USD)"), { target: { value: "0" } });
+    const amount = screen.getByLabelText("Amount (USD)");
+    fireEvent.change(amount, { target: { value: "0" } });
     fireEvent.click(screen.getByRole("button", { name: "Set limit" }));
-    await waitFor(() => expect(screen.getByRole("alert").textContent).toContain("above zero"));
+    await waitFor(() => expect(describedText(amount)).toMatch(/above zero.*\.$/));
+    expect(amount.getAttribute("aria-invalid")).toBe("true");
+    expect(screen.queryByRole("alert")).toBeNull();
     expect(set).not.toHaveBeenCalled();
   });
 
@@ -192,5 +202,20 @@ describe("MyLimits", () => {
         { period: "week", amountMicros: null },
       ),
     );
+  });
+
+  it("shows both problems of the API's refusal of one's own limit, each at its field", async () => {
+    vi.spyOn(billingApi, "myLimits").mockResolvedValue({ warningPct: 80, limits: [] });
+    answerEvery(400, refusedBody(limitRuleSchema, { period: "year", amountMicros: 0 }));
+    await renderInApp(<MyLimits orgId="org_1" />);
+    const period = await screen.findByLabelText("Period");
+    const amount = screen.getByLabelText("Amount (USD)");
+    fireEvent.change(amount, { target: { value: "3" } });
+    fireEvent.click(screen.getByRole("button", { name: "Set my limit" }));
+    await waitFor(() => expect(period.getAttribute("aria-invalid")).toBe("true"));
+    expect(describedText(period)).toBe("Must be day, week or month.");
+    expect(amount.getAttribute("aria-invalid")).toBe("true");
+    expect(describedText(amount)).toMatch(/^Must be from .*\.$/);
+    expect(screen.queryByRole("alert")).toBeNull();
   });
 });

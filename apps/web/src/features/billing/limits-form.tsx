@@ -2,10 +2,10 @@ import type { BillingSummary } from "@parley/shared";
 import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, type Ref, useState } from "react";
 import { toast } from "sonner";
+import { FieldMessage, fieldProps, RefusalNote, useRefusal } from "../../components/refusal.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { Input } from "../../components/ui/input.tsx";
-import { ErrorNote } from "../../components/ui/states.tsx";
 import type { BillingSettings } from "../../lib/api.ts";
 import { billingApi } from "../../lib/billing-api.ts";
 import { keys } from "../../lib/query.ts";
@@ -70,22 +70,17 @@ export function LimitsForm({
 }) {
   const queryClient = useQueryClient();
   const [form, setForm] = useState<LimitsValues>(() => formFromSettings(settings));
-  const [invalid, setInvalid] = useState<{ field: keyof LimitsValues; message: string } | null>(
-    null,
-  );
-  const [error, setError] = useState<unknown>(null);
+  const { refusal, refuse, refuseWith, clear, form: formRef, at } = useRefusal();
   const [busy, setBusy] = useState(false);
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    setError(null);
     const result = limitsPatch(form, settings);
     if (!result.ok) {
-      setInvalid({ field: result.field, message: result.message });
-      document.getElementById(`limit-${result.field}`)?.focus();
+      refuseWith(result);
       return;
     }
-    setInvalid(null);
+    clear();
     if (Object.keys(result.patch).length === 0) {
       toast("Nothing changed.");
       return;
@@ -100,7 +95,7 @@ export function LimitsForm({
       void queryClient.invalidateQueries({ queryKey: keys.billingAlerts(orgId) });
       toast.success("Limits saved.");
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
     } finally {
       setBusy(false);
     }
@@ -115,6 +110,7 @@ export function LimitsForm({
       />
       <CardBody>
         <form
+          ref={formRef}
           id="limits"
           aria-labelledby="limits-title"
           onSubmit={onSubmit}
@@ -123,8 +119,8 @@ export function LimitsForm({
         >
           <div className="grid grid-cols-1 gap-4 md:grid-cols-2">
             {FIELDS.map(({ field, label, hint, prefix }) => {
-              const isInvalid = invalid?.field === field;
               const id = `limit-${field}`;
+              const problem = at(field);
               return (
                 <div key={field} className="grid gap-1.5 text-sm">
                   <label htmlFor={id} className="font-medium">
@@ -163,25 +159,19 @@ export function LimitsForm({
                               ? "No warning"
                               : "No limit"
                       }
-                      aria-invalid={isInvalid}
-                      aria-describedby={isInvalid ? `${id}-error` : `${id}-hint`}
+                      {...fieldProps(id, problem, `${id}-hint`)}
                       onChange={(event) => setForm({ ...form, [field]: event.target.value })}
                     />
                   </div>
-                  {isInvalid ? (
-                    <span id={`${id}-error`} role="alert" className="text-destructive text-xs">
-                      {invalid.message}
-                    </span>
-                  ) : (
-                    <span id={`${id}-hint`} className="text-muted-foreground text-xs">
-                      {hint}
-                    </span>
-                  )}
+                  <FieldMessage id={id} message={problem} />
+                  <span id={`${id}-hint`} className="text-muted-foreground text-xs">
+                    {hint}
+                  </span>
                 </div>
               );
             })}
           </div>
-          <ErrorNote error={error} />
+          <RefusalNote refusal={refusal} fields={FIELDS.map(({ field }) => field)} />
           <div>
             <Button type="submit" variant="primary" disabled={busy}>
               {busy ? "Saving…" : "Save settings"}

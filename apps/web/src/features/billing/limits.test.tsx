@@ -1,9 +1,10 @@
-import type { BillingSummary } from "@parley/shared";
+import { type BillingSummary, billingSettingsSchema } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { BillingSettings } from "../../lib/api.ts";
 import { billingApi } from "../../lib/billing-api.ts";
 import { keys } from "../../lib/query.ts";
+import { answerEvery, describedText, refusedBody } from "../../test/refusal.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { formFromSettings, limitsPatch } from "./limits.ts";
 import { LimitsForm } from "./limits-form.tsx";
@@ -99,6 +100,15 @@ describe("limitsPatch", () => {
       field: "alertWebhookUrl",
     });
   });
+
+  it("names every field's problem at once, not the first only", () => {
+    const form = { ...formFromSettings(none), lowBalanceMicros: "ten", runwayAlertDays: "400" };
+    expect(limitsPatch(form, none)).toMatchObject({
+      ok: false,
+      field: "lowBalanceMicros",
+      problems: [{ field: "lowBalanceMicros" }, { field: "runwayAlertDays" }],
+    });
+  });
 });
 
 describe("limitsSentence", () => {
@@ -141,8 +151,30 @@ describe("LimitsForm", () => {
     const input = screen.getByLabelText("Monthly limit for the organization (USD)");
     fireEvent.change(input, { target: { value: "1.0000001" } });
     fireEvent.click(screen.getByRole("button", { name: "Save settings" }));
-    expect((await screen.findByRole("alert")).textContent).toMatch(/at most 6 decimal places/);
+    await waitFor(() =>
+      expect(describedText(input)).toMatch(/^Use at most 6 decimal places.*\.\s/),
+    );
     expect(input.getAttribute("aria-invalid")).toBe("true");
+    expect(document.activeElement).toBe(input);
     expect(update).not.toHaveBeenCalled();
+  });
+
+  it("shows every problem of the API's refusal at its field", async () => {
+    answerEvery(
+      400,
+      refusedBody(billingSettingsSchema, { orgMonthlyLimitMicros: 5.5, limitWarningPct: 100 }),
+    );
+    await renderInApp(<LimitsForm orgId="org_1" settings={none} />);
+    const monthly = screen.getByLabelText("Monthly limit for the organization (USD)");
+    const warn = screen.getByLabelText("Warn in the chat at (% of a limit)");
+    fireEvent.change(monthly, { target: { value: "5" } });
+    fireEvent.change(warn, { target: { value: "90" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save settings" }));
+    await waitFor(() => expect(monthly.getAttribute("aria-invalid")).toBe("true"));
+    expect(describedText(monthly)).toMatch(/^Must be a whole number of micro-dollars\. Counted/);
+    expect(warn.getAttribute("aria-invalid")).toBe("true");
+    expect(describedText(warn)).toMatch(/^Must be at most 99\. Members and end users/);
+    expect(document.activeElement).toBe(monthly);
+    expect(screen.queryByRole("alert")).toBeNull();
   });
 });

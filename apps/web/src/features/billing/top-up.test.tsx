@@ -2,6 +2,7 @@ import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/re
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../lib/api.ts";
 import { billingApi } from "../../lib/billing-api.ts";
+import { describedText } from "../../test/refusal.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { TopUpDialog, TopUpForm, topUpAmount } from "./top-up.tsx";
 
@@ -32,13 +33,13 @@ describe("TopUpForm", () => {
     expect(form.textContent).toMatch(/Minimum \$5\.00, maximum \$1,000\.00/);
     fireEvent.change(amount, { target: { value: "4.99" } });
     fireEvent.click(within(form).getByRole("button", { name: "Top up" }));
-    expect((await within(form).findByRole("alert")).textContent).toBe(
-      "The minimum top-up is $5.00.",
+    await waitFor(() =>
+      expect(describedText(amount)).toMatch(/^The minimum top-up is \$5\.00\. Minimum/),
     );
     expect(amount.getAttribute("aria-invalid")).toBe("true");
     fireEvent.change(amount, { target: { value: "20.005" } });
     fireEvent.click(within(form).getByRole("button", { name: "Top up" }));
-    expect((await within(form).findByRole("alert")).textContent).toMatch(/whole cents/);
+    await waitFor(() => expect(describedText(amount)).toMatch(/whole cents/));
     expect(checkout).not.toHaveBeenCalled();
   });
 
@@ -55,13 +56,21 @@ describe("TopUpForm", () => {
     expect(checkout).toHaveBeenCalledWith("org_1", 25_000_000);
   });
 
-  it("shows the worker's refusal when its bounds differ", async () => {
+  it("shows the worker's refusal at the amount when its bounds differ", async () => {
     vi.spyOn(billingApi, "checkout").mockRejectedValue(
-      new ApiError("invalid_request", "amountMicros: must be between 10000000 and 1000000000", 400),
+      new ApiError(
+        "invalid_request",
+        "amountMicros: must be between 10000000 and 1000000000",
+        400,
+        "amountMicros",
+      ),
     );
     await renderInApp(<TopUpForm orgId="org_1" redirect={vi.fn()} />);
     fireEvent.click(screen.getByRole("button", { name: "Top up" }));
-    expect((await screen.findByRole("alert")).textContent).toMatch(/must be between/);
+    const amount = screen.getByLabelText("Amount in US dollars");
+    await waitFor(() =>
+      expect(describedText(amount)).toMatch(/^Must be between 10000000 and 1000000000\. /),
+    );
   });
 });
 

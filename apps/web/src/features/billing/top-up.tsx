@@ -1,8 +1,8 @@
 import { type FormEvent, type Ref, useId, useRef, useState } from "react";
+import { FieldMessage, fieldProps, RefusalNote, useRefusal } from "../../components/refusal.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Dialog, DialogContent } from "../../components/ui/dialog.tsx";
 import { Input } from "../../components/ui/input.tsx";
-import { ErrorNote } from "../../components/ui/states.tsx";
 import { billingApi } from "../../lib/billing-api.ts";
 import { formatMicros, parseDollars } from "../../lib/money.ts";
 
@@ -59,32 +59,38 @@ export function TopUpForm({
   redirect?: (url: string) => void;
 }) {
   const [amount, setAmount] = useState("25");
-  const [invalid, setInvalid] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { refusal, refuse, refuseWith, clear, form, at } = useRefusal();
   const [busy, setBusy] = useState(false);
   const inputId = useId();
+  // The API names the amount `amountMicros`; the form's own check says it in dollars.
+  const problem = at("amountMicros");
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const checked = topUpAmount(amount);
     if (!checked.ok) {
-      setInvalid(checked.message);
+      refuseWith({ field: "amountMicros", message: checked.message });
       return;
     }
-    setInvalid(null);
-    setError(null);
+    clear();
     setBusy(true);
     try {
       const { url } = await billingApi.checkout(orgId, checked.micros);
       redirect(url);
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
       setBusy(false);
     }
   }
 
   return (
-    <form aria-label="Top up credits" onSubmit={onSubmit} noValidate className="grid gap-4">
+    <form
+      ref={form}
+      aria-label="Top up credits"
+      onSubmit={onSubmit}
+      noValidate
+      className="grid gap-4"
+    >
       <fieldset className="grid gap-2">
         <legend className="font-medium text-sm">Quick amounts</legend>
         <div className="flex flex-wrap gap-2">
@@ -99,7 +105,7 @@ export function TopUpForm({
                 className="aria-pressed:border-primary aria-pressed:bg-primary aria-pressed:text-primary-foreground"
                 onClick={() => {
                   setAmount(text);
-                  setInvalid(null);
+                  clear();
                 }}
               >
                 ${dollars}
@@ -127,8 +133,7 @@ export function TopUpForm({
             autoComplete="off"
             className="pl-7"
             value={amount}
-            aria-invalid={invalid !== null}
-            aria-describedby={`${inputId}-hint${invalid ? ` ${inputId}-error` : ""}`}
+            {...fieldProps(inputId, problem, `${inputId}-hint`)}
             onChange={(event) => setAmount(event.target.value)}
           />
         </div>
@@ -136,13 +141,9 @@ export function TopUpForm({
           Minimum {formatMicros(TOP_UP_MIN_MICROS)}, maximum {formatMicros(TOP_UP_MAX_MICROS)}. Paid
           by card through Stripe.
         </span>
-        {invalid ? (
-          <span id={`${inputId}-error`} role="alert" className="text-destructive text-xs">
-            {invalid}
-          </span>
-        ) : null}
+        <FieldMessage id={inputId} message={problem} />
       </div>
-      <ErrorNote error={error} />
+      <RefusalNote refusal={refusal} fields={["amountMicros"]} />
       <Button type="submit" variant="primary" disabled={busy}>
         {busy ? "Opening Checkout…" : "Top up"}
       </Button>

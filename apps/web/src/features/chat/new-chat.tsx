@@ -5,9 +5,10 @@ import { Plus } from "lucide-react";
 import { useState } from "react";
 import { toast } from "sonner";
 import { Button, type ButtonProps } from "../../components/ui/button.tsx";
-import { api, errorMessage } from "../../lib/api.ts";
+import { api } from "../../lib/api.ts";
 import { orgsApi } from "../../lib/orgs-api.ts";
 import { keys } from "../../lib/query.ts";
+import { refusalText } from "../../lib/refusal.ts";
 import { useSession } from "../../lib/session.tsx";
 import { usePaged } from "../../lib/use-paged.ts";
 
@@ -44,7 +45,7 @@ export function useNewChat(projectId: string) {
       void queryClient.invalidateQueries({ queryKey: keys.sessions(projectId) });
       await navigate({ to: "/sessions/$sessionId", params: { sessionId: session.id } });
     } catch (error) {
-      toast.error(errorMessage(error));
+      toast.error(refusalText(error));
     } finally {
       setBusy(false);
     }

@@ -85,7 +85,7 @@ describe("ApiKeys", () => {
     fireEvent.change(within(dialog).getByLabelText("Name"), { target: { value: "One more" } });
     fireEvent.click(within(dialog).getByRole("button", { name: "Create key" }));
     expect((await within(dialog).findByRole("alert")).textContent).toBe(
-      "This org has 50 active API keys: revoke one first",
+      "This org has 50 active API keys: revoke one first.",
     );
   });
 

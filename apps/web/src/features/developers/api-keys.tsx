@@ -4,6 +4,7 @@ import { KeyRound, Plus } from "lucide-react";
 import { useId, useState } from "react";
 import { toast } from "sonner";
 import { LoadMore } from "../../components/load-more.tsx";
+import { FieldMessage, fieldProps, RefusalNote, useRefusal } from "../../components/refusal.tsx";
 import { Badge } from "../../components/ui/badge.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
@@ -12,20 +13,12 @@ import { Dialog, DialogContent, DialogTrigger } from "../../components/ui/dialog
 import { Input } from "../../components/ui/input.tsx";
 import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
 import { Table, TBody, Td, THead, Th, Tr } from "../../components/ui/table.tsx";
-import { errorMessage } from "../../lib/api.ts";
+import { problemsOf, type Refusal, refusalOfProblems, refusalText } from "../../lib/refusal.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { SecretOnce } from "./copy-block.tsx";
 import { developersApi, devKeys } from "./developers-api.ts";
-import { FieldMessage, fieldProps } from "./field-message.tsx";
-import {
-  checkWith,
-  problemsOf,
-  type Refusal,
-  refusalAt,
-  refusalOf,
-  refusalOfProblems,
-} from "./form-check.ts";
-import { RefusalNote } from "./refusal-note.tsx";
+import { fieldWords } from "./field-words.ts";
+import { checkWith } from "./form-check.ts";
 
 const day = new Intl.DateTimeFormat("en-US", { dateStyle: "medium" });
 const minute = new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short" });
@@ -76,7 +69,7 @@ function NewKeyDialog({ orgId }: { orgId: string }) {
   const [name, setName] = useState("");
   const [scopes, setScopes] = useState<ApiKeyScope[]>(["end_users:token"]);
   const [expires, setExpires] = useState("");
-  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const { refusal, refuse, refuseWith, clear, form, at } = useRefusal();
   const [busy, setBusy] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
   return (
@@ -88,7 +81,7 @@ function NewKeyDialog({ orgId }: { orgId: string }) {
           setName("");
           setScopes(["end_users:token"]);
           setExpires("");
-          setRefusal(null);
+          clear();
           setSecret(null);
         }
       }}
@@ -122,20 +115,21 @@ function NewKeyDialog({ orgId }: { orgId: string }) {
           </div>
         ) : (
           <form
+            ref={form}
             noValidate
             className="grid gap-4"
             onSubmit={async (event) => {
               event.preventDefault();
               const input = keyInput(name, scopes, expires);
-              if (!input.ok) return setRefusal(input.refusal);
+              if (!input.ok) return refuseWith(input.refusal);
               setBusy(true);
-              setRefusal(null);
+              clear();
               try {
                 const created = await developersApi.createApiKey(orgId, input.value);
                 setSecret(created.secret);
                 void queryClient.invalidateQueries({ queryKey: devKeys.apiKeys(orgId) });
               } catch (caught) {
-                setRefusal(refusalOf(caught));
+                refuse(caught);
               } finally {
                 setBusy(false);
               }
@@ -150,14 +144,11 @@ function NewKeyDialog({ orgId }: { orgId: string }) {
                 placeholder="Shop backend"
                 value={name}
                 onChange={(event) => setName(event.target.value)}
-                {...fieldProps(`${id}-name`, refusalAt(refusal, "name"))}
+                {...fieldProps(`${id}-name`, at("name"))}
               />
-              <FieldMessage id={`${id}-name`} message={refusalAt(refusal, "name")} />
+              <FieldMessage id={`${id}-name`} message={at("name")} />
             </div>
-            <fieldset
-              className="grid gap-2"
-              {...fieldProps(`${id}-scopes`, refusalAt(refusal, "scopes"))}
-            >
+            <fieldset className="grid gap-2" {...fieldProps(`${id}-scopes`, at("scopes"))}>
               <legend className="mb-1 font-medium text-sm">Scopes</legend>
               {API_KEY_SCOPES.map((scope) => (
                 <label key={scope} className="flex items-start gap-2 text-sm">
@@ -179,7 +170,7 @@ function NewKeyDialog({ orgId }: { orgId: string }) {
                   </span>
                 </label>
               ))}
-              <FieldMessage id={`${id}-scopes`} message={refusalAt(refusal, "scopes")} />
+              <FieldMessage id={`${id}-scopes`} message={at("scopes")} />
             </fieldset>
             <div className="grid gap-1.5">
               <label htmlFor={`${id}-expires`} className="font-medium text-sm">
@@ -190,14 +181,18 @@ function NewKeyDialog({ orgId }: { orgId: string }) {
                 type="date"
                 value={expires}
                 onChange={(event) => setExpires(event.target.value)}
-                {...fieldProps(`${id}-expires`, refusalAt(refusal, "expiresAt"))}
+                {...fieldProps(`${id}-expires`, at("expiresAt"), `${id}-expires-hint`)}
               />
-              <span className="text-muted-foreground text-xs">
+              <span id={`${id}-expires-hint`} className="text-muted-foreground text-xs">
                 At 00:00 UTC that day. Empty: until revoked.
               </span>
-              <FieldMessage id={`${id}-expires`} message={refusalAt(refusal, "expiresAt")} />
+              <FieldMessage id={`${id}-expires`} message={at("expiresAt")} />
             </div>
-            <RefusalNote refusal={refusal} />
+            <RefusalNote
+              refusal={refusal}
+              fields={["name", "scopes", "expiresAt"]}
+              words={fieldWords}
+            />
             <div className="flex justify-end gap-2">
               <Button onClick={() => setOpen(false)}>Cancel</Button>
               <Button type="submit" variant="primary" disabled={busy}>
@@ -303,7 +298,7 @@ export function ApiKeys({ orgId }: { orgId: string }) {
                                 queryKey: devKeys.apiKeys(orgId),
                               });
                             } catch (caught) {
-                              toast.error(errorMessage(caught));
+                              toast.error(refusalText(caught));
                             }
                           }}
                         >

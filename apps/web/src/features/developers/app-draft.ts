@@ -10,13 +10,8 @@ import {
   updateAppSchema,
 } from "@parley/shared";
 import { dollarsInput, parseDollars } from "../../lib/money.ts";
-import {
-  checkWith,
-  type Problem,
-  problemsOf,
-  type Refusal,
-  refusalOfProblems,
-} from "./form-check.ts";
+import { type Problem, problemsOf, type Refusal, refusalOfProblems } from "../../lib/refusal.ts";
+import { checkWith } from "./form-check.ts";
 
 /**
  * An app's form as typed (strings, as the controls hold them) and its conversion to the API's

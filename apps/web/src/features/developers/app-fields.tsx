@@ -1,13 +1,13 @@
 import { MAX_APP_ORIGINS } from "@parley/shared";
 import { useEffect, useId, useRef } from "react";
+import { FieldMessage, fieldProps } from "../../components/refusal.tsx";
 import { Input, Select, Textarea } from "../../components/ui/input.tsx";
 import { assistantsApi } from "../../lib/assistants-api.ts";
 import { orgsApi } from "../../lib/orgs-api.ts";
 import { keys } from "../../lib/query.ts";
+import { problemsOf, type Refusal, refusalAt } from "../../lib/refusal.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { type AppDraft, LIMIT_FIELDS } from "./app-draft.ts";
-import { FieldMessage, fieldProps } from "./field-message.tsx";
-import { problemsOf, type Refusal, refusalAt } from "./form-check.ts";
 
 const LIMIT_LABELS = { daily: "Per day", weekly: "Per week", monthly: "Per month" } as const;
 
@@ -23,6 +23,15 @@ function originsMessage(refusal: Refusal | null): string | null {
   });
   return messages.length === 0 ? null : messages.join(". ");
 }
+
+/** The API's fields `AppFields` shows at a control (the rest go to the form's alert). */
+export const APP_FIELDS = [
+  "name",
+  "allowedOrigins",
+  "projectIds",
+  "profileId",
+  ...LIMIT_FIELDS.map(([, field]) => field),
+];
 
 /**
  * An app's settings: its name, the pages that may embed it, the projects its end users chat in,

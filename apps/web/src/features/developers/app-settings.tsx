@@ -3,15 +3,15 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { useId, useState } from "react";
 import { toast } from "sonner";
+import { RefusalNote, useRefusal } from "../../components/refusal.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
 import { useConfirm } from "../../components/ui/confirm.tsx";
-import { errorMessage } from "../../lib/api.ts";
+import { refusalText } from "../../lib/refusal.ts";
 import { type AppDraft, draftOf, updateInput } from "./app-draft.ts";
-import { AppFields } from "./app-fields.tsx";
+import { APP_FIELDS, AppFields } from "./app-fields.tsx";
 import { developersApi, devKeys } from "./developers-api.ts";
-import { type Refusal, refusalOf } from "./form-check.ts";
-import { RefusalNote } from "./refusal-note.tsx";
+import { fieldWords } from "./field-words.ts";
 
 /** An app's settings: only what changed is sent (two admins' changes of different fields both stay). */
 export function AppSettings({ app }: { app: App }) {
@@ -20,7 +20,7 @@ export function AppSettings({ app }: { app: App }) {
   const navigate = useNavigate();
   const confirm = useConfirm();
   const [draft, setDraft] = useState<AppDraft>(() => draftOf(app));
-  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const { refusal, refuse, refuseWith, clear, form } = useRefusal();
   const [busy, setBusy] = useState(false);
   const changes = updateInput(app, draft);
   const unchanged = changes.ok && changes.value === null;
@@ -33,17 +33,18 @@ export function AppSettings({ app }: { app: App }) {
       />
       <CardBody>
         <form
+          ref={form}
           noValidate
           className="grid gap-6"
           onSubmit={async (event) => {
             event.preventDefault();
             if (!changes.ok) {
-              setRefusal(changes.refusal);
+              refuseWith(changes.refusal);
               return;
             }
             if (changes.value === null) return;
             setBusy(true);
-            setRefusal(null);
+            clear();
             try {
               const saved = await developersApi.updateApp(app.id, changes.value);
               queryClient.setQueryData(devKeys.app(app.id), saved);
@@ -51,14 +52,14 @@ export function AppSettings({ app }: { app: App }) {
               setDraft(draftOf(saved));
               toast.success("App saved");
             } catch (caught) {
-              setRefusal(refusalOf(caught));
+              refuse(caught);
             } finally {
               setBusy(false);
             }
           }}
         >
           <AppFields orgId={app.orgId} draft={draft} onChange={setDraft} refusal={refusal} />
-          <RefusalNote refusal={refusal} />
+          <RefusalNote refusal={refusal} fields={APP_FIELDS} words={fieldWords} />
           <div className="flex flex-wrap justify-between gap-2">
             <Button
               variant="destructive"
@@ -78,7 +79,7 @@ export function AppSettings({ app }: { app: App }) {
                   toast.success(`${app.name} deleted`);
                   await navigate({ to: "/developers" });
                 } catch (caught) {
-                  toast.error(errorMessage(caught));
+                  toast.error(refusalText(caught));
                 }
               }}
             >
@@ -89,7 +90,7 @@ export function AppSettings({ app }: { app: App }) {
                 disabled={unchanged || busy}
                 onClick={() => {
                   setDraft(draftOf(app));
-                  setRefusal(null);
+                  clear();
                 }}
               >
                 Undo changes

@@ -11,8 +11,8 @@ import { useConfirm } from "../../components/ui/confirm.tsx";
 import { FigureCards, useWideTable } from "../../components/ui/figure-cards.tsx";
 import { EmptyState, ErrorNote, Loading } from "../../components/ui/states.tsx";
 import { num, Table, TBody, Td, THead, Th, Tr } from "../../components/ui/table.tsx";
-import { errorMessage } from "../../lib/api.ts";
 import { formatMicros } from "../../lib/money.ts";
+import { refusalText } from "../../lib/refusal.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { developersApi, devKeys } from "./developers-api.ts";
 
@@ -66,7 +66,7 @@ export function EndUsers({ appId }: { appId: string }) {
       toast.success(`Erasure of ${who(endUser)} filed`);
       void queryClient.invalidateQueries({ queryKey: devKeys.endUsers(appId) });
     } catch (caught) {
-      toast.error(errorMessage(caught));
+      toast.error(refusalText(caught));
     }
   };
   const eraseAction = (endUser: EndUserWithUsage) =>

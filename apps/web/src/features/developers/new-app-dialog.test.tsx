@@ -48,9 +48,11 @@ describe("NewAppDialog", () => {
     await waitFor(() => expect(origins.getAttribute("aria-invalid")).toBe("true"));
     const problem = document.getElementById(origins.getAttribute("aria-describedby") ?? "");
     expect(problem?.textContent).toBe(
-      "Line 2: must be only scheme, host and port, as a browser sends it (https://shop.example.com)",
+      "Line 2: must be only scheme, host and port, as a browser sends it (https://shop.example.com).",
     );
-    expect(within(dialog).getByRole("alert").textContent).toContain("allowed origin on line 2");
+    // Said at its field, where it is fixed, and focused there; the alert is for the rest.
+    expect(document.activeElement).toBe(origins);
+    expect(within(dialog).queryByRole("alert")).toBeNull();
     expect(create).not.toHaveBeenCalled();
   });
 
@@ -67,23 +69,18 @@ describe("NewAppDialog", () => {
     await waitFor(() => expect(invalid("Name")).toBe("true"));
     expect(invalid("Allowed origins")).toBe("true");
     expect(invalid("Per day")).toBe("true");
-    const alert = within(dialog).getByRole("alert");
-    expect(alert.textContent).toMatch(/things to fix/);
-    const items = within(alert)
-      .getAllByRole("listitem")
-      .map((li) => li.textContent);
-    expect(items).toEqual(
-      expect.arrayContaining([
-        expect.stringMatching(/^the name /),
-        expect.stringMatching(/^allowed origin on line 1 /),
-        expect.stringMatching(/^allowed origin on line 3 /),
-        expect.stringMatching(/project/),
-        expect.stringMatching(/^the daily limit must be an amount/),
-      ]),
-    );
-    const origins = within(dialog).getByLabelText("Allowed origins");
-    const problem = document.getElementById(origins.getAttribute("aria-describedby") ?? "");
-    expect(problem?.textContent).toMatch(/^Line 1: .*Line 3: /);
+    const said = (label: string) => {
+      const control = within(dialog).getByLabelText(label);
+      return document.getElementById(control.getAttribute("aria-describedby") ?? "")?.textContent;
+    };
+    expect(said("Name")).toBe("Is required.");
+    expect(said("Allowed origins")).toMatch(/^Line 1: .*Line 3: .*\.$/);
+    expect(said("Per day")).toMatch(/^Must be an amount.*\.$/);
+    const projects = within(dialog).getByRole("group", { name: "Projects its end users chat in" });
+    expect(projects.getAttribute("aria-invalid")).toBe("true");
+    expect(within(projects).getByText(/^Check at least one project/)).toBeTruthy();
+    // Every problem is at its field: nothing is left for the form's alert.
+    expect(within(dialog).queryByRole("alert")).toBeNull();
     expect(create).not.toHaveBeenCalled();
   });
 
@@ -101,8 +98,8 @@ describe("NewAppDialog", () => {
     const url = within(dialog).getByLabelText("JWKS URL");
     await waitFor(() => expect(url.getAttribute("aria-invalid")).toBe("true"));
     expect(within(dialog).getByLabelText("Name").getAttribute("aria-invalid")).toBe("true");
-    expect(within(dialog).getByText("Already taken")).toBeTruthy();
-    expect(within(dialog).getByText("Must be https on a public host")).toBeTruthy();
+    expect(within(dialog).getByText("Already taken.")).toBeTruthy();
+    expect(within(dialog).getByText("Must be https on a public host.")).toBeTruthy();
   });
 
   it("shows the API's refusal under the field it names (a JWKS URL on a private host)", async () => {
@@ -120,7 +117,7 @@ describe("NewAppDialog", () => {
     fireEvent.click(within(dialog).getByRole("button", { name: "Create app" }));
     const url = within(dialog).getByLabelText("JWKS URL");
     await waitFor(() => expect(url.getAttribute("aria-invalid")).toBe("true"));
-    expect(within(dialog).getByText("Must be https on a public host")).toBeTruthy();
+    expect(within(dialog).getByText("Must be https on a public host.")).toBeTruthy();
   });
 
   it("sends the app and shows its secret once, with the way to its page", async () => {
@@ -197,10 +194,11 @@ describe("NewAppDialog", () => {
     await within(dialog).findByRole("checkbox", { name: "Support" });
     fireEvent.change(within(dialog).getByLabelText("Name"), { target: { value: "Acme Shop" } });
     fireEvent.click(within(dialog).getByRole("button", { name: "Create app" }));
-    const alert = await within(dialog).findByRole("alert");
-    expect(alert.textContent).toBe(
-      "Not saved: check at least one project: your end users' chats are kept, and billed, in a project.",
-    );
+    const projects = within(dialog).getByRole("group", { name: "Projects its end users chat in" });
+    await waitFor(() => expect(projects.getAttribute("aria-invalid")).toBe("true"));
+    expect(
+      document.getElementById(projects.getAttribute("aria-describedby") ?? "")?.textContent,
+    ).toBe("Check at least one project: your end users' chats are kept, and billed, in a project.");
     expect(create).not.toHaveBeenCalled();
   });
 });

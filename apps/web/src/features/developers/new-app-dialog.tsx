@@ -3,6 +3,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { Plus } from "lucide-react";
 import { useState } from "react";
+import { RefusalNote, useRefusal } from "../../components/refusal.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Dialog, DialogContent, DialogTrigger } from "../../components/ui/dialog.tsx";
 import {
@@ -12,12 +13,11 @@ import {
   emptyVerification,
   type VerificationDraft,
 } from "./app-draft.ts";
-import { AppFields } from "./app-fields.tsx";
+import { APP_FIELDS, AppFields } from "./app-fields.tsx";
 import { SecretOnce } from "./copy-block.tsx";
 import { developersApi, devKeys } from "./developers-api.ts";
-import { type Refusal, refusalOf } from "./form-check.ts";
-import { RefusalNote } from "./refusal-note.tsx";
-import { VerificationFields } from "./verification-fields.tsx";
+import { fieldWords } from "./field-words.ts";
+import { VerificationFields, verificationFields } from "./verification-fields.tsx";
 
 /**
  * A new app: its settings and how its tokens are verified, checked as the API checks them before
@@ -28,13 +28,13 @@ export function NewAppDialog({ orgId }: { orgId: string }) {
   const [open, setOpen] = useState(false);
   const [draft, setDraft] = useState<AppDraft>(emptyApp());
   const [verification, setVerification] = useState<VerificationDraft>(emptyVerification());
-  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const { refusal, refuse, refuseWith, clear, form } = useRefusal();
   const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<AppWithSecret | null>(null);
   const reset = () => {
     setDraft(emptyApp());
     setVerification(emptyVerification());
-    setRefusal(null);
+    clear();
     setCreated(null);
   };
   return (
@@ -79,23 +79,24 @@ export function NewAppDialog({ orgId }: { orgId: string }) {
           </div>
         ) : (
           <form
+            ref={form}
             noValidate
             className="grid gap-6"
             onSubmit={async (event) => {
               event.preventDefault();
               const input = createInput(draft, verification);
               if (!input.ok) {
-                setRefusal(input.refusal);
+                refuseWith(input.refusal);
                 return;
               }
               setBusy(true);
-              setRefusal(null);
+              clear();
               try {
                 const app = await developersApi.createApp(orgId, input.value);
                 void queryClient.invalidateQueries({ queryKey: devKeys.apps(orgId) });
                 setCreated(app);
               } catch (caught) {
-                setRefusal(refusalOf(caught));
+                refuse(caught);
               } finally {
                 setBusy(false);
               }
@@ -103,7 +104,11 @@ export function NewAppDialog({ orgId }: { orgId: string }) {
           >
             <AppFields orgId={orgId} draft={draft} onChange={setDraft} refusal={refusal} />
             <VerificationFields draft={verification} onChange={setVerification} refusal={refusal} />
-            <RefusalNote refusal={refusal} />
+            <RefusalNote
+              refusal={refusal}
+              fields={[...APP_FIELDS, ...verificationFields(verification.type)]}
+              words={fieldWords}
+            />
             <div className="flex justify-end gap-2">
               <Button onClick={() => setOpen(false)}>Cancel</Button>
               <Button type="submit" variant="primary" disabled={busy}>

@@ -6,6 +6,7 @@ import {
 } from "@parley/shared";
 import { useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
+import { RefusalNote, useRefusal } from "../../components/refusal.tsx";
 import { Badge } from "../../components/ui/badge.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
@@ -14,9 +15,9 @@ import { Select } from "../../components/ui/input.tsx";
 import { type VerificationDraft, verificationDraftOf, verificationInput } from "./app-draft.ts";
 import { SecretOnce } from "./copy-block.tsx";
 import { developersApi, devKeys } from "./developers-api.ts";
-import { checkWith, type Refusal, refusalOf } from "./form-check.ts";
-import { RefusalNote } from "./refusal-note.tsx";
-import { VerificationFields } from "./verification-fields.tsx";
+import { fieldWords } from "./field-words.ts";
+import { checkWith } from "./form-check.ts";
+import { VerificationFields, verificationFields } from "./verification-fields.tsx";
 
 const when = new Intl.DateTimeFormat("en-US", { dateStyle: "medium", timeStyle: "short" });
 
@@ -42,7 +43,7 @@ export function VerificationCard({ app }: { app: App }) {
   const [shown, setShown] = useState<NewAppSecret | null>(null);
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState<VerificationDraft>(() => verificationDraftOf(app));
-  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const { refusal, refuse, refuseWith, clear, form } = useRefusal();
   const [busy, setBusy] = useState(false);
   const v = app.verification;
   const refreshApp = (next: App) => {
@@ -127,7 +128,7 @@ export function VerificationCard({ app }: { app: App }) {
                 disabled={busy}
                 onClick={async () => {
                   const problem = checkWith(rotateAppSecretSchema, { overlapSeconds: overlap });
-                  if (problem) return setRefusal(problem);
+                  if (problem) return refuseWith(problem);
                   const sure = await confirm({
                     title: "Rotate the app secret?",
                     description:
@@ -139,13 +140,13 @@ export function VerificationCard({ app }: { app: App }) {
                   });
                   if (!sure) return;
                   setBusy(true);
-                  setRefusal(null);
+                  clear();
                   try {
                     const rotated = await developersApi.rotateSecret(app.id, overlap);
                     setShown(rotated.secret);
                     refreshApp({ ...app, verification: { ...v, secrets: rotated.secrets } });
                   } catch (caught) {
-                    setRefusal(refusalOf(caught));
+                    refuse(caught);
                   } finally {
                     setBusy(false);
                   }
@@ -158,21 +159,22 @@ export function VerificationCard({ app }: { app: App }) {
         ) : null}
         {editing ? (
           <form
+            ref={form}
             noValidate
             className="grid gap-4 border-border border-t pt-4"
             onSubmit={async (event) => {
               event.preventDefault();
               const input = verificationInput(draft);
-              if (!input.ok) return setRefusal(input.refusal);
+              if (!input.ok) return refuseWith(input.refusal);
               setBusy(true);
-              setRefusal(null);
+              clear();
               try {
                 const saved = await developersApi.updateApp(app.id, input.value);
                 refreshApp(saved);
                 setShown(saved.secret ?? null);
                 setEditing(false);
               } catch (caught) {
-                setRefusal(refusalOf(caught));
+                refuse(caught);
               } finally {
                 setBusy(false);
               }
@@ -188,7 +190,7 @@ export function VerificationCard({ app }: { app: App }) {
                 onClick={() => {
                   setEditing(false);
                   setDraft(verificationDraftOf(app));
-                  setRefusal(null);
+                  clear();
                 }}
               >
                 Cancel
@@ -199,7 +201,11 @@ export function VerificationCard({ app }: { app: App }) {
             </div>
           </form>
         ) : null}
-        <RefusalNote refusal={refusal} />
+        <RefusalNote
+          refusal={refusal}
+          fields={editing ? verificationFields(draft.type) : []}
+          words={fieldWords}
+        />
       </CardBody>
     </Card>
   );

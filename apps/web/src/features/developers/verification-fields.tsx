@@ -1,9 +1,9 @@
 import { TOKEN_ALGORITHMS, type TokenAlgorithm } from "@parley/shared";
 import { useId } from "react";
+import { FieldMessage, fieldProps } from "../../components/refusal.tsx";
 import { Input, Select, Textarea } from "../../components/ui/input.tsx";
+import { problemsOf, type Refusal, refusalAt } from "../../lib/refusal.ts";
 import type { VerificationDraft, VerificationType } from "./app-draft.ts";
-import { FieldMessage, fieldProps } from "./field-message.tsx";
-import { type Refusal, refusalAt } from "./form-check.ts";
 
 const TYPES: { value: VerificationType; label: string; hint: string }[] = [
   {
@@ -22,6 +22,17 @@ const TYPES: { value: VerificationType; label: string; hint: string }[] = [
     hint: "Parley fetches your public keys from an https URL on a public host.",
   },
 ];
+
+/** The API's fields `VerificationFields` shows at a control for a kind of verification. */
+export const verificationFields = (type: VerificationType): string[] =>
+  [
+    type === "secret" ? null : "alg",
+    type === "public_key" ? "jwk" : null,
+    type === "jwks" ? "url" : null,
+    "issuer",
+    "audience",
+    "maxTokenLifetimeSeconds",
+  ].flatMap((field) => (field === null ? [] : [`verification.${field}`]));
 
 /**
  * How the app's end-user tokens are verified: a secret Parley makes (shown once), the tenant's
@@ -166,8 +177,11 @@ export function VerificationFields({
 
 /** "The member crv: " for a refusal inside the JWK (`verification.jwk.crv`). */
 function jwkMember(refusal: Refusal | null): string | undefined {
-  const member = refusal?.field?.startsWith("verification.jwk.")
-    ? refusal.field.slice("verification.jwk.".length)
+  const field = problemsOf(refusal).find((problem) =>
+    problem.field?.startsWith("verification.jwk"),
+  )?.field;
+  const member = field?.startsWith("verification.jwk.")
+    ? field.slice("verification.jwk.".length)
     : undefined;
   return member ? `The key's "${member}" ` : undefined;
 }

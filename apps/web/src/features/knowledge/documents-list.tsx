@@ -5,8 +5,8 @@ import { useState } from "react";
 import { toast } from "sonner";
 import { Button } from "../../components/ui/button.tsx";
 import { useConfirm } from "../../components/ui/confirm.tsx";
-import { errorMessage } from "../../lib/api.ts";
 import { knowledgeApi, knowledgeKeys } from "../../lib/knowledge-api.ts";
+import { refusalText } from "../../lib/refusal.ts";
 import { DocumentVersions } from "./document-versions.tsx";
 import { formatBytes, typeLabel } from "./format.ts";
 import { IndexingStatus } from "./indexing-status.tsx";
@@ -52,7 +52,7 @@ export function DocumentsList({
       await knowledgeApi.deleteDocument(document.id);
       toast.success(`${document.name} deleted.`);
     } catch (error) {
-      toast.error(errorMessage(error));
+      toast.error(refusalText(error));
     } finally {
       setDeleting(null);
       await Promise.all([

@@ -146,7 +146,7 @@ describe("the documents panel", () => {
     fireEvent.change(input, { target: { files: [file("policies.md")] } });
     await waitFor(() =>
       expect(refused).toHaveBeenCalledWith(
-        "The organization's documents would pass its storage quota",
+        "The organization's documents would pass its storage quota.",
       ),
     );
   });

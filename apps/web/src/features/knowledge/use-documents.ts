@@ -2,8 +2,8 @@ import { type KnowledgeDocument, MAX_DOCUMENT_BYTES } from "@parley/shared";
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { toast } from "sonner";
-import { errorMessage } from "../../lib/api.ts";
 import { documentType, knowledgeApi, knowledgeKeys } from "../../lib/knowledge-api.ts";
+import { refusalText } from "../../lib/refusal.ts";
 import { usePaged } from "../../lib/use-paged.ts";
 import { formatBytes } from "./format.ts";
 
@@ -69,7 +69,7 @@ export function useUpload(projectId: string, orgId: string) {
       );
       return true;
     } catch (error) {
-      toast.error(errorMessage(error));
+      toast.error(refusalText(error));
       return false;
     } finally {
       setBusy(false);

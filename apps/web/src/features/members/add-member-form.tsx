@@ -3,11 +3,10 @@ import { useQueryClient } from "@tanstack/react-query";
 import { UserPlus } from "lucide-react";
 import { type FormEvent, useId, useState } from "react";
 import { toast } from "sonner";
+import { fieldProps, ProblemField, RefusalNote, useRefusal } from "../../components/refusal.tsx";
 import { Button } from "../../components/ui/button.tsx";
 import { Card, CardBody, CardHeader } from "../../components/ui/card.tsx";
-import { Field, Input, Select } from "../../components/ui/input.tsx";
-import { ErrorNote } from "../../components/ui/states.tsx";
-import { isApiError } from "../../lib/api.ts";
+import { Input, Select } from "../../components/ui/input.tsx";
 import { keys } from "../../lib/query.ts";
 import { InvitationLink } from "./invitations.tsx";
 import { rolesToGrant, roleWords } from "./member-rules.ts";
@@ -28,12 +27,11 @@ export function AddMemberForm({
   actorRole: Role;
 }) {
   const queryClient = useQueryClient();
-  const [error, setError] = useState<unknown>(null);
+  const { refusal, refuse, clear, form: formRef, at } = useRefusal();
   const [busy, setBusy] = useState(false);
   const [invited, setInvited] = useState<Invitation | null>(null);
-  const errorId = useId();
+  const id = useId();
   const roles = rolesToGrant(actorRole);
-  const emailRefused = isApiError(error) && error.field === "email";
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -42,7 +40,7 @@ export function AddMemberForm({
     const email = String(data.get("email") ?? "").trim();
     const role = String(data.get("role") ?? "member") as Role;
     setBusy(true);
-    setError(null);
+    clear();
     setInvited(null);
     try {
       const invitation = await membersApi.invite(orgId, { email, role });
@@ -53,7 +51,7 @@ export function AddMemberForm({
       );
       await queryClient.invalidateQueries({ queryKey: keys.invitations(orgId) });
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
     } finally {
       setBusy(false);
     }
@@ -67,8 +65,8 @@ export function AddMemberForm({
         description="They get an invitation link to send them, and join when they open it."
       />
       <CardBody>
-        <form onSubmit={onSubmit} className="grid gap-4" aria-label="Add a member">
-          <Field label="Email">
+        <form ref={formRef} onSubmit={onSubmit} className="grid gap-4" aria-label="Add a member">
+          <ProblemField label="Email" id={`${id}-email`} message={at("email")}>
             <Input
               name="email"
               type="email"
@@ -76,21 +74,19 @@ export function AddMemberForm({
               required
               maxLength={254}
               placeholder="ada@example.com"
-              {...(emailRefused ? { "aria-invalid": true, "aria-describedby": errorId } : {})}
+              {...fieldProps(`${id}-email`, at("email"))}
             />
-          </Field>
-          <Field label="Role">
-            <Select name="role" defaultValue="member">
+          </ProblemField>
+          <ProblemField label="Role" id={`${id}-role`} message={at("role")}>
+            <Select name="role" defaultValue="member" {...fieldProps(`${id}-role`, at("role"))}>
               {roles.map((role) => (
                 <option key={role} value={role}>
                   {roleWords[role]}
                 </option>
               ))}
             </Select>
-          </Field>
-          <div id={errorId}>
-            <ErrorNote error={error} />
-          </div>
+          </ProblemField>
+          <RefusalNote refusal={refusal} fields={["email", "role"]} />
           {invited?.url ? <InvitationLink invitation={invited} url={invited.url} /> : null}
           <Button type="submit" variant="primary" disabled={busy}>
             <UserPlus aria-hidden="true" />

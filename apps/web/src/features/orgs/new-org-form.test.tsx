@@ -1,7 +1,8 @@
+import { createOrgSchema } from "@parley/shared";
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ApiError } from "../../lib/api.ts";
 import { orgsApi } from "../../lib/orgs-api.ts";
+import { answerEvery, describedText, refusedBody } from "../../test/refusal.ts";
 import { renderInApp } from "../../test/render.tsx";
 import { NewOrgForm } from "./new-org-form.tsx";
 
@@ -33,14 +34,18 @@ describe("NewOrgForm", () => {
   });
 
   it("shows the server's refusal on the field and switches nowhere", async () => {
-    vi.spyOn(orgsApi, "createOrg").mockRejectedValue(
-      new ApiError("invalid_request", "Name is too long", 400, "name"),
-    );
+    answerEvery(400, refusedBody(createOrgSchema, { name: "Engines\tLtd" }));
     await renderInApp(<NewOrgForm />);
-    fireEvent.change(screen.getByLabelText("Name"), { target: { value: "x" } });
+    fireEvent.change(screen.getByLabelText("Name"), { target: { value: "Engines\tLtd" } });
     fireEvent.click(screen.getByRole("button", { name: "Create organization" }));
-    expect((await screen.findByRole("alert")).textContent).toMatch(/too long/);
-    expect(screen.getByLabelText("Name").getAttribute("aria-invalid")).toBe("true");
+    const name = screen.getByLabelText("Name");
+    await waitFor(() =>
+      expect(describedText(name)).toBe(
+        "Must be a single line without control characters (no tabs or line breaks).",
+      ),
+    );
+    expect(name.getAttribute("aria-invalid")).toBe("true");
+    expect(screen.queryByRole("alert")).toBeNull();
     expect(session.selectOrg).not.toHaveBeenCalled();
     expect(screen.getByRole("button", { name: "Create organization" })).not.toHaveProperty(
       "disabled",

@@ -1,9 +1,8 @@
 import { useNavigate } from "@tanstack/react-router";
-import { type FormEvent, useState } from "react";
-import { fieldError } from "../../components/field-error.tsx";
+import { type FormEvent, useId, useState } from "react";
+import { fieldProps, ProblemField, RefusalNote, useRefusal } from "../../components/refusal.tsx";
 import { Button } from "../../components/ui/button.tsx";
-import { Field, Input } from "../../components/ui/input.tsx";
-import { ErrorNote } from "../../components/ui/states.tsx";
+import { Input } from "../../components/ui/input.tsx";
 import { orgsApi } from "../../lib/orgs-api.ts";
 import { useSession } from "../../lib/session.tsx";
 
@@ -14,40 +13,32 @@ import { useSession } from "../../lib/session.tsx";
 export function NewOrgForm() {
   const { reload, selectOrg } = useSession();
   const navigate = useNavigate();
-  const [error, setError] = useState<unknown>(null);
+  const id = useId();
+  const { refusal, refuse, clear, form, at } = useRefusal();
   const [busy, setBusy] = useState(false);
 
   async function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const name = String(new FormData(event.currentTarget).get("name") ?? "").trim();
     setBusy(true);
-    setError(null);
+    clear();
     try {
       const org = await orgsApi.createOrg(name);
       selectOrg(org.id);
       await reload();
       await navigate({ to: "/projects" });
     } catch (caught) {
-      setError(caught);
+      refuse(caught);
       setBusy(false);
     }
   }
 
-  const nameError = fieldError(error, "name");
   return (
-    <form className="grid gap-4" aria-label="New organization" onSubmit={onSubmit}>
-      <Field label="Name">
-        <Input
-          name="name"
-          required
-          maxLength={100}
-          aria-invalid={nameError ? true : undefined}
-          aria-describedby={nameError ? "new-org-error" : undefined}
-        />
-      </Field>
-      <div id="new-org-error">
-        <ErrorNote error={error} />
-      </div>
+    <form ref={form} className="grid gap-4" aria-label="New organization" onSubmit={onSubmit}>
+      <ProblemField label="Name" id={`${id}-name`} message={at("name")}>
+        <Input name="name" required maxLength={100} {...fieldProps(`${id}-name`, at("name"))} />
+      </ProblemField>
+      <RefusalNote refusal={refusal} fields={["name"]} />
       <div>
         <Button type="submit" variant="primary" disabled={busy}>
           {busy ? "Creating…" : "Create organization"}

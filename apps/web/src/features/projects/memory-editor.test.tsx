@@ -3,6 +3,7 @@ import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/re
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../lib/api.ts";
 import { orgsApi } from "../../lib/orgs-api.ts";
+import { answerEvery } from "../../test/refusal.ts";
 import { MemoryEditor } from "./memory-editor.tsx";
 
 afterEach(() => {
@@ -61,7 +62,7 @@ describe("MemoryEditor", () => {
     fireEvent.click(screen.getByRole("button", { name: "Save memory" }));
     await waitFor(() =>
       expect(screen.getByRole("alert").textContent).toBe(
-        "Memory is too large to save: memory: at most 16384 bytes",
+        "Memory is too large to save: at most 16384 bytes.",
       ),
     );
   });
@@ -77,7 +78,7 @@ describe("MemoryEditor", () => {
     fireEvent.change(screen.getByLabelText("Name of fact 2"), { target: { value: "audience" } });
     fireEvent.change(screen.getByLabelText("Value of fact 2"), { target: { value: "formal" } });
     fireEvent.click(screen.getByRole("button", { name: "Save memory" }));
-    expect((await screen.findByRole("alert")).textContent).toBe('"audience" is named twice');
+    expect((await screen.findByRole("alert")).textContent).toBe('"audience" is named twice.');
     expect(update).not.toHaveBeenCalled();
     fireEvent.change(screen.getByLabelText("Name of fact 2"), { target: { value: "tone" } });
     fireEvent.click(screen.getByRole("button", { name: "Save memory" }));
@@ -91,6 +92,29 @@ describe("MemoryEditor", () => {
     await waitFor(() =>
       expect(update).toHaveBeenLastCalledWith("prj_1", { memory: { tone: "formal" } }),
     );
+  });
+
+  it("says every problem of the API's refusal of the memory, where each is", async () => {
+    answerEvery(400, {
+      error: {
+        code: "invalid_request",
+        message: "memory.tone: must not contain NUL characters (U+0000)",
+        field: "memory.tone",
+        issues: [
+          { field: "memory.tone", message: "must not contain NUL characters (U+0000)" },
+          { field: "memory.plans.team", message: "Too big: expected number to be <=100" },
+        ],
+      },
+    });
+    renderJson();
+    fireEvent.change(editor(), { target: { value: '{"tone": "calm", "plans": {"team": 5}}' } });
+    fireEvent.click(screen.getByRole("button", { name: "Save memory" }));
+    await waitFor(() =>
+      expect(screen.getByRole("alert").textContent).toBe(
+        "Memory is not accepted at tone: must not contain NUL characters (U+0000). Memory is not accepted at plans.team: must be at most 100.",
+      ),
+    );
+    expect(editor().getAttribute("aria-invalid")).toBe("true");
   });
 
   it("opens a nested memory as JSON and keeps it there", () => {

@@ -4,9 +4,24 @@ import { useId, useRef, useState } from "react";
 import { toast } from "sonner";
 import { Button } from "../../components/ui/button.tsx";
 import { Input, Textarea } from "../../components/ui/input.tsx";
-import { errorMessage, isApiError } from "../../lib/api.ts";
-import { formatMemory, type MemoryParse, parseMemory } from "../../lib/memory.ts";
+import { isApiError } from "../../lib/api.ts";
+import { formatMemory, type MemoryParse, memoryProblem, parseMemory } from "../../lib/memory.ts";
 import { orgsApi } from "../../lib/orgs-api.ts";
+import { asSentence, problemsOf, refusalOf } from "../../lib/refusal.ts";
+
+/**
+ * Every problem of the API's refusal of a memory, each a sentence: the editor is the memory's one
+ * control, so what it says about `memory.plans.team` is said here, where it is.
+ */
+function apiProblems(caught: unknown): string {
+  return problemsOf(refusalOf(caught))
+    .map((problem) =>
+      problem.field === "memory" || problem.field?.startsWith("memory.")
+        ? memoryProblem(problem.field.slice("memory.".length), problem.message)
+        : asSentence(problem.message),
+    )
+    .join(" ");
+}
 
 interface Fact {
   id: number;
@@ -115,8 +130,8 @@ export function MemoryEditor({
     } catch (caught) {
       setError(
         isApiError(caught) && caught.code === "payload_too_large"
-          ? `Memory is too large to save: ${caught.message}`
-          : errorMessage(caught),
+          ? `Memory is too large to save: ${refusalOf(caught).message}`
+          : apiProblems(caught),
       );
     } finally {
       setBusy(false);
@@ -209,7 +224,7 @@ export function MemoryEditor({
       )}
       {error ? (
         <p id={`${id}-error`} role="alert" className="text-destructive text-sm">
-          {error}
+          {asSentence(error)}
         </p>
       ) : null}
       {saved ? (
